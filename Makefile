@@ -1,0 +1,29 @@
+# Thin wrapper over CMake: `make`, `make bench`, `make test`. Each first makes sure the Debian
+# packages the build needs are present (scripts/setup_deps.sh), so any of them works as the very
+# first command on a fresh machine.
+BUILD_DIR ?= build
+BUILD_TYPE ?= Release
+CMAKE_FLAGS ?=
+JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+
+.PHONY: all deps configure build bench test clean
+
+all: build
+
+deps:
+	@scripts/setup_deps.sh
+
+configure: deps
+	@cmake -S . -B $(BUILD_DIR) -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) $(CMAKE_FLAGS) >/dev/null
+
+build: configure
+	@cmake --build $(BUILD_DIR) -j $(JOBS)
+
+bench: build
+	./bench $(BENCH_ARGS)
+
+test: build
+	@ctest --test-dir $(BUILD_DIR) --output-on-failure -j $(JOBS)
+
+clean:
+	rm -rf $(BUILD_DIR)

@@ -1,0 +1,202 @@
+/*
+ * bench.h: the one header a user of the harness includes.
+ *
+ * A benchmark is a function registered with BENCH_FN; its body does untimed setup, then runs the
+ * timed loop BENCH_ITER (or BENCH_ITER_BATCHED with BENCH_TIMED), then untimed teardown. The
+ * harness calls the body once per benchmark (once per parameter value); the timed loop runs the
+ * warm-up and every sample inside that one call, so setup and teardown run once.
+ *
+ * Registration happens before main() through constructors that only link static descriptors into
+ * a list: no allocation, no I/O. A file of BENCH_FNs needs no main(): the library provides one that
+ * calls bench_main(). Your own main() may call bench_main() instead.
+ *
+ * Invariant kept by the macros: the clock is read immediately before the first and immediately
+ * after the last iteration of a sample; nothing of the harness's bookkeeping runs in between.
+ */
+#ifndef HARNESS_BENCH_H
+#define HARNESS_BENCH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** The version of the harness library, "MAJOR.MINOR.PATCH". Static storage. */
+const char *bench_version(void);
+
+/** Handle to the running benchmark, passed to every BENCH_FN body. Owned by the harness. */
+typedef struct bench bench_t;
+
+/** How iteration counts are spread over samples. */
+typedef enum bench_sampling {
+    BENCH_SAMPLING_AUTO = 0, /**< linear, or flat when one iteration is too long for linear */
+    BENCH_SAMPLING_LINEAR,   /**< sample k runs k*d iterations (Criterion's linear plan) */
+    BENCH_SAMPLING_FLAT,     /**< every sample runs the same number of iterations */
+} bench_sampling;
+
+/*
+ * Settings shared by BENCH_GROUP and BENCH_FN, given as designated initializers:
+ *     BENCH_FN(g, n, .measurement_time = 2.0, .sample_size = 50)
+ * Zero means "not set here": the value comes from the next level. Precedence, strongest first:
+ * command line, BENCH_FN, BENCH_GROUP, built-in defaults (see docs/cli.md).
+ */
+#define BENCH__SETTINGS_FIELDS                                                                     \
+    double warm_up_time;       /* seconds of warm-up before sampling */                            \
+    double measurement_time;   /* seconds: the sampling budget; sampling stops at it */            \
+    int sample_size;           /* the most samples taken */                                        \
+    double target_precision;   /* relative CI half-width at which sampling may stop early;      */ \
+                               /* negative: never stop early */                                    \
+    bench_sampling sampling;   /* iteration plan */                                                \
+    uint64_t bytes_per_iter;   /* throughput: bytes processed per iteration (0: none) */           \
+    uint64_t elements_per_iter /* throughput: elements processed per iteration (0: none) */
+
+/** Group settings (BENCH_GROUP). Fields other than the settings belong to the harness. */
+typedef struct bench_group_desc {
+    const char *name;
+    BENCH__SETTINGS_FIELDS;
+    struct bench_group_desc *next; /* registry link, set by the harness */
+} bench_group_desc;
+
+/** Benchmark descriptor (BENCH_FN). Fields other than the settings belong to the harness. */
+typedef struct bench_desc {
+    const char *group;
+    const char *name;
+    void (*fn)(bench_t *b);
+    const char *file;
+    int line;
+    BENCH__SETTINGS_FIELDS;
+    const int64_t *params; /* parameter values; each runs as its own id group/name/VALUE */
+    size_t nparams;        /* number of params; 0: not parameterised */
+    struct bench_desc *next; /* registry link, set by the harness */
+} bench_desc;
+
+/** Adds a group descriptor to the registry (called by BENCH_GROUP's constructor). */
+void bench__register_group(bench_group_desc *g);
+/** Adds a benchmark descriptor to the registry (called by BENCH_FN's constructor). */
+void bench__register(bench_desc *d);
+
+/**
+ * BENCH_GROUP(group, settings...): optional settings for every benchmark of a group.
+ * At most one BENCH_GROUP per group name in a program.
+ */
+#define BENCH_GROUP(group_, ...)                                                                   \
+    static bench_group_desc bench__group_##group_ = {.name = #group_, __VA_ARGS__};               \
+    __attribute__((constructor)) static void bench__group_ctor_##group_(void)                      \
+    {                                                                                              \
+        bench__register_group(&bench__group_##group_);                                            \
+    }                                                                                              \
+    struct bench__group_semicolon_##group_
+
+/**
+ * BENCH_FN(group, name, settings...) { body }: defines and registers a benchmark whose id is
+ * "group/name" (or "group/name/PARAM" per value of .params). The body receives `bench_t *b`.
+ */
+#define BENCH_FN(group_, name_, ...)                                                               \
+    static void bench__fn_##group_##__##name_(bench_t *b);                                         \
+    static bench_desc bench__desc_##group_##__##name_ = {                                          \
+        .group = #group_,                                                                          \
+        .name = #name_,                                                                            \
+        .fn = bench__fn_##group_##__##name_,                                                       \
+        .file = __FILE__,                                                                          \
+        .line = __LINE__,                                                                          \
+        __VA_ARGS__};                                                                              \
+    __attribute__((constructor)) static void bench__ctor_##group_##__##name_(void)                 \
+    {                                                                                              \
+        bench__register(&bench__desc_##group_##__##name_);                                        \
+    }                                                                                              \
+    static void bench__fn_##group_##__##name_(bench_t *b __attribute__((unused)))
+
+/** BENCH_PARAMS(v1, v2, ...): the parameter list of a BENCH_FN, as a setting. */
+#define BENCH_PARAMS(...)                                                                          \
+    .params = (const int64_t[]){__VA_ARGS__},                                                      \
+    .nparams = sizeof((const int64_t[]){__VA_ARGS__}) / sizeof(int64_t)
+
+/* Runner entry points used by the loop macros. Each returns the iteration count of the next
+ * sample (or batch), or 0 when sampling is over. They read the clock as their last action before
+ * returning and as their first action on entry, so only the loop body is timed. */
+uint64_t bench__loop_next(bench_t *b);
+uint64_t bench__batch_next(bench_t *b, uint64_t max_batch);
+int bench__timed_begin(bench_t *b);
+int bench__timed_end(bench_t *b);
+
+/**
+ * BENCH_ITER(b) { statement }: the timed loop. Runs the warm-up and every sample; the statement
+ * is the work of one iteration. Use it once per body.
+ */
+#define BENCH_ITER(b)                                                                              \
+    for (uint64_t bench__n; (bench__n = bench__loop_next(b)) != 0;)                                \
+        for (uint64_t bench__i = bench__n; bench__i != 0; bench__i--)
+
+/**
+ * BENCH_ITER_BATCHED(b, n, max_batch) { untimed setup of n inputs; BENCH_TIMED(b) { n iterations } }
+ *
+ * Criterion's iter_batched: the block runs once per batch with `n` (declared by the macro, at most
+ * max_batch, at least 1) set to the batch size. Code outside BENCH_TIMED is not timed; the
+ * BENCH_TIMED block must run exactly n iterations. The clock's measured read cost is subtracted
+ * once per batch; a batch should still be long compared with it (~20 ns here).
+ */
+#define BENCH_ITER_BATCHED(b, n, max_batch)                                                        \
+    for (uint64_t n; (n = bench__batch_next((b), (max_batch))) != 0;)
+
+/** BENCH_TIMED(b) { ... }: the timed part of a BENCH_ITER_BATCHED block. */
+#define BENCH_TIMED(b)                                                                             \
+    for (int bench__t = bench__timed_begin(b); bench__t != 0; bench__t = bench__timed_end(b))
+
+/**
+ * bench_black_box(x): evaluates to x, while making the compiler assume that x is used and may have
+ * been changed, so neither the computation of x nor code that depends on the result is deleted.
+ */
+#define bench_black_box(x)                                                                         \
+    __extension__({                                                                                \
+        __typeof__(x) bench__v = (x);                                                              \
+        __asm__ volatile("" : BENCH__BLACK_BOX_CONSTRAINT(bench__v) : : "memory");                 \
+        bench__v;                                                                                  \
+    })
+/* Register or memory, whichever the value is in: no forced store. GCC rejects "+r,m" for some
+ * types ("impossible constraint") but accepts the same alternatives in the other order. */
+#if defined(__clang__)
+#define BENCH__BLACK_BOX_CONSTRAINT(v) "+r,m"(v)
+#else
+#define BENCH__BLACK_BOX_CONSTRAINT(v) "+m,r"(v)
+#endif
+
+/** bench_clobber(): the compiler must assume all memory was read and written here. */
+#define bench_clobber() __asm__ volatile("" : : : "memory")
+
+/** The parameter value of this run of a parameterised benchmark (0 if it has none). */
+int64_t bench_param(const bench_t *b);
+
+/** The id of the running benchmark ("group/name" or "group/name/PARAM"). Owned by the harness. */
+const char *bench_id(const bench_t *b);
+
+/** Declares bytes processed per iteration: results then show throughput in B/s. */
+void bench_set_bytes(bench_t *b, uint64_t bytes_per_iter);
+
+/** Declares elements processed per iteration: results then show throughput in elem/s. */
+void bench_set_elements(bench_t *b, uint64_t elements_per_iter);
+
+/**
+ * Marks the benchmark skipped with a reason (printf format); the timed loop then runs no
+ * iteration. A skip is not a failure: the exit code is unaffected.
+ */
+void bench_skip(bench_t *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/**
+ * Marks the benchmark failed with a reason (printf format); the timed loop stops at once and the
+ * program exits 3 after the remaining benchmarks have run.
+ */
+void bench_fail(bench_t *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/**
+ * Runs the command-line program: parses argv, runs the selected benchmarks, reports.
+ * Returns the exit code: 0 ok, 1 regression found, 2 usage or input error, 3 a benchmark failed.
+ */
+int bench_main(int argc, char **argv);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* HARNESS_BENCH_H */

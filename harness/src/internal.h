@@ -1,0 +1,240 @@
+/*
+ * internal.h: types shared by the harness's implementation files; not installed.
+ *
+ * The pieces: the registry (registry.c) lists benchmark instances; the clock (clock.c) and the
+ * measurement backends (measure.c) time samples; the runner (runner.c) drives warm-up and
+ * sampling and fills a bench_result; analysis (analysis.c) turns samples into estimates with the
+ * pure functions of stats.c; reporters (report_*.c) print results; cli.c ties them together.
+ * Invariant: a bench_result owns every pointer in it and is freed with bench__result_destroy.
+ */
+#ifndef HARNESS_INTERNAL_H
+#define HARNESS_INTERNAL_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "harness/bench.h"
+#include "stats.h"
+
+/* ---- errors: one table gives the codes and their messages ---- */
+#define BENCH__ERRORS(X)                                                                           \
+    X(BENCH_EUSAGE, -1, "usage error")                                                             \
+    X(BENCH_ENOMEM, -2, "out of memory")                                                           \
+    X(BENCH_EIO, -3, "input/output error")                                                         \
+    X(BENCH_EINVAL, -4, "invalid value")                                                           \
+    X(BENCH_EDUP, -5, "duplicate benchmark id")                                                    \
+    X(BENCH_EUNAVAIL, -6, "capability unavailable")
+
+enum {
+#define BENCH__ERR_ENUM(name, code, msg) name = code,
+    BENCH__ERRORS(BENCH__ERR_ENUM)
+#undef BENCH__ERR_ENUM
+};
+
+/** The message of an error code from the table above; "unknown error" otherwise. */
+const char *bench__strerror(int code);
+
+/* ---- exit codes of the program ---- */
+enum {
+    BENCH_EXIT_OK = 0,
+    BENCH_EXIT_REGRESSION = 1,
+    BENCH_EXIT_USAGE = 2,
+    BENCH_EXIT_FAILED = 3,
+};
+
+/* ---- settings ---- */
+
+/** Resolved settings of one benchmark run. */
+typedef struct bench__settings {
+    double warm_up_time;      /* s */
+    double measurement_time;  /* s */
+    int sample_size;          /* most samples */
+    double target_precision;  /* relative CI half-width for the early stop; <= 0: off */
+    bench_sampling sampling;
+    uint64_t bytes_per_iter;    /* B per iteration; 0: none */
+    uint64_t elements_per_iter; /* elements per iteration; 0: none */
+} bench__settings;
+
+/** Run-wide options from the command line that the runner and analysis need. */
+typedef struct bench__run_options {
+    bench__settings cli;     /* command-line settings; zero fields are not set */
+    bench__settings quick;   /* defaults that --quick replaces the built-in ones with */
+    bool is_quick;
+    size_t nresamples;       /* bootstrap resamples */
+    double confidence_level; /* e.g. 0.95 */
+    uint64_t seed;           /* bootstrap seed */
+    bool progress;           /* live progress on stderr */
+} bench__run_options;
+
+/** The built-in defaults (docs/cli.md lists them). */
+extern const bench__settings bench__default_settings;
+extern const bench__settings bench__quick_settings;
+
+/** Resolves settings: command line over BENCH_FN over BENCH_GROUP over defaults. */
+void bench__resolve_settings(bench__settings *out, const bench__run_options *opt,
+                             const bench_desc *d, const bench_group_desc *g);
+
+/* ---- registry ---- */
+
+/** One runnable benchmark: a descriptor and, for parameterised ones, one parameter value. */
+typedef struct bench__instance {
+    const bench_desc *desc;
+    const bench_group_desc *group; /* NULL when the group has no BENCH_GROUP */
+    bool has_param;
+    int64_t param;
+    char id[256];
+} bench__instance;
+
+/**
+ * Lists every registered benchmark instance, sorted by id. On success *out is a malloc'd array
+ * (caller frees) and *n its length. Fails with BENCH_EDUP (message names the id) when two
+ * registrations share an id, or BENCH_EINVAL for an id that is too long or has bad characters.
+ */
+int bench__registry_list(bench__instance **out, size_t *n, char *msg, size_t msglen);
+
+/* ---- clock ---- */
+
+/** What start-up calibration measured about the clock. */
+typedef struct bench__clock_info {
+    const char *name;     /* e.g. "CLOCK_MONOTONIC" */
+    double cost_ns;       /* ns per read, back to back */
+    double resolution_ns; /* smallest step observed between reads (at least clock_getres) */
+    double min_sample_ns; /* shortest allowed sample: 1000 x max(cost, resolution) */
+} bench__clock_info;
+
+/** Reads the monotonic clock in ns. */
+int64_t bench__now_ns(void);
+/** Measures the clock's cost and resolution (about 2 ms); idempotent. */
+const bench__clock_info *bench__clock_calibrate(void);
+
+/* ---- measurement backends ---- */
+
+/**
+ * A measurement backend times or counts one sample. The runner starts every backend, innermost
+ * (the wall clock) last, runs the sample, then stops them in reverse order. Start and stop must
+ * be cheap and must not allocate.
+ */
+typedef struct bench__meas {
+    const char *name; /* e.g. "wall" */
+    const char *unit; /* unit of the values, e.g. "ns" */
+    void (*start)(struct bench__meas *m);
+    double (*stop)(struct bench__meas *m); /* the sample's total in `unit` */
+    int64_t t0;                           /* backend state */
+} bench__meas;
+
+/** The wall-clock backend (CLOCK_MONOTONIC, ns). */
+void bench__meas_wall_init(bench__meas *m);
+
+/* ---- results ---- */
+
+typedef enum bench__status {
+    BENCH__OK = 0,
+    BENCH__SKIPPED,
+    BENCH__FAILED,
+} bench__status;
+
+/** Everything measured and estimated for one benchmark instance. */
+typedef struct bench__result {
+    const bench__instance *inst;
+    bench__status status;
+    char message[512];      /* reason for skip or failure */
+    bench__settings settings;
+    bench_sampling sampling_used; /* LINEAR or FLAT */
+    const char *stop_reason;      /* "precision", "time budget", "sample size" */
+    size_t nsamples;
+    double *iters;          /* per sample: iterations */
+    double *totals_ns;      /* per sample: total wall time, ns */
+    uint64_t warm_up_iters; /* iterations run during warm-up */
+    double warm_up_ns;      /* ns spent in warm-up samples */
+    double measure_wall_s;  /* s from first to last sample, bookkeeping included */
+    uint64_t total_iters;   /* iterations over all samples */
+    bench__estimates est;   /* ns per iteration */
+    bench__outliers outliers;
+    size_t nresamples;
+    double confidence_level;
+} bench__result;
+
+/** Frees what a result owns (not the struct itself); safe on a zeroed result. */
+void bench__result_destroy(bench__result *r);
+
+/** Runs one benchmark instance into `r` (zeroed by the caller). Never fails the process. */
+void bench__run_instance(const bench__instance *inst, const bench__run_options *opt,
+                         bench__result *r);
+
+/** Computes r->est and r->outliers from r's samples. */
+int bench__analyze(bench__result *r, const bench__run_options *opt);
+
+/* ---- crash reporting ---- */
+
+/** Installs handlers that print which benchmark crashed, then exit 3. */
+void bench__crash_handlers_install(void);
+/** Names the benchmark that a crash would be blamed on (NULL: none running). */
+void bench__crash_set_current(const char *id);
+
+/* ---- run context and reporters ---- */
+
+/** Facts about the run that go with every result. */
+typedef struct bench__context {
+    const char *harness_version;
+    char timestamp[32]; /* ISO 8601 UTC */
+    char hostname[256];
+    char os[256];       /* uname: sysname release machine */
+    long ncpus;         /* online CPUs */
+    const char *compiler;
+    const char *build_type;
+    const bench__clock_info *clock;
+    uint64_t seed;
+    size_t nresamples;
+    double confidence_level;
+    bool quick;
+} bench__context;
+
+/** Fills the run context. */
+void bench__context_collect(bench__context *c, const bench__run_options *opt);
+
+/** Output formats. */
+typedef enum bench__format {
+    BENCH__FMT_PRETTY = 0,
+    BENCH__FMT_JSON,
+    BENCH__FMT_CSV,
+    BENCH__FMT_MARKDOWN,
+} bench__format;
+
+/** A reporter consumes results as they finish; `end` writes whatever waits for the whole run. */
+typedef struct bench__reporter {
+    void (*begin)(struct bench__reporter *rep, const bench__context *ctx);
+    void (*result)(struct bench__reporter *rep, const bench__result *r);
+    int (*end)(struct bench__reporter *rep, const bench__context *ctx,
+               const bench__result *all, size_t n);
+    FILE *out;
+    bool color;
+} bench__reporter;
+
+void bench__reporter_pretty(bench__reporter *rep, FILE *out, bool color);
+void bench__reporter_csv(bench__reporter *rep, FILE *out);
+void bench__reporter_markdown(bench__reporter *rep, FILE *out);
+void bench__reporter_json(bench__reporter *rep, FILE *out);
+
+/**
+ * Writes the results as JSON to `path` atomically (temporary file in the same directory, fsync,
+ * rename): a failed write leaves any previous file untouched. Returns 0 or a negative error code
+ * with a one-line reason in msg.
+ */
+int bench__json_write_file(const char *path, const bench__context *ctx, const bench__result *all,
+                           size_t n, char *msg, size_t msglen);
+
+/* ---- formatting shared by the text reporters ---- */
+
+/** Formats a duration given in ns with a unit (ps, ns, µs, ms, s) and 4 significant digits. */
+void bench__fmt_time(char *buf, size_t len, double ns);
+/** Formats a rate (per second) with an SI prefix and the unit, e.g. "1.2345 GB/s". */
+void bench__fmt_rate(char *buf, size_t len, double per_s, const char *unit);
+/** The name of a sampling plan ("auto", "linear", "flat"). */
+const char *bench__sampling_name(bench_sampling s);
+
+/** snprintf that always terminates and never warns about truncation. */
+void bench__msg(char *buf, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+#endif /* HARNESS_INTERNAL_H */

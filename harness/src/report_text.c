@@ -1,0 +1,271 @@
+/*
+ * report_text.c: the human-readable reporters: pretty (terminal, modelled on Criterion.rs), CSV
+ * and Markdown. Each consumes bench__result values; none reads a clock or a file.
+ *
+ * Pretty output streams one block per benchmark as it finishes; CSV streams one row per
+ * benchmark; Markdown prints its table at the end.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "internal.h"
+
+#define ID_WIDTH 24
+
+static const char *sgr(const bench__reporter *rep, const char *code)
+{
+    return rep->color ? code : "";
+}
+
+/* Throughput per second from ns per iteration; the lower time gives the higher rate. */
+static double rate(double per_iter, double ns)
+{
+    return ns > 0 ? per_iter * 1e9 / ns : NAN;
+}
+
+static void pretty_result(bench__reporter *rep, const bench__result *r)
+{
+    FILE *o = rep->out;
+    const char *bold = sgr(rep, "\033[1m"), *reset = sgr(rep, "\033[0m");
+    const char *green = sgr(rep, "\033[32m"), *yellow = sgr(rep, "\033[33m");
+    const char *red = sgr(rep, "\033[31m"), *dim = sgr(rep, "\033[2m");
+    const char *id = r->inst->id;
+    size_t idlen = strlen(id);
+
+    if (r->status == BENCH__SKIPPED) {
+        fprintf(o, "%s%-*s%s %sskipped:%s %s\n", green, ID_WIDTH - 1, id, reset, yellow, reset,
+                r->message);
+        return;
+    }
+    if (r->status == BENCH__FAILED) {
+        fprintf(o, "%s%-*s%s %sFAILED:%s %s\n", green, ID_WIDTH - 1, id, reset, red, reset,
+                r->message);
+        return;
+    }
+    if (idlen >= ID_WIDTH)
+        fprintf(o, "%s%s%s\n%*s", green, id, reset, ID_WIDTH, "");
+    else
+        fprintf(o, "%s%-*s%s", green, ID_WIDTH, id, reset);
+
+    const bench__estimate *m = &r->est.median;
+    char lo[32], mid[32], hi[32];
+    bench__fmt_time(lo, sizeof lo, m->lower);
+    bench__fmt_time(mid, sizeof mid, m->point);
+    bench__fmt_time(hi, sizeof hi, m->upper);
+    fprintf(o, "time:   [%s %s%s%s %s]\n", lo, bold, mid, reset, hi);
+
+    uint64_t per[2] = {r->settings.bytes_per_iter, r->settings.elements_per_iter};
+    const char *unit[2] = {"B", "elem"};
+    for (int k = 0; k < 2; k++) {
+        if (!per[k])
+            continue;
+        bench__fmt_rate(lo, sizeof lo, rate((double)per[k], m->upper), unit[k]);
+        bench__fmt_rate(mid, sizeof mid, rate((double)per[k], m->point), unit[k]);
+        bench__fmt_rate(hi, sizeof hi, rate((double)per[k], m->lower), unit[k]);
+        fprintf(o, "%*sthrpt:  [%s %s%s%s %s]\n", ID_WIDTH, "", lo, bold, mid, reset, hi);
+    }
+
+    char slope[32], mean[32];
+    bench__fmt_time(slope, sizeof slope, r->est.slope.point);
+    bench__fmt_time(mean, sizeof mean, r->est.mean.point);
+    fprintf(o, "%*s%smean %s, slope %s (R\xc2\xb2 %.4f); %zu samples, %llu iterations, %s, "
+               "stopped at %s%s\n",
+            ID_WIDTH, "", dim, mean, slope, r->est.r2, r->nsamples,
+            (unsigned long long)r->total_iters, bench__sampling_name(r->sampling_used),
+            r->stop_reason ? r->stop_reason : "?", reset);
+
+    const bench__outliers *ol = &r->outliers;
+    size_t total = ol->low_severe + ol->low_mild + ol->high_mild + ol->high_severe;
+    if (total > 0) {
+        double n = (double)r->nsamples;
+        fprintf(o, "%sFound %zu outlier%s among %zu measurements (%.2f%%)%s\n", yellow, total,
+                total == 1 ? "" : "s",
+                r->nsamples, 100.0 * (double)total / n, reset);
+        const size_t counts[4] = {ol->low_severe, ol->low_mild, ol->high_mild, ol->high_severe};
+        const char *names[4] = {"low severe", "low mild", "high mild", "high severe"};
+        for (int k = 0; k < 4; k++)
+            if (counts[k])
+                fprintf(o, "  %zu (%.2f%%) %s\n", counts[k], 100.0 * (double)counts[k] / n,
+                        names[k]);
+    }
+    fflush(o);
+}
+
+static void pretty_begin(bench__reporter *rep, const bench__context *ctx)
+{
+    (void)rep;
+    (void)ctx;
+}
+
+static int pretty_end(bench__reporter *rep, const bench__context *ctx, const bench__result *all,
+                      size_t n)
+{
+    (void)ctx;
+    size_t ok = 0, skipped = 0, failed = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (all[i].status == BENCH__OK)
+            ok++;
+        else if (all[i].status == BENCH__SKIPPED)
+            skipped++;
+        else
+            failed++;
+    }
+    fprintf(rep->out, "\n%zu benchmark%s: %zu measured, %zu skipped, %zu failed\n", n,
+            n == 1 ? "" : "s", ok, skipped, failed);
+    return 0;
+}
+
+void bench__reporter_pretty(bench__reporter *rep, FILE *out, bool color)
+{
+    memset(rep, 0, sizeof *rep);
+    rep->begin = pretty_begin;
+    rep->result = pretty_result;
+    rep->end = pretty_end;
+    rep->out = out;
+    rep->color = color;
+}
+
+/* ---- CSV (RFC 4180) ---- */
+
+static void csv_string(FILE *o, const char *s)
+{
+    fputc('"', o);
+    for (; *s; s++) {
+        if (*s == '"')
+            fputc('"', o);
+        fputc(*s, o);
+    }
+    fputc('"', o);
+}
+
+static const char *status_name(bench__status s)
+{
+    return s == BENCH__OK ? "ok" : s == BENCH__SKIPPED ? "skipped" : "failed";
+}
+
+static void csv_begin(bench__reporter *rep, const bench__context *ctx)
+{
+    (void)ctx;
+    fputs("id,group,name,param,status,samples,iterations,median_ns,median_lower_ns,"
+          "median_upper_ns,mean_ns,mean_lower_ns,mean_upper_ns,std_dev_ns,mad_ns,slope_ns,"
+          "slope_lower_ns,slope_upper_ns,r2,outliers,bytes_per_iteration,"
+          "elements_per_iteration,message\n",
+          rep->out);
+}
+
+static void csv_result(bench__reporter *rep, const bench__result *r)
+{
+    FILE *o = rep->out;
+    csv_string(o, r->inst->id);
+    fputc(',', o);
+    csv_string(o, r->inst->desc->group);
+    fputc(',', o);
+    csv_string(o, r->inst->desc->name);
+    if (r->inst->has_param)
+        fprintf(o, ",%lld", (long long)r->inst->param);
+    else
+        fputc(',', o);
+    fprintf(o, ",%s,%zu,%llu", status_name(r->status), r->nsamples,
+            (unsigned long long)r->total_iters);
+    if (r->status == BENCH__OK) {
+        const bench__estimates *e = &r->est;
+        const bench__outliers *ol = &r->outliers;
+        fprintf(o, ",%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6f,%zu",
+                e->median.point, e->median.lower, e->median.upper, e->mean.point, e->mean.lower,
+                e->mean.upper, e->std_dev.point, e->mad.point, e->slope.point, e->slope.lower,
+                e->slope.upper, e->r2,
+                ol->low_severe + ol->low_mild + ol->high_mild + ol->high_severe);
+    } else {
+        fputs(",,,,,,,,,,,,,", o);
+    }
+    fprintf(o, ",%llu,%llu,", (unsigned long long)r->settings.bytes_per_iter,
+            (unsigned long long)r->settings.elements_per_iter);
+    csv_string(o, r->message);
+    fputc('\n', o);
+    fflush(o);
+}
+
+static int csv_end(bench__reporter *rep, const bench__context *ctx, const bench__result *all,
+                   size_t n)
+{
+    (void)rep;
+    (void)ctx;
+    (void)all;
+    (void)n;
+    return 0;
+}
+
+void bench__reporter_csv(bench__reporter *rep, FILE *out)
+{
+    memset(rep, 0, sizeof *rep);
+    rep->begin = csv_begin;
+    rep->result = csv_result;
+    rep->end = csv_end;
+    rep->out = out;
+}
+
+/* ---- Markdown ---- */
+
+static void md_text(FILE *o, const char *s)
+{
+    for (; *s; s++) {
+        if (*s == '|' || *s == '\\' || *s == '*' || *s == '_' || *s == '`')
+            fputc('\\', o);
+        fputc(*s == '\n' ? ' ' : *s, o);
+    }
+}
+
+static void md_begin(bench__reporter *rep, const bench__context *ctx)
+{
+    (void)rep;
+    (void)ctx;
+}
+
+static void md_result(bench__reporter *rep, const bench__result *r)
+{
+    (void)rep;
+    (void)r;
+}
+
+static int md_end(bench__reporter *rep, const bench__context *ctx, const bench__result *all,
+                  size_t n)
+{
+    FILE *o = rep->out;
+    fprintf(o, "| Benchmark | Time (median) | %.0f%% CI | Throughput | Samples | Outliers |\n",
+            ctx->confidence_level * 100.0);
+    fputs("|---|---:|---|---:|---:|---:|\n", o);
+    for (size_t i = 0; i < n; i++) {
+        const bench__result *r = &all[i];
+        fputs("| ", o);
+        md_text(o, r->inst->id);
+        if (r->status != BENCH__OK) {
+            fprintf(o, " | %s | ", status_name(r->status));
+            md_text(o, r->message);
+            fputs(" | | | |\n", o);
+            continue;
+        }
+        char mid[32], lo[32], hi[32], thr[48] = "";
+        bench__fmt_time(mid, sizeof mid, r->est.median.point);
+        bench__fmt_time(lo, sizeof lo, r->est.median.lower);
+        bench__fmt_time(hi, sizeof hi, r->est.median.upper);
+        if (r->settings.bytes_per_iter)
+            bench__fmt_rate(thr, sizeof thr, rate((double)r->settings.bytes_per_iter,
+                                                  r->est.median.point), "B");
+        else if (r->settings.elements_per_iter)
+            bench__fmt_rate(thr, sizeof thr, rate((double)r->settings.elements_per_iter,
+                                                  r->est.median.point), "elem");
+        const bench__outliers *ol = &r->outliers;
+        fprintf(o, " | %s | [%s, %s] | %s | %zu | %zu |\n", mid, lo, hi, thr, r->nsamples,
+                ol->low_severe + ol->low_mild + ol->high_mild + ol->high_severe);
+    }
+    return 0;
+}
+
+void bench__reporter_markdown(bench__reporter *rep, FILE *out)
+{
+    memset(rep, 0, sizeof *rep);
+    rep->begin = md_begin;
+    rep->result = md_result;
+    rep->end = md_end;
+    rep->out = out;
+}

@@ -1,0 +1,336 @@
+/*
+ * stats.c: pure statistics for the harness (see stats.h for the conventions).
+ *
+ * Invariant: nothing here reads a clock, a file or a global; the only state is what the caller
+ * passes in. The bootstrap's randomness is an explicit, seeded xoshiro256** stream.
+ */
+#include "stats.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static uint64_t splitmix64(uint64_t *x)
+{
+    uint64_t z = (*x += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
+void bench__rng_seed(bench__rng *r, uint64_t seed)
+{
+    for (int i = 0; i < 4; i++)
+        r->s[i] = splitmix64(&seed);
+}
+
+static uint64_t rotl(uint64_t x, int k)
+{
+    return (x << k) | (x >> (64 - k));
+}
+
+uint64_t bench__rng_next(bench__rng *r)
+{
+    uint64_t *s = r->s;
+    uint64_t result = rotl(s[1] * 5, 7) * 9;
+    uint64_t t = s[1] << 17;
+    s[2] ^= s[0];
+    s[3] ^= s[1];
+    s[1] ^= s[2];
+    s[0] ^= s[3];
+    s[2] ^= t;
+    s[3] = rotl(s[3], 45);
+    return result;
+}
+
+uint64_t bench__rng_below(bench__rng *r, uint64_t bound)
+{
+    /* Lemire's nearly divisionless method: multiply into 128 bits, reject the biased low part. */
+    unsigned __int128 m = (unsigned __int128)bench__rng_next(r) * bound;
+    uint64_t low = (uint64_t)m;
+    if (low < bound) {
+        uint64_t threshold = -bound % bound;
+        while (low < threshold) {
+            m = (unsigned __int128)bench__rng_next(r) * bound;
+            low = (uint64_t)m;
+        }
+    }
+    return (uint64_t)(m >> 64);
+}
+
+double bench__rng_uniform(bench__rng *r)
+{
+    return (double)(bench__rng_next(r) >> 11) * 0x1.0p-53;
+}
+
+double bench__mean(const double *x, size_t n)
+{
+    if (n == 0)
+        return NAN;
+    double sum = 0.0;
+    for (size_t i = 0; i < n; i++)
+        sum += x[i];
+    return sum / (double)n;
+}
+
+double bench__std_dev(const double *x, size_t n)
+{
+    if (n < 2)
+        return 0.0;
+    double m = bench__mean(x, n);
+    double ss = 0.0;
+    for (size_t i = 0; i < n; i++)
+        ss += (x[i] - m) * (x[i] - m);
+    return sqrt(ss / (double)(n - 1));
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+void bench__sort(double *x, size_t n)
+{
+    qsort(x, n, sizeof *x, cmp_double);
+}
+
+double bench__quantile_sorted(const double *sorted, size_t n, double p)
+{
+    if (n == 0)
+        return NAN;
+    if (p <= 0.0)
+        return sorted[0];
+    if (p >= 1.0)
+        return sorted[n - 1];
+    double h = (double)(n - 1) * p;
+    size_t lo = (size_t)floor(h);
+    if (lo + 1 >= n)
+        return sorted[n - 1];
+    double frac = h - (double)lo;
+    return sorted[lo] + frac * (sorted[lo + 1] - sorted[lo]);
+}
+
+/* Places the k-th smallest element of x[0..n) at x[k], everything before it <= it and everything
+ * after it >= it (Wirth's selection algorithm). Signed indices: j may step below zero. */
+static double select_kth(double *x, size_t n, size_t k)
+{
+    ptrdiff_t l = 0, m = (ptrdiff_t)n - 1, kk = (ptrdiff_t)k;
+    while (l < m) {
+        double pivot = x[kk];
+        ptrdiff_t i = l, j = m;
+        do {
+            while (x[i] < pivot)
+                i++;
+            while (pivot < x[j])
+                j--;
+            if (i <= j) {
+                double t = x[i];
+                x[i] = x[j];
+                x[j] = t;
+                i++;
+                j--;
+            }
+        } while (i <= j);
+        if (j < kk)
+            l = i;
+        if (kk < i)
+            m = j;
+    }
+    return x[kk];
+}
+
+double bench__median_inplace(double *x, size_t n)
+{
+    if (n == 0)
+        return NAN;
+    size_t half = n / 2;
+    double upper = select_kth(x, n, half);
+    if (n % 2 == 1)
+        return upper;
+    /* After selection everything in x[0..half) is <= x[half]: the lower middle is their max. */
+    double lower = x[0];
+    for (size_t i = 1; i < half; i++)
+        if (x[i] > lower)
+            lower = x[i];
+    return 0.5 * (lower + upper);
+}
+
+double bench__mad(const double *x, size_t n, double center, double *work)
+{
+    if (n == 0)
+        return NAN;
+    for (size_t i = 0; i < n; i++)
+        work[i] = fabs(x[i] - center);
+    return 1.4826 * bench__median_inplace(work, n);
+}
+
+double bench__ols_slope(const double *x, const double *y, size_t n)
+{
+    double sxy = 0.0, sxx = 0.0;
+    for (size_t i = 0; i < n; i++) {
+        sxy += x[i] * y[i];
+        sxx += x[i] * x[i];
+    }
+    return sxx > 0.0 ? sxy / sxx : NAN;
+}
+
+double bench__r2_origin(const double *x, const double *y, size_t n, double slope)
+{
+    double ss_res = 0.0, ss_tot = 0.0;
+    for (size_t i = 0; i < n; i++) {
+        double r = y[i] - slope * x[i];
+        ss_res += r * r;
+        ss_tot += y[i] * y[i];
+    }
+    return ss_tot > 0.0 ? 1.0 - ss_res / ss_tot : NAN;
+}
+
+void bench__tukey(const double *x, size_t n, double *work, bench__outliers *out)
+{
+    memset(out, 0, sizeof *out);
+    if (n == 0)
+        return;
+    memcpy(work, x, n * sizeof *x);
+    bench__sort(work, n);
+    double q1 = bench__quantile_sorted(work, n, 0.25);
+    double q3 = bench__quantile_sorted(work, n, 0.75);
+    double iqr = q3 - q1;
+    out->low_severe_fence = q1 - 3.0 * iqr;
+    out->low_mild_fence = q1 - 1.5 * iqr;
+    out->high_mild_fence = q3 + 1.5 * iqr;
+    out->high_severe_fence = q3 + 3.0 * iqr;
+    for (size_t i = 0; i < n; i++) {
+        if (x[i] < out->low_severe_fence)
+            out->low_severe++;
+        else if (x[i] < out->low_mild_fence)
+            out->low_mild++;
+        else if (x[i] > out->high_severe_fence)
+            out->high_severe++;
+        else if (x[i] > out->high_mild_fence)
+            out->high_mild++;
+    }
+}
+
+double bench__norm_quantile(double p)
+{
+    static const double a[] = {-3.969683028665376e+01, 2.209460984245205e+02,
+                               -2.759285104469687e+02, 1.383577518672690e+02,
+                               -3.066479806614716e+01, 2.506628277459239e+00};
+    static const double b[] = {-5.447609879822406e+01, 1.615858368580409e+02,
+                               -1.556989798598866e+02, 6.680131188771972e+01,
+                               -1.328068155288572e+01};
+    static const double c[] = {-7.784894002430293e-03, -3.223964580411365e-01,
+                               -2.400758277161838e+00, -2.549732539343734e+00,
+                               4.374664141464968e+00,  2.938163982698783e+00};
+    static const double d[] = {7.784695709041462e-03, 3.224671290700398e-01,
+                               2.445134137142996e+00, 3.754408661907416e+00};
+    const double p_low = 0.02425;
+    if (!(p > 0.0 && p < 1.0))
+        return p == 0.0 ? -INFINITY : p == 1.0 ? INFINITY : NAN;
+    if (p < p_low) {
+        double q = sqrt(-2.0 * log(p));
+        return (((((c[0] * q + c[1]) * q + c[2]) * q + c[3]) * q + c[4]) * q + c[5]) /
+               ((((d[0] * q + d[1]) * q + d[2]) * q + d[3]) * q + 1.0);
+    }
+    if (p > 1.0 - p_low) {
+        double q = sqrt(-2.0 * log(1.0 - p));
+        return -(((((c[0] * q + c[1]) * q + c[2]) * q + c[3]) * q + c[4]) * q + c[5]) /
+               ((((d[0] * q + d[1]) * q + d[2]) * q + d[3]) * q + 1.0);
+    }
+    double q = p - 0.5, r = q * q;
+    return (((((a[0] * r + a[1]) * r + a[2]) * r + a[3]) * r + a[4]) * r + a[5]) * q /
+           (((((b[0] * r + b[1]) * r + b[2]) * r + b[3]) * r + b[4]) * r + 1.0);
+}
+
+int bench__median_ci_sorted(const double *sorted, size_t n, double level, double *lo, double *hi)
+{
+    if (n == 0)
+        return -1;
+    /* Ranks of the order statistics whose coverage of the median is about `level`:
+     * the number of samples below the median is Binomial(n, 1/2) ~ N(n/2, n/4). */
+    double z = bench__norm_quantile(0.5 + level / 2.0);
+    double half = z * sqrt((double)n) / 2.0;
+    double l = floor((double)n / 2.0 - half);     /* 1-based rank, rounded outwards */
+    double u = ceil((double)n / 2.0 + half) + 1.0; /* 1-based rank, rounded outwards */
+    int ok = 0;
+    if (l < 1.0) {
+        l = 1.0;
+        ok = -1;
+    }
+    if (u > (double)n) {
+        u = (double)n;
+        ok = -1;
+    }
+    *lo = sorted[(size_t)l - 1];
+    *hi = sorted[(size_t)u - 1];
+    return ok;
+}
+
+/* Per-iteration statistics of one (re)sample: y[i] = totals[i] / iters[i]. */
+static void point_stats(const double *iters, const double *totals, const double *y, size_t n,
+                        double *work, double out[5])
+{
+    out[0] = bench__mean(y, n);
+    out[2] = bench__std_dev(y, n);
+    memcpy(work, y, n * sizeof *y);
+    out[1] = bench__median_inplace(work, n);
+    out[3] = bench__mad(y, n, out[1], work);
+    out[4] = bench__ols_slope(iters, totals, n);
+}
+
+int bench__bootstrap(const double *iters, const double *totals, size_t n, size_t nresamples,
+                     double level, uint64_t seed, bench__estimates *out)
+{
+    if (n == 0 || nresamples == 0 || !(level > 0.0 && level < 1.0))
+        return -1;
+    double *y = malloc(n * sizeof *y);
+    double *work = malloc(n * sizeof *work);
+    double *ri = malloc(n * sizeof *ri);
+    double *rt = malloc(n * sizeof *rt);
+    double *ry = malloc(n * sizeof *ry);
+    double *dist = malloc(5 * nresamples * sizeof *dist);
+    int rc = -1;
+    if (!y || !work || !ri || !rt || !ry || !dist)
+        goto done;
+
+    for (size_t i = 0; i < n; i++)
+        y[i] = totals[i] / iters[i];
+    double point[5];
+    point_stats(iters, totals, y, n, work, point);
+    out->r2 = bench__r2_origin(iters, totals, n, point[4]);
+
+    bench__rng rng;
+    bench__rng_seed(&rng, seed);
+    for (size_t b = 0; b < nresamples; b++) {
+        for (size_t i = 0; i < n; i++) {
+            size_t k = (size_t)bench__rng_below(&rng, n);
+            ri[i] = iters[k];
+            rt[i] = totals[k];
+            ry[i] = y[k];
+        }
+        double s[5];
+        point_stats(ri, rt, ry, n, work, s);
+        for (int j = 0; j < 5; j++)
+            dist[(size_t)j * nresamples + b] = s[j];
+    }
+
+    bench__estimate *dst[5] = {&out->mean, &out->median, &out->std_dev, &out->mad, &out->slope};
+    double plo = (1.0 - level) / 2.0, phi = (1.0 + level) / 2.0;
+    for (int j = 0; j < 5; j++) {
+        double *d = dist + (size_t)j * nresamples;
+        bench__sort(d, nresamples);
+        dst[j]->point = point[j];
+        dst[j]->lower = bench__quantile_sorted(d, nresamples, plo);
+        dst[j]->upper = bench__quantile_sorted(d, nresamples, phi);
+    }
+    rc = 0;
+done:
+    free(y);
+    free(work);
+    free(ri);
+    free(rt);
+    free(ry);
+    free(dist);
+    return rc;
+}
