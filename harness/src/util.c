@@ -59,14 +59,15 @@ void bench__fmt_time(char *buf, size_t len, double ns)
         snprintf(buf, len, "%s", "n/a");
         return;
     }
+    /* Thresholds sit where 4 significant digits would round up to 1000 of the smaller unit. */
     double a = fabs(ns);
-    if (a < 1.0)
+    if (a < 0.99995)
         fmt_sig4(buf, len, ns * 1e3, "ps");
-    else if (a < 1e3)
+    else if (a < 999.95)
         fmt_sig4(buf, len, ns, "ns");
-    else if (a < 1e6)
+    else if (a < 999.95e3)
         fmt_sig4(buf, len, ns / 1e3, "\xc2\xb5s");
-    else if (a < 1e9)
+    else if (a < 999.95e6)
         fmt_sig4(buf, len, ns / 1e6, "ms");
     else
         fmt_sig4(buf, len, ns / 1e9, "s");
@@ -80,7 +81,7 @@ void bench__fmt_rate(char *buf, size_t len, double per_s, const char *unit)
         return;
     }
     int p = 0;
-    while (fabs(per_s) >= 1000.0 && p < 5) {
+    while (fabs(per_s) >= 999.95 && p < 5) {
         per_s /= 1000.0;
         p++;
     }

@@ -1,0 +1,214 @@
+/*
+ * test_format.c: what users read: time and rate formatting, CSV and Markdown escaping of ids and
+ * messages, and the atomic JSON file write (read back through cJSON from a real file on disk).
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <cjson/cJSON.h>
+#include <dirent.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+static void test_fmt_time(void **state)
+{
+    (void)state;
+    char b[32];
+    struct {
+        double ns;
+        const char *want;
+    } cases[] = {
+        {0.5, "500.0 ps"},      {0.25, "250.0 ps"},    {12.375, "12.38 ns"},
+        {1.5, "1.500 ns"},      {1500, "1.500 \xc2\xb5s"}, {999.96, "1.000 \xc2\xb5s"},
+        {2.5e9, "2.500 s"},     {1234.5e6, "1.234 s"},  {42e6, "42.00 ms"},
+        {999.4, "999.4 ns"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        bench__fmt_time(b, sizeof b, cases[i].ns);
+        assert_string_equal(b, cases[i].want);
+    }
+    bench__fmt_time(b, sizeof b, 0.0 / 0.0);
+    assert_string_equal(b, "n/a");
+}
+
+static void test_fmt_rate(void **state)
+{
+    (void)state;
+    char b[32];
+    bench__fmt_rate(b, sizeof b, 47.25e9, "B");
+    assert_string_equal(b, "47.25 GB/s");
+    bench__fmt_rate(b, sizeof b, 18.5e6, "elem");
+    assert_string_equal(b, "18.50 Melem/s");
+    bench__fmt_rate(b, sizeof b, 12.0, "B");
+    assert_string_equal(b, "12.00 B/s");
+    bench__fmt_rate(b, sizeof b, 999.99e3, "B");
+    assert_string_equal(b, "1.000 MB/s");
+}
+
+static void dummy_fn(bench_t *b)
+{
+    (void)b;
+}
+
+static bench_desc desc = {.group = "g", .name = "n|x", .fn = dummy_fn};
+
+static void make_result(bench__result *r, bench__instance *in)
+{
+    memset(in, 0, sizeof *in);
+    in->desc = &desc;
+    strcpy(in->id, "g/n|x\"q");
+    memset(r, 0, sizeof *r);
+    r->inst = in;
+    r->status = BENCH__FAILED;
+    strcpy(r->message, "bad \"thing\" | here");
+}
+
+static char *capture(void (*make)(bench__reporter *, FILE *), const bench__result *r)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    bench__reporter rep;
+    make(&rep, f);
+    bench__context ctx;
+    memset(&ctx, 0, sizeof ctx);
+    ctx.confidence_level = 0.95;
+    rep.begin(&rep, &ctx);
+    rep.result(&rep, r);
+    rep.end(&rep, &ctx, r, 1);
+    fclose(f);
+    return buf;
+}
+
+static void test_csv_escaping(void **state)
+{
+    (void)state;
+    bench__result r;
+    bench__instance in;
+    make_result(&r, &in);
+    char *out = capture(bench__reporter_csv, &r);
+    /* RFC 4180: quotes doubled inside a quoted field */
+    assert_non_null(strstr(out, "\"g/n|x\"\"q\""));
+    assert_non_null(strstr(out, "\"bad \"\"thing\"\" | here\""));
+    assert_non_null(strstr(out, ",failed,"));
+    free(out);
+}
+
+static void test_markdown_escaping(void **state)
+{
+    (void)state;
+    bench__result r;
+    bench__instance in;
+    make_result(&r, &in);
+    char *out = capture(bench__reporter_markdown, &r);
+    assert_non_null(strstr(out, "g/n\\|x"));
+    assert_non_null(strstr(out, "bad \"thing\" \\| here"));
+    assert_null(strstr(out, "n|x")); /* an unescaped pipe would split the table */
+    free(out);
+}
+
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *s = calloc(1, (size_t)n + 1);
+    if (fread(s, 1, (size_t)n, f) != (size_t)n) {
+        free(s);
+        s = NULL;
+    }
+    fclose(f);
+    return s;
+}
+
+static void test_json_file_atomic(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/harness-json-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char path[256];
+    snprintf(path, sizeof path, "%s/out.json", dir);
+
+    bench__instance in;
+    memset(&in, 0, sizeof in);
+    in.desc = &desc;
+    strcpy(in.id, "g/n");
+    double iters[3] = {1, 2, 3}, totals[3] = {10, 20, 31};
+    bench__result r;
+    memset(&r, 0, sizeof r);
+    r.inst = &in;
+    r.status = BENCH__OK;
+    r.nsamples = 3;
+    r.iters = iters;
+    r.totals_ns = totals;
+    r.est.median.point = 10;
+    r.stop_reason = "precision";
+    bench__run_options opt;
+    memset(&opt, 0, sizeof opt);
+    opt.nresamples = 100;
+    opt.confidence_level = 0.9;
+    opt.seed = 5;
+    bench__context ctx;
+    bench__context_collect(&ctx, &opt);
+
+    char msg[256] = "";
+    assert_int_equal(bench__json_write_file(path, &ctx, &r, 1, msg, sizeof msg), 0);
+    char *text = slurp(path);
+    assert_non_null(text);
+    cJSON *root = cJSON_Parse(text);
+    assert_non_null(root);
+    assert_int_equal(cJSON_GetObjectItem(root, "schema_version")->valueint, 1);
+    cJSON *b0 = cJSON_GetArrayItem(cJSON_GetObjectItem(root, "benchmarks"), 0);
+    assert_string_equal(cJSON_GetObjectItem(b0, "id")->valuestring, "g/n");
+    cJSON *tot = cJSON_GetObjectItem(cJSON_GetObjectItem(b0, "samples"), "totals_ns");
+    assert_int_equal(cJSON_GetArraySize(tot), 3);
+    assert_true(cJSON_GetArrayItem(tot, 2)->valuedouble == 31);
+    cJSON *stats = cJSON_GetObjectItem(cJSON_GetObjectItem(root, "context"), "statistics");
+    assert_true(cJSON_GetObjectItem(stats, "confidence_level")->valuedouble == 0.9);
+    cJSON_Delete(root);
+
+    /* A write that fails (missing directory) reports the path and touches nothing else. */
+    char bad[300];
+    snprintf(bad, sizeof bad, "%s/missing/out.json", dir);
+    assert_int_not_equal(bench__json_write_file(bad, &ctx, &r, 1, msg, sizeof msg), 0);
+    assert_non_null(strstr(msg, bad));
+    char *again = slurp(path);
+    assert_string_equal(again, text);
+
+    /* No temporary file is left behind. */
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    int entries = 0;
+    while ((e = readdir(d)))
+        if (e->d_name[0] != '.')
+            entries++;
+    closedir(d);
+    assert_int_equal(entries, 1);
+
+    free(text);
+    free(again);
+    unlink(path);
+    rmdir(dir);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_fmt_time),
+        cmocka_unit_test(test_fmt_rate),
+        cmocka_unit_test(test_csv_escaping),
+        cmocka_unit_test(test_markdown_escaping),
+        cmocka_unit_test(test_json_file_atomic),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,354 @@
+/*
+ * test_runner.c: the runner's behaviour, driven with real benchmark bodies on the real clock:
+ * iteration accounting, the shape of the sampling plans, the stop rules, batching, settings
+ * precedence and every way a body can skip or fail. No assertion depends on how fast the
+ * machine is; only on counts and on which rule stopped sampling.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <string.h>
+#include <time.h>
+
+#include "internal.h"
+
+static uint64_t calls, setups, max_batch_seen;
+
+BENCH_GROUP(rt, .warm_up_time = 0.01, .measurement_time = 0.05);
+
+BENCH_FN(rt, counter)
+{
+    BENCH_ITER(b) {
+        calls++;
+        bench_clobber();
+    }
+}
+
+BENCH_FN(rt, flat, .sampling = BENCH_SAMPLING_FLAT)
+{
+    BENCH_ITER(b) {
+        bench_black_box(calls);
+    }
+}
+
+BENCH_FN(rt, sleepy, .measurement_time = 0.1, .warm_up_time = 0.001)
+{
+    struct timespec ts = {0, 20 * 1000 * 1000};
+    BENCH_ITER(b) {
+        nanosleep(&ts, NULL);
+    }
+}
+
+BENCH_FN(rt, batched)
+{
+    BENCH_ITER_BATCHED(b, n, 7) {
+        setups++;
+        if (n > max_batch_seen)
+            max_batch_seen = n;
+        BENCH_TIMED(b) {
+            for (uint64_t i = 0; i < n; i++) {
+                calls++;
+                bench_clobber();
+            }
+        }
+    }
+}
+
+BENCH_FN(rt, skipper)
+{
+    bench_skip(b, "no %s here", "widget");
+    BENCH_ITER(b) {
+        calls++;
+    }
+}
+
+BENCH_FN(rt, failer)
+{
+    BENCH_ITER(b) {
+        if (++calls > 1000)
+            bench_fail(b, "gave up after %d", 1000);
+    }
+}
+
+BENCH_FN(rt, no_loop)
+{
+    calls++;
+}
+
+BENCH_FN(rt, early_return)
+{
+    BENCH_ITER(b) {
+        return;
+    }
+}
+
+BENCH_FN(rt, twice)
+{
+    BENCH_ITER(b) {
+        calls++;
+    }
+    BENCH_ITER(b) {
+        calls++;
+    }
+}
+
+BENCH_FN(rt, precise, .target_precision = 0.5, .measurement_time = 5.0, .sample_size = 1000)
+{
+    BENCH_ITER(b) {
+        bench_black_box(calls);
+    }
+}
+
+BENCH_FN(rt, capped, .sample_size = 5, .target_precision = -1)
+{
+    BENCH_ITER(b) {
+        bench_black_box(calls);
+    }
+}
+
+BENCH_FN(rt, param, BENCH_PARAMS(3, 5), .bytes_per_iter = 1)
+{
+    bench_set_bytes(b, (uint64_t)bench_param(b) * 10);
+    BENCH_ITER(b) {
+        calls++;
+    }
+}
+
+static bench__run_options options(void)
+{
+    bench__run_options o;
+    memset(&o, 0, sizeof o);
+    o.nresamples = 200;
+    o.confidence_level = 0.95;
+    o.seed = 1;
+    return o;
+}
+
+static bench__instance instance(bench_desc *d, bool has_param, int64_t param)
+{
+    bench__instance in;
+    memset(&in, 0, sizeof in);
+    in.desc = d;
+    in.group = &bench__group_rt;
+    in.has_param = has_param;
+    in.param = param;
+    snprintf(in.id, sizeof in.id, "rt/%s", d->name);
+    return in;
+}
+
+static void run(bench_desc *d, bench__result *r)
+{
+    bench__run_options o = options();
+    bench__instance in = instance(d, false, 0);
+    memset(r, 0, sizeof *r);
+    bench__run_instance(&in, &o, r);
+    r->inst = NULL; /* `in` dies here */
+}
+
+static void test_every_iteration_accounted(void **state)
+{
+    (void)state;
+    bench__result r;
+    calls = 0;
+    run(&bench__desc_rt__counter, &r);
+    assert_int_equal(r.status, BENCH__OK);
+    assert_true(r.nsamples >= 3);
+    assert_true(r.warm_up_iters >= 1);
+    assert_true(calls == r.warm_up_iters + r.total_iters);
+    uint64_t sum = 0;
+    for (size_t i = 0; i < r.nsamples; i++)
+        sum += (uint64_t)r.iters[i];
+    assert_true(sum == r.total_iters);
+    bench__result_destroy(&r);
+}
+
+static void test_linear_plan_shape(void **state)
+{
+    (void)state;
+    bench__result r;
+    run(&bench__desc_rt__counter, &r);
+    assert_int_equal(r.sampling_used, BENCH_SAMPLING_LINEAR);
+    for (size_t i = 0; i < r.nsamples; i++)
+        assert_true(r.iters[i] == (double)(i + 1) * r.iters[0]);
+    for (size_t i = 0; i < r.nsamples; i++)
+        assert_true(r.totals_ns[i] > 0);
+    bench__result_destroy(&r);
+}
+
+static void test_flat_plan_shape(void **state)
+{
+    (void)state;
+    bench__result r;
+    run(&bench__desc_rt__flat, &r);
+    assert_int_equal(r.status, BENCH__OK);
+    assert_int_equal(r.sampling_used, BENCH_SAMPLING_FLAT);
+    for (size_t i = 1; i < r.nsamples; i++)
+        assert_true(r.iters[i] == r.iters[0]);
+    bench__result_destroy(&r);
+}
+
+/* A 20 ms iteration with a 0.1 s budget cannot use the linear plan (100 samples would need
+ * 5050 iterations): flat sampling, one iteration per sample, stopped by the budget after the
+ * minimum of 3 samples and before the budget is overrun by more than one sample. */
+static void test_long_iteration_goes_flat_and_stops_at_budget(void **state)
+{
+    (void)state;
+    bench__result r;
+    run(&bench__desc_rt__sleepy, &r);
+    assert_int_equal(r.status, BENCH__OK);
+    assert_int_equal(r.sampling_used, BENCH_SAMPLING_FLAT);
+    assert_string_equal(r.stop_reason, "time budget");
+    assert_true(r.nsamples >= 3 && r.nsamples <= 6);
+    for (size_t i = 0; i < r.nsamples; i++)
+        assert_true(r.iters[i] == 1);
+    bench__result_destroy(&r);
+}
+
+static void test_batched_accounting(void **state)
+{
+    (void)state;
+    bench__result r;
+    calls = setups = max_batch_seen = 0;
+    run(&bench__desc_rt__batched, &r);
+    assert_int_equal(r.status, BENCH__OK);
+    assert_true(calls == r.warm_up_iters + r.total_iters);
+    assert_true(max_batch_seen == 7);
+    assert_true(setups >= (calls + 6) / 7);
+    bench__result_destroy(&r);
+}
+
+static void test_skip(void **state)
+{
+    (void)state;
+    bench__result r;
+    calls = 0;
+    run(&bench__desc_rt__skipper, &r);
+    assert_int_equal(r.status, BENCH__SKIPPED);
+    assert_string_equal(r.message, "no widget here");
+    assert_true(calls == 0);
+    bench__result_destroy(&r);
+}
+
+static void test_fail_stops_the_loop(void **state)
+{
+    (void)state;
+    bench__result r;
+    calls = 0;
+    run(&bench__desc_rt__failer, &r);
+    assert_int_equal(r.status, BENCH__FAILED);
+    assert_string_equal(r.message, "gave up after 1000");
+    /* the loop stops at the end of the sample in progress, not at the end of the budget */
+    assert_true(calls < 1000000);
+    bench__result_destroy(&r);
+}
+
+static void test_misused_bodies_fail(void **state)
+{
+    (void)state;
+    bench__result r;
+    run(&bench__desc_rt__no_loop, &r);
+    assert_int_equal(r.status, BENCH__FAILED);
+    assert_non_null(strstr(r.message, "no timed loop"));
+    bench__result_destroy(&r);
+
+    run(&bench__desc_rt__early_return, &r);
+    assert_int_equal(r.status, BENCH__FAILED);
+    assert_non_null(strstr(r.message, "early"));
+    bench__result_destroy(&r);
+
+    run(&bench__desc_rt__twice, &r);
+    assert_int_equal(r.status, BENCH__FAILED);
+    assert_non_null(strstr(r.message, "more than once"));
+    bench__result_destroy(&r);
+}
+
+static void test_precision_stop(void **state)
+{
+    (void)state;
+    bench__result r;
+    run(&bench__desc_rt__precise, &r);
+    assert_int_equal(r.status, BENCH__OK);
+    assert_string_equal(r.stop_reason, "precision");
+    assert_true(r.nsamples >= 10 && r.nsamples < 1000);
+    bench__result_destroy(&r);
+}
+
+static void test_sample_size_cap(void **state)
+{
+    (void)state;
+    bench__result r;
+    run(&bench__desc_rt__capped, &r);
+    assert_int_equal(r.status, BENCH__OK);
+    assert_true(r.nsamples >= 3 && r.nsamples <= 5);
+    assert_true(strcmp(r.stop_reason, "sample size") == 0 ||
+                strcmp(r.stop_reason, "time budget") == 0);
+    bench__result_destroy(&r);
+}
+
+static void test_param_and_throughput(void **state)
+{
+    (void)state;
+    bench__run_options o = options();
+    bench__instance in = instance(&bench__desc_rt__param, true, 5);
+    bench__result r;
+    memset(&r, 0, sizeof r);
+    bench__run_instance(&in, &o, &r);
+    assert_int_equal(r.status, BENCH__OK);
+    assert_true(r.settings.bytes_per_iter == 50); /* set at run time, over the static 1 */
+    bench__result_destroy(&r);
+}
+
+static void test_settings_precedence(void **state)
+{
+    (void)state;
+    bench_group_desc g;
+    memset(&g, 0, sizeof g);
+    g.measurement_time = 2.0;
+    g.sample_size = 40;
+    g.warm_up_time = 0.2;
+    bench_desc d;
+    memset(&d, 0, sizeof d);
+    d.sample_size = 60;
+    bench__run_options o = options();
+    o.cli.warm_up_time = 0.3;
+    bench__settings s;
+
+    bench__resolve_settings(&s, &o, &d, &g);
+    assert_true(s.warm_up_time == 0.3);     /* command line */
+    assert_true(s.sample_size == 60);       /* BENCH_FN over BENCH_GROUP */
+    assert_true(s.measurement_time == 2.0); /* BENCH_GROUP over default */
+    assert_true(s.target_precision == bench__default_settings.target_precision);
+
+    o.is_quick = true;
+    bench__resolve_settings(&s, &o, &d, &g);
+    assert_true(s.measurement_time == bench__quick_settings.measurement_time); /* capped */
+    assert_true(s.warm_up_time == 0.3);  /* an explicit flag beats --quick */
+    assert_true(s.sample_size == bench__quick_settings.sample_size);
+    assert_true(s.target_precision == bench__quick_settings.target_precision);
+
+    d.target_precision = -1; /* "never stop early" survives --quick */
+    bench__resolve_settings(&s, &o, &d, &g);
+    assert_true(s.target_precision < 0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_every_iteration_accounted),
+        cmocka_unit_test(test_linear_plan_shape),
+        cmocka_unit_test(test_flat_plan_shape),
+        cmocka_unit_test(test_long_iteration_goes_flat_and_stops_at_budget),
+        cmocka_unit_test(test_batched_accounting),
+        cmocka_unit_test(test_skip),
+        cmocka_unit_test(test_fail_stops_the_loop),
+        cmocka_unit_test(test_misused_bodies_fail),
+        cmocka_unit_test(test_precision_stop),
+        cmocka_unit_test(test_sample_size_cap),
+        cmocka_unit_test(test_param_and_throughput),
+        cmocka_unit_test(test_settings_precedence),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
