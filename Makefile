@@ -6,12 +6,14 @@ BUILD_TYPE ?= Release
 CMAKE_FLAGS ?=
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 
+DEPS ?= build
+
 .PHONY: all deps configure build bench test clean
 
 all: build
 
 deps:
-	@scripts/setup_deps.sh
+	@scripts/setup_deps.sh $(DEPS)
 
 configure: deps
 	@cmake -S . -B $(BUILD_DIR) -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) $(CMAKE_FLAGS) >/dev/null
@@ -22,7 +24,9 @@ build: configure
 bench: build
 	./bench $(BENCH_ARGS)
 
-test: build
+# The tests need more packages than the build (cmocka, python3): install them first.
+test:
+	@$(MAKE) --no-print-directory build DEPS=test
 	@ctest --test-dir $(BUILD_DIR) --output-on-failure -j $(JOBS)
 
 clean:

@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# Makes sure the Debian packages the build needs are installed, so `make`, `make bench` and
+# `make test` work as the first command on a fresh Debian machine.
+#
+# Usage: scripts/setup_deps.sh [build|test]   (default: build; test adds what the tests use)
+# As root, missing packages are installed with apt-get; otherwise the exact command to run is
+# printed and the script fails. On a system without dpkg it only checks for the commands.
+set -euo pipefail
+
+what="${1:-build}"
+build_pkgs=(cmake make gcc pkg-config libcjson-dev)
+test_pkgs=(libcmocka-dev python3 python3-jsonschema)
+
+case "$what" in
+    build) pkgs=("${build_pkgs[@]}") ;;
+    test) pkgs=("${build_pkgs[@]}" "${test_pkgs[@]}") ;;
+    *)
+        echo "setup_deps.sh: unknown set '$what' (expected build or test)" >&2
+        exit 2
+        ;;
+esac
+
+if ! command -v dpkg-query >/dev/null 2>&1; then
+    for cmd in cmake make cc pkg-config; do
+        if ! command -v "$cmd" >/dev/null 2>&1; then
+            echo "setup_deps.sh: '$cmd' not found; install it and cJSON, cmocka with your package manager" >&2
+            exit 2
+        fi
+    done
+    exit 0
+fi
+
+missing=()
+for p in "${pkgs[@]}"; do
+    status="$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)"
+    if [[ "$status" != "install ok installed" ]]; then
+        missing+=("$p")
+    fi
+done
+[[ ${#missing[@]} -eq 0 ]] && exit 0
+
+if [[ "$(id -u)" -eq 0 ]]; then
+    echo "setup_deps.sh: installing ${missing[*]}" >&2
+    export DEBIAN_FRONTEND=noninteractive
+    if ! apt-get install -y -qq "${missing[@]}" >/dev/null; then
+        apt-get update -qq
+        apt-get install -y -qq "${missing[@]}" >/dev/null
+    fi
+else
+    echo "setup_deps.sh: missing packages: ${missing[*]}" >&2
+    echo "install them with: sudo apt-get install -y ${missing[*]}" >&2
+    exit 2
+fi
