@@ -8,7 +8,7 @@
 set -euo pipefail
 
 what="${1:-build}"
-build_pkgs=(cmake make gcc pkg-config libcjson-dev)
+build_pkgs=(cmake make gcc pkg-config libcjson-dev libcpuid-dev)
 test_pkgs=(libcmocka-dev python3 python3-jsonschema)
 
 case "$what" in

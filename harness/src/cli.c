@@ -12,11 +12,14 @@
 #include <regex.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include "compare.h"
 #include "internal.h"
 
 #define MAX_FILTERS 64
+#define BASELINE_NAME_MAX 64
 
 typedef struct cli {
     bench__run_options run;
@@ -29,6 +32,15 @@ typedef struct cli {
     const char *json_path;
     bench__format format;
     int color; /* -1 auto, 0 never, 1 always */
+    bool context;
+    const char *save_baseline;
+    const char *baseline;
+    const char *load_baseline;
+    const char *baseline_dir;
+    bool lenient;
+    bool fail_on_regression;
+    int calibrate; /* runs; 0: off */
+    bench__compare_opts cmp;
 } cli;
 
 static const char usage_text[] =
@@ -57,6 +69,21 @@ static const char usage_text[] =
     "      --output-format FMT    pretty, json, csv or markdown on stdout (default pretty)\n"
     "      --json FILE            also write the results as JSON to FILE (atomically)\n"
     "      --color WHEN           auto, always or never (default auto; NO_COLOR is respected)\n"
+    "      --context              print the system context (CPU, OS, compiler, ...) and exit\n"
+    "Baselines and comparison:\n"
+    "      --save-baseline NAME   save this run as baseline NAME (DIR/NAME.json; entries of\n"
+    "                             benchmarks not run are kept)\n"
+    "      --baseline NAME        compare this run with baseline NAME\n"
+    "      --load-baseline NAME   compare saved baseline NAME with --baseline OLD; runs nothing\n"
+    "      --baseline-dir DIR     where baselines live (default $BENCH_BASELINE_DIR or\n"
+    "                             ./baselines)\n"
+    "      --baseline-lenient     benchmarks missing from the baseline are not an error\n"
+    "      --calibrate N          with --save-baseline: measure each benchmark's run-to-run\n"
+    "                             noise over N separate processes (2..100) and save it\n"
+    "      --significance-level A over the whole comparison, 0 < A < 0.5 (default 0.05)\n"
+    "      --noise-threshold T    smallest relative change reported as a regression or\n"
+    "                             improvement, 0 <= T < 1 (default 0.02)\n"
+    "      --fail-on-regression   exit 1 when any benchmark regressed (the CI gate)\n"
     "  -h, --help                 print this help and exit\n"
     "  -V, --version              print the version and exit\n"
     "\n"
@@ -113,7 +140,8 @@ static int parse_choice(const char *flag, const char *v, const char *const *name
 
 typedef enum opt_id {
     O_LIST, O_EXACT, O_QUICK, O_WARM, O_MEAS, O_SAMPLES, O_PRECISION, O_SAMPLING, O_NRES,
-    O_CONF, O_SEED, O_FORMAT, O_JSON, O_COLOR, O_HELP, O_VERSION,
+    O_CONF, O_SEED, O_FORMAT, O_JSON, O_COLOR, O_HELP, O_VERSION, O_CONTEXT, O_SAVE, O_BASE,
+    O_LOAD, O_BASEDIR, O_LENIENT, O_CALIBRATE, O_SIGNIF, O_NOISE, O_FAILREG,
 } opt_id;
 
 typedef struct opt_def {
@@ -140,7 +168,44 @@ static const opt_def options[] = {
     {"color", 0, true, O_COLOR},
     {"help", 'h', false, O_HELP},
     {"version", 'V', false, O_VERSION},
+    {"context", 0, false, O_CONTEXT},
+    {"save-baseline", 0, true, O_SAVE},
+    {"baseline", 0, true, O_BASE},
+    {"load-baseline", 0, true, O_LOAD},
+    {"baseline-dir", 0, true, O_BASEDIR},
+    {"baseline-lenient", 0, false, O_LENIENT},
+    {"calibrate", 0, true, O_CALIBRATE},
+    {"significance-level", 0, true, O_SIGNIF},
+    {"noise-threshold", 0, true, O_NOISE},
+    {"fail-on-regression", 0, false, O_FAILREG},
 };
+
+/* Options a calibration run does not pass on to its child processes (they take a value when
+ * marked). */
+static const struct {
+    const char *name;
+    bool takes_value;
+} calibration_drop[] = {
+    {"--save-baseline", true}, {"--baseline", true},     {"--load-baseline", true},
+    {"--calibrate", true},     {"--json", true},         {"--output-format", true},
+    {"--color", true},         {"--fail-on-regression", false}, {"--baseline-lenient", false},
+    {"--baseline-dir", true},
+};
+
+/* Baseline names become file names: a safe character set, nothing that can leave the
+ * directory. */
+static int check_name(const char *flag, const char *v)
+{
+    size_t n = strlen(v);
+    bool ok = n >= 1 && n <= BASELINE_NAME_MAX && v[0] != '.' && v[0] != '-';
+    for (const char *p = v; ok && *p; p++)
+        ok = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+             *p == '_' || *p == '-' || *p == '.';
+    if (!ok)
+        return bad_value(flag, v, "a baseline name (1-64 of A-Z a-z 0-9 _ - ., not starting "
+                                  "with '.' or '-')");
+    return 0;
+}
 
 static int apply_option(cli *c, opt_id id, const char *flag, const char *v)
 {
@@ -214,6 +279,40 @@ static int apply_option(cli *c, opt_id id, const char *flag, const char *v)
             return bad_value(flag, v, "a file name");
         c->json_path = v;
         return 0;
+    case O_CONTEXT:
+        c->context = true;
+        return 0;
+    case O_SAVE:
+        c->save_baseline = v;
+        return check_name(flag, v);
+    case O_BASE:
+        c->baseline = v;
+        return check_name(flag, v);
+    case O_LOAD:
+        c->load_baseline = v;
+        return check_name(flag, v);
+    case O_BASEDIR:
+        if (*v == '\0')
+            return bad_value(flag, v, "a directory");
+        c->baseline_dir = v;
+        return 0;
+    case O_LENIENT:
+        c->lenient = true;
+        return 0;
+    case O_FAILREG:
+        c->fail_on_regression = true;
+        return 0;
+    case O_CALIBRATE:
+        if (parse_u64(flag, v, 2, 100, "an integer in [2, 100]", &u))
+            return -1;
+        c->calibrate = (int)u;
+        return 0;
+    case O_SIGNIF:
+        return parse_double(flag, v, 0, 0.5, true, true, "a level in (0, 0.5)",
+                            &c->cmp.significance_level);
+    case O_NOISE:
+        return parse_double(flag, v, 0, 1, false, true, "a fraction in [0, 1)",
+                            &c->cmp.noise_threshold);
     case O_COLOR: {
         static const char *const names[] = {"never", "always", "auto"};
         if (parse_choice(flag, v, names, 3, "auto, always or never", &choice))
@@ -284,7 +383,8 @@ static int parse_args(cli *c, int argc, char **argv)
 
 /* ---- selection ---- */
 
-static int select_instances(const cli *c, const bench__instance *all, size_t n, bool *selected)
+/* Marks which of the ids the filters select. */
+static int select_ids(const cli *c, const char *const *ids, size_t n, bool *selected)
 {
     regex_t re[MAX_FILTERS];
     size_t compiled = 0;
@@ -305,8 +405,8 @@ static int select_instances(const cli *c, const bench__instance *all, size_t n, 
     for (size_t i = 0; i < n; i++) {
         bool match = c->nfilters == 0;
         for (size_t f = 0; f < c->nfilters && !match; f++)
-            match = c->exact ? strcmp(all[i].id, c->filters[f]) == 0
-                             : regexec(&re[f], all[i].id, 0, NULL, 0) == 0;
+            match = c->exact ? strcmp(ids[i], c->filters[f]) == 0
+                             : regexec(&re[f], ids[i], 0, NULL, 0) == 0;
         selected[i] = match;
     }
 done:
@@ -328,6 +428,298 @@ static bool use_color(int mode)
     return isatty(STDOUT_FILENO);
 }
 
+/* Flushes stdout and reports a write error (a full disk, a closed pipe) as exit code 2. */
+static int finish_stdout(int exit_code)
+{
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        fprintf(stderr, "bench: writing to stdout failed\n");
+        return exit_code == BENCH_EXIT_OK ? BENCH_EXIT_USAGE : exit_code;
+    }
+    return exit_code;
+}
+
+/* ---- baselines ---- */
+
+static const char *baseline_dir(const cli *c)
+{
+    if (c->baseline_dir)
+        return c->baseline_dir;
+    const char *env = getenv("BENCH_BASELINE_DIR");
+    return env && *env ? env : "baselines";
+}
+
+static void baseline_path(const cli *c, const char *name, char *buf, size_t len)
+{
+    bench__msg(buf, len, "%s/%s.json", baseline_dir(c), name);
+}
+
+/* Loads baseline `name`; on failure prints one line and returns -1. */
+static int load_named(const cli *c, const char *name, bench__saved *out)
+{
+    char path[4096], msg[768];
+    baseline_path(c, name, path, sizeof path);
+    int rc = bench__saved_load(path, out, msg, sizeof msg);
+    if (rc == BENCH_EIO && access(path, F_OK) != 0) {
+        fprintf(stderr, "bench: baseline '%s' not found: %s does not exist (save one with "
+                        "--save-baseline %s)\n", name, path, name);
+        return -1;
+    }
+    if (rc != 0) {
+        fprintf(stderr, "bench: baseline '%s' is unusable: %s\n", name, msg);
+        return -1;
+    }
+    return 0;
+}
+
+static int save_named(const cli *c, const bench__context *ctx, const bench__result *results,
+                      size_t n)
+{
+    const char *dir = baseline_dir(c);
+    if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
+        fprintf(stderr, "bench: cannot create the baseline directory %s: %s\n", dir,
+                strerror(errno));
+        return -1;
+    }
+    /* Only measured benchmarks are saved: a failed or skipped one keeps its old entry. */
+    bench__result *ok = calloc(n ? n : 1, sizeof *ok);
+    if (!ok) {
+        fprintf(stderr, "bench: out of memory\n");
+        return -1;
+    }
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        if (results[i].status == BENCH__OK)
+            ok[k++] = results[i];
+    char path[4096], msg[1024];
+    baseline_path(c, c->save_baseline, path, sizeof path);
+    int rc = bench__baseline_save(path, ctx, ok, k, msg, sizeof msg);
+    free(ok);
+    if (rc != 0) {
+        fprintf(stderr, "bench: saving baseline '%s' failed: %s\n", c->save_baseline, msg);
+        return -1;
+    }
+    fprintf(stderr, "bench: saved %zu benchmark%s to baseline '%s' (%s)\n", k, k == 1 ? "" : "s",
+            c->save_baseline, path);
+    return 0;
+}
+
+static void warn_context(const bench__context_id *now, const bench__context_id *then,
+                         const char *name)
+{
+    char diff[1024];
+    if (bench__context_differences(now, then, diff, sizeof diff))
+        fprintf(stderr, "bench: warning: baseline '%s' was measured on a different machine or "
+                        "build: %s\n", name, diff);
+}
+
+static uint64_t id_seed(uint64_t seed, const char *id)
+{
+    uint64_t h = 0xcbf29ce484222325ULL;
+    for (; *id; id++)
+        h = (h ^ (unsigned char)*id) * 0x100000001b3ULL;
+    return seed ^ h;
+}
+
+static int side_from_entry(const cli *c, const bench__entry *e, bench__side *out)
+{
+    if (bench__side_from_samples(e->iters, e->totals_ns, e->nsamples, c->run.nresamples,
+                                 c->run.confidence_level, id_seed(c->run.seed, e->id), out))
+        return -1;
+    out->noise = e->noise;
+    return 0;
+}
+
+static void side_from_result(const cli *c, const bench__result *r, bench__side *out)
+{
+    memset(out, 0, sizeof *out);
+    out->median = r->est.median.point;
+    out->lower = r->est.median.lower;
+    out->upper = r->est.median.upper;
+    double z = bench__norm_quantile(0.5 + c->run.confidence_level / 2.0);
+    out->se_log = out->lower > 0 && out->upper > 0 ? (log(out->upper) - log(out->lower)) / (2 * z)
+                                                   : NAN;
+    out->noise = r->noise;
+}
+
+/* The exit code of a finished comparison. */
+static int compare_exit(const cli *c, const bench__change *ch, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (c->fail_on_regression && ch[i].verdict == BENCH__V_REGRESSED)
+            return BENCH_EXIT_REGRESSION;
+    return BENCH_EXIT_OK;
+}
+
+/* --load-baseline NEW --baseline OLD: compares two files, runs nothing. */
+static int compare_files(const cli *c)
+{
+    bench__saved cur, old;
+    if (load_named(c, c->load_baseline, &cur) != 0)
+        return BENCH_EXIT_USAGE;
+    if (load_named(c, c->baseline, &old) != 0) {
+        bench__saved_destroy(&cur);
+        return BENCH_EXIT_USAGE;
+    }
+    int exit_code = BENCH_EXIT_OK;
+    const char **ids = calloc(cur.n ? cur.n : 1, sizeof *ids);
+    bool *sel = calloc(cur.n ? cur.n : 1, sizeof *sel);
+    bench__side *a = calloc(cur.n ? cur.n : 1, sizeof *a);
+    bench__side *b = calloc(cur.n ? cur.n : 1, sizeof *b);
+    bench__change *ch = calloc(cur.n ? cur.n : 1, sizeof *ch);
+    const char **cids = calloc(cur.n ? cur.n : 1, sizeof *cids);
+    if (!ids || !sel || !a || !b || !ch || !cids) {
+        fprintf(stderr, "bench: out of memory\n");
+        exit_code = BENCH_EXIT_USAGE;
+        goto out;
+    }
+    for (size_t i = 0; i < cur.n; i++)
+        ids[i] = cur.entries[i].id;
+    if (select_ids(c, ids, cur.n, sel) != 0) {
+        exit_code = BENCH_EXIT_USAGE;
+        goto out;
+    }
+    warn_context(&cur.ctx, &old.ctx, c->baseline);
+    size_t m = 0;
+    for (size_t i = 0; i < cur.n; i++) {
+        const bench__entry *e = &cur.entries[i];
+        if (!sel[i] || e->status != BENCH__OK)
+            continue;
+        const bench__entry *o = bench__saved_find(&old, e->id);
+        if (!o || o->status != BENCH__OK) {
+            if (!c->lenient) {
+                fprintf(stderr, "bench: baseline '%s' has no measurement of '%s' (use "
+                                "--baseline-lenient to skip such benchmarks)\n",
+                        c->baseline, e->id);
+                exit_code = BENCH_EXIT_USAGE;
+                goto out;
+            }
+            continue;
+        }
+        if (side_from_entry(c, o, &a[m]) || side_from_entry(c, e, &b[m])) {
+            fprintf(stderr, "bench: out of memory\n");
+            exit_code = BENCH_EXIT_USAGE;
+            goto out;
+        }
+        cids[m++] = e->id;
+    }
+    if (m == 0) {
+        fprintf(stderr, "bench: nothing to compare: no selected benchmark of '%s' is in '%s'\n",
+                c->load_baseline, c->baseline);
+        exit_code = BENCH_EXIT_USAGE;
+        goto out;
+    }
+    if (bench__compare_all(a, b, m, &c->cmp, ch) != 0) {
+        fprintf(stderr, "bench: out of memory\n");
+        exit_code = BENCH_EXIT_USAGE;
+        goto out;
+    }
+    bool color = use_color(c->color);
+    bench__print_compare_summary(stdout, c->baseline, cids, ch, m, &c->cmp, color);
+    exit_code = finish_stdout(compare_exit(c, ch, m));
+out:
+    free(ids);
+    free(sel);
+    free(a);
+    free(b);
+    free(ch);
+    free(cids);
+    bench__saved_destroy(&cur);
+    bench__saved_destroy(&old);
+    return exit_code;
+}
+
+/* Runs the selected benchmarks in `runs` - 1 child processes of this program for calibration;
+ * the current process's own run is the last one. */
+static int calibration_runs(const cli *c, int argc, char **argv, bench__saved **out,
+                            size_t *nout)
+{
+    *out = NULL;
+    *nout = 0;
+    size_t nchild = (size_t)c->calibrate - 1;
+    bench__saved *runs = calloc(nchild, sizeof *runs);
+    char **cargv = calloc((size_t)argc + 8, sizeof *cargv);
+    char dir[] = "/tmp/bench-calibrate-XXXXXX";
+    if (!runs || !cargv || !mkdtemp(dir)) {
+        fprintf(stderr, "bench: cannot prepare calibration runs: %s\n", strerror(errno));
+        free(runs);
+        free(cargv);
+        return -1;
+    }
+    char json[64], msg[768];
+    bench__msg(json, sizeof json, "%s/run.json", dir);
+    size_t k = 0;
+    cargv[k++] = argv[0];
+    for (int i = 1; i < argc; i++) {
+        bool drop = false, with_value = false;
+        for (size_t d = 0; d < sizeof calibration_drop / sizeof calibration_drop[0]; d++) {
+            size_t len = strlen(calibration_drop[d].name);
+            if (strncmp(argv[i], calibration_drop[d].name, len) == 0 &&
+                (argv[i][len] == '\0' || argv[i][len] == '=')) {
+                drop = true;
+                with_value = calibration_drop[d].takes_value && argv[i][len] == '\0';
+            }
+        }
+        if (strcmp(argv[i], "--") == 0) {
+            for (; i < argc; i++)
+                cargv[k++] = argv[i];
+            break;
+        }
+        if (drop) {
+            i += with_value;
+            continue;
+        }
+        cargv[k++] = argv[i];
+    }
+    cargv[k++] = "--output-format=csv";
+    cargv[k++] = "--json";
+    cargv[k++] = json;
+    cargv[k] = NULL;
+    int rc = 0;
+    for (size_t r = 0; r < nchild && rc == 0; r++) {
+        fprintf(stderr, "bench: calibration run %zu of %d (a separate process)\n", r + 1,
+                c->calibrate);
+        if (bench__run_self(cargv, msg, sizeof msg) != 0 ||
+            bench__saved_load(json, &runs[r], msg, sizeof msg) != 0) {
+            fprintf(stderr, "bench: calibration run %zu failed: %s\n", r + 1, msg);
+            rc = -1;
+            break;
+        }
+        unlink(json);
+    }
+    fprintf(stderr, "bench: calibration run %d of %d (this process)\n", c->calibrate,
+            c->calibrate);
+    unlink(json);
+    rmdir(dir);
+    free(cargv);
+    if (rc != 0) {
+        for (size_t r = 0; r < nchild; r++)
+            bench__saved_destroy(&runs[r]);
+        free(runs);
+        return -1;
+    }
+    *out = runs;
+    *nout = nchild;
+    return 0;
+}
+
+static int check_combinations(const cli *c)
+{
+    if (c->load_baseline && !c->baseline) {
+        fprintf(stderr, "bench: --load-baseline needs --baseline OLD to compare with\n");
+        return -1;
+    }
+    if (c->load_baseline && (c->save_baseline || c->calibrate)) {
+        fprintf(stderr, "bench: --load-baseline runs nothing, so it cannot be combined with "
+                        "--save-baseline or --calibrate\n");
+        return -1;
+    }
+    if (c->calibrate && !c->save_baseline) {
+        fprintf(stderr, "bench: --calibrate needs --save-baseline NAME to store the noise in\n");
+        return -1;
+    }
+    return 0;
+}
+
 int bench_main(int argc, char **argv)
 {
     cli c;
@@ -336,34 +728,53 @@ int bench_main(int argc, char **argv)
     c.run.confidence_level = 0.95;
     c.run.seed = 1;
     c.color = -1;
-    if (parse_args(&c, argc, argv) != 0)
+    c.cmp.significance_level = 0.05;
+    c.cmp.noise_threshold = BENCH__DEFAULT_NOISE_THRESHOLD;
+    c.cmp.default_run_noise = BENCH__DEFAULT_RUN_NOISE;
+    if (parse_args(&c, argc, argv) != 0 || check_combinations(&c) != 0)
         return BENCH_EXIT_USAGE;
     if (c.help) {
         fputs(usage_text, stdout);
-        return BENCH_EXIT_OK;
+        return finish_stdout(BENCH_EXIT_OK);
     }
     if (c.version) {
         printf("bench (harness) %s\n", bench_version());
-        return BENCH_EXIT_OK;
+        return finish_stdout(BENCH_EXIT_OK);
     }
+    if (c.context) {
+        bench__context ctx;
+        bench__context_collect(&ctx, &c.run);
+        bench__context_print(stdout, &ctx);
+        return finish_stdout(BENCH_EXIT_OK);
+    }
+    if (c.load_baseline)
+        return compare_files(&c);
 
     bench__instance *all = NULL;
     size_t n = 0;
-    char msg[512] = "";
+    char msg[1024] = "";
     int rc = bench__registry_list(&all, &n, msg, sizeof msg);
     if (rc != 0) {
         fprintf(stderr, "bench: %s\n", msg[0] ? msg : bench__strerror(rc));
         return BENCH_EXIT_USAGE;
     }
     bool *selected = calloc(n ? n : 1, sizeof *selected);
-    if (!selected) {
-        free(all);
-        fprintf(stderr, "bench: out of memory\n");
-        return BENCH_EXIT_USAGE;
-    }
+    const char **ids = calloc(n ? n : 1, sizeof *ids);
     int exit_code = BENCH_EXIT_OK;
     bench__result *results = NULL;
-    if (select_instances(&c, all, n, selected) != 0) {
+    bench__change *changes = NULL;
+    bench__side *old_sides = NULL;
+    bench__saved old, *cal = NULL;
+    size_t ncal = 0;
+    memset(&old, 0, sizeof old);
+    if (!selected || !ids) {
+        fprintf(stderr, "bench: out of memory\n");
+        exit_code = BENCH_EXIT_USAGE;
+        goto out;
+    }
+    for (size_t i = 0; i < n; i++)
+        ids[i] = all[i].id;
+    if (select_ids(&c, ids, n, selected) != 0) {
         exit_code = BENCH_EXIT_USAGE;
         goto out;
     }
@@ -383,12 +794,45 @@ int bench_main(int argc, char **argv)
         for (size_t i = 0; i < n; i++)
             if (selected[i])
                 printf("%s\n", all[i].id);
+        exit_code = finish_stdout(BENCH_EXIT_OK);
         goto out;
     }
 
+    /* A comparison is checked before anything runs: a missing or broken baseline, or one
+     * without some selected benchmark, fails fast. */
+    if (c.baseline) {
+        if (load_named(&c, c.baseline, &old) != 0) {
+            exit_code = BENCH_EXIT_USAGE;
+            goto out;
+        }
+        for (size_t i = 0; i < n && !c.lenient; i++) {
+            const bench__entry *e = selected[i] ? bench__saved_find(&old, all[i].id) : NULL;
+            if (selected[i] && (!e || e->status != BENCH__OK)) {
+                fprintf(stderr, "bench: baseline '%s' has no measurement of '%s' (use "
+                                "--baseline-lenient to skip such benchmarks)\n",
+                        c.baseline, all[i].id);
+                exit_code = BENCH_EXIT_USAGE;
+                goto out;
+            }
+        }
+    }
+
     c.run.progress = isatty(STDERR_FILENO) && c.format == BENCH__FMT_PRETTY;
+    bool color = use_color(c.color);
     bench__context ctx;
     bench__context_collect(&ctx, &c.run);
+    for (size_t i = 0; i < ctx.nwarnings; i++)
+        fprintf(stderr, "bench: warning: %s\n", ctx.warnings[i]);
+    if (c.baseline) {
+        bench__context_id now;
+        bench__context_id_from(&now, &ctx);
+        warn_context(&now, &old.ctx, c.baseline);
+    }
+    if (c.calibrate && calibration_runs(&c, argc, argv, &cal, &ncal) != 0) {
+        exit_code = BENCH_EXIT_FAILED;
+        goto out;
+    }
+
     bench__reporter rep;
     switch (c.format) {
     case BENCH__FMT_JSON:
@@ -401,11 +845,13 @@ int bench_main(int argc, char **argv)
         bench__reporter_markdown(&rep, stdout);
         break;
     default:
-        bench__reporter_pretty(&rep, stdout, use_color(c.color));
+        bench__reporter_pretty(&rep, stdout, color);
         break;
     }
     results = calloc(nsel, sizeof *results);
-    if (!results) {
+    changes = calloc(nsel, sizeof *changes);
+    old_sides = calloc(nsel, sizeof *old_sides);
+    if (!results || !changes || !old_sides) {
         fprintf(stderr, "bench: out of memory\n");
         exit_code = BENCH_EXIT_USAGE;
         goto out;
@@ -416,17 +862,63 @@ int bench_main(int argc, char **argv)
     for (size_t i = 0; i < n; i++) {
         if (!selected[i])
             continue;
-        bench__run_instance(&all[i], &c.run, &results[k]);
-        rep.result(&rep, &results[k]);
-        if (results[k].status == BENCH__FAILED) {
-            fprintf(stderr, "bench: benchmark '%s' failed: %s\n", all[i].id, results[k].message);
+        bench__result *r = &results[k];
+        bench__run_instance(&all[i], &c.run, r);
+        const bench__entry *e = c.baseline ? bench__saved_find(&old, all[i].id) : NULL;
+        changes[k].verdict = BENCH__V_INCOMPARABLE;
+        if (e && e->status == BENCH__OK && r->status == BENCH__OK &&
+            side_from_entry(&c, e, &old_sides[k]) == 0) {
+            bench__side cur;
+            side_from_result(&c, r, &cur);
+            bench__compare_one(&old_sides[k], &cur, &c.cmp, &changes[k]);
+            r->change = &changes[k];
+        }
+        rep.result(&rep, r);
+        if (r->change && c.format == BENCH__FMT_PRETTY)
+            bench__print_change_line(stdout, r->change, color);
+        if (r->status == BENCH__FAILED) {
+            fprintf(stderr, "bench: benchmark '%s' failed: %s\n", all[i].id, r->message);
             exit_code = BENCH_EXIT_FAILED;
         }
         k++;
     }
-    if (rep.end(&rep, &ctx, results, k) != 0) {
+    if (cal)
+        bench__noise_from_runs(results, k, cal, ncal);
+
+    /* Final verdicts need every p-value (Holm's correction over the whole comparison). */
+    size_t m = 0;
+    if (c.baseline) {
+        bench__side *a = calloc(k ? k : 1, sizeof *a), *b = calloc(k ? k : 1, sizeof *b);
+        bench__change *ch = calloc(k ? k : 1, sizeof *ch);
+        const char **cids = calloc(k ? k : 1, sizeof *cids);
+        size_t *map = calloc(k ? k : 1, sizeof *map);
+        if (a && b && ch && cids && map) {
+            for (size_t i = 0; i < k; i++)
+                if (results[i].change) {
+                    a[m] = old_sides[i];
+                    side_from_result(&c, &results[i], &b[m]);
+                    cids[m] = results[i].inst->id;
+                    map[m++] = i;
+                }
+            if (bench__compare_all(a, b, m, &c.cmp, ch) == 0) {
+                for (size_t j = 0; j < m; j++)
+                    changes[map[j]] = ch[j];
+                FILE *o = c.format == BENCH__FMT_PRETTY ? stdout : stderr;
+                bench__print_compare_summary(o, c.baseline, cids, ch, m, &c.cmp,
+                                             o == stdout ? color : isatty(STDERR_FILENO));
+                if (exit_code == BENCH_EXIT_OK)
+                    exit_code = compare_exit(&c, ch, m);
+            }
+        }
+        free(a);
+        free(b);
+        free(ch);
+        free(cids);
+        free(map);
+    }
+    if (rep.end(&rep, &ctx, results, k) != 0 || fflush(stdout) != 0 || ferror(stdout)) {
         fprintf(stderr, "bench: writing the report to stdout failed\n");
-        exit_code = BENCH_EXIT_USAGE;
+        exit_code = exit_code == BENCH_EXIT_OK ? BENCH_EXIT_USAGE : exit_code;
     }
     if (c.json_path &&
         bench__json_write_file(c.json_path, &ctx, results, k, msg, sizeof msg) != 0) {
@@ -434,10 +926,19 @@ int bench_main(int argc, char **argv)
         if (exit_code == BENCH_EXIT_OK)
             exit_code = BENCH_EXIT_USAGE;
     }
+    if (c.save_baseline && save_named(&c, &ctx, results, k) != 0 && exit_code == BENCH_EXIT_OK)
+        exit_code = BENCH_EXIT_USAGE;
     for (size_t i = 0; i < k; i++)
         bench__result_destroy(&results[i]);
 out:
+    for (size_t r = 0; cal && r < ncal; r++)
+        bench__saved_destroy(&cal[r]);
+    free(cal);
+    bench__saved_destroy(&old);
+    free(old_sides);
+    free(changes);
     free(results);
+    free(ids);
     free(selected);
     free(all);
     return exit_code;

@@ -1,6 +1,7 @@
 /*
  * context.c: facts about the run that travel with every result (harness version, time, host,
- * OS, CPUs, compiler, clock calibration, statistics settings).
+ * compiler, clock calibration, statistics settings), the system part gathered by sysinfo.c,
+ * and the human listing printed by --context.
  */
 #include <string.h>
 #include <sys/utsname.h>
@@ -11,6 +12,9 @@
 
 #ifndef HARNESS_BUILD_TYPE
 #define HARNESS_BUILD_TYPE "unknown"
+#endif
+#ifndef HARNESS_C_FLAGS
+#define HARNESS_C_FLAGS ""
 #endif
 
 void bench__context_collect(bench__context *c, const bench__run_options *opt)
@@ -35,10 +39,65 @@ void bench__context_collect(bench__context *c, const bench__run_options *opt)
 #else
     c->compiler = "unknown";
 #endif
+    c->compiler_flags = HARNESS_C_FLAGS;
     c->build_type = HARNESS_BUILD_TYPE;
     c->clock = bench__clock_calibrate();
     c->seed = opt->seed;
     c->nresamples = opt->nresamples;
     c->confidence_level = opt->confidence_level;
     c->quick = opt->is_quick;
+    bench__sysinfo_collect(c);
+}
+
+void bench__context_id_from(bench__context_id *id, const bench__context *c)
+{
+    memset(id, 0, sizeof *id);
+    bench__msg(id->cpu_brand, sizeof id->cpu_brand, "%s", c->cpu.brand);
+    id->cores = c->cpu.cores;
+    id->threads = c->cpu.threads;
+    bench__msg(id->compiler, sizeof id->compiler, "%s", c->compiler);
+    bench__msg(id->compiler_flags, sizeof id->compiler_flags, "%s", c->compiler_flags);
+    bench__msg(id->build_type, sizeof id->build_type, "%s", c->build_type);
+    bench__msg(id->hostname, sizeof id->hostname, "%s", c->hostname);
+    bench__msg(id->timestamp, sizeof id->timestamp, "%s", c->timestamp);
+    bench__msg(id->git_revision, sizeof id->git_revision, "%s", c->git_revision);
+}
+
+static const char *or_unknown(const char *s)
+{
+    return s && s[0] ? s : "unknown";
+}
+
+void bench__context_print(FILE *o, const bench__context *c)
+{
+    const bench__cpu *cpu = &c->cpu;
+    fprintf(o, "harness      %s\n", c->harness_version);
+    fprintf(o, "time         %s\n", c->timestamp);
+    fprintf(o, "host         %s\n", or_unknown(c->hostname));
+    fprintf(o, "os           %s (%s)\n", or_unknown(c->os_name), or_unknown(c->os));
+    fprintf(o, "cpu          %s (%s)\n", or_unknown(cpu->brand), or_unknown(cpu->vendor));
+    fprintf(o, "             family %d, model %d, stepping %d\n", cpu->family, cpu->model,
+            cpu->stepping);
+    fprintf(o, "             %d cores, %d threads; %ld CPUs online\n", cpu->cores, cpu->threads,
+            c->ncpus);
+    fprintf(o, "caches       L1d %d KiB, L2 %d KiB, L3 %d KiB\n", cpu->l1d_kib, cpu->l2_kib,
+            cpu->l3_kib);
+    fprintf(o, "simd         %s\n", or_unknown(cpu->features));
+    fprintf(o, "cpu facts    from %s\n", cpu->source);
+    if (c->memory_bytes > 0)
+        fprintf(o, "memory       %.1f GiB\n", c->memory_bytes / (1024.0 * 1024.0 * 1024.0));
+    fprintf(o, "governor     %s\n", or_unknown(c->governor));
+    fprintf(o, "boost        %s\n", or_unknown(c->boost));
+    if (c->loadavg[0] >= 0)
+        fprintf(o, "load         %.2f %.2f %.2f\n", c->loadavg[0], c->loadavg[1],
+                c->loadavg[2]);
+    fprintf(o, "compiler     %s\n", or_unknown(c->compiler));
+    fprintf(o, "flags        %s\n", or_unknown(c->compiler_flags));
+    fprintf(o, "build type   %s\n", or_unknown(c->build_type));
+    fprintf(o, "git          %s\n", or_unknown(c->git_revision));
+    fprintf(o, "clock        %s: %.1f ns per read, resolution %.1f ns, min sample %.1f \xc2\xb5s\n",
+            c->clock->name, c->clock->cost_ns, c->clock->resolution_ns,
+            c->clock->min_sample_ns / 1e3);
+    for (size_t i = 0; i < c->nwarnings; i++)
+        fprintf(o, "warning      %s\n", c->warnings[i]);
 }

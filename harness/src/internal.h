@@ -135,6 +135,13 @@ typedef enum bench__status {
     BENCH__FAILED,
 } bench__status;
 
+/** Between-run noise of a benchmark, measured by calibration (--calibrate). */
+typedef struct bench__noise {
+    int runs;        /* separate processes measured; 0: not calibrated */
+    double log_mean; /* mean over the runs of ln(median ns per iteration) */
+    double log_sd;   /* sample standard deviation of those logs */
+} bench__noise;
+
 /** Everything measured and estimated for one benchmark instance. */
 typedef struct bench__result {
     const bench__instance *inst;
@@ -154,6 +161,8 @@ typedef struct bench__result {
     bench__outliers outliers;
     size_t nresamples;
     double confidence_level;
+    bench__noise noise;     /* set by calibration; saved with baselines */
+    const struct bench__change *change; /* comparison with the baseline, when there is one */
 } bench__result;
 
 /** Frees what a result owns (not the struct itself); safe on a zeroed result. */
@@ -175,21 +184,76 @@ void bench__crash_set_current(const char *id);
 
 /* ---- run context and reporters ---- */
 
+/** The CPU as the system context records it; -1 or "" where unknown. */
+typedef struct bench__cpu {
+    char vendor[32];
+    char brand[128];
+    int family;       /* CPUID family, extended family included */
+    int model;        /* CPUID model, extended model included */
+    int stepping;
+    int cores;        /* physical cores */
+    int threads;      /* logical CPUs */
+    int l1d_kib;      /* L1 data cache, KiB per core */
+    int l2_kib;       /* L2 cache, KiB */
+    int l3_kib;       /* L3 cache, KiB */
+    char features[256]; /* SIMD features present, space-separated (sse2 ... avx512f) */
+    const char *source; /* where the facts came from */
+} bench__cpu;
+
+#define BENCH__MAX_WARNINGS 8
+
 /** Facts about the run that go with every result. */
 typedef struct bench__context {
     const char *harness_version;
     char timestamp[32]; /* ISO 8601 UTC */
     char hostname[256];
     char os[256];       /* uname: sysname release machine */
+    char os_name[128];  /* /etc/os-release PRETTY_NAME */
+    char kernel[128];   /* uname: sysname release */
     long ncpus;         /* online CPUs */
+    double memory_bytes; /* physical memory, bytes; -1 unknown */
+    char governor[32];  /* cpufreq scaling governor of cpu0; "" unknown */
+    char boost[8];      /* "on", "off" or "" unknown */
+    double loadavg[3];  /* 1, 5, 15 minute load averages; -1 unknown */
+    char git_revision[64]; /* of the working directory's checkout; "" outside one */
+    bench__cpu cpu;
     const char *compiler;
+    const char *compiler_flags;
     const char *build_type;
     const bench__clock_info *clock;
     uint64_t seed;
     size_t nresamples;
     double confidence_level;
     bool quick;
+    size_t nwarnings;
+    char warnings[BENCH__MAX_WARNINGS][256]; /* the machine is set up for noise: what and fix */
 } bench__context;
+
+/** The facts that identify a machine and build, compared between two runs. */
+typedef struct bench__context_id {
+    char cpu_brand[128];
+    long cores;   /* -1 unknown */
+    long threads; /* -1 unknown */
+    char compiler[128];
+    char compiler_flags[256];
+    char build_type[32];
+    char hostname[256];
+    char timestamp[32];
+    char git_revision[64];
+} bench__context_id;
+
+/** Fills the OS, CPU, git and noise-warning parts of the context (sysinfo.c). */
+void bench__sysinfo_collect(bench__context *c);
+/** The identity part of a live context. */
+void bench__context_id_from(bench__context_id *id, const bench__context *c);
+/**
+ * Writes "what 'now' vs 'then'" for each identity fact that differs into out; returns whether
+ * any differs. Unknown facts are not compared.
+ */
+bool bench__context_differences(const bench__context_id *now, const bench__context_id *then,
+                                char *out, size_t len);
+/** Prints the context for people (--context). */
+void bench__context_print(FILE *out, const bench__context *c);
 
 /** Fills the run context. */
 void bench__context_collect(bench__context *c, const bench__run_options *opt);
@@ -224,6 +288,68 @@ void bench__reporter_json(bench__reporter *rep, FILE *out);
  */
 int bench__json_write_file(const char *path, const bench__context *ctx, const bench__result *all,
                            size_t n, char *msg, size_t msglen);
+
+/* ---- saved runs: baselines and results files ---- */
+
+/** One benchmark read back from a file. */
+typedef struct bench__entry {
+    char id[256];
+    bench__status status;
+    size_t nsamples;
+    double *iters;     /* per sample: iterations */
+    double *totals_ns; /* per sample: total ns */
+    uint64_t bytes_per_iter;
+    uint64_t elements_per_iter;
+    bench__noise noise;
+} bench__entry;
+
+/** A results or baseline file, validated. Entries are sorted by id and unique. */
+typedef struct bench__saved {
+    bench__context_id ctx;
+    size_t n;
+    bench__entry *entries;
+} bench__saved;
+
+/** Largest file the loader reads, in bytes, and the most entries and samples it accepts. */
+#define BENCH__MAX_FILE_BYTES (16u * 1024 * 1024)
+#define BENCH__MAX_ENTRIES 100000
+#define BENCH__MAX_SAMPLES 100000
+
+/**
+ * Reads and validates a results or baseline file. Returns 0; BENCH_EIO when the file cannot be
+ * read (msg says why, e.g. it does not exist); BENCH_EINVAL when its content is not a valid
+ * file of schema_version 1 (msg names the file, the JSON path and what is wrong); BENCH_ENOMEM.
+ * On failure *out is empty. Never crashes on hostile input; allocation is bounded by the limits.
+ */
+int bench__saved_load(const char *path, bench__saved *out, char *msg, size_t msglen);
+/** Frees what a saved run owns; safe on a zeroed one. */
+void bench__saved_destroy(bench__saved *s);
+/** The entry with this id, or NULL. */
+const bench__entry *bench__saved_find(const bench__saved *s, const char *id);
+
+/**
+ * Saves results as the baseline at `path`: entries of an existing valid file whose ids are not
+ * in `all` are kept; the others are replaced. Atomic like bench__json_write_file. Refuses to
+ * replace an existing file that is not a valid baseline (BENCH_EINVAL, message names it).
+ */
+int bench__baseline_save(const char *path, const bench__context *ctx, const bench__result *all,
+                         size_t n, char *msg, size_t msglen);
+
+/* ---- calibration (calibrate.c) ---- */
+
+/**
+ * Runs this program (/proc/self/exe) with argv, stdout discarded, and waits. Returns 0 when it
+ * exited 0, else BENCH_EIO with the reason in msg.
+ */
+int bench__run_self(char *const *argv, char *msg, size_t msglen);
+/** Median ns per iteration of a saved entry's samples. */
+double bench__entry_median(const bench__entry *e);
+/**
+ * Sets each OK result's noise from its own median and the medians of the same id in `runs`
+ * (separate processes): the mean and sd of the natural logs over all of them.
+ */
+void bench__noise_from_runs(bench__result *results, size_t n, const bench__saved *runs,
+                            size_t nruns);
 
 /* ---- formatting shared by the text reporters ---- */
 

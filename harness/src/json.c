@@ -1,8 +1,11 @@
 /*
- * json.c: results as JSON (schema in docs/results-format.md). The only file that includes cJSON.
+ * json.c: results and baselines as JSON (docs/results-format.md, docs/results.schema.json). The
+ * only file that includes cJSON.
  *
  * Files are written atomically: a temporary file in the target's directory, fsync, rename, then
  * fsync of the directory, so an interrupted or failed write never damages the previous file.
+ * Files are read defensively: size, nesting, types, ranges and array lengths are checked before
+ * anything is allocated from them, and every rejection names the file and the JSON path.
  */
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -14,6 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "compare.h"
 #include "internal.h"
 
 #define RESULTS_SCHEMA_VERSION 1
@@ -46,8 +50,30 @@ static cJSON *context_json(const bench__context *c)
     cJSON_AddStringToObject(o, "timestamp", c->timestamp);
     cJSON_AddStringToObject(o, "hostname", c->hostname);
     cJSON_AddStringToObject(o, "os", c->os);
+    cJSON_AddStringToObject(o, "os_name", c->os_name);
+    cJSON_AddStringToObject(o, "kernel", c->kernel);
     cJSON_AddNumberToObject(o, "ncpus", (double)c->ncpus);
+    cJSON_AddNumberToObject(o, "memory_bytes", c->memory_bytes);
+    cJSON_AddStringToObject(o, "governor", c->governor);
+    cJSON_AddStringToObject(o, "boost", c->boost);
+    cJSON_AddItemToObject(o, "loadavg", number_array(c->loadavg, 3));
+    cJSON_AddStringToObject(o, "git_revision", c->git_revision);
+    const bench__cpu *cpu = &c->cpu;
+    cJSON *co = cJSON_AddObjectToObject(o, "cpu");
+    cJSON_AddStringToObject(co, "vendor", cpu->vendor);
+    cJSON_AddStringToObject(co, "brand", cpu->brand);
+    cJSON_AddNumberToObject(co, "family", cpu->family);
+    cJSON_AddNumberToObject(co, "model", cpu->model);
+    cJSON_AddNumberToObject(co, "stepping", cpu->stepping);
+    cJSON_AddNumberToObject(co, "cores", cpu->cores);
+    cJSON_AddNumberToObject(co, "threads", cpu->threads);
+    cJSON_AddNumberToObject(co, "l1d_kib", cpu->l1d_kib);
+    cJSON_AddNumberToObject(co, "l2_kib", cpu->l2_kib);
+    cJSON_AddNumberToObject(co, "l3_kib", cpu->l3_kib);
+    cJSON_AddStringToObject(co, "features", cpu->features);
+    cJSON_AddStringToObject(co, "source", cpu->source);
     cJSON_AddStringToObject(o, "compiler", c->compiler);
+    cJSON_AddStringToObject(o, "compiler_flags", c->compiler_flags);
     cJSON_AddStringToObject(o, "build_type", c->build_type);
     cJSON *clk = cJSON_AddObjectToObject(o, "clock");
     cJSON_AddStringToObject(clk, "name", c->clock->name);
@@ -59,6 +85,9 @@ static cJSON *context_json(const bench__context *c)
     cJSON_AddNumberToObject(st, "confidence_level", c->confidence_level);
     cJSON_AddNumberToObject(st, "seed", (double)c->seed);
     cJSON_AddBoolToObject(o, "quick", c->quick);
+    cJSON *w = cJSON_AddArrayToObject(o, "warnings");
+    for (size_t i = 0; i < c->nwarnings; i++)
+        cJSON_AddItemToArray(w, cJSON_CreateString(c->warnings[i]));
     return o;
 }
 
@@ -118,10 +147,30 @@ static cJSON *result_json(const bench__result *r)
         cJSON_AddNumberToObject(thr, "bytes_per_iteration", (double)s->bytes_per_iter);
     if (s->elements_per_iter)
         cJSON_AddNumberToObject(thr, "elements_per_iteration", (double)s->elements_per_iter);
+    if (r->change && r->change->verdict != BENCH__V_INCOMPARABLE) {
+        const bench__change *c = r->change;
+        cJSON *co = cJSON_AddObjectToObject(o, "change");
+        cJSON_AddStringToObject(co, "verdict", bench__verdict_name(c->verdict));
+        cJSON_AddNumberToObject(co, "baseline_median_ns", c->old_median);
+        cJSON_AddNumberToObject(co, "ratio", c->ratio);
+        cJSON_AddNumberToObject(co, "ratio_lower", c->ratio_lower);
+        cJSON_AddNumberToObject(co, "ratio_upper", c->ratio_upper);
+        cJSON_AddNumberToObject(co, "p_no_change", c->p_zero);
+        cJSON_AddNumberToObject(co, "p_within_threshold", c->p_threshold);
+        cJSON_AddNumberToObject(co, "p_adjusted", c->p_adjusted);
+        cJSON_AddNumberToObject(co, "run_noise", c->run_noise);
+        cJSON_AddBoolToObject(co, "calibrated", c->calibrated);
+    }
+    if (r->noise.runs > 0) {
+        cJSON *no = cJSON_AddObjectToObject(o, "noise");
+        cJSON_AddNumberToObject(no, "runs", r->noise.runs);
+        cJSON_AddNumberToObject(no, "log_median_mean", r->noise.log_mean);
+        cJSON_AddNumberToObject(no, "log_median_sd", r->noise.log_sd);
+    }
     return o;
 }
 
-static char *results_text(const bench__context *ctx, const bench__result *all, size_t n)
+static cJSON *results_root(const bench__context *ctx, const bench__result *all, size_t n)
 {
     cJSON *root = cJSON_CreateObject();
     if (!root)
@@ -132,19 +181,20 @@ static char *results_text(const bench__context *ctx, const bench__result *all, s
     cJSON *arr = cJSON_AddArrayToObject(root, "benchmarks");
     for (size_t i = 0; i < n; i++)
         cJSON_AddItemToArray(arr, result_json(&all[i]));
-    char *text = cJSON_Print(root);
+    return root;
+}
+
+static char *results_text(const bench__context *ctx, const bench__result *all, size_t n)
+{
+    cJSON *root = results_root(ctx, all, n);
+    char *text = root ? cJSON_Print(root) : NULL;
     cJSON_Delete(root);
     return text;
 }
 
-int bench__json_write_file(const char *path, const bench__context *ctx, const bench__result *all,
-                           size_t n, char *msg, size_t msglen)
+/* Writes text to path atomically: temporary file beside it, fsync, rename, fsync directory. */
+static int write_atomic(const char *path, const char *text, char *msg, size_t msglen)
 {
-    char *text = results_text(ctx, all, n);
-    if (!text) {
-        bench__msg(msg, msglen, "%s: out of memory while building JSON", path);
-        return BENCH_ENOMEM;
-    }
     char *dcopy = strdup(path);
     size_t tlen = strlen(path) + 16;
     char *tmp = malloc(tlen);
@@ -199,7 +249,477 @@ fail:
 done:
     free(tmp);
     free(dcopy);
+    return rc;
+}
+
+int bench__json_write_file(const char *path, const bench__context *ctx, const bench__result *all,
+                           size_t n, char *msg, size_t msglen)
+{
+    char *text = results_text(ctx, all, n);
+    if (!text) {
+        bench__msg(msg, msglen, "%s: out of memory while building JSON", path);
+        return BENCH_ENOMEM;
+    }
+    int rc = write_atomic(path, text, msg, msglen);
     cJSON_free(text);
+    return rc;
+}
+
+/* ---- reading, with validation ---- */
+
+typedef struct vctx {
+    const char *file;
+    char *msg;
+    size_t msglen;
+} vctx;
+
+static int verr(const vctx *v, const char *jpath, const char *what)
+{
+    bench__msg(v->msg, v->msglen, "%s: %s: %s", v->file, jpath, what);
+    return BENCH_EINVAL;
+}
+
+static const cJSON *member(const cJSON *obj, const char *key)
+{
+    return cJSON_GetObjectItemCaseSensitive(obj, key);
+}
+
+/* Copies an optional string member; a present member of another type is an error. */
+static int opt_string(const vctx *v, const cJSON *obj, const char *key, const char *jpath,
+                      char *dst, size_t len)
+{
+    const cJSON *it = member(obj, key);
+    dst[0] = '\0';
+    if (!it || cJSON_IsNull(it))
+        return 0;
+    if (!cJSON_IsString(it)) {
+        char p[128];
+        bench__msg(p, sizeof p, "%s.%s", jpath, key);
+        return verr(v, p, "expected a string");
+    }
+    bench__msg(dst, len, "%s", it->valuestring);
+    return 0;
+}
+
+static int opt_long(const vctx *v, const cJSON *obj, const char *key, const char *jpath,
+                    long *dst)
+{
+    const cJSON *it = member(obj, key);
+    *dst = -1;
+    if (!it || cJSON_IsNull(it))
+        return 0;
+    if (!cJSON_IsNumber(it) || !isfinite(it->valuedouble) || it->valuedouble < -1 ||
+        it->valuedouble > 1e9 || it->valuedouble != floor(it->valuedouble)) {
+        char p[128];
+        bench__msg(p, sizeof p, "%s.%s", jpath, key);
+        return verr(v, p, "expected an integer in [-1, 1e9]");
+    }
+    *dst = (long)it->valuedouble;
+    return 0;
+}
+
+static int load_context(const vctx *v, const cJSON *ctx, bench__context_id *id)
+{
+    memset(id, 0, sizeof *id);
+    id->cores = id->threads = -1;
+    if (!ctx)
+        return 0;
+    if (!cJSON_IsObject(ctx))
+        return verr(v, "context", "expected an object");
+    int rc = 0;
+    const cJSON *cpu = member(ctx, "cpu");
+    if (cpu && !cJSON_IsObject(cpu))
+        return verr(v, "context.cpu", "expected an object");
+    if (cpu) {
+        if ((rc = opt_string(v, cpu, "brand", "context.cpu", id->cpu_brand,
+                             sizeof id->cpu_brand)) ||
+            (rc = opt_long(v, cpu, "cores", "context.cpu", &id->cores)) ||
+            (rc = opt_long(v, cpu, "threads", "context.cpu", &id->threads)))
+            return rc;
+    }
+    if ((rc = opt_string(v, ctx, "compiler", "context", id->compiler, sizeof id->compiler)) ||
+        (rc = opt_string(v, ctx, "compiler_flags", "context", id->compiler_flags,
+                         sizeof id->compiler_flags)) ||
+        (rc = opt_string(v, ctx, "build_type", "context", id->build_type,
+                         sizeof id->build_type)) ||
+        (rc = opt_string(v, ctx, "hostname", "context", id->hostname, sizeof id->hostname)) ||
+        (rc = opt_string(v, ctx, "timestamp", "context", id->timestamp,
+                         sizeof id->timestamp)) ||
+        (rc = opt_string(v, ctx, "git_revision", "context", id->git_revision,
+                         sizeof id->git_revision)))
+        return rc;
+    return 0;
+}
+
+/* Ids are data: printable ASCII only, 1..255 bytes. */
+static bool valid_id(const char *s)
+{
+    size_t n = strlen(s);
+    if (n == 0 || n > 255)
+        return false;
+    for (; *s; s++)
+        if ((unsigned char)*s < 0x20 || (unsigned char)*s > 0x7e)
+            return false;
+    return true;
+}
+
+static int load_samples(const vctx *v, const cJSON *b, const char *jp, bench__entry *e)
+{
+    char p[96];
+    const cJSON *samples = member(b, "samples");
+    bench__msg(p, sizeof p, "%s.samples", jp);
+    if (!cJSON_IsObject(samples))
+        return verr(v, p, "missing or not an object");
+    const cJSON *it = member(samples, "iterations"), *tot = member(samples, "totals_ns");
+    bench__msg(p, sizeof p, "%s.samples.iterations", jp);
+    if (!cJSON_IsArray(it))
+        return verr(v, p, "missing or not an array");
+    bench__msg(p, sizeof p, "%s.samples.totals_ns", jp);
+    if (!cJSON_IsArray(tot))
+        return verr(v, p, "missing or not an array");
+    int n = cJSON_GetArraySize(it);
+    if (n < 1 || n > BENCH__MAX_SAMPLES) {
+        bench__msg(p, sizeof p, "%s.samples.iterations", jp);
+        return verr(v, p, "expected 1 to 100000 samples");
+    }
+    if (cJSON_GetArraySize(tot) != n) {
+        bench__msg(p, sizeof p, "%s.samples", jp);
+        return verr(v, p, "iterations and totals_ns differ in length");
+    }
+    e->iters = malloc((size_t)n * sizeof *e->iters);
+    e->totals_ns = malloc((size_t)n * sizeof *e->totals_ns);
+    if (!e->iters || !e->totals_ns) {
+        bench__msg(v->msg, v->msglen, "%s: out of memory", v->file);
+        return BENCH_ENOMEM;
+    }
+    int i = 0;
+    const cJSON *x;
+    cJSON_ArrayForEach(x, it) {
+        double d = cJSON_IsNumber(x) ? x->valuedouble : NAN;
+        if (!isfinite(d) || d < 1 || d > 9007199254740992.0 || d != floor(d)) {
+            bench__msg(p, sizeof p, "%s.samples.iterations[%d]", jp, i);
+            return verr(v, p, "expected an integer in [1, 2^53]");
+        }
+        e->iters[i++] = d;
+    }
+    i = 0;
+    cJSON_ArrayForEach(x, tot) {
+        double d = cJSON_IsNumber(x) ? x->valuedouble : NAN;
+        if (!isfinite(d) || d < 0 || d > 1e18) {
+            bench__msg(p, sizeof p, "%s.samples.totals_ns[%d]", jp, i);
+            return verr(v, p, "expected a finite number of ns in [0, 1e18]");
+        }
+        e->totals_ns[i++] = d;
+    }
+    e->nsamples = (size_t)n;
+    return 0;
+}
+
+static int load_u64(const vctx *v, const cJSON *obj, const char *key, const char *jp,
+                    uint64_t *dst)
+{
+    const cJSON *x = member(obj, key);
+    *dst = 0;
+    if (!x)
+        return 0;
+    if (!cJSON_IsNumber(x) || !isfinite(x->valuedouble) || x->valuedouble < 0 ||
+        x->valuedouble > 9007199254740992.0 || x->valuedouble != floor(x->valuedouble)) {
+        char p[128];
+        bench__msg(p, sizeof p, "%s.%s", jp, key);
+        return verr(v, p, "expected an integer in [0, 2^53]");
+    }
+    *dst = (uint64_t)x->valuedouble;
+    return 0;
+}
+
+static int load_entry(const vctx *v, const cJSON *b, int index, bench__entry *e)
+{
+    char jp[48], p[96];
+    bench__msg(jp, sizeof jp, "benchmarks[%d]", index);
+    if (!cJSON_IsObject(b))
+        return verr(v, jp, "expected an object");
+    const cJSON *id = member(b, "id");
+    bench__msg(p, sizeof p, "%s.id", jp);
+    if (!cJSON_IsString(id) || !valid_id(id->valuestring))
+        return verr(v, p, "expected a string of 1 to 255 printable ASCII characters");
+    bench__msg(e->id, sizeof e->id, "%s", id->valuestring);
+    const cJSON *st = member(b, "status");
+    bench__msg(p, sizeof p, "%s.status", jp);
+    if (!cJSON_IsString(st))
+        return verr(v, p, "expected \"ok\", \"skipped\" or \"failed\"");
+    if (strcmp(st->valuestring, "ok") == 0)
+        e->status = BENCH__OK;
+    else if (strcmp(st->valuestring, "skipped") == 0)
+        e->status = BENCH__SKIPPED;
+    else if (strcmp(st->valuestring, "failed") == 0)
+        e->status = BENCH__FAILED;
+    else
+        return verr(v, p, "expected \"ok\", \"skipped\" or \"failed\"");
+    if (e->status != BENCH__OK)
+        return 0;
+    int rc = load_samples(v, b, jp, e);
+    if (rc)
+        return rc;
+    const cJSON *thr = member(b, "throughput");
+    if (thr) {
+        bench__msg(p, sizeof p, "%s.throughput", jp);
+        if (!cJSON_IsObject(thr))
+            return verr(v, p, "expected an object");
+        if ((rc = load_u64(v, thr, "bytes_per_iteration", p, &e->bytes_per_iter)) ||
+            (rc = load_u64(v, thr, "elements_per_iteration", p, &e->elements_per_iter)))
+            return rc;
+    }
+    const cJSON *no = member(b, "noise");
+    if (no) {
+        bench__msg(p, sizeof p, "%s.noise", jp);
+        if (!cJSON_IsObject(no))
+            return verr(v, p, "expected an object");
+        const cJSON *runs = member(no, "runs"), *m = member(no, "log_median_mean"),
+                    *sd = member(no, "log_median_sd");
+        if (!cJSON_IsNumber(runs) || !(runs->valuedouble >= 2 && runs->valuedouble <= 10000) ||
+            runs->valuedouble != floor(runs->valuedouble))
+            return verr(v, p, "runs: expected an integer in [2, 10000]");
+        if (!cJSON_IsNumber(m) || !isfinite(m->valuedouble) || fabs(m->valuedouble) > 100)
+            return verr(v, p, "log_median_mean: expected a finite number");
+        if (!cJSON_IsNumber(sd) || !isfinite(sd->valuedouble) || sd->valuedouble < 0 ||
+            sd->valuedouble > 10)
+            return verr(v, p, "log_median_sd: expected a number in [0, 10]");
+        e->noise.runs = (int)runs->valuedouble;
+        e->noise.log_mean = m->valuedouble;
+        e->noise.log_sd = sd->valuedouble;
+    }
+    return 0;
+}
+
+static int cmp_entry(const void *a, const void *b)
+{
+    return strcmp(((const bench__entry *)a)->id, ((const bench__entry *)b)->id);
+}
+
+void bench__saved_destroy(bench__saved *s)
+{
+    for (size_t i = 0; s->entries && i < s->n; i++) {
+        free(s->entries[i].iters);
+        free(s->entries[i].totals_ns);
+    }
+    free(s->entries);
+    memset(s, 0, sizeof *s);
+}
+
+const bench__entry *bench__saved_find(const bench__saved *s, const char *id)
+{
+    bench__entry key;
+    bench__msg(key.id, sizeof key.id, "%s", id);
+    return s->n ? bsearch(&key, s->entries, s->n, sizeof key, cmp_entry) : NULL;
+}
+
+/* Reads a whole file of at most BENCH__MAX_FILE_BYTES; *text is NUL-terminated. */
+static int read_file(const char *path, char **text, size_t *len, char *msg, size_t msglen)
+{
+    *text = NULL;
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        bench__msg(msg, msglen, "%s: cannot open: %s", path, strerror(errno));
+        return BENCH_EIO;
+    }
+    struct stat st;
+    if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
+        bench__msg(msg, msglen, "%s: not a regular file", path);
+        fclose(f);
+        return BENCH_EIO;
+    }
+    if ((unsigned long long)st.st_size > BENCH__MAX_FILE_BYTES) {
+        bench__msg(msg, msglen, "%s: %lld bytes is over the %u-byte limit for a results file",
+                   path, (long long)st.st_size, BENCH__MAX_FILE_BYTES);
+        fclose(f);
+        return BENCH_EINVAL;
+    }
+    char *buf = malloc((size_t)st.st_size + 1);
+    if (!buf) {
+        fclose(f);
+        bench__msg(msg, msglen, "%s: out of memory", path);
+        return BENCH_ENOMEM;
+    }
+    size_t n = fread(buf, 1, (size_t)st.st_size, f);
+    int err = ferror(f);
+    fclose(f);
+    if (err) {
+        free(buf);
+        bench__msg(msg, msglen, "%s: read failed", path);
+        return BENCH_EIO;
+    }
+    buf[n] = '\0';
+    *text = buf;
+    *len = n;
+    return 0;
+}
+
+/* Parses and validates text into out; root receives the parsed tree when wanted. */
+static int parse_saved(const char *path, const char *text, size_t len, bench__saved *out,
+                       cJSON **root_out, char *msg, size_t msglen)
+{
+    vctx v = {path, msg, msglen};
+    memset(out, 0, sizeof *out);
+    if (memchr(text, '\0', len))
+        return verr(&v, "$", "the file contains a NUL byte: not a JSON text");
+    const char *end = NULL;
+    cJSON *root = cJSON_ParseWithLengthOpts(text, len, &end, false);
+    if (!root) {
+        const char *at = cJSON_GetErrorPtr();
+        long off = at && at >= text && at <= text + len ? (long)(at - text) : -1;
+        bench__msg(msg, msglen, "%s: not valid JSON (or nested deeper than %d levels) near "
+                                "byte %ld", path, CJSON_NESTING_LIMIT, off);
+        return BENCH_EINVAL;
+    }
+    for (; end && *end; end++)
+        if (*end != ' ' && *end != '\n' && *end != '\t' && *end != '\r') {
+            cJSON_Delete(root);
+            bench__msg(msg, msglen, "%s: unexpected text after the JSON value at byte %ld", path,
+                       (long)(end - text));
+            return BENCH_EINVAL;
+        }
+    int rc = 0;
+    const cJSON *ver = member(root, "schema_version");
+    const cJSON *arr = member(root, "benchmarks");
+    if (!cJSON_IsObject(root))
+        rc = verr(&v, "$", "expected an object");
+    else if (!cJSON_IsNumber(ver))
+        rc = verr(&v, "schema_version", "missing or not a number");
+    else if (ver->valuedouble != RESULTS_SCHEMA_VERSION) {
+        char what[96];
+        bench__msg(what, sizeof what, "version %g is not supported (this program reads %d)",
+                   ver->valuedouble, RESULTS_SCHEMA_VERSION);
+        rc = verr(&v, "schema_version", what);
+    } else if (!cJSON_IsArray(arr))
+        rc = verr(&v, "benchmarks", "missing or not an array");
+    else if (cJSON_GetArraySize(arr) > BENCH__MAX_ENTRIES)
+        rc = verr(&v, "benchmarks", "more than 100000 entries");
+    if (!rc)
+        rc = load_context(&v, member(root, "context"), &out->ctx);
+    if (!rc) {
+        size_t n = (size_t)cJSON_GetArraySize(arr);
+        out->entries = calloc(n ? n : 1, sizeof *out->entries);
+        if (!out->entries) {
+            bench__msg(msg, msglen, "%s: out of memory", path);
+            rc = BENCH_ENOMEM;
+        }
+        int i = 0;
+        const cJSON *b;
+        cJSON_ArrayForEach(b, arr) {
+            if (rc)
+                break;
+            out->n = (size_t)i + 1;
+            rc = load_entry(&v, b, i, &out->entries[i]);
+            i++;
+        }
+    }
+    if (!rc && out->n > 1) {
+        qsort(out->entries, out->n, sizeof *out->entries, cmp_entry);
+        for (size_t i = 1; i < out->n; i++)
+            if (strcmp(out->entries[i - 1].id, out->entries[i].id) == 0) {
+                char what[320];
+                bench__msg(what, sizeof what, "id '%s' appears more than once",
+                           out->entries[i].id);
+                rc = verr(&v, "benchmarks", what);
+                break;
+            }
+    }
+    if (rc || !root_out)
+        cJSON_Delete(root);
+    else
+        *root_out = root;
+    if (rc)
+        bench__saved_destroy(out);
+    return rc;
+}
+
+int bench__saved_load(const char *path, bench__saved *out, char *msg, size_t msglen)
+{
+    memset(out, 0, sizeof *out);
+    char *text;
+    size_t len;
+    int rc = read_file(path, &text, &len, msg, msglen);
+    if (rc)
+        return rc;
+    rc = parse_saved(path, text, len, out, NULL, msg, msglen);
+    free(text);
+    return rc;
+}
+
+static int cmp_item_id(const void *a, const void *b)
+{
+    const cJSON *x = *(const cJSON *const *)a, *y = *(const cJSON *const *)b;
+    return strcmp(member(x, "id")->valuestring, member(y, "id")->valuestring);
+}
+
+int bench__baseline_save(const char *path, const bench__context *ctx, const bench__result *all,
+                         size_t n, char *msg, size_t msglen)
+{
+    cJSON *root = results_root(ctx, all, n);
+    if (!root) {
+        bench__msg(msg, msglen, "%s: out of memory", path);
+        return BENCH_ENOMEM;
+    }
+    cJSON *arr = cJSON_GetObjectItemCaseSensitive(root, "benchmarks");
+    int rc = 0;
+    struct stat st;
+    if (stat(path, &st) == 0) {
+        /* Merge: keep the old entries that this run did not measure. */
+        char *text;
+        size_t len;
+        bench__saved old;
+        cJSON *old_root = NULL;
+        rc = read_file(path, &text, &len, msg, msglen);
+        if (!rc) {
+            rc = parse_saved(path, text, len, &old, &old_root, msg, msglen);
+            free(text);
+        }
+        if (rc) {
+            char why[512];
+            bench__msg(why, sizeof why, "%s", msg);
+            bench__msg(msg, msglen, "refusing to replace an existing file that is not a valid "
+                                    "baseline (remove it or pick another name): %s", why);
+            cJSON_Delete(root);
+            return rc;
+        }
+        cJSON *old_arr = cJSON_GetObjectItemCaseSensitive(old_root, "benchmarks");
+        cJSON *item = old_arr->child;
+        while (item) {
+            cJSON *next = item->next;
+            const char *id = member(item, "id")->valuestring;
+            bool replaced = false;
+            for (size_t i = 0; i < n && !replaced; i++)
+                replaced = strcmp(all[i].inst->id, id) == 0;
+            if (!replaced)
+                cJSON_AddItemToArray(arr, cJSON_DetachItemViaPointer(old_arr, item));
+            item = next;
+        }
+        cJSON_Delete(old_root);
+        bench__saved_destroy(&old);
+    }
+    /* Sorted by id, so a baseline's layout does not depend on what was saved when. */
+    int count = cJSON_GetArraySize(arr);
+    cJSON **items = malloc((size_t)(count ? count : 1) * sizeof *items);
+    if (!items) {
+        cJSON_Delete(root);
+        bench__msg(msg, msglen, "%s: out of memory", path);
+        return BENCH_ENOMEM;
+    }
+    int k = 0;
+    while (arr->child)
+        items[k++] = cJSON_DetachItemViaPointer(arr, arr->child);
+    qsort(items, (size_t)k, sizeof *items, cmp_item_id);
+    for (int i = 0; i < k; i++)
+        cJSON_AddItemToArray(arr, items[i]);
+    free(items);
+    char *out = cJSON_Print(root);
+    cJSON_Delete(root);
+    if (!out) {
+        bench__msg(msg, msglen, "%s: out of memory", path);
+        return BENCH_ENOMEM;
+    }
+    rc = write_atomic(path, out, msg, msglen);
+    cJSON_free(out);
     return rc;
 }
 

@@ -1,0 +1,105 @@
+/*
+ * compare.h: the change test between two runs (see compare.c for the model and the verdicts).
+ * Pure functions: no I/O, no globals.
+ */
+#ifndef HARNESS_COMPARE_H
+#define HARNESS_COMPARE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "internal.h"
+
+/*
+ * Defaults measured on the development machine (docs/comparison.md gives the numbers):
+ * between-process spread of a benchmark's median was 1-3.5% (coefficient of variation), so a
+ * change below 2% cannot be told from a change of machine state between two separate runs and
+ * is never reported as a regression; an uncalibrated benchmark is assumed to vary 1.5% (sd of
+ * ln median) from run to run.
+ */
+#define BENCH__DEFAULT_NOISE_THRESHOLD 0.02
+#define BENCH__DEFAULT_RUN_NOISE 0.015
+
+/** The smallest between-run noise the test ever assumes (sd of ln median). */
+#define BENCH__MIN_RUN_NOISE 0.001
+
+/** One side of a comparison: a run's median time per iteration and its uncertainty. */
+typedef struct bench__side {
+    double median;      /* ns per iteration */
+    double lower;       /* bootstrap CI of the median, ns */
+    double upper;
+    double se_log;      /* within-run standard error of ln(median) */
+    bench__noise noise; /* calibrated between-run noise; runs == 0 when none */
+} bench__side;
+
+typedef enum bench__verdict {
+    BENCH__V_REGRESSED = 0,
+    BENCH__V_IMPROVED,
+    BENCH__V_NO_CHANGE,
+    BENCH__V_WITHIN_NOISE,
+    BENCH__V_AMBIGUOUS,
+    BENCH__V_INCOMPARABLE, /* a side has no usable estimate (zero or failed) */
+} bench__verdict;
+
+typedef struct bench__compare_opts {
+    double significance_level; /* alpha, over the whole comparison (Holm) */
+    double noise_threshold;    /* T: smallest relative change worth reporting */
+    double default_run_noise;  /* sigma_b when the old side is not calibrated */
+} bench__compare_opts;
+
+/** The outcome for one benchmark. Ratios are new / old. */
+typedef struct bench__change {
+    bench__verdict verdict;
+    double old_median;  /* ns per iteration (the calibrated reference when calibrated) */
+    double new_median;  /* ns per iteration */
+    double ratio;       /* point estimate of new / old */
+    double ratio_lower; /* 1 - alpha interval of the ratio, run-to-run noise included */
+    double ratio_upper;
+    double log_change;  /* D = ln(new) - ln(old) */
+    double log_se;      /* standard error of D */
+    double p_zero;      /* p of H0: no change */
+    double p_threshold; /* p of H0: |change| <= noise threshold */
+    double p_adjusted;  /* p_threshold after Holm over all compared benchmarks */
+    double run_noise;   /* sigma_b used */
+    bool calibrated;    /* sigma_b came from calibration */
+} bench__change;
+
+/** A comparison side from raw samples (median and its bootstrap interval at `level`). */
+int bench__side_from_samples(const double *iters, const double *totals, size_t n,
+                             size_t nresamples, double level, uint64_t seed, bench__side *out);
+
+/** Chi-square quantile (Wilson-Hilferty approximation), p in (0,1), k > 0 degrees. */
+double bench__chi2_quantile(double p, double k);
+/** 90% upper confidence bound of the between-run sd from a calibration; NaN if runs < 2. */
+double bench__noise_upper(const bench__noise *n);
+
+/** Holm's step-down adjustment of n p-values into adjusted (same order). 0 or -1 (memory). */
+int bench__holm(const double *p, size_t n, double *adjusted);
+
+/** Compares one benchmark, without the suite-wide correction (p_adjusted = p_threshold). */
+void bench__compare_one(const bench__side *old, const bench__side *cur,
+                        const bench__compare_opts *o, bench__change *c);
+
+/** Compares n benchmarks with Holm's correction across them and classifies each. */
+int bench__compare_all(const bench__side *old, const bench__side *cur, size_t n,
+                       const bench__compare_opts *o, bench__change *out);
+
+/** "regressed", "improved", "no change", "within noise", "ambiguous", "not compared". */
+const char *bench__verdict_name(bench__verdict v);
+
+/* ---- terminal output (report_compare.c) ---- */
+
+/** Prints "change: [lo mid hi] (p = ...)" under a benchmark's result. */
+void bench__print_change_line(FILE *o, const bench__change *c, bool color);
+/** Prints the Criterion-style verdict sentence for one benchmark. */
+void bench__print_verdict(FILE *o, const bench__change *c, bool color);
+/**
+ * Prints the closing summary: every benchmark's verdict, worst first, the counts, and a warning
+ * when nearly all benchmarks moved together. ids[i] names changes[i]. 0 or -1 (memory).
+ */
+int bench__print_compare_summary(FILE *o, const char *baseline, const char *const *ids,
+                                 const bench__change *changes, size_t n,
+                                 const bench__compare_opts *opt, bool color);
+
+#endif /* HARNESS_COMPARE_H */

@@ -1,0 +1,174 @@
+/*
+ * report_compare.c: how a comparison with a baseline reads in the terminal: the change line under
+ * each benchmark (as Criterion prints it), the verdict sentences, and the closing summary that
+ * counts verdicts and lists the worst changes first.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "compare.h"
+#include "internal.h"
+
+#define INDENT 24
+
+static const char *paint(bool color, const char *code)
+{
+    return color ? code : "";
+}
+
+static void pct(char *buf, size_t len, double ratio)
+{
+    snprintf(buf, len, "%+.2f%%", (ratio - 1.0) * 100.0);
+}
+
+void bench__print_change_line(FILE *o, const bench__change *c, bool color)
+{
+    if (c->verdict == BENCH__V_INCOMPARABLE) {
+        fprintf(o, "%*schange: not compared (no usable estimate on one side)\n", INDENT, "");
+        return;
+    }
+    char lo[32], mid[32], hi[32];
+    pct(lo, sizeof lo, c->ratio_lower);
+    pct(mid, sizeof mid, c->ratio);
+    pct(hi, sizeof hi, c->ratio_upper);
+    fprintf(o, "%*schange: [%s %s%s%s %s] (p = %.4f; run-to-run noise %.2f%%%s)\n", INDENT, "",
+            lo, paint(color, "\033[1m"), mid, paint(color, "\033[0m"), hi, c->p_zero,
+            c->run_noise * 100.0, c->calibrated ? ", calibrated" : "");
+}
+
+static const char *sentence(bench__verdict v)
+{
+    switch (v) {
+    case BENCH__V_REGRESSED:
+        return "Performance has regressed.";
+    case BENCH__V_IMPROVED:
+        return "Performance has improved.";
+    case BENCH__V_NO_CHANGE:
+        return "No change in performance detected.";
+    case BENCH__V_WITHIN_NOISE:
+        return "Change within noise threshold.";
+    case BENCH__V_AMBIGUOUS:
+        return "Ambiguous: the change may exceed the noise threshold, but not surely; measure "
+               "longer or calibrate.";
+    default:
+        return "Not compared.";
+    }
+}
+
+static const char *verdict_color(bench__verdict v)
+{
+    return v == BENCH__V_REGRESSED ? "\033[31m"
+           : v == BENCH__V_IMPROVED ? "\033[32m"
+           : v == BENCH__V_AMBIGUOUS ? "\033[33m"
+                                     : "";
+}
+
+typedef struct row {
+    const char *id;
+    const bench__change *c;
+} row;
+
+/* Worst first: regressions by size, then ambiguous, improvements, the rest. */
+static int rank(const bench__change *c)
+{
+    switch (c->verdict) {
+    case BENCH__V_REGRESSED:
+        return 0;
+    case BENCH__V_AMBIGUOUS:
+        return 1;
+    case BENCH__V_IMPROVED:
+        return 2;
+    case BENCH__V_WITHIN_NOISE:
+        return 3;
+    case BENCH__V_NO_CHANGE:
+        return 4;
+    default:
+        return 5;
+    }
+}
+
+static int cmp_row(const void *a, const void *b)
+{
+    const row *x = a, *y = b;
+    int rx = rank(x->c), ry = rank(y->c);
+    if (rx != ry)
+        return rx - ry;
+    double dx = fabs(x->c->log_change), dy = fabs(y->c->log_change);
+    if (dx != dy)
+        return dx < dy ? 1 : -1;
+    return strcmp(x->id, y->id);
+}
+
+int bench__print_compare_summary(FILE *o, const char *baseline, const char *const *ids,
+                                 const bench__change *changes, size_t n,
+                                 const bench__compare_opts *opt, bool color)
+{
+    size_t count[6] = {0};
+    row *rows = malloc((n ? n : 1) * sizeof *rows);
+    if (!rows)
+        return -1;
+    double *logs = malloc((n ? n : 1) * sizeof *logs);
+    size_t nlogs = 0, up = 0, down = 0;
+    for (size_t i = 0; i < n; i++) {
+        rows[i].id = ids[i];
+        rows[i].c = &changes[i];
+        count[changes[i].verdict]++;
+        if (changes[i].verdict != BENCH__V_INCOMPARABLE && logs) {
+            logs[nlogs++] = changes[i].log_change;
+            up += changes[i].log_change > 0;
+            down += changes[i].log_change < 0;
+        }
+    }
+    qsort(rows, n, sizeof *rows, cmp_row);
+    const char *reset = paint(color, "\033[0m"), *bold = paint(color, "\033[1m");
+    fprintf(o, "\n%sComparison with baseline '%s'%s (significance %.3g over all %zu, Holm; "
+               "noise threshold %.2f%%)\n",
+            bold, baseline, reset, opt->significance_level, n, opt->noise_threshold * 100.0);
+    for (size_t i = 0; i < n; i++) {
+        const bench__change *c = rows[i].c;
+        char lo[32], mid[32], hi[32];
+        pct(lo, sizeof lo, c->ratio_lower);
+        pct(mid, sizeof mid, c->ratio);
+        pct(hi, sizeof hi, c->ratio_upper);
+        if (c->verdict == BENCH__V_INCOMPARABLE)
+            fprintf(o, "  %-13s %s\n", bench__verdict_name(c->verdict), rows[i].id);
+        else
+            fprintf(o, "  %s%-13s%s %-40s %8s [%s, %s] p=%.4f\n",
+                    paint(color, verdict_color(c->verdict)), bench__verdict_name(c->verdict),
+                    reset, rows[i].id, mid, lo, hi, c->p_adjusted);
+    }
+    for (size_t i = 0; i < n; i++)
+        if (rows[i].c->verdict == BENCH__V_REGRESSED || rows[i].c->verdict == BENCH__V_IMPROVED)
+            fprintf(o, "%s: %s%s%s\n", rows[i].id, paint(color, verdict_color(rows[i].c->verdict)),
+                    sentence(rows[i].c->verdict), reset);
+    fprintf(o, "%zu regressed, %zu improved, %zu unchanged (%zu no change, %zu within noise), "
+               "%zu ambiguous",
+            count[BENCH__V_REGRESSED], count[BENCH__V_IMPROVED],
+            count[BENCH__V_NO_CHANGE] + count[BENCH__V_WITHIN_NOISE], count[BENCH__V_NO_CHANGE],
+            count[BENCH__V_WITHIN_NOISE], count[BENCH__V_AMBIGUOUS]);
+    if (count[BENCH__V_INCOMPARABLE])
+        fprintf(o, ", %zu not compared", count[BENCH__V_INCOMPARABLE]);
+    fputc('\n', o);
+
+    /* Everything moving together is more likely the machine than the code. */
+    if (logs && nlogs >= 4) {
+        bench__sort(logs, nlogs);
+        double med = bench__quantile_sorted(logs, nlogs, 0.5);
+        size_t same = med > 0 ? up : down;
+        if (fabs(med) > log1p(opt->noise_threshold) && (double)same >= 0.75 * (double)nlogs)
+            fprintf(o, "%swarning:%s %zu of %zu benchmarks moved the same way (median change "
+                       "%+.2f%%): a change of machine state between the runs is likelier than "
+                       "one in the code\n",
+                    paint(color, "\033[33m"), reset, same, nlogs, expm1(med) * 100.0);
+    }
+    free(logs);
+    free(rows);
+    return 0;
+}
+
+void bench__print_verdict(FILE *o, const bench__change *c, bool color)
+{
+    fprintf(o, "%*s%s%s%s\n", INDENT, "", paint(color, verdict_color(c->verdict)),
+            sentence(c->verdict), paint(color, "\033[0m"));
+}

@@ -1,0 +1,280 @@
+/*
+ * sysinfo.c: the system context of a run: CPU (libcpuid when built with it, /proc/cpuinfo as the
+ * cross-check and fallback), kernel and OS, memory, frequency governor and boost, load, and the
+ * checkout's git revision. Also the warnings that say the machine is set up for noise, and the
+ * comparison of two contexts that names what differs.
+ *
+ * Invariant: nothing here fails the run. A fact that cannot be read is left empty ("" or -1),
+ * never guessed. This is the only file that includes libcpuid.
+ */
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#ifdef HARNESS_HAVE_LIBCPUID
+#include <libcpuid/libcpuid.h>
+#endif
+
+#include "internal.h"
+
+/* Reads the first line of a small file into buf without the newline; "" when unreadable. */
+static void read_line(const char *path, char *buf, size_t len)
+{
+    buf[0] = '\0';
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return;
+    if (fgets(buf, (int)len, f))
+        buf[strcspn(buf, "\n")] = '\0';
+    else
+        buf[0] = '\0';
+    fclose(f);
+}
+
+/* Copies the value of "key : value" lines of /proc/cpuinfo's first processor. */
+static bool cpuinfo_value(const char *key, char *buf, size_t len)
+{
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    if (!f)
+        return false;
+    char line[4096];
+    bool found = false;
+    size_t klen = strlen(key);
+    while (fgets(line, sizeof line, f)) {
+        if (line[0] == '\n')
+            break; /* end of the first processor */
+        if (strncmp(line, key, klen) != 0 || (line[klen] != ' ' && line[klen] != '\t' &&
+                                              line[klen] != ':'))
+            continue;
+        char *colon = strchr(line, ':');
+        if (!colon)
+            continue;
+        char *v = colon + 1;
+        while (*v == ' ')
+            v++;
+        v[strcspn(v, "\n")] = '\0';
+        bench__msg(buf, len, "%s", v);
+        found = true;
+        break;
+    }
+    fclose(f);
+    return found;
+}
+
+static bool has_word(const char *list, const char *word)
+{
+    size_t n = strlen(word);
+    for (const char *p = list; (p = strstr(p, word)) != NULL; p += n)
+        if ((p == list || p[-1] == ' ') && (p[n] == ' ' || p[n] == '\0'))
+            return true;
+    return false;
+}
+
+static const char *const simd_features[] = {"sse2",    "sse4_2",   "avx",      "avx2",
+                                            "fma",     "avx512f",  "avx512bw", "avx512vl",
+                                            "avx512_vnni"};
+
+static void collect_cpu(bench__cpu *cpu)
+{
+    memset(cpu, 0, sizeof *cpu);
+    cpu->family = cpu->model = cpu->stepping = -1;
+    cpu->cores = cpu->threads = -1;
+    cpu->l1d_kib = cpu->l2_kib = cpu->l3_kib = -1;
+    cpu->source = "/proc/cpuinfo";
+#ifdef HARNESS_HAVE_LIBCPUID
+    struct cpu_raw_data_t raw;
+    struct cpu_id_t id;
+    if (cpuid_present() && cpuid_get_raw_data(&raw) == 0 && cpu_identify(&raw, &id) == 0) {
+        cpu->source = "libcpuid";
+        bench__msg(cpu->vendor, sizeof cpu->vendor, "%s", id.vendor_str);
+        bench__msg(cpu->brand, sizeof cpu->brand, "%s", id.brand_str);
+        cpu->family = id.ext_family;
+        cpu->model = id.ext_model;
+        cpu->stepping = id.stepping;
+        cpu->cores = id.num_cores;
+        cpu->threads = id.num_logical_cpus;
+        cpu->l1d_kib = id.l1_data_cache;
+        cpu->l2_kib = id.l2_cache;
+        cpu->l3_kib = id.l3_cache;
+        size_t off = 0;
+        const struct {
+            cpu_feature_t f;
+            const char *name;
+        } feats[] = {{CPU_FEATURE_SSE2, "sse2"},       {CPU_FEATURE_SSE4_2, "sse4_2"},
+                     {CPU_FEATURE_AVX, "avx"},         {CPU_FEATURE_AVX2, "avx2"},
+                     {CPU_FEATURE_FMA3, "fma"},        {CPU_FEATURE_AVX512F, "avx512f"},
+                     {CPU_FEATURE_AVX512BW, "avx512bw"}, {CPU_FEATURE_AVX512VL, "avx512vl"}};
+        for (size_t i = 0; i < sizeof feats / sizeof feats[0]; i++)
+            if (id.flags[feats[i].f] && off + strlen(feats[i].name) + 2 < sizeof cpu->features)
+                off += (size_t)snprintf(cpu->features + off, sizeof cpu->features - off, "%s%s",
+                                        off ? " " : "", feats[i].name);
+    }
+#endif
+    char v[4096];
+    if (!cpu->vendor[0] && cpuinfo_value("vendor_id", v, sizeof v))
+        bench__msg(cpu->vendor, sizeof cpu->vendor, "%s", v);
+    if (!cpu->brand[0] && cpuinfo_value("model name", v, sizeof v))
+        bench__msg(cpu->brand, sizeof cpu->brand, "%s", v);
+    if (cpu->family < 0 && cpuinfo_value("cpu family", v, sizeof v))
+        cpu->family = atoi(v);
+    if (cpu->model < 0 && cpuinfo_value("model", v, sizeof v))
+        cpu->model = atoi(v);
+    if (cpu->stepping < 0 && cpuinfo_value("stepping", v, sizeof v))
+        cpu->stepping = atoi(v);
+    if (cpu->cores < 0 && cpuinfo_value("cpu cores", v, sizeof v))
+        cpu->cores = atoi(v);
+    if (cpu->threads < 0)
+        cpu->threads = (int)sysconf(_SC_NPROCESSORS_ONLN);
+    /* The kernel's flags are the truth about SIMD (libcpuid 0.6 misses AVX-512 on Zen 4, and
+     * a hypervisor may mask features); libcpuid's list is kept only when /proc is unreadable. */
+    if (cpuinfo_value("flags", v, sizeof v)) {
+        size_t off = 0;
+        cpu->features[0] = '\0';
+        for (size_t i = 0; i < sizeof simd_features / sizeof simd_features[0]; i++)
+            if (has_word(v, simd_features[i]))
+                off += (size_t)snprintf(cpu->features + off, sizeof cpu->features - off, "%s%s",
+                                        off ? " " : "", simd_features[i]);
+        if (strcmp(cpu->source, "libcpuid") == 0)
+            cpu->source = "libcpuid, SIMD features from /proc/cpuinfo";
+    }
+}
+
+static void collect_os(bench__context *c)
+{
+    char line[256];
+    FILE *f = fopen("/etc/os-release", "r");
+    if (f) {
+        while (fgets(line, sizeof line, f)) {
+            if (strncmp(line, "PRETTY_NAME=", 12) == 0) {
+                char *v = line + 12;
+                v[strcspn(v, "\n")] = '\0';
+                if (*v == '"') {
+                    v++;
+                    v[strcspn(v, "\"")] = '\0';
+                }
+                bench__msg(c->os_name, sizeof c->os_name, "%s", v);
+            }
+        }
+        fclose(f);
+    }
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    c->memory_bytes = pages > 0 && page > 0 ? (double)pages * (double)page : -1;
+    read_line("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor", c->governor,
+              sizeof c->governor);
+    char v[32];
+    read_line("/sys/devices/system/cpu/intel_pstate/no_turbo", v, sizeof v);
+    if (v[0])
+        bench__msg(c->boost, sizeof c->boost, "%s", v[0] == '1' ? "off" : "on");
+    else {
+        read_line("/sys/devices/system/cpu/cpufreq/boost", v, sizeof v);
+        if (v[0])
+            bench__msg(c->boost, sizeof c->boost, "%s", v[0] == '1' ? "on" : "off");
+    }
+    if (getloadavg(c->loadavg, 3) != 3)
+        c->loadavg[0] = c->loadavg[1] = c->loadavg[2] = -1;
+}
+
+/* The checkout's revision, when run inside a git work tree: "abc1234" or "abc1234-dirty". */
+static void collect_git(bench__context *c)
+{
+    c->git_revision[0] = '\0';
+    const char *env = getenv("BENCH_GIT_REVISION");
+    if (env) {
+        bench__msg(c->git_revision, sizeof c->git_revision, "%s", env);
+        return;
+    }
+    FILE *p = popen("git rev-parse --short=12 HEAD 2>/dev/null", "r");
+    if (!p)
+        return;
+    char rev[64] = "";
+    if (!fgets(rev, sizeof rev, p))
+        rev[0] = '\0';
+    if (pclose(p) != 0 || !rev[0])
+        return;
+    rev[strcspn(rev, "\n")] = '\0';
+    for (char *s = rev; *s; s++)
+        if (!isxdigit((unsigned char)*s))
+            return;
+    bool dirty = false;
+    p = popen("git status --porcelain --untracked-files=no 2>/dev/null", "r");
+    if (p) {
+        char line[8];
+        dirty = fgets(line, sizeof line, p) != NULL;
+        pclose(p);
+    }
+    bench__msg(c->git_revision, sizeof c->git_revision, "%s%s", rev, dirty ? "-dirty" : "");
+}
+
+static void add_warning(bench__context *c, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static void add_warning(bench__context *c, const char *fmt, ...)
+{
+    if (c->nwarnings >= BENCH__MAX_WARNINGS)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(c->warnings[c->nwarnings], sizeof c->warnings[0], fmt, ap);
+    va_end(ap);
+    c->nwarnings++;
+}
+
+void bench__sysinfo_collect(bench__context *c)
+{
+    collect_cpu(&c->cpu);
+    collect_os(c);
+    collect_git(c);
+    struct utsname u;
+    if (uname(&u) == 0)
+        bench__msg(c->kernel, sizeof c->kernel, "%s %s", u.sysname, u.release);
+
+    if (c->governor[0] && strcmp(c->governor, "performance") != 0)
+        add_warning(c, "CPU frequency governor is '%s', so clock speed follows load; fix: "
+                       "sudo cpupower frequency-set --governor performance", c->governor);
+    if (c->ncpus > 0 && c->loadavg[0] > 0.8 * (double)c->ncpus)
+        add_warning(c, "the machine is busy (load average %.2f on %ld CPUs): other work will "
+                       "disturb timings; fix: stop it, or run when the machine is idle",
+                    c->loadavg[0], c->ncpus);
+#ifndef __OPTIMIZE__
+    add_warning(c, "the harness library was built without optimisation; fix: build with "
+                   "-DCMAKE_BUILD_TYPE=Release");
+#endif
+}
+
+/* Appends "what: 'a' here vs 'b' there" to the difference list when a and b differ. */
+static void diff_str(char *out, size_t len, size_t *off, const char *what, const char *a,
+                     const char *b)
+{
+    if (!a[0] || !b[0] || strcmp(a, b) == 0 || *off >= len)
+        return;
+    int n = snprintf(out + *off, len - *off, "%s%s '%s' vs '%s'", *off ? "; " : "", what, a, b);
+    if (n > 0)
+        *off += (size_t)n < len - *off ? (size_t)n : len - *off;
+}
+
+static void diff_int(char *out, size_t len, size_t *off, const char *what, long a, long b)
+{
+    char x[32], y[32];
+    if (a < 0 || b < 0)
+        return;
+    snprintf(x, sizeof x, "%ld", a);
+    snprintf(y, sizeof y, "%ld", b);
+    diff_str(out, len, off, what, x, y);
+}
+
+bool bench__context_differences(const bench__context_id *now, const bench__context_id *then,
+                                char *out, size_t len)
+{
+    size_t off = 0;
+    out[0] = '\0';
+    diff_str(out, len, &off, "CPU", now->cpu_brand, then->cpu_brand);
+    diff_int(out, len, &off, "cores", now->cores, then->cores);
+    diff_int(out, len, &off, "threads", now->threads, then->threads);
+    diff_str(out, len, &off, "compiler", now->compiler, then->compiler);
+    diff_str(out, len, &off, "compiler flags", now->compiler_flags, then->compiler_flags);
+    diff_str(out, len, &off, "build type", now->build_type, then->build_type);
+    diff_str(out, len, &off, "host", now->hostname, then->hostname);
+    return off > 0;
+}

@@ -1,0 +1,113 @@
+/*
+ * fixture_more.c: the second file of e2e_fixture (see fixture_benches.c). It adds one more
+ * benchmark to group `fix`, a group `more` with element throughput given as a setting, and the
+ * group `trouble`: benchmarks that skip, fail, crash (bad access, abort, stack overflow) or misuse
+ * the timed loop. The tests select those by exact id only (a run of everything would stop at the
+ * first crash); the group sorts after the good ones, so a good benchmark can run, and report,
+ * before a crash.
+ */
+#include <inttypes.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <harness/bench.h>
+
+/* Defined in this file although group `fix` has its BENCH_GROUP in fixture_benches.c. */
+BENCH_FN(fix, b)
+{
+    uint64_t x = 5;
+    BENCH_ITER(b) {
+        x = bench_black_box(x * 3 + 1);
+    }
+    bench_black_box(x);
+}
+
+/* Ten elements per iteration, declared as a setting rather than by a call. */
+BENCH_FN(more, elements, .elements_per_iter = 10, .warm_up_time = 0.02,
+         .measurement_time = 0.1)
+{
+    uint64_t v[10] = {0};
+    BENCH_ITER(b) {
+        for (int i = 0; i < 10; i++)
+            v[i] = bench_black_box(v[i] + (uint64_t)i);
+    }
+    bench_black_box(v[9]);
+}
+
+/* Skips before its timed loop, which must then run no iteration. */
+BENCH_FN(trouble, skip)
+{
+    uint64_t iterations = 0;
+    bench_skip(b, "needs a frobnicator (e2e skip reason %d)", 42);
+    BENCH_ITER(b) {
+        iterations++;
+    }
+    fprintf(stderr, "e2e_fixture: %s iterations=%" PRIu64 "\n", bench_id(b), iterations);
+}
+
+/* Fails inside its timed loop; the loop must stop and the other benchmarks still run. */
+BENCH_FN(trouble, fail)
+{
+    uint64_t iterations = 0;
+    BENCH_ITER(b) {
+        if (++iterations == 3)
+            bench_fail(b, "deliberate failure: checksum %d != %d", 1, 2);
+    }
+}
+
+/* Crashes with a real invalid memory access (not a raise()): the harness must name it. */
+BENCH_FN(trouble, crash)
+{
+    volatile int *volatile wild = (volatile int *)(uintptr_t)64;
+    BENCH_ITER(b) {
+        *wild = 1;
+    }
+}
+
+/* Aborts, as a failed assert() would. */
+BENCH_FN(trouble, abort)
+{
+    BENCH_ITER(b) {
+        abort();
+    }
+}
+
+/* Recursion far deeper than any stack: 512 bytes a frame, a billion frames. */
+static int deep(int n)
+{
+    volatile char pad[512];
+    memset((char *)pad, n & 0x7f, sizeof pad);
+    if (n > 1000000000)
+        return 0;
+    return deep(n + 1) + pad[n % 512];
+}
+
+/* Overflows the stack: the handler must still report it (it runs on an alternate stack). */
+BENCH_FN(trouble, stack_overflow)
+{
+    int r = 0;
+    BENCH_ITER(b) {
+        r += deep(1);
+    }
+    bench_black_box(r);
+}
+
+/* Never runs a timed loop. */
+BENCH_FN(trouble, no_iter)
+{
+    bench_black_box(b);
+}
+
+/* Runs the timed loop twice: misuse the harness must report. */
+BENCH_FN(trouble, iter_twice)
+{
+    uint64_t x = 0;
+    BENCH_ITER(b) {
+        x = bench_black_box(x + 1);
+    }
+    BENCH_ITER(b) {
+        x = bench_black_box(x + 1);
+    }
+}

@@ -1,0 +1,167 @@
+#!/usr/bin/env bash
+# End-to-end test of the installed harness, as an outside project would use it.
+#
+# Usage: test_install.sh BUILD_DIR [EXTRA_FLAGS]
+# Installs BUILD_DIR into a temporary prefix, then builds a two-file benchmark program that has
+# no main() in three ways and runs each: (1) plain `cc` with the flags from pkg-config, (2) a tiny
+# CMake project with find_package(harness) and harness::harness, (3) with its own main() calling
+# bench_main(), which must replace the library's weak main(); then (4) checks the errors for a
+# duplicate id and for a program with no benchmarks. EXTRA_FLAGS (e.g. the sanitizer
+# flags the library was built with) are added to every compile and link. The temporary prefix
+# and build trees are removed on exit.
+set -euo pipefail
+
+if [[ $# -lt 1 || $# -gt 2 ]]; then
+    echo "usage: $0 BUILD_DIR [EXTRA_FLAGS]" >&2
+    exit 2
+fi
+build="$1"
+read -r -a extra <<< "${2:-}"
+cc="${CC:-cc}"
+
+tmp="$(mktemp -d "${TMPDIR:-/tmp}/harness-install-test.XXXXXX")"
+trap 'rm -rf -- "$tmp"' EXIT
+
+fail() {
+    echo "test_install: FAIL: $*" >&2
+    exit 1
+}
+
+# check_list PROG: PROG --list must print exactly the ids of a.c and b.c below.
+check_list() {
+    local got want
+    got="$("$1" --list)" || fail "$1 --list exited $?"
+    want="$(printf '%s\n' outside/from_a outside/from_b/16 outside/from_b/256)"
+    [[ "$got" == "$want" ]] || fail "$1 --list printed:
+$got
+wanted:
+$want"
+}
+
+# check_run PROG: one short run of one benchmark must succeed and report it.
+check_run() {
+    local out
+    out="$("$1" --warm-up-time 0.01 --measurement-time 0.05 --nresamples 100 \
+        --color never --exact outside/from_b/16)" || fail "$1 run exited $?"
+    [[ "$out" == *"outside/from_b/16"*"time:   ["* ]] || fail "$1 printed no result: $out"
+    [[ "$out" == *"thrpt:"* ]] || fail "$1 printed no throughput: $out"
+}
+
+# expect_error PROG WANT: PROG --list must exit 2 with one stderr line containing WANT.
+expect_error() {
+    local err rc=0
+    err="$("$1" --list 2>&1 > /dev/null)" || rc=$?
+    [[ "$rc" -eq 2 ]] || fail "$1 --list exited $rc, wanted 2 (stderr: $err)"
+    [[ "$err" == "bench: "*"$2"* && "$err" != *$'\n'* ]] ||
+        fail "$1 --list: wanted one line 'bench: ...$2...', got: $err"
+}
+
+prefix="$tmp/prefix"
+cmake --install "$build" --prefix "$prefix" > "$tmp/install.log" ||
+    fail "cmake --install failed: $(cat "$tmp/install.log")"
+[[ -f "$prefix/include/harness/bench.h" ]] || fail "bench.h not installed"
+
+pc="$(find "$prefix" -name harness.pc -path '*/pkgconfig/*' | head -n 1)"
+[[ -n "$pc" ]] || fail "harness.pc not installed under $prefix"
+[[ -n "$(find "$prefix" -name libharness.a -o -name 'libharness.so*' | head -n 1)" ]] ||
+    fail "libharness not installed under $prefix"
+config="$(find "$prefix" -name harnessConfig.cmake | head -n 1)"
+[[ -n "$config" ]] || fail "harnessConfig.cmake not installed under $prefix"
+
+src="$tmp/src"
+mkdir -p "$src"
+cat > "$src/a.c" << 'EOF'
+/* a.c: first file of an outside benchmark program; no main(). */
+#include <harness/bench.h>
+
+BENCH_FN(outside, from_a)
+{
+    unsigned x = 1;
+    BENCH_ITER(b) {
+        x = bench_black_box(x * 3u + 1u);
+    }
+}
+EOF
+cat > "$src/b.c" << 'EOF'
+/* b.c: second file of an outside benchmark program, parameterised, with throughput. */
+#include <string.h>
+#include <harness/bench.h>
+
+BENCH_FN(outside, from_b, BENCH_PARAMS(16, 256))
+{
+    char buf[256];
+    size_t n = (size_t)bench_param(b);
+    bench_set_bytes(b, n);
+    BENCH_ITER(b) {
+        memset(buf, 1, n);
+        bench_clobber();
+    }
+}
+EOF
+cat > "$src/own_main.c" << 'EOF'
+/* own_main.c: a program's own main() replaces the library's weak one. */
+#include <stdio.h>
+#include <harness/bench.h>
+
+int main(int argc, char **argv)
+{
+    fprintf(stderr, "own main ran\n");
+    return bench_main(argc, argv);
+}
+EOF
+
+# (1) pkg-config, exactly as docs tell a user to build.
+pcdir="$(dirname "$pc")"
+flags="$(PKG_CONFIG_PATH="$pcdir" pkg-config --cflags --libs harness)" ||
+    fail "pkg-config --cflags --libs harness failed"
+read -r -a pcflags <<< "$flags"
+found=""
+for flag in "${pcflags[@]}"; do
+    if [[ "$flag" == -I* && -f "${flag#-I}/harness/bench.h" ]]; then
+        found="$flag"
+    fi
+done
+[[ -n "$found" ]] || fail "pkg-config --cflags harness names no directory that holds harness/bench.h \
+(flags: $flags; $(grep '^prefix=' "$pc")): harness.pc must follow cmake --install --prefix"
+"$cc" "${extra[@]}" "$src/a.c" "$src/b.c" "${pcflags[@]}" -o "$tmp/prog_pc" ||
+    fail "building with pkg-config flags failed (flags: $flags)"
+check_list "$tmp/prog_pc"
+check_run "$tmp/prog_pc"
+
+# (2) find_package(harness) from a CMake project.
+mkdir -p "$tmp/cmake_src"
+cat > "$tmp/cmake_src/CMakeLists.txt" << EOF
+cmake_minimum_required(VERSION 3.20)
+project(outside LANGUAGES C)
+find_package(harness REQUIRED)
+add_executable(prog_cmake "$src/a.c" "$src/b.c")
+target_link_libraries(prog_cmake PRIVATE harness::harness)
+EOF
+cmake -S "$tmp/cmake_src" -B "$tmp/cmake_build" -DCMAKE_PREFIX_PATH="$prefix" \
+    -DCMAKE_BUILD_TYPE=Release -DCMAKE_C_FLAGS="${extra[*]}" \
+    -DCMAKE_EXE_LINKER_FLAGS="${extra[*]}" > "$tmp/cmake.log" 2>&1 ||
+    fail "configuring the find_package project failed: $(cat "$tmp/cmake.log")"
+cmake --build "$tmp/cmake_build" > "$tmp/cmake-build.log" 2>&1 ||
+    fail "building the find_package project failed: $(cat "$tmp/cmake-build.log")"
+check_list "$tmp/cmake_build/prog_cmake"
+check_run "$tmp/cmake_build/prog_cmake"
+
+# (3) the program's own main() wins over the library's weak main().
+"$cc" "${extra[@]}" "$src/own_main.c" "$src/a.c" "$src/b.c" "${pcflags[@]}" -o "$tmp/prog_main" ||
+    fail "building a program with its own main() failed"
+check_list "$tmp/prog_main"
+check_run "$tmp/prog_main"
+err="$("$tmp/prog_main" --version 2>&1 > /dev/null)" || fail "prog_main --version failed"
+[[ "$err" == "own main ran" ]] || fail "the program's own main() did not run (stderr: $err)"
+
+# (4) registry errors seen from outside: the same file linked twice registers every id twice,
+# and a program with no BENCH_FN at all has nothing to run. Both are usage errors (exit 2).
+"$cc" "${extra[@]}" "$src/a.c" "$src/a.c" "${pcflags[@]}" -o "$tmp/prog_dup" ||
+    fail "building a program with a file linked twice failed"
+expect_error "$tmp/prog_dup" "'outside/from_a' is registered twice"
+printf '/* none.c: no benchmarks. */\nint harness_outside_none;\n' > "$src/none.c"
+"$cc" "${extra[@]}" "$src/none.c" "${pcflags[@]}" -o "$tmp/prog_none" ||
+    fail "building a program with no benchmarks failed"
+expect_error "$tmp/prog_none" "no benchmarks"
+
+echo "test_install: ok (prefix layout, pkg-config, find_package, own main, registry errors)"
