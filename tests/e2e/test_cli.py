@@ -470,7 +470,7 @@ class JsonOutputTest(Case):
         self.assertGreaterEqual(c["batches"], min_batches, c)
 
     def test_stderr_has_only_fixture_lines(self):
-        for line in self.err_lines(proc.stderr):
+        for line in err_lines(self.proc.stderr):
             self.assertTrue(line.startswith("e2e_fixture: "), line)
 
     def test_schema(self):
