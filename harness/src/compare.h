@@ -58,10 +58,10 @@ typedef struct bench__change {
     double ratio_upper;
     double log_change;  /* D = ln(new) - ln(old) */
     double log_se;      /* standard error of D */
-    double p_zero;      /* p of H0: no change */
-    double p_threshold; /* p of H0: |change| <= noise threshold */
-    double p_adjusted;  /* p_threshold after Holm over all compared benchmarks */
-    double run_noise;   /* sigma_b used */
+    double p;           /* two-sided p of H0: no change */
+    double p_adjusted;  /* p after Holm over all compared benchmarks */
+    double run_noise;   /* sigma_b used (sd of ln median between runs) */
+    double df;          /* degrees of freedom of the reference t (infinite: normal) */
     bool calibrated;    /* sigma_b came from calibration */
 } bench__change;
 
@@ -69,15 +69,17 @@ typedef struct bench__change {
 int bench__side_from_samples(const double *iters, const double *totals, size_t n,
                              size_t nresamples, double level, uint64_t seed, bench__side *out);
 
-/** Chi-square quantile (Wilson-Hilferty approximation), p in (0,1), k > 0 degrees. */
-double bench__chi2_quantile(double p, double k);
-/** 90% upper confidence bound of the between-run sd from a calibration; NaN if runs < 2. */
-double bench__noise_upper(const bench__noise *n);
+/** Regularised incomplete beta function I_x(a, b). */
+double bench__beta_inc(double a, double b, double x);
+/** Two-sided p-value of Student's t with df degrees of freedom (normal when df is infinite). */
+double bench__t_two_sided_p(double t, double df);
+/** Quantile p of Student's t with df degrees of freedom (normal when df is infinite). */
+double bench__t_quantile(double p, double df);
 
 /** Holm's step-down adjustment of n p-values into adjusted (same order). 0 or -1 (memory). */
 int bench__holm(const double *p, size_t n, double *adjusted);
 
-/** Compares one benchmark, without the suite-wide correction (p_adjusted = p_threshold). */
+/** Compares one benchmark, without the suite-wide correction (p_adjusted = p). */
 void bench__compare_one(const bench__side *old, const bench__side *cur,
                         const bench__compare_opts *o, bench__change *c);
 

@@ -155,8 +155,7 @@ static cJSON *result_json(const bench__result *r)
         cJSON_AddNumberToObject(co, "ratio", c->ratio);
         cJSON_AddNumberToObject(co, "ratio_lower", c->ratio_lower);
         cJSON_AddNumberToObject(co, "ratio_upper", c->ratio_upper);
-        cJSON_AddNumberToObject(co, "p_no_change", c->p_zero);
-        cJSON_AddNumberToObject(co, "p_within_threshold", c->p_threshold);
+        cJSON_AddNumberToObject(co, "p", c->p);
         cJSON_AddNumberToObject(co, "p_adjusted", c->p_adjusted);
         cJSON_AddNumberToObject(co, "run_noise", c->run_noise);
         cJSON_AddBoolToObject(co, "calibrated", c->calibrated);

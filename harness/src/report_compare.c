@@ -33,7 +33,7 @@ void bench__print_change_line(FILE *o, const bench__change *c, bool color)
     pct(mid, sizeof mid, c->ratio);
     pct(hi, sizeof hi, c->ratio_upper);
     fprintf(o, "%*schange: [%s %s%s%s %s] (p = %.4f; run-to-run noise %.2f%%%s)\n", INDENT, "",
-            lo, paint(color, "\033[1m"), mid, paint(color, "\033[0m"), hi, c->p_zero,
+            lo, paint(color, "\033[1m"), mid, paint(color, "\033[0m"), hi, c->p,
             c->run_noise * 100.0, c->calibrated ? ", calibrated" : "");
 }
 
