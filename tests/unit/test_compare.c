@@ -1,6 +1,6 @@
 /*
- * test_compare.c: the change test. Hand-checked cases for Holm's adjustment, the chi-square
- * approximation and each verdict; property tests on synthetic samples (no change: rejection
+ * test_compare.c: the change test. Hand-checked cases for Holm's adjustment, Student's t
+ * and each verdict; property tests on synthetic samples (no change: rejection
  * near the significance level; a shift: detected); and suite-level simulations of the
  * run-to-run model that the test assumes (false alarms over a 20-benchmark suite controlled,
  * a 10% slowdown in one benchmark found and named).

@@ -1,0 +1,324 @@
+/*
+ * test_baseline.c: baselines on a real file system. Every hostile file (truncated, wrong types,
+ * NaN and infinities, negative and fractional counts, missing fields, huge arrays, deep nesting,
+ * binary garbage, oversized) is rejected with a message naming the file and the JSON path, never
+ * a crash or a huge allocation (CI runs this under ASan). Saving merges by id, refuses to replace
+ * a broken file, and a save killed at any moment leaves a readable baseline.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+static char tmpdir[64];
+
+static void path_in(char *buf, size_t len, const char *dir, const char *name)
+{
+    snprintf(buf, len, "%s/%s", dir, name);
+}
+
+static void test_good_fixture_loads(void **state)
+{
+    (void)state;
+    char path[512], msg[512];
+    path_in(path, sizeof path, FIXTURE_DIR, "good.json");
+    bench__saved s;
+    assert_int_equal(bench__saved_load(path, &s, msg, sizeof msg), 0);
+    assert_int_equal(s.n, 2);
+    const bench__entry *a = bench__saved_find(&s, "g/a");
+    assert_non_null(a);
+    assert_int_equal(a->status, BENCH__OK);
+    assert_int_equal(a->nsamples, 3);
+    assert_true(a->totals_ns[2] == 3100 && a->iters[1] == 20);
+    assert_true(a->bytes_per_iter == 64);
+    assert_int_equal(bench__saved_find(&s, "g/b")->status, BENCH__SKIPPED);
+    assert_null(bench__saved_find(&s, "g/c"));
+    assert_string_equal(s.ctx.cpu_brand, "Fixture CPU");
+    assert_int_equal(s.ctx.cores, 2);
+    bench__saved_destroy(&s);
+}
+
+static void test_hostile_fixtures_rejected(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *file;
+        const char *expect; /* substring of the message */
+    } cases[] = {
+        {"truncated.json", "not valid JSON"},
+        {"wrong_type_iterations.json", "benchmarks[0].samples.iterations: missing or not an array"},
+        {"string_sample.json", "benchmarks[0].samples.totals_ns[1]"},
+        {"nan_literal.json", "not valid JSON"},
+        {"infinite.json", "benchmarks[0].samples.totals_ns[2]"},
+        {"negative_count.json", "benchmarks[0].samples.iterations[0]"},
+        {"fractional_count.json", "benchmarks[0].samples.iterations[0]"},
+        {"negative_time.json", "benchmarks[0].samples.totals_ns[0]"},
+        {"missing_samples.json", "benchmarks[0].samples: missing"},
+        {"missing_benchmarks.json", "benchmarks: missing"},
+        {"missing_version.json", "schema_version: missing"},
+        {"length_mismatch.json", "differ in length"},
+        {"empty_samples.json", "expected 1 to 100000 samples"},
+        {"future_version.json", "version 2 is not supported"},
+        {"not_object.json", "$: expected an object"},
+        {"duplicate_id.json", "'g/a' appears more than once"},
+        {"control_char_id.json", "benchmarks[0].id"},
+        {"empty_id.json", "benchmarks[0].id"},
+        {"bad_status.json", "benchmarks[0].status"},
+        {"wrong_context_type.json", "context.compiler: expected a string"},
+        {"bad_noise.json", "benchmarks[0].noise: runs"},
+        {"huge_throughput.json", "throughput.bytes_per_iteration"},
+        {"trailing_garbage.json", "unexpected text after the JSON value"},
+        {"empty.json", "not valid JSON"},
+        {"binary_garbage.bin", "NUL byte"},
+        {"nul_inside.json", "NUL byte"},
+        {"does_not_exist.json", "cannot open"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char path[512], msg[512] = "";
+        path_in(path, sizeof path, FIXTURE_DIR, cases[i].file);
+        bench__saved s;
+        int rc = bench__saved_load(path, &s, msg, sizeof msg);
+        if (rc == 0 || !strstr(msg, cases[i].expect) || !strstr(msg, cases[i].file)) {
+            print_error("%s: rc %d, message '%s', expected '%s'\n", cases[i].file, rc, msg,
+                        cases[i].expect);
+            fail();
+        }
+        assert_int_equal(s.n, 0);
+        assert_null(s.entries);
+    }
+}
+
+static void write_text(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+static void test_generated_hostile_files(void **state)
+{
+    (void)state;
+    char path[512], msg[512];
+    bench__saved s;
+
+    /* 100001 samples: one over the limit, rejected before anything is allocated for them */
+    path_in(path, sizeof path, tmpdir, "huge.json");
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs("{\"schema_version\":1,\"benchmarks\":[{\"id\":\"g/a\",\"status\":\"ok\",\"samples\":"
+          "{\"iterations\":[", f);
+    for (int i = 0; i < 100001; i++)
+        fputs(i ? ",1" : "1", f);
+    fputs("],\"totals_ns\":[1]}}]}", f);
+    fclose(f);
+    assert_int_not_equal(bench__saved_load(path, &s, msg, sizeof msg), 0);
+    assert_non_null(strstr(msg, "expected 1 to 100000 samples"));
+
+    /* nesting 100000 deep: cJSON's nesting limit stops it, no stack overflow */
+    path_in(path, sizeof path, tmpdir, "deep.json");
+    f = fopen(path, "w");
+    assert_non_null(f);
+    for (int i = 0; i < 100000; i++)
+        fputc('[', f);
+    for (int i = 0; i < 100000; i++)
+        fputc(']', f);
+    fclose(f);
+    assert_int_not_equal(bench__saved_load(path, &s, msg, sizeof msg), 0);
+    assert_non_null(strstr(msg, "nested deeper"));
+
+    /* a 17 MiB file (sparse): refused by size, never read into memory */
+    path_in(path, sizeof path, tmpdir, "big.json");
+    f = fopen(path, "w");
+    assert_non_null(f);
+    assert_int_equal(ftruncate(fileno(f), 17L * 1024 * 1024), 0);
+    fclose(f);
+    assert_int_not_equal(bench__saved_load(path, &s, msg, sizeof msg), 0);
+    assert_non_null(strstr(msg, "limit"));
+
+    /* a directory is not a baseline */
+    assert_int_not_equal(bench__saved_load(tmpdir, &s, msg, sizeof msg), 0);
+    assert_non_null(strstr(msg, "not a regular file"));
+    (void)write_text;
+}
+
+/* ---- saving ---- */
+
+static void dummy(bench_t *b)
+{
+    (void)b;
+}
+
+static bench_desc desc = {.group = "g", .name = "x", .fn = dummy};
+
+typedef struct fake {
+    bench__instance inst;
+    bench__result r;
+    double iters[4];
+    double totals[4];
+} fake;
+
+static void make_fake(fake *f, const char *id, double per_iter)
+{
+    memset(f, 0, sizeof *f);
+    f->inst.desc = &desc;
+    snprintf(f->inst.id, sizeof f->inst.id, "%s", id);
+    for (int i = 0; i < 4; i++) {
+        f->iters[i] = (i + 1) * 10;
+        f->totals[i] = f->iters[i] * per_iter;
+    }
+    f->r.inst = &f->inst;
+    f->r.status = BENCH__OK;
+    f->r.nsamples = 4;
+    f->r.iters = f->iters;
+    f->r.totals_ns = f->totals;
+    f->r.est.median.point = per_iter;
+    f->r.stop_reason = "precision";
+}
+
+static bench__context test_context(void)
+{
+    bench__run_options o;
+    memset(&o, 0, sizeof o);
+    o.nresamples = 100;
+    o.confidence_level = 0.95;
+    bench__context c;
+    bench__context_collect(&c, &o);
+    return c;
+}
+
+static double median_of(const bench__saved *s, const char *id)
+{
+    const bench__entry *e = bench__saved_find(s, id);
+    return e ? bench__entry_median(e) : -1;
+}
+
+static void test_save_merges_by_id(void **state)
+{
+    (void)state;
+    char path[512], msg[512];
+    path_in(path, sizeof path, tmpdir, "merge.json");
+    unlink(path);
+    bench__context ctx = test_context();
+    fake f[3];
+    make_fake(&f[0], "g/a", 5);
+    make_fake(&f[1], "g/b", 7);
+    bench__result two[2] = {f[0].r, f[1].r};
+    assert_int_equal(bench__baseline_save(path, &ctx, two, 2, msg, sizeof msg), 0);
+
+    make_fake(&f[2], "g/b", 9); /* a filtered run: only g/b */
+    assert_int_equal(bench__baseline_save(path, &ctx, &f[2].r, 1, msg, sizeof msg), 0);
+    bench__saved s;
+    assert_int_equal(bench__saved_load(path, &s, msg, sizeof msg), 0);
+    assert_int_equal(s.n, 2);
+    assert_true(median_of(&s, "g/a") == 5); /* kept */
+    assert_true(median_of(&s, "g/b") == 9); /* replaced */
+    bench__saved_destroy(&s);
+}
+
+static void test_save_refuses_to_replace_a_broken_file(void **state)
+{
+    (void)state;
+    char path[512], msg[512];
+    path_in(path, sizeof path, tmpdir, "broken.json");
+    write_text(path, "{\"schema_version\": 1, \"benchmarks\": [tru");
+    bench__context ctx = test_context();
+    fake f;
+    make_fake(&f, "g/a", 5);
+    assert_int_not_equal(bench__baseline_save(path, &ctx, &f.r, 1, msg, sizeof msg), 0);
+    assert_non_null(strstr(msg, "refusing to replace"));
+    FILE *fp = fopen(path, "r");
+    char buf[128] = "";
+    assert_non_null(fgets(buf, sizeof buf, fp));
+    fclose(fp);
+    assert_string_equal(buf, "{\"schema_version\": 1, \"benchmarks\": [tru");
+}
+
+/* A child saves two alternating baselines as fast as it can; it is killed at random moments.
+ * After every kill the file must load, with one of the two contents, and no write may ever
+ * leave it half-written. */
+static void test_killed_save_leaves_a_valid_baseline(void **state)
+{
+    (void)state;
+    char path[512], msg[512];
+    path_in(path, sizeof path, tmpdir, "killed.json");
+    unlink(path);
+    enum { N = 300 };
+    static fake fs[N];
+    static bench__result rs[2][N];
+    char id[32];
+    for (int i = 0; i < N; i++) {
+        snprintf(id, sizeof id, "g/b%03d", i);
+        make_fake(&fs[i], id, 5);
+        rs[0][i] = fs[i].r;
+        rs[1][i] = fs[i].r;
+    }
+    static double totals_b[N][4];
+    for (int i = 0; i < N; i++) {
+        for (int k = 0; k < 4; k++)
+            totals_b[i][k] = fs[i].iters[k] * 8;
+        rs[1][i].totals_ns = totals_b[i];
+    }
+    bench__context ctx = test_context();
+    assert_int_equal(bench__baseline_save(path, &ctx, rs[0], N, msg, sizeof msg), 0);
+    srand(12345);
+    for (int round = 0; round < 15; round++) {
+        pid_t pid = fork();
+        if (pid == 0) {
+            for (int k = 0;; k++)
+                bench__baseline_save(path, &ctx, rs[k % 2], N, msg, sizeof msg);
+        }
+        struct timespec ts = {0, (long)(1 + rand() % 40) * 1000000L};
+        nanosleep(&ts, NULL);
+        kill(pid, SIGKILL);
+        waitpid(pid, NULL, 0);
+        bench__saved s;
+        int rc = bench__saved_load(path, &s, msg, sizeof msg);
+        if (rc != 0) {
+            print_error("round %d: %s\n", round, msg);
+            fail();
+        }
+        assert_int_equal(s.n, N);
+        double m = median_of(&s, "g/b000");
+        assert_true(m == 5 || m == 8);
+        bench__saved_destroy(&s);
+    }
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    snprintf(tmpdir, sizeof tmpdir, "/tmp/harness-baseline-XXXXXX");
+    return mkdtemp(tmpdir) ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_good_fixture_loads),
+        cmocka_unit_test(test_hostile_fixtures_rejected),
+        cmocka_unit_test(test_generated_hostile_files),
+        cmocka_unit_test(test_save_merges_by_id),
+        cmocka_unit_test(test_save_refuses_to_replace_a_broken_file),
+        cmocka_unit_test(test_killed_save_leaves_a_valid_baseline),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}

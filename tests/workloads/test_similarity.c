@@ -1,0 +1,279 @@
+/*
+ * Tests of top-k cosine similarity against an obviously-right reference: score every candidate
+ * with the documented formula, sort all of them with qsort by (score descending, id ascending),
+ * keep the first min(k, N). Random inputs from 50 seeds (small N and D, duplicated rows to force
+ * ties, zero rows), on every available SIMD path, must match ids and score bits exactly; the
+ * scores must also agree with a double-precision cosine. Edge cases: k > N, k = 0, N = 0, D = 0,
+ * zero query, bad arguments.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "workloads/workloads.h"
+
+/* The documented dot product (element j into p[j % 32], fixed combining tree). */
+static float ref_dot(const float *a, const float *b, size_t n)
+{
+    float p[32] = {0}, s[8], t[4];
+    for (size_t j = 0; j < n; j++)
+        p[j % 32] += a[j] * b[j];
+    for (int l = 0; l < 8; l++)
+        s[l] = (p[l] + p[l + 8]) + (p[l + 16] + p[l + 24]);
+    for (int l = 0; l < 4; l++)
+        t[l] = s[l] + s[l + 4];
+    return (t[0] + t[2]) + (t[1] + t[3]);
+}
+
+static int by_rank(const void *pa, const void *pb)
+{
+    const wl_hit *a = pa, *b = pb;
+    if (a->score != b->score)
+        return a->score > b->score ? -1 : 1;
+    return a->id < b->id ? -1 : (a->id > b->id);
+}
+
+/* Brute force: all scores, full sort, first min(k, n). Returns the number of hits. */
+static size_t ref_topk(const float *vecs, size_t n, size_t d, const float *q, size_t k,
+                       wl_hit *out)
+{
+    wl_hit *all = malloc((n + 1) * sizeof(wl_hit));
+    assert_non_null(all);
+    float qn = sqrtf(ref_dot(q, q, d));
+    for (size_t i = 0; i < n; i++) {
+        const float *c = vecs + i * d;
+        float cn = sqrtf(ref_dot(c, c, d));
+        float den = qn * cn, s = 0.0f;
+        if (den != 0.0f) {
+            s = ref_dot(q, c, d) / den;
+            if (isnan(s))
+                s = 0.0f;
+        }
+        all[i].id = (uint32_t)i;
+        all[i].score = s;
+    }
+    qsort(all, n, sizeof(wl_hit), by_rank);
+    size_t m = k < n ? k : n;
+    memcpy(out, all, m * sizeof(wl_hit));
+    free(all);
+    return m;
+}
+
+static double cos_double(const float *a, const float *b, size_t d)
+{
+    double ab = 0, aa = 0, bb = 0;
+    for (size_t j = 0; j < d; j++) {
+        ab += (double)a[j] * b[j];
+        aa += (double)a[j] * a[j];
+        bb += (double)b[j] * b[j];
+    }
+    return aa == 0 || bb == 0 ? 0.0 : ab / sqrt(aa * bb);
+}
+
+static void run_random_cases(uint64_t seed_base)
+{
+    enum { MAXN = 300, MAXD = 100, MAXK = 320 };
+    float *vecs = malloc(MAXN * MAXD * sizeof(float)), *norms = malloc(MAXN * sizeof(float));
+    float q[MAXD];
+    wl_hit got[MAXK], want[MAXK];
+    assert_non_null(vecs);
+    assert_non_null(norms);
+    for (uint64_t seed = seed_base; seed < seed_base + 50; seed++) {
+        wl_rng r;
+        wl_rng_seed(&r, seed, 400);
+        size_t n = (size_t)wl_rng_below(&r, MAXN + 1);
+        size_t d = (size_t)wl_rng_below(&r, MAXD + 1);
+        size_t k = (size_t)wl_rng_below(&r, MAXK + 1);
+        for (size_t i = 0; i < n * d; i++)
+            vecs[i] = wl_rng_float_signed(&r);
+        for (size_t i = 0; i < n; i++) {
+            uint64_t kind = wl_rng_below(&r, 10);
+            if (kind == 0 && d > 0) /* zero row */
+                memset(vecs + i * d, 0, d * sizeof(float));
+            else if (kind == 1 && i > 0) /* duplicate of an earlier row: a tie */
+                memcpy(vecs + i * d, vecs + wl_rng_below(&r, i) * d, d * sizeof(float));
+        }
+        for (size_t j = 0; j < d; j++)
+            q[j] = wl_rng_float_signed(&r);
+        if (wl_rng_below(&r, 10) == 0)
+            memset(q, 0, sizeof(q));
+        assert_int_equal(wl_norms_compute(vecs, n, d, norms), 0);
+
+        wl_candidates c = {.vectors = vecs, .norms = norms, .count = n, .dim = d};
+        size_t count = 12345;
+        assert_int_equal(wl_similarity_topk(&c, q, k, got, &count), 0);
+        size_t want_count = ref_topk(vecs, n, d, q, k, want);
+        assert_int_equal(count, want_count);
+        for (size_t i = 0; i < count; i++) {
+            assert_int_equal(got[i].id, want[i].id);
+            assert_memory_equal(&got[i].score, &want[i].score, sizeof(float));
+            double exact = cos_double(q, vecs + (size_t)got[i].id * d, d);
+            assert_true(fabs(got[i].score - exact) <= 1e-5);
+        }
+    }
+    free(vecs);
+    free(norms);
+}
+
+static void test_random_against_bruteforce(void **state)
+{
+    (void)state;
+    int paths = 0;
+    static const wl_simd_path ps[] = {WL_SIMD_SCALAR, WL_SIMD_AVX2};
+    for (size_t i = 0; i < 2; i++) {
+        if (wl_simd_force(ps[i]) != 0)
+            continue;
+        paths++;
+        run_random_cases(0);
+    }
+    assert_true(paths >= 1);
+    wl_simd_force(WL_SIMD_AUTO);
+}
+
+/* Both paths give the same hits on a larger graph-like set (skipped without AVX2). */
+static void test_paths_equal_on_matrix(void **state)
+{
+    (void)state;
+    if (!wl_simd_supported(WL_SIMD_AVX2))
+        skip();
+    wl_matrix *m = NULL;
+    assert_int_equal(wl_matrix_new(&m, 2000, 96, 5), 0);
+    wl_candidates c = wl_matrix_candidates(m);
+    float q[96];
+    wl_hit a[50], b[50];
+    wl_rng r;
+    wl_rng_seed(&r, 5, 401);
+    for (int rep = 0; rep < 10; rep++) {
+        for (int j = 0; j < 96; j++)
+            q[j] = wl_rng_float_signed(&r);
+        size_t na = 0, nb = 0;
+        assert_int_equal(wl_simd_force(WL_SIMD_SCALAR), 0);
+        assert_int_equal(wl_similarity_topk(&c, q, 50, a, &na), 0);
+        assert_int_equal(wl_simd_force(WL_SIMD_AVX2), 0);
+        assert_int_equal(wl_similarity_topk(&c, q, 50, b, &nb), 0);
+        assert_int_equal(na, 50);
+        assert_int_equal(nb, 50);
+        assert_memory_equal(a, b, sizeof(a));
+    }
+    wl_simd_force(WL_SIMD_AUTO);
+    wl_matrix_free(m);
+}
+
+static void test_edge_cases(void **state)
+{
+    (void)state;
+    /* Rows: e0, zero, e0 again (tie with row 0), -e0, e1. */
+    const float v[5 * 3] = {1, 0, 0, 0, 0, 0, 1, 0, 0, -1, 0, 0, 0, 1, 0};
+    float norms[5];
+    assert_int_equal(wl_norms_compute(v, 5, 3, norms), 0);
+    wl_candidates c = {.vectors = v, .norms = norms, .count = 5, .dim = 3};
+    const float q[3] = {2, 0, 0};
+    wl_hit h[8];
+    size_t n = 99;
+
+    /* k > N returns N results, in full rank order. */
+    assert_int_equal(wl_similarity_topk(&c, q, 8, h, &n), 0);
+    assert_int_equal(n, 5);
+    static const uint32_t order[] = {0, 2, 1, 4, 3};
+    static const float scores[] = {1.0f, 1.0f, 0.0f, 0.0f, -1.0f};
+    for (int i = 0; i < 5; i++) {
+        assert_int_equal(h[i].id, order[i]);
+        assert_true(h[i].score == scores[i]);
+    }
+
+    /* k = 0: no results, hits may be NULL. */
+    assert_int_equal(wl_similarity_topk(&c, q, 0, NULL, &n), 0);
+    assert_int_equal(n, 0);
+
+    /* k = 1 keeps the lower id of a tie. */
+    assert_int_equal(wl_similarity_topk(&c, q, 1, h, &n), 0);
+    assert_int_equal(n, 1);
+    assert_int_equal(h[0].id, 0);
+
+    /* Zero query: every score is 0, so rank is by id. */
+    const float zq[3] = {0, 0, 0};
+    assert_int_equal(wl_similarity_topk(&c, zq, 3, h, &n), 0);
+    assert_int_equal(n, 3);
+    for (uint32_t i = 0; i < 3; i++) {
+        assert_int_equal(h[i].id, i);
+        assert_true(h[i].score == 0.0f);
+    }
+
+    /* N = 0. */
+    wl_candidates empty = {.vectors = NULL, .norms = NULL, .count = 0, .dim = 3};
+    assert_int_equal(wl_similarity_topk(&empty, q, 4, h, &n), 0);
+    assert_int_equal(n, 0);
+
+    /* D = 0: all scores 0, ranked by id; vectors and query may be NULL. */
+    const float zn[4] = {0, 0, 0, 0};
+    wl_candidates flat = {.vectors = NULL, .norms = zn, .count = 4, .dim = 0};
+    assert_int_equal(wl_similarity_topk(&flat, NULL, 2, h, &n), 0);
+    assert_int_equal(n, 2);
+    assert_int_equal(h[0].id, 0);
+    assert_int_equal(h[1].id, 1);
+
+    /* Non-finite input: inf / inf is NaN, which is defined as score 0 (ranked with zeros). */
+    const float inf_rows[2 * 3] = {INFINITY, 0, 0, 0, 1, 0};
+    float inf_norms[2];
+    assert_int_equal(wl_norms_compute(inf_rows, 2, 3, inf_norms), 0);
+    wl_candidates withinf = {.vectors = inf_rows, .norms = inf_norms, .count = 2, .dim = 3};
+    assert_int_equal(wl_similarity_topk(&withinf, q, 2, h, &n), 0);
+    assert_int_equal(n, 2);
+    assert_int_equal(h[0].id, 0);
+    assert_true(h[0].score == 0.0f && h[1].score == 0.0f);
+
+    /* Bad arguments. */
+    assert_int_equal(wl_similarity_topk(NULL, q, 1, h, &n), WL_E_INVAL);
+    assert_int_equal(wl_similarity_topk(&c, q, 1, h, NULL), WL_E_INVAL);
+    assert_int_equal(wl_similarity_topk(&c, NULL, 1, h, &n), WL_E_INVAL);
+    assert_int_equal(wl_similarity_topk(&c, q, 1, NULL, &n), WL_E_INVAL);
+    wl_candidates no_norms = c;
+    no_norms.norms = NULL;
+    assert_int_equal(wl_similarity_topk(&no_norms, q, 1, h, &n), WL_E_INVAL);
+    wl_candidates no_vecs = c;
+    no_vecs.vectors = NULL;
+    assert_int_equal(wl_similarity_topk(&no_vecs, q, 1, h, &n), WL_E_INVAL);
+    wl_candidates huge = c;
+    huge.count = WL_MAX_NODES + 1;
+    assert_int_equal(wl_similarity_topk(&huge, q, 1, h, &n), WL_E_OVERFLOW);
+}
+
+/* A noisy copy of a stored row ranks that row first (what the profile's queries rely on). */
+static void test_retrieval_sanity(void **state)
+{
+    (void)state;
+    wl_matrix *m = NULL;
+    assert_int_equal(wl_matrix_new(&m, 1000, 128, 9), 0);
+    wl_candidates c = wl_matrix_candidates(m);
+    float q[128];
+    wl_hit h[3];
+    size_t n = 0;
+    wl_rng r;
+    wl_rng_seed(&r, 9, 402);
+    for (int rep = 0; rep < 20; rep++) {
+        uint32_t target = (uint32_t)wl_rng_below(&r, 1000);
+        for (int j = 0; j < 128; j++)
+            q[j] = c.vectors[(size_t)target * 128 + j] + wl_rng_float_signed(&r);
+        assert_int_equal(wl_similarity_topk(&c, q, 3, h, &n), 0);
+        assert_int_equal(h[0].id, target);
+        assert_true(h[0].score > 0.5f && h[0].score > h[1].score);
+    }
+    wl_matrix_free(m);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_random_against_bruteforce),
+        cmocka_unit_test(test_paths_equal_on_matrix),
+        cmocka_unit_test(test_edge_cases),
+        cmocka_unit_test(test_retrieval_sanity),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
