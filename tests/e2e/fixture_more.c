@@ -111,3 +111,36 @@ BENCH_FN(trouble, iter_twice)
         x = bench_black_box(x + 1);
     }
 }
+
+/* A latency-bound chain whose length the environment can stretch (E2E_SLOWDOWN_PERCENT), so a
+ * comparison test can make exactly this benchmark slower or faster than its baseline. */
+BENCH_GROUP(cmp, .warm_up_time = 0.05, .measurement_time = 0.3);
+
+static uint64_t chain(uint64_t x, unsigned steps)
+{
+    for (unsigned i = 0; i < steps; i++) {
+        x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+        __asm__ volatile("" : "+r"(x));
+    }
+    return x;
+}
+
+BENCH_FN(cmp, chain)
+{
+    const char *pct = getenv("E2E_SLOWDOWN_PERCENT");
+    unsigned steps = (unsigned)(2000.0 * (1.0 + (pct ? atof(pct) : 0.0) / 100.0));
+    uint64_t x = 1;
+    BENCH_ITER(b) {
+        x = chain(x, steps);
+    }
+    bench_black_box(x);
+}
+
+BENCH_FN(cmp, steady)
+{
+    uint64_t x = 1;
+    BENCH_ITER(b) {
+        x = chain(x, 500);
+    }
+    bench_black_box(x);
+}

@@ -1,0 +1,192 @@
+#!/usr/bin/env python3
+"""End-to-end tests of baselines and comparison, driving the real fixture program.
+
+Saving, merging, loading, refusing bad names and broken files, comparing a run with a
+baseline and two baselines with each other, the CI gate's exit code, calibration and the
+system context. The fixture's cmp/chain benchmark is a latency-bound chain whose length
+E2E_SLOWDOWN_PERCENT stretches, so a slowdown is exact, not hoped for.
+"""
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+import unittest
+
+FIXTURE = os.environ.get("E2E_FIXTURE", "")
+FIXTURES_DIR = os.environ.get("E2E_FIXTURES_DIR", "")
+
+
+def run(args, slowdown=None, env_extra=None):
+    env = dict(os.environ)
+    env.pop("BENCH_BASELINE_DIR", None)
+    if slowdown is not None:
+        env["E2E_SLOWDOWN_PERCENT"] = str(slowdown)
+    if env_extra:
+        env.update(env_extra)
+    return subprocess.run([FIXTURE, "--color", "never"] + args, capture_output=True, text=True,
+                          env=env, timeout=300, check=False)
+
+
+def err_lines(stderr):
+    return [ln for ln in stderr.splitlines() if not ln.startswith("bench: warning:")]
+
+
+class BaselineTest(unittest.TestCase):
+    def setUp(self):
+        self.dir = tempfile.mkdtemp(prefix="bench-e2e-baselines-")
+        self.addCleanup(shutil.rmtree, self.dir, True)
+
+    def bench(self, *args, slowdown=None, env_extra=None):
+        return run(["--baseline-dir", self.dir] + list(args), slowdown, env_extra)
+
+    def load(self, name):
+        with open(os.path.join(self.dir, name + ".json"), encoding="utf-8") as f:
+            return json.load(f)
+
+    def test_save_then_merge_filtered_run(self):
+        p = self.bench("--save-baseline", "base", "^fix/(a|b)$")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("saved 2 benchmarks to baseline 'base'", p.stderr)
+        first = self.load("base")
+        self.assertEqual([b["id"] for b in first["benchmarks"]], ["fix/a", "fix/b"])
+        p = self.bench("--save-baseline", "base", "--exact", "fix/b")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        second = self.load("base")
+        self.assertEqual([b["id"] for b in second["benchmarks"]], ["fix/a", "fix/b"])
+        # fix/a kept byte for byte, fix/b replaced by the new measurement
+        self.assertEqual(first["benchmarks"][0], second["benchmarks"][0])
+        self.assertNotEqual(first["benchmarks"][1]["samples"], second["benchmarks"][1]["samples"])
+        self.assertEqual([f for f in os.listdir(self.dir) if ".tmp" in f], [])
+
+    def test_env_dir(self):
+        p = run(["--save-baseline", "viaenv", "--exact", "fix/a"],
+                env_extra={"BENCH_BASELINE_DIR": self.dir})
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertTrue(os.path.exists(os.path.join(self.dir, "viaenv.json")))
+
+    def test_bad_names_refused(self):
+        for name in ["../escape", ".hidden", "a/b", "", "-x", "x" * 65, "a b", "nul\x01"]:
+            for flag in ["--save-baseline", "--baseline", "--load-baseline"]:
+                p = self.bench(flag, name, "--exact", "fix/a")
+                self.assertEqual(p.returncode, 2, (flag, name, p.stderr))
+                lines = err_lines(p.stderr)
+                self.assertEqual(len(lines), 1, lines)
+                self.assertIn(flag, lines[0])
+        self.assertEqual(os.listdir(self.dir), [])
+
+    def test_missing_baseline(self):
+        p = self.bench("--baseline", "nope", "--exact", "fix/a")
+        self.assertEqual(p.returncode, 2)
+        self.assertRegex(err_lines(p.stderr)[0], r"baseline 'nope' not found: .*nope\.json")
+
+    def test_missing_entry_and_lenient(self):
+        self.assertEqual(self.bench("--save-baseline", "only_a", "--exact", "fix/a").returncode, 0)
+        p = self.bench("--baseline", "only_a", "^fix/(a|b)$")
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("'fix/b'", p.stderr)
+        self.assertIn("--baseline-lenient", p.stderr)
+        self.assertNotIn("time:", p.stdout)  # failed before running anything
+        p = self.bench("--baseline", "only_a", "--baseline-lenient", "^fix/(a|b)$")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("Comparison with baseline 'only_a'", p.stdout)
+
+    def test_hostile_files_as_baselines(self):
+        for fixture in ["truncated.json", "nan_literal.json", "negative_count.json",
+                        "binary_garbage.bin", "future_version.json", "missing_samples.json"]:
+            shutil.copy(os.path.join(FIXTURES_DIR, fixture), os.path.join(self.dir, "bad.json"))
+            p = self.bench("--baseline", "bad", "--exact", "fix/a")
+            self.assertEqual(p.returncode, 2, (fixture, p.stderr))
+            lines = err_lines(p.stderr)
+            self.assertEqual(len(lines), 1, (fixture, lines))
+            self.assertIn("bad.json", lines[0])
+            # and saving over it is refused, leaving it untouched
+            before = open(os.path.join(self.dir, "bad.json"), "rb").read()
+            p = self.bench("--save-baseline", "bad", "--exact", "fix/a")
+            self.assertEqual(p.returncode, 2, (fixture, p.stderr))
+            self.assertIn("refusing to replace", p.stderr)
+            self.assertEqual(open(os.path.join(self.dir, "bad.json"), "rb").read(), before)
+
+    def test_slowdown_is_a_regression_and_fails_the_gate(self):
+        self.assertEqual(self.bench("--save-baseline", "before", "^cmp/").returncode, 0)
+        p = self.bench("--baseline", "before", "--fail-on-regression", "--json",
+                       os.path.join(self.dir, "run.json"), "^cmp/", slowdown=40)
+        self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
+        self.assertIn("cmp/chain: Performance has regressed.", p.stdout)
+        self.assertNotIn("cmp/steady: Performance has regressed.", p.stdout)
+        self.assertRegex(p.stdout, r"1 regressed, 0 improved")
+        res = json.load(open(os.path.join(self.dir, "run.json"), encoding="utf-8"))
+        change = {b["id"]: b["change"] for b in res["benchmarks"]}
+        self.assertEqual(change["cmp/chain"]["verdict"], "regressed")
+        self.assertGreater(change["cmp/chain"]["ratio"], 1.25)
+        self.assertLess(change["cmp/chain"]["ratio_lower"], change["cmp/chain"]["ratio"])
+        self.assertLess(change["cmp/chain"]["p_adjusted"], 0.05)
+        # without the gate flag a regression is reported but the exit code stays 0
+        p = self.bench("--baseline", "before", "^cmp/chain$", slowdown=40)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("Performance has regressed.", p.stdout)
+
+    def test_speedup_is_an_improvement(self):
+        self.assertEqual(self.bench("--save-baseline", "slow", "^cmp/chain$",
+                                    slowdown=40).returncode, 0)
+        p = self.bench("--baseline", "slow", "--fail-on-regression", "^cmp/chain$")
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertIn("cmp/chain: Performance has improved.", p.stdout)
+
+    def test_compare_two_saved_baselines(self):
+        self.assertEqual(self.bench("--save-baseline", "old", "^cmp/").returncode, 0)
+        self.assertEqual(self.bench("--save-baseline", "new", "^cmp/", slowdown=40).returncode, 0)
+        p = self.bench("--load-baseline", "new", "--baseline", "old", "--fail-on-regression")
+        self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
+        self.assertNotIn("time:", p.stdout)  # nothing ran
+        self.assertIn("cmp/chain: Performance has regressed.", p.stdout)
+        p = self.bench("--load-baseline", "new")
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("--load-baseline needs --baseline", p.stderr)
+
+    def test_calibration_saves_noise(self):
+        p = self.bench("--save-baseline", "cal", "--calibrate", "3", "^cmp/steady$")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("calibration run 3 of 3", p.stderr)
+        entry = self.load("cal")["benchmarks"][0]
+        self.assertEqual(entry["noise"]["runs"], 3)
+        self.assertGreaterEqual(entry["noise"]["log_median_sd"], 0)
+        p = self.bench("--baseline", "cal", "^cmp/steady$")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("calibrated", p.stdout)
+        p = self.bench("--calibrate", "3", "^cmp/steady$")
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("--calibrate needs --save-baseline", p.stderr)
+
+    def test_context_difference_warned(self):
+        self.assertEqual(self.bench("--save-baseline", "ctx", "--exact", "fix/a").returncode, 0)
+        data = self.load("ctx")
+        data["context"]["compiler"] = "some other compiler 1.0"
+        with open(os.path.join(self.dir, "ctx.json"), "w", encoding="utf-8") as f:
+            json.dump(data, f)
+        p = self.bench("--baseline", "ctx", "--exact", "fix/a")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertRegex(p.stderr, r"different machine or build: .*compiler 'gcc.*' vs "
+                                   r"'some other compiler 1.0'")
+
+
+class ContextTest(unittest.TestCase):
+    def test_context_listing(self):
+        p = run(["--context"])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        for key in ["cpu", "caches", "simd", "os", "compiler", "build type", "clock"]:
+            self.assertRegex(p.stdout, rf"(?m)^{key} +\S", key)
+
+    def test_context_in_json(self):
+        p = run(["--output-format", "json", "--exact", "fix/a"])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        ctx = json.loads(p.stdout)["context"]
+        self.assertIsInstance(ctx["cpu"]["brand"], str)
+        self.assertGreater(ctx["cpu"]["threads"], 0)
+        self.assertGreater(ctx["memory_bytes"], 0)
+        self.assertEqual(len(ctx["loadavg"]), 3)
+        self.assertIsInstance(ctx["warnings"], list)
+
+
+if __name__ == "__main__":
+    unittest.main()
