@@ -1,0 +1,69 @@
+/*
+ * Portable kernels: the reference definition of the lane structure. Element j of a reduction goes
+ * into partial sum p[j % 32] in increasing j (multiply, then add: this file is built with
+ * -ffp-contract=off so no FMA fuses them), and wl__combine32 folds p in one fixed tree. The
+ * compiler may vectorise these loops, which never changes a result because the lanes stay
+ * independent; the AVX2 file mirrors this structure exactly.
+ */
+#include <math.h>
+
+#include "wl_internal.h"
+
+float wl__combine32(const float p[WL__LANES])
+{
+    /* Accumulators 0+1 and 2+3 first, then the two pairs: s[l] for the 8 lanes. */
+    float s[8];
+    for (int l = 0; l < 8; l++)
+        s[l] = (p[l] + p[8 + l]) + (p[16 + l] + p[24 + l]);
+    /* Then lane l with lane l+4, lane l with lane l+2, and the last two. */
+    float t0 = s[0] + s[4], t1 = s[1] + s[5], t2 = s[2] + s[6], t3 = s[3] + s[7];
+    float u0 = t0 + t2, u1 = t1 + t3;
+    return u0 + u1;
+}
+
+static float dot_scalar(const float *a, const float *b, size_t n)
+{
+    float p[WL__LANES];
+    for (int m = 0; m < WL__LANES; m++)
+        p[m] = 0.0f;
+    size_t j = 0;
+    for (; j + WL__LANES <= n; j += WL__LANES)
+        for (size_t m = 0; m < WL__LANES; m++)
+            p[m] += a[j + m] * b[j + m];
+    for (size_t m = 0; j + m < n; m++)
+        p[m] += a[j + m] * b[j + m];
+    return wl__combine32(p);
+}
+
+static float sum_scalar(const float *buf, size_t n)
+{
+    float p[WL__LANES];
+    for (int m = 0; m < WL__LANES; m++)
+        p[m] = 0.0f;
+    size_t j = 0;
+    for (; j + WL__LANES <= n; j += WL__LANES)
+        for (size_t m = 0; m < WL__LANES; m++)
+            p[m] += buf[j + m];
+    for (size_t m = 0; j + m < n; m++)
+        p[m] += buf[j + m];
+    return wl__combine32(p);
+}
+
+static void dots_scalar(const float *q, const float *rows, size_t count, size_t dim, float *out)
+{
+    for (size_t i = 0; i < count; i++)
+        out[i] = dot_scalar(q, rows + i * dim, dim);
+}
+
+static void decay_scalar(const float *base, const float *age, float *out, size_t n, float tau)
+{
+    for (size_t i = 0; i < n; i++)
+        out[i] = base[i] / sqrtf(1.0f + age[i] / tau);
+}
+
+const wl__kernels wl__kernels_scalar = {
+    .dot = dot_scalar,
+    .sum = sum_scalar,
+    .dots = dots_scalar,
+    .decay = decay_scalar,
+};
