@@ -22,7 +22,7 @@ build: configure
 	@cmake --build $(BUILD_DIR) -j $(JOBS)
 
 bench: build
-	./bench $(BENCH_ARGS)
+	BENCH_PROGRAM=$(BUILD_DIR)/benches/bench ./bench $(BENCH_ARGS)
 
 # The tests need more packages than the build (cmocka, python3): install them first.
 test:

@@ -11,7 +11,7 @@
 
 #include "known_cost.h"
 
-BENCH_GROUP(harness, .measurement_time = 2.0);
+BENCH_GROUP(harness, .measurement_time = 1.0);
 
 BENCH_FN(harness, empty)
 {

@@ -1,7 +1,7 @@
 /*
  * known_cost.c: a dependent arithmetic chain. Each step needs the previous result, so it costs
  * one multiply latency plus one add latency whatever the compiler does; never inlined, so the
- * harness and the reference stopwatch (tests/e2e/known_cost_ref.c) run the same machine code.
+ * harness and the reference stopwatch (benches/known_cost_ref.c) run the same machine code.
  */
 #include "known_cost.h"
 

@@ -55,16 +55,17 @@ static const char usage_text[] =
     "      --exact                FILTERs must equal the whole id (no regex)\n"
     "Measurement:\n"
     "      --quick                fast, less precise run (0.1 s warm-up, at most 0.5 s, 2%)\n"
-    "      --warm-up-time S       seconds of warm-up per benchmark (default 0.5)\n"
+    "      --warm-up-time S       seconds of warm-up per benchmark (default 0.3)\n"
     "      --measurement-time S   sampling budget in seconds per benchmark (default 3)\n"
     "      --sample-size N        most samples per benchmark, 2..100000 (default 100)\n"
-    "      --target-precision P   stop early once the 95% CI half-width of the median is below\n"
-    "                             P of it, 0 < P < 1 (default 0.005); 'off' never stops early\n"
+    "      --target-precision P   stop early once the CI half-width of the median (at the\n"
+    "                             confidence level) is below P of it, 0 < P < 1\n"
+    "                             (default 0.01); 'off' never stops early\n"
     "      --sampling MODE        auto, linear or flat (default auto)\n"
     "Statistics:\n"
     "      --nresamples N         bootstrap resamples, 10..10000000 (default 10000)\n"
     "      --confidence-level C   confidence level of intervals, 0 < C < 1 (default 0.95)\n"
-    "      --seed N               bootstrap seed, 0..2^53-1 (default 1)\n"
+    "      --seed N               bootstrap seed, 0..4294967295 (default 1)\n"
     "Output:\n"
     "      --output-format FMT    pretty, json, csv or markdown on stdout (default pretty)\n"
     "      --json FILE            also write the results as JSON to FILE (atomically)\n"
@@ -254,6 +255,7 @@ static int apply_option(cli *c, opt_id id, const char *flag, const char *v)
         if (parse_choice(flag, v, names, 3, "auto, linear or flat", &choice))
             return -1;
         c->run.cli.sampling = (bench_sampling)choice;
+        c->run.sampling_set = true;
         return 0;
     }
     case O_NRES:
@@ -265,8 +267,7 @@ static int apply_option(cli *c, opt_id id, const char *flag, const char *v)
         return parse_double(flag, v, 0, 1, true, true, "a level in (0, 1)",
                             &c->run.confidence_level);
     case O_SEED:
-        return parse_u64(flag, v, 0, (UINT64_C(1) << 53) - 1, "an integer in [0, 2^53-1]",
-                         &c->run.seed);
+        return parse_u64(flag, v, 0, UINT32_MAX, "an integer in [0, 4294967295]", &c->run.seed);
     case O_FORMAT: {
         static const char *const names[] = {"pretty", "json", "csv", "markdown"};
         if (parse_choice(flag, v, names, 4, "pretty, json, csv or markdown", &choice))

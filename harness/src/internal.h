@@ -3,9 +3,10 @@
  *
  * The pieces: the registry (registry.c) lists benchmark instances; the clock (clock.c) and the
  * measurement backends (measure.c) time samples; the runner (runner.c) drives warm-up and
- * sampling and fills a bench_result; analysis (analysis.c) turns samples into estimates with the
- * pure functions of stats.c; reporters (report_*.c) print results; cli.c ties them together.
- * Invariant: a bench_result owns every pointer in it and is freed with bench__result_destroy.
+ * sampling, fills a bench__result and turns its samples into estimates with the pure functions
+ * of stats.c; compare.c judges changes against a baseline; json.c reads and writes files;
+ * sysinfo.c and context.c describe the machine; reporters (report_*.c) print results; cli.c
+ * ties them together. Invariant: a bench__result owns every pointer in it and is freed with bench__result_destroy.
  */
 #ifndef HARNESS_INTERNAL_H
 #define HARNESS_INTERNAL_H
@@ -62,6 +63,7 @@ typedef struct bench__run_options {
     bench__settings cli;     /* command-line settings; zero fields are not set */
     bench__settings quick;   /* defaults that --quick replaces the built-in ones with */
     bool is_quick;
+    bool sampling_set;       /* --sampling was given (its AUTO is 0, so cli.sampling can't say) */
     size_t nresamples;       /* bootstrap resamples */
     double confidence_level; /* e.g. 0.95 */
     uint64_t seed;           /* bootstrap seed */
@@ -90,7 +92,7 @@ typedef struct bench__instance {
 /**
  * Lists every registered benchmark instance, sorted by id. On success *out is a malloc'd array
  * (caller frees) and *n its length. Fails with BENCH_EDUP (message names the id) when two
- * registrations share an id, or BENCH_EINVAL for an id that is too long or has bad characters.
+ * registrations share an id, or BENCH_EINVAL for an id that is too long.
  */
 int bench__registry_list(bench__instance **out, size_t *n, char *msg, size_t msglen);
 

@@ -31,10 +31,10 @@
 #define BUDGET_SLACK 0.10
 
 const bench__settings bench__default_settings = {
-    .warm_up_time = 0.5,
+    .warm_up_time = 0.3,
     .measurement_time = 3.0,
     .sample_size = 100,
-    .target_precision = 0.005,
+    .target_precision = 0.01,
     .sampling = BENCH_SAMPLING_AUTO,
 };
 
@@ -98,6 +98,8 @@ void bench__resolve_settings(bench__settings *out, const bench__run_options *opt
     PICK(sample_size);
     PICK(target_precision);
     PICK(sampling);
+    if (opt && opt->sampling_set)
+        out->sampling = opt->cli.sampling;
     PICK(bytes_per_iter);
     PICK(elements_per_iter);
 #undef PICK

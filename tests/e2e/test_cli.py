@@ -300,7 +300,7 @@ class UsageTest(Case):
             ("--confidence-level", "1.5"), ("--confidence-level", "0"), ("--confidence-level", "1"),
             ("--nresamples", "5"), ("--nresamples", "1e4"),
             ("--output-format", "xml"), ("--output-format", "JSON"),
-            ("--color", "maybe"), ("--seed", "-1"), ("--seed", "9007199254740992"),
+            ("--color", "maybe"), ("--seed", "-1"), ("--seed", "4294967296"),
             ("--seed", "+3"), ("--warm-up-time", "-1"), ("--warm-up-time", "nan"),
             ("--warm-up-time", "3601"), ("--measurement-time", "0"),
             ("--measurement-time", "inf"), ("--target-precision", "1"),
@@ -314,7 +314,7 @@ class UsageTest(Case):
 
     def test_good_values_accepted(self):
         p = fixture("--sample-size", "2", "--confidence-level", "0.5", "--nresamples", "10",
-                    "--seed", "9007199254740991", "--warm-up-time", "0", "--target-precision",
+                    "--seed", "4294967295", "--warm-up-time", "0", "--target-precision",
                     "off", "--sampling", "flat", "--color", "never", "--output-format=csv",
                     "--measurement-time=0.05", "--list", "fix/a$")
         self.assert_exit(p, 0)

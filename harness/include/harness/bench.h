@@ -185,8 +185,8 @@ void bench_set_elements(bench_t *b, uint64_t elements_per_iter);
 void bench_skip(bench_t *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /**
- * Marks the benchmark failed with a reason (printf format); the timed loop stops at once and the
- * program exits 3 after the remaining benchmarks have run.
+ * Marks the benchmark failed with a reason (printf format); the timed loop stops at the end of the
+ * sample in progress and the program exits 3 after the remaining benchmarks have run.
  */
 void bench_fail(bench_t *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

@@ -1,0 +1,184 @@
+/*
+ * graph_suite.c: the reference suite over the graph workload (workloads/). The named benchmarks
+ * of the workload, its scaling variants with throughput, and a read-bandwidth probe over buffers
+ * of the same sizes, so a kernel's effective bandwidth can be put against the machine's in one
+ * run (scripts/bandwidth_check.sh does that from the JSON results).
+ *
+ * Setup (building graphs and candidate matrices) is never timed; every input is seeded, so the
+ * same build measures the same work on every run.
+ */
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <harness/bench.h>
+#include <workloads/workloads.h>
+
+#define DIM 768
+#define SEED 42
+
+BENCH_GROUP(workload, .measurement_time = 2.0);
+BENCH_GROUP(scaling, .measurement_time = 1.5);
+
+/* A query vector of DIM floats drawn from its own seed. */
+static float *make_query(uint64_t seed)
+{
+    float *q = malloc(DIM * sizeof *q);
+    if (!q)
+        return NULL;
+    wl_rng r;
+    wl_rng_seed(&r, seed, 1);
+    for (size_t i = 0; i < DIM; i++)
+        q[i] = wl_rng_float_signed(&r);
+    return q;
+}
+
+/* One query against `count` candidates, top 10: the streaming read of count x DIM floats. */
+static void similarity(bench_t *b, size_t count)
+{
+    wl_matrix *m = NULL;
+    float *q = make_query(SEED + 1);
+    int rc = q ? wl_matrix_new(&m, count, DIM, SEED) : WL_E_NOMEM;
+    if (rc != 0) {
+        free(q);
+        bench_fail(b, "cannot build %zu candidates: %s", count, wl_strerror(rc));
+        return;
+    }
+    wl_candidates c = wl_matrix_candidates(m);
+    wl_hit hits[10];
+    size_t nhits = 0;
+    bench_set_bytes(b, (uint64_t)count * DIM * sizeof(float));
+    BENCH_ITER(b) {
+        wl_similarity_topk(&c, q, 10, hits, &nhits);
+        bench_clobber();
+    }
+    wl_matrix_free(m);
+    free(q);
+}
+
+BENCH_FN(workload, vector_similarity_1000)
+{
+    similarity(b, 1000);
+}
+
+BENCH_FN(scaling, similarity, BENCH_PARAMS(1000, 10000, 100000))
+{
+    similarity(b, (size_t)bench_param(b));
+}
+
+/* The single-core read bandwidth over a buffer of count x DIM floats, read the same way. */
+BENCH_FN(scaling, read_probe, BENCH_PARAMS(1000, 10000, 100000))
+{
+    size_t count = (size_t)bench_param(b);
+    wl_matrix *m = NULL;
+    int rc = wl_matrix_new(&m, count, DIM, SEED);
+    if (rc != 0) {
+        bench_fail(b, "cannot build %zu rows: %s", count, wl_strerror(rc));
+        return;
+    }
+    wl_candidates c = wl_matrix_candidates(m);
+    bench_set_bytes(b, (uint64_t)count * DIM * sizeof(float));
+    BENCH_ITER(b) {
+        bench_black_box(wl_read_probe(c.vectors, count * DIM));
+    }
+    wl_matrix_free(m);
+}
+
+/* Spreading activation from node 0 over a graph of `nodes` nodes and 5 x nodes edges. */
+static void activation(bench_t *b, size_t nodes, uint32_t max_iterations)
+{
+    wl_graph_params gp;
+    memset(&gp, 0, sizeof gp);
+    gp.seed = SEED;
+    gp.node_count = nodes;
+    gp.edge_count = 5 * nodes;
+    gp.dim = 0;
+    gp.max_age_days = 365.0f;
+    wl_graph *g = NULL;
+    wl_activation_ws *ws = NULL;
+    float *act = malloc(nodes * sizeof *act);
+    int rc = act ? wl_graph_new(&g, &gp) : WL_E_NOMEM;
+    if (rc == 0)
+        rc = wl_activation_ws_new(&ws, nodes);
+    if (rc != 0) {
+        bench_fail(b, "cannot build a graph of %zu nodes: %s", nodes, wl_strerror(rc));
+        goto done;
+    }
+    wl_activation_params ap = {.decay = 0.5f, .threshold = 0.001f,
+                               .max_iterations = max_iterations};
+    wl_activation_result res;
+    /* One untimed run tells how many edges a query traverses: the throughput unit. */
+    rc = wl_activation_spread(g, 0, &ap, ws, act, &res);
+    if (rc != 0) {
+        bench_fail(b, "activation failed: %s", wl_strerror(rc));
+        goto done;
+    }
+    bench_set_elements(b, res.edges_traversed);
+    BENCH_ITER(b) {
+        wl_activation_spread(g, 0, &ap, ws, act, &res);
+        bench_clobber();
+    }
+done:
+    wl_activation_ws_free(ws);
+    wl_graph_free(g);
+    free(act);
+}
+
+BENCH_FN(workload, spreading_activation_1000)
+{
+    activation(b, 1000, 100);
+}
+
+BENCH_FN(scaling, activation, BENCH_PARAMS(1000, 10000, 100000))
+{
+    activation(b, (size_t)bench_param(b), 100);
+}
+
+BENCH_FN(workload, decay_10k_memories)
+{
+    enum { N = 10000 };
+    float *base = malloc(N * sizeof *base), *age = malloc(N * sizeof *age);
+    float *out = malloc(N * sizeof *out);
+    if (!base || !age || !out) {
+        bench_fail(b, "out of memory");
+        goto done;
+    }
+    wl_rng r;
+    wl_rng_seed(&r, SEED, 2);
+    for (size_t i = 0; i < N; i++) {
+        base[i] = wl_rng_float(&r);
+        age[i] = 365.0f * wl_rng_float(&r); /* ages from 0 to a year, in days */
+    }
+    bench_set_elements(b, N);
+    BENCH_ITER(b) {
+        wl_decay_apply(base, age, out, N, 1.0f);
+        bench_clobber();
+    }
+done:
+    free(base);
+    free(age);
+    free(out);
+}
+
+/* The full profiling workload: build the 10k/50k graph, 1000 activation queries, 1000
+ * similarity queries (top 10 of 10,000), decay over all memories. About 2 s an iteration here:
+ * flat sampling, a few samples. The checksum must never change between iterations. */
+BENCH_FN(workload, profiling_workload, .warm_up_time = 0.01, .measurement_time = 6.0,
+         .sample_size = 10)
+{
+    wl_profile_result res;
+    uint64_t first = 0, bad = 0;
+    bool have = false;
+    BENCH_ITER(b) {
+        if (wl_profile_run(SEED, &res) != 0)
+            bad = 1;
+        if (!have) {
+            first = res.checksum;
+            have = true;
+        }
+        bad |= res.checksum ^ first;
+    }
+    if (bad)
+        bench_fail(b, "the workload failed or its checksum changed between iterations "
+                      "(first %016llx)", (unsigned long long)first);
+}
