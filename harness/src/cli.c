@@ -41,6 +41,10 @@ typedef struct cli {
     bool fail_on_regression;
     int calibrate; /* runs; 0: off */
     bench__compare_opts cmp;
+    bool noise_threshold_set;
+    const char *ab;        /* --ab OTHER */
+    const char *ab_worker; /* --ab-worker ID (internal) */
+    bench__ab_options abo;
 } cli;
 
 static const char usage_text[] =
@@ -85,6 +89,12 @@ static const char usage_text[] =
     "      --noise-threshold T    smallest relative change reported as a regression or\n"
     "                             improvement, 0 <= T < 1 (default 0.02)\n"
     "      --fail-on-regression   exit 1 when any benchmark regressed (the CI gate)\n"
+    "Interleaved A/B of two builds:\n"
+    "      --ab OTHER             measure OTHER (old build of this suite) against this program\n"
+    "                             in alternating ABBA/BAAB rounds; runs nothing else\n"
+    "      --ab-time S            seconds per benchmark, 1..3600 (default 20)\n"
+    "      --ab-pairs N           worker pairs per benchmark, 2..64 (default 4)\n"
+    "                             (--noise-threshold defaults to 0.01 with --ab)\n"
     "  -h, --help                 print this help and exit\n"
     "  -V, --version              print the version and exit\n"
     "\n"
@@ -142,7 +152,8 @@ static int parse_choice(const char *flag, const char *v, const char *const *name
 typedef enum opt_id {
     O_LIST, O_EXACT, O_QUICK, O_WARM, O_MEAS, O_SAMPLES, O_PRECISION, O_SAMPLING, O_NRES,
     O_CONF, O_SEED, O_FORMAT, O_JSON, O_COLOR, O_HELP, O_VERSION, O_CONTEXT, O_SAVE, O_BASE,
-    O_LOAD, O_BASEDIR, O_LENIENT, O_CALIBRATE, O_SIGNIF, O_NOISE, O_FAILREG,
+    O_LOAD, O_BASEDIR, O_LENIENT, O_CALIBRATE, O_SIGNIF, O_NOISE, O_FAILREG, O_AB, O_AB_TIME,
+    O_AB_PAIRS, O_AB_WORKER,
 } opt_id;
 
 typedef struct opt_def {
@@ -179,6 +190,10 @@ static const opt_def options[] = {
     {"significance-level", 0, true, O_SIGNIF},
     {"noise-threshold", 0, true, O_NOISE},
     {"fail-on-regression", 0, false, O_FAILREG},
+    {"ab", 0, true, O_AB},
+    {"ab-time", 0, true, O_AB_TIME},
+    {"ab-pairs", 0, true, O_AB_PAIRS},
+    {"ab-worker", 0, true, O_AB_WORKER},
 };
 
 /* Options a calibration run does not pass on to its child processes (they take a value when
@@ -312,8 +327,25 @@ static int apply_option(cli *c, opt_id id, const char *flag, const char *v)
         return parse_double(flag, v, 0, 0.5, true, true, "a level in (0, 0.5)",
                             &c->cmp.significance_level);
     case O_NOISE:
+        c->noise_threshold_set = true;
         return parse_double(flag, v, 0, 1, false, true, "a fraction in [0, 1)",
                             &c->cmp.noise_threshold);
+    case O_AB:
+        if (*v == '\0')
+            return bad_value(flag, v, "a program");
+        c->ab = v;
+        return 0;
+    case O_AB_TIME:
+        return parse_double(flag, v, 1, 3600, false, false, "a number of seconds in [1, 3600]",
+                            &c->abo.seconds);
+    case O_AB_PAIRS:
+        if (parse_u64(flag, v, 2, 64, "an integer in [2, 64]", &u))
+            return -1;
+        c->abo.pairs = (int)u;
+        return 0;
+    case O_AB_WORKER:
+        c->ab_worker = v;
+        return 0;
     case O_COLOR: {
         static const char *const names[] = {"never", "always", "auto"};
         if (parse_choice(flag, v, names, 3, "auto, always or never", &choice))
@@ -615,7 +647,9 @@ static int compare_files(const cli *c)
         goto out;
     }
     bool color = use_color(c->color);
-    bench__print_compare_summary(stdout, c->baseline, cids, ch, m, &c->cmp, color);
+    char what[128];
+    bench__msg(what, sizeof what, "baseline '%s'", c->baseline);
+    bench__print_compare_summary(stdout, what, cids, ch, m, &c->cmp, "Holm", color);
     exit_code = finish_stdout(compare_exit(c, ch, m));
 out:
     free(ids);
@@ -714,6 +748,12 @@ static int check_combinations(const cli *c)
                         "--save-baseline or --calibrate\n");
         return -1;
     }
+    if (c->ab && (c->baseline || c->save_baseline || c->load_baseline || c->calibrate ||
+                  c->json_path || c->list)) {
+        fprintf(stderr, "bench: --ab compares two programs and runs nothing else: it cannot be "
+                        "combined with baselines, --calibrate, --json or --list\n");
+        return -1;
+    }
     if (c->calibrate && !c->save_baseline) {
         fprintf(stderr, "bench: --calibrate needs --save-baseline NAME to store the noise in\n");
         return -1;
@@ -732,8 +772,14 @@ int bench_main(int argc, char **argv)
     c.cmp.significance_level = 0.05;
     c.cmp.noise_threshold = BENCH__DEFAULT_NOISE_THRESHOLD;
     c.cmp.default_run_noise = BENCH__DEFAULT_RUN_NOISE;
+    c.abo.seconds = 20.0;
+    c.abo.pairs = 4;
+    c.abo.sample_ms = 10.0;
     if (parse_args(&c, argc, argv) != 0 || check_combinations(&c) != 0)
         return BENCH_EXIT_USAGE;
+    c.abo.significance_level = c.cmp.significance_level;
+    c.abo.noise_threshold = c.noise_threshold_set ? c.cmp.noise_threshold
+                                                  : BENCH__DEFAULT_AB_NOISE_THRESHOLD;
     if (c.help) {
         fputs(usage_text, stdout);
         return finish_stdout(BENCH_EXIT_OK);
@@ -758,6 +804,11 @@ int bench_main(int argc, char **argv)
     if (rc != 0) {
         fprintf(stderr, "bench: %s\n", msg[0] ? msg : bench__strerror(rc));
         return BENCH_EXIT_USAGE;
+    }
+    if (c.ab_worker) {
+        int wrc = bench__ab_worker_main(all, n, c.ab_worker, &c.run);
+        free(all);
+        return wrc;
     }
     bool *selected = calloc(n ? n : 1, sizeof *selected);
     const char **ids = calloc(n ? n : 1, sizeof *ids);
@@ -796,6 +847,11 @@ int bench_main(int argc, char **argv)
             if (selected[i])
                 printf("%s\n", all[i].id);
         exit_code = finish_stdout(BENCH_EXIT_OK);
+        goto out;
+    }
+    if (c.ab) {
+        exit_code = finish_stdout(bench__ab_run(c.ab, all, selected, n, &c.abo,
+                                                c.fail_on_regression, use_color(c.color)));
         goto out;
     }
 
@@ -905,7 +961,9 @@ int bench_main(int argc, char **argv)
                 for (size_t j = 0; j < m; j++)
                     changes[map[j]] = ch[j];
                 FILE *o = c.format == BENCH__FMT_PRETTY ? stdout : stderr;
-                bench__print_compare_summary(o, c.baseline, cids, ch, m, &c.cmp,
+                char what[128];
+                bench__msg(what, sizeof what, "baseline '%s'", c.baseline);
+                bench__print_compare_summary(o, what, cids, ch, m, &c.cmp, "Holm",
                                              o == stdout ? color : isatty(STDERR_FILENO));
                 if (exit_code == BENCH_EXIT_OK)
                     exit_code = compare_exit(&c, ch, m);

@@ -20,6 +20,8 @@
  */
 #define BENCH__DEFAULT_NOISE_THRESHOLD 0.02
 #define BENCH__DEFAULT_RUN_NOISE 0.015
+/* Interleaving cancels the machine's drift between runs: 1% is the default threshold there. */
+#define BENCH__DEFAULT_AB_NOISE_THRESHOLD 0.01
 
 /** The smallest between-run noise the test ever assumes (sd of ln median). */
 #define BENCH__MIN_RUN_NOISE 0.001
@@ -102,6 +104,6 @@ void bench__print_verdict(FILE *o, const bench__change *c, bool color);
  */
 int bench__print_compare_summary(FILE *o, const char *baseline, const char *const *ids,
                                  const bench__change *changes, size_t n,
-                                 const bench__compare_opts *opt, bool color);
+                                 const bench__compare_opts *opt, const char *method, bool color);
 
 #endif /* HARNESS_COMPARE_H */

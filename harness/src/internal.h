@@ -68,6 +68,8 @@ typedef struct bench__run_options {
     double confidence_level; /* e.g. 0.95 */
     uint64_t seed;           /* bootstrap seed */
     bool progress;           /* live progress on stderr */
+    FILE *worker_in;         /* A/B worker mode: sample commands come from here ... */
+    FILE *worker_out;        /* ... and sample times go here (see ab.c); NULL otherwise */
 } bench__run_options;
 
 /** The built-in defaults (docs/cli.md lists them). */
@@ -336,6 +338,23 @@ const bench__entry *bench__saved_find(const bench__saved *s, const char *id);
  */
 int bench__baseline_save(const char *path, const bench__context *ctx, const bench__result *all,
                          size_t n, char *msg, size_t msglen);
+
+/* ---- interleaved A/B of two builds (ab.c) ---- */
+
+typedef struct bench__ab_options {
+    double seconds;            /* per benchmark, all pairs together */
+    int pairs;                 /* worker pairs started one after another per benchmark */
+    double sample_ms;          /* target duration of one sample, ms */
+    double significance_level; /* alpha over all compared benchmarks (Bonferroni) */
+    double noise_threshold;    /* smallest relative change reported as a regression */
+} bench__ab_options;
+
+/** Worker side of --ab: runs benchmark `id` driven over stdin/stdout. Returns the exit code. */
+int bench__ab_worker_main(const bench__instance *all, size_t n, const char *id,
+                          const bench__run_options *opt);
+/** Coordinator side of --ab: compares `other` (old) with this program (new). Exit code. */
+int bench__ab_run(const char *other, const bench__instance *all, const bool *selected, size_t n,
+                  const bench__ab_options *o, bool fail_on_regression, bool color);
 
 /* ---- calibration (calibrate.c) ---- */
 

@@ -32,9 +32,12 @@ void bench__print_change_line(FILE *o, const bench__change *c, bool color)
     pct(lo, sizeof lo, c->ratio_lower);
     pct(mid, sizeof mid, c->ratio);
     pct(hi, sizeof hi, c->ratio_upper);
-    fprintf(o, "%*schange: [%s %s%s%s %s] (p = %.4f; run-to-run noise %.2f%%%s)\n", INDENT, "",
-            lo, paint(color, "\033[1m"), mid, paint(color, "\033[0m"), hi, c->p,
-            c->run_noise * 100.0, c->calibrated ? ", calibrated" : "");
+    char noise[64] = "";
+    if (c->run_noise > 0)
+        snprintf(noise, sizeof noise, "; run-to-run noise %.2f%%%s", c->run_noise * 100.0,
+                 c->calibrated ? ", calibrated" : "");
+    fprintf(o, "%*schange: [%s %s%s%s %s] (p = %.4f%s)\n", INDENT, "", lo,
+            paint(color, "\033[1m"), mid, paint(color, "\033[0m"), hi, c->p, noise);
 }
 
 static const char *sentence(bench__verdict v)
@@ -102,7 +105,7 @@ static int cmp_row(const void *a, const void *b)
 
 int bench__print_compare_summary(FILE *o, const char *baseline, const char *const *ids,
                                  const bench__change *changes, size_t n,
-                                 const bench__compare_opts *opt, bool color)
+                                 const bench__compare_opts *opt, const char *method, bool color)
 {
     size_t count[6] = {0};
     row *rows = malloc((n ? n : 1) * sizeof *rows);
@@ -122,9 +125,10 @@ int bench__print_compare_summary(FILE *o, const char *baseline, const char *cons
     }
     qsort(rows, n, sizeof *rows, cmp_row);
     const char *reset = paint(color, "\033[0m"), *bold = paint(color, "\033[1m");
-    fprintf(o, "\n%sComparison with baseline '%s'%s (significance %.3g over all %zu, Holm; "
-               "noise threshold %.2f%%)\n",
-            bold, baseline, reset, opt->significance_level, n, opt->noise_threshold * 100.0);
+    fprintf(o, "\n%sComparison with %s%s (significance %.3g over all %zu, %s; noise threshold "
+               "%.2f%%)\n",
+            bold, baseline, reset, opt->significance_level, n, method,
+            opt->noise_threshold * 100.0);
     for (size_t i = 0; i < n; i++) {
         const bench__change *c = rows[i].c;
         char lo[32], mid[32], hi[32];

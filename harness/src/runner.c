@@ -214,6 +214,12 @@ static uint64_t sample_iters(const bench_t *b, size_t k)
 static void sample_done(bench_t *b, uint64_t iters, double total_ns)
 {
     bench__result *r = b->r;
+    if (b->opt->worker_out) {
+        /* A/B worker: the coordinator keeps the samples. */
+        fprintf(b->opt->worker_out, "T %.17g\n", total_ns);
+        fflush(b->opt->worker_out);
+        return;
+    }
     if (b->phase == PH_WARMUP) {
         r->warm_up_iters += iters;
         r->warm_up_ns += total_ns;
@@ -225,6 +231,23 @@ static void sample_done(bench_t *b, uint64_t iters, double total_ns)
     }
 }
 
+/* A/B worker: the coordinator decides every sample ("R iterations" or "Q"). */
+static uint64_t worker_next(bench_t *b)
+{
+    if (b->phase == PH_INIT) {
+        fputs("READY\n", b->opt->worker_out);
+        fflush(b->opt->worker_out);
+        b->phase = PH_MEASURE;
+    }
+    char line[64];
+    unsigned long long n;
+    if (fgets(line, sizeof line, b->opt->worker_in) && sscanf(line, "R %llu", &n) == 1 && n > 0 &&
+        n <= MAX_SAMPLE_ITERS)
+        return (uint64_t)n;
+    b->phase = PH_DONE;
+    return 0;
+}
+
 /* Iterations of the next sample, or 0 when sampling is over. */
 static uint64_t next_sample(bench_t *b)
 {
@@ -234,6 +257,8 @@ static uint64_t next_sample(bench_t *b)
         b->phase = PH_DONE;
         return 0;
     }
+    if (b->opt->worker_in)
+        return worker_next(b);
     if (b->phase == PH_INIT) {
         b->phase = PH_WARMUP;
         b->bench_start_ns = b->warm_start_ns = now;
@@ -453,6 +478,8 @@ void bench__run_instance(const bench__instance *inst, const bench__run_options *
         bench_fail(&b, "the body left its timed loop early (return or goto inside BENCH_ITER)");
     if (r->status == BENCH__OK && b.phase == PH_INIT)
         bench_fail(&b, "the body ran no timed loop (BENCH_ITER or BENCH_ITER_BATCHED)");
+    if (opt->worker_in)
+        return; /* an A/B worker keeps no samples: the coordinator analyses them */
     if (r->status == BENCH__OK && r->nsamples == 0)
         bench_fail(&b, "no sample was taken");
     if (r->status != BENCH__OK)

@@ -1,0 +1,413 @@
+/*
+ * ab.c: interleaved A/B measurement of two builds of the same suite (--ab OTHER).
+ *
+ * The coordinator (this process) runs no benchmark itself. For each benchmark it starts a pair
+ * of worker processes, OTHER (A, the old build) and this program (B, the new build), each with
+ * --ab-worker ID. A worker does the benchmark's untimed setup, then runs exactly the samples the
+ * coordinator asks for over a pipe: "R n" runs one sample of n iterations and answers "T ns";
+ * "Q" ends it. Both sides always run the same iteration counts, one at a time, in rounds of
+ * ABBA then BAAB: drift, thermal state and neighbours hit both alike, and the penalty a sample
+ * pays right after a process switch falls equally on both sides over each round. Each round
+ * gives one ratio (sum of B over sum of A, 4 samples each). Pairs of workers are replaced a
+ * few times per benchmark, so that placement in memory, which differs from process to process
+ * and stays put within one, is sampled too rather than taken for the code.
+ *
+ * The estimate is the median of the round ratios. Its interval takes the larger of two
+ * distribution-free intervals at the family level 1 - alpha/m (Bonferroni over the m
+ * benchmarks): the sign-test interval over all rounds, and a t interval over the pairs' own
+ * medians, which carries the pair-to-pair (placement) spread the rounds cannot see.
+ */
+#include <errno.h>
+#include <math.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "compare.h"
+#include "internal.h"
+
+typedef struct worker {
+    pid_t pid;
+    FILE *to;
+    FILE *from;
+} worker;
+
+static void worker_kill(worker *w)
+{
+    if (w->to)
+        fclose(w->to);
+    if (w->from)
+        fclose(w->from);
+    if (w->pid > 0) {
+        kill(w->pid, SIGKILL);
+        waitpid(w->pid, NULL, 0);
+    }
+    memset(w, 0, sizeof *w);
+}
+
+/* Reads one line from a worker; "" at end of file. */
+static void worker_line(worker *w, char *buf, size_t len)
+{
+    if (!fgets(buf, (int)len, w->from))
+        buf[0] = '\0';
+    buf[strcspn(buf, "\n")] = '\0';
+}
+
+/* Starts `prog --ab-worker id` and waits until its setup is done ("READY"). */
+static int worker_start(worker *w, const char *prog, const char *id, char *msg, size_t msglen)
+{
+    memset(w, 0, sizeof *w);
+    int down[2], up[2];
+    if (pipe(down) != 0 || pipe(up) != 0) {
+        bench__msg(msg, msglen, "pipe failed: %s", strerror(errno));
+        return BENCH_EIO;
+    }
+    fflush(stdout);
+    fflush(stderr);
+    pid_t pid = fork();
+    if (pid < 0) {
+        bench__msg(msg, msglen, "fork failed: %s", strerror(errno));
+        return BENCH_EIO;
+    }
+    if (pid == 0) {
+        dup2(down[0], STDIN_FILENO);
+        dup2(up[1], STDOUT_FILENO);
+        close(down[0]);
+        close(down[1]);
+        close(up[0]);
+        close(up[1]);
+        execl(prog, prog, "--ab-worker", id, (char *)NULL);
+        fprintf(stdout, "END failed cannot run %s: %s\n", prog, strerror(errno));
+        _exit(127);
+    }
+    close(down[0]);
+    close(up[1]);
+    w->pid = pid;
+    w->to = fdopen(down[1], "w");
+    w->from = fdopen(up[0], "r");
+    if (!w->to || !w->from) {
+        worker_kill(w);
+        bench__msg(msg, msglen, "fdopen failed");
+        return BENCH_EIO;
+    }
+    char line[640];
+    worker_line(w, line, sizeof line);
+    if (strcmp(line, "READY") == 0)
+        return 0;
+    if (strcmp(line, "NOTFOUND") == 0)
+        bench__msg(msg, msglen, "%s has no benchmark '%s'", prog, id);
+    else if (strncmp(line, "END skipped ", 12) == 0)
+        bench__msg(msg, msglen, "skipped in %s: %s", prog, line + 12);
+    else if (strncmp(line, "END ", 4) == 0)
+        bench__msg(msg, msglen, "in %s: %s", prog, line + 4);
+    else
+        bench__msg(msg, msglen, "%s stopped before its setup was done (crashed?)", prog);
+    worker_kill(w);
+    return BENCH_EINVAL;
+}
+
+static int worker_sample(worker *w, uint64_t iters, double *ns)
+{
+    char line[640];
+    fprintf(w->to, "R %llu\n", (unsigned long long)iters);
+    if (fflush(w->to) != 0)
+        return BENCH_EIO;
+    worker_line(w, line, sizeof line);
+    return sscanf(line, "T %lf", ns) == 1 && isfinite(*ns) && *ns >= 0 ? 0 : BENCH_EIO;
+}
+
+static void worker_stop(worker *w)
+{
+    if (w->to) {
+        fputs("Q\n", w->to);
+        fflush(w->to);
+    }
+    char line[640];
+    if (w->from)
+        worker_line(w, line, sizeof line); /* "END ..." */
+    if (w->to)
+        fclose(w->to);
+    if (w->from)
+        fclose(w->from);
+    if (w->pid > 0)
+        waitpid(w->pid, NULL, 0);
+    memset(w, 0, sizeof *w);
+}
+
+int bench__ab_worker_main(const bench__instance *all, size_t n, const char *id,
+                          const bench__run_options *base)
+{
+    /* Our stdout is the pipe to the coordinator: nothing else may be printed on it. */
+    const bench__instance *inst = NULL;
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(all[i].id, id) == 0)
+            inst = &all[i];
+    if (!inst) {
+        fputs("NOTFOUND\n", stdout);
+        return BENCH_EXIT_OK;
+    }
+    bench__run_options opt = *base;
+    opt.worker_in = stdin;
+    opt.worker_out = stdout;
+    opt.progress = false;
+    bench__result r;
+    memset(&r, 0, sizeof r);
+    bench__crash_handlers_install();
+    bench__run_instance(inst, &opt, &r);
+    const char *st = r.status == BENCH__OK ? "ok" : r.status == BENCH__SKIPPED ? "skipped"
+                                                                               : "failed";
+    fprintf(stdout, "END %s %s\n", st, r.message);
+    fflush(stdout);
+    bench__result_destroy(&r);
+    return r.status == BENCH__FAILED ? BENCH_EXIT_FAILED : BENCH_EXIT_OK;
+}
+
+/* ---- statistics of one A/B comparison ---- */
+
+/* Two-sided sign-test p-value of "the median ratio is 1": k of n rounds above 1. */
+static double sign_test_p(size_t k, size_t n)
+{
+    if (n == 0)
+        return 1.0;
+    size_t m = k < n - k ? k : n - k;
+    double tail = 0.0;
+    for (size_t i = 0; i <= m; i++)
+        tail += exp(lgamma((double)n + 1) - lgamma((double)i + 1) - lgamma((double)(n - i) + 1) -
+                    (double)n * log(2.0));
+    return fmin(1.0, 2.0 * tail);
+}
+
+typedef struct ab_outcome {
+    bench__change change;
+    size_t rounds;
+    size_t pairs;
+    uint64_t iters;    /* per sample */
+    double old_ns;     /* per iteration, median over A's samples */
+    double new_ns;     /* per iteration, median over B's samples */
+    double seconds;    /* wall time of the comparison */
+    char message[512]; /* why it was not compared */
+} ab_outcome;
+
+/* Runs one interleaved comparison. */
+static int ab_one(const char *old_prog, const char *new_prog, const char *id,
+                  const bench__ab_options *o, double family_level, ab_outcome *out)
+{
+    memset(out, 0, sizeof *out);
+    out->change.verdict = BENCH__V_INCOMPARABLE;
+    const bench__clock_info *clk = bench__clock_calibrate();
+    int64_t t_start = bench__now_ns();
+    size_t cap = 1 << 16;
+    double *ratios = malloc(cap * sizeof *ratios);
+    double *a_ns = malloc(4 * cap * sizeof *a_ns), *b_ns = malloc(4 * cap * sizeof *b_ns);
+    double *pair_med = malloc((size_t)o->pairs * sizeof *pair_med);
+    size_t na = 0, nb = 0, nr = 0;
+    int rc = 0;
+    if (!ratios || !a_ns || !b_ns || !pair_med) {
+        bench__msg(out->message, sizeof out->message, "out of memory");
+        rc = BENCH_ENOMEM;
+        goto done;
+    }
+    double sample_ns = fmax(o->sample_ms * 1e6, clk->min_sample_ns);
+    double pair_ns = o->seconds * 1e9 / o->pairs;
+    uint64_t iters = 0;
+    for (int p = 0; p < o->pairs && rc == 0; p++) {
+        worker w[2]; /* 0: A (old), 1: B (new) */
+        /* Alternate which side starts first, so neither always gets the fresher machine. */
+        int first = p % 2;
+        const char *prog[2] = {old_prog, new_prog};
+        if ((rc = worker_start(&w[first], prog[first], id, out->message, sizeof out->message)))
+            break;
+        if ((rc = worker_start(&w[1 - first], prog[1 - first], id, out->message,
+                               sizeof out->message))) {
+            worker_kill(&w[first]);
+            break;
+        }
+        double t;
+        if (iters == 0) {
+            /* Calibrate the iteration count on B, then hold it for the whole comparison. */
+            uint64_t n = 1;
+            for (;;) {
+                if ((rc = worker_sample(&w[1], n, &t)))
+                    break;
+                if (t >= sample_ns / 8 || n >= (UINT64_C(1) << 40))
+                    break;
+                n *= 2;
+            }
+            if (rc == 0) {
+                double per = t > 0 ? t / (double)n : 1.0;
+                double want = ceil(sample_ns / per);
+                iters = want < 1 ? 1 : want > (double)(UINT64_C(1) << 40) ? UINT64_C(1) << 40
+                                                                          : (uint64_t)want;
+            }
+        }
+        /* Warm-up of the fresh pair, discarded: two samples each, in ABBA order. */
+        int order_warm[4] = {0, 1, 1, 0};
+        for (int k = 0; k < 4 && rc == 0; k++)
+            rc = worker_sample(&w[order_warm[k]], iters, &t);
+        int64_t pair_start = bench__now_ns();
+        size_t first_round = nr;
+        static const int order[8] = {0, 1, 1, 0, 1, 0, 0, 1}; /* ABBA then BAAB */
+        while (rc == 0 && (double)(bench__now_ns() - pair_start) < pair_ns && nr < cap) {
+            double sum[2] = {0, 0}, v;
+            for (int k = 0; k < 8 && rc == 0; k++) {
+                rc = worker_sample(&w[order[k]], iters, &v);
+                sum[order[k]] += v;
+                if (order[k] == 0 && na < 4 * cap)
+                    a_ns[na++] = v / (double)iters;
+                if (order[k] == 1 && nb < 4 * cap)
+                    b_ns[nb++] = v / (double)iters;
+            }
+            if (rc == 0 && sum[0] > 0)
+                ratios[nr++] = sum[1] / sum[0];
+        }
+        if (rc != 0)
+            bench__msg(out->message, sizeof out->message,
+                       "a worker stopped in the middle of the comparison (crashed?)");
+        worker_stop(&w[0]);
+        worker_stop(&w[1]);
+        if (rc == 0 && nr > first_round) {
+            size_t k = nr - first_round;
+            double *tmp = malloc(k * sizeof *tmp);
+            if (tmp) {
+                memcpy(tmp, ratios + first_round, k * sizeof *tmp);
+                pair_med[out->pairs++] = bench__median_inplace(tmp, k);
+                free(tmp);
+            }
+        }
+    }
+    out->seconds = (double)(bench__now_ns() - t_start) / 1e9;
+    out->rounds = nr;
+    out->iters = iters;
+    if (rc != 0 || nr < 2)
+        goto done;
+
+    out->old_ns = bench__median_inplace(a_ns, na);
+    out->new_ns = bench__median_inplace(b_ns, nb);
+    double *logs = malloc(nr * sizeof *logs);
+    if (!logs) {
+        rc = BENCH_ENOMEM;
+        goto done;
+    }
+    size_t above = 0;
+    for (size_t i = 0; i < nr; i++) {
+        logs[i] = log(ratios[i]);
+        above += ratios[i] > 1.0;
+    }
+    bench__sort(logs, nr);
+    double med = bench__quantile_sorted(logs, nr, 0.5), lo, hi;
+    bench__median_ci_sorted(logs, nr, family_level, &lo, &hi);
+    free(logs);
+    /* Pair-level interval: t over the pairs' log medians. */
+    if (out->pairs >= 2) {
+        double pl[64];
+        size_t np = out->pairs < 64 ? out->pairs : 64;
+        for (size_t i = 0; i < np; i++)
+            pl[i] = log(pair_med[i]);
+        double sd = bench__std_dev(pl, np);
+        double tq = bench__t_quantile(0.5 + family_level / 2.0, (double)(np - 1));
+        double half = tq * sd / sqrt((double)np);
+        lo = fmin(lo, med - half);
+        hi = fmax(hi, med + half);
+    }
+    bench__change *c = &out->change;
+    c->old_median = out->old_ns;
+    c->new_median = out->new_ns;
+    c->log_change = med;
+    c->ratio = exp(med);
+    c->ratio_lower = exp(lo);
+    c->ratio_upper = exp(hi);
+    c->p = sign_test_p(above, nr);
+    c->p_adjusted = c->p;
+    c->df = INFINITY;
+    double tau = log1p(o->noise_threshold);
+    if (lo > tau)
+        c->verdict = BENCH__V_REGRESSED;
+    else if (hi < -tau)
+        c->verdict = BENCH__V_IMPROVED;
+    else if (lo > 0 || hi < 0)
+        c->verdict = BENCH__V_WITHIN_NOISE;
+    else if (lo >= -tau && hi <= tau)
+        c->verdict = BENCH__V_NO_CHANGE;
+    else
+        c->verdict = BENCH__V_AMBIGUOUS;
+done:
+    free(ratios);
+    free(a_ns);
+    free(b_ns);
+    free(pair_med);
+    return rc;
+}
+
+int bench__ab_run(const char *other, const bench__instance *all, const bool *selected, size_t n,
+                  const bench__ab_options *o, bool fail_on_regression, bool color)
+{
+    char self[4096];
+    ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (len <= 0) {
+        fprintf(stderr, "bench: --ab: cannot find this program's path: %s\n", strerror(errno));
+        return BENCH_EXIT_USAGE;
+    }
+    self[len] = '\0';
+    if (access(other, X_OK) != 0) {
+        fprintf(stderr, "bench: --ab: '%s' is not an executable program: %s\n", other,
+                strerror(errno));
+        return BENCH_EXIT_USAGE;
+    }
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++)
+        m += selected[i];
+    double family = 1.0 - o->significance_level / (double)(m ? m : 1);
+    bench__change *ch = calloc(m ? m : 1, sizeof *ch);
+    const char **ids = calloc(m ? m : 1, sizeof *ids);
+    if (!ch || !ids) {
+        free(ch);
+        free(ids);
+        fprintf(stderr, "bench: out of memory\n");
+        return BENCH_EXIT_USAGE;
+    }
+    printf("Interleaved A/B: A (old) = %s\n                 B (new) = %s\n", other, self);
+    printf("%d worker pairs, %.1f s, %.3g ms samples per benchmark; intervals at %.4g "
+           "(Bonferroni over %zu)\n\n",
+           o->pairs, o->seconds, o->sample_ms, family, m);
+    fflush(stdout);
+    int exit_code = BENCH_EXIT_OK;
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!selected[i])
+            continue;
+        ab_outcome out;
+        int rc = ab_one(other, self, all[i].id, o, family, &out);
+        ids[k] = all[i].id;
+        ch[k] = out.change;
+        printf("%s\n", all[i].id);
+        if (rc != 0 || out.change.verdict == BENCH__V_INCOMPARABLE) {
+            printf("%24snot compared: %s\n", "", out.message[0] ? out.message : "no rounds");
+            if (rc == BENCH_EIO)
+                exit_code = BENCH_EXIT_FAILED;
+        } else {
+            char a[32], b[32];
+            bench__fmt_time(a, sizeof a, out.old_ns);
+            bench__fmt_time(b, sizeof b, out.new_ns);
+            printf("%24sold: %s  new: %s  (%zu rounds of ABBA+BAAB in %zu pairs, %llu "
+                   "iterations a sample, %.1f s)\n",
+                   "", a, b, out.rounds, out.pairs, (unsigned long long)out.iters, out.seconds);
+            bench__print_change_line(stdout, &out.change, color);
+            bench__print_verdict(stdout, &out.change, color);
+        }
+        fflush(stdout);
+        k++;
+    }
+    bench__compare_opts copt = {.significance_level = o->significance_level,
+                                .noise_threshold = o->noise_threshold};
+    bench__print_compare_summary(stdout, "A, the old build", ids, ch, k, &copt, "Bonferroni",
+                                 color);
+    for (size_t i = 0; i < k; i++)
+        if (fail_on_regression && ch[i].verdict == BENCH__V_REGRESSED &&
+            exit_code == BENCH_EXIT_OK)
+            exit_code = BENCH_EXIT_REGRESSION;
+    free(ch);
+    free(ids);
+    return exit_code;
+}
