@@ -96,16 +96,23 @@ static int worker_start(worker *w, const char *prog, const char *id, char *msg, 
     worker_line(w, line, sizeof line);
     if (strcmp(line, "READY") == 0)
         return 0;
+    /* A benchmark the other build lacks, or skips, is "not compared"; anything else is an
+     * error, so a gate never passes because nothing could be measured. */
+    int rc = BENCH_EINVAL;
     if (strcmp(line, "NOTFOUND") == 0)
         bench__msg(msg, msglen, "%s has no benchmark '%s'", prog, id);
     else if (strncmp(line, "END skipped ", 12) == 0)
         bench__msg(msg, msglen, "skipped in %s: %s", prog, line + 12);
-    else if (strncmp(line, "END ", 4) == 0)
-        bench__msg(msg, msglen, "in %s: %s", prog, line + 4);
-    else
-        bench__msg(msg, msglen, "%s stopped before its setup was done (crashed?)", prog);
+    else {
+        rc = BENCH_EIO;
+        if (strncmp(line, "END ", 4) == 0)
+            bench__msg(msg, msglen, "in %s: %s", prog, line + 4);
+        else
+            bench__msg(msg, msglen, "%s stopped before its setup was done (crashed, or a build "
+                                    "without --ab support?)", prog);
+    }
     worker_kill(w);
-    return BENCH_EINVAL;
+    return rc;
 }
 
 static int worker_sample(worker *w, uint64_t iters, double *ns)

@@ -53,7 +53,7 @@ static const char *sentence(bench__verdict v)
         return "Change within noise threshold.";
     case BENCH__V_AMBIGUOUS:
         return "Ambiguous: the change may exceed the noise threshold, but not surely; measure "
-               "longer or calibrate.";
+               "longer.";
     default:
         return "Not compared.";
     }
