@@ -7,7 +7,7 @@
 #   BASE_REF     git revision to compare against (default HEAD: the last commit against the
 #                working tree's changes; in a pull request, the target branch, e.g. origin/main)
 #   -t SECONDS   measurement time per benchmark (default 20)
-#   -p PAIRS     worker pairs per benchmark (default 4)
+#   -p PAIRS     worker pairs per benchmark (default 8)
 #   -f FILTER    benchmarks to compare (bench FILTER syntax; repeatable; default: all)
 # Environment: GATE_CMAKE_FLAGS_BASE, GATE_CMAKE_FLAGS_NEW: extra CMake arguments for each build
 # (whitespace-separated), e.g. to test the gate itself with an injected slowdown.
@@ -16,7 +16,7 @@ set -euo pipefail
 top="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$top"
 seconds=20
-pairs=4
+pairs=8
 filters=()
 while getopts "t:p:f:h" opt; do
     case "$opt" in

@@ -12,10 +12,10 @@
  * few times per benchmark, so that placement in memory, which differs from process to process
  * and stays put within one, is sampled too rather than taken for the code.
  *
- * The estimate is the median of the round ratios. Its interval takes the larger of two
- * distribution-free intervals at the family level 1 - alpha/m (Bonferroni over the m
- * benchmarks): the sign-test interval over all rounds, and a t interval over the pairs' own
- * medians, which carries the pair-to-pair (placement) spread the rounds cannot see.
+ * The estimate is the median of the round ratios. Rounds of one pair share that pair's placement,
+ * so they are not independent draws: the interval is a t interval over the pairs' own medians
+ * (pairs are independent), widened to the sign-test interval over all rounds when that is wider,
+ * both at the family level 1 - alpha/m (Bonferroni over the m benchmarks compared).
  */
 #include <errno.h>
 #include <math.h>
@@ -194,6 +194,7 @@ typedef struct ab_outcome {
     double old_ns;     /* per iteration, median over A's samples */
     double new_ns;     /* per iteration, median over B's samples */
     double seconds;    /* wall time of the comparison */
+    double pair_sd;    /* sd of ln(pair median ratio) over the pairs */
     char message[512]; /* why it was not compared */
 } ab_outcome;
 
@@ -313,6 +314,7 @@ static int ab_one(const char *old_prog, const char *new_prog, const char *id,
         for (size_t i = 0; i < np; i++)
             pl[i] = log(pair_med[i]);
         double sd = bench__std_dev(pl, np);
+        out->pair_sd = sd;
         double tq = bench__t_quantile(0.5 + family_level / 2.0, (double)(np - 1));
         double half = tq * sd / sqrt((double)np);
         lo = fmin(lo, med - half);
@@ -397,9 +399,10 @@ int bench__ab_run(const char *other, const bench__instance *all, const bool *sel
             char a[32], b[32];
             bench__fmt_time(a, sizeof a, out.old_ns);
             bench__fmt_time(b, sizeof b, out.new_ns);
-            printf("%24sold: %s  new: %s  (%zu rounds of ABBA+BAAB in %zu pairs, %llu "
-                   "iterations a sample, %.1f s)\n",
-                   "", a, b, out.rounds, out.pairs, (unsigned long long)out.iters, out.seconds);
+            printf("%24sold: %s  new: %s  (%zu rounds of ABBA+BAAB in %zu pairs, pair-to-pair "
+                   "sd %.2f%%, %llu iterations a sample, %.1f s)\n",
+                   "", a, b, out.rounds, out.pairs, out.pair_sd * 100.0,
+                   (unsigned long long)out.iters, out.seconds);
             bench__print_change_line(stdout, &out.change, color);
             bench__print_verdict(stdout, &out.change, color);
         }

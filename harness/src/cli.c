@@ -93,7 +93,7 @@ static const char usage_text[] =
     "      --ab OTHER             measure OTHER (old build of this suite) against this program\n"
     "                             in alternating ABBA/BAAB rounds; runs nothing else\n"
     "      --ab-time S            seconds per benchmark, 1..3600 (default 20)\n"
-    "      --ab-pairs N           worker pairs per benchmark, 2..64 (default 4)\n"
+    "      --ab-pairs N           worker pairs per benchmark, 3..64 (default 8)\n"
     "                             (--noise-threshold defaults to 0.01 with --ab)\n"
     "  -h, --help                 print this help and exit\n"
     "  -V, --version              print the version and exit\n"
@@ -339,7 +339,7 @@ static int apply_option(cli *c, opt_id id, const char *flag, const char *v)
         return parse_double(flag, v, 1, 3600, false, false, "a number of seconds in [1, 3600]",
                             &c->abo.seconds);
     case O_AB_PAIRS:
-        if (parse_u64(flag, v, 2, 64, "an integer in [2, 64]", &u))
+        if (parse_u64(flag, v, 3, 64, "an integer in [3, 64]", &u))
             return -1;
         c->abo.pairs = (int)u;
         return 0;
@@ -773,7 +773,7 @@ int bench_main(int argc, char **argv)
     c.cmp.noise_threshold = BENCH__DEFAULT_NOISE_THRESHOLD;
     c.cmp.default_run_noise = BENCH__DEFAULT_RUN_NOISE;
     c.abo.seconds = 20.0;
-    c.abo.pairs = 4;
+    c.abo.pairs = 8;
     c.abo.sample_ms = 10.0;
     if (parse_args(&c, argc, argv) != 0 || check_combinations(&c) != 0)
         return BENCH_EXIT_USAGE;

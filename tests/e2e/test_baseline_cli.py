@@ -187,14 +187,14 @@ class AbTest(unittest.TestCase):
         return path
 
     def ab(self, old, *args, slowdown=0):
-        return run(["--ab", old, "--ab-time", "2", "--ab-pairs", "2"] + list(args),
+        return run(["--ab", old, "--ab-time", "3", "--ab-pairs", "4"] + list(args),
                    slowdown=slowdown)
 
     def test_new_build_slower_fails_the_gate(self):
         p = self.ab(self.wrapper(0), "--fail-on-regression", "^cmp/chain$", slowdown=30)
         self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
         self.assertIn("cmp/chain: Performance has regressed.", p.stdout)
-        self.assertRegex(p.stdout, r"ABBA\+BAAB in 2 pairs")
+        self.assertRegex(p.stdout, r"ABBA\+BAAB in 4 pairs, pair-to-pair sd")
 
     def test_new_build_faster_is_an_improvement(self):
         p = self.ab(self.wrapper(30), "--fail-on-regression", "^cmp/chain$")
