@@ -4,7 +4,9 @@
 Saving, merging, loading, refusing bad names and broken files, comparing a run with a
 baseline and two baselines with each other, the CI gate's exit code, calibration and the
 system context. The fixture's cmp/chain benchmark is a latency-bound chain whose length
-E2E_SLOWDOWN_PERCENT stretches, so a slowdown is exact, not hoped for.
+E2E_SLOWDOWN_PERCENT stretches, so a slowdown is exact, not hoped for. Saved-baseline tests
+inject 200% (3x): two separate runs on a shared test machine have been seen to differ by 25%
+with nothing changed, and a test must not depend on the machine being quiet.
 """
 import json
 import os
@@ -110,7 +112,7 @@ class BaselineTest(unittest.TestCase):
     def test_slowdown_is_a_regression_and_fails_the_gate(self):
         self.assertEqual(self.bench("--save-baseline", "before", "^cmp/").returncode, 0)
         p = self.bench("--baseline", "before", "--fail-on-regression", "--json",
-                       os.path.join(self.dir, "run.json"), "^cmp/", slowdown=40)
+                       os.path.join(self.dir, "run.json"), "^cmp/", slowdown=200)
         self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
         self.assertIn("cmp/chain: Performance has regressed.", p.stdout)
         # Worst first. (Whether cmp/steady stays unflagged depends on the machine staying
@@ -120,24 +122,24 @@ class BaselineTest(unittest.TestCase):
         res = json.load(open(os.path.join(self.dir, "run.json"), encoding="utf-8"))
         change = {b["id"]: b["change"] for b in res["benchmarks"]}
         self.assertEqual(change["cmp/chain"]["verdict"], "regressed")
-        self.assertGreater(change["cmp/chain"]["ratio"], 1.25)
+        self.assertGreater(change["cmp/chain"]["ratio"], 1.5)
         self.assertLess(change["cmp/chain"]["ratio_lower"], change["cmp/chain"]["ratio"])
         self.assertLess(change["cmp/chain"]["p_adjusted"], 0.05)
         # without the gate flag a regression is reported but the exit code stays 0
-        p = self.bench("--baseline", "before", "^cmp/chain$", slowdown=40)
+        p = self.bench("--baseline", "before", "^cmp/chain$", slowdown=200)
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertIn("Performance has regressed.", p.stdout)
 
     def test_speedup_is_an_improvement(self):
         self.assertEqual(self.bench("--save-baseline", "slow", "^cmp/chain$",
-                                    slowdown=40).returncode, 0)
+                                    slowdown=200).returncode, 0)
         p = self.bench("--baseline", "slow", "--fail-on-regression", "^cmp/chain$")
         self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
         self.assertIn("cmp/chain: Performance has improved.", p.stdout)
 
     def test_compare_two_saved_baselines(self):
         self.assertEqual(self.bench("--save-baseline", "old", "^cmp/").returncode, 0)
-        self.assertEqual(self.bench("--save-baseline", "new", "^cmp/", slowdown=40).returncode, 0)
+        self.assertEqual(self.bench("--save-baseline", "new", "^cmp/", slowdown=200).returncode, 0)
         p = self.bench("--load-baseline", "new", "--baseline", "old", "--fail-on-regression")
         self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
         self.assertNotIn("time:", p.stdout)  # nothing ran
