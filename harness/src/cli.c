@@ -21,6 +21,10 @@
 #define MAX_FILTERS 64
 #define BASELINE_NAME_MAX 64
 
+#ifndef HARNESS_FEATURES
+#define HARNESS_FEATURES "unknown"
+#endif
+
 typedef struct cli {
     bench__run_options run;
     const char *filters[MAX_FILTERS];
@@ -545,18 +549,11 @@ static void warn_context(const bench__context_id *now, const bench__context_id *
                         "build: %s\n", name, diff);
 }
 
-static uint64_t id_seed(uint64_t seed, const char *id)
-{
-    uint64_t h = 0xcbf29ce484222325ULL;
-    for (; *id; id++)
-        h = (h ^ (unsigned char)*id) * 0x100000001b3ULL;
-    return seed ^ h;
-}
-
 static int side_from_entry(const cli *c, const bench__entry *e, bench__side *out)
 {
+    uint64_t seed = bench__id_seed(c->run.seed, e->id);
     if (bench__side_from_samples(e->iters, e->totals_ns, e->nsamples, c->run.nresamples,
-                                 c->run.confidence_level, id_seed(c->run.seed, e->id), out))
+                                 c->run.confidence_level, seed, out))
         return -1;
     out->noise = e->noise;
     return 0;
@@ -785,7 +782,7 @@ int bench_main(int argc, char **argv)
         return finish_stdout(BENCH_EXIT_OK);
     }
     if (c.version) {
-        printf("bench (harness) %s\n", bench_version());
+        printf("bench (harness) %s\nbuilt with: %s\n", bench_version(), HARNESS_FEATURES);
         return finish_stdout(BENCH_EXIT_OK);
     }
     if (c.context) {

@@ -6,7 +6,8 @@
  * sampling, fills a bench__result and turns its samples into estimates with the pure functions
  * of stats.c; compare.c judges changes against a baseline; json.c reads and writes files;
  * sysinfo.c and context.c describe the machine; reporters (report_*.c) print results; cli.c
- * ties them together. Invariant: a bench__result owns every pointer in it and is freed with bench__result_destroy.
+ * ties them together. Invariant: a bench__result owns every pointer in it and is freed with
+ * bench__result_destroy.
  */
 #ifndef HARNESS_INTERNAL_H
 #define HARNESS_INTERNAL_H
@@ -378,6 +379,13 @@ void bench__noise_from_runs(bench__result *results, size_t n, const bench__saved
 void bench__fmt_time(char *buf, size_t len, double ns);
 /** Formats a rate (per second) with an SI prefix and the unit, e.g. "1.2345 GB/s". */
 void bench__fmt_rate(char *buf, size_t len, double per_s, const char *unit);
+/** "ok", "skipped" or "failed". */
+const char *bench__status_name(bench__status s);
+/**
+ * The bootstrap seed of one benchmark: the run's seed XOR the FNV-1a hash of its id, so a
+ * benchmark's intervals depend on its samples and the seed, not on which others ran.
+ */
+uint64_t bench__id_seed(uint64_t seed, const char *id);
 /** The name of a sampling plan ("auto", "linear", "flat"). */
 const char *bench__sampling_name(bench_sampling s);
 

@@ -39,11 +39,6 @@ static cJSON *number_array(const double *v, size_t n)
     return a;
 }
 
-static const char *status_name(bench__status s)
-{
-    return s == BENCH__OK ? "ok" : s == BENCH__SKIPPED ? "skipped" : "failed";
-}
-
 static cJSON *context_json(const bench__context *c)
 {
     cJSON *o = cJSON_CreateObject();
@@ -102,7 +97,7 @@ static cJSON *result_json(const bench__result *r)
         cJSON_AddNumberToObject(o, "param", (double)in->param);
     else
         cJSON_AddNullToObject(o, "param");
-    cJSON_AddStringToObject(o, "status", status_name(r->status));
+    cJSON_AddStringToObject(o, "status", bench__status_name(r->status));
     if (r->status != BENCH__OK) {
         cJSON_AddStringToObject(o, "message", r->message);
         return o;

@@ -138,11 +138,6 @@ static void csv_string(FILE *o, const char *s)
     fputc('"', o);
 }
 
-static const char *status_name(bench__status s)
-{
-    return s == BENCH__OK ? "ok" : s == BENCH__SKIPPED ? "skipped" : "failed";
-}
-
 static void csv_begin(bench__reporter *rep, const bench__context *ctx)
 {
     (void)ctx;
@@ -165,7 +160,7 @@ static void csv_result(bench__reporter *rep, const bench__result *r)
         fprintf(o, ",%lld", (long long)r->inst->param);
     else
         fputc(',', o);
-    fprintf(o, ",%s,%zu,%llu", status_name(r->status), r->nsamples,
+    fprintf(o, ",%s,%zu,%llu", bench__status_name(r->status), r->nsamples,
             (unsigned long long)r->total_iters);
     if (r->status == BENCH__OK) {
         const bench__estimates *e = &r->est;
@@ -239,7 +234,7 @@ static int md_end(bench__reporter *rep, const bench__context *ctx, const bench__
         fputs("| ", o);
         md_text(o, r->inst->id);
         if (r->status != BENCH__OK) {
-            fprintf(o, " | %s | ", status_name(r->status));
+            fprintf(o, " | %s | ", bench__status_name(r->status));
             md_text(o, r->message);
             fputs(" | | | |\n", o);
             continue;

@@ -11,8 +11,8 @@
  * that sample_size samples fill the measurement time) or, when even d = 1 would overrun the
  * budget, flat (every sample the same count). No sample is shorter than the clock's minimum
  * sample time. Sampling stops at whichever comes first: sample_size samples; the time budget
- * (after at least 3 samples); or, after at least 10 samples, a distribution-free confidence
- * interval of the median narrower than the target precision.
+ * (after at least 3 samples, 2 with --quick); or, after at least 10 samples, a distribution-free
+ * confidence interval of the median narrower than the target precision.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -24,8 +24,10 @@
 /* No sample runs more iterations than this: keeps k*d far from overflow and an empty body's
  * warm-up finite. */
 #define MAX_SAMPLE_ITERS (UINT64_C(1) << 40)
-/* Samples needed before the time budget may stop sampling, and before the precision may. */
+/* Samples needed before the time budget may stop sampling (2 with --quick), and before the
+ * precision may. */
 #define MIN_SAMPLES_BUDGET 3
+#define MIN_SAMPLES_BUDGET_QUICK 2
 #define MIN_SAMPLES_PRECISION 10
 /* The budget may be overrun by this fraction rather than drop a planned sample. */
 #define BUDGET_SLACK 0.10
@@ -294,7 +296,7 @@ static uint64_t next_sample(bench_t *b)
     uint64_t next = sample_iters(b, k);
     if (k >= (size_t)r->settings.sample_size) {
         stop = "sample size";
-    } else if (k >= MIN_SAMPLES_BUDGET) {
+    } else if (k >= (b->opt->is_quick ? MIN_SAMPLES_BUDGET_QUICK : MIN_SAMPLES_BUDGET)) {
         double per_iter_wall = elapsed / (double)r->total_iters;
         double budget = r->settings.measurement_time * 1e9;
         if (elapsed + (double)next * per_iter_wall > budget * (1.0 + BUDGET_SLACK))
@@ -428,14 +430,6 @@ void bench_fail(bench_t *b, const char *fmt, ...)
 
 /* ---- one instance ---- */
 
-static uint64_t fnv1a(const char *s)
-{
-    uint64_t h = 0xcbf29ce484222325ULL;
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 0x100000001b3ULL;
-    return h;
-}
-
 void bench__result_destroy(bench__result *r)
 {
     free(r->iters);
@@ -493,7 +487,7 @@ void bench__run_instance(const bench__instance *inst, const bench__run_options *
 int bench__analyze(bench__result *r, const bench__run_options *opt)
 {
     size_t n = r->nsamples;
-    uint64_t seed = opt->seed ^ fnv1a(r->inst ? r->inst->id : "");
+    uint64_t seed = bench__id_seed(opt->seed, r->inst ? r->inst->id : "");
     if (bench__bootstrap(r->iters, r->totals_ns, n, opt->nresamples, opt->confidence_level, seed,
                          &r->est) != 0)
         return BENCH_ENOMEM;

@@ -90,6 +90,19 @@ void bench__fmt_rate(char *buf, size_t len, double per_s, const char *unit)
     fmt_sig4(buf, len, per_s, u);
 }
 
+const char *bench__status_name(bench__status s)
+{
+    return s == BENCH__OK ? "ok" : s == BENCH__SKIPPED ? "skipped" : "failed";
+}
+
+uint64_t bench__id_seed(uint64_t seed, const char *id)
+{
+    uint64_t h = 0xcbf29ce484222325ULL; /* FNV-1a */
+    for (; *id; id++)
+        h = (h ^ (unsigned char)*id) * 0x100000001b3ULL;
+    return seed ^ h;
+}
+
 const char *bench__sampling_name(bench_sampling s)
 {
     switch (s) {

@@ -277,7 +277,12 @@ class UsageTest(Case):
         for flag in ("--version", "-V"):
             p = fixture(flag)
             self.assert_exit(p, 0)
-            self.assertEqual(p.stdout, f"bench (harness) {want}\n")
+            lines = p.stdout.splitlines()
+            self.assertEqual(lines[0], f"bench (harness) {want}")
+            # the second line names the optional layers and whether each is built in
+            self.assertRegex(lines[1], r"^built with: .*perf_event counters: compiled out")
+            self.assertIn("CPU identification:", lines[1])
+            self.assertEqual(len(lines), 2)
             self.assertEqual(p.stderr, "")
 
     def test_unknown_option(self):

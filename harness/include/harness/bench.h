@@ -130,7 +130,9 @@ int bench__timed_end(bench_t *b);
         for (uint64_t bench__i = bench__n; bench__i != 0; bench__i--)
 
 /**
- * BENCH_ITER_BATCHED(b, n, max_batch) { untimed setup of n inputs; BENCH_TIMED(b) { n iterations } }
+ * BENCH_ITER_BATCHED(b, n, max_batch) {
+ *     untimed setup of n inputs; BENCH_TIMED(b) { n iterations }
+ * }
  *
  * Criterion's iter_batched: the block runs once per batch with `n` (declared by the macro, at most
  * max_batch, at least 1) set to the batch size. Code outside BENCH_TIMED is not timed; the
