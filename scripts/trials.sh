@@ -49,7 +49,7 @@ case "$mode" in
                 names="$(grep -E '^  (regressed|improved) ' <<<"$out" | awk '{print $1":"$2}' |
                     tr '\n' ' ' || true)"
                 [[ -n "$names" ]] && flagged=$((flagged + 1))
-                grep -q "^  regressed +$target " <<<"$out" && found=$((found + 1))
+                grep -Eq "^  regressed +$target " <<<"$out" && found=$((found + 1))
                 others="$(grep -E '^  (regressed|improved) ' <<<"$out" | grep -vc " $target " ||
                     true)"
                 [[ "$others" -gt 0 ]] && wrong=$((wrong + 1))

@@ -3,21 +3,29 @@
 # each benchmark, the coefficient of variation of its point estimate (median) across the runs.
 # Separate processes matter: most of the variance on a shared machine is between processes.
 #
-# Usage: scripts/variance_check.sh [-n RUNS] [-t MAX_CV_PERCENT] [-- BENCH_ARGS...]
+# It also separates what the runs share: each run's "machine factor" is the median, over all
+# benchmarks, of that run's median relative to the benchmark's typical median. A machine
+# that is slower in one run than another (frequency, neighbours) moves every benchmark alike;
+# the "CV without it" column divides that factor out, leaving what is the benchmark's own.
+#
+# Usage: scripts/variance_check.sh [-n RUNS] [-t MAX_CV_PERCENT] [-k DIR] [-- BENCH_ARGS...]
 #   -n RUNS            number of processes (default 10)
 #   -t MAX_CV_PERCENT  exit 1 if any benchmark's CV is above this (default: no limit)
+#   -k DIR             keep each run's JSON results in DIR (runN.json)
 # Extra arguments after -- go to ./bench (e.g. a filter, --quick).
 # Exit: 0 ok, 1 a CV above the threshold, 2 usage error or a failed run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=10
 max_cv=""
-while getopts "n:t:h" opt; do
+keep=""
+while getopts "n:t:k:h" opt; do
     case "$opt" in
         n) runs="$OPTARG" ;;
         t) max_cv="$OPTARG" ;;
+        k) keep="$OPTARG" ;;
         h)
-            sed -n '2,12p' "$0"
+            sed -n '2,17p' "$0"
             exit 0
             ;;
         *) exit 2 ;;
@@ -34,6 +42,10 @@ if [[ -n "$max_cv" ]] && ! [[ "$max_cv" =~ ^[0-9]+([.][0-9]+)?$ ]]; then
 fi
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
+if [[ -n "$keep" ]]; then
+    mkdir -p "$keep"
+    tmp="$keep"
+fi
 for ((i = 1; i <= runs; i++)); do
     echo "variance_check.sh: run $i of $runs" >&2
     if ! ./bench --output-format csv --color never --json "$tmp/run$i.json" "$@" >/dev/null; then
@@ -41,20 +53,34 @@ for ((i = 1; i <= runs; i++)); do
         exit 2
     fi
 done
-python3 - "$max_cv" "$tmp"/run*.json <<'PY'
-import json, statistics, sys
+files=()
+for ((i = 1; i <= runs; i++)); do
+    files+=("$tmp/run$i.json")
+done
+python3 - "$max_cv" "${files[@]}" <<'PY'
+import json, math, statistics, sys
 max_cv = float(sys.argv[1]) if sys.argv[1] else None
 runs = [json.load(open(p)) for p in sys.argv[2:]]
-ids = [b["id"] for b in runs[0]["benchmarks"] if b["status"] == "ok"]
-worst = 0.0
-print(f"{'benchmark':<44} {'runs':>4} {'median of medians':>18} {'CV':>7}")
-for bid in ids:
-    vals = [b["estimates"]["median"]["point"] for r in runs for b in r["benchmarks"]
-            if b["id"] == bid and b["status"] == "ok"]
+med = [{b["id"]: b["estimates"]["median"]["point"] for b in r["benchmarks"]
+        if b["status"] == "ok" and b["estimates"]["median"]["point"] > 0} for r in runs]
+ids = [i for i in med[0] if all(i in m for m in med)]
+typical = {i: statistics.median(m[i] for m in med) for i in ids}
+# each run's machine factor: the median over benchmarks of median / typical
+factor = [math.exp(statistics.median(math.log(m[i] / typical[i]) for i in ids)) if ids else 1.0
+          for m in med]
+def cv(vals):
     m = statistics.mean(vals)
-    cv = 100.0 * statistics.stdev(vals) / m if len(vals) > 1 and m > 0 else 0.0
-    worst = max(worst, cv)
-    print(f"{bid:<44} {len(vals):>4} {statistics.median(vals):>15.4g} ns {cv:>6.2f}%")
+    return 100.0 * statistics.stdev(vals) / m if len(vals) > 1 and m > 0 else 0.0
+worst = 0.0
+print(f"{'benchmark':<40} {'runs':>4} {'median of medians':>18} {'CV':>7} {'CV without it':>14}")
+for bid in ids:
+    vals = [m[bid] for m in med]
+    own = [m[bid] / f for m, f in zip(med, factor)]
+    c = cv(vals)
+    worst = max(worst, c)
+    print(f"{bid:<40} {len(vals):>4} {typical[bid]:>15.4g} ns {c:>6.2f}% {cv(own):>13.2f}%")
+print("machine factor per run: " + " ".join(f"{f:.3f}" for f in factor) +
+      f" (CV {cv(factor):.2f}%)")
 print(f"largest CV: {worst:.2f}%")
 if max_cv is not None and worst > max_cv:
     print(f"variance_check.sh: a CV is above {max_cv}%", file=sys.stderr)

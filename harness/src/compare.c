@@ -195,9 +195,8 @@ void bench__compare_one(const bench__side *old, const bench__side *cur,
         return;
     }
     bool calibrated = old->noise.runs >= 2;
-    double sigma = calibrated ? old->noise.log_sd : o->default_run_noise;
-    if (sigma < BENCH__MIN_RUN_NOISE)
-        sigma = BENCH__MIN_RUN_NOISE;
+    double sigma = calibrated ? fmax(old->noise.log_sd, BENCH__MIN_RUN_NOISE)
+                              : o->default_run_noise;
     double ref = calibrated ? old->noise.log_mean : log(old->median);
     /* A calibrated reference is the mean of K runs, each already carrying its within-run
      * error inside sigma; an uncalibrated one is a single run. */

@@ -898,12 +898,12 @@ class ReferenceSuiteTest(Case):
         self.assert_exit(p, 0)
         self.assertEqual(p.stdout.splitlines(), want)
 
-    def test_quick_black_box(self):
-        p = run(BENCH, "--quick", "--output-format", "json", "--exact", "harness/black_box")
+    def test_quick_black_box_x64(self):
+        p = run(BENCH, "--quick", "--output-format", "json", "--exact", "harness/black_box_x64")
         self.assert_exit(p, 0)
         doc = self.load_json(p.stdout)
         self.assertIs(doc["context"]["quick"], True)
-        self.assertEqual([r["id"] for r in doc["benchmarks"]], ["harness/black_box"])
+        self.assertEqual([r["id"] for r in doc["benchmarks"]], ["harness/black_box_x64"])
         r = doc["benchmarks"][0]
         self.assert_ok_result(r)
         self.assertLessEqual(r["settings"]["measurement_time_s"], 0.5)

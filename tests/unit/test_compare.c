@@ -135,6 +135,10 @@ static void test_calibrated_noise_used(void **state)
     bench__compare_one(&old, &cur, &o, &c);
     assert_true(c.calibrated);
     assert_close(c.run_noise, 0.01, 0);
+    /* a calibration that saw less spread than the floor is raised to it */
+    old.noise.log_sd = 0.002;
+    bench__compare_one(&old, &cur, &o, &c);
+    assert_close(c.run_noise, BENCH__MIN_RUN_NOISE, 0);
     assert_close(c.df, 9, 0);
     /* old side: mean of 10 runs; new side: one run with its own within-run error */
     assert_close(c.log_se, sqrt(0.01 * 0.01 / 10 + 0.002 * 0.002 + 0.01 * 0.01), 1e-15);
