@@ -14,9 +14,9 @@
  * would call most A/A comparisons significant here, because the samples of one process are
  * not independent draws from the run-to-run distribution.
  *
- * sigma_b comes from calibration (the sample sd over K processes, so the test statistic is
- * referred to Student's t with K - 1 degrees of freedom), or is a default measured on the
- * development machine (normal reference).
+ * sigma_b comes from calibration (the 90% upper confidence bound of the sd over K processes,
+ * never below the default), or is a default measured on the development machine; the test
+ * statistic is referred to the normal distribution.
  *
  * Verdicts. T is the noise threshold (the smallest change worth reporting), alpha the
  * significance level applied to the whole comparison (Holm's step-down over all benchmarks, so
@@ -82,6 +82,25 @@ double bench__beta_inc(double a, double b, double x)
     if (x < (a + 1.0) / (a + b + 2.0))
         return front * beta_cf(a, b, x) / a;
     return 1.0 - front * beta_cf(b, a, 1.0 - x) / b;
+}
+
+double bench__chi2_quantile(double p, double k)
+{
+    /* Wilson-Hilferty: (X/k)^(1/3) is close to normal with mean 1 - 2/(9k), var 2/(9k). */
+    double z = bench__norm_quantile(p);
+    double a = 2.0 / (9.0 * k);
+    double c = 1.0 - a + z * sqrt(a);
+    return k * c * c * c;
+}
+
+double bench__noise_used(const bench__noise *n, double floor)
+{
+    /* The 90% upper confidence bound of sigma from a sample sd over `runs` processes, so that
+     * a calibration that happened to see little spread does not make the test overconfident;
+     * never below the floor, which stands for the drift a few minutes of calibration miss. */
+    double df = (double)(n->runs - 1);
+    double ucb = n->log_sd * sqrt(df / bench__chi2_quantile(0.10, df));
+    return ucb > floor ? ucb : floor;
 }
 
 double bench__t_two_sided_p(double t, double df)
@@ -195,7 +214,7 @@ void bench__compare_one(const bench__side *old, const bench__side *cur,
         return;
     }
     bool calibrated = old->noise.runs >= 2;
-    double sigma = calibrated ? fmax(old->noise.log_sd, BENCH__MIN_RUN_NOISE)
+    double sigma = calibrated ? bench__noise_used(&old->noise, o->default_run_noise)
                               : o->default_run_noise;
     double ref = calibrated ? old->noise.log_mean : log(old->median);
     /* A calibrated reference is the mean of K runs, each already carrying its within-run
@@ -205,7 +224,7 @@ void bench__compare_one(const bench__side *old, const bench__side *cur,
     double var_new = cur->se_log * cur->se_log + sigma * sigma;
     double d = log(cur->median) - ref;
     double s = sqrt(var_old + var_new);
-    double df = calibrated ? (double)(old->noise.runs - 1) : INFINITY;
+    double df = INFINITY; /* sigma is an upper bound or a default, not an estimate */
     double tc = bench__t_quantile(1.0 - o->significance_level / 2.0, df);
 
     c->calibrated = calibrated;

@@ -24,13 +24,11 @@
 #define BENCH__DEFAULT_AB_NOISE_THRESHOLD 0.01
 
 /*
- * The smallest between-run noise a calibration may give the test (sd of ln median). A
- * calibration spans a few minutes; over longer spans the machine drifts, and even the steadiest
- * benchmark of the suite (a latency-bound arithmetic chain) moved by 0.9% (CV over 10 processes
- * in 6 minutes). With a 0.1% floor, 2 of 30 A/A comparisons against a calibrated baseline flagged
- * a steady compute-bound benchmark that had drifted by a few percent.
+ * A calibration spans a few minutes and may see less spread than the machine shows over longer
+ * spans: with its point estimate, 2 of 30 A/A comparisons against a calibrated baseline flagged a
+ * steady benchmark that had drifted by several percent. So a calibration only ever raises the
+ * noise the test assumes above the uncalibrated default (BENCH__DEFAULT_RUN_NOISE).
  */
-#define BENCH__MIN_RUN_NOISE 0.01
 
 /** One side of a comparison: a run's median time per iteration and its uncertainty. */
 typedef struct bench__side {
@@ -77,6 +75,13 @@ typedef struct bench__change {
 int bench__side_from_samples(const double *iters, const double *totals, size_t n,
                              size_t nresamples, double level, uint64_t seed, bench__side *out);
 
+/** Chi-square quantile (Wilson-Hilferty approximation), p in (0,1), k > 0 degrees. */
+double bench__chi2_quantile(double p, double k);
+/**
+ * The between-run noise a calibration gives the test: the 90% upper confidence bound of its sd
+ * (runs >= 2), and never less than `floor`.
+ */
+double bench__noise_used(const bench__noise *n, double floor);
 /** Regularised incomplete beta function I_x(a, b). */
 double bench__beta_inc(double a, double b, double x);
 /** Two-sided p-value of Student's t with df degrees of freedom (normal when df is infinite). */

@@ -125,7 +125,7 @@ static void test_verdicts_hand(void **state)
 static void test_calibrated_noise_used(void **state)
 {
     (void)state;
-    bench__compare_opts o = opts(0.02, 0.05);
+    bench__compare_opts o = opts(0.02, 0.005);
     bench__side old = side(100, 0.002);
     old.noise.runs = 10;
     old.noise.log_mean = log(100.0);
@@ -134,16 +134,25 @@ static void test_calibrated_noise_used(void **state)
     bench__change c;
     bench__compare_one(&old, &cur, &o, &c);
     assert_true(c.calibrated);
-    assert_close(c.run_noise, 0.01, 0);
-    /* a calibration that saw less spread than the floor is raised to it */
+    /* 90% upper bound of sigma from 9 degrees of freedom: 0.01 * sqrt(9 / 4.168) */
+    assert_close(c.run_noise, 0.01 * sqrt(9.0 / 4.168), 2e-4);
+    /* old side: mean of 10 runs; new side: one run with its own within-run error */
+    double s = c.run_noise;
+    assert_close(c.log_se, sqrt(s * s / 10 + 0.002 * 0.002 + s * s), 1e-15);
+    assert_close(log(c.ratio_upper), 1.959964 * c.log_se, 1e-6);
+    /* a calibration that saw less spread is never trusted below the default */
     old.noise.log_sd = 0.002;
     bench__compare_one(&old, &cur, &o, &c);
-    assert_close(c.run_noise, BENCH__MIN_RUN_NOISE, 0);
-    assert_close(c.df, 9, 0);
-    /* old side: mean of 10 runs; new side: one run with its own within-run error */
-    assert_close(c.log_se, sqrt(0.01 * 0.01 / 10 + 0.002 * 0.002 + 0.01 * 0.01), 1e-15);
-    /* the interval uses t(0.975; 9) = 2.262157 */
-    assert_close(log(c.ratio_upper), 2.262157 * c.log_se, 1e-5);
+    assert_close(c.run_noise, 0.005, 0);
+}
+
+static void test_chi2_quantile_published(void **state)
+{
+    (void)state;
+    /* Table values: chi2(0.10; 9) = 4.168, chi2(0.95; 10) = 18.307, chi2(0.05; 29) = 17.708 */
+    assert_close(bench__chi2_quantile(0.10, 9), 4.168, 0.02);
+    assert_close(bench__chi2_quantile(0.95, 10), 18.307, 0.05);
+    assert_close(bench__chi2_quantile(0.05, 29), 17.708, 0.05);
 }
 
 /* Same distribution on both sides, no run effect, threshold 0: the plain test (p) must
@@ -217,7 +226,7 @@ static void test_suite_false_alarms_and_power(void **state)
             aa[j] = side(100 * exp(run), se_w);
             slow[j] = side(100 * exp(run) * (j == 7 ? 1.10 : 1.0), se_w);
         }
-        bench__compare_opts o = opts(0.02, 0.015);
+        bench__compare_opts o = opts(0.02, 0.010);
         bench__change ch[M];
         assert_int_equal(bench__compare_all(old, aa, M, &o, ch), 0);
         int any = 0;
@@ -244,6 +253,7 @@ int main(void)
         cmocka_unit_test(test_t_and_beta_published),
         cmocka_unit_test(test_verdicts_hand),
         cmocka_unit_test(test_calibrated_noise_used),
+        cmocka_unit_test(test_chi2_quantile_published),
         cmocka_unit_test(test_property_rejection_rate),
         cmocka_unit_test(test_suite_false_alarms_and_power),
     };
