@@ -42,20 +42,21 @@ if [[ -n "$max_cv" ]] && ! [[ "$max_cv" =~ ^[0-9]+([.][0-9]+)?$ ]]; then
 fi
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
+out="$tmp"
 if [[ -n "$keep" ]]; then
     mkdir -p "$keep"
-    tmp="$keep"
+    out="$keep"
 fi
 for ((i = 1; i <= runs; i++)); do
     echo "variance_check.sh: run $i of $runs" >&2
-    if ! ./bench --output-format csv --color never --json "$tmp/run$i.json" "$@" >/dev/null; then
+    if ! ./bench --output-format csv --color never --json "$out/run$i.json" "$@" >/dev/null; then
         echo "variance_check.sh: run $i failed" >&2
         exit 2
     fi
 done
 files=()
 for ((i = 1; i <= runs; i++)); do
-    files+=("$tmp/run$i.json")
+    files+=("$out/run$i.json")
 done
 python3 - "$max_cv" "${files[@]}" <<'PY'
 import json, math, statistics, sys
