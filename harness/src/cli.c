@@ -562,12 +562,7 @@ static int side_from_entry(const cli *c, const bench__entry *e, bench__side *out
 static void side_from_result(const cli *c, const bench__result *r, bench__side *out)
 {
     memset(out, 0, sizeof *out);
-    out->median = r->est.median.point;
-    out->lower = r->est.median.lower;
-    out->upper = r->est.median.upper;
-    double z = bench__norm_quantile(0.5 + c->run.confidence_level / 2.0);
-    out->se_log = out->lower > 0 && out->upper > 0 ? (log(out->upper) - log(out->lower)) / (2 * z)
-                                                   : NAN;
+    bench__side_from_estimate(&r->est.median, c->run.confidence_level, out);
     out->noise = r->noise;
 }
 

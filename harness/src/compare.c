@@ -138,13 +138,19 @@ int bench__side_from_samples(const double *iters, const double *totals, size_t n
     bench__estimates e;
     if (bench__bootstrap(iters, totals, n, nresamples, level, seed, &e) != 0)
         return -1;
-    out->median = e.median.point;
-    out->lower = e.median.lower;
-    out->upper = e.median.upper;
+    bench__side_from_estimate(&e.median, level, out);
+    return 0;
+}
+
+void bench__side_from_estimate(const bench__estimate *median, double level, bench__side *out)
+{
+    out->median = median->point;
+    out->lower = median->lower;
+    out->upper = median->upper;
+    /* The interval's width on the log scale gives the standard error of ln(median). */
     double z = bench__norm_quantile(0.5 + level / 2.0);
     out->se_log = out->lower > 0 && out->upper > 0 ? (log(out->upper) - log(out->lower)) / (2 * z)
                                                    : NAN;
-    return 0;
 }
 
 const char *bench__verdict_name(bench__verdict v)

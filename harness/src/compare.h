@@ -75,6 +75,12 @@ typedef struct bench__change {
 int bench__side_from_samples(const double *iters, const double *totals, size_t n,
                              size_t nresamples, double level, uint64_t seed, bench__side *out);
 
+/**
+ * Fills a side's median, interval and se_log from a median estimate whose interval is at
+ * `level` (the noise field is left as it is).
+ */
+void bench__side_from_estimate(const bench__estimate *median, double level, bench__side *out);
+
 /** Chi-square quantile (Wilson-Hilferty approximation), p in (0,1), k > 0 degrees. */
 double bench__chi2_quantile(double p, double k);
 /**
