@@ -49,6 +49,10 @@ typedef struct cli {
     const char *ab;        /* --ab OTHER */
     const char *ab_worker; /* --ab-worker ID (internal) */
     bench__ab_options abo;
+    const char *perf_events; /* --perf-events LIST */
+    bool list_events;
+    bool alloc_stats;
+    const char *gbench_path; /* --export-gbench FILE */
 } cli;
 
 static const char usage_text[] =
@@ -70,13 +74,22 @@ static const char usage_text[] =
     "                             confidence level) is below P of it, 0 < P < 1\n"
     "                             (default 0.01); 'off' never stops early\n"
     "      --sampling MODE        auto, linear or flat (default auto)\n"
+    "      --profile-time S       run each selected benchmark for S seconds with no\n"
+    "                             statistics, for an outside profiler (perf record, ...)\n"
+    "Counters and allocations:\n"
+    "      --perf-events LIST     count perf events around every sample: comma-separated\n"
+    "                             libpfm4 names or presets (ipc, cache, branch, sw)\n"
+    "      --list-events          list the events libpfm4 knows here and which open\n"
+    "      --alloc-stats          count allocations and bytes per iteration, peak heap\n"
     "Statistics:\n"
     "      --nresamples N         bootstrap resamples, 10..10000000 (default 10000)\n"
     "      --confidence-level C   confidence level of intervals, 0 < C < 1 (default 0.95)\n"
     "      --seed N               bootstrap seed, 0..4294967295 (default 1)\n"
     "Output:\n"
-    "      --output-format FMT    pretty, json, csv or markdown on stdout (default pretty)\n"
+    "      --output-format FMT    pretty, json, csv, markdown or bencher on stdout\n"
+    "                             (default pretty)\n"
     "      --json FILE            also write the results as JSON to FILE (atomically)\n"
+    "      --export-gbench FILE   also write them in Google Benchmark's JSON format\n"
     "      --color WHEN           auto, always or never (default auto; NO_COLOR is respected)\n"
     "      --context              print the system context (CPU, OS, compiler, ...) and exit\n"
     "Baselines and comparison:\n"
@@ -157,7 +170,8 @@ typedef enum opt_id {
     O_LIST, O_EXACT, O_QUICK, O_WARM, O_MEAS, O_SAMPLES, O_PRECISION, O_SAMPLING, O_NRES,
     O_CONF, O_SEED, O_FORMAT, O_JSON, O_COLOR, O_HELP, O_VERSION, O_CONTEXT, O_SAVE, O_BASE,
     O_LOAD, O_BASEDIR, O_LENIENT, O_CALIBRATE, O_SIGNIF, O_NOISE, O_FAILREG, O_AB, O_AB_TIME,
-    O_AB_PAIRS, O_AB_WORKER,
+    O_AB_PAIRS, O_AB_WORKER, O_PROFILE_TIME, O_PERF_EVENTS, O_LIST_EVENTS, O_ALLOC_STATS,
+    O_EXPORT_GBENCH,
 } opt_id;
 
 typedef struct opt_def {
@@ -198,6 +212,11 @@ static const opt_def options[] = {
     {"ab-time", 0, true, O_AB_TIME},
     {"ab-pairs", 0, true, O_AB_PAIRS},
     {"ab-worker", 0, true, O_AB_WORKER},
+    {"profile-time", 0, true, O_PROFILE_TIME},
+    {"perf-events", 0, true, O_PERF_EVENTS},
+    {"list-events", 0, false, O_LIST_EVENTS},
+    {"alloc-stats", 0, false, O_ALLOC_STATS},
+    {"export-gbench", 0, true, O_EXPORT_GBENCH},
 };
 
 /* Options a calibration run does not pass on to its child processes (they take a value when
@@ -209,7 +228,7 @@ static const struct {
     {"--save-baseline", true}, {"--baseline", true},     {"--load-baseline", true},
     {"--calibrate", true},     {"--json", true},         {"--output-format", true},
     {"--color", true},         {"--fail-on-regression", false}, {"--baseline-lenient", false},
-    {"--baseline-dir", true},
+    {"--baseline-dir", true},      {"--export-gbench", true},
 };
 
 /* Baseline names become file names: a safe character set, nothing that can leave the
@@ -288,8 +307,8 @@ static int apply_option(cli *c, opt_id id, const char *flag, const char *v)
     case O_SEED:
         return parse_u64(flag, v, 0, UINT32_MAX, "an integer in [0, 4294967295]", &c->run.seed);
     case O_FORMAT: {
-        static const char *const names[] = {"pretty", "json", "csv", "markdown"};
-        if (parse_choice(flag, v, names, 4, "pretty, json, csv or markdown", &choice))
+        static const char *const names[] = {"pretty", "json", "csv", "markdown", "bencher"};
+        if (parse_choice(flag, v, names, 5, "pretty, json, csv, markdown or bencher", &choice))
             return -1;
         c->format = (bench__format)choice;
         return 0;
@@ -349,6 +368,25 @@ static int apply_option(cli *c, opt_id id, const char *flag, const char *v)
         return 0;
     case O_AB_WORKER:
         c->ab_worker = v;
+        return 0;
+    case O_PROFILE_TIME:
+        return parse_double(flag, v, 0, 86400, true, false, "a number of seconds in (0, 86400]",
+                            &c->run.profile_time);
+    case O_PERF_EVENTS:
+        if (*v == '\0')
+            return bad_value(flag, v, "a list of events");
+        c->perf_events = v;
+        return 0;
+    case O_LIST_EVENTS:
+        c->list_events = true;
+        return 0;
+    case O_ALLOC_STATS:
+        c->alloc_stats = true;
+        return 0;
+    case O_EXPORT_GBENCH:
+        if (*v == '\0')
+            return bad_value(flag, v, "a file name");
+        c->gbench_path = v;
         return 0;
     case O_COLOR: {
         static const char *const names[] = {"never", "always", "auto"};
@@ -729,6 +767,97 @@ static int calibration_runs(const cli *c, int argc, char **argv, bench__saved **
     return 0;
 }
 
+/* ---- probes, profile mode, metric comparison ---- */
+
+#define MAX_PROBES 4
+
+/* The run's probes: CUDA (always, first: it is primary for CUDA benchmarks), then perf events
+ * and allocation statistics when asked for. Prints one line and returns -1 on failure. */
+static int make_probes(cli *c)
+{
+    static bench__probe *probes[MAX_PROBES];
+    size_t k = 0;
+    char msg[512];
+    probes[k++] = bench__cuda_probe();
+    if (c->perf_events) {
+        bench__probe *p;
+        if (bench__perf_probe_create(c->perf_events, &p, msg, sizeof msg) != 0) {
+            fprintf(stderr, "bench: --perf-events: %s\n", msg);
+            return -1;
+        }
+        probes[k++] = p;
+    }
+    if (c->alloc_stats) {
+        bench__probe *p;
+        if (bench__alloc_probe_create(&p, msg, sizeof msg) != 0) {
+            fprintf(stderr, "bench: --alloc-stats: %s\n", msg);
+            return -1;
+        }
+        probes[k++] = p;
+    }
+    c->run.probes = probes;
+    c->run.nprobes = k;
+    return 0;
+}
+
+/* --profile-time: each selected benchmark runs for the time given; one line each. */
+static int profile_run(const cli *c, const bench__instance *all, const bool *selected, size_t n)
+{
+    int exit_code = BENCH_EXIT_OK;
+    bench__crash_handlers_install();
+    for (size_t i = 0; i < n; i++) {
+        if (!selected[i])
+            continue;
+        bench__result r;
+        memset(&r, 0, sizeof r);
+        bench__run_instance(&all[i], &c->run, &r);
+        if (r.status == BENCH__OK) {
+            char per[32];
+            bench__fmt_time(per, sizeof per,
+                            r.profile_iters ? r.profile_ns / (double)r.profile_iters : 0);
+            printf("%s: profiled %llu iterations in %.2f s (%s per iteration)\n", all[i].id,
+                   (unsigned long long)r.profile_iters, r.measure_wall_s, per);
+        } else if (r.status == BENCH__SKIPPED) {
+            printf("%s: skipped: %s\n", all[i].id, r.message);
+        } else {
+            fprintf(stderr, "bench: benchmark '%s' failed: %s\n", all[i].id, r.message);
+            exit_code = BENCH_EXIT_FAILED;
+        }
+        bench__result_destroy(&r);
+    }
+    return finish_stdout(exit_code);
+}
+
+/* Compares each metric of r that the baseline entry also has, like time but without the
+ * suite-wide correction: metrics are witnesses, not verdicts of their own. */
+static void compare_metrics(const cli *c, const bench__entry *e, bench__result *r)
+{
+    if (r->nmetrics == 0 || e->nmetrics == 0)
+        return;
+    r->metric_changes = calloc(r->nmetrics, sizeof *r->metric_changes);
+    if (!r->metric_changes)
+        return;
+    for (size_t i = 0; i < r->nmetrics; i++) {
+        bench__change *ch = &r->metric_changes[i];
+        ch->verdict = BENCH__V_INCOMPARABLE;
+        const bench__metric *m = &r->metrics[i];
+        for (size_t j = 0; j < e->nmetrics; j++) {
+            if (strcmp(e->metrics[j].name, m->name) != 0)
+                continue;
+            bench__side a, b;
+            memset(&b, 0, sizeof b);
+            uint64_t seed = bench__id_seed(bench__id_seed(c->run.seed, e->id), m->name);
+            if (bench__side_from_samples(e->iters, e->metrics[j].totals, e->nsamples,
+                                         c->run.nresamples, c->run.confidence_level, seed,
+                                         &a) != 0)
+                break;
+            bench__side_from_estimate(&m->est.median, c->run.confidence_level, &b);
+            bench__compare_one(&a, &b, &c->cmp, ch);
+            break;
+        }
+    }
+}
+
 static int check_combinations(const cli *c)
 {
     if (c->load_baseline && !c->baseline) {
@@ -744,6 +873,13 @@ static int check_combinations(const cli *c)
                   c->json_path || c->list)) {
         fprintf(stderr, "bench: --ab compares two programs and runs nothing else: it cannot be "
                         "combined with baselines, --calibrate, --json or --list\n");
+        return -1;
+    }
+    if (c->run.profile_time > 0 &&
+        (c->baseline || c->save_baseline || c->load_baseline || c->calibrate || c->json_path ||
+         c->gbench_path || c->ab)) {
+        fprintf(stderr, "bench: --profile-time takes no statistics: it cannot be combined with "
+                        "baselines, --calibrate, --json, --export-gbench or --ab\n");
         return -1;
     }
     if (c->calibrate && !c->save_baseline) {
@@ -788,6 +924,8 @@ int bench_main(int argc, char **argv)
     }
     if (c.load_baseline)
         return compare_files(&c);
+    if (c.list_events)
+        return finish_stdout(bench__perf_list_events(stdout));
 
     bench__instance *all = NULL;
     size_t n = 0;
@@ -882,6 +1020,15 @@ int bench_main(int argc, char **argv)
         goto out;
     }
 
+    if (make_probes(&c) != 0) {
+        exit_code = BENCH_EXIT_USAGE;
+        goto out;
+    }
+    if (c.run.profile_time > 0) {
+        exit_code = profile_run(&c, all, selected, n);
+        goto out;
+    }
+
     bench__reporter rep;
     switch (c.format) {
     case BENCH__FMT_JSON:
@@ -892,6 +1039,9 @@ int bench_main(int argc, char **argv)
         break;
     case BENCH__FMT_MARKDOWN:
         bench__reporter_markdown(&rep, stdout);
+        break;
+    case BENCH__FMT_BENCHER:
+        bench__reporter_bencher(&rep, stdout);
         break;
     default:
         bench__reporter_pretty(&rep, stdout, color);
@@ -921,10 +1071,13 @@ int bench_main(int argc, char **argv)
             side_from_result(&c, r, &cur);
             bench__compare_one(&old_sides[k], &cur, &c.cmp, &changes[k]);
             r->change = &changes[k];
+            compare_metrics(&c, e, r);
         }
         rep.result(&rep, r);
-        if (r->change && c.format == BENCH__FMT_PRETTY)
+        if (r->change && c.format == BENCH__FMT_PRETTY) {
             bench__print_change_line(stdout, r->change, color);
+            bench__print_metric_changes(stdout, r, &c.cmp, color);
+        }
         if (r->status == BENCH__FAILED) {
             fprintf(stderr, "bench: benchmark '%s' failed: %s\n", all[i].id, r->message);
             exit_code = BENCH_EXIT_FAILED;
@@ -977,11 +1130,20 @@ int bench_main(int argc, char **argv)
         if (exit_code == BENCH_EXIT_OK)
             exit_code = BENCH_EXIT_USAGE;
     }
+    if (c.gbench_path &&
+        bench__gbench_write_file(c.gbench_path, &ctx, results, k, msg, sizeof msg) != 0) {
+        fprintf(stderr, "bench: %s\n", msg);
+        if (exit_code == BENCH_EXIT_OK)
+            exit_code = BENCH_EXIT_USAGE;
+    }
     if (c.save_baseline && save_named(&c, &ctx, results, k) != 0 && exit_code == BENCH_EXIT_OK)
         exit_code = BENCH_EXIT_USAGE;
     for (size_t i = 0; i < k; i++)
         bench__result_destroy(&results[i]);
 out:
+    for (size_t p = 0; p < c.run.nprobes; p++)
+        if (c.run.probes[p]->destroy)
+            c.run.probes[p]->destroy(c.run.probes[p]);
     for (size_t r = 0; cal && r < ncal; r++)
         bench__saved_destroy(&cal[r]);
     free(cal);

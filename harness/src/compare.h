@@ -113,6 +113,12 @@ const char *bench__verdict_name(bench__verdict v);
 
 /** Prints "change: [lo mid hi] (p = ...)" under a benchmark's result. */
 void bench__print_change_line(FILE *o, const bench__change *c, bool color);
+/**
+ * Prints each compared metric's change under a benchmark's result, and a note when time moved
+ * beyond the threshold but a metric that counts work (instructions, cycles, allocations) did not.
+ */
+void bench__print_metric_changes(FILE *o, const bench__result *r, const bench__compare_opts *opt,
+                                 bool color);
 /** Prints the Criterion-style verdict sentence for one benchmark. */
 void bench__print_verdict(FILE *o, const bench__change *c, bool color);
 /**

@@ -71,6 +71,17 @@ typedef struct bench__run_options {
     bool progress;           /* live progress on stderr */
     FILE *worker_in;         /* A/B worker mode: sample commands come from here ... */
     FILE *worker_out;        /* ... and sample times go here (see ab.c); NULL otherwise */
+    struct bench__probe **probes; /* attached to every benchmark, in this order */
+    size_t nprobes;
+    /*
+     * Fixed plan: when nfixed > 0 there is no warm-up and no stopping rule; the samples run
+     * exactly fixed_iters[0..nfixed-1] iterations (instruction counting uses this).
+     */
+    const uint64_t *fixed_iters;
+    size_t nfixed;
+    /* Profile mode (--profile-time): each benchmark runs for this many seconds, with no
+     * statistics; 0: off. */
+    double profile_time;
 } bench__run_options;
 
 /** The built-in defaults (docs/cli.md lists them). */
@@ -132,6 +143,91 @@ typedef struct bench__meas {
 /** The wall-clock backend (CLOCK_MONOTONIC, ns). */
 void bench__meas_wall_init(bench__meas *m);
 
+struct bench__result;
+
+/* ---- probes: extra measurements around every sample (perf counters, allocations, GPU) ---- */
+
+/** Most metrics (values recorded per sample beside the time) and facts one benchmark has. */
+#define BENCH__MAX_METRICS 24
+#define BENCH__MAX_FACTS 8
+
+/**
+ * A quantity a probe records for every sample beside the time: the sample's total, divided by
+ * the sample's iterations for the per-iteration estimate.
+ */
+typedef struct bench__metric {
+    char name[64];       /* e.g. "task-clock", "allocations", "host_wall" */
+    char unit[16];       /* unit of one value, e.g. "ns", "events", "B" */
+    char source[16];     /* the probe that recorded it: "perf", "alloc", "cuda", ... */
+    double *totals;      /* per sample: total over the sample (same samples as r->iters) */
+    bool scaled;         /* some value was estimated from a part of the sample (multiplexing) */
+    double min_fraction; /* smallest fraction of a sample the value was counted for (1: all) */
+    bench__estimates est; /* per iteration, like the time's */
+} bench__metric;
+
+/** A per-benchmark figure that is not per sample (peak heap, max RSS, ...). */
+typedef struct bench__fact {
+    char name[64];
+    char unit[16];
+    double value;
+} bench__fact;
+
+/**
+ * A probe measures something around every sample. The runner attaches each probe of the run to
+ * each benchmark before its body runs, starts attached probes before a sample (in order, the
+ * wall clock last) and stops them after it (the wall clock first, then in reverse order), so
+ * their own cost stays out of the time and the time's out of theirs. Start and stop must not
+ * allocate and must be cheap; a probe that cannot be cheap (e.g. synchronising a GPU) says so
+ * in its documentation.
+ */
+typedef struct bench__probe {
+    const char *name;
+    /*
+     * Before the body: registers the probe's metrics on r with bench__metric_add (it records
+     * them in that order) and returns 0 to measure this benchmark; returns 1 to leave this
+     * benchmark alone; or sets r to skipped (bench__result_skip) and returns 1 when the benchmark
+     * cannot run at all (e.g. a GPU benchmark without a GPU).
+     */
+    int (*attach)(struct bench__probe *p, struct bench__result *r);
+    void (*start)(struct bench__probe *p);
+    /* Writes the sample's values, one per metric it registered, in registration order; sets
+     * *fraction to the part of the sample they were counted for (1.0 unless multiplexed). */
+    void (*stop)(struct bench__probe *p, double *values, double *fraction);
+    /* After the body: may add facts (bench__fact_add); releases per-benchmark resources. */
+    void (*detach)(struct bench__probe *p, struct bench__result *r);
+    /*
+     * A primary probe's first value, in ns, is the sample's time instead of the wall clock's
+     * (CUDA events: GPU time); the wall clock's time is then recorded as the metric "host_wall".
+     * At most one primary probe is attached to a benchmark.
+     */
+    bool primary;
+    void *state; /* the probe's own */
+    /* At the end of the run: releases the probe (may be NULL). */
+    void (*destroy)(struct bench__probe *p);
+} bench__probe;
+
+/*
+ * The probes of the optional layers. Each create function returns 0 and a probe; or a negative
+ * error code with a one-line reason in msg: BENCH_EINVAL for a bad request (an event name
+ * nobody knows: exit 2), BENCH_EUNAVAIL when the layer is compiled out or cannot work here.
+ * Warnings about parts that cannot work (an event the machine cannot count) go to stderr, once.
+ */
+
+/** perf_event counter groups for a comma-separated list of events and presets (perf.c). */
+int bench__perf_probe_create(const char *spec, bench__probe **out, char *msg, size_t msglen);
+/** --list-events: what libpfm4 knows on this machine and what opens; returns the exit code. */
+int bench__perf_list_events(FILE *out);
+
+/** Allocation statistics: the malloc family counted per iteration (alloc.c). */
+int bench__alloc_probe_create(bench__probe **out, char *msg, size_t msglen);
+
+/**
+ * The CUDA layer's probe (cuda.c): attaches to CUDA benchmarks only (times them with CUDA
+ * events: a primary probe), and skips them with the reason when there is no CUDA build, device
+ * or driver. Always present; first in the run's probe list.
+ */
+bench__probe *bench__cuda_probe(void);
+
 /* ---- results ---- */
 
 typedef enum bench__status {
@@ -168,7 +264,28 @@ typedef struct bench__result {
     double confidence_level;
     bench__noise noise;     /* set by calibration; saved with baselines */
     const struct bench__change *change; /* comparison with the baseline, when there is one */
+    size_t nmetrics;        /* per-sample metrics from probes, beside the time */
+    bench__metric metrics[BENCH__MAX_METRICS];
+    struct bench__change *metric_changes; /* per metric, when compared (owned); else NULL */
+    size_t nfacts;
+    bench__fact facts[BENCH__MAX_FACTS];
+    uint64_t profile_iters; /* profile mode: iterations run */
+    double profile_ns;      /* profile mode: ns spent in them */
 } bench__result;
+
+/**
+ * Adds a metric to r with room for its samples; returns its index, or -1 (r is then failed with
+ * the reason: too many metrics, or out of memory).
+ */
+int bench__metric_add(struct bench__result *r, const char *name, const char *unit,
+                      const char *source);
+/** Adds (or replaces) a fact of r; silently drops it when r has BENCH__MAX_FACTS already. */
+void bench__fact_add(struct bench__result *r, const char *name, const char *unit, double value);
+/** The metric of r with this name, or NULL. */
+const bench__metric *bench__metric_find(const struct bench__result *r, const char *name);
+/** Marks r skipped with a reason (before its body ran); the first reason wins. */
+void bench__result_skip(struct bench__result *r, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 
 /** Frees what a result owns (not the struct itself); safe on a zeroed result. */
 void bench__result_destroy(bench__result *r);
@@ -269,6 +386,7 @@ typedef enum bench__format {
     BENCH__FMT_JSON,
     BENCH__FMT_CSV,
     BENCH__FMT_MARKDOWN,
+    BENCH__FMT_BENCHER,
 } bench__format;
 
 /** A reporter consumes results as they finish; `end` writes whatever waits for the whole run. */
@@ -285,6 +403,11 @@ void bench__reporter_pretty(bench__reporter *rep, FILE *out, bool color);
 void bench__reporter_csv(bench__reporter *rep, FILE *out);
 void bench__reporter_markdown(bench__reporter *rep, FILE *out);
 void bench__reporter_json(bench__reporter *rep, FILE *out);
+/** The line format continuous-benchmarking services read (report_interop.c). */
+void bench__reporter_bencher(bench__reporter *rep, FILE *out);
+/** Writes the results in Google Benchmark's JSON format, atomically (report_interop.c). */
+int bench__gbench_write_file(const char *path, const bench__context *ctx, const bench__result *all,
+                             size_t n, char *msg, size_t msglen);
 
 /**
  * Writes the results as JSON to `path` atomically (temporary file in the same directory, fsync,
@@ -306,7 +429,16 @@ typedef struct bench__entry {
     uint64_t bytes_per_iter;
     uint64_t elements_per_iter;
     bench__noise noise;
+    size_t nmetrics;
+    struct bench__saved_metric *metrics; /* per-sample metrics, as in bench__result */
 } bench__entry;
+
+/** A metric read back from a file: its per-sample totals. */
+typedef struct bench__saved_metric {
+    char name[64];
+    char unit[16];
+    double *totals; /* nsamples values */
+} bench__saved_metric;
 
 /** A results or baseline file, validated. Entries are sorted by id and unique. */
 typedef struct bench__saved {

@@ -155,6 +155,39 @@ static cJSON *result_json(const bench__result *r)
         cJSON_AddNumberToObject(co, "run_noise", c->run_noise);
         cJSON_AddBoolToObject(co, "calibrated", c->calibrated);
     }
+    if (r->nmetrics > 0) {
+        cJSON *mo = cJSON_AddObjectToObject(o, "metrics");
+        for (size_t i = 0; i < r->nmetrics; i++) {
+            const bench__metric *m = &r->metrics[i];
+            cJSON *x = cJSON_AddObjectToObject(mo, m->name);
+            cJSON_AddStringToObject(x, "unit", m->unit);
+            cJSON_AddStringToObject(x, "source", m->source);
+            cJSON_AddBoolToObject(x, "scaled", m->scaled);
+            cJSON_AddNumberToObject(x, "min_fraction", m->min_fraction);
+            cJSON_AddItemToObject(x, "totals", number_array(m->totals, r->nsamples));
+            cJSON *pi = cJSON_AddObjectToObject(x, "per_iteration");
+            cJSON_AddItemToObject(pi, "median", estimate_json(&m->est.median));
+            cJSON_AddItemToObject(pi, "mean", estimate_json(&m->est.mean));
+            cJSON_AddItemToObject(pi, "slope", estimate_json(&m->est.slope));
+            if (r->metric_changes && r->metric_changes[i].verdict != BENCH__V_INCOMPARABLE) {
+                const bench__change *c = &r->metric_changes[i];
+                cJSON *co = cJSON_AddObjectToObject(x, "change");
+                cJSON_AddStringToObject(co, "verdict", bench__verdict_name(c->verdict));
+                cJSON_AddNumberToObject(co, "baseline_median", c->old_median);
+                cJSON_AddNumberToObject(co, "ratio", c->ratio);
+                cJSON_AddNumberToObject(co, "ratio_lower", c->ratio_lower);
+                cJSON_AddNumberToObject(co, "ratio_upper", c->ratio_upper);
+            }
+        }
+    }
+    if (r->nfacts > 0) {
+        cJSON *fo = cJSON_AddObjectToObject(o, "facts");
+        for (size_t i = 0; i < r->nfacts; i++) {
+            cJSON *x = cJSON_AddObjectToObject(fo, r->facts[i].name);
+            cJSON_AddNumberToObject(x, "value", r->facts[i].value);
+            cJSON_AddStringToObject(x, "unit", r->facts[i].unit);
+        }
+    }
     if (r->noise.runs > 0) {
         cJSON *no = cJSON_AddObjectToObject(o, "noise");
         cJSON_AddNumberToObject(no, "runs", r->noise.runs);
@@ -409,6 +442,78 @@ static int load_samples(const vctx *v, const cJSON *b, const char *jp, bench__en
     return 0;
 }
 
+/* Printable ASCII without quotes or backslashes, 1 to len-1 characters. */
+static bool valid_name(const char *s, size_t len)
+{
+    size_t n = strlen(s);
+    if (n == 0 || n >= len)
+        return false;
+    for (; *s; s++)
+        if ((unsigned char)*s < 0x20 || (unsigned char)*s > 0x7e || *s == '"' || *s == '\\')
+            return false;
+    return true;
+}
+
+/* The optional "metrics" object of an entry: per metric, totals of the same length as the
+ * samples. */
+static int load_metrics(const vctx *v, const cJSON *b, const char *jp, bench__entry *e)
+{
+    char p[192];
+    const cJSON *mo = member(b, "metrics");
+    if (!mo)
+        return 0;
+    bench__msg(p, sizeof p, "%s.metrics", jp);
+    if (!cJSON_IsObject(mo))
+        return verr(v, p, "expected an object");
+    int nm = cJSON_GetArraySize(mo);
+    if (nm > BENCH__MAX_METRICS)
+        return verr(v, p, "too many metrics (at most 24)");
+    if (nm == 0)
+        return 0;
+    e->metrics = calloc((size_t)nm, sizeof *e->metrics);
+    if (!e->metrics) {
+        bench__msg(v->msg, v->msglen, "%s: out of memory", v->file);
+        return BENCH_ENOMEM;
+    }
+    const cJSON *x;
+    cJSON_ArrayForEach(x, mo) {
+        bench__saved_metric *m = &e->metrics[e->nmetrics];
+        bench__msg(p, sizeof p, "%s.metrics", jp);
+        if (!x->string || !valid_name(x->string, sizeof m->name))
+            return verr(v, p, "metric names are 1 to 63 printable ASCII characters");
+        bench__msg(p, sizeof p, "%s.metrics.%s", jp, x->string);
+        if (!cJSON_IsObject(x))
+            return verr(v, p, "expected an object");
+        for (size_t i = 0; i < e->nmetrics; i++)
+            if (strcmp(e->metrics[i].name, x->string) == 0)
+                return verr(v, p, "duplicate metric");
+        const cJSON *unit = member(x, "unit"), *tot = member(x, "totals");
+        if (!cJSON_IsString(unit) || !valid_name(unit->valuestring, sizeof m->unit))
+            return verr(v, p, "unit: expected a string of 1 to 15 printable characters");
+        if (!cJSON_IsArray(tot) || (size_t)cJSON_GetArraySize(tot) != e->nsamples)
+            return verr(v, p, "totals: expected an array with one number per sample");
+        m->totals = malloc(e->nsamples * sizeof *m->totals);
+        if (!m->totals) {
+            bench__msg(v->msg, v->msglen, "%s: out of memory", v->file);
+            return BENCH_ENOMEM;
+        }
+        bench__msg(m->name, sizeof m->name, "%s", x->string);
+        bench__msg(m->unit, sizeof m->unit, "%s", unit->valuestring);
+        e->nmetrics++;
+        size_t i = 0;
+        const cJSON *t;
+        cJSON_ArrayForEach(t, tot) {
+            double d = cJSON_IsNumber(t) ? t->valuedouble : NAN;
+            if (!isfinite(d) || fabs(d) > 1e18) {
+                bench__msg(p, sizeof p, "%s.metrics.%s.totals[%zu]", jp, x->string, i);
+                return verr(v, p, "expected a finite number in [-1e18, 1e18]");
+            }
+            m->totals[i++] = d;
+        }
+    }
+    return 0;
+}
+
 static int load_u64(const vctx *v, const cJSON *obj, const char *key, const char *jp,
                     uint64_t *dst)
 {
@@ -454,6 +559,8 @@ static int load_entry(const vctx *v, const cJSON *b, int index, bench__entry *e)
     int rc = load_samples(v, b, jp, e);
     if (rc)
         return rc;
+    if ((rc = load_metrics(v, b, jp, e)))
+        return rc;
     const cJSON *thr = member(b, "throughput");
     if (thr) {
         bench__msg(p, sizeof p, "%s.throughput", jp);
@@ -495,6 +602,9 @@ void bench__saved_destroy(bench__saved *s)
     for (size_t i = 0; s->entries && i < s->n; i++) {
         free(s->entries[i].iters);
         free(s->entries[i].totals_ns);
+        for (size_t j = 0; j < s->entries[i].nmetrics; j++)
+            free(s->entries[i].metrics[j].totals);
+        free(s->entries[i].metrics);
     }
     free(s->entries);
     memset(s, 0, sizeof *s);

@@ -176,3 +176,42 @@ void bench__print_verdict(FILE *o, const bench__change *c, bool color)
     fprintf(o, "%*s%s%s%s\n", INDENT, "", paint(color, verdict_color(c->verdict)),
             sentence(c->verdict), paint(color, "\033[0m"));
 }
+
+/* Metrics that count work done rather than time taken: when time moved and these did not, the
+ * environment changed more likely than the code. */
+static bool counts_work(const char *name)
+{
+    return strncmp(name, "instructions", 12) == 0 || strncmp(name, "cycles", 6) == 0 ||
+           strncmp(name, "INST_RETIRED", 12) == 0 || strcmp(name, "allocations") == 0;
+}
+
+void bench__print_metric_changes(FILE *o, const bench__result *r, const bench__compare_opts *opt,
+                                 bool color)
+{
+    if (!r->metric_changes)
+        return;
+    const bench__change *t = r->change;
+    double T = opt->noise_threshold;
+    bool time_moved = t && t->verdict != BENCH__V_INCOMPARABLE && fabs(t->ratio - 1.0) > T;
+    for (size_t i = 0; i < r->nmetrics; i++) {
+        const bench__change *c = &r->metric_changes[i];
+        if (c->verdict == BENCH__V_INCOMPARABLE)
+            continue;
+        char mid[32], lo[32], hi[32];
+        pct(lo, sizeof lo, c->ratio_lower);
+        pct(mid, sizeof mid, c->ratio);
+        pct(hi, sizeof hi, c->ratio_upper);
+        fprintf(o, "%*s%s: [%s %s %s] (%s)\n", INDENT + 2, "", r->metrics[i].name, lo, mid, hi,
+                bench__verdict_name(c->verdict));
+        /* Same work within a quarter of the threshold: say so next to the time's verdict. */
+        if (time_moved && counts_work(r->metrics[i].name) && fabs(c->ratio - 1.0) < T / 4) {
+            char tp[32];
+            pct(tp, sizeof tp, t->ratio);
+            fprintf(o, "%*s%snote: time %s, %s %s: the same work took a different time; a "
+                       "change of environment (frequency, contention) is likelier than a code "
+                       "change%s\n",
+                    INDENT + 2, "", paint(color, "\033[33m"), tp, r->metrics[i].name, mid,
+                    paint(color, "\033[0m"));
+        }
+    }
+}

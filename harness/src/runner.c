@@ -57,6 +57,17 @@ struct bench {
     const bench__clock_info *clk;
     bench__meas wall;
 
+    /* probes attached to this benchmark, their first value's index in vals, and the values */
+    bench__probe *probes[BENCH__MAX_METRICS];
+    size_t probe_first[BENCH__MAX_METRICS];
+    size_t nprobes;
+    bench__probe *primary;  /* its first value is the time; NULL: the wall clock's is */
+    int host_wall;          /* metric index of the wall time under a primary probe; -1: none */
+    size_t nvals;           /* values per sample over all attached probes */
+    double vals[BENCH__MAX_METRICS + 1];  /* the last stop's values */
+    double acc[BENCH__MAX_METRICS + 1];   /* accumulated over the running sample's batches */
+    double frac[BENCH__MAX_METRICS];      /* per probe: smallest counted fraction of the sample */
+
     enum phase phase;
     bool in_sample;      /* a sample is running (its clock started) */
     uint64_t cur_iters;  /* iterations of the running sample */
@@ -222,7 +233,10 @@ static void sample_done(bench_t *b, uint64_t iters, double total_ns)
         fflush(b->opt->worker_out);
         return;
     }
-    if (b->phase == PH_WARMUP) {
+    if (b->opt->profile_time > 0) {
+        r->profile_iters += iters;
+        r->profile_ns += total_ns;
+    } else if (b->phase == PH_WARMUP) {
         r->warm_up_iters += iters;
         r->warm_up_ns += total_ns;
     } else if (b->phase == PH_MEASURE && r->nsamples < b->capacity) {
@@ -250,6 +264,53 @@ static uint64_t worker_next(bench_t *b)
     return 0;
 }
 
+/* Profile mode: no statistics, only iterations for an outside profiler to see. Doubling
+ * samples up to about 50 ms each until the profile time has passed. */
+static uint64_t profile_next(bench_t *b, int64_t now)
+{
+    bench__result *r = b->r;
+    if (b->phase == PH_INIT) {
+        b->phase = PH_MEASURE;
+        b->bench_start_ns = b->meas_start_ns = now;
+        b->warm_next = 1;
+    }
+    double elapsed = (double)(now - b->meas_start_ns);
+    if (elapsed >= b->opt->profile_time * 1e9) {
+        r->stop_reason = "profile time";
+        r->measure_wall_s = elapsed / 1e9;
+        b->phase = PH_DONE;
+        return 0;
+    }
+    uint64_t n = b->warm_next;
+    double per = r->profile_iters ? r->profile_ns / (double)r->profile_iters : 0;
+    if (per > 0 && (double)n * per > 5e7)
+        n = (uint64_t)fmax(1.0, 5e7 / per);
+    else if (b->warm_next < MAX_SAMPLE_ITERS)
+        b->warm_next *= 2;
+    progress(b, now);
+    return n;
+}
+
+/* Fixed plan: exactly the given iteration counts, no warm-up, no stopping rule. */
+static uint64_t fixed_next(bench_t *b, int64_t now)
+{
+    bench__result *r = b->r;
+    if (b->phase == PH_INIT) {
+        b->phase = PH_MEASURE;
+        b->bench_start_ns = b->meas_start_ns = now;
+        r->sampling_used = BENCH_SAMPLING_FLAT;
+    }
+    size_t k = r->nsamples;
+    if (b->phase != PH_MEASURE || k >= b->opt->nfixed || k >= b->capacity) {
+        r->stop_reason = "fixed plan";
+        r->measure_wall_s = (double)(now - b->meas_start_ns) / 1e9;
+        b->phase = PH_DONE;
+        return 0;
+    }
+    uint64_t n = b->opt->fixed_iters[k];
+    return n < 1 ? 1 : n > MAX_SAMPLE_ITERS ? MAX_SAMPLE_ITERS : n;
+}
+
 /* Iterations of the next sample, or 0 when sampling is over. */
 static uint64_t next_sample(bench_t *b)
 {
@@ -261,6 +322,10 @@ static uint64_t next_sample(bench_t *b)
     }
     if (b->opt->worker_in)
         return worker_next(b);
+    if (b->opt->profile_time > 0)
+        return profile_next(b, now);
+    if (b->opt->nfixed > 0)
+        return fixed_next(b, now);
     if (b->phase == PH_INIT) {
         b->phase = PH_WARMUP;
         b->bench_start_ns = b->warm_start_ns = now;
@@ -317,13 +382,62 @@ static uint64_t next_sample(bench_t *b)
     return next;
 }
 
+/* ---- probes around samples ---- */
+
+static void probes_start(bench_t *b)
+{
+    for (size_t i = 0; i < b->nprobes; i++)
+        b->probes[i]->start(b->probes[i]);
+}
+
+/* Stops the probes (reverse order) and adds their values to the running sample's; returns the
+ * sample part's time: the primary probe's, or `wall_ns` when there is none. */
+static double probes_stop(bench_t *b, double wall_ns)
+{
+    for (size_t i = b->nprobes; i-- > 0;) {
+        double f = 1.0;
+        b->probes[i]->stop(b->probes[i], b->vals + b->probe_first[i], &f);
+        if (f < b->frac[i])
+            b->frac[i] = f;
+    }
+    if (!b->primary) {
+        for (size_t j = 0; j < b->nvals; j++)
+            b->acc[j] += b->vals[j];
+        return wall_ns;
+    }
+    /* The primary probe is attached first: its first value, vals[0], is the time; the wall
+     * clock's time goes to the host_wall metric through acc[nvals]. */
+    b->vals[b->nvals] = wall_ns;
+    for (size_t j = 1; j <= b->nvals; j++)
+        b->acc[j] += b->vals[j];
+    return b->vals[0];
+}
+
+/* Records the running sample's probe values into the metrics (measurement phase only) and
+ * clears the accumulators. */
+static void probes_record(bench_t *b)
+{
+    bench__result *r = b->r;
+    if (b->nprobes && b->phase == PH_MEASURE && !b->opt->profile_time && r->nsamples > 0) {
+        size_t k = r->nsamples - 1, m = 0;
+        for (size_t j = b->primary ? 1 : 0; j < b->nvals; j++)
+            r->metrics[m++].totals[k] = b->acc[j];
+        if (b->primary && b->host_wall >= 0)
+            r->metrics[b->host_wall].totals[k] = b->acc[b->nvals];
+    }
+    memset(b->acc, 0, sizeof b->acc);
+}
+
 uint64_t bench__loop_next(bench_t *b)
 {
     if (b->in_sample) {
         /* First action: stop the clock, so the bookkeeping below is not timed. */
         double t = b->wall.stop(&b->wall);
+        if (b->nprobes)
+            t = probes_stop(b, t);
         b->in_sample = false;
         sample_done(b, b->cur_iters, t);
+        probes_record(b);
     } else if (b->phase == PH_DONE) {
         bench_fail(b, "the timed loop ran more than once in one body");
         return 0;
@@ -333,6 +447,8 @@ uint64_t bench__loop_next(bench_t *b)
         return 0;
     b->cur_iters = n;
     b->in_sample = true;
+    if (b->nprobes)
+        probes_start(b);
     /* Last action: start the clock; the caller's next instruction is the loop body. */
     b->wall.start(&b->wall);
     return n;
@@ -345,6 +461,7 @@ uint64_t bench__batch_next(bench_t *b, uint64_t max_batch)
     if (b->in_sample && b->batch_left == 0) {
         b->in_sample = false;
         sample_done(b, b->cur_iters, b->accum_ns);
+        probes_record(b);
     } else if (!b->in_sample && b->phase == PH_DONE) {
         bench_fail(b, "the timed loop ran more than once in one body");
         return 0;
@@ -369,6 +486,8 @@ uint64_t bench__batch_next(bench_t *b, uint64_t max_batch)
 
 int bench__timed_begin(bench_t *b)
 {
+    if (b->nprobes)
+        probes_start(b);
     b->wall.start(&b->wall); /* last action: the timed block follows */
     return 1;
 }
@@ -378,7 +497,11 @@ int bench__timed_end(bench_t *b)
     double t = b->wall.stop(&b->wall); /* first action */
     /* Each timed block pays for about one clock read; remove it so per-batch timing is unbiased. */
     t -= b->clk->cost_ns;
-    b->accum_ns += t > 0 ? t : 0;
+    if (t < 0)
+        t = 0;
+    if (b->nprobes)
+        t = probes_stop(b, t);
+    b->accum_ns += t;
     return 0;
 }
 
@@ -435,7 +558,146 @@ void bench__result_destroy(bench__result *r)
     free(r->iters);
     free(r->totals_ns);
     r->iters = r->totals_ns = NULL;
+    for (size_t i = 0; i < r->nmetrics; i++) {
+        free(r->metrics[i].totals);
+        r->metrics[i].totals = NULL;
+    }
+    free(r->metric_changes);
+    r->metric_changes = NULL;
+    r->nmetrics = 0;
     r->nsamples = 0;
+}
+
+/* ---- metrics and facts ---- */
+
+int bench__metric_add(bench__result *r, const char *name, const char *unit, const char *source)
+{
+    if (r->nmetrics >= BENCH__MAX_METRICS) {
+        if (r->status == BENCH__OK) {
+            r->status = BENCH__FAILED;
+            bench__msg(r->message, sizeof r->message,
+                       "more than %d metrics per benchmark (metric '%s')", BENCH__MAX_METRICS,
+                       name);
+        }
+        return -1;
+    }
+    size_t cap = (size_t)r->settings.sample_size;
+    if (cap < r->nsamples)
+        cap = r->nsamples;
+    if (cap < 1)
+        cap = 1;
+    bench__metric *m = &r->metrics[r->nmetrics];
+    memset(m, 0, sizeof *m);
+    m->totals = calloc(cap, sizeof *m->totals);
+    if (!m->totals) {
+        if (r->status == BENCH__OK) {
+            r->status = BENCH__FAILED;
+            bench__msg(r->message, sizeof r->message, "out of memory for metric '%s'", name);
+        }
+        return -1;
+    }
+    bench__msg(m->name, sizeof m->name, "%s", name);
+    bench__msg(m->unit, sizeof m->unit, "%s", unit);
+    bench__msg(m->source, sizeof m->source, "%s", source);
+    m->min_fraction = 1.0;
+    return (int)r->nmetrics++;
+}
+
+const bench__metric *bench__metric_find(const bench__result *r, const char *name)
+{
+    for (size_t i = 0; i < r->nmetrics; i++)
+        if (strcmp(r->metrics[i].name, name) == 0)
+            return &r->metrics[i];
+    return NULL;
+}
+
+void bench__fact_add(bench__result *r, const char *name, const char *unit, double value)
+{
+    size_t i = 0;
+    while (i < r->nfacts && strcmp(r->facts[i].name, name) != 0)
+        i++;
+    if (i == BENCH__MAX_FACTS)
+        return;
+    if (i == r->nfacts)
+        r->nfacts++;
+    bench__msg(r->facts[i].name, sizeof r->facts[i].name, "%s", name);
+    bench__msg(r->facts[i].unit, sizeof r->facts[i].unit, "%s", unit);
+    r->facts[i].value = value;
+}
+
+void bench__result_skip(bench__result *r, const char *fmt, ...)
+{
+    if (r->status != BENCH__OK)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    r->status = BENCH__SKIPPED;
+    vsnprintf(r->message, sizeof r->message, fmt, ap);
+    va_end(ap);
+}
+
+/* Attaches the run's probes to this benchmark; false when it must not run (skipped/failed). */
+static bool probes_attach(bench_t *b)
+{
+    bench__result *r = b->r;
+    const bench__run_options *opt = b->opt;
+    b->host_wall = -1;
+    if (opt->worker_in)
+        return true; /* A/B workers measure time only */
+    for (size_t i = 0; i < opt->nprobes && i < BENCH__MAX_METRICS; i++) {
+        bench__probe *p = opt->probes[i];
+        size_t before = r->nmetrics;
+        int rc = p->attach(p, r);
+        if (r->status != BENCH__OK)
+            return false;
+        if (rc != 0)
+            continue;
+        if (p->primary && b->primary) {
+            r->status = BENCH__FAILED;
+            bench__msg(r->message, sizeof r->message, "two primary probes ('%s' and '%s')",
+                       b->primary->name, p->name);
+            p->detach(p, r);
+            return false;
+        }
+        size_t nv = r->nmetrics - before + (p->primary ? 1 : 0);
+        if (p->primary) {
+            /* The primary probe goes first: its first value is vals[0]. Shift the others. */
+            if (b->nprobes > 0 || before > 0) {
+                r->status = BENCH__FAILED;
+                bench__msg(r->message, sizeof r->message,
+                           "primary probe '%s' must come first in the run's probe list",
+                           p->name);
+                p->detach(p, r);
+                return false;
+            }
+            b->primary = p;
+        }
+        b->probes[b->nprobes] = p;
+        b->probe_first[b->nprobes] = b->nvals;
+        b->frac[b->nprobes] = 1.0;
+        b->nprobes++;
+        b->nvals += nv;
+    }
+    if (b->primary)
+        b->host_wall = bench__metric_add(r, "host_wall", "ns", "wall");
+    return r->status == BENCH__OK;
+}
+
+static void probes_detach(bench_t *b)
+{
+    bench__result *r = b->r;
+    size_t m = 0;
+    for (size_t i = 0; i < b->nprobes; i++) {
+        size_t nv = (i + 1 < b->nprobes ? b->probe_first[i + 1] : b->nvals) - b->probe_first[i];
+        if (b->probes[i]->primary)
+            nv--;
+        for (size_t j = 0; j < nv && m < r->nmetrics; j++, m++) {
+            r->metrics[m].min_fraction = b->frac[i];
+            r->metrics[m].scaled = b->frac[i] < 1.0;
+        }
+    }
+    for (size_t i = b->nprobes; i-- > 0;)
+        b->probes[i]->detach(b->probes[i], r);
 }
 
 void bench__run_instance(const bench__instance *inst, const bench__run_options *opt,
@@ -463,10 +725,13 @@ void bench__run_instance(const bench__instance *inst, const bench__run_options *
         return;
     }
 
+    if (!probes_attach(&b))
+        return;
     bench__crash_set_current(inst->id);
     inst->desc->fn(&b);
     bench__crash_set_current(NULL);
     progress_clear(&b);
+    probes_detach(&b);
 
     if (r->status == BENCH__OK && b.in_sample)
         bench_fail(&b, "the body left its timed loop early (return or goto inside BENCH_ITER)");
@@ -474,6 +739,8 @@ void bench__run_instance(const bench__instance *inst, const bench__run_options *
         bench_fail(&b, "the body ran no timed loop (BENCH_ITER or BENCH_ITER_BATCHED)");
     if (opt->worker_in)
         return; /* an A/B worker keeps no samples: the coordinator analyses them */
+    if (opt->profile_time > 0)
+        return; /* profile mode: no statistics */
     if (r->status == BENCH__OK && r->nsamples == 0)
         bench_fail(&b, "no sample was taken");
     if (r->status != BENCH__OK)
@@ -502,5 +769,11 @@ int bench__analyze(bench__result *r, const bench__run_options *opt)
     bench__tukey(y, n, work, &r->outliers);
     free(y);
     free(work);
+    for (size_t i = 0; i < r->nmetrics; i++) {
+        bench__metric *m = &r->metrics[i];
+        if (bench__bootstrap(r->iters, m->totals, n, opt->nresamples, opt->confidence_level,
+                             bench__id_seed(seed, m->name), &m->est) != 0)
+            return BENCH_ENOMEM;
+    }
     return 0;
 }

@@ -334,6 +334,199 @@ static void test_settings_precedence(void **state)
     assert_true(s.target_precision < 0);
 }
 
+/* ---- probes: a probe that reads the `calls` counter, so its per-sample values are known ---- */
+
+typedef struct counting_probe {
+    bench__probe p;
+    uint64_t at_start;
+    int starts, stops, attaches, detaches;
+    bool primary_ns;   /* primary: reports 1000 ns per call as the sample's time */
+    bool skip_it;      /* attach skips the benchmark */
+} counting_probe;
+
+static int cp_attach(bench__probe *p, bench__result *r)
+{
+    counting_probe *c = (counting_probe *)p;
+    c->attaches++;
+    if (c->skip_it) {
+        bench__result_skip(r, "no device for %s", "counting");
+        return 1;
+    }
+    if (bench__metric_add(r, "calls", "calls", "test") < 0 ||
+        bench__metric_add(r, "twice", "calls", "test") < 0)
+        return 1;
+    return 0;
+}
+
+static void cp_start(bench__probe *p)
+{
+    counting_probe *c = (counting_probe *)p;
+    c->starts++;
+    c->at_start = calls;
+}
+
+static void cp_stop(bench__probe *p, double *values, double *fraction)
+{
+    counting_probe *c = (counting_probe *)p;
+    c->stops++;
+    double d = (double)(calls - c->at_start);
+    size_t k = 0;
+    if (c->primary_ns)
+        values[k++] = 1000.0 * d;
+    values[k++] = d;
+    values[k++] = 2 * d;
+    *fraction = 0.5;
+}
+
+static void cp_detach(bench__probe *p, bench__result *r)
+{
+    counting_probe *c = (counting_probe *)p;
+    c->detaches++;
+    bench__fact_add(r, "starts", "count", c->starts);
+}
+
+static counting_probe counting(void)
+{
+    counting_probe c;
+    memset(&c, 0, sizeof c);
+    c.p.name = "counting";
+    c.p.attach = cp_attach;
+    c.p.start = cp_start;
+    c.p.stop = cp_stop;
+    c.p.detach = cp_detach;
+    return c;
+}
+
+static void run_with(bench_desc *d, bench__run_options *o, bench__result *r)
+{
+    bench__instance in = instance(d, false, 0);
+    memset(r, 0, sizeof *r);
+    bench__run_instance(&in, o, r);
+    r->inst = NULL;
+}
+
+static void check_counted(const bench__result *r, size_t first)
+{
+    assert_int_equal(r->status, BENCH__OK);
+    assert_true(r->nsamples >= 3);
+    const bench__metric *m = &r->metrics[first];
+    assert_string_equal(m->name, "calls");
+    for (size_t i = 0; i < r->nsamples; i++) {
+        assert_true(m->totals[i] == r->iters[i]);              /* one call per iteration */
+        assert_true(r->metrics[first + 1].totals[i] == 2 * r->iters[i]);
+    }
+    assert_true(m->est.median.point == 1.0);
+    assert_true(m->est.median.lower == 1.0 && m->est.median.upper == 1.0);
+    assert_true(r->metrics[first + 1].est.median.point == 2.0);
+    assert_true(m->scaled && m->min_fraction == 0.5);
+}
+
+static void test_probe_values_per_sample(void **state)
+{
+    (void)state;
+    counting_probe c = counting();
+    bench__probe *list[] = {&c.p};
+    bench__run_options o = options();
+    o.probes = list;
+    o.nprobes = 1;
+    bench__result r;
+    run_with(&bench__desc_rt__counter, &o, &r);
+    assert_int_equal(r.nmetrics, 2);
+    check_counted(&r, 0);
+    /* started for warm-up and every sample, stopped as often; attached and detached once */
+    assert_int_equal(c.starts, c.stops);
+    assert_true((size_t)c.starts > r.nsamples);
+    assert_int_equal(c.attaches, 1);
+    assert_int_equal(c.detaches, 1);
+    assert_int_equal(r.nfacts, 1);
+    assert_string_equal(r.facts[0].name, "starts");
+    assert_true(r.facts[0].value == c.starts);
+    bench__result_destroy(&r);
+
+    /* batched: the probe brackets every timed block; values add up over a sample's batches */
+    c = counting();
+    run_with(&bench__desc_rt__batched, &o, &r);
+    check_counted(&r, 0);
+    bench__result_destroy(&r);
+}
+
+static void test_primary_probe_gives_the_time(void **state)
+{
+    (void)state;
+    counting_probe c = counting();
+    c.p.primary = true;
+    c.primary_ns = true;
+    bench__probe *list[] = {&c.p};
+    bench__run_options o = options();
+    o.probes = list;
+    o.nprobes = 1;
+    bench__result r;
+    run_with(&bench__desc_rt__counter, &o, &r);
+    check_counted(&r, 0);
+    assert_int_equal(r.nmetrics, 3);
+    assert_string_equal(r.metrics[2].name, "host_wall");
+    for (size_t i = 0; i < r.nsamples; i++) {
+        assert_true(r.totals_ns[i] == 1000.0 * r.iters[i]);
+        assert_true(r.metrics[2].totals[i] > 0);
+    }
+    assert_true(r.est.median.point == 1000.0);
+    bench__result_destroy(&r);
+}
+
+static void test_probe_skips_benchmark(void **state)
+{
+    (void)state;
+    counting_probe c = counting();
+    c.skip_it = true;
+    bench__probe *list[] = {&c.p};
+    bench__run_options o = options();
+    o.probes = list;
+    o.nprobes = 1;
+    bench__result r;
+    calls = 0;
+    run_with(&bench__desc_rt__counter, &o, &r);
+    assert_int_equal(r.status, BENCH__SKIPPED);
+    assert_string_equal(r.message, "no device for counting");
+    assert_true(calls == 0); /* the body never ran */
+    assert_int_equal(c.detaches, 0);
+    bench__result_destroy(&r);
+}
+
+static void test_fixed_plan(void **state)
+{
+    (void)state;
+    static const uint64_t plan[] = {5, 10, 20};
+    bench__run_options o = options();
+    o.fixed_iters = plan;
+    o.nfixed = 3;
+    bench__result r;
+    calls = 0;
+    run_with(&bench__desc_rt__counter, &o, &r);
+    assert_int_equal(r.status, BENCH__OK);
+    assert_int_equal(r.nsamples, 3);
+    assert_true(r.iters[0] == 5 && r.iters[1] == 10 && r.iters[2] == 20);
+    assert_true(r.warm_up_iters == 0);
+    assert_true(calls == 35);
+    assert_string_equal(r.stop_reason, "fixed plan");
+    bench__result_destroy(&r);
+}
+
+static void test_profile_mode(void **state)
+{
+    (void)state;
+    bench__run_options o = options();
+    o.profile_time = 0.05;
+    bench__result r;
+    calls = 0;
+    run_with(&bench__desc_rt__counter, &o, &r);
+    assert_int_equal(r.status, BENCH__OK);
+    assert_int_equal(r.nsamples, 0);
+    assert_true(r.profile_iters > 0 && r.profile_iters == calls);
+    assert_true(r.measure_wall_s >= 0.05);
+    assert_string_equal(r.stop_reason, "profile time");
+    bench__result_destroy(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -349,6 +542,11 @@ int main(void)
         cmocka_unit_test(test_sample_size_cap),
         cmocka_unit_test(test_param_and_throughput),
         cmocka_unit_test(test_settings_precedence),
+        cmocka_unit_test(test_probe_values_per_sample),
+        cmocka_unit_test(test_primary_probe_gives_the_time),
+        cmocka_unit_test(test_probe_skips_benchmark),
+        cmocka_unit_test(test_fixed_plan),
+        cmocka_unit_test(test_profile_mode),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
