@@ -125,6 +125,8 @@ static cJSON *result_json(const bench__result *r)
     cJSON_AddItemToObject(est, "std_dev", estimate_json(&r->est.std_dev));
     cJSON_AddItemToObject(est, "mad", estimate_json(&r->est.mad));
     cJSON_AddItemToObject(est, "slope", estimate_json(&r->est.slope));
+    cJSON *mn = cJSON_AddObjectToObject(est, "min");
+    cJSON_AddNumberToObject(mn, "point", r->est.min);
     cJSON_AddNumberToObject(o, "r2", r->est.r2);
     const bench__outliers *ol = &r->outliers;
     cJSON *out = cJSON_AddObjectToObject(o, "outliers");

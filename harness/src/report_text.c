@@ -65,12 +65,13 @@ static void pretty_result(bench__reporter *rep, const bench__result *r)
         fprintf(o, "%*sthrpt:  [%s %s%s%s %s]\n", ID_WIDTH, "", lo, bold, mid, reset, hi);
     }
 
-    char slope[32], mean[32];
+    char slope[32], mean[32], fastest[32];
     bench__fmt_time(slope, sizeof slope, r->est.slope.point);
     bench__fmt_time(mean, sizeof mean, r->est.mean.point);
-    fprintf(o, "%*s%smean %s, slope %s (R\xc2\xb2 %.4f); %zu samples, %llu iterations, %s, "
-               "stopped at %s%s\n",
-            ID_WIDTH, "", dim, mean, slope, r->est.r2, r->nsamples,
+    bench__fmt_time(fastest, sizeof fastest, r->est.min);
+    fprintf(o, "%*s%smean %s, slope %s (R\xc2\xb2 %.4f), fastest %s; %zu samples, %llu "
+               "iterations, %s, stopped at %s%s\n",
+            ID_WIDTH, "", dim, mean, slope, r->est.r2, fastest, r->nsamples,
             (unsigned long long)r->total_iters, bench__sampling_name(r->sampling_used),
             r->stop_reason ? r->stop_reason : "?", reset);
 

@@ -11,8 +11,9 @@
  * that sample_size samples fill the measurement time) or, when even d = 1 would overrun the
  * budget, flat (every sample the same count). No sample is shorter than the clock's minimum
  * sample time. Sampling stops at whichever comes first: sample_size samples; the time budget
- * (after at least 3 samples, 2 with --quick); or, after at least 10 samples, a distribution-free
- * confidence interval of the median narrower than the target precision.
+ * (after at least 3 samples, 2 with --quick); or, after at least 10 samples spanning a third of
+ * the budget, a distribution-free confidence interval of the median narrower than the target
+ * precision.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -29,6 +30,13 @@
 #define MIN_SAMPLES_BUDGET 3
 #define MIN_SAMPLES_BUDGET_QUICK 2
 #define MIN_SAMPLES_PRECISION 10
+/*
+ * The precision may stop sampling only once the samples span this fraction of the budget. On a
+ * shared machine the speed changes from one tenth of a second to the next (a 2x swing was seen
+ * on the development VM); samples from a few milliseconds all see one state, and their interval
+ * then claims a precision that the next run contradicts.
+ */
+#define PRECISION_MIN_SPAN 0.33
 /* The budget may be overrun by this fraction rather than drop a planned sample. */
 #define BUDGET_SLACK 0.10
 
@@ -367,7 +375,8 @@ static uint64_t next_sample(bench_t *b)
         if (elapsed + (double)next * per_iter_wall > budget * (1.0 + BUDGET_SLACK))
             stop = "time budget";
     }
-    if (!stop && r->settings.target_precision > 0 && k >= b->next_check) {
+    if (!stop && r->settings.target_precision > 0 && k >= b->next_check &&
+        elapsed >= PRECISION_MIN_SPAN * r->settings.measurement_time * 1e9) {
         b->next_check = k + (k / 10 > 1 ? k / 10 : 1);
         if (precise_enough(b))
             stop = "precision";

@@ -299,6 +299,10 @@ int bench__bootstrap(const double *iters, const double *totals, size_t n, size_t
     double point[5];
     point_stats(iters, totals, y, n, work, point);
     out->r2 = bench__r2_origin(iters, totals, n, point[4]);
+    out->min = y[0];
+    for (size_t i = 1; i < n; i++)
+        if (y[i] < out->min)
+            out->min = y[i];
 
     bench__rng rng;
     bench__rng_seed(&rng, seed);

@@ -91,6 +91,7 @@ typedef struct bench__estimates {
     bench__estimate mad;
     bench__estimate slope; /* OLS through the origin over (iterations, sample total) */
     double r2;             /* of the slope fit, uncentred */
+    double min;            /* the fastest sample's time per iteration (no interval) */
 } bench__estimates;
 
 /**
