@@ -102,7 +102,10 @@ RESULTS_SCHEMA = {
                     },
                     "estimates": {
                         "type": "object",
-                        "required": ["median", "mean", "std_dev", "mad", "slope"],
+                        "required": ["median", "mean", "std_dev", "mad", "slope", "min"],
+                        "properties": {"min": {"type": "object", "required": ["point"],
+                                               "additionalProperties": False,
+                                               "properties": {"point": {"type": "number"}}}},
                         "additionalProperties": ESTIMATES_SCHEMA,
                     },
                     "r2": {"type": "number", "minimum": 0, "maximum": 1},
@@ -246,6 +249,9 @@ class Case(unittest.TestCase):
         per = sorted(t / n for t, n in zip(tot, it))
         self.assertGreaterEqual(r["estimates"]["median"]["point"], per[0] * (1 - 1e-9), bid)
         self.assertLessEqual(r["estimates"]["median"]["point"], per[-1] * (1 + 1e-9), bid)
+        # The fastest sample is exactly the smallest per-iteration time.
+        self.assertAlmostEqual(r["estimates"]["min"]["point"], per[0], delta=per[0] * 1e-12,
+                               msg=bid)
 
     def no_temp_files(self, directory):
         stray = [f for f in os.listdir(directory) if ".tmp" in f]
