@@ -645,6 +645,15 @@ void bench__result_skip(bench__result *r, const char *fmt, ...)
     va_end(ap);
 }
 
+/* Releases the probes attached so far (a later one stopped the benchmark from running). */
+static void detach_attached(bench_t *b)
+{
+    for (size_t j = b->nprobes; j-- > 0;)
+        b->probes[j]->detach(b->probes[j], b->r);
+    b->nprobes = 0;
+    b->primary = NULL;
+}
+
 /* Attaches the run's probes to this benchmark; false when it must not run (skipped/failed). */
 static bool probes_attach(bench_t *b)
 {
@@ -657,8 +666,10 @@ static bool probes_attach(bench_t *b)
         bench__probe *p = opt->probes[i];
         size_t before = r->nmetrics;
         int rc = p->attach(p, r);
-        if (r->status != BENCH__OK)
+        if (r->status != BENCH__OK) {
+            detach_attached(b);
             return false;
+        }
         if (rc != 0)
             continue;
         if (p->primary && b->primary) {
@@ -666,6 +677,7 @@ static bool probes_attach(bench_t *b)
             bench__msg(r->message, sizeof r->message, "two primary probes ('%s' and '%s')",
                        b->primary->name, p->name);
             p->detach(p, r);
+            detach_attached(b);
             return false;
         }
         size_t nv = r->nmetrics - before + (p->primary ? 1 : 0);
@@ -677,6 +689,7 @@ static bool probes_attach(bench_t *b)
                            "primary probe '%s' must come first in the run's probe list",
                            p->name);
                 p->detach(p, r);
+                detach_attached(b);
                 return false;
             }
             b->primary = p;
