@@ -1,0 +1,146 @@
+/*
+ * fixture_work.c: e2e_work, a benchmark program of exactly known work, for the tests of
+ * instruction counting (tests/e2e/test_instructions.py) and allocation statistics
+ * (tests/e2e/test_alloc.py).
+ *
+ * Group `instr`: inline-assembly loops of 1000 rounds with 4 (nop4) and 5 (nop5) nops per round;
+ * one iteration of nop5 executes exactly 1000 instructions more than one of nop4.
+ * Group `work`: work/loop runs FIXTURE_WORK (environment, default 1000) rounds of a 3-instruction
+ * loop per iteration, so a build "with 1% more work" is FIXTURE_WORK=1010.
+ * Group `alloc`: known allocations per iteration: three_blocks (3 blocks, 4300 bytes), none
+ * (nothing), libc_internal (calloc of 10 x 10 and strdup of "hello": 2 blocks, 106 bytes, one of
+ * them allocated inside libc), realloc_chain (realloc from NULL to 100 then 200 bytes, then
+ * realloc to 0, which frees: 2 allocations, 300 bytes) and touch_8mb (8 MiB allocated and
+ * written: 1 block, page faults and a higher peak RSS).
+ *
+ * The loops are x86 assembly, so that no compiler can change their instruction count; on other
+ * machines the `instr` and `work` benchmarks skip.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <harness/bench.h>
+
+#if defined(__x86_64__)
+#define NOP_LOOP(NOPS)                                                                             \
+    __asm__ volatile("mov $1000, %%ecx\n"                                                          \
+                     "1:\n\t" NOPS "dec %%ecx\n\t"                                                 \
+                     "jnz 1b\n"                                                                    \
+                     :                                                                             \
+                     :                                                                             \
+                     : "ecx", "cc")
+#define NOP4 "nop\n\tnop\n\tnop\n\tnop\n\t"
+
+BENCH_FN(instr, nop4)
+{
+    BENCH_ITER(b) {
+        NOP_LOOP(NOP4); /* 1 + 1000 * 6 instructions */
+    }
+}
+
+BENCH_FN(instr, nop5)
+{
+    BENCH_ITER(b) {
+        NOP_LOOP(NOP4 "nop\n\t"); /* 1 + 1000 * 7 instructions */
+    }
+}
+
+BENCH_FN(work, loop)
+{
+    const char *env = getenv("FIXTURE_WORK");
+    uint64_t work = env && *env ? strtoull(env, NULL, 10) : 1000;
+    if (work < 1 || work > 100000000) {
+        bench_fail(b, "FIXTURE_WORK must be in [1, 1e8], not '%s'", env);
+        return;
+    }
+    BENCH_ITER(b) {
+        uint64_t n = work;
+        __asm__ volatile("1:\n\t"
+                         "nop\n\t"
+                         "dec %0\n\t"
+                         "jnz 1b\n"
+                         : "+r"(n)
+                         :
+                         : "cc");
+    }
+}
+#else
+BENCH_FN(instr, nop4)
+{
+    bench_skip(b, "x86-64 only");
+    BENCH_ITER(b) {
+    }
+}
+
+BENCH_FN(instr, nop5)
+{
+    bench_skip(b, "x86-64 only");
+    BENCH_ITER(b) {
+    }
+}
+
+BENCH_FN(work, loop)
+{
+    bench_skip(b, "x86-64 only");
+    BENCH_ITER(b) {
+    }
+}
+#endif
+
+BENCH_FN(alloc, three_blocks)
+{
+    BENCH_ITER(b) {
+        /* The black box keeps the compiler from removing a malloc whose block is unused. */
+        void *x = bench_black_box(malloc(100));
+        void *y = bench_black_box(malloc(200));
+        void *z = bench_black_box(malloc(4000));
+        free(x);
+        free(y);
+        free(z);
+    }
+}
+
+BENCH_FN(alloc, none)
+{
+    uint64_t x = 1;
+    BENCH_ITER(b) {
+        x = bench_black_box(x * 3 + 1);
+    }
+    bench_black_box(x);
+}
+
+BENCH_FN(alloc, libc_internal)
+{
+    BENCH_ITER(b) {
+        void *x = bench_black_box(calloc(10, 10));
+        const char *hello = bench_black_box((const char *)"hello");
+        char *s = strdup(hello); /* its malloc is inside libc */
+        s = bench_black_box(s);
+        free(x);
+        free(s);
+    }
+}
+
+BENCH_FN(alloc, realloc_chain)
+{
+    BENCH_ITER(b) {
+        void *p = bench_black_box(realloc(NULL, 100));
+        p = bench_black_box(realloc(p, 200));
+        p = realloc(p, 0); /* frees; glibc returns NULL */
+        p = bench_black_box(p);
+        free(p);
+    }
+}
+
+BENCH_FN(alloc, touch_8mb, .sample_size = 10)
+{
+    enum { SIZE = 8 << 20 };
+    BENCH_ITER(b) {
+        char *p = bench_black_box(malloc(SIZE));
+        if (p)
+            memset(p, 1, SIZE);
+        bench_clobber();
+        free(p);
+    }
+}

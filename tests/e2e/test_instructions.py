@@ -1,0 +1,334 @@
+#!/usr/bin/env python3
+"""End-to-end tests of instruction counting (--instructions): the real programs under the real
+valgrind.
+
+Programs: e2e_work (tests/e2e/fixture_work.c: instr/nop4 and instr/nop5, inline-assembly loops
+whose iterations differ by exactly 1000 instructions; work/loop, whose work is set by the
+environment variable FIXTURE_WORK), the reference suite program `bench`, and e2e_fixture (for a
+benchmark that crashes). Paths come from E2E_WORK, E2E_BENCH and E2E_FIXTURE (set by ctest).
+Tests that need valgrind skip, saying why, when it is not installed or the build is sanitized
+(E2E_SANITIZE: valgrind cannot run such a program).
+"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+
+WORK = os.environ.get("E2E_WORK", "")
+FIXTURE = os.environ.get("E2E_FIXTURE", "")
+BENCH = os.environ.get("E2E_BENCH", "")
+SANITIZED = os.environ.get("E2E_SANITIZE", "0").lower() in ("1", "on", "true", "yes")
+VALGRIND = shutil.which("valgrind")
+SCHEMA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "docs",
+                      "results.schema.json")
+
+
+def run(prog, *args, env=None, cwd=None):
+    full = dict(os.environ)
+    full.pop("FIXTURE_WORK", None)
+    full.update(env or {})
+    return subprocess.run([prog, *args], capture_output=True, text=True, env=full, cwd=cwd,
+                          timeout=240)
+
+
+def needs_valgrind(test):
+    if SANITIZED:
+        return unittest.skip("sanitizer build: valgrind cannot run it")(test)
+    if not VALGRIND:
+        return unittest.skip("valgrind is not installed (apt-get install valgrind)")(test)
+    return test
+
+
+def check_schema(test, doc):
+    """Validates the benchmarks and context.mode against docs/results.schema.json (the rest of
+    the context is other layers' business)."""
+    try:
+        import jsonschema
+    except ImportError:
+        test.skipTest("python3-jsonschema is not installed: schema not checked")
+    with open(SCHEMA) as f:
+        schema = json.load(f)
+    part = dict(schema)
+    part["required"] = ["benchmarks"]
+    part["properties"] = {"benchmarks": schema["properties"]["benchmarks"],
+                          "context": {"type": "object", "properties": {
+                              "mode": schema["$defs"]["context"]["properties"]["mode"]}}}
+    part["additionalProperties"] = True
+    jsonschema.validate(doc, part)
+
+
+def per_iter(bench):
+    return bench["metrics"]["instructions"]["per_iteration"]["median"]["point"]
+
+
+class Base(unittest.TestCase):
+    def assert_exit(self, proc, code):
+        self.assertEqual(proc.returncode, code,
+                         f"exit {proc.returncode}, wanted {code}\nstdout:\n{proc.stdout}\n"
+                         f"stderr:\n{proc.stderr}")
+
+    def counts(self, *args, env=None):
+        """Runs e2e_work --instructions with JSON output; returns {id: benchmark}."""
+        proc = run(WORK, "--instructions", "--output-format", "json", *args, env=env)
+        self.assert_exit(proc, 0)
+        doc = json.loads(proc.stdout)
+        return doc, {b["id"]: b for b in doc["benchmarks"]}
+
+
+class UsageTest(Base):
+    def test_help_lists_the_flags(self):
+        proc = run(WORK, "--help")
+        self.assert_exit(proc, 0)
+        for flag in ("--instructions", "--instructions-iterations", "--instructions-cache-sim"):
+            self.assertIn(flag, proc.stdout)
+        self.assertNotIn("--instructions-worker", proc.stdout)
+
+    def test_valgrind_missing(self):
+        with tempfile.TemporaryDirectory() as empty:
+            proc = run(WORK, "--instructions", "instr/", env={"PATH": empty})
+        self.assert_exit(proc, 2)
+        lines = proc.stderr.strip().splitlines()
+        self.assertEqual(len(lines), 1, proc.stderr)
+        if SANITIZED:
+            self.assertIn("not available in an AddressSanitizer build", lines[0])
+        else:
+            self.assertIn("valgrind", lines[0])
+            self.assertIn("apt-get install valgrind", lines[0])
+        self.assertEqual(proc.stdout, "")
+
+    def test_bad_combinations(self):
+        for args in (["--instructions", "--ab", WORK], ["--instructions", "--calibrate", "3",
+                                                         "--save-baseline", "x"],
+                     ["--instructions", "--alloc-stats"], ["--instructions", "--profile-time", "1"],
+                     ["--instructions", "--output-format", "csv"],
+                     ["--instructions", "--output-format", "bencher"],
+                     ["--instructions-iterations", "8"], ["--instructions-cache-sim"],
+                     ["--instructions", "--instructions-iterations", "0"]):
+            with self.subTest(args=args):
+                proc = run(WORK, *args, "instr/")
+                self.assert_exit(proc, 2)
+                self.assertTrue(proc.stderr.startswith("bench: "), proc.stderr)
+                self.assertEqual(len(proc.stderr.strip().splitlines()), 1, proc.stderr)
+
+    def test_worker_flag_is_internal(self):
+        proc = run(WORK, "--instructions-worker", "/tmp", "instr/")
+        self.assert_exit(proc, 2)
+        self.assertIn("not available in an AddressSanitizer build" if SANITIZED else "internal",
+                      proc.stderr)
+
+
+class CountTest(Base):
+    @needs_valgrind
+    def test_one_instruction_more_per_round_is_exactly_1000(self):
+        doc, b = self.counts("--exact", "instr/nop4", "instr/nop5")
+        four, five = b["instr/nop4"], b["instr/nop5"]
+        self.assertEqual(per_iter(five) - per_iter(four), 1000.0)
+        # The loop itself: 1 + 1000 * (4 + 2) instructions, plus the timed loop's own.
+        self.assertGreaterEqual(per_iter(four), 6001.0)
+        self.assertLess(per_iter(four), 6001.0 + 20)
+        for x in (four, five):
+            n = x["samples"]["iterations"]
+            self.assertEqual(n[1], 2 * n[0])
+            t = x["metrics"]["instructions"]["totals"]
+            self.assertEqual((t[1] - t[0]) / n[0], per_iter(x))
+            self.assertEqual(per_iter(x), int(per_iter(x)))
+
+    @needs_valgrind
+    def test_two_runs_give_identical_counts(self):
+        _, first = self.counts("instr/", "work/")
+        _, second = self.counts("instr/", "work/")
+        self.assertEqual(sorted(first), ["instr/nop4", "instr/nop5", "work/loop"])
+        for i in first:
+            self.assertEqual(first[i]["metrics"]["instructions"]["totals"],
+                             second[i]["metrics"]["instructions"]["totals"], i)
+            self.assertEqual(first[i]["samples"]["iterations"],
+                             second[i]["samples"]["iterations"], i)
+
+    @needs_valgrind
+    def test_json_fields(self):
+        doc, b = self.counts("--exact", "work/loop")
+        self.assertEqual(doc["context"]["mode"], "instructions")
+        x = b["work/loop"]
+        self.assertEqual(x["status"], "ok")
+        self.assertEqual(x["stop_reason"], "fixed plan")
+        self.assertEqual(x["warm_up"]["iterations"], 1)
+        self.assertEqual(len(x["samples"]["totals_ns"]), 2)
+        m = x["metrics"]["instructions"]
+        self.assertEqual(m["source"], "callgrind")
+        self.assertEqual(m["unit"], "instructions")
+        for k in ("median", "mean", "slope"):
+            e = m["per_iteration"][k]
+            self.assertEqual(e["lower"], e["point"])
+            self.assertEqual(e["upper"], e["point"])
+        # 1000 rounds of nop, dec, jnz, and the timed loop's own few.
+        self.assertGreaterEqual(per_iter(x), 3000.0)
+        self.assertLess(per_iter(x), 3020.0)
+        check_schema(self, doc)
+
+    @needs_valgrind
+    def test_iterations_flag_sets_n(self):
+        _, auto = self.counts("--exact", "instr/nop4")
+        _, fixed = self.counts("--exact", "--instructions-iterations", "10", "instr/nop4")
+        self.assertEqual(fixed["instr/nop4"]["samples"]["iterations"], [10, 20])
+        self.assertEqual(per_iter(fixed["instr/nop4"]), per_iter(auto["instr/nop4"]))
+
+    @needs_valgrind
+    def test_cache_simulation(self):
+        _, b = self.counts("--exact", "--instructions-cache-sim", "instr/nop4")
+        m = b["instr/nop4"]["metrics"]
+        self.assertEqual(sorted(m), ["d1_misses", "instructions", "ll_misses"])
+        # Simulated misses are not exact per iteration (the cache's state at a sample's start
+        # differs): only that they are there, as numbers.
+        for k in ("d1_misses", "ll_misses"):
+            self.assertEqual(m[k]["source"], "callgrind")
+            self.assertIsInstance(m[k]["per_iteration"]["median"]["point"], (int, float))
+
+    @needs_valgrind
+    def test_pretty_line(self):
+        proc = run(WORK, "--instructions", "--exact", "instr/nop4", "instr/nop5")
+        self.assert_exit(proc, 0)
+        lines = proc.stdout.strip().splitlines()
+        self.assertEqual(len(lines), 2, proc.stdout)
+        self.assertRegex(lines[0], r"^instr/nop4\s+instructions: 60\d\d\.0/iter")
+        self.assertRegex(lines[1], r"^instr/nop5\s+instructions: 70\d\d\.0/iter")
+
+    @needs_valgrind
+    def test_crash_under_valgrind_is_reported(self):
+        if not FIXTURE:
+            self.skipTest("E2E_FIXTURE is not set")
+        proc = run(FIXTURE, "--instructions", "--output-format", "json", "--exact", "fix/a",
+                   "trouble/crash", "trouble/skip")
+        self.assert_exit(proc, 3)
+        b = {x["id"]: x for x in json.loads(proc.stdout)["benchmarks"]}
+        self.assertEqual(b["fix/a"]["status"], "ok")
+        self.assertEqual(b["trouble/crash"]["status"], "failed")
+        self.assertIn("stopped in this benchmark", b["trouble/crash"]["message"])
+        self.assertEqual(b["trouble/skip"]["status"], "failed")
+        self.assertIn("benchmark 'trouble/crash' failed", proc.stderr)
+
+    @needs_valgrind
+    def test_reference_workload_runs_under_valgrind(self):
+        if not BENCH:
+            self.skipTest("E2E_BENCH is not set")
+        proc = run(BENCH, "--instructions", "--output-format", "json", "--exact",
+                   "workload/vector_similarity_1000")
+        self.assert_exit(proc, 0)
+        b = json.loads(proc.stdout)["benchmarks"][0]
+        self.assertEqual(b["status"], "ok")
+        self.assertGreater(per_iter(b), 1000)
+
+
+class GateTest(Base):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.dir = self.tmp.name
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def work(self, *args, work=None, instructions=True):
+        env = {"FIXTURE_WORK": str(work)} if work is not None else None
+        pre = ["--instructions"] if instructions else ["--warm-up-time", "0.01",
+                                                       "--measurement-time", "0.05",
+                                                       "--nresamples", "100"]
+        return run(WORK, *pre, "--baseline-dir", self.dir, *args, "--exact", "work/loop",
+                   env=env)
+
+    def save(self, name="main", work=1000):
+        proc = self.work("--save-baseline", name, work=work)
+        self.assert_exit(proc, 0)
+
+    @needs_valgrind
+    def test_one_percent_more_work_is_a_regression_every_time(self):
+        self.save()
+        for _ in range(2):
+            proc = self.work("--baseline", "main", "--fail-on-regression", work=1010)
+            self.assert_exit(proc, 1)
+            self.assertIn("regressed", proc.stdout)
+            self.assertIn("1 regressed, 0 improved, 0 no change", proc.stdout)
+        proc = self.work("--baseline", "main", "--output-format", "json", work=1010)
+        self.assert_exit(proc, 0)  # no --fail-on-regression: reported, exit 0
+        ch = json.loads(proc.stdout)["benchmarks"][0]["metrics"]["instructions"]["change"]
+        self.assertEqual(ch["verdict"], "regressed")
+        self.assertGreater(ch["ratio"], 1.009)
+
+    @needs_valgrind
+    def test_unchanged_build_is_never_flagged(self):
+        self.save()
+        for _ in range(2):
+            proc = self.work("--baseline", "main", "--fail-on-regression", work=1000)
+            self.assert_exit(proc, 0)
+            self.assertIn("0 regressed, 0 improved, 1 no change", proc.stdout)
+            self.assertIn("+0.000%", proc.stdout)
+
+    @needs_valgrind
+    def test_less_work_is_an_improvement(self):
+        self.save()
+        proc = self.work("--baseline", "main", "--fail-on-regression", work=990)
+        self.assert_exit(proc, 0)
+        self.assertIn("0 regressed, 1 improved", proc.stdout)
+
+    @needs_valgrind
+    def test_threshold_is_settable(self):
+        self.save()
+        proc = self.work("--baseline", "main", "--fail-on-regression", "--noise-threshold",
+                         "0.02", work=1010)
+        self.assert_exit(proc, 0)
+        self.assertIn("1 no change", proc.stdout)
+
+    @needs_valgrind
+    def test_modes_are_never_mixed(self):
+        self.save("counts")
+        proc = self.work("--save-baseline", "times", instructions=False)
+        self.assert_exit(proc, 0)
+        # A time run against a baseline of counts, and the other way round: exit 2, named.
+        proc = self.work("--baseline", "counts", instructions=False)
+        self.assert_exit(proc, 2)
+        self.assertIn("baseline 'counts' holds instruction counts", proc.stderr)
+        proc = self.work("--baseline", "times")
+        self.assert_exit(proc, 2)
+        self.assertIn("baseline 'times' holds times", proc.stderr)
+        # Saving one mode into the other's file is refused and leaves it alone.
+        with open(os.path.join(self.dir, "times.json")) as f:
+            before = f.read()
+        proc = self.work("--save-baseline", "times")
+        self.assert_exit(proc, 2)
+        self.assertIn("holds times", proc.stderr)
+        with open(os.path.join(self.dir, "times.json")) as f:
+            self.assertEqual(f.read(), before)
+        proc = run(WORK, "--baseline-dir", self.dir, "--load-baseline", "counts", "--baseline",
+                   "times")
+        self.assert_exit(proc, 2)
+        self.assertIn("cannot be compared", proc.stderr)
+
+    @needs_valgrind
+    def test_saved_files_compare_by_counts(self):
+        self.save("old", work=1000)
+        self.save("new", work=1010)
+        proc = run(WORK, "--baseline-dir", self.dir, "--load-baseline", "new", "--baseline",
+                   "old", "--fail-on-regression")
+        self.assert_exit(proc, 1)
+        self.assertIn("1 regressed", proc.stdout)
+        proc = run(WORK, "--baseline-dir", self.dir, "--load-baseline", "old", "--baseline",
+                   "old", "--fail-on-regression")
+        self.assert_exit(proc, 0)
+        self.assertIn("1 no change", proc.stdout)
+
+    @needs_valgrind
+    def test_benchmark_missing_from_baseline(self):
+        self.save()
+        proc = run(WORK, "--instructions", "--baseline-dir", self.dir, "--baseline", "main",
+                   "--exact", "instr/nop4")
+        self.assert_exit(proc, 2)
+        self.assertIn("has no measurement of 'instr/nop4'", proc.stderr)
+        proc = run(WORK, "--instructions", "--baseline-dir", self.dir, "--baseline", "absent",
+                   "instr/nop4")
+        self.assert_exit(proc, 2)
+        self.assertIn("baseline 'absent' not found", proc.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main(argv=[sys.argv[0], *sys.argv[1:]])
