@@ -1,0 +1,90 @@
+/*
+ * cuda_backend.h: the CUDA runtime calls of the CUDA layer, behind plain C types.
+ *
+ * Only .cu files include CUDA headers. The probe (cuda.c, plain C) decides what happens to a
+ * benchmark (attach, skip, fail, facts); a backend does the GPU work: cuda_backend.cu (nvcc, built
+ * when CMake finds CUDA) or cuda_none.c (its twin in a build without CUDA, where every device is
+ * "unavailable"). Tests swap in a fake backend with bench__cuda_set_ops. This header is C and C++.
+ *
+ * Invariant of a session: between begin and finish exactly one timed block runs; finish always
+ * releases the blocking kernel (even when a call fails), so a failure never leaves the GPU
+ * spinning.
+ */
+#ifndef HARNESS_CUDA_BACKEND_H
+#define HARNESS_CUDA_BACKEND_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** What a backend knows about CUDA device 0; -1 or "" where unknown. */
+typedef struct bench__cuda_info {
+    int available;          /* 1: CUDA benchmarks can run on device 0 */
+    char reason[256];       /* why not, when !available */
+    int device_count;       /* devices visible */
+    char name[256];
+    char pci_bus_id[32];
+    int cc_major, cc_minor; /* compute capability */
+    int sm_count;
+    double memory_bytes;    /* global memory, bytes */
+    int l2_bytes;           /* L2 cache, bytes */
+    int bus_width_bits;     /* memory bus width, bits */
+    int clock_khz;          /* peak SM clock, kHz */
+    int memory_clock_khz;   /* peak memory clock, kHz */
+    int driver_version;     /* CUDA version of the driver, 1000*major + 10*minor; 0: no driver */
+    int runtime_version;    /* CUDA runtime built in, same encoding; -1: built without CUDA */
+} bench__cuda_info;
+
+/** One CUDA benchmark's resources: its stream, two events, L2 scratch, blocking flag. */
+typedef struct bench__cuda_session bench__cuda_session;
+
+/** Settings of a session. */
+typedef struct bench__cuda_config {
+    size_t l2_flush_bytes; /* 0: hot (no flush); else the scratch buffer memset before a block */
+    int blocking;          /* launch the blocking kernel before every timed block */
+    double block_timeout_s; /* the blocking kernel gives up after this many seconds, s */
+} bench__cuda_config;
+
+/*
+ * The backend. Functions that can fail return 0, or nonzero with a one-line reason (naming the
+ * CUDA call and the CUDA error) in msg.
+ */
+typedef struct bench__cuda_ops {
+    /* Facts about device 0 into *info. Never fails: an unusable device is info->available 0. */
+    void (*query)(bench__cuda_info *info);
+    /* Device-wide memory in use (total - free), bytes. Creates the CUDA context if needed. */
+    int (*mem_used)(double *bytes, char *msg, size_t msglen);
+    /* Creates a session on device 0. *out is NULL on failure. */
+    int (*open)(bench__cuda_session **out, const bench__cuda_config *cfg, char *msg,
+                size_t msglen);
+    /* Releases a session (NULL: no-op); reports nothing. */
+    void (*close)(bench__cuda_session *s);
+    /* The session's cudaStream_t. */
+    void *(*stream)(bench__cuda_session *s);
+    /* Before a timed block: [L2 flush] [blocking kernel] start event, all on the stream. */
+    int (*begin)(bench__cuda_session *s, char *msg, size_t msglen);
+    /* After a timed block: stop event, release the blocking kernel, wait for the stop event,
+     * check for errors of the block's launches; *gpu_ns gets the GPU time between the events. */
+    int (*finish)(bench__cuda_session *s, double *gpu_ns, char *msg, size_t msglen);
+    /* NVTX range around a benchmark, for Nsight timelines (no-ops without CUDA). */
+    void (*range_push)(const char *name);
+    void (*range_pop)(void);
+} bench__cuda_ops;
+
+/** The backend this build has: CUDA (cuda_backend.cu) or none (cuda_none.c). */
+const bench__cuda_ops *bench__cuda_ops_default(void);
+
+/** Replaces the probe's backend (tests); NULL restores the default. Forgets the cached query. */
+void bench__cuda_set_ops(const bench__cuda_ops *ops);
+
+struct bench__gpu;
+/** Fills the run context's GPU part from the backend's query (cuda.c). */
+void bench__cuda_context_collect(struct bench__gpu *g);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* HARNESS_CUDA_BACKEND_H */

@@ -1,0 +1,94 @@
+/*
+ * cuda_none.c: the CUDA backend of a build without CUDA (the toolkit was not found, or
+ * -DHARNESS_CUDA=OFF). The device is always unavailable, so every CUDA benchmark is skipped with
+ * the reason; nothing else can be called, but every entry answers sensibly anyway.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "cuda_backend.h"
+
+static const char no_cuda[] =
+    "this build has no CUDA support (the CUDA toolkit was not found when it was configured)";
+
+static void none_query(bench__cuda_info *info)
+{
+    memset(info, 0, sizeof *info);
+    info->available = 0;
+    snprintf(info->reason, sizeof info->reason, "%s", no_cuda);
+    info->device_count = -1;
+    info->cc_major = info->cc_minor = info->sm_count = -1;
+    info->memory_bytes = -1;
+    info->l2_bytes = info->bus_width_bits = info->clock_khz = info->memory_clock_khz = -1;
+    info->driver_version = -1;
+    info->runtime_version = -1;
+}
+
+static int none_fail(char *msg, size_t msglen)
+{
+    snprintf(msg, msglen, "%s", no_cuda);
+    return -1;
+}
+
+static int none_mem_used(double *bytes, char *msg, size_t msglen)
+{
+    *bytes = -1;
+    return none_fail(msg, msglen);
+}
+
+static int none_open(bench__cuda_session **out, const bench__cuda_config *cfg, char *msg,
+                     size_t msglen)
+{
+    (void)cfg;
+    *out = NULL;
+    return none_fail(msg, msglen);
+}
+
+static void none_close(bench__cuda_session *s)
+{
+    (void)s;
+}
+
+static void *none_stream(bench__cuda_session *s)
+{
+    (void)s;
+    return NULL;
+}
+
+static int none_begin(bench__cuda_session *s, char *msg, size_t msglen)
+{
+    (void)s;
+    return none_fail(msg, msglen);
+}
+
+static int none_finish(bench__cuda_session *s, double *gpu_ns, char *msg, size_t msglen)
+{
+    (void)s;
+    *gpu_ns = 0;
+    return none_fail(msg, msglen);
+}
+
+static void none_range_push(const char *name)
+{
+    (void)name;
+}
+
+static void none_range_pop(void)
+{
+}
+
+const bench__cuda_ops *bench__cuda_ops_default(void)
+{
+    static const bench__cuda_ops ops = {
+        .query = none_query,
+        .mem_used = none_mem_used,
+        .open = none_open,
+        .close = none_close,
+        .stream = none_stream,
+        .begin = none_begin,
+        .finish = none_finish,
+        .range_push = none_range_push,
+        .range_pop = none_range_pop,
+    };
+    return &ops;
+}

@@ -1,0 +1,257 @@
+#!/usr/bin/env python3
+"""End-to-end tests of CUDA benchmarks (docs/gpu.md), with the real programs.
+
+Two programs: e2e_gpu_fixture (tests/e2e/fixture_gpu.c: BENCH_CUDA_FNs that enqueue nothing, a
+CPU benchmark, and a CPU benchmark that misuses bench_cuda_stream) and the reference suite `bench`
+(its `gpu/` group). Paths come from E2E_GPU_FIXTURE and E2E_BENCH; E2E_HAVE_CUDA says whether the
+build has CUDA (1) or not (0).
+
+Which half runs depends on the machine, read from the programs' own context: without a usable GPU
+(no CUDA build, no driver, no device) every CUDA benchmark must be reported skipped with the reason,
+its body must not run, the other benchmarks must run and the exit code must stay 0; with a GPU
+the CUDA benchmarks must be measured with GPU time, a host_wall metric and the memory facts, and
+hiding the GPU (CUDA_VISIBLE_DEVICES=) must bring back the skip path. Standard library only.
+"""
+import json
+import os
+import re
+import subprocess
+import sys
+import unittest
+
+FIXTURE = os.environ.get("E2E_GPU_FIXTURE", "")
+BENCH = os.environ.get("E2E_BENCH", "")
+HAVE_CUDA = os.environ.get("E2E_HAVE_CUDA", "")
+
+FAST = ["--warm-up-time", "0.02", "--measurement-time", "0.1", "--nresamples", "200"]
+CUDA_IDS = ["cuda/cold_blocking", "cuda/plain", "cuda/sized/1", "cuda/sized/2"]
+GPU_SUITE_IDS = [
+    "gpu/read_probe/10000", "gpu/read_probe/100000",
+    "gpu/vector_similarity_batch/10000", "gpu/vector_similarity_batch/100000",
+    "gpu/vector_similarity_batch_cold/10000",
+]
+GPU_KEYS = [
+    "available", "reason", "device_count", "name", "pci_bus_id", "compute_capability", "sm_count",
+    "memory_bytes", "l2_bytes", "memory_bus_width_bits", "clock_khz", "memory_clock_khz",
+    "theoretical_bandwidth_bytes_per_s", "driver_version", "runtime_version",
+]
+
+
+def run(prog, *args, env=None):
+    """Runs prog with args; returns the CompletedProcess with text stdout and stderr."""
+    return subprocess.run([prog, *args], capture_output=True, text=True, encoding="utf-8",
+                          env=env, timeout=300, check=False)
+
+
+def env_with(**extra):
+    env = dict(os.environ)
+    env.update(extra)
+    return env
+
+
+def ran_lines(stderr):
+    """The ids whose bodies ran, from the fixture's "e2e_gpu_fixture: ID ran ..." lines."""
+    return [m.group(1) for m in re.finditer(r"^e2e_gpu_fixture: (\S+) ran ", stderr, re.M)]
+
+
+_CONTEXT = {}
+
+
+def gpu_context(prog=None, env=None):
+    """The context's gpu object of a run of prog (cached per environment)."""
+    key = (prog or FIXTURE, tuple(sorted((env or {}).items())))
+    if key not in _CONTEXT:
+        cpu_id = "cpu/spin" if (prog or FIXTURE) == FIXTURE else "harness/empty"
+        p = run(prog or FIXTURE, *FAST, "--output-format", "json", "--exact", cpu_id,
+                env=env_with(**env) if env else None)
+        if p.returncode != 0:
+            raise AssertionError(f"context run failed ({p.returncode}): {p.stderr}")
+        _CONTEXT[key] = json.loads(p.stdout)["context"]["gpu"]
+    return _CONTEXT[key]
+
+
+def gpu_available():
+    return gpu_context()["available"]
+
+
+class Case(unittest.TestCase):
+    def assert_exit(self, proc, code):
+        self.assertEqual(proc.returncode, code,
+                         f"exit {proc.returncode}, wanted {code}\nstdout:\n{proc.stdout}\n"
+                         f"stderr:\n{proc.stderr}")
+
+    def run_json(self, prog, *args, env=None):
+        p = run(prog, *FAST, "--output-format", "json", *args, env=env)
+        try:
+            doc = json.loads(p.stdout) if p.stdout else None
+        except json.JSONDecodeError as e:
+            self.fail(f"not JSON ({e}): {p.stdout[:2000]}")
+        return p, doc
+
+
+class ContextTest(Case):
+    """The context's gpu object and --context, whatever the machine."""
+
+    def test_gpu_object_has_every_key(self):
+        g = gpu_context()
+        self.assertEqual(list(g.keys()), GPU_KEYS)
+        self.assertIsInstance(g["available"], bool)
+        if g["available"]:
+            self.assertEqual(g["reason"], "")
+            self.assertGreaterEqual(g["device_count"], 1)
+            self.assertTrue(g["name"])
+            self.assertRegex(g["compute_capability"], r"^\d+\.\d+$")
+            for k in ("sm_count", "memory_bytes", "l2_bytes", "memory_bus_width_bits",
+                      "clock_khz", "memory_clock_khz", "theoretical_bandwidth_bytes_per_s"):
+                self.assertGreater(g[k], 0, k)
+            self.assertRegex(g["driver_version"], r"^\d+\.\d+$")
+        else:
+            self.assertTrue(g["reason"], "an unavailable GPU must say why")
+            self.assertEqual(g["name"], "")
+            self.assertEqual(g["sm_count"], -1)
+
+    def test_runtime_version_matches_build(self):
+        g = gpu_context()
+        if HAVE_CUDA == "1":
+            self.assertRegex(g["runtime_version"], r"^\d+\.\d+$")
+        elif HAVE_CUDA == "0":
+            self.assertEqual(g["runtime_version"], "")
+            self.assertFalse(g["available"])
+            self.assertIn("no CUDA support", g["reason"])
+
+    def test_context_flag_prints_gpu(self):
+        p = run(FIXTURE, "--context")
+        self.assert_exit(p, 0)
+        lines = [ln for ln in p.stdout.splitlines() if ln.startswith(("gpu ", "cuda "))]
+        self.assertEqual(len(lines), 2, p.stdout)
+        g = gpu_context()
+        if g["available"]:
+            self.assertIn(g["name"], lines[0])
+        else:
+            self.assertIn("none: " + g["reason"], lines[0])
+
+    def test_version_names_cuda_layer(self):
+        out = run(FIXTURE, "--version").stdout
+        if HAVE_CUDA == "1":
+            self.assertRegex(out, r"CUDA events: CUDA \d+\.\d+")
+        elif HAVE_CUDA == "0":
+            self.assertIn("CUDA events: compiled out", out)
+
+    def test_list_shows_cuda_benchmarks(self):
+        p = run(FIXTURE, "--list")
+        self.assert_exit(p, 0)
+        self.assertEqual(p.stdout.splitlines(),
+                         ["cpu/spin"] + CUDA_IDS + ["misuse/stream_in_cpu_benchmark"])
+
+
+class SkipTest(Case):
+    """No usable GPU: skipped with the reason, body never runs, the rest runs, exit 0."""
+
+    def setUp(self):
+        if gpu_available():
+            self.skipTest("a GPU is available: the skip path is tested by "
+                          "RunTest.test_hidden_gpu_is_skipped")
+
+    def test_fixture_skips_cuda_benchmarks(self):
+        reason = gpu_context()["reason"]
+        p, doc = self.run_json(FIXTURE, "^(cuda|cpu)/")
+        self.assert_exit(p, 0)
+        self.assertEqual(ran_lines(p.stderr), [], "a skipped benchmark's body ran")
+        status = {r["id"]: r for r in doc["benchmarks"]}
+        self.assertEqual(sorted(status), sorted(CUDA_IDS + ["cpu/spin"]))
+        for bid in CUDA_IDS:
+            self.assertEqual(status[bid]["status"], "skipped", bid)
+            self.assertEqual(status[bid]["message"], reason, bid)
+            self.assertEqual(len(status[bid]), 6, f"a skipped entry has six keys: {status[bid]}")
+        self.assertEqual(status["cpu/spin"]["status"], "ok")
+        self.assertNotIn("metrics", status["cpu/spin"], "CPU benchmarks get no host_wall")
+
+    def test_pretty_output_says_skipped_and_why(self):
+        p = run(FIXTURE, *FAST, "--color", "never", "^(cuda|cpu)/")
+        self.assert_exit(p, 0)
+        reason = gpu_context()["reason"]
+        for bid in CUDA_IDS:
+            self.assertRegex(p.stdout, rf"(?m)^{re.escape(bid)}\s+skipped: {re.escape(reason)}$")
+        self.assertIn("5 benchmarks: 1 measured, 4 skipped, 0 failed", p.stdout)
+
+    def test_reference_suite_skips_gpu_group(self):
+        reason = gpu_context(BENCH)["reason"]
+        p, doc = self.run_json(BENCH, "--quick", "^gpu/", "^harness/empty$")
+        self.assert_exit(p, 0)
+        status = {r["id"]: r for r in doc["benchmarks"]}
+        self.assertEqual(sorted(status), sorted(GPU_SUITE_IDS + ["harness/empty"]))
+        for bid in GPU_SUITE_IDS:
+            self.assertEqual((status[bid]["status"], status[bid]["message"]), ("skipped", reason))
+        self.assertEqual(status["harness/empty"]["status"], "ok")
+        self.assertFalse(doc["context"]["gpu"]["available"])
+
+
+class MisuseTest(Case):
+    """bench_cuda_stream in a CPU benchmark fails it (exit 3), naming the function."""
+
+    def test_stream_in_cpu_benchmark_fails(self):
+        p, doc = self.run_json(FIXTURE, "--exact", "misuse/stream_in_cpu_benchmark", "cpu/spin")
+        self.assert_exit(p, 3)
+        status = {r["id"]: r for r in doc["benchmarks"]}
+        bad = status["misuse/stream_in_cpu_benchmark"]
+        self.assertEqual(bad["status"], "failed")
+        self.assertIn("bench_cuda_stream", bad["message"])
+        self.assertIn("not a BENCH_CUDA_FN", bad["message"])
+        self.assertEqual(status["cpu/spin"]["status"], "ok")
+        self.assertIn("e2e_gpu_fixture: misuse/stream_in_cpu_benchmark stream=no", p.stderr)
+
+
+class RunTest(Case):
+    """A usable GPU: CUDA benchmarks are measured with GPU time and host_wall."""
+
+    def setUp(self):
+        if not gpu_available():
+            self.skipTest(f"no usable GPU: {gpu_context()['reason']}")
+
+    def test_fixture_measures_cuda_benchmarks(self):
+        p, doc = self.run_json(FIXTURE, "^(cuda|cpu)/")
+        self.assert_exit(p, 0)
+        self.assertEqual(sorted(ran_lines(p.stderr)), sorted(CUDA_IDS))
+        self.assertNotIn("stream=no", p.stderr)
+        for r in doc["benchmarks"]:
+            self.assertEqual(r["status"], "ok", r)
+            if not r["id"].startswith("cuda/"):
+                continue
+            self.assertIn("host_wall", r["metrics"], r["id"])
+            self.assertEqual(r["metrics"]["host_wall"]["unit"], "ns")
+            self.assertEqual(len(r["metrics"]["host_wall"]["totals"]),
+                             len(r["samples"]["totals_ns"]))
+            for k in ("gpu_mem_used_before_bytes", "gpu_mem_used_after_bytes"):
+                self.assertGreater(r["facts"][k]["value"], 0, k)
+                self.assertEqual(r["facts"][k]["unit"], "B")
+
+    def test_hidden_gpu_is_skipped(self):
+        env = {"CUDA_VISIBLE_DEVICES": ""}
+        g = gpu_context(env=env)
+        self.assertFalse(g["available"])
+        self.assertIn("no CUDA device", g["reason"])
+        p, doc = self.run_json(FIXTURE, "^(cuda|cpu)/", env=env_with(**env))
+        self.assert_exit(p, 0)
+        self.assertEqual(ran_lines(p.stderr), [])
+        for r in doc["benchmarks"]:
+            want = "skipped" if r["id"].startswith("cuda/") else "ok"
+            self.assertEqual(r["status"], want, r)
+
+    def test_reference_suite_gpu_group_runs(self):
+        p, doc = self.run_json(BENCH, "--quick", "^gpu/")
+        self.assert_exit(p, 0)
+        for r in doc["benchmarks"]:
+            self.assertEqual(r["status"], "ok", r)
+            self.assertGreater(r["throughput"]["bytes_per_iteration"], 0)
+            self.assertIn("host_wall", r["metrics"])
+
+
+def main():
+    missing = [n for n, v in (("E2E_GPU_FIXTURE", FIXTURE), ("E2E_BENCH", BENCH)) if not v]
+    if missing:
+        sys.exit(f"test_gpu.py: set {', '.join(missing)}")
+    unittest.main(argv=sys.argv)
+
+
+if __name__ == "__main__":
+    main()
