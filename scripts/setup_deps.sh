@@ -8,8 +8,8 @@
 set -euo pipefail
 
 what="${1:-build}"
-build_pkgs=(cmake make gcc pkg-config libcjson-dev libcpuid-dev)
-test_pkgs=(libcmocka-dev python3 python3-jsonschema)
+build_pkgs=(cmake make gcc pkg-config libcjson-dev libcpuid-dev libpfm4-dev)
+test_pkgs=(libcmocka-dev python3 python3-jsonschema valgrind)
 
 case "$what" in
     build) pkgs=("${build_pkgs[@]}") ;;

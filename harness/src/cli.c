@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "compare.h"
+#include "instr.h"
 #include "internal.h"
 
 #define MAX_FILTERS 64
@@ -53,6 +54,13 @@ typedef struct cli {
     bool list_events;
     bool alloc_stats;
     const char *gbench_path; /* --export-gbench FILE */
+    /* ---- instruction mode (instr.c) ---- */
+    bool instructions;            /* --instructions */
+    const char *instr_worker;     /* --instructions-worker DIR (internal) */
+    uint64_t instr_iterations;    /* --instructions-iterations N; 0: per benchmark */
+    bool instr_iterations_set;
+    bool instr_cache_sim;         /* --instructions-cache-sim */
+    /* ---- end instruction mode ---- */
 } cli;
 
 static const char usage_text[] =
@@ -91,7 +99,7 @@ static const char usage_text[] =
     "      --json FILE            also write the results as JSON to FILE (atomically)\n"
     "      --export-gbench FILE   also write them in Google Benchmark's JSON format\n"
     "      --color WHEN           auto, always or never (default auto; NO_COLOR is respected)\n"
-    "      --context              print the system context (CPU, OS, compiler, ...) and exit\n"
+    "      --context              print the system context (CPU, GPU, OS, compiler, ...) and exit\n"
     "Baselines and comparison:\n"
     "      --save-baseline NAME   save this run as baseline NAME (DIR/NAME.json; entries of\n"
     "                             benchmarks not run are kept)\n"
@@ -112,6 +120,16 @@ static const char usage_text[] =
     "      --ab-time S            seconds per benchmark, 1..3600 (default 20)\n"
     "      --ab-pairs N           worker pairs per benchmark, 3..64 (default 8)\n"
     "                             (--noise-threshold defaults to 0.01 with --ab)\n"
+    "Instruction counts (valgrind):\n"
+    "      --instructions         count instructions per iteration exactly under valgrind's\n"
+    "                             callgrind instead of timing; works with --baseline,\n"
+    "                             --save-baseline, --json (--noise-threshold defaults to\n"
+    "                             0.001 here: any change above 0.1% is reported)\n"
+    "      --instructions-iterations N\n"
+    "                             N of the plan {1, N, 2N} iterations (default: chosen per\n"
+    "                             benchmark, samples of about 16M instructions)\n"
+    "      --instructions-cache-sim\n"
+    "                             also simulate the caches: D1 and LL data misses\n"
     "  -h, --help                 print this help and exit\n"
     "  -V, --version              print the version and exit\n"
     "\n"
@@ -171,7 +189,7 @@ typedef enum opt_id {
     O_CONF, O_SEED, O_FORMAT, O_JSON, O_COLOR, O_HELP, O_VERSION, O_CONTEXT, O_SAVE, O_BASE,
     O_LOAD, O_BASEDIR, O_LENIENT, O_CALIBRATE, O_SIGNIF, O_NOISE, O_FAILREG, O_AB, O_AB_TIME,
     O_AB_PAIRS, O_AB_WORKER, O_PROFILE_TIME, O_PERF_EVENTS, O_LIST_EVENTS, O_ALLOC_STATS,
-    O_EXPORT_GBENCH,
+    O_EXPORT_GBENCH, O_INSTR, O_INSTR_ITERS, O_INSTR_CACHE, O_INSTR_WORKER,
 } opt_id;
 
 typedef struct opt_def {
@@ -217,6 +235,10 @@ static const opt_def options[] = {
     {"list-events", 0, false, O_LIST_EVENTS},
     {"alloc-stats", 0, false, O_ALLOC_STATS},
     {"export-gbench", 0, true, O_EXPORT_GBENCH},
+    {"instructions", 0, false, O_INSTR},
+    {"instructions-iterations", 0, true, O_INSTR_ITERS},
+    {"instructions-cache-sim", 0, false, O_INSTR_CACHE},
+    {"instructions-worker", 0, true, O_INSTR_WORKER},
 };
 
 /* Options a calibration run does not pass on to its child processes (they take a value when
@@ -383,6 +405,21 @@ static int apply_option(cli *c, opt_id id, const char *flag, const char *v)
     case O_ALLOC_STATS:
         c->alloc_stats = true;
         return 0;
+    /* ---- instruction mode (instr.c) ---- */
+    case O_INSTR:
+        c->instructions = true;
+        return 0;
+    case O_INSTR_ITERS:
+        c->instr_iterations_set = true;
+        return parse_u64(flag, v, 1, UINT64_C(1) << 32, "an integer in [1, 4294967296]",
+                         &c->instr_iterations);
+    case O_INSTR_CACHE:
+        c->instr_cache_sim = true;
+        return 0;
+    case O_INSTR_WORKER:
+        c->instr_worker = v;
+        return 0;
+    /* ---- end instruction mode ---- */
     case O_EXPORT_GBENCH:
         if (*v == '\0')
             return bad_value(flag, v, "a file name");
@@ -641,6 +678,24 @@ static int compare_files(const cli *c)
         exit_code = BENCH_EXIT_USAGE;
         goto out;
     }
+    /* ---- instruction mode (instr.c): files of counts compare by counts, never with times ---- */
+    if (bench__instr_is_mode(cur.ctx.mode) != bench__instr_is_mode(old.ctx.mode)) {
+        bool cur_counts = bench__instr_is_mode(cur.ctx.mode);
+        fprintf(stderr, "bench: baseline '%s' holds %s but baseline '%s' holds %s: they cannot "
+                        "be compared\n", c->load_baseline,
+                cur_counts ? "instruction counts" : "times", c->baseline,
+                cur_counts ? "times" : "instruction counts");
+        exit_code = BENCH_EXIT_USAGE;
+        goto out;
+    }
+    if (bench__instr_is_mode(cur.ctx.mode)) {
+        exit_code = bench__instr_compare_saved(
+            &cur, &old, sel, c->baseline,
+            c->noise_threshold_set ? c->cmp.noise_threshold : BENCH__INSTR_DEFAULT_THRESHOLD,
+            c->lenient, c->fail_on_regression, use_color(c->color));
+        goto out;
+    }
+    /* ---- end instruction mode ---- */
     warn_context(&cur.ctx, &old.ctx, c->baseline);
     size_t m = 0;
     for (size_t i = 0; i < cur.n; i++) {
@@ -852,7 +907,9 @@ static void compare_metrics(const cli *c, const bench__entry *e, bench__result *
                                          &a) != 0)
                 break;
             bench__side_from_estimate(&m->est.median, c->run.confidence_level, &b);
-            bench__compare_one(&a, &b, &c->cmp, ch);
+            /* compare_all classifies (compare_one leaves the verdict to the suite's pass) */
+            if (bench__compare_all(&a, &b, 1, &c->cmp, ch) != 0)
+                ch->verdict = BENCH__V_INCOMPARABLE;
             break;
         }
     }
@@ -886,6 +943,26 @@ static int check_combinations(const cli *c)
         fprintf(stderr, "bench: --calibrate needs --save-baseline NAME to store the noise in\n");
         return -1;
     }
+    /* ---- instruction mode (instr.c) ---- */
+    if ((c->instr_iterations_set || c->instr_cache_sim) && !c->instructions &&
+        !c->instr_worker) {
+        fprintf(stderr, "bench: --instructions-iterations and --instructions-cache-sim need "
+                        "--instructions\n");
+        return -1;
+    }
+    if (c->instructions && (c->ab || c->calibrate || c->run.profile_time > 0 ||
+                            c->perf_events || c->alloc_stats || c->gbench_path)) {
+        fprintf(stderr, "bench: --instructions counts instructions under valgrind: it cannot be "
+                        "combined with --ab, --calibrate, --profile-time, --perf-events, "
+                        "--alloc-stats or --export-gbench\n");
+        return -1;
+    }
+    if (c->instructions && c->format != BENCH__FMT_PRETTY && c->format != BENCH__FMT_JSON) {
+        fprintf(stderr, "bench: --instructions reports as pretty or json only (the other "
+                        "formats show times)\n");
+        return -1;
+    }
+    /* ---- end instruction mode ---- */
     return 0;
 }
 
@@ -936,6 +1013,11 @@ int bench_main(int argc, char **argv)
         return BENCH_EXIT_USAGE;
     }
     if (c.ab_worker) {
+        /* a worker times CUDA benchmarks with their probe too: the time is the GPU's */
+        static bench__probe *worker_probes[1];
+        worker_probes[0] = bench__cuda_probe();
+        c.run.probes = worker_probes;
+        c.run.nprobes = 1;
         int wrc = bench__ab_worker_main(all, n, c.ab_worker, &c.run);
         free(all);
         return wrc;
@@ -984,6 +1066,43 @@ int bench_main(int argc, char **argv)
                                                 c.fail_on_regression, use_color(c.color)));
         goto out;
     }
+    /* ---- instruction mode (instr.c) ---- */
+    if (c.instr_worker) {
+        exit_code = bench__instr_worker_main(all, selected, n, c.instr_worker,
+                                             c.instr_iterations, c.instr_cache_sim, &c.run);
+        goto out;
+    }
+    if (c.instructions) {
+        char bpath[4096], spath[4096];
+        bench__instr_request q = {
+            .all = all,
+            .selected = selected,
+            .n = n,
+            .run = &c.run,
+            .filters = c.filters,
+            .nfilters = c.nfilters,
+            .exact = c.exact,
+            .iterations = c.instr_iterations,
+            .cache_sim = c.instr_cache_sim,
+            .threshold = c.noise_threshold_set ? c.cmp.noise_threshold
+                                               : BENCH__INSTR_DEFAULT_THRESHOLD,
+            .format = c.format,
+            .color = use_color(c.color),
+            .json_path = c.json_path,
+            .baseline = c.baseline,
+            .baseline_path = bpath,
+            .lenient = c.lenient,
+            .save_baseline = c.save_baseline,
+            .save_path = spath,
+            .baseline_dir = baseline_dir(&c),
+            .fail_on_regression = c.fail_on_regression,
+        };
+        baseline_path(&c, c.baseline ? c.baseline : "", bpath, sizeof bpath);
+        baseline_path(&c, c.save_baseline ? c.save_baseline : "", spath, sizeof spath);
+        exit_code = finish_stdout(bench__instr_run(&q));
+        goto out;
+    }
+    /* ---- end instruction mode ---- */
 
     /* A comparison is checked before anything runs: a missing or broken baseline, or one
      * without some selected benchmark, fails fast. */
@@ -992,6 +1111,15 @@ int bench_main(int argc, char **argv)
             exit_code = BENCH_EXIT_USAGE;
             goto out;
         }
+        /* ---- instruction mode (instr.c): counts are not times ---- */
+        if (bench__instr_is_mode(old.ctx.mode)) {
+            fprintf(stderr, "bench: baseline '%s' holds instruction counts (saved with "
+                            "--instructions): compare it with --instructions, or pick a "
+                            "baseline of times\n", c.baseline);
+            exit_code = BENCH_EXIT_USAGE;
+            goto out;
+        }
+        /* ---- end instruction mode ---- */
         for (size_t i = 0; i < n && !c.lenient; i++) {
             const bench__entry *e = selected[i] ? bench__saved_find(&old, all[i].id) : NULL;
             if (selected[i] && (!e || e->status != BENCH__OK)) {

@@ -8,6 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cuda_backend.h"
 #include "internal.h"
 
 #ifndef HARNESS_BUILD_TYPE
@@ -47,6 +48,7 @@ void bench__context_collect(bench__context *c, const bench__run_options *opt)
     c->confidence_level = opt->confidence_level;
     c->quick = opt->is_quick;
     bench__sysinfo_collect(c);
+    bench__cuda_context_collect(&c->gpu); /* CUDA layer: the GPU, or why there is none */
 }
 
 void bench__context_id_from(bench__context_id *id, const bench__context *c)
@@ -98,6 +100,24 @@ void bench__context_print(FILE *o, const bench__context *c)
     fprintf(o, "clock        %s: %.1f ns per read, resolution %.1f ns, min sample %.1f \xc2\xb5s\n",
             c->clock->name, c->clock->cost_ns, c->clock->resolution_ns,
             c->clock->min_sample_ns / 1e3);
+    /* ---- GPU (CUDA layer) ---- */
+    const bench__gpu *g = &c->gpu;
+    if (!g->available) {
+        fprintf(o, "gpu          none: %s\n", or_unknown(g->reason));
+    } else {
+        fprintf(o, "gpu          %s (compute capability %d.%d, %d SMs, PCI %s)\n", g->name,
+                g->cc_major, g->cc_minor, g->sm_count, or_unknown(g->pci_bus_id));
+        fprintf(o, "             %.1f GiB, L2 %.1f MiB; SM clock %d MHz, memory clock %d MHz x "
+                   "%d bit",
+                g->memory_bytes / (1024.0 * 1024.0 * 1024.0), g->l2_bytes / (1024.0 * 1024.0),
+                g->clock_khz / 1000, g->memory_clock_khz / 1000, g->bus_width_bits);
+        if (g->bandwidth_bytes_per_s > 0)
+            fprintf(o, " = %.0f GB/s theoretical", g->bandwidth_bytes_per_s / 1e9);
+        fputc('\n', o);
+    }
+    fprintf(o, "cuda         driver %s, runtime %s\n", or_unknown(g->driver_version),
+            g->runtime_version[0] ? g->runtime_version : "none (built without CUDA)");
+    /* ---- end GPU ---- */
     for (size_t i = 0; i < c->nwarnings; i++)
         fprintf(o, "warning      %s\n", c->warnings[i]);
 }

@@ -193,6 +193,9 @@ typedef struct bench__probe {
     /* Writes the sample's values, one per metric it registered, in registration order; sets
      * *fraction to the part of the sample they were counted for (1.0 unless multiplexed). */
     void (*stop)(struct bench__probe *p, double *values, double *fraction);
+    /* Optional, primary probes only: called just before the wall clock stops, so the host wall
+     * time covers the work's completion (a CUDA probe waits for its stop event here). */
+    void (*complete)(struct bench__probe *p);
     /* After the body: may add facts (bench__fact_add); releases per-benchmark resources. */
     void (*detach)(struct bench__probe *p, struct bench__result *r);
     /*
@@ -324,6 +327,29 @@ typedef struct bench__cpu {
 
 #define BENCH__MAX_WARNINGS 8
 
+/* ---- GPU context (CUDA layer, cuda.c; docs/gpu.md) ---- */
+
+/** The GPU the CUDA benchmarks run on (CUDA device 0); -1 or "" where unknown. */
+typedef struct bench__gpu {
+    bool available;        /* CUDA benchmarks can run: a CUDA build, a driver and a device */
+    char reason[256];      /* why not, when !available; "" otherwise */
+    int device_count;      /* CUDA devices visible to the process */
+    char name[256];        /* e.g. "NVIDIA H100 80GB HBM3" */
+    char pci_bus_id[32];   /* domain:bus:device.function, e.g. "0000:3b:00.0" */
+    int cc_major;          /* compute capability */
+    int cc_minor;
+    int sm_count;          /* streaming multiprocessors */
+    double memory_bytes;   /* global memory, bytes */
+    int l2_bytes;          /* L2 cache, bytes */
+    int bus_width_bits;    /* memory bus width, bits */
+    int clock_khz;         /* peak SM clock, kHz */
+    int memory_clock_khz;  /* peak memory clock, kHz */
+    double bandwidth_bytes_per_s; /* theoretical: 2 x memory clock x bus width / 8, B/s */
+    char driver_version[16];  /* CUDA version the driver supports, e.g. "13.0"; "" none */
+    char runtime_version[16]; /* CUDA runtime built in, e.g. "13.0"; "" without CUDA */
+} bench__gpu;
+/* ---- end GPU context ---- */
+
 /** Facts about the run that go with every result. */
 typedef struct bench__context {
     const char *harness_version;
@@ -349,6 +375,8 @@ typedef struct bench__context {
     bool quick;
     size_t nwarnings;
     char warnings[BENCH__MAX_WARNINGS][256]; /* the machine is set up for noise: what and fix */
+    bench__gpu gpu;     /* the GPU, or why there is none (cuda.c) */
+    const char *mode;   /* "instructions" for --instructions (instr.c); NULL: times */
 } bench__context;
 
 /** The facts that identify a machine and build, compared between two runs. */
@@ -362,6 +390,7 @@ typedef struct bench__context_id {
     char hostname[256];
     char timestamp[32];
     char git_revision[64];
+    char mode[16]; /* context.mode of a saved run: "instructions", or "" for times */
 } bench__context_id;
 
 /** Fills the OS, CPU, git and noise-warning parts of the context (sysinfo.c). */

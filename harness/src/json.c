@@ -83,6 +83,31 @@ static cJSON *context_json(const bench__context *c)
     cJSON *w = cJSON_AddArrayToObject(o, "warnings");
     for (size_t i = 0; i < c->nwarnings; i++)
         cJSON_AddItemToArray(w, cJSON_CreateString(c->warnings[i]));
+    /* ---- instruction mode (instr.c): a run of counts says so; times say nothing ---- */
+    if (c->mode)
+        cJSON_AddStringToObject(o, "mode", c->mode);
+    /* ---- GPU (CUDA layer, docs/gpu.md): every key always present; -1 or "" when unknown ---- */
+    const bench__gpu *g = &c->gpu;
+    cJSON *go = cJSON_AddObjectToObject(o, "gpu");
+    cJSON_AddBoolToObject(go, "available", g->available);
+    cJSON_AddStringToObject(go, "reason", g->reason);
+    cJSON_AddNumberToObject(go, "device_count", g->device_count);
+    cJSON_AddStringToObject(go, "name", g->name);
+    cJSON_AddStringToObject(go, "pci_bus_id", g->pci_bus_id);
+    char cc[24] = "";
+    if (g->cc_major >= 0)
+        snprintf(cc, sizeof cc, "%d.%d", g->cc_major, g->cc_minor);
+    cJSON_AddStringToObject(go, "compute_capability", cc);
+    cJSON_AddNumberToObject(go, "sm_count", g->sm_count);
+    cJSON_AddNumberToObject(go, "memory_bytes", g->memory_bytes);
+    cJSON_AddNumberToObject(go, "l2_bytes", g->l2_bytes);
+    cJSON_AddNumberToObject(go, "memory_bus_width_bits", g->bus_width_bits);
+    cJSON_AddNumberToObject(go, "clock_khz", g->clock_khz);
+    cJSON_AddNumberToObject(go, "memory_clock_khz", g->memory_clock_khz);
+    cJSON_AddNumberToObject(go, "theoretical_bandwidth_bytes_per_s", g->bandwidth_bytes_per_s);
+    cJSON_AddStringToObject(go, "driver_version", g->driver_version);
+    cJSON_AddStringToObject(go, "runtime_version", g->runtime_version);
+    /* ---- end GPU ---- */
     return o;
 }
 
@@ -377,6 +402,13 @@ static int load_context(const vctx *v, const cJSON *ctx, bench__context_id *id)
         (rc = opt_string(v, ctx, "git_revision", "context", id->git_revision,
                          sizeof id->git_revision)))
         return rc;
+    /* ---- instruction mode (instr.c): "instructions", or "time"/absent for times ---- */
+    if ((rc = opt_string(v, ctx, "mode", "context", id->mode, sizeof id->mode)))
+        return rc;
+    if (strcmp(id->mode, "time") == 0)
+        id->mode[0] = '\0';
+    else if (id->mode[0] && strcmp(id->mode, "instructions") != 0)
+        return verr(v, "context.mode", "expected \"time\" or \"instructions\"");
     return 0;
 }
 
@@ -787,6 +819,19 @@ int bench__baseline_save(const char *path, const bench__context *ctx, const benc
                                     "baseline (remove it or pick another name): %s", why);
             cJSON_Delete(root);
             return rc;
+        }
+        /* ---- instruction mode (instr.c): times and counts never share a file ---- */
+        bool old_counts = strcmp(old.ctx.mode, "instructions") == 0;
+        bool new_counts = ctx->mode && strcmp(ctx->mode, "instructions") == 0;
+        if (old_counts != new_counts) {
+            bench__msg(msg, msglen, "%s holds %s, and this run measured %s: pick another name "
+                                    "(or remove the file)",
+                       path, old_counts ? "instruction counts (--instructions)" : "times",
+                       new_counts ? "instruction counts" : "times");
+            cJSON_Delete(old_root);
+            bench__saved_destroy(&old);
+            cJSON_Delete(root);
+            return BENCH_EINVAL;
         }
         cJSON *old_arr = cJSON_GetObjectItemCaseSensitive(old_root, "benchmarks");
         cJSON *item = old_arr->child;

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "report_metrics.h"
 
 #define ID_WIDTH 24
 
@@ -74,6 +75,7 @@ static void pretty_result(bench__reporter *rep, const bench__result *r)
             ID_WIDTH, "", dim, mean, slope, r->est.r2, fastest, r->nsamples,
             (unsigned long long)r->total_iters, bench__sampling_name(r->sampling_used),
             r->stop_reason ? r->stop_reason : "?", reset);
+    bench__print_metrics(o, r, rep->color);
 
     const bench__outliers *ol = &r->outliers;
     size_t total = ol->low_severe + ol->low_mild + ol->high_mild + ol->high_severe;

@@ -406,7 +406,7 @@ static double probes_stop(bench_t *b, double wall_ns)
     for (size_t i = b->nprobes; i-- > 0;) {
         double f = 1.0;
         b->probes[i]->stop(b->probes[i], b->vals + b->probe_first[i], &f);
-        if (f < b->frac[i])
+        if (f < b->frac[i] && b->phase == PH_MEASURE)
             b->frac[i] = f;
     }
     if (!b->primary) {
@@ -440,6 +440,8 @@ static void probes_record(bench_t *b)
 uint64_t bench__loop_next(bench_t *b)
 {
     if (b->in_sample) {
+        if (b->primary && b->primary->complete)
+            b->primary->complete(b->primary);
         /* First action: stop the clock, so the bookkeeping below is not timed. */
         double t = b->wall.stop(&b->wall);
         if (b->nprobes)
@@ -503,6 +505,8 @@ int bench__timed_begin(bench_t *b)
 
 int bench__timed_end(bench_t *b)
 {
+    if (b->primary && b->primary->complete)
+        b->primary->complete(b->primary);
     double t = b->wall.stop(&b->wall); /* first action */
     /* Each timed block pays for about one clock read; remove it so per-batch timing is unbiased. */
     t -= b->clk->cost_ns;
@@ -660,10 +664,10 @@ static bool probes_attach(bench_t *b)
     bench__result *r = b->r;
     const bench__run_options *opt = b->opt;
     b->host_wall = -1;
-    if (opt->worker_in)
-        return true; /* A/B workers measure time only */
     for (size_t i = 0; i < opt->nprobes && i < BENCH__MAX_METRICS; i++) {
         bench__probe *p = opt->probes[i];
+        if (opt->worker_in && !p->primary)
+            continue; /* A/B workers measure time only (a primary probe's is the time) */
         size_t before = r->nmetrics;
         int rc = p->attach(p, r);
         if (r->status != BENCH__OK) {

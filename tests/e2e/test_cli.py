@@ -286,7 +286,8 @@ class UsageTest(Case):
             lines = p.stdout.splitlines()
             self.assertEqual(lines[0], f"bench (harness) {want}")
             # the second line names the optional layers and whether each is built in
-            self.assertRegex(lines[1], r"^built with: .*perf_event counters: compiled out")
+            self.assertRegex(lines[1], r"^built with: .*perf_event counters: (libpfm4|software "
+                                       r"events only \(libpfm4 compiled out\))")
             self.assertIn("CPU identification:", lines[1])
             self.assertEqual(len(lines), 2)
             self.assertEqual(p.stderr, "")
@@ -491,6 +492,11 @@ class JsonOutputTest(Case):
         except ImportError:
             self.skipTest("python module jsonschema is not installed (Debian: python3-jsonschema)")
         jsonschema.validate(self.doc, RESULTS_SCHEMA)
+        # ... and the schema the documentation publishes (docs/results.schema.json)
+        docs = os.path.join(os.path.dirname(os.environ["E2E_BENCHES_DIR"]), "docs",
+                            "results.schema.json")
+        with open(docs, encoding="utf-8") as f:
+            jsonschema.validate(self.doc, json.load(f))
 
 
 class JsonFileTest(Case):
@@ -878,7 +884,7 @@ def declared_ids(benches_dir):
         with open(os.path.join(benches_dir, fname), encoding="utf-8") as f:
             src = f.read()
         src = re.sub(r"/\*.*?\*/|//[^\n]*", " ", src, flags=re.S)
-        for m in re.finditer(r"^\s*BENCH_FN\s*\(\s*(\w+)\s*,\s*(\w+)", src, flags=re.M):
+        for m in re.finditer(r"^\s*BENCH_(?:CUDA_)?FN\s*\(\s*(\w+)\s*,\s*(\w+)", src, flags=re.M):
             depth, i = 1, src.index("(", m.start()) + 1
             start = i
             while depth:

@@ -69,6 +69,12 @@ typedef struct bench_desc {
     BENCH__SETTINGS_FIELDS;
     const int64_t *params; /* parameter values; each runs as its own id group/name/VALUE */
     size_t nparams;        /* number of params; 0: not parameterised */
+    /* CUDA benchmarks (BENCH_CUDA_FN, docs/gpu.md); all zero for a CPU benchmark. */
+    int cuda_cold;         /* nonzero: flush the GPU's L2 cache before every timed block */
+    int cuda_blocking;     /* nonzero: hold the stream with a blocking kernel while a timed block
+                              enqueues, so launch latency stays out of the GPU time */
+    int kind;              /* BENCH_KIND_CPU (0) or BENCH_KIND_CUDA; last, so BENCH_CUDA_FN's
+                              appended .kind keeps C++'s declaration order of designators */
     struct bench_desc *next; /* registry link, set by the harness */
 } bench_desc;
 
@@ -191,6 +197,46 @@ void bench_skip(bench_t *b, const char *fmt, ...) __attribute__((format(printf, 
  * sample in progress and the program exits 3 after the remaining benchmarks have run.
  */
 void bench_fail(bench_t *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* ---- CUDA benchmarks (docs/gpu.md) ---- */
+
+/** Values of bench_desc.kind. */
+enum { BENCH_KIND_CPU = 0, BENCH_KIND_CUDA = 1 };
+
+/**
+ * BENCH_CUDA_FN(group, name, settings...) { body }: a benchmark whose iterations enqueue GPU work
+ * on the stream bench_cuda_stream(b). Each timed block (a sample of BENCH_ITER, or one batch of
+ * BENCH_CUDA_ITER / BENCH_TIMED) is bracketed by CUDA events recorded on that stream, and the GPU
+ * time between them is the sample's time; the host's wall-clock time of the same block is kept as
+ * the metric "host_wall". Extra settings: `.cuda_cold = 1` flushes the GPU's L2 cache before every
+ * timed block; `.cuda_blocking = 1` holds the stream with a spinning kernel while the block
+ * enqueues its work (the body must then not synchronise the stream). Without a usable CUDA device
+ * or driver, or in a build without CUDA, the benchmark is skipped with the reason and its body
+ * never runs. Usable from C and CUDA sources alike: this header needs no CUDA header.
+ */
+#define BENCH_CUDA_FN(group_, name_, ...)                                                          \
+    BENCH_FN(group_, name_, ##__VA_ARGS__, .kind = BENCH_KIND_CUDA)
+
+/**
+ * The cudaStream_t (as a void *) that the running CUDA benchmark must enqueue its timed work on.
+ * Created by the harness for this benchmark (non-blocking with respect to the legacy default
+ * stream) and destroyed after its body returns; do not destroy it. Called from a benchmark that is
+ * not a BENCH_CUDA_FN (or in a mode that attaches no CUDA timing), it fails the benchmark and
+ * returns NULL.
+ */
+void *bench_cuda_stream(bench_t *b);
+
+/**
+ * BENCH_CUDA_ITER(b, max_batch) { enqueue one iteration }: the timed loop of a CUDA benchmark in
+ * batches of at most max_batch iterations, each batch its own timed block (events, L2 flush and
+ * blocking kernel per batch). max_batch = 1 times every launch alone, as nvbench's cold
+ * measurement does; with .cuda_blocking keep max_batch times the launches of one iteration well
+ * below the GPU's launch queue (about 1000). Use it once per body, like BENCH_ITER.
+ */
+#define BENCH_CUDA_ITER(b, max_batch)                                                              \
+    BENCH_ITER_BATCHED(b, bench__cuda_n, max_batch)                                                \
+    BENCH_TIMED(b)                                                                                 \
+    for (uint64_t bench__ci = bench__cuda_n; bench__ci != 0; bench__ci--)
 
 /**
  * Runs the command-line program: parses argv, runs the selected benchmarks, reports.
