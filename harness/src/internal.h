@@ -446,6 +446,13 @@ int bench__gbench_write_file(const char *path, const bench__context *ctx, const 
 int bench__json_write_file(const char *path, const bench__context *ctx, const bench__result *all,
                            size_t n, char *msg, size_t msglen);
 
+/**
+ * Writes text (and a final newline) to path atomically: a temporary file in the same directory,
+ * fsync, mode 0644, rename, fsync of the directory. A failed write leaves any previous file
+ * untouched. Returns 0 or a negative error code with a one-line reason in msg (json.c).
+ */
+int bench__write_atomic(const char *path, const char *text, char *msg, size_t msglen);
+
 /* ---- saved runs: baselines and results files ---- */
 
 /** One benchmark read back from a file. */

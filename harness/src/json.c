@@ -247,7 +247,7 @@ static char *results_text(const bench__context *ctx, const bench__result *all, s
 }
 
 /* Writes text to path atomically: temporary file beside it, fsync, rename, fsync directory. */
-static int write_atomic(const char *path, const char *text, char *msg, size_t msglen)
+int bench__write_atomic(const char *path, const char *text, char *msg, size_t msglen)
 {
     char *dcopy = strdup(path);
     size_t tlen = strlen(path) + 16;
@@ -314,7 +314,7 @@ int bench__json_write_file(const char *path, const bench__context *ctx, const be
         bench__msg(msg, msglen, "%s: out of memory while building JSON", path);
         return BENCH_ENOMEM;
     }
-    int rc = write_atomic(path, text, msg, msglen);
+    int rc = bench__write_atomic(path, text, msg, msglen);
     cJSON_free(text);
     return rc;
 }
@@ -869,7 +869,7 @@ int bench__baseline_save(const char *path, const bench__context *ctx, const benc
         bench__msg(msg, msglen, "%s: out of memory", path);
         return BENCH_ENOMEM;
     }
-    rc = write_atomic(path, out, msg, msglen);
+    rc = bench__write_atomic(path, out, msg, msglen);
     cJSON_free(out);
     return rc;
 }
