@@ -8,7 +8,7 @@ JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 
 DEPS ?= build
 
-.PHONY: all deps configure build bench test clean
+.PHONY: all deps configure build bench test clean report
 
 all: build
 
@@ -28,6 +28,13 @@ bench: build
 test:
 	@$(MAKE) --no-print-directory build DEPS=test
 	@ctest --test-dir $(BUILD_DIR) --output-on-failure -j $(JOBS)
+
+# The profiling report: reports/profiling_results.md and reports/html/, regenerated from scratch
+# (scripts/make_report.py; docs/profiling.md). Several minutes; REPORT_QUICK=1 is a fast, less
+# precise run, REPORT_BASELINE=NAME compares with baselines/NAME.json, REPORT_VARIANCE_RUNS=N
+# sets the variance check's processes (default 10).
+report: build
+	BENCH_PROGRAM=$(abspath $(BUILD_DIR))/benches/bench python3 scripts/make_report.py
 
 clean:
 	rm -rf $(BUILD_DIR)

@@ -9,7 +9,7 @@ set -euo pipefail
 
 what="${1:-build}"
 build_pkgs=(cmake make gcc pkg-config libcjson-dev libcpuid-dev libpfm4-dev)
-test_pkgs=(libcmocka-dev python3 python3-jsonschema valgrind)
+test_pkgs=(libcmocka-dev python3 python3-jsonschema chromium valgrind)
 
 case "$what" in
     build) pkgs=("${build_pkgs[@]}") ;;

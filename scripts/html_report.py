@@ -1,0 +1,693 @@
+#!/usr/bin/env python3
+"""Writes an HTML report of a results file: an index page and one page per benchmark with its
+plots, as SVG generated here. Standard library only; the pages load nothing from the network
+(no external script, style sheet, font or image), so they work from file:// offline.
+
+Usage: scripts/html_report.py RESULTS.json [--baselines-dir DIR] [--baseline FILE]
+                              [--flamegraph SVG] [--out DIR] [--title TEXT]
+  RESULTS.json     results of a run (`bench --json FILE`; docs/results-format.md)
+  --baselines-dir  saved baselines (default baselines): each benchmark's history across them
+  --baseline FILE  a results or baseline file to overlay on the current samples
+  --flamegraph SVG a flame graph (scripts/profile_hotspots.sh) to copy in and embed
+  --out DIR        output directory (default reports/html); the pages it wrote before
+                   (index.html, b-*.html, flamegraph.svg) are replaced
+  --title TEXT     title of the index page
+Exit: 0 ok, 2 unreadable or invalid input (one line on stderr names the file and the problem).
+
+Each benchmark page has, when the data allow:
+  - plot-kde: the distribution of per-iteration times (totals_ns / iterations) as a Gaussian
+    kernel density estimate (Silverman's bandwidth), the samples as a rug, the median and its
+    confidence interval;
+  - plot-scatter: iterations against sample total time, with the least-squares line through
+    the origin (slope = sum(x*y) / sum(x^2), as the harness fits it);
+  - plot-baseline: the baseline's distribution over the current one (--baseline FILE), or the
+    baseline's median against the current distribution when the results carry a comparison;
+  - plot-history: the median and interval of this benchmark in every saved baseline of the
+    directory that has it, ordered by the baseline's context.timestamp, with this run marked;
+  - the metrics and facts the probes recorded (counters, allocations), when present;
+  - the flame graph, when one was given.
+Every id, message and other text from the files is HTML-escaped; file names of pages are made
+from the id with unsafe characters replaced and a hash added, so any id gives a safe, unique name.
+"""
+import argparse
+import hashlib
+import html
+import json
+import math
+import os
+import re
+import shutil
+import statistics
+import sys
+
+# ---- formatting ----
+
+
+def esc(s):
+    return html.escape(str(s), quote=True)
+
+
+def time_unit(ns):
+    """(divisor, unit) for showing times of about this size."""
+    a = abs(ns) if ns and math.isfinite(ns) else 0
+    for div, unit in ((1e9, "s"), (1e6, "ms"), (1e3, "µs"), (1.0, "ns")):
+        if a >= div:
+            return div, unit
+    return 1e-3, "ps"
+
+
+def fmt_time(ns):
+    if ns is None or not math.isfinite(ns):
+        return "n/a"
+    if ns == 0:
+        return "0 ns"
+    div, unit = time_unit(ns)
+    return f"{ns / div:.4g} {unit}"
+
+
+def fmt_rate(per_s, unit):
+    for div, p in ((1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "K")):
+        if per_s >= div:
+            return f"{per_s / div:.4g} {p}{unit}/s"
+    return f"{per_s:.4g} {unit}/s"
+
+
+def fmt_num(v):
+    if v is None:
+        return "n/a"
+    if isinstance(v, (int, float)) and math.isfinite(v):
+        return f"{v:.4g}"
+    return esc(v)
+
+
+def page_name(bid):
+    safe = re.sub(r"[^A-Za-z0-9._-]", "_", bid)[:80]
+    return f"b-{safe}-{hashlib.sha1(bid.encode('utf-8', 'replace')).hexdigest()[:8]}.html"
+
+
+def nice_ticks(lo, hi, n=5):
+    if not (math.isfinite(lo) and math.isfinite(hi)) or hi <= lo:
+        return [lo]
+    raw = (hi - lo) / n
+    mag = 10 ** math.floor(math.log10(raw))
+    step = min((m * mag for m in (1, 2, 2.5, 5, 10) if m * mag >= raw), default=10 * mag)
+    start = math.ceil(lo / step) * step
+    ticks, t = [], start
+    while t <= hi + step * 1e-9 and len(ticks) < 50:
+        ticks.append(round(t, 12))
+        t += step
+    return ticks
+
+
+# ---- statistics on the samples ----
+
+
+def per_iter(b):
+    s = b.get("samples") or {}
+    its, tot = s.get("iterations") or [], s.get("totals_ns") or []
+    return [t / i for i, t in zip(its, tot) if isinstance(i, (int, float)) and i > 0
+            and isinstance(t, (int, float)) and math.isfinite(t)]
+
+
+def kde(xs, lo, hi, points=200):
+    """Gaussian KDE on a grid; Silverman's rule of thumb for the bandwidth."""
+    n = len(xs)
+    sd = statistics.pstdev(xs) if n > 1 else 0.0
+    q = sorted(xs)
+    iqr = (q[(3 * n) // 4] - q[n // 4]) if n > 3 else 0.0
+    spread = min(sd, iqr / 1.34) if iqr > 0 else sd
+    h = 0.9 * spread * n ** -0.2 if spread > 0 else max(abs(q[n // 2]) * 1e-3, 1e-12)
+    if n > 2000:   # bin first: the grid sum stays cheap for large sample counts
+        bins = 1000
+        width = (q[-1] - q[0]) / bins or 1.0
+        counts = {}
+        for x in xs:
+            k = min(int((x - q[0]) / width), bins - 1)
+            counts[k] = counts.get(k, 0) + 1
+        centres = [(q[0] + (k + 0.5) * width, c) for k, c in counts.items()]
+    else:
+        centres = [(x, 1) for x in xs]
+    grid = [lo + (hi - lo) * i / (points - 1) for i in range(points)]
+    norm = 1.0 / (n * h * math.sqrt(2 * math.pi))
+    ys = []
+    for g in grid:
+        s = 0.0
+        for c, w in centres:
+            z = (g - c) / h
+            if z * z < 60:
+                s += w * math.exp(-0.5 * z * z)
+        ys.append(s * norm)
+    return grid, ys, h
+
+
+def ols_origin(xs, ys):
+    sxx = sum(x * x for x in xs)
+    return sum(x * y for x, y in zip(xs, ys)) / sxx if sxx > 0 else float("nan")
+
+
+def median_of(b):
+    est = ((b.get("estimates") or {}).get("median") or {})
+    p = est.get("point")
+    if isinstance(p, (int, float)):
+        return p, est.get("lower"), est.get("upper")
+    vals = per_iter(b)
+    return (statistics.median(vals), None, None) if vals else (None, None, None)
+
+
+# ---- SVG plots ----
+
+W, H = 720, 300
+ML, MR, MT, MB = 70, 20, 20, 50
+
+
+class Plot:
+    def __init__(self, pid, cls, xlo, xhi, ylo, yhi, xlabel, ylabel, height=H):
+        self.pid, self.cls = pid, cls
+        self.h = height
+        self.xlo, self.xhi = xlo, xhi if xhi > xlo else xlo + 1
+        self.ylo, self.yhi = ylo, yhi if yhi > ylo else ylo + 1
+        self.xlabel, self.ylabel = xlabel, ylabel
+        self.parts = []
+
+    def x(self, v):
+        return ML + (v - self.xlo) / (self.xhi - self.xlo) * (W - ML - MR)
+
+    def y(self, v):
+        return self.h - MB - (v - self.ylo) / (self.yhi - self.ylo) * (self.h - MT - MB)
+
+    def axes(self, xfmt, yfmt, xticks=None):
+        p = self.parts
+        x0, y0, x1, y1 = ML, self.h - MB, W - MR, MT
+        p.append(f'<line class="axis" x1="{x0}" y1="{y0}" x2="{x1}" y2="{y0}"/>')
+        p.append(f'<line class="axis" x1="{x0}" y1="{y0}" x2="{x0}" y2="{y1}"/>')
+        for t in (nice_ticks(self.xlo, self.xhi) if xticks is None else xticks):
+            if self.xlo - 1e-12 <= t <= self.xhi + 1e-12:
+                px = self.x(t)
+                p.append(f'<line class="tick" x1="{px:.1f}" y1="{y0}" x2="{px:.1f}" '
+                         f'y2="{y0 + 4}"/><text class="tl" x="{px:.1f}" y="{y0 + 16}" '
+                         f'text-anchor="middle">{esc(xfmt(t))}</text>')
+        for t in nice_ticks(self.ylo, self.yhi):
+            if self.ylo - 1e-12 <= t <= self.yhi + 1e-12:
+                py = self.y(t)
+                p.append(f'<line class="grid" x1="{x0}" y1="{py:.1f}" x2="{x1}" y2="{py:.1f}"/>'
+                         f'<text class="tl" x="{x0 - 6}" y="{py + 4:.1f}" text-anchor="end">'
+                         f"{esc(yfmt(t))}</text>")
+        p.append(f'<text class="al" x="{(x0 + x1) / 2}" y="{self.h - 12}" '
+                 f'text-anchor="middle">{esc(self.xlabel)}</text>')
+        p.append(f'<text class="al" x="14" y="{(y0 + y1) / 2}" text-anchor="middle" '
+                 f'transform="rotate(-90 14 {(y0 + y1) / 2})">{esc(self.ylabel)}</text>')
+
+    def svg(self, caption):
+        return (f'<figure><svg id="{esc(self.pid)}" class="plot {esc(self.cls)}" '
+                f'xmlns="http://www.w3.org/2000/svg" width="{W}" height="{self.h}" '
+                f'viewBox="0 0 {W} {self.h}" role="img">' + "".join(self.parts) +
+                f"</svg><figcaption>{caption}</figcaption></figure>")
+
+
+def path_of(plot, xs, ys, close=False):
+    pts = " ".join(f"{plot.x(a):.1f},{plot.y(b):.1f}" for a, b in zip(xs, ys))
+    if close:
+        x0, x1, y0 = plot.x(xs[0]), plot.x(xs[-1]), plot.y(0)
+        return f"M{x0:.1f},{y0:.1f} L{pts} L{x1:.1f},{y0:.1f} Z"
+    return "M" + pts.replace(" ", " L")
+
+
+def kde_plot(b, level):
+    vals = per_iter(b)
+    if len(vals) < 2:
+        return ""
+    med, lo, hi = median_of(b)
+    vmin, vmax = min(vals), max(vals)
+    pad = (vmax - vmin) * 0.08 or abs(vmin) * 0.05 or 1.0
+    xlo, xhi = max(0.0, vmin - pad), vmax + pad
+    gx, gy, h = kde(vals, xlo, xhi)
+    div, unit = time_unit(med or vmax)
+    p = Plot("plot-kde", "kde", xlo, xhi, 0, max(gy) * 1.1 or 1, f"time per iteration ({unit})",
+             "density")
+    p.axes(lambda t: f"{t / div:.4g}", lambda t: "")
+    if lo is not None and hi is not None:
+        tip = f"{level:.0%} CI of the median: [{fmt_time(lo)}, {fmt_time(hi)}]"
+        p.parts.append(f'<rect class="ci" x="{p.x(lo):.1f}" y="{MT}" '
+                       f'width="{max(p.x(hi) - p.x(lo), 1):.1f}" height="{H - MT - MB}">'
+                       f"<title>{esc(tip)}</title></rect>")
+    p.parts.append(f'<path class="density" d="{path_of(p, gx, gy, close=True)}"/>')
+    for v in vals[:5000]:
+        px = p.x(v)
+        p.parts.append(f'<line class="rug" x1="{px:.1f}" y1="{H - MB}" x2="{px:.1f}" '
+                       f'y2="{H - MB - 6}"/>')
+    if med is not None:
+        p.parts.append(f'<line class="median" x1="{p.x(med):.1f}" y1="{MT}" x2="{p.x(med):.1f}" '
+                       f'y2="{H - MB}"><title>{esc("median " + fmt_time(med))}</title></line>')
+    cap = (f"Distribution of the {len(vals)} samples' time per iteration: kernel density "
+           f"(bandwidth {esc(fmt_time(h))}), samples as ticks, median (line) and its "
+           f"{level:.0%} confidence interval (band).")
+    return p.svg(cap)
+
+
+def scatter_plot(b):
+    s = b.get("samples") or {}
+    its, tot = s.get("iterations") or [], s.get("totals_ns") or []
+    pairs = [(i, t) for i, t in zip(its, tot) if isinstance(i, (int, float))
+             and isinstance(t, (int, float)) and math.isfinite(t)]
+    if len(pairs) < 2:
+        return ""
+    xs, ys = [a for a, _ in pairs], [c for _, c in pairs]
+    slope = ols_origin(xs, ys)
+    xmax, ymax = max(xs) * 1.05, max(max(ys), slope * max(xs) if math.isfinite(slope) else 0) * 1.05
+    div, unit = time_unit(ymax)
+    p = Plot("plot-scatter", "scatter", 0, xmax, 0, ymax, "iterations in the sample",
+             f"sample total time ({unit})")
+    p.axes(lambda t: f"{t:.4g}", lambda t: f"{t / div:.4g}")
+    if math.isfinite(slope):
+        tip = f"least squares through the origin: {fmt_time(slope)} per iteration"
+        p.parts.append(f'<line class="fit" x1="{p.x(0):.1f}" y1="{p.y(0):.1f}" '
+                       f'x2="{p.x(xmax):.1f}" y2="{p.y(slope * xmax):.1f}">'
+                       f"<title>{esc(tip)}</title></line>")
+    for k, (a, c) in enumerate(pairs):
+        tip = f"sample {k + 1}: {a:g} iterations, {fmt_time(c)} total, {fmt_time(c / a)} each"
+        p.parts.append(f'<circle class="pt" cx="{p.x(a):.1f}" cy="{p.y(c):.1f}" r="3" '
+                       f'data-tip="{esc(tip)}"><title>{esc(tip)}</title></circle>')
+    harness = ((b.get("estimates") or {}).get("slope") or {}).get("point")
+    cap = (f"Iterations against the sample's total time. Line: least squares through the origin, "
+           f"{esc(fmt_time(slope))} per iteration (the harness reported "
+           f"{esc(fmt_time(harness))}).")
+    return p.svg(cap) + '<p class="readout" id="readout">&#160;</p>'
+
+
+def baseline_plot(b, base_entry, base_label):
+    vals = per_iter(b)
+    change = b.get("change")
+    if len(vals) < 2 or (base_entry is None and not change):
+        return ""
+    bvals = per_iter(base_entry) if base_entry else []
+    allv = vals + bvals
+    bmed = change.get("baseline_median_ns") if change else None
+    if bmed is not None and math.isfinite(bmed):
+        allv = allv + [bmed]
+    vmin, vmax = min(allv), max(allv)
+    pad = (vmax - vmin) * 0.08 or abs(vmin) * 0.05 or 1.0
+    xlo, xhi = max(0.0, vmin - pad), vmax + pad
+    gx, gy, _ = kde(vals, xlo, xhi)
+    by = kde(bvals, xlo, xhi)[1] if len(bvals) >= 2 else []
+    div, unit = time_unit(statistics.median(vals))
+    p = Plot("plot-baseline", "overlay", xlo, xhi, 0, max(gy + by) * 1.1 or 1,
+             f"time per iteration ({unit})", "density")
+    p.axes(lambda t: f"{t / div:.4g}", lambda t: "")
+    if by:
+        p.parts.append(f'<path class="density base" d="{path_of(p, gx, by, close=True)}">'
+                       f"<title>{esc('baseline: ' + base_label)}</title></path>")
+    p.parts.append(f'<path class="density" d="{path_of(p, gx, gy, close=True)}">'
+                   "<title>this run</title></path>")
+    if bmed is not None and math.isfinite(bmed):
+        p.parts.append(f'<line class="median base" x1="{p.x(bmed):.1f}" y1="{MT}" '
+                       f'x2="{p.x(bmed):.1f}" y2="{H - MB}">'
+                       f"<title>{esc('baseline median ' + fmt_time(bmed))}</title></line>")
+    legend = (f'<text class="legend" x="{W - MR - 4}" y="{MT + 12}" text-anchor="end">'
+              f'<tspan class="cur">&#9632; this run</tspan>'
+              + (f' <tspan class="bas">&#9632; {esc(base_label)}</tspan>' if by or bmed else "")
+              + "</text>")
+    p.parts.append(legend)
+    cap = "Baseline against this run"
+    if change:
+        cap += (f": {esc(change.get('verdict', ''))}, ratio new/old "
+                f"{fmt_num(change.get('ratio'))} [{fmt_num(change.get('ratio_lower'))}, "
+                f"{fmt_num(change.get('ratio_upper'))}], p (adjusted) "
+                f"{fmt_num(change.get('p_adjusted'))}")
+    return p.svg(cap + ".")
+
+
+def history_plot(bid, history, level):
+    """history: [(label, timestamp, median, lower, upper, is_current)] sorted by timestamp."""
+    if not any(not h[5] for h in history):
+        return ('<p id="history-none" class="note">No saved baseline in the directory has this '
+                "benchmark: no history.</p>")
+    meds = [h[2] for h in history]
+    his = [h[4] if h[4] is not None else h[2] for h in history]
+    los = [h[3] if h[3] is not None else h[2] for h in history]
+    ymax, ymin = max(his) * 1.1, max(0.0, min(los) * 0.9)
+    div, unit = time_unit(max(meds))
+    n = len(history)
+    p = Plot("plot-history", "history", -0.5, n - 0.5, ymin, ymax, "baseline, by timestamp",
+             f"median per iteration ({unit})", height=H + 40)
+    p.axes(lambda t: "", lambda t: f"{t / div:.4g}", xticks=[])
+    prev = None
+    for k, (label, ts, med, lo, hi, cur) in enumerate(history):
+        px = p.x(k)
+        if lo is not None and hi is not None:
+            p.parts.append(f'<line class="err" x1="{px:.1f}" y1="{p.y(lo):.1f}" x2="{px:.1f}" '
+                           f'y2="{p.y(hi):.1f}"/>')
+        if prev:
+            p.parts.append(f'<line class="trend" x1="{prev[0]:.1f}" y1="{prev[1]:.1f}" '
+                           f'x2="{px:.1f}" y2="{p.y(med):.1f}"/>')
+        prev = (px, p.y(med))
+        tip = f"{label} ({ts or 'no timestamp'}): median {fmt_time(med)}"
+        if lo is not None and hi is not None:
+            tip += f", {level:.0%} CI [{fmt_time(lo)}, {fmt_time(hi)}]"
+        p.parts.append(f'<circle class="hpt{" current" if cur else ""}" cx="{px:.1f}" '
+                       f'cy="{p.y(med):.1f}" r="4"><title>{esc(tip)}</title></circle>')
+        ly = p.h - MB + 14
+        short = label if len(label) <= 18 else label[:16] + ".."
+        p.parts.append(f'<text class="tl" x="{px:.1f}" y="{ly}" text-anchor="end" '
+                       f'transform="rotate(-30 {px:.1f} {ly})">{esc(short)}</text>')
+    return p.svg(f"Median of {esc(bid)} in each saved baseline that has it (intervals where the "
+                 "file has them), ordered by the baseline's context.timestamp; the filled point "
+                 "is this run. A baseline's timestamp is that of the run that saved it last.")
+
+
+# ---- input ----
+
+
+class InputError(Exception):
+    pass
+
+
+def load_results(path):
+    try:
+        with open(path, encoding="utf-8") as f:
+            d = json.load(f)
+    except OSError as e:
+        raise InputError(f"{path}: {e.strerror}") from e
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise InputError(f"{path}: not valid JSON ({e})") from e
+    if not isinstance(d, dict) or not isinstance(d.get("benchmarks"), list):
+        raise InputError(f"{path}: not a results file (no 'benchmarks' array)")
+    for k, b in enumerate(d["benchmarks"]):
+        if not isinstance(b, dict) or not isinstance(b.get("id"), str) or not b["id"]:
+            raise InputError(f"{path}: benchmarks[{k}]: no 'id' string")
+        if b.get("status") not in ("ok", "skipped", "failed"):
+            raise InputError(f"{path}: benchmarks[{k}].status: expected ok, skipped or failed")
+    if not isinstance(d.get("context", {}), dict):
+        raise InputError(f"{path}: context: expected an object")
+    return d
+
+
+def load_history(bdir, skip_path):
+    """[(name, timestamp, {id: entry})] of the readable baseline files in bdir."""
+    out = []
+    if not bdir or not os.path.isdir(bdir):
+        return out
+    for fn in sorted(os.listdir(bdir)):
+        if not fn.endswith(".json"):
+            continue
+        path = os.path.join(bdir, fn)
+        if skip_path and os.path.abspath(path) == os.path.abspath(skip_path):
+            continue
+        try:
+            d = load_results(path)
+        except InputError as e:
+            print(f"html_report.py: warning: skipping baseline {e}", file=sys.stderr)
+            continue
+        ts = (d.get("context") or {}).get("timestamp") or ""
+        out.append((fn[:-5], ts if isinstance(ts, str) else "",
+                    {b["id"]: b for b in d["benchmarks"] if b.get("status") == "ok"}))
+    return out
+
+
+# ---- pages ----
+
+CSS = """
+body { font-family: sans-serif; margin: 1.5em auto; max-width: 980px; color: #222; }
+h1 { font-size: 1.5em; } h2 { font-size: 1.2em; margin-top: 1.6em; }
+table { border-collapse: collapse; font-size: 0.9em; }
+td, th { border: 1px solid #ccc; padding: 3px 7px; text-align: left; vertical-align: top; }
+th { background: #eee; } th.sortable { cursor: pointer; }
+td.num { text-align: right; font-variant-numeric: tabular-nums; }
+.status-failed { color: #b00; } .status-skipped { color: #777; }
+.verdict-regressed { color: #b00; font-weight: bold; } .verdict-improved { color: #070; }
+figure { margin: 1em 0; } figcaption { font-size: 0.85em; color: #444; max-width: 720px; }
+svg.plot { background: #fcfcfc; border: 1px solid #ddd; }
+svg.plot text { font-size: 11px; fill: #333; }
+.axis { stroke: #333; } .tick { stroke: #333; } .grid { stroke: #e4e4e4; }
+.density { fill: rgba(31,119,180,0.35); stroke: #1f77b4; stroke-width: 1.5; }
+.density.base { fill: rgba(214,39,40,0.25); stroke: #d62728; }
+.median { stroke: #1f4e79; stroke-width: 2; }
+.median.base { stroke: #d62728; stroke-dasharray: 5 3; }
+.ci { fill: rgba(31,119,180,0.15); } .rug { stroke: #1f77b4; stroke-opacity: 0.5; }
+.pt { fill: #1f77b4; fill-opacity: 0.7; } .pt.hover { fill: #ff7f0e; }
+.fit { stroke: #d62728; stroke-width: 1.5; }
+.err { stroke: #555; } .trend { stroke: #999; stroke-dasharray: 3 3; }
+.hpt { fill: #fff; stroke: #1f77b4; stroke-width: 2; } .hpt.current { fill: #1f77b4; }
+.cur { fill: #1f77b4; } .bas { fill: #d62728; }
+.note, .readout { color: #555; font-size: 0.9em; }
+object.flamegraph { width: 100%; border: 1px solid #ddd; }
+"""
+
+INDEX_JS = """
+(function () {
+  "use strict";
+  var table = document.getElementById("summary");
+  if (!table) { return; }
+  var body = table.tBodies[0];
+  Array.prototype.forEach.call(table.tHead.rows[0].cells, function (th, col) {
+    th.classList.add("sortable");
+    th.title = "sort by this column";
+    th.addEventListener("click", function () {
+      var rows = Array.prototype.slice.call(body.rows);
+      var dir = th.getAttribute("data-dir") === "asc" ? -1 : 1;
+      rows.sort(function (a, b) {
+        var x = a.cells[col].getAttribute("data-sort") || a.cells[col].textContent;
+        var y = b.cells[col].getAttribute("data-sort") || b.cells[col].textContent;
+        var nx = parseFloat(x), ny = parseFloat(y);
+        if (!isNaN(nx) && !isNaN(ny)) { return (nx - ny) * dir; }
+        return x.localeCompare(y) * dir;
+      });
+      rows.forEach(function (r) { body.appendChild(r); });
+      th.setAttribute("data-dir", dir === 1 ? "asc" : "desc");
+    });
+  });
+})();
+"""
+
+BENCH_JS = """
+(function () {
+  "use strict";
+  var out = document.getElementById("readout");
+  if (!out) { return; }
+  Array.prototype.forEach.call(document.querySelectorAll("circle.pt"), function (c) {
+    c.addEventListener("mouseover", function () {
+      c.classList.add("hover");
+      out.textContent = c.getAttribute("data-tip");
+    });
+    c.addEventListener("mouseout", function () { c.classList.remove("hover"); });
+  });
+})();
+"""
+
+
+def page(title, body, script):
+    return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+            f"<title>{esc(title)}</title><style>{CSS}</style></head>\n<body>\n{body}\n"
+            f"<script>{script}</script>\n</body></html>\n")
+
+
+def context_table(ctx):
+    cpu = ctx.get("cpu") if isinstance(ctx.get("cpu"), dict) else {}
+    rows = [
+        ("timestamp", ctx.get("timestamp")), ("host", ctx.get("hostname")),
+        ("CPU", f"{cpu.get('brand', '')} ({cpu.get('vendor', '')}), {cpu.get('cores', '?')} "
+                f"cores, {cpu.get('threads', '?')} threads"),
+        ("caches", f"L1d {cpu.get('l1d_kib', '?')} KiB, L2 {cpu.get('l2_kib', '?')} KiB, "
+                   f"L3 {cpu.get('l3_kib', '?')} KiB"),
+        ("SIMD", cpu.get("features")), ("OS", ctx.get("os_name") or ctx.get("os")),
+        ("kernel", ctx.get("kernel")), ("governor", ctx.get("governor") or "unknown"),
+        ("compiler", f"{ctx.get('compiler', '')} {ctx.get('compiler_flags', '')} "
+                     f"({ctx.get('build_type', '')})"),
+        ("git revision", ctx.get("git_revision") or "unknown"),
+        ("quick run", {True: "yes", False: "no"}.get(ctx.get("quick"), ctx.get("quick"))),
+    ]
+    body = "".join(f"<tr><th>{esc(k)}</th><td>{esc(v)}</td></tr>" for k, v in rows
+                   if v not in (None, ""))
+    warns = ctx.get("warnings") or []
+    if isinstance(warns, list) and warns:
+        body += "<tr><th>warnings</th><td>" + "<br>".join(esc(w) for w in warns) + "</td></tr>"
+    return f'<table id="context">{body}</table>'
+
+
+def throughput_text(b, med):
+    thr = b.get("throughput") or {}
+    if not med or not isinstance(thr, dict):
+        return ""
+    if thr.get("bytes_per_iteration"):
+        return fmt_rate(thr["bytes_per_iteration"] * 1e9 / med, "B")
+    if thr.get("elements_per_iteration"):
+        return fmt_rate(thr["elements_per_iteration"] * 1e9 / med, "elem")
+    return ""
+
+
+def metrics_html(b):
+    parts = []
+    metrics = b.get("metrics")
+    if isinstance(metrics, dict) and metrics:
+        rows = []
+        for name, m in metrics.items():
+            if not isinstance(m, dict):
+                continue
+            med = ((m.get("per_iteration") or {}).get("median") or {})
+            ch = m.get("change") or {}
+            rows.append(
+                f"<tr><td>{esc(name)}</td><td>{esc(m.get('unit', ''))}</td>"
+                f"<td class=\"num\">{fmt_num(med.get('point'))}</td>"
+                f"<td class=\"num\">[{fmt_num(med.get('lower'))}, {fmt_num(med.get('upper'))}]</td>"
+                f"<td>{esc(m.get('source', ''))}{' (scaled)' if m.get('scaled') else ''}</td>"
+                f"<td>{esc(ch.get('verdict', ''))}</td></tr>")
+        parts.append('<h2>Counters and allocations per iteration</h2><table id="metrics">'
+                     "<thead><tr><th>metric</th><th>unit</th><th>median</th><th>interval</th>"
+                     "<th>source</th><th>change</th></tr></thead><tbody>" + "".join(rows) +
+                     "</tbody></table>")
+    facts = b.get("facts")
+    if isinstance(facts, dict) and facts:
+        rows = "".join(f"<tr><td>{esc(k)}</td><td class=\"num\">{fmt_num((v or {}).get('value'))}"
+                       f"</td><td>{esc((v or {}).get('unit', ''))}</td></tr>"
+                       for k, v in facts.items() if isinstance(v, dict))
+        parts.append('<h2>Facts</h2><table id="facts"><thead><tr><th>fact</th><th>value</th>'
+                     f"<th>unit</th></tr></thead><tbody>{rows}</tbody></table>")
+    return "".join(parts)
+
+
+def bench_page(b, ctx, level, base_entry, base_label, history, flame):
+    bid = b["id"]
+    parts = ['<p><a href="index.html">&#8592; all benchmarks</a></p>',
+             f'<h1 id="bench-id">{esc(bid)}</h1>']
+    status = b.get("status")
+    if status != "ok":
+        parts.append(f'<p class="status-{esc(status)}">{esc(status)}: {esc(b.get("message", ""))}'
+                     "</p>")
+        return page(bid, "".join(parts), BENCH_JS)
+    med, lo, hi = median_of(b)
+    est = b.get("estimates") or {}
+    rows = [("median", f"{fmt_time(med)} [{fmt_time(lo)}, {fmt_time(hi)}] ({level:.0%} CI)")]
+    for k in ("mean", "slope", "std_dev", "mad"):
+        e = est.get(k) or {}
+        if "point" in e:
+            rows.append((k, f"{fmt_time(e.get('point'))} [{fmt_time(e.get('lower'))}, "
+                            f"{fmt_time(e.get('upper'))}]"))
+    rows.append(("R² of the slope", fmt_num(b.get("r2"))))
+    thr = throughput_text(b, med)
+    if thr:
+        rows.append(("throughput (from the median)", thr))
+    n = len((b.get("samples") or {}).get("iterations") or [])
+    rows.append(("samples", f"{n}, {b.get('sampling', '')}, stopped at {b.get('stop_reason', '')}"))
+    parts.append('<table id="estimates">' + "".join(
+        f"<tr><th>{esc(k)}</th><td>{esc(v)}</td></tr>" for k, v in rows) + "</table>")
+    parts.append("<h2>Distribution</h2>" + kde_plot(b, level))
+    parts.append("<h2>Iterations and time</h2>" + scatter_plot(b))
+    bp = baseline_plot(b, base_entry, base_label)
+    if bp:
+        parts.append("<h2>Against the baseline</h2>" + bp)
+    parts.append("<h2>History across saved baselines</h2>" + history_plot(bid, history, level))
+    parts.append(metrics_html(b))
+    if flame:
+        parts.append('<h2>Flame graph</h2><p><a id="flamegraph-link" href="flamegraph.svg">'
+                     "CPU flame graph of the profiling run</a> (interactive: click to zoom).</p>")
+    return page(bid, "".join(parts), BENCH_JS)
+
+
+def index_page(d, title, level, flame, pages):
+    ctx = d.get("context") or {}
+    rows = []
+    for b in d["benchmarks"]:
+        bid, status = b["id"], b.get("status")
+        link = f'<a href="{esc(pages[bid])}">{esc(bid)}</a>'
+        if status != "ok":
+            rows.append(f'<tr class="status-{esc(status)}"><td>{link}</td><td>{esc(status)}</td>'
+                        f'<td colspan="4">{esc(b.get("message", ""))}</td></tr>')
+            continue
+        med, lo, hi = median_of(b)
+        ch = b.get("change") or {}
+        verdict = ch.get("verdict", "")
+        change = (f"{(ch['ratio'] - 1) * 100:+.2f}% ({verdict})"
+                  if isinstance(ch.get("ratio"), (int, float)) else "")
+        rows.append(
+            f"<tr><td>{link}</td><td>ok</td>"
+            f'<td class="num" data-sort="{med if med is not None else ""}">'
+            f"{esc(fmt_time(med))}</td>"
+            f"<td>[{esc(fmt_time(lo))}, {esc(fmt_time(hi))}]</td>"
+            f"<td>{esc(throughput_text(b, med))}</td>"
+            f'<td class="verdict-{esc(verdict.replace(" ", "-"))}">{esc(change)}</td></tr>')
+    body = [f'<h1 id="report-title">{esc(title)}</h1>', "<h2>System</h2>", context_table(ctx),
+            "<h2>Benchmarks</h2>",
+            '<table id="summary"><thead><tr><th>benchmark</th><th>status</th><th>median</th>'
+            f"<th>{level:.0%} CI</th><th>throughput</th><th>change</th></tr></thead><tbody>"
+            + "".join(rows) + "</tbody></table>"]
+    if flame:
+        body.append('<h2>Flame graph</h2><p>CPU profile (scripts/profile_hotspots.sh); hover for '
+                    'a function\'s share, click to zoom. <a id="flamegraph-link" '
+                    'href="flamegraph.svg">Open it alone</a>.</p><object id="flamegraph" '
+                    'class="flamegraph" type="image/svg+xml" data="flamegraph.svg">'
+                    "flame graph</object>")
+    return page(title, "".join(body), INDEX_JS)
+
+
+def main():
+    ap = argparse.ArgumentParser(description="HTML report of a results file.")
+    ap.add_argument("results")
+    ap.add_argument("--baselines-dir", default="baselines")
+    ap.add_argument("--baseline")
+    ap.add_argument("--flamegraph")
+    ap.add_argument("--out", default=os.path.join("reports", "html"))
+    ap.add_argument("--title", default="Benchmark report")
+    a = ap.parse_args()
+    try:
+        d = load_results(a.results)
+        base = load_results(a.baseline) if a.baseline else None
+        if a.flamegraph and not os.path.isfile(a.flamegraph):
+            raise InputError(f"{a.flamegraph}: no such flame graph file")
+    except InputError as e:
+        print(f"html_report.py: {e}", file=sys.stderr)
+        return 2
+    ids = [b["id"] for b in d["benchmarks"]]
+    if len(set(ids)) != len(ids):
+        print(f"html_report.py: {a.results}: duplicate benchmark ids", file=sys.stderr)
+        return 2
+    stats_ = (d.get("context") or {}).get("statistics") or {}
+    level = stats_.get("confidence_level", 0.95)
+    level = level if isinstance(level, (int, float)) and 0 < level < 1 else 0.95
+    base_entries = {b["id"]: b for b in base["benchmarks"] if b.get("status") == "ok"} if base \
+        else {}
+    base_label = os.path.basename(a.baseline)[:-5] if a.baseline and \
+        a.baseline.endswith(".json") else (a.baseline or "baseline")
+    hist_files = load_history(a.baselines_dir, None)
+    now_ts = (d.get("context") or {}).get("timestamp") or ""
+
+    try:
+        os.makedirs(a.out, exist_ok=True)
+        for fn in os.listdir(a.out):
+            if fn == "index.html" or fn == "flamegraph.svg" or \
+                    (fn.startswith("b-") and fn.endswith(".html")):
+                os.remove(os.path.join(a.out, fn))
+        flame = False
+        if a.flamegraph:
+            shutil.copyfile(a.flamegraph, os.path.join(a.out, "flamegraph.svg"))
+            flame = True
+        pages = {bid: page_name(bid) for bid in ids}
+        for b in d["benchmarks"]:
+            bid = b["id"]
+            history = []
+            for name, ts, entries in hist_files:
+                e = entries.get(bid)
+                if e:
+                    m, lo, hi = median_of(e)
+                    if m is not None:
+                        history.append((name, ts, m, lo, hi, False))
+            if b.get("status") == "ok":
+                m, lo, hi = median_of(b)
+                if m is not None:
+                    history.append(("this run", now_ts if isinstance(now_ts, str) else "", m,
+                                    lo, hi, True))
+            history.sort(key=lambda h: (h[1] == "", h[1], h[0]))
+            text = bench_page(b, d.get("context") or {}, level, base_entries.get(bid),
+                              base_label, history, flame)
+            with open(os.path.join(a.out, pages[bid]), "w", encoding="utf-8") as f:
+                f.write(text)
+        with open(os.path.join(a.out, "index.html"), "w", encoding="utf-8") as f:
+            f.write(index_page(d, a.title, level, flame, pages))
+    except OSError as e:
+        print(f"html_report.py: {e.filename or a.out}: {e.strerror}", file=sys.stderr)
+        return 2
+    print(f"html_report.py: wrote {os.path.join(a.out, 'index.html')} and {len(ids)} benchmark "
+          "pages", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,797 @@
+#!/usr/bin/env python3
+"""Regenerates reports/profiling_results.md (and the HTML report in reports/html/) from scratch
+on this machine: it runs the reference suite, the profilers and the variance check, and writes
+only numbers it measured in this run. `make report` runs it; docs/profiling.md explains the
+report and the rules for optimisation candidates. Standard library only.
+
+Usage: scripts/make_report.py [--quick] [--baseline NAME] [--variance-runs N] [--out FILE]
+                              [--html-dir DIR] [--work DIR]
+Environment (the flags win): REPORT_QUICK=1 (--quick), REPORT_BASELINE=NAME (--baseline),
+REPORT_VARIANCE_RUNS=N (--variance-runs), REPORT_MEMORY=0|1 (heap profile and leak check; default
+on, off with --quick), REPORT_PROFILE=0 (skip the CPU profile), REPORT_PERF_EVENTS=LIST (for the
+counters run; default "ipc,sw"), BENCH_PROGRAM (the suite program ./bench runs).
+
+Steps: (1) the suite with default settings (--quick: a few fast benchmarks, --quick), compared
+with baseline NAME when given (--baseline NAME --baseline-lenient); (2) a --quick counters run with
+--alloc-stats and --perf-events when the program has them (kept apart so counting cannot disturb
+the timings of step 1); (3) scripts/profile_hotspots.sh on the profiling workload; (4)
+scripts/memory_profile.sh; (5) scripts/variance_check.sh -n N (default 10; 3 with --quick);
+(6) scripts/html_report.py; (7) the Markdown report. Intermediate files go to tmp/report/.
+Exit: 0 written; 2 usage error, or the suite run itself failed (one line says why). A profiler
+that cannot run here (no perf, no valgrind) is reported as unavailable in the report, not fatal.
+"""
+import argparse
+import datetime
+import json
+import math
+import os
+import re
+import shlex
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+# ---- the rules for optimisation candidates (docs/profiling.md) ----
+BANDWIDTH_TARGET = 0.70     # a streaming kernel should reach this fraction of the read probe
+PHASE_SHARE = 20.0          # % of the workload's samples that makes a phase a candidate
+HOT_FUNCTION = 10.0         # % self samples that makes a function a candidate
+CV_LIMIT = 5.0              # % run-to-run CV above which a benchmark is too noisy to gate on
+CI_LIMIT = 5.0              # % CI half-width of the median above which an estimate is imprecise
+R2_LIMIT = 0.95             # R² of the slope below which the samples do not fit a line
+
+QUICK_FILTER = ("^(harness/(clock_monotonic|memset/4096|known_cost_chain_1000)|"
+                "scaling/(similarity|read_probe)/1000|workload/(decay_10k_memories|"
+                "spreading_activation_1000|vector_similarity_1000))$")
+SIZES = (1000, 10000, 100000)
+
+
+class Fail(Exception):
+    pass
+
+
+def log(msg):
+    print(f"make_report.py: {msg}", file=sys.stderr, flush=True)
+
+
+def run(cmd, env=None, out=None, timeout=3600):
+    """Runs cmd in the repository root; stdout to `out` (a path) or captured. Returns
+    (returncode, stdout, stderr, seconds)."""
+    t0 = time.monotonic()
+    e = dict(os.environ)
+    e.update(env or {})
+    try:
+        if out:
+            with open(out, "w", encoding="utf-8") as f:
+                p = subprocess.run(cmd, cwd=ROOT, env=e, stdout=f, stderr=subprocess.PIPE,
+                                   text=True, timeout=timeout)
+            so = ""
+        else:
+            p = subprocess.run(cmd, cwd=ROOT, env=e, capture_output=True, text=True,
+                               timeout=timeout)
+            so = p.stdout
+    except FileNotFoundError as ex:
+        return 127, "", f"{cmd[0]}: {ex.strerror}", time.monotonic() - t0
+    except subprocess.TimeoutExpired:
+        return 124, "", f"{cmd[0]}: timed out after {timeout} s", time.monotonic() - t0
+    return p.returncode, so, p.stderr, time.monotonic() - t0
+
+
+def shown(cmd):
+    """A command line as a user would type it (shell-quoted)."""
+    return " ".join(shlex.quote(c) for c in cmd)
+
+
+def first_error(stderr):
+    lines = [ln for ln in stderr.splitlines() if ln.strip() and "warning:" not in ln]
+    return lines[-1] if lines else "no message"
+
+
+# ---- formatting ----
+
+
+def fmt_time(ns):
+    if ns is None or not isinstance(ns, (int, float)) or not math.isfinite(ns):
+        return "n/a"
+    if ns == 0:
+        return "0 ns"
+    for div, unit in ((1e9, "s"), (1e6, "ms"), (1e3, "µs"), (1.0, "ns")):
+        if abs(ns) >= div:
+            return f"{ns / div:.4g} {unit}"
+    return f"{ns * 1e3:.4g} ps"
+
+
+def fmt_rate(per_s, unit):
+    if per_s is None or not math.isfinite(per_s):
+        return "n/a"
+    for div, p in ((1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "K")):
+        if per_s >= div:
+            return f"{per_s / div:.4g} {p}{unit}/s"
+    return f"{per_s:.4g} {unit}/s"
+
+
+def code(s):
+    return "`" + str(s).replace("`", "'") + "`"
+
+
+def cell(s):
+    return str(s).replace("|", "\\|").replace("\n", " ")
+
+
+def table(head, rows, align=None):
+    align = align or ["---"] * len(head)
+    out = ["| " + " | ".join(head) + " |", "|" + "|".join(align) + "|"]
+    out += ["| " + " | ".join(cell(c) for c in r) + " |" for r in rows]
+    return "\n".join(out)
+
+
+def pct(x, digits=1):
+    return "n/a" if x is None else f"{x:.{digits}f}%"
+
+
+# ---- reading results ----
+
+
+def load_json(path):
+    with open(path, encoding="utf-8") as f:
+        return json.load(f)
+
+
+def ok_map(results):
+    return {b["id"]: b for b in results.get("benchmarks", []) if b.get("status") == "ok"}
+
+
+def med(b):
+    return b["estimates"]["median"]
+
+
+def rate_bounds(b, key):
+    """(point, low, high) per second of throughput amount `key`, from the median's interval."""
+    amount = (b.get("throughput") or {}).get(key)
+    m = med(b)
+    if not amount or not m["point"]:
+        return None
+    lo = amount * 1e9 / m["upper"] if m["upper"] > 0 else float("nan")
+    hi = amount * 1e9 / m["lower"] if m["lower"] > 0 else float("inf")
+    return amount * 1e9 / m["point"], lo, hi
+
+
+def bandwidth_fractions(oks):
+    """Per size where both exist: similarity and read-probe bandwidth and their ratio."""
+    rows = []
+    for n in SIZES:
+        s, p = oks.get(f"scaling/similarity/{n}"), oks.get(f"scaling/read_probe/{n}")
+        if not s or not p:
+            continue
+        sb, pb = rate_bounds(s, "bytes_per_iteration"), rate_bounds(p, "bytes_per_iteration")
+        if not sb or not pb:
+            continue
+        # Same bytes on both sides: the fraction is probe time / similarity time. Its range pairs
+        # the ends of the two intervals (conservative: both at their worst, both at their best).
+        f = med(p)["point"] / med(s)["point"]
+        f_lo = med(p)["lower"] / med(s)["upper"]
+        f_hi = med(p)["upper"] / med(s)["lower"] if med(s)["lower"] > 0 else float("inf")
+        rows.append({"n": n, "mb": s["throughput"]["bytes_per_iteration"] / 1e6, "sim": sb,
+                     "probe": pb, "fraction": f, "lo": f_lo, "hi": f_hi})
+    return rows
+
+
+def variance(files):
+    """Per benchmark: runs, median of medians, CV and CV without the machine factor (the same
+    computation as scripts/variance_check.sh)."""
+    runs = [load_json(p) for p in files]
+    meds = [{b["id"]: b["estimates"]["median"]["point"] for b in r["benchmarks"]
+             if b.get("status") == "ok" and b["estimates"]["median"]["point"] > 0} for r in runs]
+    ids = [i for i in meds[0] if all(i in m for m in meds)]
+    typical = {i: statistics.median(m[i] for m in meds) for i in ids}
+    factor = [math.exp(statistics.median(math.log(m[i] / typical[i]) for i in ids)) if ids
+              else 1.0 for m in meds]
+
+    def cv(vals):
+        mu = statistics.mean(vals)
+        return 100.0 * statistics.stdev(vals) / mu if len(vals) > 1 and mu > 0 else 0.0
+
+    rows = []
+    for i in ids:
+        vals = [m[i] for m in meds]
+        rows.append({"id": i, "runs": len(vals), "typical": typical[i], "cv": cv(vals),
+                     "cv_own": cv([m[i] / f for m, f in zip(meds, factor)])})
+    return rows, factor, cv(factor)
+
+
+# ---- the report ----
+
+
+class Report:
+    def __init__(self, args):
+        self.a = args
+        self.work = os.path.join(ROOT, args.work)
+        self.parts = []
+        self.steps = []      # (what, seconds, outcome)
+        self.candidates = []
+
+    def add(self, text):
+        self.parts.append(text)
+
+    # step 1
+    def suite(self):
+        out = os.path.join(self.work, "suite.json")
+        cmd = ["./bench", "--output-format", "csv", "--color", "never", "--json",
+               os.path.relpath(out, ROOT)]
+        if self.a.quick:
+            cmd += ["--quick", QUICK_FILTER]
+        if self.a.baseline:
+            cmd += ["--baseline", self.a.baseline, "--baseline-lenient"]
+        log("step 1: the reference suite" + (" (quick)" if self.a.quick else
+                                               " with default settings (a few minutes)"))
+        rc, _, err, secs = run(cmd, out=os.path.join(self.work, "suite.csv"))
+        with open(os.path.join(self.work, "suite.stderr"), "w", encoding="utf-8") as f:
+            f.write(err)
+        if rc not in (0, 1, 3) or not os.path.isfile(out):
+            raise Fail(f"the suite run failed (exit {rc}): {first_error(err)}")
+        self.steps.append(("suite run", secs, f"exit {rc}"))
+        self.suite_cmd = shown(cmd)
+        self.suite_stderr = err
+        self.results = load_json(out)
+        self.oks = ok_map(self.results)
+
+    # step 2
+    def counters(self):
+        bench_help = run(["./bench", "--help"])[1]
+        opts = []
+        if "--alloc-stats" in bench_help:
+            opts.append(["--alloc-stats"])
+        if "--perf-events" in bench_help:
+            opts.append(["--perf-events", os.environ.get("REPORT_PERF_EVENTS", "ipc,sw")])
+        self.counters_note = None
+        self.counters_results = None
+        if not opts:
+            self.counters_note = "this program has neither --alloc-stats nor --perf-events"
+            return
+        out = os.path.join(self.work, "counters.json")
+        log("step 2: counters and allocations (--quick)")
+        notes = []
+        while opts:
+            cmd = ["./bench", "--quick", "--output-format", "csv", "--color", "never",
+                   "--json", os.path.relpath(out, ROOT)] + [x for o in opts for x in o]
+            if self.a.quick:
+                cmd.append(QUICK_FILTER)
+            rc, _, err, secs = run(cmd, out=os.devnull)
+            if rc in (0, 1, 3) and os.path.isfile(out):
+                self.steps.append(("counters run", secs, f"exit {rc}"))
+                self.counters_results = load_json(out)
+                self.counters_cmd = shown(cmd)
+                break
+            # Drop the option the program refused (e.g. counters compiled out) and try again.
+            msg = first_error(err)
+            bad = next((o for o in opts if o[0] in msg), opts[-1])
+            notes.append(f"{' '.join(bad)}: {msg}")
+            opts.remove(bad)
+        self.counters_note = "; ".join(notes) if notes else None
+
+    # step 3
+    def hotspots(self):
+        self.hot = None
+        self.hot_note = None
+        if os.environ.get("REPORT_PROFILE", "1") == "0":
+            self.hot_note = "skipped (REPORT_PROFILE=0)"
+            return
+        pdir = os.path.join(self.work, "profile")
+        os.makedirs(pdir, exist_ok=True)
+        log("step 3: CPU profile of the profiling workload (scripts/profile_hotspots.sh)")
+        rc, _, err, secs = run(["scripts/profile_hotspots.sh"], env={"PROFILE_OUT": pdir})
+        self.steps.append(("scripts/profile_hotspots.sh", secs, f"exit {rc}"))
+        if rc != 0:
+            self.hot_note = f"unavailable: {first_error(err)}"
+            return
+        self.hot = load_json(os.path.join(pdir, "hotspots.json"))
+        self.flamegraph = os.path.join(pdir, "flamegraph.svg")
+        shutil.copyfile(self.flamegraph, os.path.join(ROOT, "tmp", "flamegraph.svg"))
+        shutil.copyfile(os.path.join(pdir, "hotspots.json"), os.path.join(ROOT, "tmp",
+                                                                          "hotspots.json"))
+
+    # step 4
+    def memory(self):
+        self.mem = None
+        want = os.environ.get("REPORT_MEMORY", "0" if self.a.quick else "1") != "0"
+        if not want:
+            self.mem_note = "skipped (" + ("--quick" if self.a.quick else "REPORT_MEMORY=0") + \
+                "; REPORT_MEMORY=1 runs it)"
+            return
+        mdir = os.path.join(self.work, "memory")
+        os.makedirs(mdir, exist_ok=True)
+        log("step 4: heap profile and leak check (scripts/memory_profile.sh, about a minute)")
+        rc, _, err, secs = run(["scripts/memory_profile.sh"], env={"PROFILE_OUT": mdir})
+        self.steps.append(("scripts/memory_profile.sh", secs, f"exit {rc}"))
+        if rc not in (0, 1) or not os.path.isfile(os.path.join(mdir, "memory.json")):
+            self.mem_note = f"unavailable: {first_error(err)}"
+            return
+        self.mem = load_json(os.path.join(mdir, "memory.json"))
+        self.mem_note = None
+
+    # step 5
+    def variance(self):
+        n = self.a.variance_runs
+        vdir = os.path.join(self.work, "variance")
+        shutil.rmtree(vdir, ignore_errors=True)
+        cmd = ["scripts/variance_check.sh", "-n", str(n), "-k", os.path.relpath(vdir, ROOT)]
+        if self.a.quick:
+            cmd += ["--", "--quick", QUICK_FILTER]
+        log(f"step 5: variance check over {n} processes" +
+            ("" if self.a.quick else " (about 6 minutes for 10 runs of the whole suite)"))
+        rc, so, err, secs = run(cmd)
+        self.steps.append(("scripts/variance_check.sh", secs, f"exit {rc}"))
+        self.var_cmd = shown(cmd)
+        with open(os.path.join(self.work, "variance.txt"), "w", encoding="utf-8") as f:
+            f.write(so)
+        if rc != 0:
+            self.var = None
+            self.var_note = f"failed: {first_error(err)}"
+            return
+        self.var = variance([os.path.join(vdir, f"run{i}.json") for i in range(1, n + 1)])
+        self.var_note = None
+
+    # step 6
+    def html(self):
+        log("step 6: HTML report")
+        bdir = os.environ.get("BENCH_BASELINE_DIR") or "baselines"
+        cmd = [sys.executable, "scripts/html_report.py", os.path.join(self.work, "suite.json"),
+               "--out", self.a.html_dir, "--title", "Reference suite", "--baselines-dir", bdir]
+        if self.hot:
+            cmd += ["--flamegraph", self.flamegraph]
+        if self.a.baseline:
+            cmd += ["--baseline", os.path.join(bdir, self.a.baseline + ".json")]
+        rc, _, err, secs = run(cmd)
+        self.steps.append(("scripts/html_report.py", secs, f"exit {rc}"))
+        self.html_note = None if rc == 0 else f"failed: {first_error(err)}"
+
+    # ---- sections ----
+
+    def sec_system(self):
+        c = self.results.get("context", {})
+        cpu = c.get("cpu", {})
+        clk = c.get("clock", {})
+        mem = c.get("memory_bytes")
+        rows = [
+            ("CPU", f"{cpu.get('brand', '')} ({cpu.get('vendor', '')}, family "
+                    f"{cpu.get('family')}, model {cpu.get('model')}, stepping "
+                    f"{cpu.get('stepping')})"),
+            ("cores / threads", f"{cpu.get('cores')} / {cpu.get('threads')} "
+                                f"({c.get('ncpus')} online)"),
+            ("caches", f"L1d {cpu.get('l1d_kib')} KiB, L2 {cpu.get('l2_kib')} KiB, "
+                       f"L3 {cpu.get('l3_kib')} KiB"),
+            ("SIMD", cpu.get("features") or "unknown"),
+            ("memory", f"{mem / 2**30:.1f} GiB" if isinstance(mem, (int, float)) and mem > 0
+             else "unknown"),
+            ("OS", f"{c.get('os_name')} ({c.get('kernel')})"),
+            ("governor / boost", f"{c.get('governor') or 'unknown'} / "
+                                 f"{c.get('boost') or 'unknown'}"),
+            ("load average at start", ", ".join(f"{x:.2f}" for x in c.get("loadavg", []))),
+            ("compiler", f"{c.get('compiler')}, flags `{c.get('compiler_flags')}`, "
+                         f"{c.get('build_type')}"),
+            ("clock", f"{clk.get('name')}: {clk.get('cost_ns', 0):.1f} ns per read, resolution "
+                      f"{clk.get('resolution_ns', 0):.0f} ns"),
+            ("harness / git", f"{self.results.get('harness_version')} / "
+                              f"{c.get('git_revision') or 'unknown'}"),
+            ("host", c.get("hostname")),
+            ("run", c.get("timestamp")),
+        ]
+        self.add("## System configuration\n\nFrom the `context` of the suite run's JSON (CPU "
+                 f"facts from: {cpu.get('source', 'unknown')}).\n\n" +
+                 table(["", ""], [(k, v) for k, v in rows]))
+        warns = c.get("warnings") or []
+        if warns:
+            self.add("Warnings the harness gave about this machine:\n\n" +
+                     "\n".join(f"- {w}" for w in warns))
+
+    def sec_suite(self):
+        c = self.results.get("context", {})
+        level = c.get("statistics", {}).get("confidence_level", 0.95)
+        rows = []
+        for b in self.results["benchmarks"]:
+            if b.get("status") != "ok":
+                rows.append((code(b["id"]), b.get("status"), b.get("message", ""), "", "", "", ""))
+                continue
+            m = med(b)
+            thr = ""
+            for key, unit in (("bytes_per_iteration", "B"), ("elements_per_iteration", "elem")):
+                rb = rate_bounds(b, key)
+                if rb:
+                    thr = f"{fmt_rate(rb[0], unit)} [{fmt_rate(rb[1], unit)}, " \
+                          f"{fmt_rate(rb[2], unit)}]"
+                    break
+            n = len(b["samples"]["iterations"])
+            r2 = b.get("r2")
+            rows.append((code(b["id"]), fmt_time(m["point"]),
+                         f"[{fmt_time(m['lower'])}, {fmt_time(m['upper'])}]", thr,
+                         f"{n} ({b.get('stop_reason')})",
+                         f"{r2:.4f}" if isinstance(r2, (int, float)) else "n/a",
+                         sum(v for k, v in b.get("outliers", {}).items() if k != "fences_ns")))
+        self.add(f"## Reference suite\n\n`{self.suite_cmd}`"
+                 + (" (quick mode: a subset, --quick settings)" if self.a.quick else "") +
+                 f". Median time per iteration with its {level:.0%} bootstrap interval; "
+                 "throughput is the declared amount per iteration over the median (its interval "
+                 "from the median's). Full distributions: the HTML report "
+                 f"(`{self.a.html_dir}/index.html`).\n\n" +
+                 table(["benchmark", "median", f"{level:.0%} CI", "throughput [CI]",
+                        "samples (stop)", "R²", "outliers"], rows,
+                       ["---", "---:", "---", "---", "---:", "---:", "---:"]))
+
+    def sec_bandwidth(self):
+        rows = bandwidth_fractions(self.oks)
+        self.bw = rows
+        head = ("## Fraction of the machine limit\n\nThe similarity kernel streams "
+                "4·N·D + 4·N bytes per query; `scaling/read_probe/N` reads a buffer of the same "
+                "size in the same run with the simplest loop that can (docs/workloads.md). Their "
+                "ratio is the fraction of the single-core read bandwidth this machine delivers "
+                "that similarity reaches. The range pairs the ends of both confidence intervals "
+                "(conservative). The probe is itself a measurement, not a datasheet peak; "
+                "activation and decay have no such limit in the suite (activation is bound by "
+                "scattered updates, decay by the divider: docs/workloads.md).\n\n")
+        if not rows:
+            self.add(head + "Not measured in this run: the suite JSON has no pair of "
+                     "`scaling/similarity/N` and `scaling/read_probe/N`.")
+            return
+        self.add(head + table(
+            ["candidates N", "buffer", "similarity", "read probe", "fraction", "range"],
+            [(f"{r['n']:,}", f"{r['mb']:.1f} MB", fmt_rate(r["sim"][0], "B"),
+              fmt_rate(r["probe"][0], "B"), f"{r['fraction']:.2f}",
+              f"[{r['lo']:.2f}, {r['hi']:.2f}]") for r in rows],
+            ["---:", "---:", "---:", "---:", "---:", "---"]))
+
+    def sec_baseline(self):
+        if not self.a.baseline:
+            self.add("## Comparison with a baseline\n\nNone requested (`make report "
+                     "REPORT_BASELINE=NAME` compares this run with `baselines/NAME.json`).")
+            return
+        rows, missing = [], []
+        for b in self.results["benchmarks"]:
+            ch = b.get("change")
+            if b.get("status") != "ok":
+                continue
+            if not ch:
+                missing.append(b["id"])
+                continue
+            rows.append((code(b["id"]), ch["verdict"],
+                         f"{(ch['ratio'] - 1) * 100:+.2f}% [{(ch['ratio_lower'] - 1) * 100:+.2f}%, "
+                         f"{(ch['ratio_upper'] - 1) * 100:+.2f}%]", f"{ch['p_adjusted']:.4f}",
+                         fmt_time(ch["baseline_median_ns"]), fmt_time(med(b)["point"])))
+        summary = [ln for ln in self.suite_stderr.splitlines()
+                   if re.match(r"^\d+ regressed, ", ln) or "Comparison with baseline" in ln]
+        text = (f"## Comparison with baseline `{self.a.baseline}`\n\n`--baseline "
+                f"{self.a.baseline} --baseline-lenient`: change of the median, new over old, with "
+                "its interval (run-to-run noise included) and Holm-adjusted p "
+                "(docs/comparison.md).\n\n")
+        if summary:
+            text += "\n".join(f"> {s.strip()}" for s in summary) + "\n\n"
+        text += table(["benchmark", "verdict", "change [interval]", "p (adj.)", "baseline median",
+                       "this run"], rows)
+        if missing:
+            text += "\n\nNot in the baseline: " + ", ".join(code(m) for m in missing) + "."
+        self.add(text)
+        for b in self.results["benchmarks"]:
+            ch = b.get("change") or {}
+            if ch.get("verdict") == "regressed":
+                self.candidates.append((0, (ch["ratio"] - 1) * 100,
+                                        f"{code(b['id'])} regressed by "
+                                        f"{(ch['ratio'] - 1) * 100:+.1f}% against "
+                                        f"`{self.a.baseline}` (p adj. {ch['p_adjusted']:.4f})",
+                                        "R1", "find the change that caused it before "
+                                        "optimising anything else"))
+
+    def sec_hotspots(self):
+        h = self.hot
+        if not h:
+            self.add(f"## CPU hot spots\n\n{self.hot_note}.")
+            return
+        total = h["total_samples"]
+
+        def rows(key):
+            return [(f"{r['percent']:.2f}%", r["samples"], code(r["function"])) for r in h[key]]
+        ph_rows = []
+        wall = h.get("phase_wall_s") or {}
+        wall_total = sum(v for k, v in wall.items() if k != "total")
+        for p in h["phases"]:
+            w = wall.get(p["phase"])
+            ph_rows.append((p["phase"], p["samples"], pct(p["percent_of_all"], 2),
+                            pct(p["percent_of_workload"], 2) if p["percent_of_workload"] is not None
+                            else "",
+                            f"{w * 1e3:.1f} ms ({100 * w / wall_total:.1f}%)" if w is not None and
+                            wall_total > 0 else ""))
+        mapping = "; ".join(f"{phase}: " + ", ".join(code(f) for f in fns)
+                            for phase, fns in h["phase_mapping"].items())
+        self.add(
+            "## CPU hot spots\n\n"
+            f"`scripts/profile_hotspots.sh`: {h['target']}, sampled with `perf record -e "
+            f"{h['event']} -F {h['frequency_hz']} -g` (frame pointers; the profiling build "
+            f"`build-prof`): {total:,} samples, {h['kernel_leaf_samples']:,} of them in the "
+            f"kernel, {h['unnamed_leaf_samples']:,} in frames perf could not name. Flame graph: "
+            "`tmp/flamegraph.svg` (also embedded in the HTML report); docs/profiling.md says how "
+            "to read it.\n\n"
+            "Top 10 functions by self share (samples whose innermost frame is the function):"
+            "\n\n" + table(["self", "samples", "function"], rows("self"), ["---:", "---:", "---"])
+            + "\n\nTop 10 by inclusive share (samples with the function anywhere on the stack):"
+            "\n\n" + table(["inclusive", "samples", "function"], rows("inclusive"),
+                           ["---:", "---:", "---"])
+            + "\n\nShare of compute time of each phase of the profiling workload, from the "
+            "samples: a sample belongs to the phase of the outermost phase function on its "
+            f"stack ({mapping}); other `wl_` frames are \"workload, other\"; samples with no "
+            "`wl_` frame (process start, exit) are outside the workload. The last column is "
+            "wl_profile's own wall clock per phase in the same run, as a cross-check.\n\n"
+            + table(["phase", "samples", "% of all", "% of workload", "wall time (wl_profile)"],
+                    ph_rows, ["---", "---:", "---:", "---:", "---:"]))
+        bw = {r["n"]: r for r in getattr(self, "bw", [])}
+        for p in h["phases"]:
+            share = p["percent_of_workload"]
+            if share is None or p["phase"] in ("workload, other",) or share < PHASE_SHARE:
+                continue
+            action = "profile inside the phase (flame graph) for its own hot spots"
+            score = share
+            if p["phase"] == "similarity" and 10000 in bw:
+                f = bw[10000]["fraction"]
+                head = share * max(0.0, 1 - f)
+                action = (f"its kernel reaches {f:.2f} of the read probe at the profile's size "
+                          f"(10,000 x 768): reaching the probe would save at most about "
+                          f"{head:.0f}% of the workload; beyond that only moving fewer bytes "
+                          "helps (narrower embeddings, e.g. fp16 or int8, or an index that skips "
+                          "candidates)")
+            self.candidates.append((1, score, f"phase **{p['phase']}** takes {share:.1f}% of the "
+                                    "profiling workload's samples", "R3", action))
+        for r in h["self"]:
+            if r["percent"] >= HOT_FUNCTION:
+                where = f" (its samples are in phase {r['phase']})" if r.get("phase") else ""
+                self.candidates.append((2, r["percent"], f"function {code(r['function'])} has "
+                                        f"{r['percent']:.1f}% of all samples as self time{where}",
+                                        "R4",
+                                        "look at its instructions (perf annotate) and at the "
+                                        "bytes it moves per call"))
+
+    def sec_counters(self):
+        sources = [(self.results, "the suite run")]
+        if self.counters_results:
+            sources.append((self.counters_results, f"`{self.counters_cmd}`"))
+        text = "## Counters and allocations\n\n"
+        if self.counters_note:
+            text += f"Counters run: {self.counters_note}.\n\n"
+        found = False
+        for res, label in sources:
+            names, facts, rows = [], [], []
+            for b in res.get("benchmarks", []):
+                for name, m in (b.get("metrics") or {}).items():
+                    if name not in names:
+                        names.append(name)
+                for name in (b.get("facts") or {}):
+                    if name not in facts:
+                        facts.append(name)
+            if not names and not facts:
+                continue
+            found = True
+            units = {}
+            for b in res.get("benchmarks", []):
+                if b.get("status") != "ok":
+                    continue
+                row = [code(b["id"])]
+                for name in names:
+                    m = (b.get("metrics") or {}).get(name) or {}
+                    units.setdefault(name, m.get("unit", ""))
+                    pm = ((m.get("per_iteration") or {}).get("median") or {}).get("point")
+                    row.append("" if pm is None else f"{pm:.4g}" + (" (scaled)" if m.get("scaled")
+                                                                    else ""))
+                for name in facts:
+                    f = (b.get("facts") or {}).get(name) or {}
+                    units.setdefault(name, f.get("unit", ""))
+                    row.append("" if f.get("value") is None else f"{f['value']:.4g}")
+                rows.append(row)
+            head = ["benchmark"] + [f"{n} ({units.get(n, '')}/iter)" for n in names] + \
+                [f"{n} ({units.get(n, '')})" for n in facts]
+            text += (f"From {label}: metrics are medians per iteration (their intervals are in "
+                     "the run's JSON and the HTML report); facts are per benchmark.\n\n" +
+                     table(head, rows, ["---"] + ["---:"] * (len(head) - 1)) + "\n\n")
+        if not found:
+            text += ("No benchmark in this run's JSON has `metrics` or `facts` (the program "
+                     "records them only with --alloc-stats or --perf-events, when built with "
+                     "them).")
+        self.add(text.rstrip())
+
+    def sec_memory(self):
+        text = "## Heap profile and leak check\n\n"
+        if not self.mem:
+            self.add(text + f"{self.mem_note}.")
+            return
+        m = self.mem
+        h, lk = m.get("heap") or {}, m.get("leaks") or {}
+        text += f"`scripts/memory_profile.sh`: {m['target']}.\n\n"
+        rows = []
+        if h:
+            rows += [("peak heap", f"{h['peak_heap_bytes'] / 1e6:.2f} MB ({h['tool']})")]
+            if "allocation_calls" in h:
+                rows.append(("allocation calls", h["allocation_calls"]))
+            if "temporary_allocations" in h:
+                rows.append(("temporary allocations", h["temporary_allocations"]))
+            if "leaked_bytes" in h:
+                rows.append(("not freed at exit", f"{h['leaked_bytes']:.0f} B ({h['tool']})"))
+        if lk:
+            rows.append(("memcheck errors", lk["errors"]))
+            rows.append(("definitely / indirectly / possibly lost",
+                         f"{lk['definitely_lost_bytes']} / {lk['indirectly_lost_bytes']} / "
+                         f"{lk['possibly_lost_bytes']} B"))
+            rows.append(("still reachable at exit", f"{lk['still_reachable_bytes']} B"))
+            if "allocs" in lk:
+                rows.append(("heap usage (memcheck)", f"{lk['allocs']} allocs, {lk['frees']} "
+                                                      f"frees, {lk['allocated_bytes']:,} B"))
+        text += table(["", ""], rows)
+        if h.get("top_sites"):
+            text += "\n\nTop allocation sites by bytes live at the peak:\n\n" + table(
+                ["bytes at peak", "calls", "site"],
+                [(f"{s['peak_bytes'] / 1e6:.3f} MB", s["calls"], code(s["site"]))
+                 for s in h["top_sites"]], ["---:", "---:", "---"])
+        self.add(text)
+
+    def sec_variance(self):
+        text = (f"## Run-to-run variation\n\n`{self.var_cmd}`: the benchmarks in "
+                f"{self.a.variance_runs} separate processes; CV is the coefficient of variation "
+                "of each benchmark's median across them, \"without machine\" divides out each "
+                "run's machine factor (the median over benchmarks of that run's median relative "
+                "to the typical one), as scripts/variance_check.sh does.\n\n")
+        if not self.var:
+            self.add(text + f"{self.var_note}.")
+            return
+        rows, factor, fcv = self.var
+        text += table(["benchmark", "runs", "median of medians", "CV", "CV without machine"],
+                      [(code(r["id"]), r["runs"], fmt_time(r["typical"]), pct(r["cv"], 2),
+                        pct(r["cv_own"], 2)) for r in rows],
+                      ["---", "---:", "---:", "---:", "---:"])
+        under = sum(1 for r in rows if r["cv"] <= CV_LIMIT)
+        text += (f"\n\nMachine factor per run: {' '.join(f'{f:.3f}' for f in factor)} (CV "
+                 f"{fcv:.2f}%). {under} of {len(rows)} benchmarks are at or under "
+                 f"{CV_LIMIT:.0f}%.")
+        self.add(text)
+        for r in rows:
+            if r["cv"] > CV_LIMIT:
+                self.candidates.append((4, r["cv"], f"{code(r['id'])} varies {r['cv']:.1f}% "
+                                        "between processes", "R5",
+                                        "changes smaller than about twice that cannot be told "
+                                        "from noise: quiet the machine or calibrate its baseline "
+                                        "(--calibrate) before optimising it"))
+
+    def rules_precision(self):
+        for b in self.results["benchmarks"]:
+            if b.get("status") != "ok":
+                continue
+            m = med(b)
+            half = max(m["upper"] - m["point"], m["point"] - m["lower"])
+            rel = 100 * half / m["point"] if m["point"] > 0 else float("inf")
+            r2 = b.get("r2")
+            if rel > CI_LIMIT or (isinstance(r2, (int, float)) and r2 < R2_LIMIT):
+                what = []
+                if rel > CI_LIMIT:
+                    what.append(f"CI half-width {rel:.1f}% of the median")
+                if isinstance(r2, (int, float)) and r2 < R2_LIMIT:
+                    what.append(f"R² {r2:.3f}")
+                self.candidates.append((5, rel, f"{code(b['id'])}: " + ", ".join(what), "R6",
+                                        "measure longer (--measurement-time) before drawing "
+                                        "conclusions from it"))
+        for r in getattr(self, "bw", []):
+            if r["fraction"] < BANDWIDTH_TARGET:
+                sure = "clearly" if r["hi"] < BANDWIDTH_TARGET else "possibly"
+                self.candidates.append((1.5, (BANDWIDTH_TARGET - r["fraction"]) * 100,
+                                        f"similarity at {r['n']:,} candidates reaches "
+                                        f"{r['fraction']:.2f} of the read probe ({sure} below "
+                                        f"{BANDWIDTH_TARGET:.2f})", "R2",
+                                        "the kernel, not memory, is the limit at this size: "
+                                        "per-candidate work (the 32-lane reduction, the norm "
+                                        "division, the top-k check) and loop overhead"))
+
+    def sec_candidates(self):
+        self.rules_precision()
+        rules = table(["rule", "condition", "priority"], [
+            ("R1", "a benchmark regressed against the requested baseline", "1 (first)"),
+            ("R3", f"a phase takes at least {PHASE_SHARE:.0f}% of the profiling workload's "
+                   "samples; for similarity the headroom to the read probe is estimated as "
+                   "share x (1 - fraction at 10,000 candidates)", "2, by share"),
+            ("R2", f"similarity below {BANDWIDTH_TARGET:.2f} of the read probe at some size "
+                   "(\"clearly\" when the whole range is below)", "3, by gap"),
+            ("R4", f"a function with at least {HOT_FUNCTION:.0f}% of all samples as self time",
+             "4, by share"),
+            ("R5", f"run-to-run CV above {CV_LIMIT:.0f}% (a measurement problem to fix before "
+                   "optimising that benchmark)", "5, by CV"),
+            ("R6", f"CI half-width above {CI_LIMIT:.0f}% of the median, or R² below "
+                   f"{R2_LIMIT}", "6, by width"),
+        ])
+        ordered = sorted(self.candidates, key=lambda c: (c[0], -c[1]))
+        items = [f"{i}. [{c[3]}] {c[2]}: {c[4]}." for i, c in enumerate(ordered, 1)]
+        self.add("## Optimisation candidates\n\nDerived from the numbers above by these rules "
+                 "(thresholds at the top of scripts/make_report.py; docs/profiling.md):\n\n" +
+                 rules + "\n\n" + ("\n".join(items) if items else
+                                   "No rule fired on this run's numbers."))
+
+    def write(self):
+        started = self.started
+        now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+        mode = "quick (REPORT_QUICK=1: a subset with --quick settings, fewer variance runs; "\
+            "not for drawing conclusions)" if self.a.quick else "full"
+        head = ("# Profiling results\n\n"
+                f"Generated by `make report` (scripts/make_report.py) on this machine, "
+                f"{started} to {now}, mode: {mode}. Every number below was measured by the "
+                "commands listed in this run; regenerate with `make report` rather than editing. "
+                "What each section means and the rules for the candidates: "
+                "[docs/profiling.md](../docs/profiling.md).\n")
+        steps = table(["step", "time", "outcome"],
+                      [(code(s), f"{t:.0f} s", o) for s, t, o in self.steps])
+        body = "\n\n".join([head] + self.parts + ["## How this report was made\n\n" + steps +
+                                                  f"\n\nHTML report: `{self.a.html_dir}/"
+                                                  "index.html`" + (f" ({self.html_note})"
+                                                                   if self.html_note else "") +
+                                                  ". Intermediate files: `" + self.a.work + "/`."])
+        out = os.path.join(ROOT, self.a.out)
+        os.makedirs(os.path.dirname(out), exist_ok=True)
+        tmp = out + ".tmp"
+        with open(tmp, "w", encoding="utf-8") as f:
+            f.write(body.rstrip() + "\n")
+        os.replace(tmp, out)
+        return out
+
+    def make(self):
+        self.started = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+        shutil.rmtree(self.work, ignore_errors=True)
+        os.makedirs(self.work, exist_ok=True)
+        os.makedirs(os.path.join(ROOT, "tmp"), exist_ok=True)
+        self.suite()
+        self.counters()
+        self.hotspots()
+        self.memory()
+        self.variance()
+        self.html()
+        self.sec_system()
+        self.sec_suite()
+        self.sec_bandwidth()
+        self.sec_baseline()
+        self.sec_hotspots()
+        self.sec_counters()
+        self.sec_memory()
+        self.sec_variance()
+        self.sec_candidates()
+        return self.write()
+
+
+def env_int(name, default):
+    v = os.environ.get(name, "")
+    if not v:
+        return default
+    if not re.fullmatch(r"[0-9]+", v):
+        raise Fail(f"{name} must be an integer, got '{v}'")
+    return int(v)
+
+
+def main():
+    ap = argparse.ArgumentParser(description="Regenerate reports/profiling_results.md.")
+    ap.add_argument("--quick", action="store_true", default=os.environ.get("REPORT_QUICK", "")
+                    not in ("", "0"))
+    ap.add_argument("--baseline", default=os.environ.get("REPORT_BASELINE") or None)
+    ap.add_argument("--variance-runs", type=int, default=None)
+    ap.add_argument("--out", default=os.path.join("reports", "profiling_results.md"))
+    ap.add_argument("--html-dir", default=os.path.join("reports", "html"))
+    ap.add_argument("--work", default=os.path.join("tmp", "report"))
+    a = ap.parse_args()
+    try:
+        if a.variance_runs is None:
+            a.variance_runs = env_int("REPORT_VARIANCE_RUNS", 3 if a.quick else 10)
+        if a.variance_runs < 2:
+            raise Fail("the variance check needs at least 2 runs (REPORT_VARIANCE_RUNS)")
+        if a.baseline and not re.fullmatch(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}", a.baseline):
+            raise Fail(f"'{a.baseline}' is not a baseline name (REPORT_BASELINE)")
+        t0 = time.monotonic()
+        out = Report(a).make()
+    except Fail as e:
+        log(str(e))
+        return 2
+    log(f"wrote {os.path.relpath(out, ROOT)} and {a.html_dir}/index.html in "
+        f"{time.monotonic() - t0:.0f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

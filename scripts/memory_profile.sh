@@ -1,0 +1,167 @@
+#!/usr/bin/env bash
+# Heap profile and leak check: peak heap, allocation count and the top allocation sites (with
+# heaptrack, or valgrind's DHAT where heaptrack cannot be had), then a leak check with valgrind
+# memcheck, of the profiling build.
+#
+# Usage: scripts/memory_profile.sh [FILTER]
+#   no FILTER   profiles build-prof/workloads/wl_profile (the reference profiling workload,
+#               once: about 2 s natively, 30-60 s under memcheck)
+#   FILTER      profiles the reference suite's benchmarks that FILTER selects, each run for
+#               MEMORY_TIME seconds with --profile-time (their untimed setup runs too: under
+#               valgrind, select small benchmarks)
+# Environment:
+#   MEMORY_TIME=S        seconds per benchmark with a FILTER (default 0.5)
+#   MEMORY_TOOL=T        heaptrack or dhat (default heaptrack; dhat when heaptrack is missing,
+#                        or sees no allocation: the suite program defines malloc itself)
+#   MEMORY_LEAK_CHECK=0  skip the memcheck leak check
+#   PROFILE_OUT=DIR      output directory (default tmp)
+#   PROFILE_BUILD_DIR=DIR profiling build (default build-prof)
+# Outputs in DIR: heaptrack.zst and heaptrack.txt (or dhat.json), heap.folded and
+# heap_flamegraph.svg (bytes at the peak, by call stack; heaptrack only), memcheck.log,
+# memory.json and memory.txt (the summary printed).
+# Needs heaptrack (Debian: heaptrack) or valgrind, valgrind for the leak check, python3, cmake,
+# a C compiler; as root, missing packages are installed with apt-get.
+# Exit: 0 ok; 1 memcheck found memory errors or definitely/indirectly lost memory; 2 usage
+# error, missing tool, build failure or a failed run.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+me="memory_profile.sh"
+
+die() {
+    echo "$me: $*" >&2
+    exit 2
+}
+
+case "${1:-}" in
+    -h | --help)
+        awk 'NR > 1 && /^#/ { print; next } NR > 1 { exit }' "$0"
+        exit 0
+        ;;
+    -*) die "unknown option '$1' (try --help)" ;;
+esac
+[[ $# -le 1 ]] || die "at most one FILTER (a regex; use | to select several)"
+filter="${1:-}"
+seconds="${MEMORY_TIME:-0.5}"
+tool="${MEMORY_TOOL:-heaptrack}"
+leak_check="${MEMORY_LEAK_CHECK:-1}"
+out="${PROFILE_OUT:-tmp}"
+build_dir="${PROFILE_BUILD_DIR:-build-prof}"
+if ! [[ "$seconds" =~ ^[0-9]+([.][0-9]+)?$ ]]; then
+    die "MEMORY_TIME must be a number of seconds, got '$seconds'"
+fi
+case "$tool" in
+    heaptrack | dhat) ;;
+    *) die "MEMORY_TOOL must be heaptrack or dhat, got '$tool'" ;;
+esac
+
+# try_install CMD PACKAGE: 0 when CMD is (now) available; installs with apt-get as root.
+try_install() {
+    command -v "$1" >/dev/null 2>&1 && return 0
+    [[ "$(id -u)" -eq 0 ]] && command -v apt-get >/dev/null 2>&1 || return 1
+    echo "$me: installing $2 (for $1)" >&2
+    if ! DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$2" >/dev/null 2>&1; then
+        DEBIAN_FRONTEND=noninteractive apt-get update -qq >/dev/null 2>&1 || true
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$2" >/dev/null 2>&1 || return 1
+    fi
+    command -v "$1" >/dev/null 2>&1
+}
+need() {
+    try_install "$1" "$2" || die "$1 not found: install it with: sudo apt-get install -y $2"
+}
+need python3 python3
+need cmake cmake
+need cc gcc
+if [[ "$tool" == heaptrack ]] && ! { try_install heaptrack heaptrack &&
+    try_install heaptrack_print heaptrack; }; then
+    echo "$me: heaptrack is not available: using valgrind's DHAT for the heap profile" >&2
+    tool=dhat
+fi
+if [[ "$tool" == dhat || "$leak_check" != 0 || -n "$filter" ]]; then
+    need valgrind valgrind
+fi
+
+mkdir -p "$out"
+start=$(date +%s)
+echo "$me: building the profiling configuration in $build_dir" >&2
+cfg=(-DCMAKE_BUILD_TYPE=Release -DHARNESS_PROFILING=ON)
+[[ -f "$build_dir/CMakeCache.txt" ]] || cfg+=(-DHARNESS_BUILD_TESTS=OFF)
+if ! { cmake -S . -B "$build_dir" "${cfg[@]}" &&
+    cmake --build "$build_dir" -j "$(nproc)" --target wl_profile bench; } >"$out/build.log" 2>&1; then
+    die "the profiling build failed (see $out/build.log)"
+fi
+
+if [[ -z "$filter" ]]; then
+    cmd=("$build_dir/workloads/wl_profile")
+    target="wl_profile (the reference profiling workload, once)"
+else
+    bench_prog="$build_dir/benches/bench"
+    if ! "$bench_prog" --list "$filter" >/dev/null 2>"$out/memory_target.out"; then
+        die "$(head -n 1 "$out/memory_target.out")"
+    fi
+    if "$bench_prog" --help | grep -q -- '--profile-time'; then
+        cmd=("$bench_prog" --profile-time "$seconds" "$filter")
+        target="bench --profile-time $seconds '$filter'"
+    else
+        cmd=("$bench_prog" --quick --output-format csv "$filter")
+        target="bench --quick '$filter'"
+    fi
+fi
+
+summary=(--target "$target" -o "$out/memory.json")
+rm -f "$out"/heaptrack.*.zst "$out"/heaptrack.*.gz "$out/heaptrack.zst" "$out/heaptrack.gz"
+if [[ "$tool" == heaptrack ]]; then
+    echo "$me: heap profile with heaptrack: $target" >&2
+    if ! heaptrack -o "$out/heaptrack" "${cmd[@]}" >"$out/memory_target.out" \
+        2>"$out/heaptrack.log"; then
+        die "heaptrack or the profiled program failed (see $out/heaptrack.log)"
+    fi
+    data="$(find "$out" -maxdepth 1 -name 'heaptrack.*' \( -name '*.zst' -o -name '*.gz' \) |
+        head -n 1)"
+    [[ -n "$data" ]] || die "heaptrack wrote no data file (see $out/heaptrack.log)"
+    heaptrack_print -f "$data" -n 10 >"$out/heaptrack.txt" 2>&1 ||
+        die "heaptrack_print failed (see $out/heaptrack.txt)"
+    if heaptrack_print -f "$data" -p 0 -a 0 -T 0 --flamegraph-cost-type peak \
+        -F "$out/heap.folded" >/dev/null 2>&1 && [[ -s "$out/heap.folded" ]]; then
+        python3 scripts/flamegraph.py "$out/heap.folded" -o "$out/heap_flamegraph.svg" \
+            --countname bytes --title "Heap at its peak: ${filter:-wl_profile}" \
+            --subtitle "heaptrack; width = bytes allocated and live at the peak" ||
+            echo "$me: warning: the heap flame graph could not be rendered" >&2
+    fi
+    if [[ -n "$filter" ]] && grep -q '^calls to allocation functions: 0 ' "$out/heaptrack.txt"; then
+        # The harness's allocation counter (harness/src/alloc.c) defines malloc & co. in the
+        # benchmark program itself, which binds before heaptrack's preloaded hooks: heaptrack
+        # then sees nothing. Valgrind replaces the functions in every object, so DHAT sees all.
+        note="heaptrack saw no allocation in the benchmark program (it defines malloc itself"
+        note+=" for --alloc-stats): DHAT used instead"
+        echo "$me: $note" >&2
+        summary+=(--note "$note")
+        tool=dhat
+    else
+        summary+=(--heaptrack "$out/heaptrack.txt")
+    fi
+fi
+if [[ "$tool" == dhat ]]; then
+    echo "$me: heap profile with valgrind DHAT (slow): $target" >&2
+    rm -f "$out/heap.folded" "$out/heap_flamegraph.svg"
+    if ! valgrind --tool=dhat --dhat-out-file="$out/dhat.json" "${cmd[@]}" \
+        >"$out/memory_target.out" 2>"$out/dhat.log"; then
+        die "valgrind DHAT or the profiled program failed (see $out/dhat.log)"
+    fi
+    summary+=(--dhat "$out/dhat.json")
+fi
+
+if [[ "$leak_check" != 0 ]]; then
+    echo "$me: leak check with valgrind memcheck (slow: about 30 s for wl_profile)" >&2
+    if ! valgrind --tool=memcheck --leak-check=full --show-leak-kinds=definite,indirect,possible \
+        --log-file="$out/memcheck.log" "${cmd[@]}" >/dev/null 2>&1; then
+        die "the program failed under memcheck (see $out/memcheck.log)"
+    fi
+    summary+=(--memcheck "$out/memcheck.log")
+fi
+
+rc=0
+python3 scripts/memory_summary.py "${summary[@]}" >"$out/memory.txt" || rc=$?
+cat "$out/memory.txt"
+[[ "$rc" -le 1 ]] || die "summarising the profile failed"
+echo "$me: done in $(($(date +%s) - start)) s: $out/memory.json, $out/memory.txt" >&2
+exit "$rc"

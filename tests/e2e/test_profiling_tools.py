@@ -1,0 +1,313 @@
+#!/usr/bin/env python3
+"""Tests of the profiling tools (docs/profiling.md): the stack folder, the hot-spot and phase
+tables, the flame graph's SVG, the memory summary, and `make report`'s fast path run for real.
+
+The folder, the tables and the summary get crafted inputs whose right answers are known by
+construction (perf script text with kernel, unnamed and truncated frames; folded stacks of the
+workload's phases, tail calls included; heaptrack and memcheck output). The report test runs
+scripts/make_report.py --quick against the real suite program (E2E_BENCH) without the profilers
+(they need perf and a profiling build: scripts/profile_hotspots.sh is checked by hand and by
+`make report`), and recomputes its bandwidth fraction and run-to-run CVs from the JSON files the
+report's own runs wrote. Standard library only.
+"""
+import json
+import math
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import unittest
+import xml.etree.ElementTree as ET
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+SCRIPTS = os.path.join(ROOT, "scripts")
+BENCH = os.environ.get("E2E_BENCH", "")
+
+
+def script(name, *args, env=None, timeout=120):
+    e = dict(os.environ)
+    e.update(env or {})
+    return subprocess.run([sys.executable, os.path.join(SCRIPTS, name), *args],
+                          capture_output=True, text=True, timeout=timeout, env=e, cwd=ROOT)
+
+
+def load(path):
+    with open(path, encoding="utf-8") as f:
+        return json.load(f)
+
+
+PERF_SCRIPT = """\
+prog 123 [000]     1.000000:     250000 cpu-clock: 
+\t            1000 leaf_fn+0x10 (/bin/prog)
+\t            2000 mid;fn+0x20 (/bin/prog)
+\t            3000 main+0x30 (/bin/prog)
+\t               0 [unknown] ([unknown])
+
+prog 123 [000]     1.000250:     250000 cpu-clock: 
+\tffffffff81000000 clear_page_erms+0x5 ([kernel.kallsyms])
+\t            1000 leaf_fn+0x10 (/bin/prog)
+\t            3000 main+0x30 (/bin/prog)
+
+prog 123 [000]     1.000500:     250000 cpu-clock: 
+\t            1000 leaf_fn+0x11 (/bin/prog)
+\t            2000 mid;fn+0x21 (/bin/prog)
+\t            3000 main+0x31 (/bin/prog)
+
+prog 123 [000]     1.000750:     250000 cpu-clock: 
+\t    7f0000001234 [unknown] (/usr/lib/x86_64-linux-gnu/libc.so.6)
+\t            3000 main+0x30 (/bin/prog)
+
+my prog 124/124 [001]     1.001000:     250000 cpu-clock: 
+
+"""
+
+
+class StackCollapseTest(unittest.TestCase):
+    def collapse(self, *args):
+        with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False) as f:
+            f.write(PERF_SCRIPT)
+        try:
+            r = script("stackcollapse.py", f.name, *args)
+        finally:
+            os.remove(f.name)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        return r.stdout
+
+    def test_folds(self):
+        self.assertEqual(self.collapse(), (
+            "[no stack] 1\n"
+            "main;[libc.so.6] 1\n"
+            "main;leaf_fn;clear_page_erms_[k] 1\n"
+            "main;mid:fn;leaf_fn 2\n"))
+
+    def test_comm(self):
+        out = self.collapse("--comm")
+        self.assertIn("my prog;[no stack] 1\n", out)
+        self.assertIn("prog;main;mid:fn;leaf_fn 2\n", out)
+
+    def test_no_samples(self):
+        with tempfile.NamedTemporaryFile("w", suffix=".txt") as f:
+            f.write("\n")
+            f.flush()
+            r = script("stackcollapse.py", f.name)
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("no samples", r.stderr)
+
+
+RUN = "main;wl_profile_run;wl_profile_run_params"
+FOLDED = f"""\
+{RUN};wl__profile_phase_similarity;wl_similarity_topk;dots_avx2 60
+{RUN};wl__profile_phase_similarity;wl_similarity_topk 10
+{RUN};wl_graph_new;wl_norms_compute;wl_dot 6
+{RUN};wl_graph_new 4
+{RUN};wl__profile_phase_activation;wl_activation_spread;spread 10
+bench_main;bench__run_instance;bench__fn_workload__decay_10k_memories;decay_avx2 5
+{RUN};wl_graph_free;free 3
+_start;_dl_start;_dl_sysdep_start 2
+"""
+
+
+class HotspotsTest(unittest.TestCase):
+    def test_tables_and_phases(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            folded, out = os.path.join(tmp, "s.folded"), os.path.join(tmp, "h.json")
+            with open(folded, "w", encoding="utf-8") as f:
+                f.write(FOLDED)
+            r = script("hotspots.py", folded, "-n", "3", "-o", out, "--event", "cpu-clock")
+            self.assertEqual(r.returncode, 0, r.stderr)
+            with open(out, encoding="utf-8") as f:
+                h = json.load(f)
+        self.assertEqual(h["total_samples"], 100)
+        self.assertEqual([(x["function"], x["samples"]) for x in h["self"]],
+                         [("dots_avx2", 60), ("spread", 10), ("wl_similarity_topk", 10)])
+        self.assertEqual(h["self"][0]["phase"], "similarity")
+        self.assertEqual([(x["function"], x["samples"]) for x in h["inclusive"]],
+                         [("main", 93), ("wl_profile_run", 93), ("wl_profile_run_params", 93)])
+        phases = {p["phase"]: p for p in h["phases"]}
+        expect = {"similarity": 70, "graph build": 10, "activation": 10, "decay": 5,
+                  "workload, other": 3, "outside the workload": 2}
+        self.assertEqual({k: phases[k]["samples"] for k in expect}, expect)
+        self.assertAlmostEqual(phases["similarity"]["percent_of_workload"], 100 * 70 / 98)
+        self.assertAlmostEqual(phases["similarity"]["percent_of_all"], 70.0)
+        self.assertIsNone(phases["outside the workload"]["percent_of_workload"])
+        self.assertIn("similarity", r.stdout)
+
+    def test_bad_line(self):
+        with tempfile.NamedTemporaryFile("w", suffix=".folded") as f:
+            f.write("a;b 3\nnot a count\n")
+            f.flush()
+            r = script("hotspots.py", f.name)
+        self.assertEqual(r.returncode, 2)
+        self.assertRegex(r.stderr, r"^hotspots.py: .*:2: not 'frame;frame;... COUNT'\n$")
+
+
+class FlamegraphSvgTest(unittest.TestCase):
+    NAMES = ["<script>alert(1)</script>", 'q"uote', "a&b", "]]>", "plain"]
+
+    def test_escaped_and_proportional(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            folded, svg = os.path.join(tmp, "s.folded"), os.path.join(tmp, "f.svg")
+            with open(folded, "w", encoding="utf-8") as f:
+                for k, name in enumerate(self.NAMES):
+                    f.write(f"root;{name} {10 * (k + 1)}\n")
+            r = script("flamegraph.py", folded, "-o", svg, "--title", "<b>t</b>")
+            self.assertEqual(r.returncode, 0, r.stderr)
+            tree = ET.parse(svg)   # well-formed XML, whatever the names
+        ns = {"s": "http://www.w3.org/2000/svg"}
+        svg_root = tree.getroot()
+        self.assertEqual(len(svg_root.findall(".//s:script", ns)), 1)
+        inner = float(svg_root.get("data-inner-width"))
+        total = sum(10 * (k + 1) for k in range(len(self.NAMES)))
+        frames = svg_root.findall(".//s:g[@class='frame']", ns)
+        self.assertEqual(len(frames), len(self.NAMES) + 2)   # all, root and the leaves
+        seen = {}
+        for g in frames:
+            title = g.find("s:title", ns).text
+            name = re.sub(r" \([0-9,]+ samples?, [0-9.]+%\)$", "", title)
+            samples = int(g.get("data-samples"))
+            seen[name] = samples
+            width = float(g.find("s:rect", ns).get("width"))
+            self.assertAlmostEqual(width, inner * samples / total, delta=0.01)
+            self.assertIn(f"{100 * samples / total:.2f}%", title)
+        for k, name in enumerate(self.NAMES):
+            self.assertEqual(seen.get(name), 10 * (k + 1), name)
+        titles = [t.text for t in svg_root.findall("s:text", ns)]
+        self.assertIn("<b>t</b>", titles)
+
+
+HEAPTRACK = """\
+reading file "x.zst" - please wait, this might take some time...
+PEAK MEMORY CONSUMERS
+31.28M peak memory consumed over 7 calls from
+wl__alloc_aligned
+  at /src/wl_graph.c:29
+  in /bin/wl_profile
+graph_alloc
+  at /src/wl_graph.c:113
+30.72M consumed over 1 calls from:
+    wl_graph_new
+
+600.00K peak memory consumed over 1 calls from
+wl_graph_new
+  at /src/wl_graph.c:182
+  in /bin/wl_profile
+
+MOST TEMPORARY ALLOCATIONS
+
+total runtime: 1.99s.
+calls to allocation functions: 22 (11/s)
+temporary memory allocations: 3 (1/s)
+peak heap memory consumption: 31.99M
+peak RSS (including heaptrack overhead): 35.12M
+total memory leaked: 4.10K
+"""
+
+MEMCHECK = """\
+==1== HEAP SUMMARY:
+==1==     in use at exit: 100 bytes in 1 blocks
+==1==   total heap usage: 21 allocs, 20 frees, 32,138,700 bytes allocated
+==1== LEAK SUMMARY:
+==1==    definitely lost: 100 bytes in 1 blocks
+==1==    indirectly lost: 0 bytes in 0 blocks
+==1==      possibly lost: 0 bytes in 0 blocks
+==1==    still reachable: 0 bytes in 0 blocks
+==1== ERROR SUMMARY: 1 errors from 1 contexts (suppressed: 0 from 0)
+"""
+
+
+class MemorySummaryTest(unittest.TestCase):
+    def test_heaptrack_and_leak(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            ht, mc, out = (os.path.join(tmp, n) for n in ("ht.txt", "mc.log", "m.json"))
+            with open(ht, "w", encoding="utf-8") as f:
+                f.write(HEAPTRACK)
+            with open(mc, "w", encoding="utf-8") as f:
+                f.write(MEMCHECK)
+            r = script("memory_summary.py", "--target", "t", "--heaptrack", ht, "--memcheck", mc,
+                       "-o", out)
+            self.assertEqual(r.returncode, 1, r.stderr)   # a definite leak fails the check
+            with open(out, encoding="utf-8") as f:
+                m = json.load(f)
+        h, lk = m["heap"], m["leaks"]
+        self.assertEqual(h["peak_heap_bytes"], 31.99e6)
+        self.assertEqual(h["allocation_calls"], 22)
+        self.assertEqual(h["temporary_allocations"], 3)
+        self.assertEqual(h["leaked_bytes"], 4100)
+        self.assertEqual([s["peak_bytes"] for s in h["top_sites"]], [31.28e6, 0.6e6])
+        self.assertEqual(h["top_sites"][0]["calls"], 7)
+        self.assertTrue(h["top_sites"][0]["site"].startswith(
+            "wl__alloc_aligned (/src/wl_graph.c:29) <- graph_alloc"))
+        self.assertEqual((lk["allocs"], lk["frees"], lk["allocated_bytes"]), (21, 20, 32138700))
+        self.assertEqual((lk["definitely_lost_bytes"], lk["errors"]), (100, 1))
+        self.assertFalse(m["leak_check_passed"])
+
+    def test_not_heaptrack_output(self):
+        with tempfile.NamedTemporaryFile("w", suffix=".txt") as f:
+            f.write("hello\n")
+            f.flush()
+            r = script("memory_summary.py", "--target", "t", "--heaptrack", f.name)
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("no 'peak heap memory consumption' line", r.stderr)
+
+
+@unittest.skipIf(not BENCH, "E2E_BENCH is not set (ctest sets it)")
+class ReportQuickTest(unittest.TestCase):
+    """make report's fast path, for real, without the profilers."""
+
+    def test_quick_report(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            out, html, work = (os.path.join(tmp, n) for n in ("r.md", "html", "work"))
+            r = script("make_report.py", "--quick", "--variance-runs", "2", "--out", out,
+                       "--html-dir", html, "--work", work,
+                       env={"BENCH_PROGRAM": BENCH, "REPORT_PROFILE": "0"}, timeout=280)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            with open(out, encoding="utf-8") as f:
+                md = f.read()
+            suite = load(os.path.join(work, "suite.json"))
+            runs = [load(os.path.join(work, "variance", f"run{i}.json")) for i in (1, 2)]
+            self.assertTrue(os.path.isfile(os.path.join(html, "index.html")))
+        for sec in ("## System configuration", "## Reference suite",
+                    "## Fraction of the machine limit", "## CPU hot spots",
+                    "## Counters and allocations", "## Heap profile and leak check",
+                    "## Run-to-run variation", "## Optimisation candidates"):
+            self.assertIn(sec, md)
+        self.assertIn("mode: quick", md)
+        self.assertIn("skipped (REPORT_PROFILE=0)", md)
+        ok = {b["id"]: b for b in suite["benchmarks"] if b["status"] == "ok"}
+        self.assertGreaterEqual(len(ok), 5)
+        for bid in ok:
+            self.assertIn(f"| `{bid}` |", md)
+        # The bandwidth fraction: probe time over similarity time, from the run's own JSON.
+        f = (ok["scaling/read_probe/1000"]["estimates"]["median"]["point"] /
+             ok["scaling/similarity/1000"]["estimates"]["median"]["point"])
+        m = re.search(r"^\| 1,000 \| [0-9.]+ MB \| [^|]+ \| [^|]+ \| ([0-9.]+) \|", md, re.M)
+        self.assertIsNotNone(m, "no fraction row for 1,000 candidates")
+        self.assertEqual(m.group(1), f"{f:.2f}")
+        # The CVs: recomputed from the two variance runs' medians.
+        for bid in ("harness/known_cost_chain_1000", "workload/decay_10k_memories"):
+            vals = [next(b for b in run["benchmarks"] if b["id"] == bid)["estimates"]["median"]
+                    ["point"] for run in runs]
+            cv = 100 * statistics.stdev(vals) / statistics.mean(vals)
+            row = re.search(r"^\| `" + re.escape(bid) + r"` \| 2 \| [^|]+ \| ([0-9.]+)% \|", md,
+                            re.M)
+            self.assertIsNotNone(row, bid)
+            self.assertTrue(math.isclose(float(row.group(1)), round(cv, 2), abs_tol=0.006))
+
+    def test_missing_baseline(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            r = script("make_report.py", "--quick", "--baseline", "no-such-baseline-xyz",
+                       "--out", os.path.join(tmp, "r.md"), "--html-dir", os.path.join(tmp, "h"),
+                       "--work", os.path.join(tmp, "w"),
+                       env={"BENCH_PROGRAM": BENCH, "REPORT_PROFILE": "0"})
+            self.assertEqual(r.returncode, 2)
+            self.assertFalse(os.path.exists(os.path.join(tmp, "r.md")))
+        lines = [ln for ln in r.stderr.splitlines() if not ln.startswith("make_report.py: step")]
+        self.assertEqual(len(lines), 1, r.stderr)
+        self.assertIn("no-such-baseline-xyz", lines[0])
+
+
+if __name__ == "__main__":
+    unittest.main()
