@@ -12,6 +12,8 @@
 #include <cmocka.h>
 
 #include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "compare.h"
@@ -246,6 +248,55 @@ static void test_suite_false_alarms_and_power(void **state)
     assert_true(wrong <= 0.05 * SUITES);
 }
 
+/* Prints the metric lines of a result whose time moved by `time_ratio` and whose one metric
+ * `name` moved by `metric_ratio`; returns the text (caller frees). */
+static char *metric_lines(double time_ratio, const char *name, double metric_ratio)
+{
+    static bench__result r;
+    static bench__change t, m[1];
+    memset(&r, 0, sizeof r);
+    memset(&t, 0, sizeof t);
+    memset(m, 0, sizeof m);
+    t.verdict = time_ratio > 1 ? BENCH__V_REGRESSED : BENCH__V_NO_CHANGE;
+    t.ratio = t.ratio_lower = t.ratio_upper = time_ratio;
+    m[0].verdict = BENCH__V_NO_CHANGE;
+    m[0].ratio = m[0].ratio_lower = m[0].ratio_upper = metric_ratio;
+    r.change = &t;
+    r.metric_changes = m;
+    r.nmetrics = 1;
+    snprintf(r.metrics[0].name, sizeof r.metrics[0].name, "%s", name);
+    bench__compare_opts o = {0.05, 0.02, 0.015};
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    assert_non_null(f);
+    bench__print_metric_changes(f, &r, &o, false);
+    fclose(f);
+    return buf;
+}
+
+static void test_metric_witness_note(void **state)
+{
+    (void)state;
+    /* time +6%, instructions unchanged: the note says the same work took a different time */
+    char *out = metric_lines(1.06, "instructions", 1.0);
+    assert_non_null(strstr(out, "instructions: [+0.00% +0.00% +0.00%] (no change)"));
+    assert_non_null(strstr(out, "note: time +6.00%, instructions +0.00%"));
+    free(out);
+    /* instructions moved with the time: no note */
+    out = metric_lines(1.06, "instructions", 1.06);
+    assert_null(strstr(out, "note:"));
+    free(out);
+    /* time within the threshold: no note */
+    out = metric_lines(1.01, "instructions", 1.0);
+    assert_null(strstr(out, "note:"));
+    free(out);
+    /* a metric that is a time itself is no witness of the work */
+    out = metric_lines(1.06, "task-clock", 1.0);
+    assert_null(strstr(out, "note:"));
+    free(out);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -256,6 +307,7 @@ int main(void)
         cmocka_unit_test(test_chi2_quantile_published),
         cmocka_unit_test(test_property_rejection_rate),
         cmocka_unit_test(test_suite_false_alarms_and_power),
+        cmocka_unit_test(test_metric_witness_note),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
