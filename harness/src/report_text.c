@@ -147,7 +147,7 @@ static void csv_begin(bench__reporter *rep, const bench__context *ctx)
     fputs("id,group,name,param,status,samples,iterations,median_ns,median_lower_ns,"
           "median_upper_ns,mean_ns,mean_lower_ns,mean_upper_ns,std_dev_ns,mad_ns,slope_ns,"
           "slope_lower_ns,slope_upper_ns,r2,outliers,bytes_per_iteration,"
-          "elements_per_iteration,message\n",
+          "elements_per_iteration,message,min_ns,metrics,facts\n",
           rep->out);
 }
 
@@ -179,7 +179,23 @@ static void csv_result(bench__reporter *rep, const bench__result *r)
     fprintf(o, ",%llu,%llu,", (unsigned long long)r->settings.bytes_per_iter,
             (unsigned long long)r->settings.elements_per_iter);
     csv_string(o, r->message);
-    fputc('\n', o);
+    /* The fastest sample, then metrics and facts, each a space-separated list in one cell:
+     * name=median[lower;upper]unit (with *scaled=FRACTION when multiplexed) and name=value. */
+    if (r->status == BENCH__OK)
+        fprintf(o, ",%.6g,\"", r->est.min);
+    else
+        fputs(",,\"", o);
+    for (size_t i = 0; r->status == BENCH__OK && i < r->nmetrics; i++) {
+        const bench__metric *m = &r->metrics[i];
+        fprintf(o, "%s%s=%.6g[%.6g;%.6g]%s", i ? " " : "", m->name, m->est.median.point,
+                m->est.median.lower, m->est.median.upper, m->unit);
+        if (m->scaled)
+            fprintf(o, "*scaled=%.2f", m->min_fraction);
+    }
+    fputs("\",\"", o);
+    for (size_t i = 0; r->status == BENCH__OK && i < r->nfacts; i++)
+        fprintf(o, "%s%s=%.6g", i ? " " : "", r->facts[i].name, r->facts[i].value);
+    fputs("\"\n", o);
     fflush(o);
 }
 
@@ -229,9 +245,28 @@ static int md_end(bench__reporter *rep, const bench__context *ctx, const bench__
                   size_t n)
 {
     FILE *o = rep->out;
-    fprintf(o, "| Benchmark | Time (median) | %.0f%% CI | Throughput | Samples | Outliers |\n",
+    /* One more column per metric name any result has: its median per iteration. */
+    const char *names[BENCH__MAX_METRICS];
+    size_t nnames = 0;
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = 0; all[i].status == BENCH__OK && j < all[i].nmetrics; j++) {
+            size_t k = 0;
+            while (k < nnames && strcmp(names[k], all[i].metrics[j].name) != 0)
+                k++;
+            if (k == nnames && nnames < BENCH__MAX_METRICS)
+                names[nnames++] = all[i].metrics[j].name;
+        }
+    fprintf(o, "| Benchmark | Time (median) | %.0f%% CI | Throughput | Samples | Outliers |",
             ctx->confidence_level * 100.0);
-    fputs("|---|---:|---|---:|---:|---:|\n", o);
+    for (size_t k = 0; k < nnames; k++) {
+        fputc(' ', o);
+        md_text(o, names[k]);
+        fputs(" /iter |", o);
+    }
+    fputs("\n|---|---:|---|---:|---:|---:|", o);
+    for (size_t k = 0; k < nnames; k++)
+        fputs("---:|", o);
+    fputc('\n', o);
     for (size_t i = 0; i < n; i++) {
         const bench__result *r = &all[i];
         fputs("| ", o);
@@ -239,7 +274,10 @@ static int md_end(bench__reporter *rep, const bench__context *ctx, const bench__
         if (r->status != BENCH__OK) {
             fprintf(o, " | %s | ", bench__status_name(r->status));
             md_text(o, r->message);
-            fputs(" | | | |\n", o);
+            fputs(" | | | |", o);
+            for (size_t k = 0; k < nnames; k++)
+                fputs(" |", o);
+            fputc('\n', o);
             continue;
         }
         char mid[32], lo[32], hi[32], thr[48] = "";
@@ -253,8 +291,16 @@ static int md_end(bench__reporter *rep, const bench__context *ctx, const bench__
             bench__fmt_rate(thr, sizeof thr, rate((double)r->settings.elements_per_iter,
                                                   r->est.median.point), "elem");
         const bench__outliers *ol = &r->outliers;
-        fprintf(o, " | %s | [%s, %s] | %s | %zu | %zu |\n", mid, lo, hi, thr, r->nsamples,
+        fprintf(o, " | %s | [%s, %s] | %s | %zu | %zu |", mid, lo, hi, thr, r->nsamples,
                 ol->low_severe + ol->low_mild + ol->high_mild + ol->high_severe);
+        for (size_t k = 0; k < nnames; k++) {
+            const bench__metric *m = bench__metric_find(r, names[k]);
+            char cell[48] = "";
+            if (m)
+                bench__fmt_metric(cell, sizeof cell, m->est.median.point, m->unit);
+            fprintf(o, " %s%s |", cell, m && m->scaled ? " (scaled)" : "");
+        }
+        fputc('\n', o);
     }
     return 0;
 }
