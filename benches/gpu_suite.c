@@ -22,44 +22,14 @@
 #include <workloads/workloads.h>
 #include <workloads/wl_gpu.h>
 
-#define DIM 768
-#define SEED 42
+#include "suite_data.h"
+
+#define DIM SUITE_DIM
+#define SEED SUITE_SEED
 #define QUERIES 64
 #define TOP_K 10
 
 BENCH_GROUP(gpu, .measurement_time = 2.0);
-
-/* Host candidate matrices, built once per size per run (read-only afterwards). */
-enum { MAX_CACHED = 2 };
-static struct {
-    size_t count;
-    wl_matrix *m;
-} matrices[MAX_CACHED];
-
-static void free_matrices(void)
-{
-    for (int i = 0; i < MAX_CACHED; i++)
-        wl_matrix_free(matrices[i].m);
-}
-
-static const wl_matrix *matrix(size_t count, int *rc)
-{
-    for (int i = 0; i < MAX_CACHED; i++)
-        if (matrices[i].m && matrices[i].count == count)
-            return matrices[i].m;
-    for (int i = 0; i < MAX_CACHED; i++)
-        if (!matrices[i].m) {
-            *rc = wl_matrix_new(&matrices[i].m, count, DIM, SEED);
-            if (*rc != 0)
-                return NULL;
-            if (i == 0)
-                atexit(free_matrices);
-            matrices[i].count = count;
-            return matrices[i].m;
-        }
-    *rc = WL_E_NOMEM; /* more sizes than slots */
-    return NULL;
-}
 
 /* QUERIES x DIM floats uniform in [-1, 1), from their own seed. */
 static float *make_queries(void)
@@ -79,7 +49,7 @@ static wl_gpu_similarity *upload(bench_t *b, size_t count)
 {
     int rc = 0;
     char msg[256];
-    const wl_matrix *m = matrix(count, &rc);
+    const wl_matrix *m = suite_matrix(count, &rc);
     if (!m) {
         bench_fail(b, "cannot build %zu candidates: %s", count, wl_strerror(rc));
         return NULL;

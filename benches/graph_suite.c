@@ -14,8 +14,10 @@
 #include <harness/bench.h>
 #include <workloads/workloads.h>
 
-#define DIM 768
-#define SEED 42
+#include "suite_data.h"
+
+#define DIM SUITE_DIM
+#define SEED SUITE_SEED
 
 BENCH_GROUP(workload, .measurement_time = 2.0);
 BENCH_GROUP(scaling, .measurement_time = 1.5);
@@ -33,45 +35,12 @@ static float *make_query(uint64_t seed)
     return q;
 }
 
-/* Candidate matrices (count x DIM floats, seeded) are read-only once built: the similarity and
- * read-probe benchmarks of one size share one, built once per run (300 MB at 100k). */
-enum { MAX_CACHED = 4 };
-static struct {
-    size_t count;
-    wl_matrix *m;
-} matrices[MAX_CACHED];
-
-static void free_matrices(void)
-{
-    for (int i = 0; i < MAX_CACHED; i++)
-        wl_matrix_free(matrices[i].m);
-}
-
-static const wl_matrix *matrix(size_t count, int *rc)
-{
-    for (int i = 0; i < MAX_CACHED; i++)
-        if (matrices[i].m && matrices[i].count == count)
-            return matrices[i].m;
-    for (int i = 0; i < MAX_CACHED; i++)
-        if (!matrices[i].m) {
-            *rc = wl_matrix_new(&matrices[i].m, count, DIM, SEED);
-            if (*rc != 0)
-                return NULL;
-            if (i == 0)
-                atexit(free_matrices);
-            matrices[i].count = count;
-            return matrices[i].m;
-        }
-    *rc = WL_E_NOMEM; /* more sizes than slots */
-    return NULL;
-}
-
 /* One query against `count` candidates, top 10: the streaming read of count x DIM floats. */
 static void similarity(bench_t *b, size_t count)
 {
     int rc = 0;
     float *q = make_query(SEED + 1);
-    const wl_matrix *m = q ? matrix(count, &rc) : NULL;
+    const wl_matrix *m = q ? suite_matrix(count, &rc) : NULL;
     if (!m) {
         free(q);
         bench_fail(b, "cannot build %zu candidates: %s", count, wl_strerror(q ? rc : WL_E_NOMEM));
@@ -103,7 +72,7 @@ BENCH_FN(scaling, read_probe, BENCH_PARAMS(1000, 10000, 100000))
 {
     size_t count = (size_t)bench_param(b);
     int rc = 0;
-    const wl_matrix *m = matrix(count, &rc);
+    const wl_matrix *m = suite_matrix(count, &rc);
     if (!m) {
         bench_fail(b, "cannot build %zu rows: %s", count, wl_strerror(rc));
         return;
