@@ -428,6 +428,13 @@ typedef struct bench__reporter {
     bool color;
 } bench__reporter;
 
+/**
+ * Sets up a reporter that writes everything in `end`, once the whole run is known (JSON,
+ * Markdown, bencher): its begin and result hooks do nothing.
+ */
+void bench__reporter_at_end(bench__reporter *rep, FILE *out,
+                            int (*end)(bench__reporter *rep, const bench__context *ctx,
+                                       const bench__result *all, size_t n));
 void bench__reporter_pretty(bench__reporter *rep, FILE *out, bool color);
 void bench__reporter_csv(bench__reporter *rep, FILE *out);
 void bench__reporter_markdown(bench__reporter *rep, FILE *out);

@@ -874,18 +874,6 @@ int bench__baseline_save(const char *path, const bench__context *ctx, const benc
     return rc;
 }
 
-static void json_begin(bench__reporter *rep, const bench__context *ctx)
-{
-    (void)rep;
-    (void)ctx;
-}
-
-static void json_result(bench__reporter *rep, const bench__result *r)
-{
-    (void)rep;
-    (void)r;
-}
-
 static int json_end(bench__reporter *rep, const bench__context *ctx, const bench__result *all,
                     size_t n)
 {
@@ -900,9 +888,5 @@ static int json_end(bench__reporter *rep, const bench__context *ctx, const bench
 
 void bench__reporter_json(bench__reporter *rep, FILE *out)
 {
-    memset(rep, 0, sizeof *rep);
-    rep->begin = json_begin;
-    rep->result = json_result;
-    rep->end = json_end;
-    rep->out = out;
+    bench__reporter_at_end(rep, out, json_end);
 }

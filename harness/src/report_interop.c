@@ -76,18 +76,6 @@ static void fmt_thousands(char *buf, size_t len, double v)
     }
 }
 
-static void bencher_begin(bench__reporter *rep, const bench__context *ctx)
-{
-    (void)rep;
-    (void)ctx;
-}
-
-static void bencher_result(bench__reporter *rep, const bench__result *r)
-{
-    (void)rep;
-    (void)r;
-}
-
 /*
  * Everything is printed at the end, as libtest does once it knows the longest name: ids are
  * padded to the same width so the columns line up (both parsers accept any run of spaces).
@@ -138,12 +126,7 @@ static int bencher_end(bench__reporter *rep, const bench__context *ctx, const be
 
 void bench__reporter_bencher(bench__reporter *rep, FILE *out)
 {
-    memset(rep, 0, sizeof *rep);
-    rep->begin = bencher_begin;
-    rep->result = bencher_result;
-    rep->end = bencher_end;
-    rep->out = out;
-    rep->color = false;
+    bench__reporter_at_end(rep, out, bencher_end);
 }
 
 /* ---- Google Benchmark JSON ---- */

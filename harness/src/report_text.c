@@ -229,18 +229,6 @@ static void md_text(FILE *o, const char *s)
     }
 }
 
-static void md_begin(bench__reporter *rep, const bench__context *ctx)
-{
-    (void)rep;
-    (void)ctx;
-}
-
-static void md_result(bench__reporter *rep, const bench__result *r)
-{
-    (void)rep;
-    (void)r;
-}
-
 static int md_end(bench__reporter *rep, const bench__context *ctx, const bench__result *all,
                   size_t n)
 {
@@ -307,9 +295,5 @@ static int md_end(bench__reporter *rep, const bench__context *ctx, const bench__
 
 void bench__reporter_markdown(bench__reporter *rep, FILE *out)
 {
-    memset(rep, 0, sizeof *rep);
-    rep->begin = md_begin;
-    rep->result = md_result;
-    rep->end = md_end;
-    rep->out = out;
+    bench__reporter_at_end(rep, out, md_end);
 }

@@ -114,3 +114,26 @@ const char *bench__sampling_name(bench_sampling s)
         return "auto";
     }
 }
+
+static void at_end_begin(bench__reporter *rep, const bench__context *ctx)
+{
+    (void)rep;
+    (void)ctx;
+}
+
+static void at_end_result(bench__reporter *rep, const bench__result *r)
+{
+    (void)rep;
+    (void)r;
+}
+
+void bench__reporter_at_end(bench__reporter *rep, FILE *out,
+                            int (*end)(bench__reporter *rep, const bench__context *ctx,
+                                       const bench__result *all, size_t n))
+{
+    memset(rep, 0, sizeof *rep);
+    rep->begin = at_end_begin;
+    rep->result = at_end_result;
+    rep->end = end;
+    rep->out = out;
+}
