@@ -101,6 +101,19 @@ __device__ __forceinline__ bool better(float s1, uint32_t i1, float s2, uint32_t
     return s1 > s2 || (s1 == s2 && i1 < i2);
 }
 
+/* The best (score, id) of the warp's 32 lanes, in lane 0 (a shuffle reduction by `better`). */
+__device__ __forceinline__ void warp_best(float *s, uint32_t *id)
+{
+    for (int off = 16; off > 0; off >>= 1) {
+        float s2 = __shfl_down_sync(0xffffffffu, *s, off);
+        uint32_t i2 = __shfl_down_sync(0xffffffffu, *id, off);
+        if (better(s2, i2, *s, *id)) {
+            *s = s2;
+            *id = i2;
+        }
+    }
+}
+
 /* |q| of each query: one warp per query. */
 __global__ void query_norms(const float *__restrict__ q, int d, int nq, float *__restrict__ qn)
 {
@@ -242,14 +255,7 @@ __device__ void block_topk(int count, Load load, int k, wl_hit *out, int kout)
     for (int r = 0; r < kout; r++) {
         float s = ptr < c ? ls[ptr] : -INFINITY;
         uint32_t id = ptr < c ? li[ptr] : UINT32_MAX;
-        for (int off = 16; off > 0; off >>= 1) {
-            float s2 = __shfl_down_sync(0xffffffffu, s, off);
-            uint32_t i2 = __shfl_down_sync(0xffffffffu, id, off);
-            if (better(s2, i2, s, id)) {
-                s = s2;
-                id = i2;
-            }
-        }
+        warp_best(&s, &id);
         if (lane == 0) {
             wsc[warp] = s;
             wid[warp] = id;
@@ -258,14 +264,7 @@ __device__ void block_topk(int count, Load load, int k, wl_hit *out, int kout)
         if (warp == 0) {
             s = lane < nwarps ? wsc[lane] : -INFINITY;
             id = lane < nwarps ? wid[lane] : UINT32_MAX;
-            for (int off = 16; off > 0; off >>= 1) {
-                float s2 = __shfl_down_sync(0xffffffffu, s, off);
-                uint32_t i2 = __shfl_down_sync(0xffffffffu, id, off);
-                if (better(s2, i2, s, id)) {
-                    s = s2;
-                    id = i2;
-                }
-            }
+            warp_best(&s, &id);
             if (lane == 0) {
                 best_id = id;
                 out[r].id = id;
