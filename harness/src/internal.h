@@ -459,6 +459,8 @@ int bench__json_write_file(const char *path, const bench__context *ctx, const be
  * untouched. Returns 0 or a negative error code with a one-line reason in msg (json.c).
  */
 int bench__write_atomic(const char *path, const char *text, char *msg, size_t msglen);
+/** bench__write_atomic of text printed by cJSON, then frees it; NULL text: out of memory. */
+int bench__write_json_text(const char *path, char *text, char *msg, size_t msglen);
 
 /* ---- saved runs: baselines and results files ---- */
 

@@ -306,10 +306,8 @@ done:
     return rc;
 }
 
-int bench__json_write_file(const char *path, const bench__context *ctx, const bench__result *all,
-                           size_t n, char *msg, size_t msglen)
+int bench__write_json_text(const char *path, char *text, char *msg, size_t msglen)
 {
-    char *text = results_text(ctx, all, n);
     if (!text) {
         bench__msg(msg, msglen, "%s: out of memory while building JSON", path);
         return BENCH_ENOMEM;
@@ -317,6 +315,12 @@ int bench__json_write_file(const char *path, const bench__context *ctx, const be
     int rc = bench__write_atomic(path, text, msg, msglen);
     cJSON_free(text);
     return rc;
+}
+
+int bench__json_write_file(const char *path, const bench__context *ctx, const bench__result *all,
+                           size_t n, char *msg, size_t msglen)
+{
+    return bench__write_json_text(path, results_text(ctx, all, n), msg, msglen);
 }
 
 /* ---- reading, with validation ---- */
@@ -865,13 +869,7 @@ int bench__baseline_save(const char *path, const bench__context *ctx, const benc
     free(items);
     char *out = cJSON_Print(root);
     cJSON_Delete(root);
-    if (!out) {
-        bench__msg(msg, msglen, "%s: out of memory", path);
-        return BENCH_ENOMEM;
-    }
-    rc = bench__write_atomic(path, out, msg, msglen);
-    cJSON_free(out);
-    return rc;
+    return bench__write_json_text(path, out, msg, msglen);
 }
 
 static int json_end(bench__reporter *rep, const bench__context *ctx, const bench__result *all,

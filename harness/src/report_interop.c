@@ -387,12 +387,5 @@ static char *gbench_text(const bench__context *ctx, const bench__result *all, si
 int bench__gbench_write_file(const char *path, const bench__context *ctx, const bench__result *all,
                              size_t n, char *msg, size_t msglen)
 {
-    char *text = gbench_text(ctx, all, n);
-    if (!text) {
-        bench__msg(msg, msglen, "%s: out of memory while building JSON", path);
-        return BENCH_ENOMEM;
-    }
-    int rc = bench__write_atomic(path, text, msg, msglen);
-    cJSON_free(text);
-    return rc;
+    return bench__write_json_text(path, gbench_text(ctx, all, n), msg, msglen);
 }
