@@ -27,20 +27,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 me="memory_profile.sh"
 
-die() {
-    echo "$me: $*" >&2
-    exit 2
-}
-
-case "${1:-}" in
-    -h | --help)
-        awk 'NR > 1 && /^#/ { print; next } NR > 1 { exit }' "$0"
-        exit 0
-        ;;
-    -*) die "unknown option '$1' (try --help)" ;;
-esac
-[[ $# -le 1 ]] || die "at most one FILTER (a regex; use | to select several)"
-filter="${1:-}"
+# shellcheck source=scripts/profile_lib.sh
+. scripts/profile_lib.sh
+parse_filter_arg "$@"
 seconds="${MEMORY_TIME:-0.5}"
 tool="${MEMORY_TOOL:-heaptrack}"
 leak_check="${MEMORY_LEAK_CHECK:-1}"
@@ -54,20 +43,6 @@ case "$tool" in
     *) die "MEMORY_TOOL must be heaptrack or dhat, got '$tool'" ;;
 esac
 
-# try_install CMD PACKAGE: 0 when CMD is (now) available; installs with apt-get as root.
-try_install() {
-    command -v "$1" >/dev/null 2>&1 && return 0
-    [[ "$(id -u)" -eq 0 ]] && command -v apt-get >/dev/null 2>&1 || return 1
-    echo "$me: installing $2 (for $1)" >&2
-    if ! DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$2" >/dev/null 2>&1; then
-        DEBIAN_FRONTEND=noninteractive apt-get update -qq >/dev/null 2>&1 || true
-        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$2" >/dev/null 2>&1 || return 1
-    fi
-    command -v "$1" >/dev/null 2>&1
-}
-need() {
-    try_install "$1" "$2" || die "$1 not found: install it with: sudo apt-get install -y $2"
-}
 need python3 python3
 need cmake cmake
 need cc gcc
@@ -82,13 +57,7 @@ fi
 
 mkdir -p "$out"
 start=$(date +%s)
-echo "$me: building the profiling configuration in $build_dir" >&2
-cfg=(-DCMAKE_BUILD_TYPE=Release -DHARNESS_PROFILING=ON)
-[[ -f "$build_dir/CMakeCache.txt" ]] || cfg+=(-DHARNESS_BUILD_TESTS=OFF)
-if ! { cmake -S . -B "$build_dir" "${cfg[@]}" &&
-    cmake --build "$build_dir" -j "$(nproc)" --target wl_profile bench; } >"$out/build.log" 2>&1; then
-    die "the profiling build failed (see $out/build.log)"
-fi
+build_profiling "$build_dir" "$out/build.log"
 
 if [[ -z "$filter" ]]; then
     cmd=("$build_dir/workloads/wl_profile")

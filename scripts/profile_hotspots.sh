@@ -22,20 +22,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 me="profile_hotspots.sh"
 
-die() {
-    echo "$me: $*" >&2
-    exit 2
-}
-
-case "${1:-}" in
-    -h | --help)
-        awk 'NR > 1 && /^#/ { print; next } NR > 1 { exit }' "$0"
-        exit 0
-        ;;
-    -*) die "unknown option '$1' (try --help)" ;;
-esac
-[[ $# -le 1 ]] || die "at most one FILTER (a regex; use | to select several)"
-filter="${1:-}"
+# shellcheck source=scripts/profile_lib.sh
+. scripts/profile_lib.sh
+parse_filter_arg "$@"
 seconds="${PROFILE_TIME:-5}"
 freq="${PROFILE_FREQ:-4000}"
 out="${PROFILE_OUT:-tmp}"
@@ -47,21 +36,6 @@ if ! [[ "$freq" =~ ^[1-9][0-9]*$ ]]; then
     die "PROFILE_FREQ must be a positive integer, got '$freq'"
 fi
 
-# need CMD PACKAGE: the command, installed with apt-get when root, else a one-line error.
-need() {
-    command -v "$1" >/dev/null 2>&1 && return 0
-    if [[ "$(id -u)" -eq 0 ]] && command -v apt-get >/dev/null 2>&1; then
-        echo "$me: installing $2 (for $1)" >&2
-        if ! DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$2" >/dev/null 2>&1; then
-            DEBIAN_FRONTEND=noninteractive apt-get update -qq >/dev/null 2>&1 || true
-            DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$2" >/dev/null 2>&1 ||
-                die "$1 is missing and 'apt-get install $2' failed"
-        fi
-        command -v "$1" >/dev/null 2>&1 || die "$1 is still missing after installing $2"
-        return 0
-    fi
-    die "$1 not found: install it with: sudo apt-get install -y $2"
-}
 need perf linux-perf
 need python3 python3
 need cmake cmake
@@ -92,13 +66,7 @@ if ! perf record -q -e "$event" -g -o "$probe" -- true >/dev/null 2>&1; then
 fi
 rm -f "$probe"
 
-echo "$me: building the profiling configuration in $build_dir (Release, -g, frame pointers)" >&2
-cfg=(-DCMAKE_BUILD_TYPE=Release -DHARNESS_PROFILING=ON)
-[[ -f "$build_dir/CMakeCache.txt" ]] || cfg+=(-DHARNESS_BUILD_TESTS=OFF)
-if ! { cmake -S . -B "$build_dir" "${cfg[@]}" &&
-    cmake --build "$build_dir" -j "$(nproc)" --target wl_profile bench; } >"$out/build.log" 2>&1; then
-    die "the profiling build failed (see $out/build.log)"
-fi
+build_profiling "$build_dir" "$out/build.log"
 
 phase_wall=()
 if [[ -z "$filter" ]]; then

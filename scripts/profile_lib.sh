@@ -1,0 +1,54 @@
+# shellcheck shell=bash
+# shellcheck disable=SC2154,SC2034  # `me` is set, and `filter` read, by the sourcing script
+# Shared by profile_hotspots.sh and memory_profile.sh (sourced, not run): errors, the one
+# optional FILTER argument, installing missing tools, and the profiling build. The sourcing
+# script sets `me` (its name, for messages) first.
+
+# die MESSAGE...: one line on stderr naming the script, exit 2.
+die() {
+    echo "$me: $*" >&2
+    exit 2
+}
+
+# parse_filter_arg "$@": handles --help (prints the script's header comment) and unknown
+# options; sets `filter` to the one optional FILTER argument ("" when none).
+parse_filter_arg() {
+    case "${1:-}" in
+        -h | --help)
+            awk 'NR > 1 && /^#/ { print; next } NR > 1 { exit }' "$0"
+            exit 0
+            ;;
+        -*) die "unknown option '$1' (try --help)" ;;
+    esac
+    [[ $# -le 1 ]] || die "at most one FILTER (a regex; use | to select several)"
+    filter="${1:-}"
+}
+
+# try_install CMD PACKAGE: 0 when CMD is (now) available; installs PACKAGE with apt-get as root.
+try_install() {
+    command -v "$1" >/dev/null 2>&1 && return 0
+    [[ "$(id -u)" -eq 0 ]] && command -v apt-get >/dev/null 2>&1 || return 1
+    echo "$me: installing $2 (for $1)" >&2
+    if ! DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$2" >/dev/null 2>&1; then
+        DEBIAN_FRONTEND=noninteractive apt-get update -qq >/dev/null 2>&1 || true
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$2" >/dev/null 2>&1 || return 1
+    fi
+    command -v "$1" >/dev/null 2>&1
+}
+
+# need CMD PACKAGE: like try_install, but a tool that cannot be had ends the script.
+need() {
+    try_install "$1" "$2" || die "$1 not found: install it with: sudo apt-get install -y $2"
+}
+
+# build_profiling BUILD_DIR LOG: the profiling configuration (Release, -g, frame pointers) of
+# wl_profile and the bench program; the build's output goes to LOG.
+build_profiling() {
+    echo "$me: building the profiling configuration in $1 (Release, -g, frame pointers)" >&2
+    local cfg=(-DCMAKE_BUILD_TYPE=Release -DHARNESS_PROFILING=ON)
+    [[ -f "$1/CMakeCache.txt" ]] || cfg+=(-DHARNESS_BUILD_TESTS=OFF)
+    if ! { cmake -S . -B "$1" "${cfg[@]}" &&
+        cmake --build "$1" -j "$(nproc)" --target wl_profile bench; } >"$2" 2>&1; then
+        die "the profiling build failed (see $2)"
+    fi
+}
