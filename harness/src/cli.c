@@ -78,6 +78,9 @@ static const char usage_text[] =
     "      --warm-up-time S       seconds of warm-up per benchmark (default 0.3)\n"
     "      --measurement-time S   sampling budget in seconds per benchmark (default 3)\n"
     "      --sample-size N        most samples per benchmark, 2..100000 (default 100)\n"
+    "      --rounds N             spread each benchmark's samples over N runs of its body,\n"
+    "                             interleaved with the other benchmarks', 1..1000\n"
+    "                             (default 5; 1 with --quick)\n"
     "      --target-precision P   stop early once the CI half-width of the median (at the\n"
     "                             confidence level) is below P of it, 0 < P < 1\n"
     "                             (default 0.01); 'off' never stops early\n"
@@ -185,7 +188,7 @@ static int parse_choice(const char *flag, const char *v, const char *const *name
 /* ---- the option table ---- */
 
 typedef enum opt_id {
-    O_LIST, O_EXACT, O_QUICK, O_WARM, O_MEAS, O_SAMPLES, O_PRECISION, O_SAMPLING, O_NRES,
+    O_LIST, O_EXACT, O_QUICK, O_WARM, O_MEAS, O_SAMPLES, O_ROUNDS, O_PRECISION, O_SAMPLING, O_NRES,
     O_CONF, O_SEED, O_FORMAT, O_JSON, O_COLOR, O_HELP, O_VERSION, O_CONTEXT, O_SAVE, O_BASE,
     O_LOAD, O_BASEDIR, O_LENIENT, O_CALIBRATE, O_SIGNIF, O_NOISE, O_FAILREG, O_AB, O_AB_TIME,
     O_AB_PAIRS, O_AB_WORKER, O_PROFILE_TIME, O_PERF_EVENTS, O_LIST_EVENTS, O_ALLOC_STATS,
@@ -206,6 +209,7 @@ static const opt_def options[] = {
     {"warm-up-time", 0, true, O_WARM},
     {"measurement-time", 0, true, O_MEAS},
     {"sample-size", 0, true, O_SAMPLES},
+    {"rounds", 0, true, O_ROUNDS},
     {"target-precision", 0, true, O_PRECISION},
     {"sampling", 0, true, O_SAMPLING},
     {"nresamples", 0, true, O_NRES},
@@ -302,6 +306,11 @@ static int apply_option(cli *c, opt_id id, const char *flag, const char *v)
         if (parse_u64(flag, v, 2, 100000, "an integer in [2, 100000]", &u))
             return -1;
         c->run.cli.sample_size = (int)u;
+        return 0;
+    case O_ROUNDS:
+        if (parse_u64(flag, v, 1, 1000, "an integer in [1, 1000]", &u))
+            return -1;
+        c->run.cli.rounds = (int)u;
         return 0;
     case O_PRECISION:
         if (strcmp(v, "off") == 0) {
@@ -915,6 +924,44 @@ static void compare_metrics(const cli *c, const bench__entry *e, bench__result *
     }
 }
 
+/* What report_result needs to compare and report each result as it becomes final. */
+struct run_report {
+    const cli *c;
+    const bench__saved *old;
+    bench__change *changes;
+    bench__side *old_sides;
+    bench__reporter *rep;
+    bool color;
+    int exit_code;
+};
+
+/* bench__run_all's callback: compares result k with the baseline and reports it. */
+static void report_result(size_t k, bench__result *r, void *arg)
+{
+    struct run_report *rr = arg;
+    const cli *c = rr->c;
+    const bench__entry *e = c->baseline ? bench__saved_find(rr->old, r->inst->id) : NULL;
+    rr->changes[k].verdict = BENCH__V_INCOMPARABLE;
+    if (e && e->status == BENCH__OK && r->status == BENCH__OK &&
+        side_from_entry(c, e, &rr->old_sides[k]) == 0) {
+        bench__side cur;
+        side_from_result(c, r, &cur);
+        bench__compare_one(&rr->old_sides[k], &cur, &c->cmp, &rr->changes[k]);
+        r->change = &rr->changes[k];
+        compare_metrics(c, e, r);
+    }
+    rr->rep->result(rr->rep, r);
+    if (r->change && c->format == BENCH__FMT_PRETTY) {
+        bench__print_change_line(stdout, r->change, rr->color);
+        bench__print_metric_changes(stdout, r, &c->cmp, rr->color);
+        fflush(stdout);
+    }
+    if (r->status == BENCH__FAILED) {
+        fprintf(stderr, "bench: benchmark '%s' failed: %s\n", r->inst->id, r->message);
+        rr->exit_code = BENCH_EXIT_FAILED;
+    }
+}
+
 static int check_combinations(const cli *c)
 {
     if (c->load_baseline && !c->baseline) {
@@ -1026,6 +1073,7 @@ int bench_main(int argc, char **argv)
     const char **ids = calloc(n ? n : 1, sizeof *ids);
     int exit_code = BENCH_EXIT_OK;
     bench__result *results = NULL;
+    const bench__instance **list = NULL;
     bench__change *changes = NULL;
     bench__side *old_sides = NULL;
     bench__saved old, *cal = NULL;
@@ -1183,35 +1231,25 @@ int bench_main(int argc, char **argv)
         exit_code = BENCH_EXIT_USAGE;
         goto out;
     }
+    list = calloc(nsel ? nsel : 1, sizeof *list);
+    if (!list) {
+        fprintf(stderr, "bench: out of memory\n");
+        exit_code = BENCH_EXIT_USAGE;
+        goto out;
+    }
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        if (selected[i])
+            list[k++] = &all[i];
     bench__crash_handlers_install();
     rep.begin(&rep, &ctx);
-    size_t k = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (!selected[i])
-            continue;
-        bench__result *r = &results[k];
-        bench__run_instance(&all[i], &c.run, r);
-        const bench__entry *e = c.baseline ? bench__saved_find(&old, all[i].id) : NULL;
-        changes[k].verdict = BENCH__V_INCOMPARABLE;
-        if (e && e->status == BENCH__OK && r->status == BENCH__OK &&
-            side_from_entry(&c, e, &old_sides[k]) == 0) {
-            bench__side cur;
-            side_from_result(&c, r, &cur);
-            bench__compare_one(&old_sides[k], &cur, &c.cmp, &changes[k]);
-            r->change = &changes[k];
-            compare_metrics(&c, e, r);
-        }
-        rep.result(&rep, r);
-        if (r->change && c.format == BENCH__FMT_PRETTY) {
-            bench__print_change_line(stdout, r->change, color);
-            bench__print_metric_changes(stdout, r, &c.cmp, color);
-        }
-        if (r->status == BENCH__FAILED) {
-            fprintf(stderr, "bench: benchmark '%s' failed: %s\n", all[i].id, r->message);
-            exit_code = BENCH_EXIT_FAILED;
-        }
-        k++;
+    struct run_report rr = {&c, &old, changes, old_sides, &rep, color, BENCH_EXIT_OK};
+    if (bench__run_all(list, k, &c.run, results, report_result, &rr) != 0) {
+        fprintf(stderr, "bench: out of memory\n");
+        exit_code = BENCH_EXIT_USAGE;
+        goto out;
     }
+    exit_code = rr.exit_code;
     if (cal)
         bench__noise_from_runs(results, k, cal, ncal);
 
@@ -1279,6 +1317,7 @@ out:
     free(old_sides);
     free(changes);
     free(results);
+    free(list);
     free(ids);
     free(selected);
     free(all);

@@ -571,6 +571,7 @@ static void build_result(bench__result *r, const bench__instance *inst, const wo
     r->measure_wall_s = (r->totals_ns[0] + r->totals_ns[1]) / 1e9;
     r->sampling_used = BENCH_SAMPLING_FLAT;
     r->stop_reason = "fixed plan";
+    r->rounds = 1;
     for (size_t j = 0; j < nmetrics; j++) {
         int m = bench__metric_add(r, metric_names[j], metric_units[j], "callgrind");
         if (m < 0)

@@ -57,6 +57,7 @@ typedef struct bench__settings {
     bench_sampling sampling;
     uint64_t bytes_per_iter;    /* B per iteration; 0: none */
     uint64_t elements_per_iter; /* elements per iteration; 0: none */
+    int rounds;                 /* rounds the samples are spread over (runner.c) */
 } bench__settings;
 
 /** Run-wide options from the command line that the runner and analysis need. */
@@ -259,7 +260,8 @@ typedef struct bench__result {
     double *totals_ns;      /* per sample: total wall time, ns */
     uint64_t warm_up_iters; /* iterations run during warm-up */
     double warm_up_ns;      /* ns spent in warm-up samples */
-    double measure_wall_s;  /* s from first to last sample, bookkeeping included */
+    double measure_wall_s;  /* s of sampling, bookkeeping included, summed over rounds */
+    unsigned rounds;        /* rounds the samples came from (runner.c) */
     uint64_t total_iters;   /* iterations over all samples */
     bench__estimates est;   /* ns per iteration */
     bench__outliers outliers;
@@ -293,9 +295,21 @@ void bench__result_skip(struct bench__result *r, const char *fmt, ...)
 /** Frees what a result owns (not the struct itself); safe on a zeroed result. */
 void bench__result_destroy(bench__result *r);
 
-/** Runs one benchmark instance into `r` (zeroed by the caller). Never fails the process. */
+/** Runs one benchmark instance into `r` (zeroed by the caller); its rounds, if it has several,
+ * run back to back. Never fails the process. */
 void bench__run_instance(const bench__instance *inst, const bench__run_options *opt,
                          bench__result *r);
+
+/** Called by bench__run_all with each result, in list order, as soon as it is final. */
+typedef void (*bench__done_fn)(size_t index, bench__result *r, void *arg);
+
+/**
+ * Runs the n instances of `list` into results[0..n-1] (zeroed by the caller), in rounds: round j
+ * of every instance that takes it, then round j + 1 (runner.c). `done` (may be NULL) sees each
+ * result once it is final. Returns 0, or BENCH_ENOMEM before running anything.
+ */
+int bench__run_all(const bench__instance *const *list, size_t n, const bench__run_options *opt,
+                   bench__result *results, bench__done_fn done, void *arg);
 
 /** Computes r->est and r->outliers from r's samples. */
 int bench__analyze(bench__result *r, const bench__run_options *opt);

@@ -134,12 +134,14 @@ static cJSON *result_json(const bench__result *r)
     cJSON_AddNumberToObject(so, "sample_size", s->sample_size);
     cJSON_AddNumberToObject(so, "target_precision", s->target_precision);
     cJSON_AddStringToObject(so, "sampling", bench__sampling_name(s->sampling));
+    cJSON_AddNumberToObject(so, "rounds", s->rounds);
     cJSON_AddStringToObject(o, "sampling", bench__sampling_name(r->sampling_used));
     cJSON_AddStringToObject(o, "stop_reason", r->stop_reason ? r->stop_reason : "");
     cJSON *wu = cJSON_AddObjectToObject(o, "warm_up");
     cJSON_AddNumberToObject(wu, "iterations", (double)r->warm_up_iters);
     cJSON_AddNumberToObject(wu, "time_ns", r->warm_up_ns);
     cJSON_AddNumberToObject(o, "measurement_wall_s", r->measure_wall_s);
+    cJSON_AddNumberToObject(o, "rounds", r->rounds);
     cJSON_AddStringToObject(o, "unit", "ns");
     cJSON *samples = cJSON_AddObjectToObject(o, "samples");
     cJSON_AddItemToObject(samples, "iterations", number_array(r->iters, r->nsamples));

@@ -70,9 +70,12 @@ static void pretty_result(bench__reporter *rep, const bench__result *r)
     bench__fmt_time(slope, sizeof slope, r->est.slope.point);
     bench__fmt_time(mean, sizeof mean, r->est.mean.point);
     bench__fmt_time(fastest, sizeof fastest, r->est.min);
-    fprintf(o, "%*s%smean %s, slope %s (R\xc2\xb2 %.4f), fastest %s; %zu samples, %llu "
+    char rounds[32] = "";
+    if (r->rounds > 1)
+        snprintf(rounds, sizeof rounds, " in %u rounds", r->rounds);
+    fprintf(o, "%*s%smean %s, slope %s (R\xc2\xb2 %.4f), fastest %s; %zu samples%s, %llu "
                "iterations, %s, stopped at %s%s\n",
-            ID_WIDTH, "", dim, mean, slope, r->est.r2, fastest, r->nsamples,
+            ID_WIDTH, "", dim, mean, slope, r->est.r2, fastest, r->nsamples, rounds,
             (unsigned long long)r->total_iters, bench__sampling_name(r->sampling_used),
             r->stop_reason ? r->stop_reason : "?", reset);
     bench__print_metrics(o, r, rep->color);

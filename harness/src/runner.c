@@ -14,6 +14,17 @@
  * (after at least 3 samples, 2 with --quick); or, after at least 10 samples spanning a third of
  * the budget, a distribution-free confidence interval of the median narrower than the target
  * precision.
+ *
+ * Rounds: on a shared machine the speed changes for seconds at a time, so samples taken in one
+ * stretch see one state of the machine and the next run sees another. With rounds R > 1
+ * (the default outside --quick), bench__run_all runs every benchmark's body R times, interleaved
+ * with the other benchmarks': round j of every benchmark, then round j + 1. Each round warms up
+ * for 1/R of the warm-up time and takes every R-th sample of the plan (sample indices j, j + R,
+ * ...) within 1/R of the budget; the samples pool into one analysis. The plan comes from the
+ * first round's warm-up. A benchmark whose shortest sample does not fit R times in the budget
+ * takes fewer rounds, spread over the R; one with probes attached (counters, allocations, GPU
+ * events) takes one, because probes measure and report per stretch. With R > 1 the precision
+ * is checked between rounds, once a third of them are done.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -39,6 +50,9 @@
 #define PRECISION_MIN_SPAN 0.33
 /* The budget may be overrun by this fraction rather than drop a planned sample. */
 #define BUDGET_SLACK 0.10
+/* Rounds by default and with --quick (which favours a short run over spread samples). */
+#define DEFAULT_ROUNDS 5
+#define QUICK_ROUNDS 1
 
 const bench__settings bench__default_settings = {
     .warm_up_time = 0.3,
@@ -46,6 +60,7 @@ const bench__settings bench__default_settings = {
     .sample_size = 100,
     .target_precision = 0.01,
     .sampling = BENCH_SAMPLING_AUTO,
+    .rounds = DEFAULT_ROUNDS,
 };
 
 const bench__settings bench__quick_settings = {
@@ -54,9 +69,11 @@ const bench__settings bench__quick_settings = {
     .sample_size = 50,
     .target_precision = 0.02,
     .sampling = BENCH_SAMPLING_AUTO,
+    .rounds = QUICK_ROUNDS,
 };
 
-enum phase { PH_INIT, PH_WARMUP, PH_MEASURE, PH_DONE };
+/* PH_REWARM: a later round's warm-up; PH_DONE: this call of the body has no more samples. */
+enum phase { PH_INIT, PH_WARMUP, PH_REWARM, PH_MEASURE, PH_DONE };
 
 struct bench {
     const bench__instance *inst;
@@ -91,6 +108,16 @@ struct bench {
     uint64_t step;        /* linear: d; flat: iterations per sample */
     size_t next_check;    /* sample count at which precision is checked next */
 
+    /* rounds: the body runs once per round; the samples pool */
+    unsigned rounds;         /* rounds this benchmark takes (settings.rounds until the plan) */
+    unsigned rounds_done;    /* rounds finished */
+    size_t round_samples;    /* samples taken in the running round */
+    int64_t round_start_ns;  /* the running round's sampling start */
+    bool rewarm_started;     /* the running round's warm-up has begun (warm_start_ns is set) */
+    double meas_ns;          /* sampling time of the finished rounds */
+    size_t *round_end;       /* per finished round: the sample count at its end */
+    bool finished;           /* no more rounds: ready to report */
+
     int64_t last_progress_ns;
     bool progress_shown;
 };
@@ -123,6 +150,7 @@ void bench__resolve_settings(bench__settings *out, const bench__run_options *opt
         out->sampling = opt->cli.sampling;
     PICK(bytes_per_iter);
     PICK(elements_per_iter);
+    PICK(rounds);
 #undef PICK
     if (opt && opt->is_quick) {
         /* --quick caps the time and loosens the precision, whatever the code asked for. */
@@ -136,9 +164,17 @@ void bench__resolve_settings(bench__settings *out, const bench__run_options *opt
         if (!opt->cli.target_precision && out->target_precision > 0 &&
             out->target_precision < q->target_precision)
             out->target_precision = q->target_precision;
+        if (!opt->cli.rounds && out->rounds > q->rounds)
+            out->rounds = q->rounds;
     }
+    if (opt && (opt->worker_in || opt->nfixed > 0 || opt->profile_time > 0))
+        out->rounds = 1; /* A/B workers, fixed plans and profiling run one stretch */
+    if (out->rounds < 1)
+        out->rounds = 1;
     if (out->sample_size < 2)
         out->sample_size = 2;
+    if (out->rounds > out->sample_size)
+        out->rounds = out->sample_size;
     if (out->warm_up_time < 0)
         out->warm_up_time = 0;
     if (!(out->measurement_time > 0))
@@ -154,13 +190,15 @@ static void progress(bench_t *b, int64_t now)
         return;
     b->last_progress_ns = now;
     b->progress_shown = true;
-    if (b->phase == PH_WARMUP)
-        fprintf(stderr, "\r%s: warming up (%.1f s)\033[K", b->inst->id,
-                (double)(now - b->bench_start_ns) / 1e9);
+    char round[48] = "";
+    if (b->rounds > 1)
+        snprintf(round, sizeof round, ", round %u of %u", b->rounds_done + 1, b->rounds);
+    if (b->phase == PH_WARMUP || b->phase == PH_REWARM)
+        fprintf(stderr, "\r%s: warming up (%.1f s%s)\033[K", b->inst->id,
+                (double)(now - b->bench_start_ns) / 1e9, round);
     else
-        fprintf(stderr, "\r%s: collecting samples (%zu of at most %d, %.1f s)\033[K", b->inst->id,
-                b->r->nsamples, b->r->settings.sample_size,
-                (double)(now - b->meas_start_ns) / 1e9);
+        fprintf(stderr, "\r%s: collecting samples (%zu of at most %d%s)\033[K", b->inst->id,
+                b->r->nsamples, b->r->settings.sample_size, round);
     fflush(stderr);
 }
 
@@ -200,9 +238,36 @@ static void plan(bench_t *b)
     r->sampling_used = mode;
     b->step = (uint64_t)clampd(step, 1, (double)MAX_SAMPLE_ITERS);
     b->next_check = MIN_SAMPLES_PRECISION;
+    /* Each round takes at least one sample: no more rounds than shortest samples fit in the
+     * budget. */
+    double fit = floor(budget / ((double)b->step * t));
+    if (fit < (double)b->rounds)
+        b->rounds = fit < 1 ? 1 : (unsigned)fit;
 }
 
-/* Whether the median's interval is already as narrow as the target precision asks. */
+/* Samples a round must take before its share of the budget may end it: the budget's minimum
+ * spread over the rounds. */
+static size_t min_round_samples(const bench_t *b)
+{
+    size_t need = b->opt->is_quick ? MIN_SAMPLES_BUDGET_QUICK : MIN_SAMPLES_BUDGET;
+    return (need + b->rounds - 1) / b->rounds;
+}
+
+/* The per-iteration times of samples [from, to) into y, sorted; returns how many. */
+static size_t sorted_times(const bench__result *r, size_t from, size_t to, double *y)
+{
+    for (size_t i = from; i < to; i++)
+        y[i - from] = r->totals_ns[i] / r->iters[i];
+    bench__sort(y, to - from);
+    return to - from;
+}
+
+/*
+ * Whether the median's interval is already as narrow as the target precision asks. With
+ * rounds, each finished round's median must also lie within twice the target of the pooled
+ * median: when the machine's speed changed between rounds, the pooled samples still give a
+ * narrow interval, and the next run would contradict it.
+ */
 static bool precise_enough(bench_t *b)
 {
     bench__result *r = b->r;
@@ -210,14 +275,20 @@ static bool precise_enough(bench_t *b)
     double *y = malloc(n * sizeof *y);
     if (!y)
         return false;
-    for (size_t i = 0; i < n; i++)
-        y[i] = r->totals_ns[i] / r->iters[i];
-    bench__sort(y, n);
-    double lo, hi;
+    sorted_times(r, 0, n, y);
+    double lo, hi, med = 0, target = r->settings.target_precision;
     bool ok = false;
     if (bench__median_ci_sorted(y, n, b->opt->confidence_level, &lo, &hi) == 0) {
-        double med = bench__quantile_sorted(y, n, 0.5);
-        ok = med > 0 && (hi - lo) / 2.0 <= r->settings.target_precision * med;
+        med = bench__quantile_sorted(y, n, 0.5);
+        ok = med > 0 && (hi - lo) / 2.0 <= target * med;
+    }
+    size_t from = 0;
+    for (unsigned j = 0; ok && b->rounds > 1 && j < b->rounds_done; j++) {
+        size_t to = b->round_end[j];
+        size_t m = sorted_times(r, from, to, y);
+        if (m > 0)
+            ok = fabs(bench__quantile_sorted(y, m, 0.5) - med) <= 2.0 * target * med;
+        from = to;
     }
     free(y);
     return ok;
@@ -244,7 +315,7 @@ static void sample_done(bench_t *b, uint64_t iters, double total_ns)
     if (b->opt->profile_time > 0) {
         r->profile_iters += iters;
         r->profile_ns += total_ns;
-    } else if (b->phase == PH_WARMUP) {
+    } else if (b->phase == PH_WARMUP || b->phase == PH_REWARM) {
         r->warm_up_iters += iters;
         r->warm_up_ns += total_ns;
     } else if (b->phase == PH_MEASURE && r->nsamples < b->capacity) {
@@ -319,6 +390,35 @@ static uint64_t fixed_next(bench_t *b, int64_t now)
     return n < 1 ? 1 : n > MAX_SAMPLE_ITERS ? MAX_SAMPLE_ITERS : n;
 }
 
+/*
+ * Ends the running round; `why` is what ended it. The benchmark is finished after its last
+ * round, once it has every sample, or (several rounds) once a third of the rounds are done and
+ * the median is as precise as asked.
+ */
+static void end_round(bench_t *b, int64_t now, const char *why)
+{
+    bench__result *r = b->r;
+    b->meas_ns += (double)(now - b->round_start_ns);
+    r->measure_wall_s = b->meas_ns / 1e9;
+    if (b->round_end)
+        b->round_end[b->rounds_done] = r->nsamples;
+    b->rounds_done++;
+    b->phase = PH_DONE;
+    bool all = r->nsamples >= (size_t)r->settings.sample_size;
+    if (b->rounds == 1) {
+        r->stop_reason = why;
+        b->finished = true;
+    } else if (all || b->rounds_done >= b->rounds) {
+        r->stop_reason = all ? "sample size" : "time budget";
+        b->finished = true;
+    } else if (r->settings.target_precision > 0 && r->nsamples >= MIN_SAMPLES_PRECISION &&
+               b->rounds_done >= (unsigned)ceil(PRECISION_MIN_SPAN * b->rounds) &&
+               precise_enough(b)) {
+        r->stop_reason = "precision";
+        b->finished = true;
+    }
+}
+
 /* Iterations of the next sample, or 0 when sampling is over. */
 static uint64_t next_sample(bench_t *b)
 {
@@ -339,9 +439,10 @@ static uint64_t next_sample(bench_t *b)
         b->bench_start_ns = b->warm_start_ns = now;
         b->warm_next = 1;
     }
+    /* The warm-up time is spread over the rounds like the budget. */
+    double warm = r->settings.warm_up_time * 1e9 / (double)b->rounds;
     if (b->phase == PH_WARMUP) {
         double elapsed = (double)(now - b->warm_start_ns);
-        double warm = r->settings.warm_up_time * 1e9;
         if (r->warm_up_iters == 0 || elapsed < warm) {
             uint64_t n = b->warm_next;
             if (r->warm_up_iters > 0 && r->warm_up_ns > 0) {
@@ -358,35 +459,52 @@ static uint64_t next_sample(bench_t *b)
         }
         plan(b);
         b->phase = PH_MEASURE;
-        b->meas_start_ns = now;
+        b->meas_start_ns = b->round_start_ns = now;
+    }
+    if (b->phase == PH_REWARM) {
+        /* A later round: caches and predictors served other benchmarks since the last one.
+         * Samples of the plan's shortest size, as many as fit in the round's warm-up time
+         * (none when one does not: a sample that long warms itself up). */
+        if (!b->rewarm_started) {
+            b->rewarm_started = true;
+            b->warm_start_ns = now;
+        }
+        double elapsed = (double)(now - b->warm_start_ns);
+        if (elapsed + (double)b->step * b->est_ns <= warm) {
+            progress(b, now);
+            return b->step;
+        }
+        b->phase = PH_MEASURE;
+        b->round_start_ns = now;
     }
     if (b->phase != PH_MEASURE)
         return 0;
 
+    /* This round takes the plan's samples j, j + R, j + 2R, ... (R rounds, j of them done). */
     size_t k = r->nsamples;
+    size_t g = b->rounds_done + b->round_samples * b->rounds;
     const char *stop = NULL;
-    double elapsed = (double)(now - b->meas_start_ns);
-    uint64_t next = sample_iters(b, k);
-    if (k >= (size_t)r->settings.sample_size) {
+    double elapsed = (double)(now - b->round_start_ns);
+    double budget = r->settings.measurement_time * 1e9 / (double)b->rounds;
+    uint64_t next = sample_iters(b, g);
+    if (k >= (size_t)r->settings.sample_size || g >= (size_t)r->settings.sample_size) {
         stop = "sample size";
-    } else if (k >= (b->opt->is_quick ? MIN_SAMPLES_BUDGET_QUICK : MIN_SAMPLES_BUDGET)) {
-        double per_iter_wall = elapsed / (double)r->total_iters;
-        double budget = r->settings.measurement_time * 1e9;
+    } else if (b->round_samples >= min_round_samples(b)) {
+        double per_iter_wall = (b->meas_ns + elapsed) / (double)r->total_iters;
         if (elapsed + (double)next * per_iter_wall > budget * (1.0 + BUDGET_SLACK))
             stop = "time budget";
     }
-    if (!stop && r->settings.target_precision > 0 && k >= b->next_check &&
-        elapsed >= PRECISION_MIN_SPAN * r->settings.measurement_time * 1e9) {
+    if (!stop && b->rounds == 1 && r->settings.target_precision > 0 && k >= b->next_check &&
+        elapsed >= PRECISION_MIN_SPAN * budget) {
         b->next_check = k + (k / 10 > 1 ? k / 10 : 1);
         if (precise_enough(b))
             stop = "precision";
     }
     if (stop) {
-        r->stop_reason = stop;
-        r->measure_wall_s = elapsed / 1e9;
-        b->phase = PH_DONE;
+        end_round(b, now, stop);
         return 0;
     }
+    b->round_samples++;
     progress(b, now);
     return next;
 }
@@ -726,55 +844,149 @@ static void probes_detach(bench_t *b)
         b->probes[i]->detach(b->probes[i], r);
 }
 
-void bench__run_instance(const bench__instance *inst, const bench__run_options *opt,
-                         bench__result *r)
+/* Sets up one benchmark (settings, sample arrays, probes); false when it must not run. */
+static bool instance_begin(bench_t *b, const bench__instance *inst, const bench__run_options *opt,
+                           bench__result *r)
 {
-    bench_t b;
-    memset(&b, 0, sizeof b);
-    b.inst = inst;
-    b.opt = opt;
-    b.r = r;
-    b.clk = bench__clock_calibrate();
-    bench__meas_wall_init(&b.wall);
+    memset(b, 0, sizeof *b);
+    b->inst = inst;
+    b->opt = opt;
+    b->r = r;
+    b->clk = bench__clock_calibrate();
+    bench__meas_wall_init(&b->wall);
 
     r->inst = inst;
     r->status = BENCH__OK;
     r->nresamples = opt->nresamples;
     r->confidence_level = opt->confidence_level;
     bench__resolve_settings(&r->settings, opt, inst->desc, inst->group);
-    b.capacity = (size_t)r->settings.sample_size;
-    r->iters = calloc(b.capacity, sizeof *r->iters);
-    r->totals_ns = calloc(b.capacity, sizeof *r->totals_ns);
+    b->capacity = (size_t)r->settings.sample_size;
+    r->iters = calloc(b->capacity, sizeof *r->iters);
+    r->totals_ns = calloc(b->capacity, sizeof *r->totals_ns);
     if (!r->iters || !r->totals_ns) {
         r->status = BENCH__FAILED;
-        bench__msg(r->message, sizeof r->message, "out of memory for %zu samples", b.capacity);
-        return;
+        bench__msg(r->message, sizeof r->message, "out of memory for %zu samples", b->capacity);
+        return false;
     }
+    if (!probes_attach(b))
+        return false;
+    /* Probes measure and report per stretch (open counters, peak heap, GPU memory). */
+    b->rounds = b->nprobes ? 1 : (unsigned)r->settings.rounds;
+    if (b->rounds > 1) {
+        b->round_end = calloc(b->rounds, sizeof *b->round_end);
+        if (!b->round_end) {
+            detach_attached(b);
+            r->status = BENCH__FAILED;
+            bench__msg(r->message, sizeof r->message, "%s", "out of memory for rounds");
+            return false;
+        }
+    }
+    return true;
+}
 
-    if (!probes_attach(&b))
-        return;
-    bench__crash_set_current(inst->id);
-    inst->desc->fn(&b);
+/* Runs the body once: the first round, or the next. */
+static void instance_round(bench_t *b)
+{
+    bench__result *r = b->r;
+    if (b->rounds_done > 0) {
+        b->phase = PH_REWARM;
+        b->rewarm_started = false;
+        b->round_samples = 0;
+        b->bench_start_ns = bench__now_ns();
+    }
+    bench__crash_set_current(b->inst->id);
+    b->inst->desc->fn(b);
     bench__crash_set_current(NULL);
-    progress_clear(&b);
-    probes_detach(&b);
+    progress_clear(b);
+    if (r->status == BENCH__OK && b->in_sample)
+        bench_fail(b, "the body left its timed loop early (return or goto inside BENCH_ITER)");
+    if (r->status == BENCH__OK && (b->phase == PH_INIT || b->phase == PH_REWARM))
+        bench_fail(b, "the body ran no timed loop (BENCH_ITER or BENCH_ITER_BATCHED)");
+    /* Worker, profile and fixed plans end with their one call; the timed plan in end_round. */
+    if (r->status != BENCH__OK || b->opt->worker_in || b->opt->profile_time > 0 ||
+        b->opt->nfixed > 0)
+        b->finished = true;
+}
 
-    if (r->status == BENCH__OK && b.in_sample)
-        bench_fail(&b, "the body left its timed loop early (return or goto inside BENCH_ITER)");
-    if (r->status == BENCH__OK && b.phase == PH_INIT)
-        bench_fail(&b, "the body ran no timed loop (BENCH_ITER or BENCH_ITER_BATCHED)");
-    if (opt->worker_in)
+/* Releases the probes and analyses the pooled samples. */
+static void instance_finish(bench_t *b)
+{
+    bench__result *r = b->r;
+    probes_detach(b);
+    free(b->round_end);
+    b->round_end = NULL;
+    r->rounds = b->rounds_done;
+    if (b->opt->worker_in)
         return; /* an A/B worker keeps no samples: the coordinator analyses them */
-    if (opt->profile_time > 0)
+    if (b->opt->profile_time > 0)
         return; /* profile mode: no statistics */
     if (r->status == BENCH__OK && r->nsamples == 0)
-        bench_fail(&b, "no sample was taken");
+        bench_fail(b, "no sample was taken");
     if (r->status != BENCH__OK)
         return;
-    if (bench__analyze(r, opt) != 0) {
+    if (bench__analyze(r, b->opt) != 0) {
         r->status = BENCH__FAILED;
         bench__msg(r->message, sizeof r->message, "%s", "statistics failed (out of memory?)");
     }
+}
+
+void bench__run_instance(const bench__instance *inst, const bench__run_options *opt,
+                         bench__result *r)
+{
+    bench__run_all(&inst, 1, opt, r, NULL, NULL);
+}
+
+/* Whether a benchmark of `e` rounds takes part in round j of `total`: its rounds spread evenly,
+ * the first in round 0. */
+static bool takes_round(unsigned e, unsigned j, unsigned total)
+{
+    unsigned long long a = ((unsigned long long)j * e + total - 1) / total;
+    unsigned long long z = ((unsigned long long)(j + 1) * e + total - 1) / total;
+    return z > a;
+}
+
+int bench__run_all(const bench__instance *const *list, size_t n, const bench__run_options *opt,
+                   bench__result *results, bench__done_fn done, void *arg)
+{
+    bench_t *bs = calloc(n ? n : 1, sizeof *bs);
+    if (!bs)
+        return BENCH_ENOMEM;
+    /* The most rounds any benchmark asks for; its rounds_done counts its own. */
+    unsigned total = 1;
+    for (size_t i = 0; i < n; i++) {
+        bench__settings s;
+        bench__resolve_settings(&s, opt, list[i]->desc, list[i]->group);
+        if ((unsigned)s.rounds > total)
+            total = (unsigned)s.rounds;
+    }
+    size_t reported = 0;
+    for (unsigned j = 0; j < total; j++) {
+        for (size_t i = 0; i < n; i++) {
+            bench_t *b = &bs[i];
+            if (j == 0) {
+                if (instance_begin(b, list[i], opt, &results[i]))
+                    instance_round(b);
+                else
+                    b->finished = true;
+                if (b->finished)
+                    instance_finish(b);
+            } else if (!b->finished && takes_round(b->rounds, j, total)) {
+                instance_round(b);
+                if (b->finished)
+                    instance_finish(b);
+            }
+            /* Report in list order, each as soon as it and those before it are finished. */
+            while (reported < n && bs[reported].finished) {
+                if (done)
+                    done(reported, &results[reported], arg);
+                reported++;
+            }
+        }
+    }
+    for (size_t i = 0; i < n; i++)
+        free(bs[i].round_end); /* only an unfinished benchmark's is left */
+    free(bs);
+    return 0;
 }
 
 int bench__analyze(bench__result *r, const bench__run_options *opt)

@@ -69,6 +69,8 @@ class CountTest(Base):
                     est = m[name]["per_iteration"]
                     for k in ("median", "mean", "slope"):
                         self.assertEqual(est[k]["point"], per, (name, k))
+                # Allocation statistics are per stretch: one round, whatever was asked.
+                self.assertEqual((b["settings"]["rounds"], b["rounds"]), (5, 1))
 
     @unsanitized
     def test_metric_metadata(self):

@@ -173,12 +173,24 @@ def err_lines(stderr):
 
 
 def counter_lines(stderr):
-    """The fixture's `e2e_fixture: ID key=value ...` lines as {id: {key: int}}."""
+    """The fixture's `e2e_fixture: ID key=value ...` lines as {id: {key: int}}. A body prints one
+    line per call, that is per round: counts add up over the lines, except the batch bounds
+    (largest and smallest over them); `body_calls` is the number of lines."""
     found = {}
     for line in err_lines(stderr):
         m = re.match(r"^e2e_fixture: (\S+) (.*)$", line)
-        if m:
-            found[m.group(1)] = {k: int(v) for k, v in re.findall(r"(\w+)=(\d+)", m.group(2))}
+        if not m:
+            continue
+        now = {k: int(v) for k, v in re.findall(r"(\w+)=(\d+)", m.group(2))}
+        have = found.setdefault(m.group(1), {"body_calls": 0})
+        have["body_calls"] += 1
+        for k, v in now.items():
+            if k in ("largest_batch", "max_batch"):
+                have[k] = max(have.get(k, v), v)
+            elif k == "smallest_batch":
+                have[k] = min(have.get(k, v), v)
+            else:
+                have[k] = have.get(k, 0) + v
     return found
 
 
@@ -317,7 +329,8 @@ class UsageTest(Case):
             ("--warm-up-time", "3601"), ("--measurement-time", "0"),
             ("--measurement-time", "inf"), ("--target-precision", "1"),
             ("--target-precision", "0"), ("--target-precision", "offf"),
-            ("--sampling", "random"), ("--json", ""),
+            ("--sampling", "random"), ("--json", ""), ("--rounds", "0"),
+            ("--rounds", "1001"), ("--rounds", "two"),
         ]
         for opt, value in cases:
             for argv in ([opt, value], [f"{opt}={value}"]):
@@ -438,6 +451,14 @@ class JsonOutputTest(Case):
             # loose for a loaded machine but far below the 3 s default.
             self.assertLess(r["measurement_wall_s"], 1.0, r["id"])
 
+    def test_default_rounds(self):
+        """Five rounds by default; a benchmark may take fewer, never more."""
+        for r in self.doc["benchmarks"]:
+            self.assertEqual(r["settings"]["rounds"], 5, r["id"])
+            self.assertGreaterEqual(r["rounds"], 1, r["id"])
+            self.assertLessEqual(r["rounds"], 5, r["id"])
+        self.assertEqual(self.by_id["fix/a"]["rounds"], 5)
+
     def test_throughput(self):
         for r in self.doc["benchmarks"]:
             thr = r["throughput"]
@@ -465,6 +486,8 @@ class JsonOutputTest(Case):
         r = self.by_id["fix/counted"]
         ran = counts["fix/counted"]["iterations"]
         self.assertEqual(ran, r["warm_up"]["iterations"] + sum(r["samples"]["iterations"]))
+        # one call of the body per round
+        self.assertEqual(counts["fix/counted"]["body_calls"], r["rounds"])
 
     def test_batched_counts(self):
         counts = counter_lines(self.proc.stderr)
@@ -743,7 +766,8 @@ class StatusTest(Case):
         self.assertEqual(skip["message"], "needs a frobnicator (e2e skip reason 42)")
         self.assertNotIn("samples", skip)
         self.assert_ok_result(good)
-        self.assertEqual(counter_lines(p.stderr).get("trouble/skip"), {"iterations": 0},
+        self.assertEqual(counter_lines(p.stderr).get("trouble/skip"),
+                         {"iterations": 0, "body_calls": 1},
                          "a skipped benchmark's timed loop must not run")
 
     def test_skip_pretty(self):
@@ -781,10 +805,20 @@ class StatusTest(Case):
                          ["bench: benchmark 'trouble/crash' crashed with signal SIGSEGV"])
 
     def test_crash_after_good_benchmark(self):
-        """Results finished before the crash are already out when it happens."""
-        p = fixture(*FAST, "--exact", "fix/a", "trouble/crash")
+        """In one stretch (--rounds 1), results finished before the crash are already out when
+        it happens."""
+        p = fixture(*FAST, "--rounds", "1", "--exact", "fix/a", "trouble/crash")
         self.assert_exit(p, 3)
         self.assertRegex(p.stdout, r"(?m)^fix/a\s+time:   \[")
+        self.assertEqual(err_lines(p.stderr),
+                         ["bench: benchmark 'trouble/crash' crashed with signal SIGSEGV"])
+
+    def test_crash_in_rounds(self):
+        """With rounds, a crash in the first round still names the benchmark and exits 3;
+        results not yet final are not printed."""
+        p = fixture(*FAST, "--rounds", "3", "--exact", "fix/a", "trouble/crash")
+        self.assert_exit(p, 3)
+        self.assertNotRegex(p.stdout, r"(?m)^fix/a\s+time:")
         self.assertEqual(err_lines(p.stderr),
                          ["bench: benchmark 'trouble/crash' crashed with signal SIGSEGV"])
 
@@ -855,10 +889,35 @@ class SettingsTest(Case):
         flat = self.json_run("--sampling", "flat", "fix/a$")["benchmarks"][0]
         self.assertEqual((flat["settings"]["sampling"], flat["sampling"]), ("flat", "flat"))
         self.assertEqual(len(set(flat["samples"]["iterations"])), 1, flat["samples"])
-        lin = self.json_run("--sampling", "linear", "fix/a$")["benchmarks"][0]
+        lin = self.json_run("--sampling", "linear", "--rounds", "1", "fix/a$")["benchmarks"][0]
         self.assertEqual((lin["settings"]["sampling"], lin["sampling"]), ("linear", "linear"))
         it = lin["samples"]["iterations"]
         self.assertEqual(it, [(k + 1) * it[0] for k in range(len(it))])
+
+    def test_rounds_take_every_rth_sample_of_the_plan(self):
+        """Round j takes the linear plan's samples j, j + R, j + 2R, ...: in the order taken,
+        the first round's are 1, R + 1, 2R + 1, ... times the step."""
+        r = self.json_run("--sampling", "linear", "--rounds", "4", "--target-precision", "off",
+                          "fix/a$")["benchmarks"][0]
+        self.assertEqual((r["settings"]["rounds"], r["rounds"]), (4, 4))
+        it = r["samples"]["iterations"]
+        d = it[0]
+        mult = [n // d for n in it]
+        self.assertEqual([n % d for n in it], [0] * len(it))
+        self.assertEqual(len(set(mult)), len(mult), "a plan index was used twice")
+        self.assertLessEqual(max(mult), r["settings"]["sample_size"])
+        self.assertEqual(mult[:2], [1, 5])
+        # a new round starts where the multiples fall back; each round's residue is its index
+        starts = [0] + [i for i in range(1, len(mult)) if mult[i] < mult[i - 1]]
+        self.assertEqual(len(starts), 4, mult)
+        for j, (a, b) in enumerate(zip(starts, starts[1:] + [len(mult)])):
+            self.assertEqual({(m - 1) % 4 for m in mult[a:b]}, {j}, mult)
+
+    def test_quick_is_one_round(self):
+        r = self.json_run("--quick", "fix/a$")["benchmarks"][0]
+        self.assertEqual((r["settings"]["rounds"], r["rounds"]), (1, 1))
+        r = self.json_run("--quick", "--rounds", "3", "fix/a$")["benchmarks"][0]
+        self.assertEqual(r["settings"]["rounds"], 3, "the command line beats --quick's cap")
 
     def test_quick(self):
         doc = self.json_run("--quick", "fix/a$")

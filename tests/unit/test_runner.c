@@ -1,8 +1,9 @@
 /*
  * test_runner.c: the runner's behaviour, driven with real benchmark bodies on the real clock:
  * iteration accounting, the shape of the sampling plans, the stop rules, batching, settings
- * precedence and every way a body can skip or fail. No assertion depends on how fast the
- * machine is; only on counts and on which rule stopped sampling.
+ * precedence, every way a body can skip or fail, and rounds (interleaved runs of the bodies).
+ * No assertion depends on how fast the machine is; only on counts and on which rule stopped
+ * sampling.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -10,6 +11,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <math.h>
 #include <string.h>
 #include <time.h>
 
@@ -117,6 +119,81 @@ BENCH_FN(rt, param, BENCH_PARAMS(3, 5), .bytes_per_iter = 1)
     }
 }
 
+/* Rounds: each call of these bodies appends its letter to `trace`, so the order of the rounds
+ * is visible. */
+static char trace[64];
+static size_t ntrace;
+
+static void mark(char c)
+{
+    if (ntrace + 1 < sizeof trace) {
+        trace[ntrace++] = c;
+        trace[ntrace] = '\0';
+    }
+}
+
+BENCH_FN(rt, round_a, .rounds = 2, .target_precision = -1)
+{
+    mark('A');
+    BENCH_ITER(b) {
+        calls++;
+        bench_clobber();
+    }
+}
+
+BENCH_FN(rt, round_b, .rounds = 4, .target_precision = -1)
+{
+    mark('B');
+    BENCH_ITER(b) {
+        calls++;
+        bench_clobber();
+    }
+}
+
+BENCH_FN(rt, round_c, .rounds = 1, .target_precision = -1)
+{
+    mark('C');
+    BENCH_ITER(b) {
+        calls++;
+        bench_clobber();
+    }
+}
+
+/* 20 ms an iteration, 0.1 s of budget: at most 5 samples fit, so at most 5 rounds. */
+BENCH_FN(rt, sleepy_rounds, .measurement_time = 0.1, .warm_up_time = 0.001, .rounds = 10)
+{
+    mark('S');
+    struct timespec ts = {0, 20 * 1000 * 1000};
+    BENCH_ITER(b) {
+        nanosleep(&ts, NULL);
+    }
+}
+
+/* Runs its timed loop in the first round only. */
+BENCH_FN(rt, loop_once, .rounds = 3)
+{
+    mark('L');
+    if (ntrace > 1)
+        return;
+    BENCH_ITER(b) {
+        calls++;
+    }
+}
+
+/* Its second round does four times the work per iteration: a machine that slowed down. */
+static int shift_calls;
+
+BENCH_FN(rt, shifting, .target_precision = 0.5, .measurement_time = 1.0, .sample_size = 1000)
+{
+    unsigned work = ++shift_calls == 2 ? 400 : 100;
+    BENCH_ITER(b) {
+        for (unsigned i = 0; i < work; i++)
+            bench_black_box(i);
+    }
+}
+
+/* The tests before the rounds tests pin one stretch (--rounds 1): their assertions are about
+ * one plan's shape in sample order. */
 static bench__run_options options(void)
 {
     bench__run_options o;
@@ -124,6 +201,7 @@ static bench__run_options options(void)
     o.nresamples = 200;
     o.confidence_level = 0.95;
     o.seed = 1;
+    o.cli.rounds = 1;
     return o;
 }
 
@@ -332,6 +410,36 @@ static void test_settings_precedence(void **state)
     d.target_precision = -1; /* "never stop early" survives --quick */
     bench__resolve_settings(&s, &o, &d, &g);
     assert_true(s.target_precision < 0);
+
+    /* rounds: default, --quick, group, BENCH_FN, command line, and never above the samples */
+    o = options();
+    o.cli.rounds = 0;
+    memset(&d, 0, sizeof d);
+    memset(&g, 0, sizeof g);
+    bench__resolve_settings(&s, &o, &d, &g);
+    assert_int_equal(s.rounds, bench__default_settings.rounds);
+    assert_true(s.rounds > 1);
+    o.is_quick = true;
+    bench__resolve_settings(&s, &o, &d, &g);
+    assert_int_equal(s.rounds, 1);
+    o.is_quick = false;
+    g.rounds = 3;
+    bench__resolve_settings(&s, &o, &d, &g);
+    assert_int_equal(s.rounds, 3);
+    d.rounds = 7;
+    bench__resolve_settings(&s, &o, &d, &g);
+    assert_int_equal(s.rounds, 7);
+    o.cli.rounds = 2;
+    bench__resolve_settings(&s, &o, &d, &g);
+    assert_int_equal(s.rounds, 2);
+    o.cli.rounds = 50;
+    d.sample_size = 10;
+    bench__resolve_settings(&s, &o, &d, &g);
+    assert_int_equal(s.rounds, 10);
+    o.cli.rounds = 4; /* A/B workers, fixed plans and profiling run one stretch */
+    o.nfixed = 1;
+    bench__resolve_settings(&s, &o, &d, &g);
+    assert_int_equal(s.rounds, 1);
 }
 
 /* ---- probes: a probe that reads the `calls` counter, so its per-sample values are known ---- */
@@ -527,6 +635,197 @@ static void test_profile_mode(void **state)
     bench__result_destroy(&r);
 }
 
+/* ---- rounds ---- */
+
+typedef struct done_log {
+    size_t order[8];
+    size_t trace_len[8]; /* how many body calls had happened when each result was reported */
+    size_t n;
+} done_log;
+
+static void log_done(size_t index, bench__result *r, void *arg)
+{
+    done_log *d = arg;
+    assert_non_null(r);
+    if (d->n < 8) {
+        d->order[d->n] = index;
+        d->trace_len[d->n] = ntrace;
+        d->n++;
+    }
+}
+
+/* Runs `n` descriptors through bench__run_all. */
+static void run_list(bench_desc **ds, size_t n, bench__run_options *o, bench__result *rs,
+                     done_log *log)
+{
+    bench__instance in[4];
+    const bench__instance *list[4];
+    assert_true(n <= 4);
+    for (size_t i = 0; i < n; i++) {
+        in[i] = instance(ds[i], false, 0);
+        list[i] = &in[i];
+        memset(&rs[i], 0, sizeof rs[i]);
+    }
+    ntrace = 0;
+    trace[0] = '\0';
+    assert_int_equal(bench__run_all(list, n, o, rs, log ? log_done : NULL, log), 0);
+    for (size_t i = 0; i < n; i++)
+        rs[i].inst = NULL;
+}
+
+/* Round j of every benchmark before round j + 1; fewer rounds spread out; results reported in
+ * list order as soon as they are final; every iteration accounted for. */
+static void test_rounds_interleave(void **state)
+{
+    (void)state;
+    bench_desc *ds[] = {&bench__desc_rt__round_a, &bench__desc_rt__round_b,
+                        &bench__desc_rt__round_c};
+    bench__run_options o = options();
+    o.cli.rounds = 0; /* each benchmark's own: 2, 4 and 1 */
+    bench__result rs[3];
+    done_log log;
+    memset(&log, 0, sizeof log);
+    calls = 0;
+    run_list(ds, 3, &o, rs, &log);
+    /* rounds 0..3: A B C | B | A B | B  (A's two rounds spread over the four) */
+    assert_string_equal(trace, "ABCBABB");
+    assert_int_equal(log.n, 3);
+    assert_true(log.order[0] == 0 && log.order[1] == 1 && log.order[2] == 2);
+    assert_int_equal(log.trace_len[0], 5); /* A: right after its second round */
+    assert_int_equal(log.trace_len[1], 7); /* B: after its fourth ... */
+    assert_int_equal(log.trace_len[2], 7); /* ... and C, finished long before, after B */
+    uint64_t sum = 0;
+    unsigned want[] = {2, 4, 1};
+    for (size_t i = 0; i < 3; i++) {
+        assert_int_equal(rs[i].status, BENCH__OK);
+        assert_int_equal(rs[i].rounds, want[i]);
+        sum += rs[i].warm_up_iters + rs[i].total_iters;
+    }
+    assert_true(sum == calls);
+
+    /* A's samples: the linear plan's multiples of d, each used once; the first round takes the
+     * odd ones (plan indices 0, 2, 4, ...), in order. */
+    const bench__result *a = &rs[0];
+    assert_int_equal(a->sampling_used, BENCH_SAMPLING_LINEAR);
+    assert_true(a->nsamples >= 4);
+    double d = a->iters[0];
+    bool seen[101] = {false};
+    for (size_t i = 0; i < a->nsamples; i++) {
+        double m = a->iters[i] / d;
+        assert_true(m == floor(m) && m >= 1 && m <= 100);
+        assert_false(seen[(int)m]);
+        seen[(int)m] = true;
+    }
+    assert_true(a->iters[1] == 3 * d);
+    for (size_t i = 0; i < 3; i++)
+        bench__result_destroy(&rs[i]);
+}
+
+/* A benchmark whose samples are long takes no more rounds than samples fit in its budget. */
+static void test_rounds_fewer_when_samples_are_long(void **state)
+{
+    (void)state;
+    bench_desc *ds[] = {&bench__desc_rt__sleepy_rounds};
+    bench__run_options o = options();
+    o.cli.rounds = 0;
+    bench__result r;
+    run_list(ds, 1, &o, &r, NULL);
+    assert_int_equal(r.status, BENCH__OK);
+    assert_true(r.rounds >= 1 && r.rounds <= 5);
+    assert_int_equal(strlen(trace), r.rounds); /* one body call per round */
+    assert_true(r.nsamples >= r.rounds);
+    for (size_t i = 0; i < r.nsamples; i++)
+        assert_true(r.iters[i] == 1);
+    bench__result_destroy(&r);
+}
+
+/* Probes measure per stretch: a benchmark with one attached takes one round. */
+static void test_rounds_one_with_probes(void **state)
+{
+    (void)state;
+    counting_probe c = counting();
+    bench__probe *plist[] = {&c.p};
+    bench_desc *ds[] = {&bench__desc_rt__round_b};
+    bench__run_options o = options();
+    o.cli.rounds = 0;
+    o.probes = plist;
+    o.nprobes = 1;
+    bench__result r;
+    run_list(ds, 1, &o, &r, NULL);
+    check_counted(&r, 0);
+    assert_int_equal(r.rounds, 1);
+    assert_string_equal(trace, "B");
+    assert_int_equal(c.attaches, 1);
+    assert_int_equal(c.detaches, 1);
+    bench__result_destroy(&r);
+}
+
+/* A body that skips its timed loop in a later round fails, and gets no further round. */
+static void test_rounds_later_round_misuse(void **state)
+{
+    (void)state;
+    bench_desc *ds[] = {&bench__desc_rt__loop_once};
+    bench__run_options o = options();
+    o.cli.rounds = 0;
+    o.cli.target_precision = -1;
+    bench__result r;
+    run_list(ds, 1, &o, &r, NULL);
+    assert_int_equal(r.status, BENCH__FAILED);
+    assert_non_null(strstr(r.message, "no timed loop"));
+    assert_string_equal(trace, "LL");
+    bench__result_destroy(&r);
+}
+
+/* With rounds, precision is checked between rounds, from a third of them on. */
+static void test_rounds_precision_between_rounds(void **state)
+{
+    (void)state;
+    bench_desc *ds[] = {&bench__desc_rt__precise};
+    bench__run_options o = options();
+    o.cli.rounds = 6;
+    bench__result r;
+    run_list(ds, 1, &o, &r, NULL);
+    assert_int_equal(r.status, BENCH__OK);
+    assert_string_equal(r.stop_reason, "precision");
+    assert_true(r.rounds >= 2 && r.rounds < 6);
+    assert_true(r.nsamples >= 10);
+    bench__result_destroy(&r);
+}
+
+/* ... but not while the rounds disagree: a round whose median is off the pooled one by more
+ * than twice the target keeps the benchmark going to its last round. */
+static void test_rounds_disagreeing_rounds_do_not_stop_early(void **state)
+{
+    (void)state;
+    bench_desc *ds[] = {&bench__desc_rt__shifting};
+    bench__run_options o = options();
+    o.cli.rounds = 6;
+    bench__result r;
+    shift_calls = 0;
+    run_list(ds, 1, &o, &r, NULL);
+    assert_int_equal(r.status, BENCH__OK);
+    assert_int_equal(shift_calls, 6);
+    assert_int_equal(r.rounds, 6);
+    assert_string_not_equal(r.stop_reason, "precision");
+    bench__result_destroy(&r);
+}
+
+/* bench__run_instance runs a benchmark's rounds back to back. */
+static void test_rounds_single_instance(void **state)
+{
+    (void)state;
+    bench__run_options o = options();
+    o.cli.rounds = 3;
+    o.cli.target_precision = -1;
+    bench__result r;
+    calls = 0;
+    run_with(&bench__desc_rt__counter, &o, &r);
+    assert_int_equal(r.status, BENCH__OK);
+    assert_int_equal(r.rounds, 3);
+    assert_true(calls == r.warm_up_iters + r.total_iters);
+    bench__result_destroy(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -547,6 +846,13 @@ int main(void)
         cmocka_unit_test(test_probe_skips_benchmark),
         cmocka_unit_test(test_fixed_plan),
         cmocka_unit_test(test_profile_mode),
+        cmocka_unit_test(test_rounds_interleave),
+        cmocka_unit_test(test_rounds_fewer_when_samples_are_long),
+        cmocka_unit_test(test_rounds_one_with_probes),
+        cmocka_unit_test(test_rounds_later_round_misuse),
+        cmocka_unit_test(test_rounds_precision_between_rounds),
+        cmocka_unit_test(test_rounds_disagreeing_rounds_do_not_stop_early),
+        cmocka_unit_test(test_rounds_single_instance),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -3,8 +3,9 @@
  *
  * A benchmark is a function registered with BENCH_FN; its body does untimed setup, then runs the
  * timed loop BENCH_ITER (or BENCH_ITER_BATCHED with BENCH_TIMED), then untimed teardown. The
- * harness calls the body once per benchmark (once per parameter value); the timed loop runs the
- * warm-up and every sample inside that one call, so setup and teardown run once.
+ * harness calls the body once per round (5 rounds by default, interleaved with the other
+ * benchmarks'; .rounds / --rounds); the timed loop runs that round's warm-up and samples inside
+ * the call, so setup and teardown run once per round and are never timed.
  *
  * Registration happens before main() through constructors that only link static descriptors into
  * a list: no allocation, no I/O. A file of BENCH_FNs needs no main(): the library provides one that
@@ -50,7 +51,9 @@ typedef enum bench_sampling {
                                /* negative: never stop early */                                    \
     bench_sampling sampling;   /* iteration plan */                                                \
     uint64_t bytes_per_iter;   /* throughput: bytes processed per iteration (0: none) */           \
-    uint64_t elements_per_iter /* throughput: elements processed per iteration (0: none) */
+    uint64_t elements_per_iter; /* throughput: elements processed per iteration (0: none) */     \
+    int rounds                  /* runs of the body whose samples pool, interleaved with the  */ \
+                                /* other benchmarks' (docs/measurement.md) */
 
 /** Group settings (BENCH_GROUP). Fields other than the settings belong to the harness. */
 typedef struct bench_group_desc {
