@@ -566,7 +566,10 @@ def bench_page(b, ctx, level, base_entry, base_label, history, flame):
     if thr:
         rows.append(("throughput (from the median)", thr))
     n = len((b.get("samples") or {}).get("iterations") or [])
-    rows.append(("samples", f"{n}, {b.get('sampling', '')}, stopped at {b.get('stop_reason', '')}"))
+    rounds = b.get("rounds") or 1
+    spread = f" in {rounds} rounds" if rounds > 1 else ""
+    rows.append(("samples", f"{n}{spread}, {b.get('sampling', '')}, "
+                            f"stopped at {b.get('stop_reason', '')}"))
     parts.append('<table id="estimates">' + "".join(
         f"<tr><th>{esc(k)}</th><td>{esc(v)}</td></tr>" for k, v in rows) + "</table>")
     parts.append("<h2>Distribution</h2>" + kde_plot(b, level))

@@ -104,6 +104,13 @@ BENCH_FN(rt, precise, .target_precision = 0.5, .measurement_time = 5.0, .sample_
     }
 }
 
+BENCH_FN(rt, precise_loose, .target_precision = 0.9, .measurement_time = 5.0, .sample_size = 1000)
+{
+    BENCH_ITER(b) {
+        bench_black_box(calls);
+    }
+}
+
 BENCH_FN(rt, capped, .sample_size = 5, .target_precision = -1)
 {
     BENCH_ITER(b) {
@@ -180,12 +187,13 @@ BENCH_FN(rt, loop_once, .rounds = 3)
     }
 }
 
-/* Its second round does four times the work per iteration: a machine that slowed down. */
+/* Its second round does 16 times the work per iteration: a machine that slowed down far more
+ * than this VM's own 2x swings. */
 static int shift_calls;
 
 BENCH_FN(rt, shifting, .target_precision = 0.5, .measurement_time = 1.0, .sample_size = 1000)
 {
-    unsigned work = ++shift_calls == 2 ? 400 : 100;
+    unsigned work = ++shift_calls == 2 ? 1600 : 100;
     BENCH_ITER(b) {
         for (unsigned i = 0; i < work; i++)
             bench_black_box(i);
@@ -776,11 +784,12 @@ static void test_rounds_later_round_misuse(void **state)
     bench__result_destroy(&r);
 }
 
-/* With rounds, precision is checked between rounds, from a third of them on. */
+/* With rounds, precision is checked between rounds, from a third of them on. (A target of 90%
+ * lets round medians differ by up to 180%: this VM's 2x speed swings between rounds pass.) */
 static void test_rounds_precision_between_rounds(void **state)
 {
     (void)state;
-    bench_desc *ds[] = {&bench__desc_rt__precise};
+    bench_desc *ds[] = {&bench__desc_rt__precise_loose};
     bench__run_options o = options();
     o.cli.rounds = 6;
     bench__result r;
