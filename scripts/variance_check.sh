@@ -87,6 +87,8 @@ def cv(vals):
     m = statistics.mean(vals)
     return 100.0 * statistics.stdev(vals) / m if len(vals) > 1 and m > 0 else 0.0
 worst = {"median": 0.0, "min": 0.0}
+limit = max_cv if max_cv is not None else 5.0
+within = {"median": 0, "min": 0}
 print(f"{'benchmark':<40} {'runs':>4} {'median of medians':>18} {'CV median':>10} "
       f"{'CV min':>7} {'CV median without it':>21}")
 for bid in ids:
@@ -95,11 +97,15 @@ for bid in ids:
     c, cf = cv(vals), cv([f[bid] for f in fast])
     worst["median"] = max(worst["median"], c)
     worst["min"] = max(worst["min"], cf)
+    within["median"] += c <= limit
+    within["min"] += cf <= limit
     print(f"{bid:<40} {len(vals):>4} {typical[bid]:>15.4g} ns {c:>9.2f}% {cf:>6.2f}% "
           f"{cv(own):>20.2f}%")
 print("machine factor per run: " + " ".join(f"{f:.3f}" for f in factor) +
       f" (CV {cv(factor):.2f}%)")
 print(f"largest CV: median {worst['median']:.2f}%, min {worst['min']:.2f}%")
+print(f"CV at most {limit:g}%: median {within['median']} of {len(ids)}, "
+      f"min {within['min']} of {len(ids)}")
 if max_cv is not None and worst[stat] > max_cv:
     print(f"variance_check.sh: a CV of the {stat} is above {max_cv}%", file=sys.stderr)
     sys.exit(1)
