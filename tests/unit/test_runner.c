@@ -681,6 +681,17 @@ static void run_list(bench_desc **ds, size_t n, bench__run_options *o, bench__re
         rs[i].inst = NULL;
 }
 
+/* Runs one benchmark through bench__run_all with the given rounds (0: its own setting) and
+ * target precision (0: its own). */
+static void run_rounds(bench_desc *d, int rounds, double precision, bench__result *r)
+{
+    bench_desc *ds[] = {d};
+    bench__run_options o = options();
+    o.cli.rounds = rounds;
+    o.cli.target_precision = precision;
+    run_list(ds, 1, &o, r, NULL);
+}
+
 /* Round j of every benchmark before round j + 1; fewer rounds spread out; results reported in
  * list order as soon as they are final; every iteration accounted for. */
 static void test_rounds_interleave(void **state)
@@ -733,11 +744,8 @@ static void test_rounds_interleave(void **state)
 static void test_rounds_fewer_when_samples_are_long(void **state)
 {
     (void)state;
-    bench_desc *ds[] = {&bench__desc_rt__sleepy_rounds};
-    bench__run_options o = options();
-    o.cli.rounds = 0;
     bench__result r;
-    run_list(ds, 1, &o, &r, NULL);
+    run_rounds(&bench__desc_rt__sleepy_rounds, 0, 0, &r);
     assert_int_equal(r.status, BENCH__OK);
     assert_true(r.rounds >= 1 && r.rounds <= 5);
     assert_int_equal(strlen(trace), r.rounds); /* one body call per round */
@@ -772,12 +780,8 @@ static void test_rounds_one_with_probes(void **state)
 static void test_rounds_later_round_misuse(void **state)
 {
     (void)state;
-    bench_desc *ds[] = {&bench__desc_rt__loop_once};
-    bench__run_options o = options();
-    o.cli.rounds = 0;
-    o.cli.target_precision = -1;
     bench__result r;
-    run_list(ds, 1, &o, &r, NULL);
+    run_rounds(&bench__desc_rt__loop_once, 0, -1, &r);
     assert_int_equal(r.status, BENCH__FAILED);
     assert_non_null(strstr(r.message, "no timed loop"));
     assert_string_equal(trace, "LL");
@@ -789,11 +793,8 @@ static void test_rounds_later_round_misuse(void **state)
 static void test_rounds_precision_between_rounds(void **state)
 {
     (void)state;
-    bench_desc *ds[] = {&bench__desc_rt__precise_loose};
-    bench__run_options o = options();
-    o.cli.rounds = 6;
     bench__result r;
-    run_list(ds, 1, &o, &r, NULL);
+    run_rounds(&bench__desc_rt__precise_loose, 6, 0, &r);
     assert_int_equal(r.status, BENCH__OK);
     assert_string_equal(r.stop_reason, "precision");
     assert_true(r.rounds >= 2 && r.rounds < 6);
@@ -806,12 +807,9 @@ static void test_rounds_precision_between_rounds(void **state)
 static void test_rounds_disagreeing_rounds_do_not_stop_early(void **state)
 {
     (void)state;
-    bench_desc *ds[] = {&bench__desc_rt__shifting};
-    bench__run_options o = options();
-    o.cli.rounds = 6;
     bench__result r;
     shift_calls = 0;
-    run_list(ds, 1, &o, &r, NULL);
+    run_rounds(&bench__desc_rt__shifting, 6, 0, &r);
     assert_int_equal(r.status, BENCH__OK);
     assert_int_equal(shift_calls, 6);
     assert_int_equal(r.rounds, 6);
