@@ -59,22 +59,7 @@ mkdir -p "$out"
 start=$(date +%s)
 build_profiling "$build_dir" "$out/build.log"
 
-if [[ -z "$filter" ]]; then
-    cmd=("$build_dir/workloads/wl_profile")
-    target="wl_profile (the reference profiling workload, once)"
-else
-    bench_prog="$build_dir/benches/bench"
-    if ! "$bench_prog" --list "$filter" >/dev/null 2>"$out/memory_target.out"; then
-        die "$(head -n 1 "$out/memory_target.out")"
-    fi
-    if "$bench_prog" --help | grep -q -- '--profile-time'; then
-        cmd=("$bench_prog" --profile-time "$seconds" "$filter")
-        target="bench --profile-time $seconds '$filter'"
-    else
-        cmd=("$bench_prog" --quick --output-format csv "$filter")
-        target="bench --quick '$filter'"
-    fi
-fi
+choose_target "$build_dir" "$seconds" "$out/memory_target.out"
 
 summary=(--target "$target" -o "$out/memory.json")
 rm -f "$out"/heaptrack.*.zst "$out"/heaptrack.*.gz "$out/heaptrack.zst" "$out/heaptrack.gz"

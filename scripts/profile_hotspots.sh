@@ -69,23 +69,8 @@ rm -f "$probe"
 build_profiling "$build_dir" "$out/build.log"
 
 phase_wall=()
-if [[ -z "$filter" ]]; then
-    cmd=("$build_dir/workloads/wl_profile")
-    target="wl_profile (the reference profiling workload, once)"
-    phase_wall=(--phase-wall "$out/target.out")
-else
-    bench_prog="$build_dir/benches/bench"
-    if ! "$bench_prog" --list "$filter" >/dev/null 2>"$out/target.out"; then
-        die "$(head -n 1 "$out/target.out")"
-    fi
-    if "$bench_prog" --help | grep -q -- '--profile-time'; then
-        cmd=("$bench_prog" --profile-time "$seconds" "$filter")
-        target="bench --profile-time $seconds '$filter'"
-    else
-        cmd=("$bench_prog" --quick --output-format csv "$filter")
-        target="bench --quick '$filter' (this build has no --profile-time)"
-    fi
-fi
+choose_target "$build_dir" "$seconds" "$out/target.out"
+[[ -n "$filter" ]] || phase_wall=(--phase-wall "$out/target.out")
 
 echo "$me: recording $event at $freq Hz: $target" >&2
 rm -f "$out/perf.data" "$out/perf.data.old"

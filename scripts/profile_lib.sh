@@ -1,7 +1,8 @@
 # shellcheck shell=bash
-# shellcheck disable=SC2154,SC2034  # `me` is set, and `filter` read, by the sourcing script
+# shellcheck disable=SC2154,SC2034  # `me` is set, `filter` read, `cmd`/`target` used by the sourcing script
 # Shared by profile_hotspots.sh and memory_profile.sh (sourced, not run): errors, the one
-# optional FILTER argument, installing missing tools, and the profiling build. The sourcing
+# optional FILTER argument, installing missing tools, the profiling build and the program to
+# profile. The sourcing
 # script sets `me` (its name, for messages) first.
 
 # die MESSAGE...: one line on stderr naming the script, exit 2.
@@ -50,5 +51,29 @@ build_profiling() {
     if ! { cmake -S . -B "$1" "${cfg[@]}" &&
         cmake --build "$1" -j "$(nproc)" --target wl_profile bench; } >"$2" 2>&1; then
         die "the profiling build failed (see $2)"
+    fi
+}
+
+# choose_target BUILD_DIR SECONDS SCRATCH: sets `cmd` (the program to profile, as an array) and
+# `target` (its description). No FILTER: the reference workload wl_profile, once. A FILTER: the
+# bench program on the benchmarks it selects, for SECONDS each with --profile-time, or --quick
+# where the build lacks that flag; a FILTER that selects nothing ends the script with bench's
+# message (SCRATCH keeps its stderr).
+choose_target() {
+    if [[ -z "$filter" ]]; then
+        cmd=("$1/workloads/wl_profile")
+        target="wl_profile (the reference profiling workload, once)"
+        return
+    fi
+    local bench_prog="$1/benches/bench"
+    if ! "$bench_prog" --list "$filter" >/dev/null 2>"$3"; then
+        die "$(head -n 1 "$3")"
+    fi
+    if "$bench_prog" --help | grep -q -- '--profile-time'; then
+        cmd=("$bench_prog" --profile-time "$2" "$filter")
+        target="bench --profile-time $2 '$filter'"
+    else
+        cmd=("$bench_prog" --quick --output-format csv "$filter")
+        target="bench --quick '$filter' (this build has no --profile-time)"
     fi
 }
