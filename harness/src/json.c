@@ -31,6 +31,19 @@ static cJSON *estimate_json(const bench__estimate *e)
     return o;
 }
 
+/* A comparison's verdict and ratio interval as object "change" of `parent` (the time's and each
+ * metric's; `median_key` names the baseline median, in ns for the time). Returns the object. */
+static cJSON *change_json(cJSON *parent, const bench__change *c, const char *median_key)
+{
+    cJSON *co = cJSON_AddObjectToObject(parent, "change");
+    cJSON_AddStringToObject(co, "verdict", bench__verdict_name(c->verdict));
+    cJSON_AddNumberToObject(co, median_key, c->old_median);
+    cJSON_AddNumberToObject(co, "ratio", c->ratio);
+    cJSON_AddNumberToObject(co, "ratio_lower", c->ratio_lower);
+    cJSON_AddNumberToObject(co, "ratio_upper", c->ratio_upper);
+    return co;
+}
+
 static cJSON *number_array(const double *v, size_t n)
 {
     cJSON *a = cJSON_CreateArray();
@@ -173,12 +186,7 @@ static cJSON *result_json(const bench__result *r)
         cJSON_AddNumberToObject(thr, "elements_per_iteration", (double)s->elements_per_iter);
     if (r->change && r->change->verdict != BENCH__V_INCOMPARABLE) {
         const bench__change *c = r->change;
-        cJSON *co = cJSON_AddObjectToObject(o, "change");
-        cJSON_AddStringToObject(co, "verdict", bench__verdict_name(c->verdict));
-        cJSON_AddNumberToObject(co, "baseline_median_ns", c->old_median);
-        cJSON_AddNumberToObject(co, "ratio", c->ratio);
-        cJSON_AddNumberToObject(co, "ratio_lower", c->ratio_lower);
-        cJSON_AddNumberToObject(co, "ratio_upper", c->ratio_upper);
+        cJSON *co = change_json(o, c, "baseline_median_ns");
         cJSON_AddNumberToObject(co, "p", c->p);
         cJSON_AddNumberToObject(co, "p_adjusted", c->p_adjusted);
         cJSON_AddNumberToObject(co, "run_noise", c->run_noise);
@@ -198,15 +206,8 @@ static cJSON *result_json(const bench__result *r)
             cJSON_AddItemToObject(pi, "median", estimate_json(&m->est.median));
             cJSON_AddItemToObject(pi, "mean", estimate_json(&m->est.mean));
             cJSON_AddItemToObject(pi, "slope", estimate_json(&m->est.slope));
-            if (r->metric_changes && r->metric_changes[i].verdict != BENCH__V_INCOMPARABLE) {
-                const bench__change *c = &r->metric_changes[i];
-                cJSON *co = cJSON_AddObjectToObject(x, "change");
-                cJSON_AddStringToObject(co, "verdict", bench__verdict_name(c->verdict));
-                cJSON_AddNumberToObject(co, "baseline_median", c->old_median);
-                cJSON_AddNumberToObject(co, "ratio", c->ratio);
-                cJSON_AddNumberToObject(co, "ratio_lower", c->ratio_lower);
-                cJSON_AddNumberToObject(co, "ratio_upper", c->ratio_upper);
-            }
+            if (r->metric_changes && r->metric_changes[i].verdict != BENCH__V_INCOMPARABLE)
+                change_json(x, &r->metric_changes[i], "baseline_median");
         }
     }
     if (r->nfacts > 0) {
