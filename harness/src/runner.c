@@ -101,7 +101,7 @@ struct bench {
     size_t capacity;     /* room in r->iters / r->totals_ns */
 
     int64_t bench_start_ns;
-    int64_t warm_start_ns;
+    int64_t warm_start_ns; /* the running warm-up's start; 0: a later round's not begun yet */
     uint64_t warm_next;   /* iterations of the next warm-up sample */
     int64_t meas_start_ns;
     double est_ns;        /* per-iteration estimate from the warm-up */
@@ -113,7 +113,6 @@ struct bench {
     unsigned rounds_done;    /* rounds finished */
     size_t round_samples;    /* samples taken in the running round */
     int64_t round_start_ns;  /* the running round's sampling start */
-    bool rewarm_started;     /* the running round's warm-up has begun (warm_start_ns is set) */
     double meas_ns;          /* sampling time of the finished rounds */
     size_t *round_end;       /* per finished round: the sample count at its end */
     bool finished;           /* no more rounds: ready to report */
@@ -459,16 +458,14 @@ static uint64_t next_sample(bench_t *b)
         }
         plan(b);
         b->phase = PH_MEASURE;
-        b->meas_start_ns = b->round_start_ns = now;
+        b->round_start_ns = now;
     }
     if (b->phase == PH_REWARM) {
         /* A later round: caches and predictors served other benchmarks since the last one.
          * Samples of the plan's shortest size, as many as fit in the round's warm-up time
          * (none when one does not: a sample that long warms itself up). */
-        if (!b->rewarm_started) {
-            b->rewarm_started = true;
+        if (b->warm_start_ns == 0)
             b->warm_start_ns = now;
-        }
         double elapsed = (double)(now - b->warm_start_ns);
         if (elapsed + (double)b->step * b->est_ns <= warm) {
             progress(b, now);
@@ -890,7 +887,7 @@ static void instance_round(bench_t *b)
     bench__result *r = b->r;
     if (b->rounds_done > 0) {
         b->phase = PH_REWARM;
-        b->rewarm_started = false;
+        b->warm_start_ns = 0;
         b->round_samples = 0;
         b->bench_start_ns = bench__now_ns();
     }

@@ -139,31 +139,29 @@ static void mark(char c)
     }
 }
 
-BENCH_FN(rt, round_a, .rounds = 2, .target_precision = -1)
+/* One round of a counting body that marks its letter. */
+static void marked_round(bench_t *b, char letter)
 {
-    mark('A');
+    mark(letter);
     BENCH_ITER(b) {
         calls++;
         bench_clobber();
     }
+}
+
+BENCH_FN(rt, round_a, .rounds = 2, .target_precision = -1)
+{
+    marked_round(b, 'A');
 }
 
 BENCH_FN(rt, round_b, .rounds = 4, .target_precision = -1)
 {
-    mark('B');
-    BENCH_ITER(b) {
-        calls++;
-        bench_clobber();
-    }
+    marked_round(b, 'B');
 }
 
 BENCH_FN(rt, round_c, .rounds = 1, .target_precision = -1)
 {
-    mark('C');
-    BENCH_ITER(b) {
-        calls++;
-        bench_clobber();
-    }
+    marked_round(b, 'C');
 }
 
 /* 20 ms an iteration, 0.1 s of budget: at most 5 samples fit, so at most 5 rounds. */
