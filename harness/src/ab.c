@@ -27,71 +27,30 @@
 
 #include "compare.h"
 #include "internal.h"
+#include "proc.h"
 
-typedef struct worker {
-    pid_t pid;
-    FILE *to;
-    FILE *from;
-} worker;
+typedef bench__proc worker;
 
 static void worker_kill(worker *w)
 {
-    if (w->to)
-        fclose(w->to);
-    if (w->from)
-        fclose(w->from);
-    if (w->pid > 0) {
-        kill(w->pid, SIGKILL);
-        waitpid(w->pid, NULL, 0);
-    }
-    memset(w, 0, sizeof *w);
+    bench__proc_kill(w);
 }
 
-/* Reads one line from a worker; "" at end of file. */
+/* Reads one line from a worker; "" at the end of its output or when the run is interrupted. */
 static void worker_line(worker *w, char *buf, size_t len)
 {
-    if (!fgets(buf, (int)len, w->from))
+    if (bench__proc_line(w, buf, len, 0) != 1)
         buf[0] = '\0';
-    buf[strcspn(buf, "\n")] = '\0';
 }
 
 /* Starts `prog --ab-worker id` and waits until its setup is done ("READY"). */
 static int worker_start(worker *w, const char *prog, const char *id, char *msg, size_t msglen)
 {
-    memset(w, 0, sizeof *w);
-    int down[2], up[2];
-    if (pipe(down) != 0 || pipe(up) != 0) {
-        bench__msg(msg, msglen, "pipe failed: %s", strerror(errno));
+    char *argv[] = {(char *)prog, "--ab-worker", (char *)id, NULL};
+    bench__proc_spec spec = {.path = prog, .argv = argv, .channel = BENCH__PROC_STDOUT,
+                             .commands = true};
+    if (bench__proc_start(w, &spec, msg, msglen) != 0)
         return BENCH_EIO;
-    }
-    fflush(stdout);
-    fflush(stderr);
-    pid_t pid = fork();
-    if (pid < 0) {
-        bench__msg(msg, msglen, "fork failed: %s", strerror(errno));
-        return BENCH_EIO;
-    }
-    if (pid == 0) {
-        dup2(down[0], STDIN_FILENO);
-        dup2(up[1], STDOUT_FILENO);
-        close(down[0]);
-        close(down[1]);
-        close(up[0]);
-        close(up[1]);
-        execl(prog, prog, "--ab-worker", id, (char *)NULL);
-        fprintf(stdout, "END failed cannot run %s: %s\n", prog, strerror(errno));
-        _exit(127);
-    }
-    close(down[0]);
-    close(up[1]);
-    w->pid = pid;
-    w->to = fdopen(down[1], "w");
-    w->from = fdopen(up[0], "r");
-    if (!w->to || !w->from) {
-        worker_kill(w);
-        bench__msg(msg, msglen, "fdopen failed");
-        return BENCH_EIO;
-    }
     char line[640];
     worker_line(w, line, sizeof line);
     if (strcmp(line, "READY") == 0)
@@ -118,8 +77,8 @@ static int worker_start(worker *w, const char *prog, const char *id, char *msg, 
 static int worker_sample(worker *w, uint64_t iters, double *ns)
 {
     char line[640];
-    fprintf(w->to, "R %llu\n", (unsigned long long)iters);
-    if (fflush(w->to) != 0)
+    snprintf(line, sizeof line, "R %llu", (unsigned long long)iters);
+    if (bench__proc_send(w, line) != 0)
         return BENCH_EIO;
     worker_line(w, line, sizeof line);
     return sscanf(line, "T %lf", ns) == 1 && isfinite(*ns) && *ns >= 0 ? 0 : BENCH_EIO;
@@ -127,20 +86,10 @@ static int worker_sample(worker *w, uint64_t iters, double *ns)
 
 static void worker_stop(worker *w)
 {
-    if (w->to) {
-        fputs("Q\n", w->to);
-        fflush(w->to);
-    }
     char line[640];
-    if (w->from)
+    if (bench__proc_send(w, "Q") == 0)
         worker_line(w, line, sizeof line); /* "END ..." */
-    if (w->to)
-        fclose(w->to);
-    if (w->from)
-        fclose(w->from);
-    if (w->pid > 0)
-        waitpid(w->pid, NULL, 0);
-    memset(w, 0, sizeof *w);
+    bench__proc_wait(w, bench__now_ns() + (int64_t)10e9);
 }
 
 int bench__ab_worker_main(const bench__instance *all, size_t n, const char *id,
@@ -352,13 +301,12 @@ done:
 int bench__ab_run(const char *other, const bench__instance *all, const bool *selected, size_t n,
                   const bench__ab_options *o, bool fail_on_regression, bool color)
 {
-    char self[4096];
-    ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
-    if (len <= 0) {
-        fprintf(stderr, "bench: --ab: cannot find this program's path: %s\n", strerror(errno));
+    char self[4096], why[512];
+    if (bench__proc_self(self, sizeof self, why, sizeof why) != 0) {
+        fprintf(stderr, "bench: --ab: %s\n", why);
         return BENCH_EXIT_USAGE;
     }
-    self[len] = '\0';
+    bench__proc_interrupts_install();
     if (access(other, X_OK) != 0) {
         fprintf(stderr, "bench: --ab: '%s' is not an executable program: %s\n", other,
                 strerror(errno));
@@ -388,6 +336,13 @@ int bench__ab_run(const char *other, const bench__instance *all, const bool *sel
             continue;
         ab_outcome out;
         int rc = ab_one(other, self, all[i].id, o, family, &out);
+        if (bench__proc_interrupted()) {
+            fprintf(stderr, "bench: interrupted by %s: stopped the worker processes\n",
+                    bench__signal_name(bench__proc_interrupted()));
+            free(ch);
+            free(ids);
+            return 128 + bench__proc_interrupted();
+        }
         ids[k] = all[i].id;
         ch[k] = out.change;
         printf("%s\n", all[i].id);

@@ -7,49 +7,34 @@
  * is between processes (placement in memory, neighbours, clock state), which repetitions inside
  * one process cannot see.
  */
-#include <errno.h>
-#include <fcntl.h>
 #include <math.h>
 #include <stdlib.h>
-#include <string.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include "internal.h"
+#include "proc.h"
 
 int bench__run_self(char *const *argv, char *msg, size_t msglen)
 {
-    fflush(stdout);
-    fflush(stderr);
-    pid_t pid = fork();
-    if (pid < 0) {
-        bench__msg(msg, msglen, "cannot start a run: fork failed: %s", strerror(errno));
+    char self[4096];
+    if (bench__proc_self(self, sizeof self, msg, msglen) != 0)
+        return BENCH_EIO;
+    bench__proc_interrupts_install();
+    bench__proc p;
+    bench__proc_spec spec = {.path = self, .argv = argv, .channel = BENCH__PROC_NONE};
+    if (bench__proc_start(&p, &spec, msg, msglen) != 0)
+        return BENCH_EIO;
+    bench__proc_end end = bench__proc_wait(&p, 0);
+    if (bench__proc_interrupted()) {
+        bench__msg(msg, msglen, "interrupted by %s",
+                   bench__signal_name(bench__proc_interrupted()));
         return BENCH_EIO;
     }
-    if (pid == 0) {
-        int null = open("/dev/null", O_WRONLY);
-        if (null >= 0) {
-            dup2(null, STDOUT_FILENO);
-            close(null);
-        }
-        execv("/proc/self/exe", argv);
-        _exit(127);
-    }
-    int status = 0;
-    while (waitpid(pid, &status, 0) < 0)
-        if (errno != EINTR) {
-            bench__msg(msg, msglen, "waiting for a run failed: %s", strerror(errno));
-            return BENCH_EIO;
-        }
-    if (WIFSIGNALED(status)) {
-        bench__msg(msg, msglen, "a run was killed by signal %d", WTERMSIG(status));
-        return BENCH_EIO;
-    }
-    if (WEXITSTATUS(status) != 0) {
-        bench__msg(msg, msglen, "a run exited with code %d", WEXITSTATUS(status));
-        return BENCH_EIO;
-    }
-    return 0;
+    if (end == BENCH__PROC_EXITED && p.code == 0)
+        return 0;
+    char how[128];
+    bench__proc_describe(&p, 0, how, sizeof how);
+    bench__msg(msg, msglen, "a run %s", how);
+    return BENCH_EIO;
 }
 
 double bench__entry_median(const bench__entry *e)

@@ -7,9 +7,11 @@
  * status that bench_main turns into the exit code.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <math.h>
 #include <regex.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -18,6 +20,7 @@
 #include "compare.h"
 #include "instr.h"
 #include "internal.h"
+#include "proc.h"
 
 #define MAX_FILTERS 64
 #define BASELINE_NAME_MAX 64
@@ -87,6 +90,14 @@ static const char usage_text[] =
     "      --sampling MODE        auto, linear or flat (default auto)\n"
     "      --profile-time S       run each selected benchmark for S seconds with no\n"
     "                             statistics, for an outside profiler (perf record, ...)\n"
+    "Processes:\n"
+    "      --processes N          measure each benchmark in N fresh worker processes,\n"
+    "                             interleaved across benchmarks, 1..1000 (default 10; 3 with\n"
+    "                             --quick; fewer when its samples do not fit the budget)\n"
+    "      --in-process           measure everything in this one process (for debuggers and\n"
+    "                             profilers: gdb, perf record, callgrind, heaptrack)\n"
+    "      --timeout S            stop a worker process that runs longer than S seconds and\n"
+    "                             report its benchmark as timed out (default 300)\n"
     "Counters and allocations:\n"
     "      --perf-events LIST     count perf events around every sample: comma-separated\n"
     "                             libpfm4 names or presets (ipc, cache, branch, sw)\n"
@@ -192,7 +203,8 @@ typedef enum opt_id {
     O_CONF, O_SEED, O_FORMAT, O_JSON, O_COLOR, O_HELP, O_VERSION, O_CONTEXT, O_SAVE, O_BASE,
     O_LOAD, O_BASEDIR, O_LENIENT, O_CALIBRATE, O_SIGNIF, O_NOISE, O_FAILREG, O_AB, O_AB_TIME,
     O_AB_PAIRS, O_AB_WORKER, O_PROFILE_TIME, O_PERF_EVENTS, O_LIST_EVENTS, O_ALLOC_STATS,
-    O_EXPORT_GBENCH, O_INSTR, O_INSTR_ITERS, O_INSTR_CACHE, O_INSTR_WORKER,
+    O_EXPORT_GBENCH, O_INSTR, O_INSTR_ITERS, O_INSTR_CACHE, O_INSTR_WORKER, O_PROCESSES,
+    O_IN_PROCESS, O_TIMEOUT,
 } opt_id;
 
 typedef struct opt_def {
@@ -243,6 +255,9 @@ static const opt_def options[] = {
     {"instructions-iterations", 0, true, O_INSTR_ITERS},
     {"instructions-cache-sim", 0, false, O_INSTR_CACHE},
     {"instructions-worker", 0, true, O_INSTR_WORKER},
+    {"processes", 0, true, O_PROCESSES},
+    {"in-process", 0, false, O_IN_PROCESS},
+    {"timeout", 0, true, O_TIMEOUT},
 };
 
 /* Options a calibration run does not pass on to its child processes (they take a value when
@@ -429,6 +444,17 @@ static int apply_option(cli *c, opt_id id, const char *flag, const char *v)
         c->instr_worker = v;
         return 0;
     /* ---- end instruction mode ---- */
+    case O_PROCESSES:
+        if (parse_u64(flag, v, 1, 1000, "an integer in [1, 1000]", &u))
+            return -1;
+        c->run.processes = (unsigned)u;
+        return 0;
+    case O_IN_PROCESS:
+        c->run.in_process = true;
+        return 0;
+    case O_TIMEOUT:
+        return parse_double(flag, v, 0, 86400 * 7, true, false,
+                            "a number of seconds in (0, 604800]", &c->run.timeout_s);
     case O_EXPORT_GBENCH:
         if (*v == '\0')
             return bad_value(flag, v, "a file name");
@@ -635,6 +661,12 @@ static void warn_context(const bench__context_id *now, const bench__context_id *
 
 static int side_from_entry(const cli *c, const bench__entry *e, bench__side *out)
 {
+    if (e->processes >= 2 &&
+        bench__side_from_processes(e->iters, e->totals_ns, e->process, e->nsamples,
+                                   e->processes, c->run.confidence_level, out) == 0) {
+        out->noise = e->noise;
+        return 0;
+    }
     uint64_t seed = bench__id_seed(c->run.seed, e->id);
     if (bench__side_from_samples(e->iters, e->totals_ns, e->nsamples, c->run.nresamples,
                                  c->run.confidence_level, seed, out))
@@ -646,7 +678,16 @@ static int side_from_entry(const cli *c, const bench__entry *e, bench__side *out
 static void side_from_result(const cli *c, const bench__result *r, bench__side *out)
 {
     memset(out, 0, sizeof *out);
-    bench__side_from_estimate(&r->est.median, c->run.confidence_level, out);
+    if (r->processes >= 2 && isfinite(r->process_log_sd)) {
+        /* The same two-level estimate a saved entry gives (bench__side_from_processes). */
+        out->median = r->est.median.point;
+        out->lower = r->est.median.lower;
+        out->upper = r->est.median.upper;
+        out->se_log = r->process_log_sd / sqrt((double)r->processes);
+        out->processes = r->processes;
+    } else {
+        bench__side_from_estimate(&r->est.median, c->run.confidence_level, out);
+    }
     out->noise = r->noise;
 }
 
@@ -778,6 +819,11 @@ static int calibration_runs(const cli *c, int argc, char **argv, bench__saved **
     bench__msg(json, sizeof json, "%s/run.json", dir);
     size_t k = 0;
     cargv[k++] = argv[0];
+    /* The child's own options come first: after a "--" in the user's arguments they would be
+     * taken for filters. */
+    cargv[k++] = "--output-format=csv";
+    cargv[k++] = "--json";
+    cargv[k++] = json;
     for (int i = 1; i < argc; i++) {
         bool drop = false, with_value = false;
         for (size_t d = 0; d < sizeof calibration_drop / sizeof calibration_drop[0]; d++) {
@@ -799,9 +845,6 @@ static int calibration_runs(const cli *c, int argc, char **argv, bench__saved **
         }
         cargv[k++] = argv[i];
     }
-    cargv[k++] = "--output-format=csv";
-    cargv[k++] = "--json";
-    cargv[k++] = json;
     cargv[k] = NULL;
     int rc = 0;
     for (size_t r = 0; r < nchild && rc == 0; r++) {
@@ -986,6 +1029,24 @@ static int check_combinations(const cli *c)
                         "baselines, --calibrate, --json, --export-gbench or --ab\n");
         return -1;
     }
+    if (c->run.in_process && c->run.processes) {
+        fprintf(stderr, "bench: --processes and --in-process contradict each other: pick one\n");
+        return -1;
+    }
+    bool isolated = !c->run.in_process && c->run.profile_time <= 0 && !c->ab &&
+                    !c->instructions;
+    if ((c->run.processes || c->run.timeout_s > 0) && !isolated) {
+        fprintf(stderr, "bench: --processes and --timeout set the worker processes of a "
+                        "measuring run: they cannot be combined with --in-process, "
+                        "--profile-time, --ab or --instructions\n");
+        return -1;
+    }
+    if (isolated && (c->run.cli.rounds || c->run.cli.target_precision)) {
+        fprintf(stderr, "bench: --rounds and --target-precision shape the samples of one "
+                        "process: add --in-process to use them (worker processes are set with "
+                        "--processes, and never stop early)\n");
+        return -1;
+    }
     if (c->calibrate && !c->save_baseline) {
         fprintf(stderr, "bench: --calibrate needs --save-baseline NAME to store the noise in\n");
         return -1;
@@ -1058,6 +1119,32 @@ int bench_main(int argc, char **argv)
     if (rc != 0) {
         fprintf(stderr, "bench: %s\n", msg[0] ? msg : bench__strerror(rc));
         return BENCH_EXIT_USAGE;
+    }
+    const char *job = getenv("BENCH_WORKER_JOB");
+    if (job) {
+        /* A worker process of an isolated run (isolate.c): its job came in the environment,
+         * which no process it starts should inherit. */
+        char job_copy[512];
+        bench__msg(job_copy, sizeof job_copy, "%s", job);
+        unsetenv("BENCH_WORKER_JOB");
+        /* The manager made the same probes and gave their warnings already. */
+        fflush(stderr);
+        int saved = dup(STDERR_FILENO), null = open("/dev/null", O_WRONLY);
+        if (saved >= 0 && null >= 0)
+            dup2(null, STDERR_FILENO);
+        int prc = make_probes(&c);
+        if (saved >= 0 && null >= 0)
+            dup2(saved, STDERR_FILENO);
+        if (saved >= 0)
+            close(saved);
+        if (null >= 0)
+            close(null);
+        int wrc = prc != 0 ? BENCH_EXIT_USAGE : bench__worker_main(all, n, job_copy, &c.run);
+        for (size_t p = 0; p < c.run.nprobes; p++)
+            if (c.run.probes[p]->destroy)
+                c.run.probes[p]->destroy(c.run.probes[p]);
+        free(all);
+        return wrc;
     }
     if (c.ab_worker) {
         /* a worker times CUDA benchmarks with their probe too: the time is the GPU's */
@@ -1192,7 +1279,8 @@ int bench_main(int argc, char **argv)
         warn_context(&now, &old.ctx, c.baseline);
     }
     if (c.calibrate && calibration_runs(&c, argc, argv, &cal, &ncal) != 0) {
-        exit_code = BENCH_EXIT_FAILED;
+        exit_code = bench__proc_interrupted() ? 128 + bench__proc_interrupted()
+                                              : BENCH_EXIT_FAILED;
         goto out;
     }
 
@@ -1241,10 +1329,29 @@ int bench_main(int argc, char **argv)
     for (size_t i = 0; i < n; i++)
         if (selected[i])
             list[k++] = &all[i];
-    bench__crash_handlers_install();
     rep.begin(&rep, &ctx);
     struct run_report rr = {&c, &old, changes, old_sides, &rep, color, BENCH_EXIT_OK};
-    if (bench__run_all(list, k, &c.run, results, report_result, &rr) != 0) {
+    if (c.run.in_process) {
+        /* A closed stdout (`bench | head`) must not kill the run before its files are
+         * written; in worker mode bench__run_isolated sees to this with the interrupts. */
+        signal(SIGPIPE, SIG_IGN);
+        bench__crash_handlers_install();
+        rc = bench__run_all(list, k, &c.run, results, report_result, &rr);
+    } else {
+        rc = bench__run_isolated(list, k, &c.run, argc, argv, results, report_result, &rr);
+    }
+    if (rc == BENCH_EUSAGE && bench__proc_interrupted()) {
+        /* Interrupted: the workers are gone; nothing half-done is written or saved. */
+        int sig = bench__proc_interrupted();
+        fflush(stdout);
+        fprintf(stderr, "bench: interrupted by %s: stopped the worker processes; no results "
+                        "or baseline were written\n", bench__signal_name(sig));
+        for (size_t i = 0; i < k; i++)
+            bench__result_destroy(&results[i]);
+        exit_code = 128 + sig;
+        goto out;
+    }
+    if (rc != 0) {
         fprintf(stderr, "bench: out of memory\n");
         exit_code = BENCH_EXIT_USAGE;
         goto out;

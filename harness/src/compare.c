@@ -142,6 +142,23 @@ int bench__side_from_samples(const double *iters, const double *totals, size_t n
     return 0;
 }
 
+int bench__side_from_processes(const double *iters, const double *totals,
+                               const uint32_t *process, size_t n, unsigned p, double level,
+                               bench__side *out)
+{
+    memset(out, 0, sizeof *out);
+    bench__estimate e;
+    double cv, log_sd;
+    if (bench__process_estimate(iters, totals, process, n, p, level, &e, &cv, &log_sd) != 0)
+        return -1;
+    out->median = e.point;
+    out->lower = e.lower;
+    out->upper = e.upper;
+    out->se_log = log_sd / sqrt((double)p);
+    out->processes = p;
+    return 0;
+}
+
 void bench__side_from_estimate(const bench__estimate *median, double level, bench__side *out)
 {
     out->median = median->point;
@@ -206,6 +223,39 @@ int bench__holm(const double *p, size_t n, double *adjusted)
     return 0;
 }
 
+/*
+ * Both sides measured in worker processes: each se_log already holds the spread between
+ * processes, measured in that run, so no default stands in for it. What processes within one
+ * run cannot see is the drift of the whole machine between the two runs; default_run_noise
+ * stands for that once (not once per side). The reference distribution is Student's t with
+ * Welch-Satterthwaite degrees of freedom, since each se_log is estimated from a few processes.
+ */
+static void compare_processes(const bench__side *old, const bench__side *cur,
+                              const bench__compare_opts *o, bench__change *c)
+{
+    double a = old->se_log * old->se_log, b = cur->se_log * cur->se_log;
+    double drift = o->default_run_noise * o->default_run_noise;
+    double s = sqrt(a + b + drift);
+    double den = a * a / (double)(old->processes - 1) + b * b / (double)(cur->processes - 1);
+    /* The drift term is a fixed allowance, not an estimate: it adds no uncertainty of its own,
+     * so it only widens the denominator's sum, not the variance of the variance estimate. */
+    double df = den > 0 ? (a + b) * (a + b) / den : INFINITY;
+    if (df < 1)
+        df = 1;
+    double d = log(cur->median) - log(old->median);
+    double tc = bench__t_quantile(1.0 - o->significance_level / 2.0, df);
+    c->calibrated = false;
+    c->df = df;
+    c->run_noise = o->default_run_noise;
+    c->log_change = d;
+    c->log_se = s;
+    c->ratio = exp(d);
+    c->ratio_lower = exp(d - tc * s);
+    c->ratio_upper = exp(d + tc * s);
+    c->p = bench__t_two_sided_p(d / s, df);
+    c->p_adjusted = c->p;
+}
+
 void bench__compare_one(const bench__side *old, const bench__side *cur,
                         const bench__compare_opts *o, bench__change *c)
 {
@@ -217,6 +267,10 @@ void bench__compare_one(const bench__side *old, const bench__side *cur,
     if (!(old->median > 0) || !(cur->median > 0) || !isfinite(old->se_log) ||
         !isfinite(cur->se_log)) {
         c->verdict = BENCH__V_INCOMPARABLE;
+        return;
+    }
+    if (old->processes >= 2 && cur->processes >= 2 && old->noise.runs < 2) {
+        compare_processes(old, cur, o, c);
         return;
     }
     bool calibrated = old->noise.runs >= 2;

@@ -35,8 +35,12 @@ typedef struct bench__side {
     double median;      /* ns per iteration */
     double lower;       /* bootstrap CI of the median, ns */
     double upper;
-    double se_log;      /* within-run standard error of ln(median) */
+    double se_log;      /* standard error of ln(median): within the run, or over processes */
     bench__noise noise; /* calibrated between-run noise; runs == 0 when none */
+    /* Worker processes the side was measured in; with 2 or more, median is the geometric
+     * mean of the per-process medians and se_log comes from their spread (processes - 1
+     * degrees of freedom), so it already holds the between-process noise. */
+    unsigned processes;
 } bench__side;
 
 typedef enum bench__verdict {
@@ -74,6 +78,14 @@ typedef struct bench__change {
 /** A comparison side from raw samples (median and its bootstrap interval at `level`). */
 int bench__side_from_samples(const double *iters, const double *totals, size_t n,
                              size_t nresamples, double level, uint64_t seed, bench__side *out);
+
+/**
+ * A comparison side from samples measured in p >= 2 worker processes (process[i] is sample i's):
+ * the two-level estimate of bench__process_estimate. Returns 0, or -1 (see there).
+ */
+int bench__side_from_processes(const double *iters, const double *totals,
+                               const uint32_t *process, size_t n, unsigned p, double level,
+                               bench__side *out);
 
 /**
  * Fills a side's median, interval and se_log from a median estimate whose interval is at

@@ -36,6 +36,7 @@
 #include <unistd.h>
 
 #include "instr.h"
+#include "proc.h"
 
 /* Whether the mode is in this build: valgrind's header, and no sanitizer (valgrind cannot run
  * an AddressSanitizer program). */
@@ -59,7 +60,7 @@
 #endif
 
 /* The worker's protocol goes to this file descriptor. */
-#define INSTR_FD 3
+#define INSTR_FD BENCH__PROC_CHANNEL_FD
 /* Automatic N: samples of about this many instructions, N a power of two in [1, MAX_N]. */
 #define TARGET_IR (1u << 24)
 #define MAX_N (UINT64_C(1) << 20)
@@ -655,18 +656,15 @@ static int load_baseline(const bench__instr_request *q, bench__saved *old)
     return 0;
 }
 
-/* Starts valgrind with the worker; returns its pid and the read end of the protocol pipe. */
+/* Starts valgrind with the worker; its protocol comes on descriptor 3 (proc.c). */
 static int start_worker(const bench__instr_request *q, const char *valgrind, const char *dir,
-                        pid_t *pid, FILE **in)
+                        bench__proc *p)
 {
-    char exe[PATH_MAX];
-    ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (len <= 0) {
-        fprintf(stderr, "bench: --instructions: cannot find this program (/proc/self/exe): %s\n",
-                strerror(errno));
+    char exe[PATH_MAX], msg[512];
+    if (bench__proc_self(exe, sizeof exe, msg, sizeof msg) != 0) {
+        fprintf(stderr, "bench: --instructions: %s\n", msg);
         return -1;
     }
-    exe[len] = '\0';
     char outfile[4200], iters[32];
     bench__msg(outfile, sizeof outfile, "--callgrind-out-file=%s/cg.%%p", dir);
     bench__msg(iters, sizeof iters, "%llu", (unsigned long long)q->iterations);
@@ -698,46 +696,16 @@ static int start_worker(const bench__instr_request *q, const char *valgrind, con
     for (size_t i = 0; i < q->nfilters; i++)
         argv[k++] = q->filters[i];
     argv[k] = NULL;
-    int fds[2];
-    if (pipe(fds) != 0) {
-        fprintf(stderr, "bench: --instructions: pipe failed: %s\n", strerror(errno));
-        free(argv);
-        return -1;
-    }
-    fflush(stdout);
-    fflush(stderr);
-    pid_t child = fork();
-    if (child < 0) {
-        fprintf(stderr, "bench: --instructions: fork failed: %s\n", strerror(errno));
-        close(fds[0]);
-        close(fds[1]);
-        free(argv);
-        return -1;
-    }
-    if (child == 0) {
-        /* The worker's protocol on descriptor 3, its stdout on our stderr: whatever the
-         * benchmarks print never mixes with the report. */
-        close(fds[0]);
-        if (fds[1] == INSTR_FD)
-            fcntl(INSTR_FD, F_SETFD, 0);
-        else if (dup2(fds[1], INSTR_FD) < 0 || close(fds[1]) != 0)
-            _exit(127);
-        dup2(STDERR_FILENO, STDOUT_FILENO);
-        execv(valgrind, (char *const *)argv);
-        fprintf(stderr, "bench: --instructions: cannot run %s: %s\n", valgrind, strerror(errno));
-        _exit(127);
-    }
+    /* The worker's stdout goes to our stderr: whatever the benchmarks print never mixes with
+     * the report. */
+    bench__proc_spec spec = {.path = valgrind, .argv = (char *const *)argv,
+                             .channel = BENCH__PROC_FD3};
+    int rc = bench__proc_start(p, &spec, msg, sizeof msg);
     free(argv);
-    close(fds[1]);
-    *in = fdopen(fds[0], "r");
-    if (!*in) {
-        close(fds[0]);
-        kill(child, SIGKILL);
-        waitpid(child, NULL, 0);
-        fprintf(stderr, "bench: out of memory\n");
+    if (rc != 0) {
+        fprintf(stderr, "bench: --instructions: %s\n", msg);
         return -1;
     }
-    *pid = child;
     return 0;
 }
 
@@ -835,9 +803,9 @@ int bench__instr_run(const bench__instr_request *q)
     fprintf(stderr, "bench: counting instructions of %zu benchmark%s under valgrind "
                     "(callgrind)%s\n",
             nsel, nsel == 1 ? "" : "s", pretty ? "" : "; this takes a while");
-    pid_t pid;
-    FILE *in;
-    if (start_worker(q, valgrind, dir, &pid, &in) != 0) {
+    bench__proc_interrupts_install();
+    bench__proc worker;
+    if (start_worker(q, valgrind, dir, &worker) != 0) {
         exit_code = BENCH_EXIT_USAGE;
         goto out;
     }
@@ -846,7 +814,7 @@ int bench__instr_run(const bench__instr_request *q)
     char line[1024];
     long current = -1;
     size_t m = 0;
-    while (fgets(line, sizeof line, in)) {
+    while (bench__proc_line(&worker, line, sizeof line, 0) == 1) {
         long done = take_line(line, q, sel_index, nsel, w, &current, nmetrics);
         if (done < 0)
             continue;
@@ -875,15 +843,15 @@ int bench__instr_run(const bench__instr_request *q)
             exit_code = BENCH_EXIT_FAILED;
         }
     }
-    fclose(in);
-    int status = 0;
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    bench__proc_wait(&worker, 0);
+    if (bench__proc_interrupted()) {
+        fprintf(stderr, "bench: interrupted by %s: stopped valgrind; no results or baseline "
+                        "were written\n", bench__signal_name(bench__proc_interrupted()));
+        exit_code = 128 + bench__proc_interrupted();
+        goto out;
     }
     char why[128];
-    if (WIFSIGNALED(status))
-        bench__msg(why, sizeof why, "killed by signal %d", WTERMSIG(status));
-    else
-        bench__msg(why, sizeof why, "exit status %d", WEXITSTATUS(status));
+    bench__proc_describe(&worker, 0, why, sizeof why);
     bool any_begun = false;
     for (size_t j = 0; j < nsel; j++)
         any_begun |= w[j].begun;

@@ -83,6 +83,21 @@ typedef struct bench__run_options {
     /* Profile mode (--profile-time): each benchmark runs for this many seconds, with no
      * statistics; 0: off. */
     double profile_time;
+    /* Isolated measurement (isolate.c): measuring processes per benchmark (0: the default),
+     * the time limit of one process (s), and --in-process (no worker processes at all). */
+    unsigned processes;
+    double timeout_s;
+    bool in_process;
+    /* Worker side: this process measures one part of one benchmark (isolate.c). */
+    struct bench__job {
+        bool active;
+        unsigned index;  /* which of the benchmark's processes this is; 0 makes the plan */
+        unsigned count;  /* processes the benchmark is measured in */
+        /* the plan process 0 made (index > 0 only) */
+        bench_sampling mode;
+        uint64_t step;   /* iterations: linear d, or flat per-sample count */
+        double est_ns;   /* per-iteration estimate from the warm-up, ns */
+    } job;
 } bench__run_options;
 
 /** The built-in defaults (docs/cli.md lists them). */
@@ -240,6 +255,18 @@ typedef enum bench__status {
     BENCH__FAILED,
 } bench__status;
 
+/** How a failed benchmark failed (isolate.c contains the last three in its worker processes). */
+typedef enum bench__failure {
+    BENCH__FAIL_NONE = 0,
+    BENCH__FAIL_ERROR,     /* the benchmark reported it (bench_fail) or the harness found a fault */
+    BENCH__FAIL_CRASHED,   /* its process died of a signal; failure_code is the signal */
+    BENCH__FAIL_EXITED,    /* its process exited (exit()) before finishing; failure_code the code */
+    BENCH__FAIL_TIMED_OUT, /* its process ran past --timeout and was killed */
+} bench__failure;
+
+/** "error", "crashed", "exited", "timed out" ("" for none). */
+const char *bench__failure_name(bench__failure f);
+
 /** Between-run noise of a benchmark, measured by calibration (--calibrate). */
 typedef struct bench__noise {
     int runs;        /* separate processes measured; 0: not calibrated */
@@ -276,6 +303,20 @@ typedef struct bench__result {
     bench__fact facts[BENCH__MAX_FACTS];
     uint64_t profile_iters; /* profile mode: iterations run */
     double profile_ns;      /* profile mode: ns spent in them */
+    bench__failure failure; /* when status is BENCH__FAILED: how */
+    int failure_code;       /* the signal (crashed) or exit code (exited); 0 otherwise */
+    /* Isolated measurement: the processes the samples came from (0: measured in this process),
+     * each sample's process (0 .. processes - 1; NULL in-process), and the coefficient of
+     * variation of the per-process medians (NaN with fewer than 2 processes). */
+    unsigned processes;
+    uint32_t *process;
+    double process_cv;
+    double process_log_sd; /* sd of ln(per-process median); NaN with fewer than 2 processes */
+    /* The plan the warm-up made (with sampling_used): linear d or flat count, the per-iteration
+     * estimate it rests on (ns), and the rounds (processes) the budget fits. */
+    uint64_t plan_step;
+    double plan_est_ns;
+    unsigned plan_rounds;
 } bench__result;
 
 /**
@@ -311,8 +352,47 @@ typedef void (*bench__done_fn)(size_t index, bench__result *r, void *arg);
 int bench__run_all(const bench__instance *const *list, size_t n, const bench__run_options *opt,
                    bench__result *results, bench__done_fn done, void *arg);
 
-/** Computes r->est and r->outliers from r's samples. */
+/** Computes r->est and r->outliers from r's samples (and, with several processes, the
+ * median's interval over processes: bench__process_estimate). */
 int bench__analyze(bench__result *r, const bench__run_options *opt);
+
+/* ---- isolated measurement in worker processes (isolate.c) ---- */
+
+/** Most worker processes per benchmark (--processes, and in files). */
+#define BENCH__MAX_PROCESSES 1000
+/** Default measuring processes per benchmark, and with --quick. */
+#define BENCH__DEFAULT_PROCESSES 10
+#define BENCH__QUICK_PROCESSES 3
+/** A coefficient of variation of the per-process medians above this is reported as large. */
+#define BENCH__LARGE_PROCESS_CV 0.05
+/** Default time limit of one worker process, s. */
+#define BENCH__DEFAULT_TIMEOUT 300.0
+
+/**
+ * Runs the n instances of `list` like bench__run_all, but each benchmark in fresh worker
+ * processes of this program (exec of /proc/self/exe with argv), interleaved across benchmarks:
+ * process 0 of every benchmark (which also makes the plan), then process 1 of every benchmark,
+ * and so on. A crash, exit() or time-out ends that benchmark's worker only; the benchmark is
+ * failed with the failure recorded and the others go on. Returns 0; BENCH_ENOMEM; or
+ * BENCH_EUSAGE when the run was interrupted (bench__proc_interrupted gives the signal; results
+ * are then incomplete and `done` has not seen all of them).
+ */
+int bench__run_isolated(const bench__instance *const *list, size_t n,
+                        const bench__run_options *opt, int argc, char **argv,
+                        bench__result *results, bench__done_fn done, void *arg);
+
+/**
+ * Set in a worker process that is not its benchmark's first: warnings the first one already
+ * gave (a counter that cannot open) are not repeated once per process.
+ */
+extern bool bench__quiet_warnings;
+
+/**
+ * The worker side: measures one part of benchmark `id` as `job` (the BENCH_WORKER_JOB
+ * environment variable) says and writes what it measured on descriptor 3. Returns the exit code.
+ */
+int bench__worker_main(const bench__instance *all, size_t n, const char *job,
+                       const bench__run_options *opt);
 
 /* ---- crash reporting ---- */
 
@@ -485,6 +565,8 @@ typedef struct bench__entry {
     size_t nsamples;
     double *iters;     /* per sample: iterations */
     double *totals_ns; /* per sample: total ns */
+    uint32_t *process; /* per sample: the worker process it came from; NULL: one process */
+    unsigned processes; /* worker processes (1 + the largest index); 0 without `process` */
     uint64_t bytes_per_iter;
     uint64_t elements_per_iter;
     bench__noise noise;

@@ -19,6 +19,7 @@
 
 #include "compare.h"
 #include "internal.h"
+#include "proc.h"
 
 #define RESULTS_SCHEMA_VERSION 1
 
@@ -138,6 +139,18 @@ static cJSON *result_json(const bench__result *r)
     cJSON_AddStringToObject(o, "status", bench__status_name(r->status));
     if (r->status != BENCH__OK) {
         cJSON_AddStringToObject(o, "message", r->message);
+        if (r->status == BENCH__FAILED) {
+            /* How it failed: a worker process's crash, exit() or time-out, or an error. */
+            bench__failure f = r->failure ? r->failure : BENCH__FAIL_ERROR;
+            cJSON *fo = cJSON_AddObjectToObject(o, "failure");
+            cJSON_AddStringToObject(fo, "kind", bench__failure_name(f));
+            if (f == BENCH__FAIL_CRASHED) {
+                cJSON_AddNumberToObject(fo, "signal", r->failure_code);
+                cJSON_AddStringToObject(fo, "signal_name", bench__signal_name(r->failure_code));
+            } else if (f == BENCH__FAIL_EXITED) {
+                cJSON_AddNumberToObject(fo, "exit_code", r->failure_code);
+            }
+        }
         return o;
     }
     const bench__settings *s = &r->settings;
@@ -155,10 +168,22 @@ static cJSON *result_json(const bench__result *r)
     cJSON_AddNumberToObject(wu, "time_ns", r->warm_up_ns);
     cJSON_AddNumberToObject(o, "measurement_wall_s", r->measure_wall_s);
     cJSON_AddNumberToObject(o, "rounds", r->rounds);
+    /* processes: 0 when measured in the reporting process itself (--in-process) */
+    cJSON_AddNumberToObject(o, "processes", r->processes);
+    if (r->processes >= 2 && isfinite(r->process_cv))
+        cJSON_AddNumberToObject(o, "process_cv", r->process_cv);
+    else
+        cJSON_AddNullToObject(o, "process_cv");
     cJSON_AddStringToObject(o, "unit", "ns");
     cJSON *samples = cJSON_AddObjectToObject(o, "samples");
     cJSON_AddItemToObject(samples, "iterations", number_array(r->iters, r->nsamples));
     cJSON_AddItemToObject(samples, "totals_ns", number_array(r->totals_ns, r->nsamples));
+    if (r->process) {
+        cJSON *pa = cJSON_CreateArray();
+        for (size_t i = 0; i < r->nsamples; i++)
+            cJSON_AddItemToArray(pa, cJSON_CreateNumber(r->process[i]));
+        cJSON_AddItemToObject(samples, "process", pa);
+    }
     cJSON *est = cJSON_AddObjectToObject(o, "estimates");
     cJSON_AddItemToObject(est, "median", estimate_json(&r->est.median));
     cJSON_AddItemToObject(est, "mean", estimate_json(&r->est.mean));
@@ -480,6 +505,36 @@ static int load_samples(const vctx *v, const cJSON *b, const char *jp, bench__en
         e->totals_ns[i++] = d;
     }
     e->nsamples = (size_t)n;
+    /* Optional: the worker process of each sample; every process from 0 up has a sample. */
+    const cJSON *pr = member(samples, "process");
+    if (!pr)
+        return 0;
+    bench__msg(p, sizeof p, "%s.samples.process", jp);
+    if (!cJSON_IsArray(pr) || cJSON_GetArraySize(pr) != n)
+        return verr(v, p, "expected an array as long as iterations");
+    e->process = malloc((size_t)n * sizeof *e->process);
+    bool seen[BENCH__MAX_PROCESSES] = {false};
+    if (!e->process) {
+        bench__msg(v->msg, v->msglen, "%s: out of memory", v->file);
+        return BENCH_ENOMEM;
+    }
+    i = 0;
+    unsigned most = 0;
+    cJSON_ArrayForEach(x, pr) {
+        double d = cJSON_IsNumber(x) ? x->valuedouble : NAN;
+        if (!(d >= 0) || d >= BENCH__MAX_PROCESSES || d != floor(d)) {
+            bench__msg(p, sizeof p, "%s.samples.process[%d]", jp, i);
+            return verr(v, p, "expected an integer in [0, 999]");
+        }
+        e->process[i++] = (uint32_t)d;
+        seen[(size_t)d] = true;
+        if ((unsigned)d + 1 > most)
+            most = (unsigned)d + 1;
+    }
+    for (unsigned k = 0; k < most; k++)
+        if (!seen[k])
+            return verr(v, p, "a process index is missing (processes are numbered from 0)");
+    e->processes = most;
     return 0;
 }
 
@@ -643,6 +698,7 @@ void bench__saved_destroy(bench__saved *s)
     for (size_t i = 0; s->entries && i < s->n; i++) {
         free(s->entries[i].iters);
         free(s->entries[i].totals_ns);
+        free(s->entries[i].process);
         for (size_t j = 0; j < s->entries[i].nmetrics; j++)
             free(s->entries[i].metrics[j].totals);
         free(s->entries[i].metrics);

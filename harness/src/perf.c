@@ -329,8 +329,9 @@ static int perf_attach(bench__probe *p, bench__result *r)
         return 1;
     char why[600];
     if (open_groups(st, why, sizeof why) != 0) {
-        fprintf(stderr, "bench: warning: --perf-events: %s runs without counters: %s\n",
-                r->inst ? r->inst->id : "a benchmark", why);
+        if (!bench__quiet_warnings)
+            fprintf(stderr, "bench: warning: --perf-events: %s runs without counters: %s\n",
+                    r->inst ? r->inst->id : "a benchmark", why);
         return 1;
     }
     for (size_t i = 0; i < st->nev; i++) {

@@ -71,7 +71,10 @@ static void pretty_result(bench__reporter *rep, const bench__result *r)
     bench__fmt_time(mean, sizeof mean, r->est.mean.point);
     bench__fmt_time(fastest, sizeof fastest, r->est.min);
     char rounds[32] = "";
-    if (r->rounds > 1)
+    if (r->processes > 0)
+        snprintf(rounds, sizeof rounds, " in %u process%s", r->processes,
+                 r->processes == 1 ? "" : "es");
+    else if (r->rounds > 1)
         snprintf(rounds, sizeof rounds, " in %u rounds", r->rounds);
     fprintf(o, "%*s%smean %s, slope %s (R\xc2\xb2 %.4f), fastest %s; %zu samples%s, %llu "
                "iterations, %s, stopped at %s%s\n",
@@ -79,6 +82,14 @@ static void pretty_result(bench__reporter *rep, const bench__result *r)
             (unsigned long long)r->total_iters, bench__sampling_name(r->sampling_used),
             r->stop_reason ? r->stop_reason : "?", reset);
     bench__print_metrics(o, r, rep->color);
+    if (r->processes >= 2 && r->process_cv > BENCH__LARGE_PROCESS_CV)
+        fprintf(o, "%sLarge spread between processes: the per-process medians vary by %.1f%% "
+                   "(coefficient of variation); this benchmark depends on per-process luck "
+                   "(memory placement, heap state), so its interval is wide%s\n",
+                yellow, 100.0 * r->process_cv, reset);
+    else if (r->processes == 1)
+        fprintf(o, "%sOne process only (its samples are too long for more in the budget): the "
+                   "interval cannot include the spread between processes%s\n", yellow, reset);
 
     const bench__outliers *ol = &r->outliers;
     size_t total = ol->low_severe + ol->low_mild + ol->high_mild + ol->high_severe;

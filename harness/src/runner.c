@@ -115,6 +115,7 @@ struct bench {
     int64_t round_start_ns;  /* the running round's sampling start */
     double meas_ns;          /* sampling time of the finished rounds */
     size_t *round_end;       /* per finished round: the sample count at its end */
+    unsigned rewarm_samples; /* warm-up samples of the running later round */
     bool finished;           /* no more rounds: ready to report */
 
     int64_t last_progress_ns;
@@ -168,11 +169,13 @@ void bench__resolve_settings(bench__settings *out, const bench__run_options *opt
     }
     if (opt && (opt->worker_in || opt->nfixed > 0 || opt->profile_time > 0))
         out->rounds = 1; /* A/B workers, fixed plans and profiling run one stretch */
+    else if (opt && opt->job.active)
+        out->rounds = (int)opt->job.count; /* a worker process is one round of its benchmark */
     if (out->rounds < 1)
         out->rounds = 1;
     if (out->sample_size < 2)
         out->sample_size = 2;
-    if (out->rounds > out->sample_size)
+    if (out->rounds > out->sample_size && !(opt && opt->job.active))
         out->rounds = out->sample_size;
     if (out->warm_up_time < 0)
         out->warm_up_time = 0;
@@ -404,7 +407,7 @@ static void end_round(bench_t *b, int64_t now, const char *why)
     b->rounds_done++;
     b->phase = PH_DONE;
     bool all = r->nsamples >= (size_t)r->settings.sample_size;
-    if (b->rounds == 1) {
+    if (b->rounds == 1 || b->opt->job.active) {
         r->stop_reason = why;
         b->finished = true;
     } else if (all || b->rounds_done >= b->rounds) {
@@ -467,7 +470,13 @@ static uint64_t next_sample(bench_t *b)
         if (b->warm_start_ns == 0)
             b->warm_start_ns = now;
         double elapsed = (double)(now - b->warm_start_ns);
-        if (elapsed + (double)b->step * b->est_ns <= warm) {
+        double shortest = (double)b->step * b->est_ns;
+        /* A fresh worker process has cold caches, unfaulted pages and unresolved symbols: it
+         * always discards one sample first, unless that would take half its budget. */
+        bool fresh = b->opt->job.active && b->rewarm_samples == 0 &&
+                     shortest <= 0.5 * r->settings.measurement_time * 1e9 / (double)b->rounds;
+        if (fresh || elapsed + shortest <= warm) {
+            b->rewarm_samples++;
             progress(b, now);
             return b->step;
         }
@@ -491,7 +500,8 @@ static uint64_t next_sample(bench_t *b)
         if (elapsed + (double)next * per_iter_wall > budget * (1.0 + BUDGET_SLACK))
             stop = "time budget";
     }
-    if (!stop && b->rounds == 1 && r->settings.target_precision > 0 && k >= b->next_check &&
+    if (!stop && b->rounds == 1 && !b->opt->job.active && r->settings.target_precision > 0 &&
+        k >= b->next_check &&
         elapsed >= PRECISION_MIN_SPAN * budget) {
         b->next_check = k + (k / 10 > 1 ? k / 10 : 1);
         if (precise_enough(b))
@@ -685,7 +695,9 @@ void bench__result_destroy(bench__result *r)
 {
     free(r->iters);
     free(r->totals_ns);
+    free(r->process);
     r->iters = r->totals_ns = NULL;
+    r->process = NULL;
     for (size_t i = 0; i < r->nmetrics; i++) {
         free(r->metrics[i].totals);
         r->metrics[i].totals = NULL;
@@ -867,8 +879,16 @@ static bool instance_begin(bench_t *b, const bench__instance *inst, const bench_
     }
     if (!probes_attach(b))
         return false;
-    /* Probes measure and report per stretch (open counters, peak heap, GPU memory). */
-    b->rounds = b->nprobes ? 1 : (unsigned)r->settings.rounds;
+    /* In one process, probes measure and report per stretch (open counters, peak heap, GPU
+     * memory); a worker process is one stretch whatever its probes. */
+    b->rounds = opt->job.active ? opt->job.count : b->nprobes ? 1 : (unsigned)r->settings.rounds;
+    if (opt->job.active && opt->job.index > 0) {
+        /* A later process of the benchmark takes the plan process 0 made. */
+        r->sampling_used = opt->job.mode;
+        b->step = opt->job.step;
+        b->est_ns = opt->job.est_ns;
+        b->rounds_done = opt->job.index;
+    }
     if (b->rounds > 1) {
         b->round_end = calloc(b->rounds, sizeof *b->round_end);
         if (!b->round_end) {
@@ -889,6 +909,7 @@ static void instance_round(bench_t *b)
         b->phase = PH_REWARM;
         b->warm_start_ns = 0;
         b->round_samples = 0;
+        b->rewarm_samples = 0;
         b->bench_start_ns = bench__now_ns();
     }
     bench__crash_set_current(b->inst->id);
@@ -913,14 +934,17 @@ static void instance_finish(bench_t *b)
     free(b->round_end);
     b->round_end = NULL;
     r->rounds = b->rounds_done;
+    r->plan_step = b->step;
+    r->plan_est_ns = b->est_ns;
+    r->plan_rounds = b->rounds;
     if (b->opt->worker_in)
         return; /* an A/B worker keeps no samples: the coordinator analyses them */
     if (b->opt->profile_time > 0)
         return; /* profile mode: no statistics */
     if (r->status == BENCH__OK && r->nsamples == 0)
         bench_fail(b, "no sample was taken");
-    if (r->status != BENCH__OK)
-        return;
+    if (r->status != BENCH__OK || b->opt->job.active)
+        return; /* a worker process sends its samples; its manager analyses them all */
     if (bench__analyze(r, b->opt) != 0) {
         r->status = BENCH__FAILED;
         bench__msg(r->message, sizeof r->message, "%s", "statistics failed (out of memory?)");
@@ -1009,6 +1033,20 @@ int bench__analyze(bench__result *r, const bench__run_options *opt)
         if (bench__bootstrap(r->iters, m->totals, n, opt->nresamples, opt->confidence_level,
                              bench__id_seed(seed, m->name), &m->est) != 0)
             return BENCH_ENOMEM;
+    }
+    r->process_cv = NAN;
+    r->process_log_sd = NAN;
+    /* Measured in several processes: the headline's interval is over processes, since the
+     * samples of one process share its placement in memory and are not independent draws. */
+    if (r->process && r->processes >= 2) {
+        bench__estimate e;
+        double cv, lsd;
+        if (bench__process_estimate(r->iters, r->totals_ns, r->process, n, r->processes,
+                                    opt->confidence_level, &e, &cv, &lsd) == 0) {
+            r->est.median = e;
+            r->process_cv = cv;
+            r->process_log_sd = lsd;
+        }
     }
     return 0;
 }

@@ -5,6 +5,7 @@
  * passes in. The bootstrap's randomness is an explicit, seeded xoshiro256** stream.
  */
 #include "stats.h"
+#include "compare.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -336,5 +337,46 @@ done:
     free(rt);
     free(ry);
     free(dist);
+    return rc;
+}
+
+int bench__process_estimate(const double *iters, const double *totals, const uint32_t *process,
+                            size_t n, unsigned p, double level, bench__estimate *out, double *cv,
+                            double *log_sd)
+{
+    if (p < 2 || n < p)
+        return -1;
+    double *y = malloc(n * sizeof *y), *med = malloc(p * sizeof *med);
+    if (!y || !med) {
+        free(y);
+        free(med);
+        return -1;
+    }
+    int rc = 0;
+    for (unsigned j = 0; j < p && rc == 0; j++) {
+        size_t k = 0;
+        for (size_t i = 0; i < n; i++)
+            if (process[i] == j)
+                y[k++] = totals[i] / iters[i];
+        if (k == 0)
+            rc = -1;
+        else
+            med[j] = bench__median_inplace(y, k);
+        if (rc == 0 && !(med[j] > 0))
+            rc = -1; /* a zero time has no logarithm */
+    }
+    if (rc == 0) {
+        *cv = bench__std_dev(med, p) / bench__mean(med, p);
+        for (unsigned j = 0; j < p; j++)
+            med[j] = log(med[j]);
+        double m = bench__mean(med, p), sd = bench__std_dev(med, p);
+        double half = bench__t_quantile(0.5 + level / 2.0, (double)(p - 1)) * sd / sqrt((double)p);
+        out->point = exp(m);
+        out->lower = exp(m - half);
+        out->upper = exp(m + half);
+        *log_sd = sd;
+    }
+    free(y);
+    free(med);
     return rc;
 }

@@ -95,6 +95,23 @@ const char *bench__status_name(bench__status s)
     return s == BENCH__OK ? "ok" : s == BENCH__SKIPPED ? "skipped" : "failed";
 }
 
+const char *bench__failure_name(bench__failure f)
+{
+    switch (f) {
+    case BENCH__FAIL_NONE:
+        return "";
+    case BENCH__FAIL_ERROR:
+        return "error";
+    case BENCH__FAIL_CRASHED:
+        return "crashed";
+    case BENCH__FAIL_EXITED:
+        return "exited";
+    case BENCH__FAIL_TIMED_OUT:
+        return "timed out";
+    }
+    return "";
+}
+
 uint64_t bench__id_seed(uint64_t seed, const char *id)
 {
     uint64_t h = 0xcbf29ce484222325ULL; /* FNV-1a */

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <harness/bench.h>
 
@@ -94,6 +95,25 @@ BENCH_FN(trouble, stack_overflow)
     bench_black_box(r);
 }
 
+/* Calls exit(0) inside the timed loop, as a library under test might on an error path: in worker
+ * processes this ends the worker only, and the benchmark is reported as exited. */
+BENCH_FN(trouble, exits)
+{
+    BENCH_ITER(b) {
+        fflush(stdout);
+        exit(0);
+    }
+}
+
+/* Never finishes a sample (an endless wait for something that never comes): --timeout stops it. */
+BENCH_FN(trouble, hang)
+{
+    BENCH_ITER(b) {
+        for (;;)
+            sleep(60);
+    }
+}
+
 /* Never runs a timed loop. */
 BENCH_FN(trouble, no_iter)
 {
@@ -143,4 +163,45 @@ BENCH_FN(cmp, steady)
         x = chain(x, 500);
     }
     bench_black_box(x);
+}
+
+/*
+ * Group `heap`: selection independence. heap/a_leaves_state allocates and frees a 16 MiB block
+ * per iteration: glibc serves it with mmap and, when it is freed, raises its mmap threshold to
+ * 16 MiB and its trim threshold to twice that, for the rest of the process. heap/b_sensitive
+ * allocates 4 MiB in blocks of 64 KiB (from the heap, below any mmap threshold), touches and
+ * frees them per iteration: with glibc's default trim threshold (128 KiB) the freed top of the
+ * heap goes back to the system and the next iteration faults its 1024 pages in again; after
+ * heap/a_leaves_state in the same process nothing is trimmed and the pages stay. Measured in its
+ * own processes it must not care which benchmark ran before it.
+ */
+BENCH_GROUP(heap, .warm_up_time = 0.02, .measurement_time = 0.1);
+
+#define HEAP_BLOCK ((size_t)64 << 10)
+
+BENCH_FN(heap, a_leaves_state)
+{
+    BENCH_ITER(b) {
+        char *p = malloc((size_t)16 << 20);
+        if (p)
+            p[0] = 1;
+        bench_black_box(p);
+        free(p);
+    }
+}
+
+BENCH_FN(heap, b_sensitive)
+{
+    enum { N = 64 };
+    char *blocks[N];
+    BENCH_ITER(b) {
+        for (size_t i = 0; i < N; i++) {
+            blocks[i] = malloc(HEAP_BLOCK);
+            for (size_t k = 0; blocks[i] && k < HEAP_BLOCK; k += 4096)
+                blocks[i][k] = (char)k;
+        }
+        bench_black_box(blocks[0]);
+        for (size_t i = N; i-- > 0;)
+            free(blocks[i]);
+    }
 }

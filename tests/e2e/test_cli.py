@@ -38,8 +38,9 @@ FIXTURE_IDS = [
     "cmp/chain", "cmp/steady",
     "fix/a", "fix/add", "fix/b", "fix/batched",
     "fix/copy/8", "fix/copy/64", "fix/copy/1024",
-    "fix/counted", "more/elements",
-    "trouble/abort", "trouble/crash", "trouble/fail", "trouble/iter_twice", "trouble/no_iter",
+    "fix/counted", "heap/a_leaves_state", "heap/b_sensitive", "more/elements",
+    "trouble/abort", "trouble/crash", "trouble/exits", "trouble/fail", "trouble/hang",
+    "trouble/iter_twice", "trouble/no_iter",
     "trouble/skip", "trouble/stack_overflow",
 ]
 GOOD_IDS = [i for i in FIXTURE_IDS if i.startswith(("fix/", "more/"))]
@@ -338,7 +339,8 @@ class UsageTest(Case):
                     self.assert_one_error_line(fixture(*argv, "fix/a"), opt, f"'{value}'")
 
     def test_good_values_accepted(self):
-        p = fixture("--sample-size", "2", "--confidence-level", "0.5", "--nresamples", "10",
+        p = fixture("--in-process", "--sample-size", "2", "--confidence-level", "0.5",
+                    "--nresamples", "10",
                     "--seed", "4294967295", "--warm-up-time", "0", "--target-precision",
                     "off", "--sampling", "flat", "--color", "never", "--output-format=csv",
                     "--measurement-time=0.05", "--list", "fix/a$")
@@ -451,18 +453,17 @@ class JsonOutputTest(Case):
             # loose for a loaded machine but far below the 3 s default.
             self.assertLess(r["measurement_wall_s"], 1.0, r["id"])
 
-    def test_default_rounds(self):
-        """Five rounds by default; a benchmark may take fewer, never more."""
+    def test_default_processes(self):
+        """Ten worker processes by default (fewer when the samples do not fit); every one
+        contributes samples, labelled with its index."""
         for r in self.doc["benchmarks"]:
-            self.assertEqual(r["settings"]["rounds"], 5, r["id"])
-            self.assertGreaterEqual(r["rounds"], 1, r["id"])
-            self.assertLessEqual(r["rounds"], 5, r["id"])
+            self.assertGreaterEqual(r["processes"], 1, r["id"])
+            self.assertLessEqual(r["processes"], 10, r["id"])
+            self.assertEqual(r["rounds"], r["processes"], r["id"])
+            self.assertEqual(sorted(set(r["samples"]["process"])),
+                             list(range(r["processes"])), r["id"])
         for bid in ("fix/a", "fix/counted"):
-            r = self.by_id[bid]
-            if r["stop_reason"] == "precision":  # from ceil(5 / 3) rounds on
-                self.assertGreaterEqual(r["rounds"], 2, bid)
-            else:
-                self.assertEqual(r["rounds"], 5, bid)
+            self.assertEqual(self.by_id[bid]["processes"], 10, bid)
 
     def test_throughput(self):
         for r in self.doc["benchmarks"]:
@@ -804,7 +805,7 @@ class StatusTest(Case):
         self.assertIn("2 benchmarks: 1 measured, 0 skipped, 1 failed", p.stdout)
 
     def test_crash(self):
-        p = fixture(*FAST, "--exact", "trouble/crash")
+        p = fixture(*FAST, "--in-process", "--exact", "trouble/crash")
         self.assert_exit(p, 3)
         self.assertEqual(err_lines(p.stderr),
                          ["bench: benchmark 'trouble/crash' crashed with signal SIGSEGV"])
@@ -812,7 +813,7 @@ class StatusTest(Case):
     def test_crash_after_good_benchmark(self):
         """In one stretch (--rounds 1), results finished before the crash are already out when
         it happens."""
-        p = fixture(*FAST, "--rounds", "1", "--exact", "fix/a", "trouble/crash")
+        p = fixture(*FAST, "--in-process", "--rounds", "1", "--exact", "fix/a", "trouble/crash")
         self.assert_exit(p, 3)
         self.assertRegex(p.stdout, r"(?m)^fix/a\s+time:   \[")
         self.assertEqual(err_lines(p.stderr),
@@ -820,8 +821,10 @@ class StatusTest(Case):
 
     def test_crash_in_rounds(self):
         """With rounds, a crash in the first round still names the benchmark and exits 3;
-        results not yet final are not printed."""
-        p = fixture(*FAST, "--rounds", "3", "--exact", "fix/a", "trouble/crash")
+        results not yet final are not printed. (The precision stop is off: fix/a must still
+        be waiting for its later rounds when the crash comes.)"""
+        p = fixture(*FAST, "--in-process", "--rounds", "3", "--target-precision", "off",
+                    "--exact", "fix/a", "trouble/crash")
         self.assert_exit(p, 3)
         self.assertNotRegex(p.stdout, r"(?m)^fix/a\s+time:")
         self.assertEqual(err_lines(p.stderr),
@@ -830,7 +833,7 @@ class StatusTest(Case):
     def test_abort_and_stack_overflow(self):
         for bid, sig in (("trouble/abort", "SIGABRT"), ("trouble/stack_overflow", "SIGSEGV")):
             with self.subTest(id=bid):
-                p = fixture(*FAST, "--exact", bid)
+                p = fixture(*FAST, "--in-process", "--exact", bid)
                 self.assert_exit(p, 3)
                 self.assertEqual(err_lines(p.stderr),
                                  [f"bench: benchmark '{bid}' crashed with signal {sig}"])
@@ -875,7 +878,8 @@ class SettingsTest(Case):
                          {"nresamples": 500, "confidence_level": 0.9, "seed": 1})
 
     def test_sample_size(self):
-        doc = self.json_run("--sample-size", "5", "--target-precision", "off", "fix/a$")
+        doc = self.json_run("--in-process", "--sample-size", "5", "--target-precision", "off",
+                            "fix/a$")
         r = doc["benchmarks"][0]
         self.assert_ok_result(r)
         self.assertEqual(r["settings"]["sample_size"], 5)
@@ -884,7 +888,8 @@ class SettingsTest(Case):
         self.assertNotEqual(r["stop_reason"], "precision")
 
     def test_smallest_sample_size(self):
-        r = self.json_run("--sample-size", "2", "--target-precision", "off", "fix/a$")
+        r = self.json_run("--in-process", "--sample-size", "2", "--target-precision", "off",
+                          "fix/a$")
         r = r["benchmarks"][0]
         self.assert_ok_result(r)
         self.assertEqual(len(r["samples"]["iterations"]), 2)
@@ -894,7 +899,8 @@ class SettingsTest(Case):
         flat = self.json_run("--sampling", "flat", "fix/a$")["benchmarks"][0]
         self.assertEqual((flat["settings"]["sampling"], flat["sampling"]), ("flat", "flat"))
         self.assertEqual(len(set(flat["samples"]["iterations"])), 1, flat["samples"])
-        lin = self.json_run("--sampling", "linear", "--rounds", "1", "fix/a$")["benchmarks"][0]
+        lin = self.json_run("--in-process", "--sampling", "linear", "--rounds", "1",
+                            "fix/a$")["benchmarks"][0]
         self.assertEqual((lin["settings"]["sampling"], lin["sampling"]), ("linear", "linear"))
         it = lin["samples"]["iterations"]
         self.assertEqual(it, [(k + 1) * it[0] for k in range(len(it))])
@@ -902,8 +908,8 @@ class SettingsTest(Case):
     def test_rounds_take_every_rth_sample_of_the_plan(self):
         """Round j takes the linear plan's samples j, j + R, j + 2R, ...: in the order taken,
         the first round's are 1, R + 1, 2R + 1, ... times the step."""
-        r = self.json_run("--sampling", "linear", "--rounds", "4", "--target-precision", "off",
-                          "fix/a$")["benchmarks"][0]
+        r = self.json_run("--in-process", "--sampling", "linear", "--rounds", "4",
+                          "--target-precision", "off", "fix/a$")["benchmarks"][0]
         self.assertEqual((r["settings"]["rounds"], r["rounds"]), (4, 4))
         it = r["samples"]["iterations"]
         d = it[0]
@@ -919,9 +925,9 @@ class SettingsTest(Case):
             self.assertEqual({(m - 1) % 4 for m in mult[a:b]}, {j}, mult)
 
     def test_quick_is_one_round(self):
-        r = self.json_run("--quick", "fix/a$")["benchmarks"][0]
+        r = self.json_run("--in-process", "--quick", "fix/a$")["benchmarks"][0]
         self.assertEqual((r["settings"]["rounds"], r["rounds"]), (1, 1))
-        r = self.json_run("--quick", "--rounds", "3", "fix/a$")["benchmarks"][0]
+        r = self.json_run("--in-process", "--quick", "--rounds", "3", "fix/a$")["benchmarks"][0]
         self.assertEqual(r["settings"]["rounds"], 3, "the command line beats --quick's cap")
 
     def test_quick(self):
