@@ -64,8 +64,8 @@ const bench__settings bench__default_settings = {
 };
 
 const bench__settings bench__quick_settings = {
-    .warm_up_time = 0.1,
-    .measurement_time = 0.5,
+    .warm_up_time = 0.05,
+    .measurement_time = 0.35,
     .sample_size = 50,
     .target_precision = 0.02,
     .sampling = BENCH_SAMPLING_AUTO,
