@@ -235,8 +235,37 @@ class InterruptTest(IsolationCase):
     def test_sigint(self):
         self.interrupt(signal.SIGINT)
 
+    def test_calibration_leaves_no_orphan(self):
+        """--calibrate runs the suite in child runs of the program: SIGTERM stops them too."""
+        with tempfile.TemporaryDirectory() as d:
+            p = subprocess.Popen([FIXTURE, "--warm-up-time", "0.05", "--measurement-time", "1",
+                                  "--baseline-dir", d, "--calibrate", "3", "--save-baseline",
+                                  "x", "fix/"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                 text=True)
+            time.sleep(1.5)
+            self.assertIsNone(p.poll(), "the run ended before it could be interrupted")
+            p.send_signal(signal.SIGTERM)
+            _, stderr = p.communicate(timeout=30)
+            self.assertEqual(p.returncode, 128 + signal.SIGTERM, stderr)
+            time.sleep(0.2)
+            self.assertEqual(fixture_pids(), [], "a calibration run or worker outlived the run")
+            self.assertFalse(os.path.exists(os.path.join(d, "x.json")))
+
     def test_sigterm(self):
         self.interrupt(signal.SIGTERM)
+
+
+class CalibrationArgsTest(IsolationCase):
+    def test_filters_after_double_dash(self):
+        """`--calibrate` with FILTERs after `--`: the child runs still get their own options."""
+        with tempfile.TemporaryDirectory() as d:
+            p = run(*FAST, "--processes", "2", "--baseline-dir", d, "--calibrate", "2",
+                    "--save-baseline", "x", "--", "fix/a$")
+            self.assert_exit(p, 0)
+            with open(os.path.join(d, "x.json"), encoding="utf-8") as f:
+                (entry,) = json.load(f)["benchmarks"]
+            self.assertEqual(entry["id"], "fix/a")
+            self.assertEqual(entry["noise"]["runs"], 2)
 
 
 class ClosedStdoutTest(IsolationCase):
