@@ -291,7 +291,7 @@ static bool take(bench__result *r, iso *s, unsigned proc, char *line, bool *ende
 }
 
 /* Runs process `proc` of benchmark r; returns BENCH_EUSAGE when the run was interrupted. */
-static int run_process(const char *self, int argc, char **argv, const bench__run_options *opt,
+static int run_process(int argc, char **argv, const bench__run_options *opt,
                        bench__result *r, iso *s, unsigned proc)
 {
     char job[384], msg[512];
@@ -305,7 +305,11 @@ static int run_process(const char *self, int argc, char **argv, const bench__run
     for (int i = 0; i < argc; i++)
         wargv[i] = argv[i];
     bench__proc p;
-    bench__proc_spec spec = {.path = self, .argv = wargv, .channel = BENCH__PROC_FD3};
+    /* The running executable itself, even when its file was replaced or deleted since (a
+     * rebuild during the run): the kernel resolves /proc/self/exe in the child to the file
+     * this process was started from. */
+    bench__proc_spec spec = {.path = "/proc/self/exe", .argv = wargv,
+                             .channel = BENCH__PROC_FD3};
     /* The job travels in the environment: a program with its own main() passes its argv on
      * to bench_main as it likes, and the workers still find their job. */
     setenv(JOB_ENV, job, 1);
@@ -411,11 +415,14 @@ int bench__run_isolated(const bench__instance *const *list, size_t n,
                         const bench__run_options *opt, int argc, char **argv,
                         bench__result *results, bench__done_fn done, void *arg)
 {
-    char self[4096], msg[512];
+    char msg[512];
     iso *st = calloc(n ? n : 1, sizeof *st);
     if (!st)
         return BENCH_ENOMEM;
-    if (bench__proc_self(self, sizeof self, msg, sizeof msg) != 0) {
+    if (access("/proc/self/exe", X_OK) != 0) {
+        bench__msg(msg, sizeof msg, "cannot start worker processes: /proc/self/exe: %s (is "
+                                    "/proc mounted? --in-process measures without them)",
+                   strerror(errno));
         for (size_t i = 0; i < n; i++) {
             results[i].inst = list[i];
             fail(&results[i], BENCH__FAIL_ERROR, 0, "%s", msg);
@@ -446,7 +453,7 @@ int bench__run_isolated(const bench__instance *const *list, size_t n,
                             s->count);
                     shown = true;
                 }
-                rc = run_process(self, argc, argv, opt, r, s, s->done);
+                rc = run_process(argc, argv, opt, r, s, s->done);
                 s->done++;
                 if (rc == 0 && (r->status != BENCH__OK || s->done >= s->count))
                     finish(r, s, opt);
