@@ -14,7 +14,7 @@
  * measures the first share of it; processes 1 .. P-1 reuse that plan, so their values are
  * comparable, and each takes every P-th sample of it after a short warm-up of its own. The
  * processes of different benchmarks are interleaved in time (process 0 of every benchmark, then
- * process 1 of every benchmark, ...), so that a slow minute of the machine spreads over all
+ * process 1 of every benchmark in the opposite order, ...), so that a slow minute of the machine spreads over all
  * benchmarks instead of landing on one. No process stops early on a precision target: every
  * benchmark gets its P processes, so the interval over them is not biased by optional stopping.
  *
@@ -444,7 +444,10 @@ int bench__run_isolated(const bench__instance *const *list, size_t n,
     size_t reported = 0;
     bool shown = false;
     for (unsigned j = 0; j < total && rc == 0; j++) {
-        for (size_t i = 0; i < n && rc == 0; i++) {
+        for (size_t t = 0; t < n && rc == 0; t++) {
+            /* Odd rounds go backwards, so no benchmark always follows the same neighbour (whose
+             * after-effects on caches and clocks would then always land on it). */
+            size_t i = j % 2 ? n - 1 - t : t;
             iso *s = &st[i];
             bench__result *r = &results[i];
             if (!s->finished && (j == 0 || takes_round(s->count, j, total))) {
