@@ -28,15 +28,24 @@ def run(*args, env=None, timeout=120):
                           timeout=timeout, check=False)
 
 
-def fixture_pids():
-    """Pids of running processes whose executable is the fixture program."""
+def tagged_env():
+    """An environment with a tag of its own: every process a run starts inherits it, so
+    tagged_pids finds them and no process of a test running beside this one."""
+    tag = f"{os.getpid()}-{time.monotonic_ns()}"
+    return dict(os.environ, E2E_RUN_TAG=tag), tag
+
+
+def tagged_pids(tag):
+    """Pids of running processes whose environment carries the tag."""
+    needle = f"E2E_RUN_TAG={tag}".encode()
     pids = []
     for d in os.listdir("/proc"):
         if not d.isdigit():
             continue
         try:
-            if os.readlink(f"/proc/{d}/exe") == os.path.realpath(FIXTURE):
-                pids.append(int(d))
+            with open(f"/proc/{d}/environ", "rb") as f:
+                if needle in f.read().split(b"\0"):
+                    pids.append(int(d))
         except OSError:
             pass
     return pids
@@ -225,10 +234,11 @@ class InterruptTest(IsolationCase):
     def interrupt(self, sig):
         with tempfile.TemporaryDirectory() as d:
             out = os.path.join(d, "r.json")
+            env, tag = tagged_env()
             p = subprocess.Popen([FIXTURE, "--warm-up-time", "0.05", "--measurement-time", "2",
                                   "--baseline-dir", d, "--save-baseline", "x", "--json", out,
                                   "fix/"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                 text=True)
+                                 text=True, env=env)
             time.sleep(1.5)
             self.assertIsNone(p.poll(), "the run ended before it could be interrupted")
             p.send_signal(sig)
@@ -239,7 +249,7 @@ class InterruptTest(IsolationCase):
             self.assertFalse(os.path.exists(os.path.join(d, "x.json")), "a baseline was saved")
             self.assertEqual(os.listdir(d), [], "something was left behind")
             time.sleep(0.2)
-            self.assertEqual(fixture_pids(), [], "a worker outlived the run")
+            self.assertEqual(tagged_pids(tag), [], "a worker outlived the run")
 
     def test_sigint(self):
         self.interrupt(signal.SIGINT)
@@ -247,17 +257,18 @@ class InterruptTest(IsolationCase):
     def test_calibration_leaves_no_orphan(self):
         """--calibrate runs the suite in child runs of the program: SIGTERM stops them too."""
         with tempfile.TemporaryDirectory() as d:
+            env, tag = tagged_env()
             p = subprocess.Popen([FIXTURE, "--warm-up-time", "0.05", "--measurement-time", "1",
                                   "--baseline-dir", d, "--calibrate", "3", "--save-baseline",
                                   "x", "fix/"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                 text=True)
+                                 text=True, env=env)
             time.sleep(1.5)
             self.assertIsNone(p.poll(), "the run ended before it could be interrupted")
             p.send_signal(signal.SIGTERM)
             _, stderr = p.communicate(timeout=30)
             self.assertEqual(p.returncode, 128 + signal.SIGTERM, stderr)
             time.sleep(0.2)
-            self.assertEqual(fixture_pids(), [], "a calibration run or worker outlived the run")
+            self.assertEqual(tagged_pids(tag), [], "a calibration run or worker outlived the run")
             self.assertFalse(os.path.exists(os.path.join(d, "x.json")))
 
     def test_sigterm(self):
