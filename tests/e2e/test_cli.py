@@ -35,7 +35,7 @@ FAST = ["--warm-up-time", "0.02", "--measurement-time", "0.1", "--nresamples", "
 # Every id e2e_fixture registers, in the order the harness sorts them: group, name, then the
 # parameter as a number (8 < 64 < 1024, unlike the strings).
 FIXTURE_IDS = [
-    "cmp/chain", "cmp/steady",
+    "clock/at_least_2us", "cmp/chain", "cmp/steady",
     "fix/a", "fix/add", "fix/b", "fix/batched",
     "fix/copy/8", "fix/copy/64", "fix/copy/1024",
     "fix/counted", "more/elements",
