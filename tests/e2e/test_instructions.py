@@ -319,11 +319,29 @@ class GateTest(Base):
 
     @needs_valgrind
     def test_benchmark_missing_from_baseline(self):
+        """A benchmark the baseline lacks is "new", one the baseline has and the filters select
+        but the run does not is "removed": reported, exit 0; an error with --baseline-strict."""
         self.save()
         proc = run(WORK, "--instructions", "--baseline-dir", self.dir, "--baseline", "main",
                    "--exact", "instr/nop4")
+        self.assert_exit(proc, 0)
+        self.assertRegex(proc.stdout, r"(?m)^  new +instr/nop4$")
+        self.assertIn("1 new", proc.stdout)
+        proc = run(WORK, "--instructions", "--baseline-dir", self.dir, "--baseline", "main",
+                   "--baseline-strict", "--exact", "instr/nop4")
         self.assert_exit(proc, 2)
-        self.assertIn("has no measurement of 'instr/nop4'", proc.stderr)
+        self.assertIn("'instr/nop4' is new: baseline 'main' has no measurement of it",
+                      proc.stderr)
+        # Two saved files: what only the old one has (among the selected) is removed.
+        self.save("other")  # work/loop
+        proc = run(WORK, "--instructions", "--baseline-dir", self.dir, "--save-baseline", "nop",
+                   "--exact", "instr/nop4")
+        self.assert_exit(proc, 0)
+        proc = run(WORK, "--baseline-dir", self.dir, "--load-baseline", "nop", "--baseline",
+                   "other")
+        self.assert_exit(proc, 0)
+        self.assertRegex(proc.stdout, r"(?m)^  removed +work/loop$")
+        self.assertRegex(proc.stdout, r"(?m)^  new +instr/nop4$")
         proc = run(WORK, "--instructions", "--baseline-dir", self.dir, "--baseline", "absent",
                    "instr/nop4")
         self.assert_exit(proc, 2)
