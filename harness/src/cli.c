@@ -126,6 +126,7 @@ static const char usage_text[] =
     "      --noise-threshold T    smallest relative change reported as a regression or\n"
     "                             improvement, 0 <= T < 1 (default 0.02)\n"
     "      --fail-on-regression   exit 1 when any benchmark regressed (the CI gate)\n"
+    "                             (these comparison options need --baseline or --ab)\n"
     "Interleaved A/B of two builds:\n"
     "      --ab OTHER             measure OTHER (old build of this suite) against this program\n"
     "                             in alternating ABBA/BAAB rounds; runs nothing else\n"
@@ -265,6 +266,7 @@ static const struct {
     {"--calibrate", true},     {"--json", true},         {"--output-format", true},
     {"--color", true},         {"--fail-on-regression", false}, {"--baseline-lenient", false},
     {"--baseline-dir", true},      {"--export-gbench", true},    {"--baseline-strict", false},
+    {"--significance-level", true}, {"--noise-threshold", true},
 };
 
 /* Baseline names become file names: a safe character set, nothing that can leave the
@@ -1150,10 +1152,37 @@ static void report_result(size_t k, bench__result *r, void *arg)
     }
 }
 
+/* The first option given that only means something in a comparison, or NULL. */
+static const char *comparison_option(const cli *c)
+{
+    if (c->fail_on_regression)
+        return "--fail-on-regression";
+    if (c->significance_set)
+        return "--significance-level";
+    if (c->noise_threshold_set)
+        return "--noise-threshold";
+    if (c->strict_set)
+        return c->strict ? "--baseline-strict" : "--baseline-lenient";
+    return NULL;
+}
+
 static int check_combinations(const cli *c)
 {
     if (c->load_baseline && !c->baseline) {
         fprintf(stderr, "bench: --load-baseline needs --baseline OLD to compare with\n");
+        return -1;
+    }
+    /* A gate option without a comparison would be silently ignored, and a CI gate that forgot
+     * --baseline would pass whatever happened: refuse it instead. */
+    const char *gate = comparison_option(c);
+    if (gate && !c->baseline && !c->ab) {
+        fprintf(stderr, "bench: %s needs a comparison: give --baseline NAME or --ab OTHER\n",
+                gate);
+        return -1;
+    }
+    if ((c->ab_time_set || c->ab_pairs_set) && !c->ab) {
+        fprintf(stderr, "bench: %s needs --ab OTHER\n",
+                c->ab_time_set ? "--ab-time" : "--ab-pairs");
         return -1;
     }
     if (c->load_baseline && (c->save_baseline || c->calibrate)) {

@@ -151,6 +151,23 @@ class BaselineTest(unittest.TestCase):
         self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
         self.assertIn("'gone/x' was removed: only baseline 'base' has it", p.stderr)
 
+    def test_gate_options_need_a_comparison(self):
+        for args in (["--fail-on-regression"], ["--significance-level", "0.01"],
+                     ["--noise-threshold", "0.05"], ["--baseline-strict"],
+                     ["--baseline-lenient"], ["--fail-on-regression", "--save-baseline", "x"]):
+            with self.subTest(args=args):
+                p = self.bench(*args, "--exact", "fix/a")
+                self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
+                lines = err_lines(p.stderr)
+                self.assertEqual(len(lines), 1, lines)
+                self.assertRegex(lines[0], rf"^bench: {args[0]} needs a comparison: give "
+                                           r"--baseline NAME or --ab OTHER$")
+                self.assertNotIn("time:", p.stdout)
+        for flag in ["--ab-time", "--ab-pairs"]:
+            p = self.bench(flag, "5", "--exact", "fix/a")
+            self.assertEqual(p.returncode, 2)
+            self.assertEqual(err_lines(p.stderr), [f"bench: {flag} needs --ab OTHER"])
+
     def test_hostile_files_as_baselines(self):
         for fixture in ["truncated.json", "nan_literal.json", "negative_count.json",
                         "binary_garbage.bin", "future_version.json", "missing_samples.json"]:
