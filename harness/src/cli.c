@@ -69,8 +69,8 @@ typedef struct cli {
     /* ---- end instruction mode ---- */
 } cli;
 
+/* The help, after its first line ("Usage: PROGRAM [OPTIONS] [FILTER...]", print_usage). */
 static const char usage_text[] =
-    "Usage: bench [OPTIONS] [FILTER...]\n"
     "\n"
     "Runs the benchmarks whose id (group/name or group/name/PARAM) matches any FILTER, a POSIX\n"
     "extended regular expression searched anywhere in the id (a plain substring works). With no\n"
@@ -148,6 +148,17 @@ static const char usage_text[] =
     "\n"
     "Exit codes: 0 ok; 1 a regression was found; 2 usage or input error; 3 a benchmark failed.\n"
     "Documentation: docs/cli.md and docs/results-format.md.\n";
+
+/* Prints the help; its usage line names the program as it was invoked (argv[0]'s basename). */
+static void print_usage(FILE *o, const char *argv0)
+{
+    const char *name = argv0 && *argv0 ? argv0 : "bench";
+    const char *slash = strrchr(name, '/');
+    if (slash && slash[1] != '\0')
+        name = slash + 1;
+    fprintf(o, "Usage: %s [OPTIONS] [FILTER...]\n", name);
+    fputs(usage_text, o);
+}
 
 /* ---- value parsers: each returns 0, or -1 after printing the one-line error ---- */
 
@@ -1250,7 +1261,7 @@ int bench_main(int argc, char **argv)
     c.abo.noise_threshold = c.noise_threshold_set ? c.cmp.noise_threshold
                                                   : BENCH__DEFAULT_AB_NOISE_THRESHOLD;
     if (c.help) {
-        fputs(usage_text, stdout);
+        print_usage(stdout, argc > 0 ? argv[0] : NULL);
         return finish_stdout(BENCH_EXIT_OK);
     }
     if (c.version) {

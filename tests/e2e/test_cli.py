@@ -284,6 +284,18 @@ class UsageTest(Case):
                              "exit-code table missing from --help")
             self.assertTrue(p.stdout.startswith("Usage: "), p.stdout[:80])
 
+    def test_usage_names_the_program_as_invoked(self):
+        """The usage line names the program by the basename of argv[0], whatever it is."""
+        self.assertTrue(fixture("--help").stdout.startswith(
+            f"Usage: {os.path.basename(FIXTURE)} [OPTIONS] [FILTER...]\n"))
+        with tempfile.TemporaryDirectory() as tmp:
+            link = os.path.join(tmp, "my-benchmarks")
+            os.symlink(os.path.abspath(FIXTURE), link)
+            p = run(link, "--help")
+            self.assert_exit(p, 0)
+            self.assertTrue(p.stdout.startswith("Usage: my-benchmarks [OPTIONS] [FILTER...]\n"),
+                            p.stdout[:80])
+
     def test_help_wins_over_filters(self):
         p = fixture("--help", "no-such-benchmark")
         self.assert_exit(p, 0)
