@@ -34,6 +34,19 @@ def err_lines(stderr):
     return [ln for ln in stderr.splitlines() if not ln.startswith("bench: warning:")]
 
 
+def check_schema(doc):
+    """Validates results against the schema the documentation publishes, when jsonschema is
+    installed (Debian: python3-jsonschema)."""
+    try:
+        import jsonschema  # pylint: disable=import-outside-toplevel
+    except ImportError:
+        return
+    path = os.path.join(os.path.dirname(os.environ.get("E2E_BENCHES_DIR", "")), "docs",
+                        "results.schema.json")
+    with open(path, encoding="utf-8") as f:
+        jsonschema.validate(doc, json.load(f))
+
+
 class BaselineTest(unittest.TestCase):
     def setUp(self):
         self.dir = tempfile.mkdtemp(prefix="bench-e2e-baselines-")
@@ -101,6 +114,7 @@ class BaselineTest(unittest.TestCase):
         self.assertIn(change["fix/a"]["verdict"],
                       ["no change", "within noise", "ambiguous", "regressed", "improved"])
         self.assertEqual(res["comparison"], {"baseline": "only_a", "removed": []})
+        check_schema(res)
         # --baseline-strict: new is an error (exit 2, after the run), skipped never is.
         p = self.bench("--baseline", "only_a", "--baseline-strict", "^(fix/(a|b)|trouble/skip)$")
         self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
@@ -144,6 +158,7 @@ class BaselineTest(unittest.TestCase):
                 if fmt == "json":
                     doc = json.loads(p.stdout)
                     self.assertEqual(doc["comparison"]["removed"], ["gone/x"])
+                    check_schema(doc)
         p = self.bench("--baseline", "base", "--exact", "fix/a")
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertNotIn("gone/x", p.stdout + p.stderr)
