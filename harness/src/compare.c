@@ -28,6 +28,10 @@
  *                         calibrate.
  * Requiring the whole interval beyond T (Criterion's rule) would cost most of the power on a
  * machine whose run-to-run noise is comparable to T; the false-alarm rate is held by Holm.
+ *
+ * Statuses. A benchmark one side has no measurement of gets a status instead of a verdict
+ * (bench__comparable): skipped (either side skipped it; this wins), new (the old side lacks it),
+ * removed (the new side lacks it). They take no part in Holm's correction and are never a change.
  */
 #include <math.h>
 #include <stdlib.h>

@@ -3,7 +3,8 @@
  * and Markdown. Each consumes bench__result values; none reads a clock or a file.
  *
  * Pretty output streams one block per benchmark as it finishes; CSV streams one row per
- * benchmark; Markdown prints its table at the end.
+ * benchmark; Markdown prints its table at the end, with a change column (verdict or status) and
+ * a row per removed benchmark when the run is compared with a baseline.
  */
 #include <math.h>
 #include <string.h>
