@@ -211,8 +211,8 @@ static int parse_choice(const char *flag, const char *v, const char *const *name
 typedef enum opt_id {
     O_LIST, O_EXACT, O_QUICK, O_WARM, O_MEAS, O_SAMPLES, O_ROUNDS, O_PRECISION, O_SAMPLING, O_NRES,
     O_CONF, O_SEED, O_FORMAT, O_JSON, O_COLOR, O_HELP, O_VERSION, O_CONTEXT, O_SAVE, O_BASE,
-    O_LOAD, O_BASEDIR, O_LENIENT, O_STRICT, O_CALIBRATE, O_SIGNIF, O_NOISE, O_FAILREG, O_AB, O_AB_TIME,
-    O_AB_PAIRS, O_AB_WORKER, O_PROFILE_TIME, O_PERF_EVENTS, O_LIST_EVENTS, O_ALLOC_STATS,
+    O_LOAD, O_BASEDIR, O_LENIENT, O_STRICT, O_CALIBRATE, O_SIGNIF, O_NOISE, O_FAILREG, O_AB,
+    O_AB_TIME, O_AB_PAIRS, O_AB_WORKER, O_PROFILE_TIME, O_PERF_EVENTS, O_LIST_EVENTS, O_ALLOC_STATS,
     O_EXPORT_GBENCH, O_INSTR, O_INSTR_ITERS, O_INSTR_CACHE, O_INSTR_WORKER,
 } opt_id;
 
@@ -276,7 +276,7 @@ static const struct {
     {"--save-baseline", true}, {"--baseline", true},     {"--load-baseline", true},
     {"--calibrate", true},     {"--json", true},         {"--output-format", true},
     {"--color", true},         {"--fail-on-regression", false}, {"--baseline-lenient", false},
-    {"--baseline-dir", true},      {"--export-gbench", true},    {"--baseline-strict", false},
+    {"--baseline-dir", true},  {"--export-gbench", true}, {"--baseline-strict", false},
     {"--significance-level", true}, {"--noise-threshold", true},
 };
 

@@ -1,10 +1,10 @@
 /*
  * fixture_more.c: the second file of e2e_fixture (see fixture_benches.c). It adds one more
  * benchmark to group `fix`, a group `more` with element throughput given as a setting, a group
- * `clock` whose time per iteration has a known lower bound, and the group `trouble`: benchmarks that skip, fail, crash (bad access, abort, stack overflow) or misuse
- * the timed loop. The tests select those by exact id only (a run of everything would stop at the
- * first crash); the group sorts after the good ones, so a good benchmark can run, and report,
- * before a crash.
+ * `clock` whose time per iteration has a known lower bound, and the group `trouble`: benchmarks
+ * that skip, fail, crash (bad access, abort, stack overflow) or misuse the timed loop. The tests
+ * select those by exact id only (a run of everything would stop at the first crash); the group
+ * sorts after the good ones, so a good benchmark can run, and report, before a crash.
  */
 #include <inttypes.h>
 #include <stdint.h>

@@ -62,7 +62,8 @@ def c_blocks(rel):
     return blocks
 
 
-@unittest.skipIf(not ROOT or not HARNESS, "DOCS_ROOT and DOCS_HARNESS are not set (ctest sets them)")
+@unittest.skipIf(not ROOT or not HARNESS,
+                 "DOCS_ROOT and DOCS_HARNESS are not set (ctest sets them)")
 class CBlocksTest(unittest.TestCase):
     def test_every_c_block_compiles(self):
         total = 0

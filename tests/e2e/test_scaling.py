@@ -5,14 +5,14 @@ parameter.
 A series such as scaling/activation/1000, /10000, /100000 is read as "the same work on a bigger
 input": its time per element is only comparable across the series when the elements an iteration
 processes grow with the parameter. scaling/activation once spread from a single node, whose wave
-reached 4099, 1234 and 35629 edges: the largest graph did not do the most work.
+reached 4099, 1234 and 35629 edges: the 10000-node graph did the least work.
 
-The real suite program runs every parameterised benchmark of the workload groups (all but
-`harness`) with a tiny budget and --json; no time is looked at. For each parameterised family, every measured benchmark
-must declare its elements per iteration, and elements / parameter must agree across the family
-within TOLERANCE (stated here: 2%). Families the machine skips (gpu/ without a GPU) are reported
-and left out; the scaling/ families must be there, so the test cannot pass by checking nothing.
-Standard library only.
+The real suite program runs every parameterised benchmark of the workload groups (all but `harness`)
+with a tiny budget and --json; no time is looked at. For each parameterised family, every measured
+benchmark must declare its elements per iteration, and elements / parameter must agree across the
+family within TOLERANCE (stated here: 2%). Families the machine skips (gpu/ without a GPU) are
+reported and left out; the scaling/ families must be there, so the test cannot pass by checking
+nothing. Standard library only.
 """
 import json
 import os

@@ -1,11 +1,11 @@
 /*
  * Synchronous, fire-once spreading activation from one source or a set of them (definition in
- * wl_activation.h and docs/workloads.md). Per iteration, the frontier (nodes firing now, ascending id) pushes
- * (decay * a[u]) * w into the incoming[] buffer along its CSR edges and marks each receiver in a
- * bitmap; then the bitmap is scanned in ascending id, each receiver's activation is updated once,
- * and receivers that reach the threshold without having fired form the next frontier, already
- * sorted. Invariant between calls: incoming[] is all zero and the bitmap is clear, so a call
- * only resets the O(N) activation and fired arrays.
+ * wl_activation.h and docs/workloads.md). Per iteration, the frontier (nodes firing now, ascending
+ * id) pushes (decay * a[u]) * w into the incoming[] buffer along its CSR edges and marks each
+ * receiver in a bitmap; then the bitmap is scanned in ascending id, each receiver's activation is
+ * updated once, and receivers that reach the threshold without having fired form the next frontier,
+ * already sorted. Invariant between calls: incoming[] is all zero and the bitmap is clear, so a
+ * call only resets the O(N) activation and fired arrays.
  */
 #include <math.h>
 #include <stdlib.h>

@@ -1,9 +1,10 @@
 /*
  * Spreading activation over the memory graph: synchronous, fire-once propagation from one source
- * node (or a set of them) with a per-hop decay factor, a firing threshold and an activation cap of 1.0. Each node
- * fires at most once, so one call traverses every edge at most once and always terminates; the
- * float additions happen in a fixed order (firing nodes by ascending id, each node's edges in CSR
- * order), so the result is bit-reproducible. The full definition is in docs/workloads.md.
+ * node (or a set of them) with a per-hop decay factor, a firing threshold and an activation cap of
+ * 1.0. Each node fires at most once, so one call traverses every edge at most once and always
+ * terminates; the float additions happen in a fixed order (firing nodes by ascending id, each
+ * node's edges in CSR order), so the result is bit-reproducible. The full definition is in
+ * docs/workloads.md.
  */
 #ifndef WORKLOADS_WL_ACTIVATION_H
 #define WORKLOADS_WL_ACTIVATION_H
