@@ -814,10 +814,13 @@ int bench__instr_run(const bench__instr_request *q)
     worker_entry *w = calloc(nsel ? nsel : 1, sizeof *w);
     bench__result *results = calloc(nsel ? nsel : 1, sizeof *results);
     summary_row *rows = calloc(nsel + q->nabsent ? nsel + q->nabsent : 1, sizeof *rows);
+    /* The JSON's view of the comparison: a status per result, the removed ids. */
+    bench__change *statuses = calloc(nsel ? nsel : 1, sizeof *statuses);
+    const char **removed = calloc(q->nabsent ? q->nabsent : 1, sizeof *removed);
     char dir[] = "/tmp/bench-instructions-XXXXXX";
     int exit_code = BENCH_EXIT_OK;
     bool have_dir = false;
-    if (!sel_index || !w || !results || !rows) {
+    if (!sel_index || !w || !results || !rows || !statuses || !removed) {
         fprintf(stderr, "bench: out of memory\n");
         exit_code = BENCH_EXIT_USAGE;
         goto out;
@@ -836,6 +839,13 @@ int bench__instr_run(const bench__instr_request *q)
     bench__context ctx;
     bench__context_collect(&ctx, q->run);
     ctx.mode = BENCH__INSTR_MODE;
+    size_t nremoved = 0;
+    for (size_t j = 0; j < q->nabsent; j++)
+        if (q->absent_verdicts[j] == BENCH__V_REMOVED)
+            removed[nremoved++] = q->absent_ids[j];
+    bench__comparison comparison = {q->baseline, removed, nremoved};
+    if (q->baseline)
+        ctx.comparison = &comparison;
     bench__reporter rep;
     bool pretty = q->format == BENCH__FMT_PRETTY;
     if (!pretty)
@@ -864,8 +874,11 @@ int bench__instr_run(const bench__instr_request *q)
         const bench__entry *e = q->baseline ? bench__saved_find(&old, r->inst->id) : NULL;
         bench__verdict st = BENCH__V_INCOMPARABLE;
         if (q->baseline && !bench__comparable(e ? &e->status : NULL, &r->status, &st) &&
-            st != BENCH__V_INCOMPARABLE)
+            st != BENCH__V_INCOMPARABLE) {
             status_row(&rows[m++], r->inst->id, st); /* skipped or new */
+            statuses[done].verdict = st;
+            r->change = &statuses[done];
+        }
         if (e && e->status == BENCH__OK && r->status == BENCH__OK) {
             r->metric_changes = calloc(r->nmetrics, sizeof *r->metric_changes);
             for (size_t j = 0; r->metric_changes && j < r->nmetrics; j++)
@@ -961,10 +974,16 @@ int bench__instr_run(const bench__instr_request *q)
             bench__msg(msg, sizeof msg, "cannot create the baseline directory %s: %s",
                        q->baseline_dir, strerror(errno));
         } else {
+            /* A baseline holds counts, not how they compared with another baseline. */
             for (size_t j = 0; j < nsel; j++)
-                if (results[j].status == BENCH__OK)
-                    ok[k++] = results[j];
-            rc = bench__baseline_save(q->save_path, &ctx, ok, k, msg, sizeof msg);
+                if (results[j].status == BENCH__OK) {
+                    ok[k] = results[j];
+                    ok[k].change = NULL;
+                    ok[k++].metric_changes = NULL;
+                }
+            bench__context sctx = ctx;
+            sctx.comparison = NULL;
+            rc = bench__baseline_save(q->save_path, &sctx, ok, k, msg, sizeof msg);
         }
         if (rc != 0) {
             fprintf(stderr, "bench: saving baseline '%s' failed: %s\n", q->save_baseline, msg);
@@ -983,6 +1002,8 @@ out:
         bench__result_destroy(&results[j]);
     bench__saved_destroy(&old);
     free(rows);
+    free(statuses);
+    free(removed);
     free(results);
     free(w);
     free(sel_index);
