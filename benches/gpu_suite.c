@@ -104,6 +104,7 @@ static void search(bench_t *b, size_t count, bool cold)
     /* Inputs read once per search: the candidates and their norms, the queries. */
     bench_set_bytes(b, (uint64_t)count * DIM * 4 + (uint64_t)count * 4 +
                            (uint64_t)QUERIES * DIM * 4);
+    bench_set_elements(b, (uint64_t)count * QUERIES); /* scores computed */
     bool ok = true;
     /* A failed launch fails the benchmark before leaving the loop, so no sample follows. */
     if (cold) {
@@ -149,6 +150,7 @@ BENCH_FN(gpu, read_probe, .kind = BENCH_KIND_CUDA, BENCH_PARAMS(10000, 100000))
         return;
     void *stream = bench_cuda_stream(b);
     bench_set_bytes(b, (uint64_t)count * DIM * 4);
+    bench_set_elements(b, count); /* rows read */
     BENCH_ITER(b) {
         if (wl_gpu_similarity_read_probe_enqueue(s, stream) != 0) {
             bench_fail(b, "read probe failed: %s", wl_gpu_similarity_error(s));

@@ -308,7 +308,9 @@ def baseline_plot(b, base_entry, base_label):
               + "</text>")
     p.parts.append(legend)
     cap = "Baseline against this run"
-    if change:
+    if change and "ratio" not in change:  # a status: "new" (the baseline lacks it), "skipped"
+        cap += f": {esc(change.get('verdict', ''))}"
+    elif change:
         cap += (f": {esc(change.get('verdict', ''))}, ratio new/old "
                 f"{fmt_num(change.get('ratio'))} [{fmt_num(change.get('ratio_lower'))}, "
                 f"{fmt_num(change.get('ratio_upper'))}], p (adjusted) "
@@ -599,7 +601,7 @@ def index_page(d, title, level, flame, pages):
         ch = b.get("change") or {}
         verdict = ch.get("verdict", "")
         change = (f"{(ch['ratio'] - 1) * 100:+.2f}% ({verdict})"
-                  if isinstance(ch.get("ratio"), (int, float)) else "")
+                  if isinstance(ch.get("ratio"), (int, float)) else verdict)
         rows.append(
             f"<tr><td>{link}</td><td>ok</td>"
             f'<td class="num" data-sort="{med if med is not None else ""}">'

@@ -12,7 +12,7 @@ on, off with --quick), REPORT_PROFILE=0 (skip the CPU profile), REPORT_PERF_EVEN
 counters run; default "ipc,sw"), BENCH_PROGRAM (the suite program ./bench runs).
 
 Steps: (1) the suite with default settings (--quick: a few fast benchmarks, --quick), compared
-with baseline NAME when given (--baseline NAME --baseline-lenient); (2) a --quick counters run with
+with baseline NAME when given (--baseline NAME); (2) a --quick counters run with
 --alloc-stats and --perf-events when the program has them (kept apart so counting cannot disturb
 the timings of step 1); (3) scripts/profile_hotspots.sh on the profiling workload; (4)
 scripts/memory_profile.sh; (5) scripts/variance_check.sh -n N (default 10; 3 with --quick);
@@ -224,7 +224,7 @@ class Report:
         if self.a.quick:
             cmd += ["--quick", QUICK_FILTER]
         if self.a.baseline:
-            cmd += ["--baseline", self.a.baseline, "--baseline-lenient"]
+            cmd += ["--baseline", self.a.baseline]
         log("step 1: the reference suite" + (" (quick)" if self.a.quick else
                                                " with default settings (a few minutes)"))
         rc, _, err, secs = run(cmd, out=os.path.join(self.work, "suite.csv"))
@@ -452,7 +452,7 @@ class Report:
             ch = b.get("change")
             if b.get("status") != "ok":
                 continue
-            if not ch:
+            if not ch or "ratio" not in ch:  # "new": the baseline has no measurement of it
                 missing.append(b["id"])
                 continue
             rows.append((code(b["id"]), ch["verdict"],
@@ -462,7 +462,7 @@ class Report:
         summary = [ln for ln in self.suite_stderr.splitlines()
                    if re.match(r"^\d+ regressed, ", ln) or "Comparison with baseline" in ln]
         text = (f"## Comparison with baseline `{self.a.baseline}`\n\n`--baseline "
-                f"{self.a.baseline} --baseline-lenient`: change of the median, new over old, with "
+                f"{self.a.baseline}`: change of the median, new over old, with "
                 "its interval (run-to-run noise included) and Holm-adjusted p "
                 "(docs/comparison.md).\n\n")
         if summary:

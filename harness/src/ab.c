@@ -55,14 +55,16 @@ static int worker_start(worker *w, const char *prog, const char *id, char *msg, 
     worker_line(w, line, sizeof line);
     if (strcmp(line, "READY") == 0)
         return 0;
-    /* A benchmark the other build lacks, or skips, is "not compared"; anything else is an
-     * error, so a gate never passes because nothing could be measured. */
+    /* A benchmark the other build lacks is "new" (BENCH_EINVAL), one either build skips is
+     * "skipped" (BENCH_EUNAVAIL); anything else is an error, so a gate never passes because
+     * nothing could be measured. */
     int rc = BENCH_EINVAL;
     if (strcmp(line, "NOTFOUND") == 0)
         bench__msg(msg, msglen, "%s has no benchmark '%s'", prog, id);
-    else if (strncmp(line, "END skipped ", 12) == 0)
+    else if (strncmp(line, "END skipped ", 12) == 0) {
+        rc = BENCH_EUNAVAIL;
         bench__msg(msg, msglen, "skipped in %s: %s", prog, line + 12);
-    else {
+    } else {
         rc = BENCH_EIO;
         if (strncmp(line, "END ", 4) == 0)
             bench__msg(msg, msglen, "in %s: %s", prog, line + 4);
@@ -171,8 +173,10 @@ static int ab_one(const char *old_prog, const char *new_prog, const char *id,
     uint64_t iters = 0;
     for (int p = 0; p < o->pairs && rc == 0; p++) {
         worker w[2]; /* 0: A (old), 1: B (new) */
-        /* Alternate which side starts first, so neither always gets the fresher machine. */
-        int first = p % 2;
+        /* Alternate which side starts first, so neither always gets the fresher machine. B
+         * (this build) starts first in the first pair: a benchmark it skips is "skipped" even
+         * when the old build lacks it. */
+        int first = (p + 1) % 2;
         const char *prog[2] = {old_prog, new_prog};
         if ((rc = worker_start(&w[first], prog[first], id, out->message, sizeof out->message)))
             break;
@@ -316,8 +320,9 @@ int bench__ab_run(const char *other, const bench__instance *all, const bool *sel
     for (size_t i = 0; i < n; i++)
         m += selected[i];
     double family = 1.0 - o->significance_level / (double)(m ? m : 1);
-    bench__change *ch = calloc(m ? m : 1, sizeof *ch);
-    const char **ids = calloc(m ? m : 1, sizeof *ids);
+    size_t rows = m + o->nremoved;
+    bench__change *ch = calloc(rows ? rows : 1, sizeof *ch);
+    const char **ids = calloc(rows ? rows : 1, sizeof *ids);
     if (!ch || !ids) {
         free(ch);
         free(ids);
@@ -347,7 +352,11 @@ int bench__ab_run(const char *other, const bench__instance *all, const bool *sel
         ch[k] = out.change;
         printf("%s\n", all[i].id);
         if (rc != 0 || out.change.verdict == BENCH__V_INCOMPARABLE) {
-            printf("%24snot compared: %s\n", "", out.message[0] ? out.message : "no rounds");
+            ch[k].verdict = rc == BENCH_EUNAVAIL ? BENCH__V_SKIPPED
+                            : rc == BENCH_EINVAL ? BENCH__V_NEW
+                                                 : BENCH__V_INCOMPARABLE;
+            printf("%24s%s: %s\n", "", bench__verdict_name(ch[k].verdict),
+                   out.message[0] ? out.message : "no rounds");
             if (rc == BENCH_EIO)
                 exit_code = BENCH_EXIT_FAILED;
         } else {
@@ -364,14 +373,25 @@ int bench__ab_run(const char *other, const bench__instance *all, const bool *sel
         fflush(stdout);
         k++;
     }
+    /* The old build's benchmarks (for the same FILTERs) that this one lacks. */
+    for (size_t i = 0; i < o->nremoved; i++) {
+        ids[k] = o->removed[i];
+        ch[k++].verdict = BENCH__V_REMOVED;
+    }
     bench__compare_opts copt = {.significance_level = o->significance_level,
                                 .noise_threshold = o->noise_threshold};
     bench__print_compare_summary(stdout, "A, the old build", ids, ch, k, &copt, "Bonferroni",
                                  color);
-    for (size_t i = 0; i < k; i++)
+    bool violated = false;
+    for (size_t i = 0; i < k; i++) {
         if (fail_on_regression && ch[i].verdict == BENCH__V_REGRESSED &&
             exit_code == BENCH_EXIT_OK)
             exit_code = BENCH_EXIT_REGRESSION;
+        if (o->strict)
+            violated |= bench__strict_violation(ids[i], ch[i].verdict, "A, the old build");
+    }
+    if (violated && exit_code == BENCH_EXIT_OK)
+        exit_code = BENCH_EXIT_USAGE;
     free(ch);
     free(ids);
     return exit_code;

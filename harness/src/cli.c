@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "compare.h"
@@ -45,14 +46,18 @@ typedef struct cli {
     const char *baseline;
     const char *load_baseline;
     const char *baseline_dir;
-    bool lenient;
+    bool strict;           /* --baseline-strict: new and removed benchmarks are an error */
+    bool strict_set;       /* --baseline-strict or --baseline-lenient was given */
     bool fail_on_regression;
+    bool significance_set; /* --significance-level was given */
     int calibrate; /* runs; 0: off */
     bench__compare_opts cmp;
     bool noise_threshold_set;
     const char *ab;        /* --ab OTHER */
     const char *ab_worker; /* --ab-worker ID (internal) */
     bench__ab_options abo;
+    bool ab_time_set;      /* --ab-time was given */
+    bool ab_pairs_set;     /* --ab-pairs was given */
     const char *perf_events; /* --perf-events LIST */
     bool list_events;
     bool alloc_stats;
@@ -66,8 +71,8 @@ typedef struct cli {
     /* ---- end instruction mode ---- */
 } cli;
 
+/* The help, after its first line ("Usage: PROGRAM [OPTIONS] [FILTER...]", print_usage). */
 static const char usage_text[] =
-    "Usage: bench [OPTIONS] [FILTER...]\n"
     "\n"
     "Runs the benchmarks whose id (group/name or group/name/PARAM) matches any FILTER, a POSIX\n"
     "extended regular expression searched anywhere in the id (a plain substring works). With no\n"
@@ -122,13 +127,17 @@ static const char usage_text[] =
     "      --load-baseline NAME   compare saved baseline NAME with --baseline OLD; runs nothing\n"
     "      --baseline-dir DIR     where baselines live (default $BENCH_BASELINE_DIR or\n"
     "                             ./baselines)\n"
-    "      --baseline-lenient     benchmarks missing from the baseline are not an error\n"
+    "      --baseline-strict      a benchmark new to the baseline, or in it but not in this\n"
+    "                             program, is an error (exit 2); skipped ones never are\n"
+    "      --baseline-lenient     new and removed benchmarks are reported, not an error\n"
+    "                             (the default; undoes --baseline-strict)\n"
     "      --calibrate N          with --save-baseline: measure each benchmark's run-to-run\n"
     "                             noise over N separate processes (2..100) and save it\n"
     "      --significance-level A over the whole comparison, 0 < A < 0.5 (default 0.05)\n"
     "      --noise-threshold T    smallest relative change reported as a regression or\n"
     "                             improvement, 0 <= T < 1 (default 0.02)\n"
     "      --fail-on-regression   exit 1 when any benchmark regressed (the CI gate)\n"
+    "                             (these comparison options need --baseline or --ab)\n"
     "Interleaved A/B of two builds:\n"
     "      --ab OTHER             measure OTHER (old build of this suite) against this program\n"
     "                             in alternating ABBA/BAAB rounds; runs nothing else\n"
@@ -152,6 +161,17 @@ static const char usage_text[] =
     "(crashed, exited or timed out included); 128+N interrupted by signal N (130 SIGINT,\n"
     "143 SIGTERM): nothing was written.\n"
     "Documentation: docs/cli.md and docs/results-format.md.\n";
+
+/* Prints the help; its usage line names the program as it was invoked (argv[0]'s basename). */
+static void print_usage(FILE *o, const char *argv0)
+{
+    const char *name = argv0 && *argv0 ? argv0 : "bench";
+    const char *slash = strrchr(name, '/');
+    if (slash && slash[1] != '\0')
+        name = slash + 1;
+    fprintf(o, "Usage: %s [OPTIONS] [FILTER...]\n", name);
+    fputs(usage_text, o);
+}
 
 /* ---- value parsers: each returns 0, or -1 after printing the one-line error ---- */
 
@@ -204,8 +224,8 @@ static int parse_choice(const char *flag, const char *v, const char *const *name
 typedef enum opt_id {
     O_LIST, O_EXACT, O_QUICK, O_WARM, O_MEAS, O_SAMPLES, O_ROUNDS, O_PRECISION, O_SAMPLING, O_NRES,
     O_CONF, O_SEED, O_FORMAT, O_JSON, O_COLOR, O_HELP, O_VERSION, O_CONTEXT, O_SAVE, O_BASE,
-    O_LOAD, O_BASEDIR, O_LENIENT, O_CALIBRATE, O_SIGNIF, O_NOISE, O_FAILREG, O_AB, O_AB_TIME,
-    O_AB_PAIRS, O_AB_WORKER, O_PROFILE_TIME, O_PERF_EVENTS, O_LIST_EVENTS, O_ALLOC_STATS,
+    O_LOAD, O_BASEDIR, O_LENIENT, O_STRICT, O_CALIBRATE, O_SIGNIF, O_NOISE, O_FAILREG, O_AB,
+    O_AB_TIME, O_AB_PAIRS, O_AB_WORKER, O_PROFILE_TIME, O_PERF_EVENTS, O_LIST_EVENTS, O_ALLOC_STATS,
     O_EXPORT_GBENCH, O_INSTR, O_INSTR_ITERS, O_INSTR_CACHE, O_INSTR_WORKER, O_PROCESSES,
     O_IN_PROCESS, O_TIMEOUT,
 } opt_id;
@@ -241,6 +261,7 @@ static const opt_def options[] = {
     {"load-baseline", 0, true, O_LOAD},
     {"baseline-dir", 0, true, O_BASEDIR},
     {"baseline-lenient", 0, false, O_LENIENT},
+    {"baseline-strict", 0, false, O_STRICT},
     {"calibrate", 0, true, O_CALIBRATE},
     {"significance-level", 0, true, O_SIGNIF},
     {"noise-threshold", 0, true, O_NOISE},
@@ -272,7 +293,8 @@ static const struct {
     {"--save-baseline", true}, {"--baseline", true},     {"--load-baseline", true},
     {"--calibrate", true},     {"--json", true},         {"--output-format", true},
     {"--color", true},         {"--fail-on-regression", false}, {"--baseline-lenient", false},
-    {"--baseline-dir", true},      {"--export-gbench", true},
+    {"--baseline-dir", true},  {"--export-gbench", true}, {"--baseline-strict", false},
+    {"--significance-level", true}, {"--noise-threshold", true},
 };
 
 /* Baseline names become file names: a safe character set, nothing that can leave the
@@ -385,7 +407,9 @@ static int apply_option(cli *c, opt_id id, const char *flag, const char *v)
         c->baseline_dir = v;
         return 0;
     case O_LENIENT:
-        c->lenient = true;
+    case O_STRICT:
+        c->strict = id == O_STRICT; /* the last of the two wins */
+        c->strict_set = true;
         return 0;
     case O_FAILREG:
         c->fail_on_regression = true;
@@ -396,6 +420,7 @@ static int apply_option(cli *c, opt_id id, const char *flag, const char *v)
         c->calibrate = (int)u;
         return 0;
     case O_SIGNIF:
+        c->significance_set = true;
         return parse_double(flag, v, 0, 0.5, true, true, "a level in (0, 0.5)",
                             &c->cmp.significance_level);
     case O_NOISE:
@@ -408,9 +433,11 @@ static int apply_option(cli *c, opt_id id, const char *flag, const char *v)
         c->ab = v;
         return 0;
     case O_AB_TIME:
+        c->ab_time_set = true;
         return parse_double(flag, v, 1, 3600, false, false, "a number of seconds in [1, 3600]",
                             &c->abo.seconds);
     case O_AB_PAIRS:
+        c->ab_pairs_set = true;
         if (parse_u64(flag, v, 3, 64, "an integer in [3, 64]", &u))
             return -1;
         c->abo.pairs = (int)u;
@@ -636,13 +663,19 @@ static int save_named(const cli *c, const bench__context *ctx, const bench__resu
         fprintf(stderr, "bench: out of memory\n");
         return -1;
     }
+    /* A baseline holds measurements, not how they compared with another baseline. */
     size_t k = 0;
     for (size_t i = 0; i < n; i++)
-        if (results[i].status == BENCH__OK)
-            ok[k++] = results[i];
+        if (results[i].status == BENCH__OK) {
+            ok[k] = results[i];
+            ok[k].change = NULL;
+            ok[k++].metric_changes = NULL;
+        }
+    bench__context sctx = *ctx;
+    sctx.comparison = NULL;
     char path[4096], msg[1024];
     baseline_path(c, c->save_baseline, path, sizeof path);
-    int rc = bench__baseline_save(path, ctx, ok, k, msg, sizeof msg);
+    int rc = bench__baseline_save(path, &sctx, ok, k, msg, sizeof msg);
     free(ok);
     if (rc != 0) {
         fprintf(stderr, "bench: saving baseline '%s' failed: %s\n", c->save_baseline, msg);
@@ -694,13 +727,158 @@ static void side_from_result(const cli *c, const bench__result *r, bench__side *
     out->noise = r->noise;
 }
 
-/* The exit code of a finished comparison. */
-static int compare_exit(const cli *c, const bench__change *ch, size_t n)
+/*
+ * The exit code of a finished comparison of n rows (ids[i] names ch[i]): 1 for a regression with
+ * --fail-on-regression; otherwise 2 when --baseline-strict meets a new or removed benchmark
+ * (each named on stderr); else 0. Skipped benchmarks never change it.
+ */
+static int compare_exit(const cli *c, const char *const *ids, const bench__change *ch, size_t n,
+                        const char *against)
+{
+    bool regressed = false, violated = false;
+    for (size_t i = 0; i < n; i++) {
+        regressed |= ch[i].verdict == BENCH__V_REGRESSED;
+        if (c->strict)
+            violated |= bench__strict_violation(ids[i], ch[i].verdict, against);
+    }
+    if (c->fail_on_regression && regressed)
+        return BENCH_EXIT_REGRESSION;
+    return violated ? BENCH_EXIT_USAGE : BENCH_EXIT_OK;
+}
+
+/* Whether `id` is one of the n instances. (Their order, with parameters compared as numbers,
+ * is not strcmp's: no binary search.) */
+static bool has_instance(const bench__instance *all, size_t n, const char *id)
 {
     for (size_t i = 0; i < n; i++)
-        if (c->fail_on_regression && ch[i].verdict == BENCH__V_REGRESSED)
-            return BENCH_EXIT_REGRESSION;
-    return BENCH_EXIT_OK;
+        if (strcmp(all[i].id, id) == 0)
+            return true;
+    return false;
+}
+
+/*
+ * The entries of `old` that the filters select and that `present` does not know: the benchmarks
+ * a comparison reports as removed (or skipped, when the old side skipped them). A benchmark the
+ * filters do not select is not reported at all: a filtered run says nothing about the rest.
+ * Fills ids[] and verdicts[] (room for old->n each) and returns their count, or -1 after one line
+ * on stderr.
+ */
+static long absent_entries(const cli *c, const bench__saved *old,
+                           bool (*present)(const void *where, const char *id), const void *where,
+                           const char **ids, bench__verdict *verdicts)
+{
+    const char **all = calloc(old->n ? old->n : 1, sizeof *all);
+    bool *sel = calloc(old->n ? old->n : 1, sizeof *sel);
+    long k = -1;
+    if (!all || !sel) {
+        fprintf(stderr, "bench: out of memory\n");
+        goto out;
+    }
+    for (size_t i = 0; i < old->n; i++)
+        all[i] = old->entries[i].id;
+    if (select_ids(c, all, old->n, sel) != 0)
+        goto out;
+    k = 0;
+    for (size_t i = 0; i < old->n; i++) {
+        if (!sel[i] || present(where, all[i]))
+            continue;
+        bench__comparable(&old->entries[i].status, NULL, &verdicts[k]);
+        ids[k++] = all[i];
+    }
+out:
+    free(all);
+    free(sel);
+    return k;
+}
+
+static bool in_saved(const void *where, const char *id)
+{
+    return bench__saved_find(where, id) != NULL;
+}
+
+/* This program's benchmarks, for absent_entries. */
+struct program {
+    const bench__instance *all;
+    size_t n;
+};
+
+static bool in_program(const void *where, const char *id)
+{
+    const struct program *p = where;
+    return has_instance(p->all, p->n, id);
+}
+
+/*
+ * --ab: what `OTHER --list [--exact] -- FILTER...` prints, so that the benchmarks the old build
+ * has for the same FILTERs and this one lacks are reported as removed. Returns the malloc'd text
+ * (caller frees), or NULL when OTHER cannot run or lists nothing (it then has nothing more to
+ * report; errors about OTHER are bench__ab_run's to print).
+ */
+static char *other_list(const cli *c, const char *prog)
+{
+    const char **argv = calloc(c->nfilters + 5, sizeof *argv);
+    int fd[2];
+    if (!argv || pipe(fd) != 0) {
+        free(argv);
+        return NULL;
+    }
+    size_t k = 0;
+    argv[k++] = prog;
+    argv[k++] = "--list";
+    if (c->exact)
+        argv[k++] = "--exact";
+    argv[k++] = "--";
+    for (size_t i = 0; i < c->nfilters; i++)
+        argv[k++] = c->filters[i];
+    fflush(stdout);
+    fflush(stderr);
+    pid_t pid = fork();
+    if (pid == 0) {
+        int null = open("/dev/null", O_WRONLY);
+        dup2(fd[1], STDOUT_FILENO);
+        if (null >= 0)
+            dup2(null, STDERR_FILENO);
+        close(fd[0]);
+        close(fd[1]);
+        execv(prog, (char *const *)argv);
+        _exit(127);
+    }
+    free(argv);
+    close(fd[1]);
+    size_t len = 0, cap = 4096;
+    char *text = pid > 0 ? malloc(cap) : NULL;
+    ssize_t got = 0;
+    while (text && (got = read(fd[0], text + len, cap - 1 - len)) != 0) {
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got < 0 || cap > BENCH__MAX_FILE_BYTES) {
+            free(text);
+            text = NULL;
+            break;
+        }
+        len += (size_t)got;
+        if (len + 1 == cap) {
+            char *more = realloc(text, cap * 2);
+            if (!more) {
+                free(text);
+                text = NULL;
+                break;
+            }
+            text = more;
+            cap *= 2;
+        }
+    }
+    close(fd[0]);
+    int status = 0;
+    while (pid > 0 && waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    if (text && (!WIFEXITED(status) || WEXITSTATUS(status) != 0)) {
+        free(text);
+        text = NULL;
+    }
+    if (text)
+        text[len] = '\0';
+    return text;
 }
 
 /* --load-baseline NEW --baseline OLD: compares two files, runs nothing. */
@@ -714,13 +892,17 @@ static int compare_files(const cli *c)
         return BENCH_EXIT_USAGE;
     }
     int exit_code = BENCH_EXIT_OK;
+    /* Rows: cur.n benchmarks of NEW, then old.n at most that only OLD has. */
+    size_t cap = cur.n + old.n;
     const char **ids = calloc(cur.n ? cur.n : 1, sizeof *ids);
     bool *sel = calloc(cur.n ? cur.n : 1, sizeof *sel);
     bench__side *a = calloc(cur.n ? cur.n : 1, sizeof *a);
     bench__side *b = calloc(cur.n ? cur.n : 1, sizeof *b);
-    bench__change *ch = calloc(cur.n ? cur.n : 1, sizeof *ch);
-    const char **cids = calloc(cur.n ? cur.n : 1, sizeof *cids);
-    if (!ids || !sel || !a || !b || !ch || !cids) {
+    bench__change *ch = calloc(cap ? cap : 1, sizeof *ch);
+    const char **cids = calloc(cap ? cap : 1, sizeof *cids);
+    const char **sids = calloc(cap ? cap : 1, sizeof *sids);
+    bench__verdict *sv = calloc(cap ? cap : 1, sizeof *sv);
+    if (!ids || !sel || !a || !b || !ch || !cids || !sids || !sv) {
         fprintf(stderr, "bench: out of memory\n");
         exit_code = BENCH_EXIT_USAGE;
         goto out;
@@ -741,31 +923,38 @@ static int compare_files(const cli *c)
         exit_code = BENCH_EXIT_USAGE;
         goto out;
     }
+    /* ---- end instruction mode ---- */
+    /* Statuses first: NEW's benchmarks that cannot be compared by numbers, then OLD's that NEW
+     * lacks. */
+    size_t m = 0, ns = 0;
+    for (size_t i = 0; i < cur.n; i++) {
+        const bench__entry *e = &cur.entries[i];
+        const bench__entry *o = sel[i] ? bench__saved_find(&old, e->id) : NULL;
+        if (sel[i] && !bench__comparable(o ? &o->status : NULL, &e->status, &sv[ns]))
+            sids[ns++] = e->id;
+    }
+    long nabsent = absent_entries(c, &old, in_saved, &cur, sids + ns, sv + ns);
+    if (nabsent < 0) {
+        exit_code = BENCH_EXIT_USAGE;
+        goto out;
+    }
+    ns += (size_t)nabsent;
+    /* ---- instruction mode (instr.c) ---- */
     if (bench__instr_is_mode(cur.ctx.mode)) {
         exit_code = bench__instr_compare_saved(
-            &cur, &old, sel, c->baseline,
+            &cur, &old, sel, sids, sv, ns, c->baseline,
             c->noise_threshold_set ? c->cmp.noise_threshold : BENCH__INSTR_DEFAULT_THRESHOLD,
-            c->lenient, c->fail_on_regression, use_color(c->color));
+            c->strict, c->fail_on_regression, use_color(c->color));
         goto out;
     }
     /* ---- end instruction mode ---- */
     warn_context(&cur.ctx, &old.ctx, c->baseline);
-    size_t m = 0;
     for (size_t i = 0; i < cur.n; i++) {
         const bench__entry *e = &cur.entries[i];
-        if (!sel[i] || e->status != BENCH__OK)
+        const bench__entry *o = sel[i] ? bench__saved_find(&old, e->id) : NULL;
+        bench__verdict st;
+        if (!sel[i] || !bench__comparable(o ? &o->status : NULL, &e->status, &st))
             continue;
-        const bench__entry *o = bench__saved_find(&old, e->id);
-        if (!o || o->status != BENCH__OK) {
-            if (!c->lenient) {
-                fprintf(stderr, "bench: baseline '%s' has no measurement of '%s' (use "
-                                "--baseline-lenient to skip such benchmarks)\n",
-                        c->baseline, e->id);
-                exit_code = BENCH_EXIT_USAGE;
-                goto out;
-            }
-            continue;
-        }
         if (side_from_entry(c, o, &a[m]) || side_from_entry(c, e, &b[m])) {
             fprintf(stderr, "bench: out of memory\n");
             exit_code = BENCH_EXIT_USAGE;
@@ -773,8 +962,8 @@ static int compare_files(const cli *c)
         }
         cids[m++] = e->id;
     }
-    if (m == 0) {
-        fprintf(stderr, "bench: nothing to compare: no selected benchmark of '%s' is in '%s'\n",
+    if (m + ns == 0) {
+        fprintf(stderr, "bench: nothing to compare: no selected benchmark in '%s' or '%s'\n",
                 c->load_baseline, c->baseline);
         exit_code = BENCH_EXIT_USAGE;
         goto out;
@@ -784,11 +973,15 @@ static int compare_files(const cli *c)
         exit_code = BENCH_EXIT_USAGE;
         goto out;
     }
+    for (size_t j = 0; j < ns; j++) {
+        ch[m + j].verdict = sv[j];
+        cids[m + j] = sids[j];
+    }
     bool color = use_color(c->color);
     char what[128];
     bench__msg(what, sizeof what, "baseline '%s'", c->baseline);
-    bench__print_compare_summary(stdout, what, cids, ch, m, &c->cmp, "Holm", color);
-    exit_code = finish_stdout(compare_exit(c, ch, m));
+    bench__print_compare_summary(stdout, what, cids, ch, m + ns, &c->cmp, "Holm", color);
+    exit_code = finish_stdout(compare_exit(c, cids, ch, m + ns, what));
 out:
     free(ids);
     free(sel);
@@ -796,6 +989,8 @@ out:
     free(b);
     free(ch);
     free(cids);
+    free(sids);
+    free(sv);
     bench__saved_destroy(&cur);
     bench__saved_destroy(&old);
     return exit_code;
@@ -987,17 +1182,22 @@ static void report_result(size_t k, bench__result *r, void *arg)
     struct run_report *rr = arg;
     const cli *c = rr->c;
     const bench__entry *e = c->baseline ? bench__saved_find(rr->old, r->inst->id) : NULL;
+    bench__verdict status = BENCH__V_INCOMPARABLE;
     rr->changes[k].verdict = BENCH__V_INCOMPARABLE;
-    if (e && e->status == BENCH__OK && r->status == BENCH__OK &&
+    if (c->baseline && bench__comparable(e ? &e->status : NULL, &r->status, &status) &&
         side_from_entry(c, e, &rr->old_sides[k]) == 0) {
         bench__side cur;
         side_from_result(c, r, &cur);
         bench__compare_one(&rr->old_sides[k], &cur, &c->cmp, &rr->changes[k]);
         r->change = &rr->changes[k];
         compare_metrics(c, e, r);
+    } else if (status == BENCH__V_SKIPPED || status == BENCH__V_NEW) {
+        rr->changes[k].verdict = status;
+        r->change = &rr->changes[k];
     }
     rr->rep->result(rr->rep, r);
-    if (r->change && c->format == BENCH__FMT_PRETTY) {
+    /* A skipped benchmark's own line already says so: no change line under it. */
+    if (r->change && r->status == BENCH__OK && c->format == BENCH__FMT_PRETTY) {
         bench__print_change_line(stdout, r->change, rr->color);
         bench__print_metric_changes(stdout, r, &c->cmp, rr->color);
         fflush(stdout);
@@ -1008,10 +1208,37 @@ static void report_result(size_t k, bench__result *r, void *arg)
     }
 }
 
+/* The first option given that only means something in a comparison, or NULL. */
+static const char *comparison_option(const cli *c)
+{
+    if (c->fail_on_regression)
+        return "--fail-on-regression";
+    if (c->significance_set)
+        return "--significance-level";
+    if (c->noise_threshold_set)
+        return "--noise-threshold";
+    if (c->strict_set)
+        return c->strict ? "--baseline-strict" : "--baseline-lenient";
+    return NULL;
+}
+
 static int check_combinations(const cli *c)
 {
     if (c->load_baseline && !c->baseline) {
         fprintf(stderr, "bench: --load-baseline needs --baseline OLD to compare with\n");
+        return -1;
+    }
+    /* A gate option without a comparison would be silently ignored, and a CI gate that forgot
+     * --baseline would pass whatever happened: refuse it instead. */
+    const char *gate = comparison_option(c);
+    if (gate && !c->baseline && !c->ab) {
+        fprintf(stderr, "bench: %s needs a comparison: give --baseline NAME or --ab OTHER\n",
+                gate);
+        return -1;
+    }
+    if ((c->ab_time_set || c->ab_pairs_set) && !c->ab) {
+        fprintf(stderr, "bench: %s needs --ab OTHER\n",
+                c->ab_time_set ? "--ab-time" : "--ab-pairs");
         return -1;
     }
     if (c->load_baseline && (c->save_baseline || c->calibrate)) {
@@ -1097,7 +1324,7 @@ int bench_main(int argc, char **argv)
     c.abo.noise_threshold = c.noise_threshold_set ? c.cmp.noise_threshold
                                                   : BENCH__DEFAULT_AB_NOISE_THRESHOLD;
     if (c.help) {
-        fputs(usage_text, stdout);
+        print_usage(stdout, argc > 0 ? argv[0] : NULL);
         return finish_stdout(BENCH_EXIT_OK);
     }
     if (c.version) {
@@ -1169,6 +1396,11 @@ int bench_main(int argc, char **argv)
     bench__saved old, *cal = NULL;
     size_t ncal = 0;
     memset(&old, 0, sizeof old);
+    /* With --baseline: the selected benchmarks of the baseline that this program lacks. */
+    const char **absent_ids = NULL, **removed = NULL;
+    bench__verdict *absent_verdicts = NULL;
+    size_t nabsent = 0, nremoved = 0;
+    bench__comparison comparison = {NULL, NULL, 0};
     if (!selected || !ids) {
         fprintf(stderr, "bench: out of memory\n");
         exit_code = BENCH_EXIT_USAGE;
@@ -1200,8 +1432,23 @@ int bench_main(int argc, char **argv)
         goto out;
     }
     if (c.ab) {
+        /* The old build's benchmarks for the same FILTERs that this one lacks: removed. */
+        char *text = other_list(&c, c.ab);
+        size_t lines = 0;
+        for (const char *p = text; p && *p; p++)
+            lines += *p == '\n';
+        removed = calloc(lines ? lines : 1, sizeof *removed);
+        for (char *line = text, *nl; removed && line && (nl = strchr(line, '\n')); line = nl + 1) {
+            *nl = '\0';
+            if (*line && !has_instance(all, n, line))
+                removed[nremoved++] = line;
+        }
+        c.abo.strict = c.strict;
+        c.abo.removed = removed;
+        c.abo.nremoved = nremoved;
         exit_code = finish_stdout(bench__ab_run(c.ab, all, selected, n, &c.abo,
                                                 c.fail_on_regression, use_color(c.color)));
+        free(text);
         goto out;
     }
     /* ---- instruction mode (instr.c) ---- */
@@ -1212,6 +1459,25 @@ int bench_main(int argc, char **argv)
     }
     if (c.instructions) {
         char bpath[4096], spath[4096];
+        baseline_path(&c, c.baseline ? c.baseline : "", bpath, sizeof bpath);
+        baseline_path(&c, c.save_baseline ? c.save_baseline : "", spath, sizeof spath);
+        /* The baseline's selected benchmarks this program lacks; a baseline that cannot be
+         * read is instr.c's to report. */
+        long na = 0;
+        if (c.baseline && bench__saved_load(bpath, &old, msg, sizeof msg) == 0) {
+            absent_ids = calloc(old.n ? old.n : 1, sizeof *absent_ids);
+            absent_verdicts = calloc(old.n ? old.n : 1, sizeof *absent_verdicts);
+            na = absent_ids && absent_verdicts
+                     ? absent_entries(&c, &old, in_program, &(struct program){all, n},
+                                      absent_ids, absent_verdicts)
+                     : -1;
+        }
+        if (na < 0) {
+            if (!absent_ids || !absent_verdicts)
+                fprintf(stderr, "bench: out of memory\n");
+            exit_code = BENCH_EXIT_USAGE;
+            goto out;
+        }
         bench__instr_request q = {
             .all = all,
             .selected = selected,
@@ -1229,21 +1495,24 @@ int bench_main(int argc, char **argv)
             .json_path = c.json_path,
             .baseline = c.baseline,
             .baseline_path = bpath,
-            .lenient = c.lenient,
+            .strict = c.strict,
+            .absent_ids = absent_ids,
+            .absent_verdicts = absent_verdicts,
+            .nabsent = (size_t)na,
             .save_baseline = c.save_baseline,
             .save_path = spath,
             .baseline_dir = baseline_dir(&c),
             .fail_on_regression = c.fail_on_regression,
         };
-        baseline_path(&c, c.baseline ? c.baseline : "", bpath, sizeof bpath);
-        baseline_path(&c, c.save_baseline ? c.save_baseline : "", spath, sizeof spath);
         exit_code = finish_stdout(bench__instr_run(&q));
         goto out;
     }
     /* ---- end instruction mode ---- */
 
-    /* A comparison is checked before anything runs: a missing or broken baseline, or one
-     * without some selected benchmark, fails fast. */
+    /* A comparison is checked before anything runs: a missing or broken baseline fails fast.
+     * Benchmarks it lacks (new) or that this program lacks (removed) are reported with the
+     * comparison, and are an error only with --baseline-strict, checked after the run: whether
+     * a benchmark is skipped here, which wins over both, is known only once it ran. */
     if (c.baseline) {
         if (load_named(&c, c.baseline, &old) != 0) {
             exit_code = BENCH_EXIT_USAGE;
@@ -1258,16 +1527,24 @@ int bench_main(int argc, char **argv)
             goto out;
         }
         /* ---- end instruction mode ---- */
-        for (size_t i = 0; i < n && !c.lenient; i++) {
-            const bench__entry *e = selected[i] ? bench__saved_find(&old, all[i].id) : NULL;
-            if (selected[i] && (!e || e->status != BENCH__OK)) {
-                fprintf(stderr, "bench: baseline '%s' has no measurement of '%s' (use "
-                                "--baseline-lenient to skip such benchmarks)\n",
-                        c.baseline, all[i].id);
-                exit_code = BENCH_EXIT_USAGE;
-                goto out;
-            }
+        absent_ids = calloc(old.n ? old.n : 1, sizeof *absent_ids);
+        absent_verdicts = calloc(old.n ? old.n : 1, sizeof *absent_verdicts);
+        removed = calloc(old.n ? old.n : 1, sizeof *removed);
+        long na = absent_ids && absent_verdicts && removed
+                      ? absent_entries(&c, &old, in_program, &(struct program){all, n},
+                                       absent_ids, absent_verdicts)
+                      : -1;
+        if (na < 0) {
+            if (!absent_ids || !absent_verdicts || !removed)
+                fprintf(stderr, "bench: out of memory\n");
+            exit_code = BENCH_EXIT_USAGE;
+            goto out;
         }
+        nabsent = (size_t)na;
+        for (size_t j = 0; j < nabsent; j++)
+            if (absent_verdicts[j] == BENCH__V_REMOVED)
+                removed[nremoved++] = absent_ids[j];
+        comparison = (bench__comparison){c.baseline, removed, nremoved};
     }
 
     c.run.progress = isatty(STDERR_FILENO) && c.format == BENCH__FMT_PRETTY;
@@ -1277,6 +1554,7 @@ int bench_main(int argc, char **argv)
     for (size_t i = 0; i < ctx.nwarnings; i++)
         fprintf(stderr, "bench: warning: %s\n", ctx.warnings[i]);
     if (c.baseline) {
+        ctx.comparison = &comparison;
         bench__context_id now;
         bench__context_id_from(&now, &ctx);
         warn_context(&now, &old.ctx, c.baseline);
@@ -1364,30 +1642,49 @@ int bench_main(int argc, char **argv)
         bench__noise_from_runs(results, k, cal, ncal);
 
     /* Final verdicts need every p-value (Holm's correction over the whole comparison). */
-    size_t m = 0;
+    /* The summary lists the compared benchmarks, then those with a status (skipped, new) and
+     * the baseline's that this program lacks. */
     if (c.baseline) {
+        size_t rows = k + nabsent, m = 0, ns = 0;
         bench__side *a = calloc(k ? k : 1, sizeof *a), *b = calloc(k ? k : 1, sizeof *b);
-        bench__change *ch = calloc(k ? k : 1, sizeof *ch);
-        const char **cids = calloc(k ? k : 1, sizeof *cids);
+        bench__change *ch = calloc(rows ? rows : 1, sizeof *ch);
+        const char **cids = calloc(rows ? rows : 1, sizeof *cids);
         size_t *map = calloc(k ? k : 1, sizeof *map);
         if (a && b && ch && cids && map) {
-            for (size_t i = 0; i < k; i++)
-                if (results[i].change) {
+            for (size_t i = 0; i < k; i++) {
+                const bench__change *rch = results[i].change;
+                if (rch && (rch->verdict == BENCH__V_SKIPPED || rch->verdict == BENCH__V_NEW))
+                    ns++;
+                else if (rch) {
                     a[m] = old_sides[i];
                     side_from_result(&c, &results[i], &b[m]);
                     cids[m] = results[i].inst->id;
                     map[m++] = i;
                 }
+            }
             if (bench__compare_all(a, b, m, &c.cmp, ch) == 0) {
                 for (size_t j = 0; j < m; j++)
                     changes[map[j]] = ch[j];
+                size_t t = m;
+                for (size_t i = 0; i < k; i++)
+                    if (results[i].change && t < m + ns &&
+                        (results[i].change->verdict == BENCH__V_SKIPPED ||
+                         results[i].change->verdict == BENCH__V_NEW)) {
+                        ch[t].verdict = results[i].change->verdict;
+                        cids[t++] = results[i].inst->id;
+                    }
+                for (size_t j = 0; j < nabsent; j++) {
+                    ch[t].verdict = absent_verdicts[j];
+                    cids[t++] = absent_ids[j];
+                }
                 FILE *o = c.format == BENCH__FMT_PRETTY ? stdout : stderr;
                 char what[128];
                 bench__msg(what, sizeof what, "baseline '%s'", c.baseline);
-                bench__print_compare_summary(o, what, cids, ch, m, &c.cmp, "Holm",
+                bench__print_compare_summary(o, what, cids, ch, t, &c.cmp, "Holm",
                                              o == stdout ? color : isatty(STDERR_FILENO));
+                int cmp_exit = compare_exit(&c, cids, ch, t, what);
                 if (exit_code == BENCH_EXIT_OK)
-                    exit_code = compare_exit(&c, ch, m);
+                    exit_code = cmp_exit;
             }
         }
         free(a);
@@ -1423,6 +1720,9 @@ out:
     for (size_t r = 0; cal && r < ncal; r++)
         bench__saved_destroy(&cal[r]);
     free(cal);
+    free(absent_ids);
+    free(absent_verdicts);
+    free(removed);
     bench__saved_destroy(&old);
     free(old_sides);
     free(changes);

@@ -28,6 +28,10 @@
  *                         calibrate.
  * Requiring the whole interval beyond T (Criterion's rule) would cost most of the power on a
  * machine whose run-to-run noise is comparable to T; the false-alarm rate is held by Holm.
+ *
+ * Statuses. A benchmark one side has no measurement of gets a status instead of a verdict
+ * (bench__comparable): skipped (either side skipped it; this wins), new (the old side lacks it),
+ * removed (the new side lacks it). They take no part in Holm's correction and are never a change.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -185,8 +189,38 @@ const char *bench__verdict_name(bench__verdict v)
         return "ambiguous";
     case BENCH__V_INCOMPARABLE:
         return "not compared";
+    case BENCH__V_SKIPPED:
+        return "skipped";
+    case BENCH__V_NEW:
+        return "new";
+    case BENCH__V_REMOVED:
+        return "removed";
     }
     return "?";
+}
+
+bool bench__verdict_has_numbers(bench__verdict v)
+{
+    return v == BENCH__V_REGRESSED || v == BENCH__V_IMPROVED || v == BENCH__V_NO_CHANGE ||
+           v == BENCH__V_WITHIN_NOISE || v == BENCH__V_AMBIGUOUS;
+}
+
+bool bench__comparable(const bench__status *old, const bench__status *cur,
+                       bench__verdict *status)
+{
+    /* A skip on either side wins: a GPU benchmark on a machine without a GPU is skipped, and
+     * stays "skipped" whether or not the baseline, saved on another machine, measured it. */
+    if ((old && *old == BENCH__SKIPPED) || (cur && *cur == BENCH__SKIPPED))
+        *status = BENCH__V_SKIPPED;
+    else if (!old && cur)
+        *status = BENCH__V_NEW;
+    else if (old && !cur)
+        *status = BENCH__V_REMOVED;
+    else if (old && cur && *old == BENCH__OK && *cur == BENCH__OK)
+        return true;
+    else
+        *status = BENCH__V_INCOMPARABLE;
+    return false;
 }
 
 typedef struct holm_item {

@@ -50,7 +50,26 @@ typedef enum bench__verdict {
     BENCH__V_WITHIN_NOISE,
     BENCH__V_AMBIGUOUS,
     BENCH__V_INCOMPARABLE, /* a side has no usable estimate (zero or failed) */
+    /* Statuses: nothing to compare, never an error and never a change of the exit code. */
+    BENCH__V_SKIPPED, /* skipped in either run (no device, unsupported) */
+    BENCH__V_NEW,     /* measured now; the baseline (or the old build) has no measurement */
+    BENCH__V_REMOVED, /* selected in the baseline (or the old build); absent from this program */
 } bench__verdict;
+
+/** Number of verdicts (for arrays indexed by verdict). */
+#define BENCH__NVERDICTS (BENCH__V_REMOVED + 1)
+
+/** Whether a verdict comes with numbers (ratio, interval, p): regressed ... ambiguous. */
+bool bench__verdict_has_numbers(bench__verdict v);
+
+/**
+ * Decides whether one benchmark can be compared by its numbers. `old` and `cur` are its status
+ * on each side, NULL where that side lacks it. Returns true when both are ok; otherwise sets
+ * *status: skipped when either side skipped it, else new when only the old side lacks it,
+ * removed when only the current side lacks it, not compared when a side failed.
+ */
+bool bench__comparable(const bench__status *old, const bench__status *cur,
+                       bench__verdict *status);
 
 typedef struct bench__compare_opts {
     double significance_level; /* alpha, over the whole comparison (Holm) */
@@ -118,12 +137,18 @@ void bench__compare_one(const bench__side *old, const bench__side *cur,
 int bench__compare_all(const bench__side *old, const bench__side *cur, size_t n,
                        const bench__compare_opts *o, bench__change *out);
 
-/** "regressed", "improved", "no change", "within noise", "ambiguous", "not compared". */
+/**
+ * "regressed", "improved", "no change", "within noise", "ambiguous", "not compared", "skipped",
+ * "new", "removed".
+ */
 const char *bench__verdict_name(bench__verdict v);
 
 /* ---- terminal output (report_compare.c) ---- */
 
-/** Prints "change: [lo mid hi] (p = ...)" under a benchmark's result. */
+/**
+ * Prints "change: [lo mid hi] (p = ...)" under a benchmark's measured result; for a status, the
+ * status ("change: new: the baseline has no measurement").
+ */
 void bench__print_change_line(FILE *o, const bench__change *c, bool color);
 /**
  * Prints each compared metric's change under a benchmark's result, and a note when time moved
@@ -140,5 +165,11 @@ void bench__print_verdict(FILE *o, const bench__change *c, bool color);
 int bench__print_compare_summary(FILE *o, const char *baseline, const char *const *ids,
                                  const bench__change *changes, size_t n,
                                  const bench__compare_opts *opt, const char *method, bool color);
+
+/**
+ * --baseline-strict: when v is new or removed, prints one line on stderr naming the benchmark and
+ * `against` (what it was compared with, e.g. "baseline 'main'") and returns true; else false.
+ */
+bool bench__strict_violation(const char *id, bench__verdict v, const char *against);
 
 #endif /* HARNESS_COMPARE_H */

@@ -140,9 +140,10 @@ typedef struct summary_row {
 static int cmp_row(const void *a, const void *b)
 {
     const summary_row *x = a, *y = b;
-    static const int rank[] = {
+    static const int rank[BENCH__NVERDICTS] = {
         [BENCH__V_REGRESSED] = 0, [BENCH__V_IMPROVED] = 1, [BENCH__V_NO_CHANGE] = 2,
         [BENCH__V_WITHIN_NOISE] = 2, [BENCH__V_AMBIGUOUS] = 2, [BENCH__V_INCOMPARABLE] = 3,
+        [BENCH__V_NEW] = 4, [BENCH__V_REMOVED] = 5, [BENCH__V_SKIPPED] = 6,
     };
     if (rank[x->c.verdict] != rank[y->c.verdict])
         return rank[x->c.verdict] - rank[y->c.verdict];
@@ -157,7 +158,7 @@ static bool print_summary(FILE *o, const char *baseline, summary_row *rows, size
                           double threshold, bool color)
 {
     qsort(rows, n, sizeof *rows, cmp_row);
-    size_t count[BENCH__V_INCOMPARABLE + 1] = {0};
+    size_t count[BENCH__NVERDICTS] = {0};
     const char *bold = color ? "\033[1m" : "", *reset = color ? "\033[0m" : "";
     fprintf(o, "\n%sComparison with baseline '%s'%s (instructions per iteration, exact; "
                "threshold %.2f%%)\n",
@@ -165,7 +166,7 @@ static bool print_summary(FILE *o, const char *baseline, summary_row *rows, size
     for (size_t i = 0; i < n; i++) {
         const bench__change *c = &rows[i].c;
         count[c->verdict]++;
-        if (c->verdict == BENCH__V_INCOMPARABLE) {
+        if (!bench__verdict_has_numbers(c->verdict)) {
             fprintf(o, "  %-13s %s\n", bench__verdict_name(c->verdict), rows[i].id);
             continue;
         }
@@ -175,17 +176,38 @@ static bool print_summary(FILE *o, const char *baseline, summary_row *rows, size
     }
     fprintf(o, "%zu regressed, %zu improved, %zu no change", count[BENCH__V_REGRESSED],
             count[BENCH__V_IMPROVED], count[BENCH__V_NO_CHANGE]);
-    if (count[BENCH__V_INCOMPARABLE])
-        fprintf(o, ", %zu not compared", count[BENCH__V_INCOMPARABLE]);
+    for (int v = BENCH__V_INCOMPARABLE; v < BENCH__NVERDICTS; v++)
+        if (count[v])
+            fprintf(o, ", %zu %s", count[v], bench__verdict_name((bench__verdict)v));
     fputc('\n', o);
     return count[BENCH__V_REGRESSED] > 0;
 }
 
+/* Adds a row with a status instead of numbers (skipped, new, removed). */
+static void status_row(summary_row *row, const char *id, bench__verdict v)
+{
+    memset(row, 0, sizeof *row);
+    row->id = id;
+    row->c.verdict = v;
+}
+
+/* --baseline-strict: whether a row is new or removed (each named on stderr). */
+static bool strict_violations(const summary_row *rows, size_t n, const char *baseline)
+{
+    char what[128];
+    bench__msg(what, sizeof what, "baseline '%s'", baseline);
+    bool any = false;
+    for (size_t i = 0; i < n; i++)
+        any |= bench__strict_violation(rows[i].id, rows[i].c.verdict, what);
+    return any;
+}
+
 int bench__instr_compare_saved(const bench__saved *cur, const bench__saved *old, const bool *sel,
-                               const char *old_name, double threshold, bool lenient,
+                               const char *const *ids, const bench__verdict *verdicts, size_t ns,
+                               const char *old_name, double threshold, bool strict,
                                bool fail_on_regression, bool color)
 {
-    summary_row *rows = calloc(cur->n ? cur->n : 1, sizeof *rows);
+    summary_row *rows = calloc(cur->n + ns ? cur->n + ns : 1, sizeof *rows);
     if (!rows) {
         fprintf(stderr, "bench: out of memory\n");
         return BENCH_EXIT_USAGE;
@@ -193,37 +215,32 @@ int bench__instr_compare_saved(const bench__saved *cur, const bench__saved *old,
     size_t m = 0;
     for (size_t i = 0; i < cur->n; i++) {
         const bench__entry *e = &cur->entries[i];
-        if (!sel[i] || e->status != BENCH__OK)
-            continue;
-        const bench__entry *o = bench__saved_find(old, e->id);
-        if (!o || o->status != BENCH__OK) {
-            if (!lenient) {
-                fprintf(stderr, "bench: baseline '%s' has no measurement of '%s' (use "
-                                "--baseline-lenient to skip such benchmarks)\n",
-                        old_name, e->id);
-                free(rows);
-                return BENCH_EXIT_USAGE;
-            }
-            continue;
-        }
+        const bench__entry *o = sel[i] ? bench__saved_find(old, e->id) : NULL;
+        bench__verdict st;
+        if (!sel[i] || !bench__comparable(o ? &o->status : NULL, &e->status, &st))
+            continue; /* the caller's statuses name it */
         rows[m].id = e->id;
         fill_change(&rows[m].c, saved_per_iter(o, "instructions"),
                     saved_per_iter(e, "instructions"), threshold);
         m++;
     }
+    for (size_t j = 0; j < ns; j++)
+        status_row(&rows[m++], ids[j], verdicts[j]);
     if (m == 0) {
-        fprintf(stderr, "bench: nothing to compare: no selected benchmark is in baseline '%s'\n",
-                old_name);
+        fprintf(stderr, "bench: nothing to compare: no selected benchmark in either baseline\n");
         free(rows);
         return BENCH_EXIT_USAGE;
     }
     bool regressed = print_summary(stdout, old_name, rows, m, threshold, color);
+    bool violated = strict && strict_violations(rows, m, old_name);
     free(rows);
     if (fflush(stdout) != 0 || ferror(stdout)) {
         fprintf(stderr, "bench: writing to stdout failed\n");
         return BENCH_EXIT_USAGE;
     }
-    return regressed && fail_on_regression ? BENCH_EXIT_REGRESSION : BENCH_EXIT_OK;
+    if (regressed && fail_on_regression)
+        return BENCH_EXIT_REGRESSION;
+    return violated ? BENCH_EXIT_USAGE : BENCH_EXIT_OK;
 }
 
 #ifdef INSTR_UNAVAILABLE
@@ -644,15 +661,6 @@ static int load_baseline(const bench__instr_request *q, bench__saved *old)
                         "--save-baseline NAME\n", q->baseline);
         return -1;
     }
-    for (size_t i = 0; i < q->n && !q->lenient; i++) {
-        const bench__entry *e = q->selected[i] ? bench__saved_find(old, q->all[i].id) : NULL;
-        if (q->selected[i] && (!e || e->status != BENCH__OK)) {
-            fprintf(stderr, "bench: baseline '%s' has no measurement of '%s' (use "
-                            "--baseline-lenient to skip such benchmarks)\n",
-                    q->baseline, q->all[i].id);
-            return -1;
-        }
-    }
     return 0;
 }
 
@@ -773,11 +781,14 @@ int bench__instr_run(const bench__instr_request *q)
     size_t *sel_index = calloc(nsel ? nsel : 1, sizeof *sel_index);
     worker_entry *w = calloc(nsel ? nsel : 1, sizeof *w);
     bench__result *results = calloc(nsel ? nsel : 1, sizeof *results);
-    summary_row *rows = calloc(nsel ? nsel : 1, sizeof *rows);
+    summary_row *rows = calloc(nsel + q->nabsent ? nsel + q->nabsent : 1, sizeof *rows);
+    /* The JSON's view of the comparison: a status per result, the removed ids. */
+    bench__change *statuses = calloc(nsel ? nsel : 1, sizeof *statuses);
+    const char **removed = calloc(q->nabsent ? q->nabsent : 1, sizeof *removed);
     char dir[] = "/tmp/bench-instructions-XXXXXX";
     int exit_code = BENCH_EXIT_OK;
     bool have_dir = false;
-    if (!sel_index || !w || !results || !rows) {
+    if (!sel_index || !w || !results || !rows || !statuses || !removed) {
         fprintf(stderr, "bench: out of memory\n");
         exit_code = BENCH_EXIT_USAGE;
         goto out;
@@ -796,6 +807,13 @@ int bench__instr_run(const bench__instr_request *q)
     bench__context ctx;
     bench__context_collect(&ctx, q->run);
     ctx.mode = BENCH__INSTR_MODE;
+    size_t nremoved = 0;
+    for (size_t j = 0; j < q->nabsent; j++)
+        if (q->absent_verdicts[j] == BENCH__V_REMOVED)
+            removed[nremoved++] = q->absent_ids[j];
+    bench__comparison comparison = {q->baseline, removed, nremoved};
+    if (q->baseline)
+        ctx.comparison = &comparison;
     bench__reporter rep;
     bool pretty = q->format == BENCH__FMT_PRETTY;
     if (!pretty)
@@ -822,6 +840,13 @@ int bench__instr_run(const bench__instr_request *q)
         build_result(r, &q->all[sel_index[done]], &w[done], nmetrics, q->run);
         bench__change *ch = NULL;
         const bench__entry *e = q->baseline ? bench__saved_find(&old, r->inst->id) : NULL;
+        bench__verdict st = BENCH__V_INCOMPARABLE;
+        if (q->baseline && !bench__comparable(e ? &e->status : NULL, &r->status, &st) &&
+            st != BENCH__V_INCOMPARABLE) {
+            status_row(&rows[m++], r->inst->id, st); /* skipped or new */
+            statuses[done].verdict = st;
+            r->change = &statuses[done];
+        }
         if (e && e->status == BENCH__OK && r->status == BENCH__OK) {
             r->metric_changes = calloc(r->nmetrics, sizeof *r->metric_changes);
             for (size_t j = 0; r->metric_changes && j < r->nmetrics; j++)
@@ -881,10 +906,15 @@ int bench__instr_run(const bench__instr_request *q)
         fprintf(stderr, "bench: --instructions: valgrind did not run this program (%s)\n", why);
 
     if (q->baseline) {
+        for (size_t j = 0; j < q->nabsent; j++)
+            status_row(&rows[m++], q->absent_ids[j], q->absent_verdicts[j]);
         bool regressed = print_summary(pretty ? stdout : stderr, q->baseline, rows, m,
                                        q->threshold, pretty ? q->color : isatty(STDERR_FILENO));
+        bool violated = q->strict && strict_violations(rows, m, q->baseline);
         if (regressed && q->fail_on_regression && exit_code == BENCH_EXIT_OK)
             exit_code = BENCH_EXIT_REGRESSION;
+        if (violated && exit_code == BENCH_EXIT_OK)
+            exit_code = BENCH_EXIT_USAGE;
     }
     char msg[1024];
     if ((!pretty && rep.end(&rep, &ctx, results, nsel) != 0) || fflush(stdout) != 0 ||
@@ -912,10 +942,16 @@ int bench__instr_run(const bench__instr_request *q)
             bench__msg(msg, sizeof msg, "cannot create the baseline directory %s: %s",
                        q->baseline_dir, strerror(errno));
         } else {
+            /* A baseline holds counts, not how they compared with another baseline. */
             for (size_t j = 0; j < nsel; j++)
-                if (results[j].status == BENCH__OK)
-                    ok[k++] = results[j];
-            rc = bench__baseline_save(q->save_path, &ctx, ok, k, msg, sizeof msg);
+                if (results[j].status == BENCH__OK) {
+                    ok[k] = results[j];
+                    ok[k].change = NULL;
+                    ok[k++].metric_changes = NULL;
+                }
+            bench__context sctx = ctx;
+            sctx.comparison = NULL;
+            rc = bench__baseline_save(q->save_path, &sctx, ok, k, msg, sizeof msg);
         }
         if (rc != 0) {
             fprintf(stderr, "bench: saving baseline '%s' failed: %s\n", q->save_baseline, msg);
@@ -934,6 +970,8 @@ out:
         bench__result_destroy(&results[j]);
     bench__saved_destroy(&old);
     free(rows);
+    free(statuses);
+    free(removed);
     free(results);
     free(w);
     free(sel_index);

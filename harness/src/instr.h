@@ -38,7 +38,12 @@ typedef struct bench__instr_request {
     const char *json_path;     /* --json FILE, or NULL */
     const char *baseline;      /* --baseline NAME, or NULL */
     const char *baseline_path; /* its file */
-    bool lenient;
+    bool strict;               /* --baseline-strict: new and removed benchmarks are an error */
+    /* The baseline's selected benchmarks that this program lacks, with their status (removed,
+     * or skipped when the baseline skipped them); borrowed */
+    const char *const *absent_ids;
+    const bench__verdict *absent_verdicts;
+    size_t nabsent;
     const char *save_baseline; /* --save-baseline NAME, or NULL */
     const char *save_path;     /* its file */
     const char *baseline_dir;  /* created for --save-baseline */
@@ -64,10 +69,13 @@ int bench__instr_worker_main(const bench__instance *all, const bool *selected, s
 
 /**
  * --load-baseline NEW --baseline OLD where both hold instruction counts: compares the selected
- * (sel[i] for cur->entries[i]) entries and prints the summary. Returns the exit code.
+ * (sel[i] for cur->entries[i]) entries that both have and prints the summary, with the ns
+ * benchmarks of either file that have a status instead (ids[i], verdicts[i]: skipped, new,
+ * removed). Returns the exit code.
  */
 int bench__instr_compare_saved(const bench__saved *cur, const bench__saved *old, const bool *sel,
-                               const char *old_name, double threshold, bool lenient,
+                               const char *const *ids, const bench__verdict *verdicts, size_t ns,
+                               const char *old_name, double threshold, bool strict,
                                bool fail_on_regression, bool color);
 
 /** Whether a saved run's context.mode is instruction mode. */

@@ -444,6 +444,17 @@ typedef struct bench__gpu {
 } bench__gpu;
 /* ---- end GPU context ---- */
 
+/**
+ * What a run is compared with (--baseline), for the reporters that write the comparison at the
+ * end: the baseline's name and the selected benchmarks it has that this program does not.
+ * Borrowed: the caller keeps it and the strings alive until the reporters are done.
+ */
+typedef struct bench__comparison {
+    const char *baseline;        /* baseline name */
+    const char *const *removed;  /* ids: in the baseline, selected by the filters, absent here */
+    size_t nremoved;
+} bench__comparison;
+
 /** Facts about the run that go with every result. */
 typedef struct bench__context {
     const char *harness_version;
@@ -471,6 +482,7 @@ typedef struct bench__context {
     char warnings[BENCH__MAX_WARNINGS][256]; /* the machine is set up for noise: what and fix */
     bench__gpu gpu;     /* the GPU, or why there is none (cuda.c) */
     const char *mode;   /* "instructions" for --instructions (instr.c); NULL: times */
+    const bench__comparison *comparison; /* set with --baseline; NULL: no comparison */
 } bench__context;
 
 /** The facts that identify a machine and build, compared between two runs. */
@@ -621,6 +633,9 @@ typedef struct bench__ab_options {
     double sample_ms;          /* target duration of one sample, ms */
     double significance_level; /* alpha over all compared benchmarks (Bonferroni) */
     double noise_threshold;    /* smallest relative change reported as a regression */
+    bool strict;               /* --baseline-strict: new and removed benchmarks are an error */
+    const char *const *removed; /* ids the old build lists for the FILTERs and this one lacks */
+    size_t nremoved;
 } bench__ab_options;
 
 /** Worker side of --ab: runs benchmark `id` driven over stdin/stdout. Returns the exit code. */

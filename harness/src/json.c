@@ -137,6 +137,12 @@ static cJSON *result_json(const bench__result *r)
     else
         cJSON_AddNullToObject(o, "param");
     cJSON_AddStringToObject(o, "status", bench__status_name(r->status));
+    /* A comparison status (skipped, new) is a change with a verdict and no numbers. */
+    if (r->change && !bench__verdict_has_numbers(r->change->verdict) &&
+        r->change->verdict != BENCH__V_INCOMPARABLE) {
+        cJSON *co = cJSON_AddObjectToObject(o, "change");
+        cJSON_AddStringToObject(co, "verdict", bench__verdict_name(r->change->verdict));
+    }
     if (r->status != BENCH__OK) {
         cJSON_AddStringToObject(o, "message", r->message);
         if (r->status == BENCH__FAILED) {
@@ -209,7 +215,7 @@ static cJSON *result_json(const bench__result *r)
         cJSON_AddNumberToObject(thr, "bytes_per_iteration", (double)s->bytes_per_iter);
     if (s->elements_per_iter)
         cJSON_AddNumberToObject(thr, "elements_per_iteration", (double)s->elements_per_iter);
-    if (r->change && r->change->verdict != BENCH__V_INCOMPARABLE) {
+    if (r->change && bench__verdict_has_numbers(r->change->verdict)) {
         const bench__change *c = r->change;
         cJSON *co = change_json(o, c, "baseline_median_ns");
         cJSON_AddNumberToObject(co, "p", c->p);
@@ -231,7 +237,7 @@ static cJSON *result_json(const bench__result *r)
             cJSON_AddItemToObject(pi, "median", estimate_json(&m->est.median));
             cJSON_AddItemToObject(pi, "mean", estimate_json(&m->est.mean));
             cJSON_AddItemToObject(pi, "slope", estimate_json(&m->est.slope));
-            if (r->metric_changes && r->metric_changes[i].verdict != BENCH__V_INCOMPARABLE)
+            if (r->metric_changes && bench__verdict_has_numbers(r->metric_changes[i].verdict))
                 change_json(x, &r->metric_changes[i], "baseline_median");
         }
     }
@@ -263,6 +269,16 @@ static cJSON *results_root(const bench__context *ctx, const bench__result *all, 
     cJSON *arr = cJSON_AddArrayToObject(root, "benchmarks");
     for (size_t i = 0; i < n; i++)
         cJSON_AddItemToArray(arr, result_json(&all[i]));
+    /* With --baseline: what the run was compared with, and the benchmarks that the baseline has
+     * (among those the filters select) and this program does not. */
+    const bench__comparison *cmp = ctx->comparison;
+    if (cmp) {
+        cJSON *co = cJSON_AddObjectToObject(root, "comparison");
+        cJSON_AddStringToObject(co, "baseline", cmp->baseline);
+        cJSON *rm = cJSON_AddArrayToObject(co, "removed");
+        for (size_t i = 0; i < cmp->nremoved; i++)
+            cJSON_AddItemToArray(rm, cJSON_CreateString(cmp->removed[i]));
+    }
     return root;
 }
 

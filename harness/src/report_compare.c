@@ -1,7 +1,9 @@
 /*
  * report_compare.c: how a comparison with a baseline reads in the terminal: the change line under
  * each benchmark (as Criterion prints it), the verdict sentences, and the closing summary that
- * counts verdicts and lists the worst changes first.
+ * counts verdicts and lists the worst changes first. Benchmarks with a status instead of numbers
+ * (skipped, new, removed, not compared) are listed by name after the others and counted; they
+ * never count as a change.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -24,8 +26,13 @@ static void pct(char *buf, size_t len, double ratio)
 
 void bench__print_change_line(FILE *o, const bench__change *c, bool color)
 {
-    if (c->verdict == BENCH__V_INCOMPARABLE) {
-        fprintf(o, "%*schange: not compared (no usable estimate on one side)\n", INDENT, "");
+    if (!bench__verdict_has_numbers(c->verdict)) {
+        /* Under a measured result: a skip can only be the baseline's. */
+        const char *why = c->verdict == BENCH__V_SKIPPED ? "skipped in the baseline"
+                          : c->verdict == BENCH__V_NEW   ? "new: the baseline has no measurement"
+                                                         : "not compared (no usable estimate on "
+                                                           "one side)";
+        fprintf(o, "%*schange: %s\n", INDENT, "", why);
         return;
     }
     char lo[32], mid[32], hi[32];
@@ -72,7 +79,7 @@ typedef struct row {
     const bench__change *c;
 } row;
 
-/* Worst first: regressions by size, then ambiguous, improvements, the rest. */
+/* Worst first: regressions by size, then ambiguous, improvements, the rest; the statuses last. */
 static int rank(const bench__change *c)
 {
     switch (c->verdict) {
@@ -86,9 +93,16 @@ static int rank(const bench__change *c)
         return 3;
     case BENCH__V_NO_CHANGE:
         return 4;
-    default:
+    case BENCH__V_INCOMPARABLE:
         return 5;
+    case BENCH__V_NEW:
+        return 6;
+    case BENCH__V_REMOVED:
+        return 7;
+    case BENCH__V_SKIPPED:
+        return 8;
     }
+    return 9;
 }
 
 static int cmp_row(const void *a, const void *b)
@@ -107,17 +121,18 @@ int bench__print_compare_summary(FILE *o, const char *baseline, const char *cons
                                  const bench__change *changes, size_t n,
                                  const bench__compare_opts *opt, const char *method, bool color)
 {
-    size_t count[6] = {0};
+    size_t count[BENCH__NVERDICTS] = {0};
     row *rows = malloc((n ? n : 1) * sizeof *rows);
     if (!rows)
         return -1;
     double *logs = malloc((n ? n : 1) * sizeof *logs);
-    size_t nlogs = 0, up = 0, down = 0;
+    size_t nlogs = 0, up = 0, down = 0, ncompared = 0;
     for (size_t i = 0; i < n; i++) {
         rows[i].id = ids[i];
         rows[i].c = &changes[i];
         count[changes[i].verdict]++;
-        if (changes[i].verdict != BENCH__V_INCOMPARABLE && logs) {
+        ncompared += bench__verdict_has_numbers(changes[i].verdict);
+        if (bench__verdict_has_numbers(changes[i].verdict) && logs) {
             logs[nlogs++] = changes[i].log_change;
             up += changes[i].log_change > 0;
             down += changes[i].log_change < 0;
@@ -125,9 +140,9 @@ int bench__print_compare_summary(FILE *o, const char *baseline, const char *cons
     }
     qsort(rows, n, sizeof *rows, cmp_row);
     const char *reset = paint(color, "\033[0m"), *bold = paint(color, "\033[1m");
-    fprintf(o, "\n%sComparison with %s%s (significance %.3g over all %zu, %s; noise threshold "
-               "%.2f%%)\n",
-            bold, baseline, reset, opt->significance_level, n, method,
+    fprintf(o, "\n%sComparison with %s%s (significance %.3g over all %zu compared, %s; noise "
+               "threshold %.2f%%)\n",
+            bold, baseline, reset, opt->significance_level, ncompared, method,
             opt->noise_threshold * 100.0);
     for (size_t i = 0; i < n; i++) {
         const bench__change *c = rows[i].c;
@@ -135,7 +150,7 @@ int bench__print_compare_summary(FILE *o, const char *baseline, const char *cons
         pct(lo, sizeof lo, c->ratio_lower);
         pct(mid, sizeof mid, c->ratio);
         pct(hi, sizeof hi, c->ratio_upper);
-        if (c->verdict == BENCH__V_INCOMPARABLE)
+        if (!bench__verdict_has_numbers(c->verdict))
             fprintf(o, "  %-13s %s\n", bench__verdict_name(c->verdict), rows[i].id);
         else
             fprintf(o, "  %s%-13s%s %-40s %8s [%s, %s] p=%.4f\n",
@@ -151,8 +166,9 @@ int bench__print_compare_summary(FILE *o, const char *baseline, const char *cons
             count[BENCH__V_REGRESSED], count[BENCH__V_IMPROVED],
             count[BENCH__V_NO_CHANGE] + count[BENCH__V_WITHIN_NOISE], count[BENCH__V_NO_CHANGE],
             count[BENCH__V_WITHIN_NOISE], count[BENCH__V_AMBIGUOUS]);
-    if (count[BENCH__V_INCOMPARABLE])
-        fprintf(o, ", %zu not compared", count[BENCH__V_INCOMPARABLE]);
+    for (int v = BENCH__V_INCOMPARABLE; v < BENCH__NVERDICTS; v++)
+        if (count[v])
+            fprintf(o, ", %zu %s", count[v], bench__verdict_name((bench__verdict)v));
     fputc('\n', o);
 
     /* Everything moving together is more likely the machine than the code. */
@@ -169,6 +185,17 @@ int bench__print_compare_summary(FILE *o, const char *baseline, const char *cons
     free(logs);
     free(rows);
     return 0;
+}
+
+bool bench__strict_violation(const char *id, bench__verdict v, const char *against)
+{
+    if (v == BENCH__V_NEW)
+        fprintf(stderr, "bench: --baseline-strict: '%s' is new: %s has no measurement of it\n",
+                id, against);
+    else if (v == BENCH__V_REMOVED)
+        fprintf(stderr, "bench: --baseline-strict: '%s' was removed: only %s has it\n", id,
+                against);
+    return v == BENCH__V_NEW || v == BENCH__V_REMOVED;
 }
 
 void bench__print_verdict(FILE *o, const bench__change *c, bool color)
@@ -192,10 +219,10 @@ void bench__print_metric_changes(FILE *o, const bench__result *r, const bench__c
         return;
     const bench__change *t = r->change;
     double T = opt->noise_threshold;
-    bool time_moved = t && t->verdict != BENCH__V_INCOMPARABLE && fabs(t->ratio - 1.0) > T;
+    bool time_moved = t && bench__verdict_has_numbers(t->verdict) && fabs(t->ratio - 1.0) > T;
     for (size_t i = 0; i < r->nmetrics; i++) {
         const bench__change *c = &r->metric_changes[i];
-        if (c->verdict == BENCH__V_INCOMPARABLE)
+        if (!bench__verdict_has_numbers(c->verdict))
             continue;
         char mid[32], lo[32], hi[32];
         pct(lo, sizeof lo, c->ratio_lower);

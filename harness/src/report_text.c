@@ -3,11 +3,13 @@
  * and Markdown. Each consumes bench__result values; none reads a clock or a file.
  *
  * Pretty output streams one block per benchmark as it finishes; CSV streams one row per
- * benchmark; Markdown prints its table at the end.
+ * benchmark; Markdown prints its table at the end, with a change column (verdict or status) and
+ * a row per removed benchmark when the run is compared with a baseline.
  */
 #include <math.h>
 #include <string.h>
 
+#include "compare.h"
 #include "internal.h"
 #include "report_metrics.h"
 
@@ -243,6 +245,17 @@ static void md_text(FILE *o, const char *s)
     }
 }
 
+/* The change column's cell: "+1.23% (regressed)", or the status alone ("skipped", "new"). */
+static void md_change(FILE *o, const bench__change *c)
+{
+    if (!c)
+        fputs(" |", o);
+    else if (bench__verdict_has_numbers(c->verdict))
+        fprintf(o, " %+.2f%% (%s) |", (c->ratio - 1.0) * 100.0, bench__verdict_name(c->verdict));
+    else
+        fprintf(o, " %s |", bench__verdict_name(c->verdict));
+}
+
 static int md_end(bench__reporter *rep, const bench__context *ctx, const bench__result *all,
                   size_t n)
 {
@@ -258,6 +271,8 @@ static int md_end(bench__reporter *rep, const bench__context *ctx, const bench__
             if (k == nnames && nnames < BENCH__MAX_METRICS)
                 names[nnames++] = all[i].metrics[j].name;
         }
+    /* With --baseline, a last column: the change against it, or the comparison status. */
+    const bench__comparison *cmp = ctx->comparison;
     fprintf(o, "| Benchmark | Time (median) | %.0f%% CI | Throughput | Samples | Outliers |",
             ctx->confidence_level * 100.0);
     for (size_t k = 0; k < nnames; k++) {
@@ -265,9 +280,16 @@ static int md_end(bench__reporter *rep, const bench__context *ctx, const bench__
         md_text(o, names[k]);
         fputs(" /iter |", o);
     }
+    if (cmp) {
+        fputs(" Change vs ", o);
+        md_text(o, cmp->baseline);
+        fputs(" |", o);
+    }
     fputs("\n|---|---:|---|---:|---:|---:|", o);
     for (size_t k = 0; k < nnames; k++)
         fputs("---:|", o);
+    if (cmp)
+        fputs("---|", o);
     fputc('\n', o);
     for (size_t i = 0; i < n; i++) {
         const bench__result *r = &all[i];
@@ -279,6 +301,8 @@ static int md_end(bench__reporter *rep, const bench__context *ctx, const bench__
             fputs(" | | | |", o);
             for (size_t k = 0; k < nnames; k++)
                 fputs(" |", o);
+            if (cmp)
+                md_change(o, r->change);
             fputc('\n', o);
             continue;
         }
@@ -302,7 +326,18 @@ static int md_end(bench__reporter *rep, const bench__context *ctx, const bench__
                 bench__fmt_metric(cell, sizeof cell, m->est.median.point, m->unit);
             fprintf(o, " %s%s |", cell, m && m->scaled ? " (scaled)" : "");
         }
+        if (cmp)
+            md_change(o, r->change);
         fputc('\n', o);
+    }
+    /* Benchmarks the baseline has and this program does not: a row each, nothing measured. */
+    for (size_t i = 0; cmp && i < cmp->nremoved; i++) {
+        fputs("| ", o);
+        md_text(o, cmp->removed[i]);
+        fputs(" | | | | | |", o);
+        for (size_t k = 0; k < nnames; k++)
+            fputs(" |", o);
+        fputs(" removed |\n", o);
     }
     return 0;
 }

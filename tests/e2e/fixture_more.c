@@ -1,16 +1,17 @@
 /*
  * fixture_more.c: the second file of e2e_fixture (see fixture_benches.c). It adds one more
- * benchmark to group `fix`, a group `more` with element throughput given as a setting, and the
- * group `trouble`: benchmarks that skip, fail, crash (bad access, abort, stack overflow) or misuse
- * the timed loop. The tests select those by exact id only (a run of everything would stop at the
- * first crash); the group sorts after the good ones, so a good benchmark can run, and report,
- * before a crash.
+ * benchmark to group `fix`, a group `more` with element throughput given as a setting, a group
+ * `clock` whose time per iteration has a known lower bound, and the group `trouble`: benchmarks
+ * that skip, fail, crash (bad access, abort, stack overflow) or misuse the timed loop. The tests
+ * select those by exact id only (a run of everything would stop at the first crash); the group
+ * sorts after the good ones, so a good benchmark can run, and report, before a crash.
  */
 #include <inttypes.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <harness/bench.h>
@@ -35,6 +36,20 @@ BENCH_FN(more, elements, .elements_per_iter = 10, .warm_up_time = 0.02,
             v[i] = bench_black_box(v[i] + (uint64_t)i);
     }
     bench_black_box(v[9]);
+}
+
+/* At least 2 µs an iteration on any machine: each iteration waits on CLOCK_MONOTONIC, the clock
+ * the harness times with, so no sample's time per iteration, and no median, can be below 2000 ns.
+ * For tests of output whose layout depends on a number's size (thousands separators). */
+BENCH_FN(clock, at_least_2us, .warm_up_time = 0.01, .measurement_time = 0.05)
+{
+    BENCH_ITER(b) {
+        struct timespec t0, t;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        do
+            clock_gettime(CLOCK_MONOTONIC, &t);
+        while ((t.tv_sec - t0.tv_sec) * 1000000000L + (t.tv_nsec - t0.tv_nsec) < 2000);
+    }
 }
 
 /* Skips before its timed loop, which must then run no iteration. */

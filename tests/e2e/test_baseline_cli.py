@@ -34,6 +34,19 @@ def err_lines(stderr):
     return [ln for ln in stderr.splitlines() if not ln.startswith("bench: warning:")]
 
 
+def check_schema(doc):
+    """Validates results against the schema the documentation publishes, when jsonschema is
+    installed (Debian: python3-jsonschema)."""
+    try:
+        import jsonschema  # pylint: disable=import-outside-toplevel
+    except ImportError:
+        return
+    path = os.path.join(os.path.dirname(os.environ.get("E2E_BENCHES_DIR", "")), "docs",
+                        "results.schema.json")
+    with open(path, encoding="utf-8") as f:
+        jsonschema.validate(doc, json.load(f))
+
+
 class BaselineTest(unittest.TestCase):
     def setUp(self):
         self.dir = tempfile.mkdtemp(prefix="bench-e2e-baselines-")
@@ -82,16 +95,98 @@ class BaselineTest(unittest.TestCase):
         self.assertEqual(p.returncode, 2)
         self.assertRegex(err_lines(p.stderr)[0], r"baseline 'nope' not found: .*nope\.json")
 
-    def test_missing_entry_and_lenient(self):
+    def test_new_and_skipped_are_reported_not_errors(self):
+        """A benchmark the baseline lacks is "new", one skipped in either run "skipped": both in
+        the summary and the JSON, neither changes the exit code, even with the gate."""
         self.assertEqual(self.bench("--save-baseline", "only_a", "--exact", "fix/a").returncode, 0)
-        p = self.bench("--baseline", "only_a", "^fix/(a|b)$")
-        self.assertEqual(p.returncode, 2)
-        self.assertIn("'fix/b'", p.stderr)
-        self.assertIn("--baseline-lenient", p.stderr)
-        self.assertNotIn("time:", p.stdout)  # failed before running anything
-        p = self.bench("--baseline", "only_a", "--baseline-lenient", "^fix/(a|b)$")
+        # Only statuses, no numbers: the gate cannot fail, whatever the machine does.
+        p = self.bench("--baseline", "only_a", "--fail-on-regression",
+                       "^(fix/b|trouble/skip)$")
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertRegex(p.stdout, r"(?m)^0 regressed, .*, 1 skipped, 1 new$")
+        # With fix/a compared too (its verdict is the machine's: not asserted).
+        out = os.path.join(self.dir, "run.json")
+        p = self.bench("--baseline", "only_a", "--json", out, "^(fix/(a|b)|trouble/skip)$")
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertRegex(p.stdout, r"(?m)^  new +fix/b$")
+        self.assertRegex(p.stdout, r"(?m)^  skipped +trouble/skip$")
+        self.assertRegex(p.stdout, r"(?m)^ +change: new: the baseline has no measurement$")
+        self.assertRegex(p.stdout, r"(?m)^[0-9]+ regressed, .*, 1 skipped, 1 new$")
+        res = json.load(open(out, encoding="utf-8"))
+        change = {b["id"]: b.get("change") for b in res["benchmarks"]}
+        self.assertEqual(change["fix/b"], {"verdict": "new"})
+        self.assertEqual(change["trouble/skip"], {"verdict": "skipped"})
+        self.assertIn(change["fix/a"]["verdict"],
+                      ["no change", "within noise", "ambiguous", "regressed", "improved"])
+        self.assertEqual(res["comparison"], {"baseline": "only_a", "removed": []})
+        check_schema(res)
+        # --baseline-strict: new is an error (exit 2, after the run), skipped never is.
+        p = self.bench("--baseline", "only_a", "--baseline-strict", "^(fix/(a|b)|trouble/skip)$")
+        self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
+        self.assertIn("time:", p.stdout)  # it ran and reported
+        self.assertEqual([ln for ln in err_lines(p.stderr) if ln.startswith("bench:")],
+                         ["bench: --baseline-strict: 'fix/b' is new: baseline 'only_a' has no "
+                          "measurement of it"])
+        p = self.bench("--baseline", "only_a", "--baseline-strict", "^(fix/a|trouble/skip)$")
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        # The last of --baseline-strict and --baseline-lenient wins.
+        p = self.bench("--baseline", "only_a", "--baseline-strict", "--baseline-lenient",
+                       "^fix/(a|b)$")
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+
+    def test_same_benchmarks_are_neither_new_nor_removed(self):
+        """Parameterised ids sort by number (8, 64, 1024), not as strings: all are found."""
+        self.assertEqual(self.bench("--save-baseline", "copy", "^fix/copy/").returncode, 0)
+        p = self.bench("--baseline", "copy", "--baseline-strict", "^fix/copy/")
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertNotRegex(p.stdout, r"(?m)^  (new|removed) ")
+
+    def test_removed_only_among_selected(self):
+        """A baseline entry this program lacks is "removed" when the filters select it, and not
+        mentioned when they do not."""
+        self.assertEqual(self.bench("--save-baseline", "base", "--exact", "fix/a").returncode, 0)
+        data = self.load("base")
+        gone = dict(data["benchmarks"][0], id="gone/x", group="gone", name="x")
+        data["benchmarks"].append(gone)
+        with open(os.path.join(self.dir, "base.json"), "w", encoding="utf-8") as f:
+            json.dump(data, f)
+        for fmt in ["pretty", "markdown", "json"]:
+            with self.subTest(fmt=fmt):
+                p = self.bench("--baseline", "base", "--output-format", fmt,
+                               "^(fix/a|gone/x)$")
+                self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+                summary = p.stdout if fmt == "pretty" else p.stderr
+                self.assertRegex(summary, r"(?m)^  removed +gone/x$")
+                if fmt == "markdown":
+                    self.assertRegex(p.stdout, r"(?m)^\| gone/x \|.* removed \|$")
+                    self.assertRegex(p.stdout, r"(?m)^\| Benchmark \|.*\| Change vs base \|$")
+                if fmt == "json":
+                    doc = json.loads(p.stdout)
+                    self.assertEqual(doc["comparison"]["removed"], ["gone/x"])
+                    check_schema(doc)
+        p = self.bench("--baseline", "base", "--exact", "fix/a")
         self.assertEqual(p.returncode, 0, p.stderr)
-        self.assertIn("Comparison with baseline 'only_a'", p.stdout)
+        self.assertNotIn("gone/x", p.stdout + p.stderr)
+        p = self.bench("--baseline", "base", "--baseline-strict", "^(fix/a|gone/x)$")
+        self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
+        self.assertIn("'gone/x' was removed: only baseline 'base' has it", p.stderr)
+
+    def test_gate_options_need_a_comparison(self):
+        for args in (["--fail-on-regression"], ["--significance-level", "0.01"],
+                     ["--noise-threshold", "0.05"], ["--baseline-strict"],
+                     ["--baseline-lenient"], ["--fail-on-regression", "--save-baseline", "x"]):
+            with self.subTest(args=args):
+                p = self.bench(*args, "--exact", "fix/a")
+                self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
+                lines = err_lines(p.stderr)
+                self.assertEqual(len(lines), 1, lines)
+                self.assertRegex(lines[0], rf"^bench: {args[0]} needs a comparison: give "
+                                           r"--baseline NAME or --ab OTHER$")
+                self.assertNotIn("time:", p.stdout)
+        for flag in ["--ab-time", "--ab-pairs"]:
+            p = self.bench(flag, "5", "--exact", "fix/a")
+            self.assertEqual(p.returncode, 2)
+            self.assertEqual(err_lines(p.stderr), [f"bench: {flag} needs --ab OTHER"])
 
     def test_hostile_files_as_baselines(self):
         for fixture in ["truncated.json", "nan_literal.json", "negative_count.json",
@@ -204,11 +299,24 @@ class AbTest(unittest.TestCase):
         self.assertIn("cmp/chain: Performance has improved.", p.stdout)
 
     def test_benchmark_missing_in_old_build(self):
+        """What the old build lacks is "new"; what it lists for the same FILTERs and this build
+        lacks is "removed"; neither is an error."""
         bench = os.environ.get("E2E_BENCH", "")
-        p = run(["--ab", bench, "--ab-time", "1", "--exact", "fix/a"])
+        p = run(["--ab", bench, "--ab-time", "1", "^(fix/a|harness/empty)$"])
         self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
-        self.assertIn("not compared", p.stdout)
+        self.assertIn("new: ", p.stdout)
         self.assertIn("has no benchmark 'fix/a'", p.stdout)
+        self.assertRegex(p.stdout, r"(?m)^  new +fix/a$")
+        self.assertRegex(p.stdout, r"(?m)^  removed +harness/empty$")
+        p = run(["--ab", bench, "--ab-time", "1", "--baseline-strict", "--exact", "fix/a"])
+        self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
+        self.assertIn("'fix/a' is new", p.stderr)
+
+    def test_skipped_benchmark(self):
+        p = self.ab(self.wrapper(0), "--fail-on-regression", "--exact", "trouble/skip")
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertRegex(p.stdout, r"(?m)^ +skipped: skipped in .*needs a frobnicator")
+        self.assertRegex(p.stdout, r"(?m)^  skipped +trouble/skip$")
 
     def test_bad_program_and_combinations(self):
         p = run(["--ab", os.path.join(self.dir, "missing"), "--exact", "fix/a"])

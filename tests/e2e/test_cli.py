@@ -35,7 +35,7 @@ FAST = ["--warm-up-time", "0.02", "--measurement-time", "0.1", "--nresamples", "
 # Every id e2e_fixture registers, in the order the harness sorts them: group, name, then the
 # parameter as a number (8 < 64 < 1024, unlike the strings).
 FIXTURE_IDS = [
-    "cmp/chain", "cmp/steady",
+    "clock/at_least_2us", "cmp/chain", "cmp/steady",
     "fix/a", "fix/add", "fix/b", "fix/batched",
     "fix/copy/8", "fix/copy/64", "fix/copy/1024",
     "fix/counted", "heap/a_leaves_state", "heap/b_sensitive", "more/elements",
@@ -284,6 +284,18 @@ class UsageTest(Case):
             self.assertRegex(p.stdout, r"Exit codes:.*0 ok.*1 a regression.*2 usage.*3 a bench",
                              "exit-code table missing from --help")
             self.assertTrue(p.stdout.startswith("Usage: "), p.stdout[:80])
+
+    def test_usage_names_the_program_as_invoked(self):
+        """The usage line names the program by the basename of argv[0], whatever it is."""
+        self.assertTrue(fixture("--help").stdout.startswith(
+            f"Usage: {os.path.basename(FIXTURE)} [OPTIONS] [FILTER...]\n"))
+        with tempfile.TemporaryDirectory() as tmp:
+            link = os.path.join(tmp, "my-benchmarks")
+            os.symlink(os.path.abspath(FIXTURE), link)
+            p = run(link, "--help")
+            self.assert_exit(p, 0)
+            self.assertTrue(p.stdout.startswith("Usage: my-benchmarks [OPTIONS] [FILTER...]\n"),
+                            p.stdout[:80])
 
     def test_help_wins_over_filters(self):
         p = fixture("--help", "no-such-benchmark")

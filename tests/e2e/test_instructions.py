@@ -319,11 +319,44 @@ class GateTest(Base):
 
     @needs_valgrind
     def test_benchmark_missing_from_baseline(self):
+        """A benchmark the baseline lacks is "new", one the baseline has and the filters select
+        but the run does not is "removed": reported, exit 0; an error with --baseline-strict."""
         self.save()
         proc = run(WORK, "--instructions", "--baseline-dir", self.dir, "--baseline", "main",
                    "--exact", "instr/nop4")
+        self.assert_exit(proc, 0)
+        self.assertRegex(proc.stdout, r"(?m)^  new +instr/nop4$")
+        self.assertIn("1 new", proc.stdout)
+        proc = run(WORK, "--instructions", "--baseline-dir", self.dir, "--baseline", "main",
+                   "--baseline-strict", "--exact", "instr/nop4")
         self.assert_exit(proc, 2)
-        self.assertIn("has no measurement of 'instr/nop4'", proc.stderr)
+        self.assertIn("'instr/nop4' is new: baseline 'main' has no measurement of it",
+                      proc.stderr)
+        # The JSON says so too; a baseline entry this program lacks is removed, when selected.
+        path = os.path.join(self.dir, "main.json")
+        with open(path, encoding="utf-8") as f:
+            data = json.load(f)
+        data["benchmarks"].append(dict(data["benchmarks"][0], id="gone/x", group="gone",
+                                       name="x"))
+        with open(path, "w", encoding="utf-8") as f:
+            json.dump(data, f)
+        proc = run(WORK, "--instructions", "--baseline-dir", self.dir, "--baseline", "main",
+                   "--output-format", "json", "--exact", "instr/nop4", "gone/x")
+        self.assert_exit(proc, 0)
+        doc = json.loads(proc.stdout)
+        self.assertEqual(doc["benchmarks"][0]["change"], {"verdict": "new"})
+        self.assertEqual(doc["comparison"], {"baseline": "main", "removed": ["gone/x"]})
+        self.assertRegex(proc.stderr, r"(?m)^  removed +gone/x$")
+        # Two saved files: what only the old one has (among the selected) is removed.
+        self.save("other")  # work/loop
+        proc = run(WORK, "--instructions", "--baseline-dir", self.dir, "--save-baseline", "nop",
+                   "--exact", "instr/nop4")
+        self.assert_exit(proc, 0)
+        proc = run(WORK, "--baseline-dir", self.dir, "--load-baseline", "nop", "--baseline",
+                   "other")
+        self.assert_exit(proc, 0)
+        self.assertRegex(proc.stdout, r"(?m)^  removed +work/loop$")
+        self.assertRegex(proc.stdout, r"(?m)^  new +instr/nop4$")
         proc = run(WORK, "--instructions", "--baseline-dir", self.dir, "--baseline", "absent",
                    "instr/nop4")
         self.assert_exit(proc, 2)

@@ -297,6 +297,68 @@ static void test_metric_witness_note(void **state)
     free(out);
 }
 
+/* Presence decides the status of a benchmark that cannot be compared by its numbers; a skip on
+ * either side wins over new and removed. */
+static void test_comparable_statuses(void **state)
+{
+    (void)state;
+    const bench__status ok = BENCH__OK, skipped = BENCH__SKIPPED, failed = BENCH__FAILED;
+    bench__verdict v = BENCH__V_REGRESSED;
+    assert_true(bench__comparable(&ok, &ok, &v));
+    assert_false(bench__comparable(NULL, &ok, &v));
+    assert_int_equal(v, BENCH__V_NEW);
+    assert_false(bench__comparable(&ok, NULL, &v));
+    assert_int_equal(v, BENCH__V_REMOVED);
+    assert_false(bench__comparable(&ok, &skipped, &v));
+    assert_int_equal(v, BENCH__V_SKIPPED);
+    assert_false(bench__comparable(&skipped, &ok, &v));
+    assert_int_equal(v, BENCH__V_SKIPPED);
+    assert_false(bench__comparable(NULL, &skipped, &v)); /* a GPU benchmark on a CPU machine */
+    assert_int_equal(v, BENCH__V_SKIPPED);
+    assert_false(bench__comparable(&skipped, NULL, &v));
+    assert_int_equal(v, BENCH__V_SKIPPED);
+    assert_false(bench__comparable(&ok, &failed, &v));
+    assert_int_equal(v, BENCH__V_INCOMPARABLE);
+    for (int i = BENCH__V_REGRESSED; i < BENCH__NVERDICTS; i++)
+        assert_int_equal(bench__verdict_has_numbers((bench__verdict)i), i <= BENCH__V_AMBIGUOUS);
+    assert_string_equal(bench__verdict_name(BENCH__V_SKIPPED), "skipped");
+    assert_string_equal(bench__verdict_name(BENCH__V_NEW), "new");
+    assert_string_equal(bench__verdict_name(BENCH__V_REMOVED), "removed");
+}
+
+/* The summary lists statuses by name after the compared benchmarks and counts them; they take
+ * no part in the significance count. */
+static void test_summary_with_statuses(void **state)
+{
+    (void)state;
+    bench__compare_opts o = opts(0.02, 0.005);
+    bench__side old = side(100, 0.002), slow = side(110, 0.002);
+    bench__change ch[4];
+    memset(ch, 0, sizeof ch);
+    assert_int_equal(bench__compare_all(&old, &slow, 1, &o, ch), 0);
+    ch[1].verdict = BENCH__V_SKIPPED;
+    ch[2].verdict = BENCH__V_NEW;
+    ch[3].verdict = BENCH__V_REMOVED;
+    const char *ids[] = {"g/slow", "gpu/x", "g/added", "g/gone"};
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    assert_non_null(f);
+    assert_int_equal(bench__print_compare_summary(f, "baseline 'b'", ids, ch, 4, &o, "Holm",
+                                                  false),
+                     0);
+    fclose(f);
+    assert_non_null(strstr(buf, "over all 1 compared"));
+    const char *reg = strstr(buf, "  regressed     g/slow");
+    const char *added = strstr(buf, "  new           g/added\n");
+    const char *gone = strstr(buf, "  removed       g/gone\n");
+    const char *gpu = strstr(buf, "  skipped       gpu/x\n");
+    assert_true(reg && added && gone && gpu);
+    assert_true(reg < added && added < gone && gone < gpu);
+    assert_non_null(strstr(buf, "0 ambiguous, 1 skipped, 1 new, 1 removed\n"));
+    free(buf);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -308,6 +370,8 @@ int main(void)
         cmocka_unit_test(test_property_rejection_rate),
         cmocka_unit_test(test_suite_false_alarms_and_power),
         cmocka_unit_test(test_metric_witness_note),
+        cmocka_unit_test(test_comparable_statuses),
+        cmocka_unit_test(test_summary_with_statuses),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

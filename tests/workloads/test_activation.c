@@ -1,8 +1,9 @@
 /*
- * Tests of spreading activation against a naive reference written straight from the definition:
- * every iteration scans all nodes for the firing set, then all edges of the plain edge list once
- * per firing node in ascending id, summing (decay * a[u]) * w into a fresh incoming array, then
- * applies a[v] = min(1, a[v] + in[v]) to every node. Random graphs from 50 seeds (duplicate edges,
+ * Tests of spreading activation, from one source and from a set of them, against a naive
+ * reference written straight from the definition: every iteration scans all nodes for the firing
+ * set, then all edges of the plain edge list once per firing node in ascending id, summing
+ * (decay * a[u]) * w into a fresh incoming array, then applies a[v] = min(1, a[v] + in[v]) to
+ * every node. Random graphs from 50 seeds (duplicate edges,
  * self loops, isolated nodes, zero weights) must match bit for bit, with the same iteration,
  * firing and edge counts. Hand-worked chains check the numbers themselves, and edge cases cover
  * thresholds above every activation, max_iterations 0, isolated sources and bad arguments.
@@ -19,8 +20,9 @@
 
 #include "workloads/workloads.h"
 
-static void ref_spread(size_t n, const wl_edge *edges, size_t ne, uint32_t source,
-                       const wl_activation_params *p, float *a, wl_activation_result *res)
+static void ref_spread_multi(size_t n, const wl_edge *edges, size_t ne, const uint32_t *sources,
+                             size_t nsources, const wl_activation_params *p, float *a,
+                             wl_activation_result *res)
 {
     unsigned char *fired = calloc(n, 1), *fire = calloc(n, 1);
     float *in = calloc(n, sizeof(float));
@@ -29,7 +31,8 @@ static void ref_spread(size_t n, const wl_edge *edges, size_t ne, uint32_t sourc
     assert_non_null(in);
     for (size_t v = 0; v < n; v++)
         a[v] = 0.0f;
-    a[source] = 1.0f;
+    for (size_t i = 0; i < nsources; i++)
+        a[sources[i]] = 1.0f;
     memset(res, 0, sizeof(*res));
     for (uint32_t it = 0; it < p->max_iterations; it++) {
         size_t nfire = 0;
@@ -63,6 +66,12 @@ static void ref_spread(size_t n, const wl_edge *edges, size_t ne, uint32_t sourc
     free(fired);
     free(fire);
     free(in);
+}
+
+static void ref_spread(size_t n, const wl_edge *edges, size_t ne, uint32_t source,
+                       const wl_activation_params *p, float *a, wl_activation_result *res)
+{
+    ref_spread_multi(n, edges, ne, &source, 1, p, a, res);
 }
 
 static void test_random_against_naive(void **state)
@@ -137,6 +146,70 @@ static void test_generated_graph_against_naive(void **state)
         total_fired += rg.fired;
     }
     assert_true(total_fired > 100); /* the test exercised real propagation */
+    free(edges);
+    free(got);
+    free(want);
+    wl_graph_free(g);
+}
+
+/* Several sources at once, in any order and with repeats, against the naive definition; one
+ * source gives exactly wl_activation_spread's result. */
+static void test_multi_source_against_naive(void **state)
+{
+    (void)state;
+    wl_graph_params gp = {
+        .seed = 9, .node_count = 500, .edge_count = 2500, .dim = 0, .max_age_days = 1.0f};
+    wl_graph *g = NULL;
+    assert_int_equal(wl_graph_new(&g, &gp), 0);
+    wl_csr c = wl_graph_csr(g);
+    wl_edge *edges = malloc(c.edge_count * sizeof(wl_edge));
+    float *got = malloc(500 * sizeof(float)), *want = malloc(500 * sizeof(float));
+    assert_non_null(edges);
+    assert_non_null(got);
+    assert_non_null(want);
+    for (uint32_t u = 0; u < c.node_count; u++)
+        for (uint32_t e = c.offsets[u]; e < c.offsets[u + 1]; e++)
+            edges[e] = (wl_edge){u, c.targets[e], c.weights[e]};
+    wl_activation_ws *ws = NULL;
+    assert_int_equal(wl_activation_ws_new(&ws, 500), 0);
+    wl_rng r;
+    wl_rng_seed(&r, 77, 501);
+    for (int q = 0; q < 20; q++) {
+        uint32_t src[40];
+        size_t ns = (size_t)wl_rng_below(&r, 40);
+        for (size_t i = 0; i < ns; i++) /* unsorted; every third among 8 ids: repeats */
+            src[i] = (uint32_t)wl_rng_below(&r, i % 3 ? 500 : 8);
+        wl_activation_params p = {.decay = 0.5f, .threshold = 0.001f + 0.05f * wl_rng_float(&r),
+                                  .max_iterations = (uint32_t)wl_rng_below(&r, 20)};
+        wl_activation_result rg, rw;
+        assert_int_equal(wl_activation_spread_multi(g, src, ns, &p, q % 2 ? ws : NULL, got, &rg),
+                         0);
+        ref_spread_multi(500, edges, c.edge_count, src, ns, &p, want, &rw);
+        assert_memory_equal(got, want, 500 * sizeof(float));
+        assert_int_equal(rg.iterations, rw.iterations);
+        assert_int_equal(rg.fired, rw.fired);
+        assert_int_equal(rg.edges_traversed, rw.edges_traversed);
+        if (ns > 0) {
+            wl_activation_result r1, rm;
+            assert_int_equal(wl_activation_spread(g, src[0], &p, ws, want, &r1), 0);
+            assert_int_equal(wl_activation_spread_multi(g, src, 1, &p, ws, got, &rm), 0);
+            assert_memory_equal(got, want, 500 * sizeof(float));
+            assert_int_equal(r1.edges_traversed, rm.edges_traversed);
+        }
+    }
+    /* No source: nothing fires, every activation is 0. */
+    wl_activation_params p = {.decay = 0.5f, .threshold = 0.01f, .max_iterations = 10};
+    wl_activation_result rz;
+    assert_int_equal(wl_activation_spread_multi(g, NULL, 0, &p, ws, got, &rz), 0);
+    assert_int_equal(rz.fired, 0);
+    assert_int_equal(rz.edges_traversed, 0);
+    for (size_t v = 0; v < 500; v++)
+        assert_true(got[v] == 0.0f);
+    /* Bad sources. */
+    uint32_t bad[] = {3, 500};
+    assert_int_equal(wl_activation_spread_multi(g, bad, 2, &p, ws, got, &rz), WL_E_INVAL);
+    assert_int_equal(wl_activation_spread_multi(g, NULL, 1, &p, ws, got, &rz), WL_E_INVAL);
+    wl_activation_ws_free(ws);
     free(edges);
     free(got);
     free(want);
@@ -270,6 +343,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_random_against_naive),
         cmocka_unit_test(test_generated_graph_against_naive),
+        cmocka_unit_test(test_multi_source_against_naive),
         cmocka_unit_test(test_hand_worked_chain),
         cmocka_unit_test(test_cap_at_one),
         cmocka_unit_test(test_bad_arguments),

@@ -1,11 +1,11 @@
 /*
- * Synchronous, fire-once spreading activation (definition in wl_activation.h and
- * docs/workloads.md). Per iteration, the frontier (nodes firing now, ascending id) pushes
- * (decay * a[u]) * w into the incoming[] buffer along its CSR edges and marks each receiver in a
- * bitmap; then the bitmap is scanned in ascending id, each receiver's activation is updated once,
- * and receivers that reach the threshold without having fired form the next frontier, already
- * sorted. Invariant between calls: incoming[] is all zero and the bitmap is clear, so a call
- * only resets the O(N) activation and fired arrays.
+ * Synchronous, fire-once spreading activation from one source or a set of them (definition in
+ * wl_activation.h and docs/workloads.md). Per iteration, the frontier (nodes firing now, ascending
+ * id) pushes (decay * a[u]) * w into the incoming[] buffer along its CSR edges and marks each
+ * receiver in a bitmap; then the bitmap is scanned in ascending id, each receiver's activation is
+ * updated once, and receivers that reach the threshold without having fired form the next frontier,
+ * already sorted. Invariant between calls: incoming[] is all zero and the bitmap is clear, so a
+ * call only resets the O(N) activation and fired arrays.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -61,9 +61,11 @@ int wl_activation_ws_new(wl_activation_ws **out, size_t node_count)
     return 0;
 }
 
-/* The propagation proper; parameters are already validated and ws is large enough. */
-static void spread(const wl_graph *g, uint32_t source, const wl_activation_params *p,
-                   wl_activation_ws *ws, float *act, wl_activation_result *res)
+/* The propagation proper; parameters are already validated (every source < N) and ws is
+ * large enough. */
+static void spread(const wl_graph *g, const uint32_t *sources, size_t nsources,
+                   const wl_activation_params *p, wl_activation_ws *ws, float *act,
+                   wl_activation_result *res)
 {
     const uint32_t *off = g->offsets, *tgt = g->targets;
     const float *w = g->weights;
@@ -77,9 +79,26 @@ static void spread(const wl_graph *g, uint32_t source, const wl_activation_param
 
     memset(act, 0, n * sizeof(float));
     memset(fired, 0, n);
-    act[source] = 1.0f;
-    if (act[source] >= threshold)
-        frontier[nfront++] = source;
+    /* The first frontier: the sources in ascending id, each once, through the bitmap (clear
+     * again afterwards, as between calls). */
+    size_t lo_src = SIZE_MAX, hi_src = 0;
+    for (size_t i = 0; i < nsources; i++) {
+        uint32_t s = sources[i];
+        act[s] = 1.0f;
+        touched[s >> 6] |= UINT64_C(1) << (s & 63);
+        lo_src = (s >> 6) < lo_src ? (s >> 6) : lo_src;
+        hi_src = (s >> 6) > hi_src ? (s >> 6) : hi_src;
+    }
+    for (size_t word = lo_src; word <= hi_src && lo_src != SIZE_MAX; word++) {
+        uint64_t bits = touched[word];
+        touched[word] = 0;
+        while (bits != 0) {
+            uint32_t v = (uint32_t)(word * 64 + (size_t)__builtin_ctzll(bits));
+            bits &= bits - 1;
+            if (act[v] >= threshold)
+                frontier[nfront++] = v;
+        }
+    }
 
     while (nfront > 0 && r.iterations < p->max_iterations) {
         r.iterations++;
@@ -126,26 +145,39 @@ static void spread(const wl_graph *g, uint32_t source, const wl_activation_param
         *res = r;
 }
 
-WL__NOINLINE int wl_activation_spread(const wl_graph *g, uint32_t source,
-                                      const wl_activation_params *p, wl_activation_ws *ws,
-                                      float *activation, wl_activation_result *res)
+WL__NOINLINE int wl_activation_spread_multi(const wl_graph *g, const uint32_t *sources,
+                                            size_t nsources, const wl_activation_params *p,
+                                            wl_activation_ws *ws, float *activation,
+                                            wl_activation_result *res)
 {
-    if (g == NULL || p == NULL || activation == NULL || source >= g->node_count)
+    if (g == NULL || p == NULL || activation == NULL || (sources == NULL && nsources > 0))
         return WL_E_INVAL;
+    for (size_t i = 0; i < nsources; i++)
+        if (sources[i] >= g->node_count)
+            return WL_E_INVAL;
     if (!(p->decay >= 0.0f && p->decay <= 1.0f) || !isfinite(p->threshold) ||
         !(p->threshold > 0.0f))
         return WL_E_INVAL;
     if (ws != NULL) {
         if (ws->capacity < g->node_count)
             return WL_E_INVAL;
-        spread(g, source, p, ws, activation, res);
+        spread(g, sources, nsources, p, ws, activation, res);
         return 0;
     }
     wl_activation_ws *own = NULL;
     int rc = wl_activation_ws_new(&own, g->node_count);
     if (rc != 0)
         return rc;
-    spread(g, source, p, own, activation, res);
+    spread(g, sources, nsources, p, own, activation, res);
     wl_activation_ws_free(own);
     return 0;
+}
+
+WL__NOINLINE int wl_activation_spread(const wl_graph *g, uint32_t source,
+                                      const wl_activation_params *p, wl_activation_ws *ws,
+                                      float *activation, wl_activation_result *res)
+{
+    if (g == NULL || source >= g->node_count)
+        return WL_E_INVAL;
+    return wl_activation_spread_multi(g, &source, 1, p, ws, activation, res);
 }

@@ -1,9 +1,10 @@
 /*
  * Spreading activation over the memory graph: synchronous, fire-once propagation from one source
- * node with a per-hop decay factor, a firing threshold and an activation cap of 1.0. Each node
- * fires at most once, so one call traverses every edge at most once and always terminates; the
- * float additions happen in a fixed order (firing nodes by ascending id, each node's edges in CSR
- * order), so the result is bit-reproducible. The full definition is in docs/workloads.md.
+ * node (or a set of them) with a per-hop decay factor, a firing threshold and an activation cap of
+ * 1.0. Each node fires at most once, so one call traverses every edge at most once and always
+ * terminates; the float additions happen in a fixed order (firing nodes by ascending id, each
+ * node's edges in CSR order), so the result is bit-reproducible. The full definition is in
+ * docs/workloads.md.
  */
 #ifndef WORKLOADS_WL_ACTIVATION_H
 #define WORKLOADS_WL_ACTIVATION_H
@@ -61,6 +62,20 @@ void wl_activation_ws_free(wl_activation_ws *ws);
  */
 int wl_activation_spread(const wl_graph *g, uint32_t source, const wl_activation_params *p,
                          wl_activation_ws *ws, float *activation, wl_activation_result *res);
+
+/**
+ * Spreads activation from a set of sources at once: exactly wl_activation_spread, except that at
+ * the start a[s] = 1 for every s in sources[0..nsources-1] (any order; a repeated source counts
+ * once), so every source fires in the first iteration. One source gives the same result as
+ * wl_activation_spread. nsources 0: nothing fires (sources may then be NULL).
+ * Returns 0, WL_E_INVAL (as wl_activation_spread, or sources NULL with nsources > 0, or a source
+ * >= N) or WL_E_NOMEM.
+ * Cost: that of wl_activation_spread, plus one bitmap write per source and a scan of the bitmap
+ * words between the lowest and the highest source.
+ */
+int wl_activation_spread_multi(const wl_graph *g, const uint32_t *sources, size_t nsources,
+                               const wl_activation_params *p, wl_activation_ws *ws,
+                               float *activation, wl_activation_result *res);
 
 #ifdef __cplusplus
 }
