@@ -118,6 +118,17 @@ void bench__compare_one(const bench__side *old, const bench__side *cur,
 int bench__compare_all(const bench__side *old, const bench__side *cur, size_t n,
                        const bench__compare_opts *o, bench__change *out);
 
+/**
+ * The interleaved A/B test (ab.c) from n >= 2 worker pairs: pair_log[i] is the median of
+ * ln(new/old) over pair i's rounds. One one-sample t statistic over the pairs (n - 1 degrees of
+ * freedom) gives the estimate (their mean), the interval (at 1 - alpha/m: Bonferroni over the m
+ * benchmarks compared) and p (two-sided); p_adjusted = min(1, m p), which is below alpha exactly
+ * when the interval excludes 1. The verdict reads the interval against the noise threshold.
+ * Fills c (old_median and new_median stay 0); with n < 2 the verdict is "not compared".
+ */
+void bench__ab_stats(const double *pair_log, size_t n, size_t m, const bench__compare_opts *o,
+                     bench__change *c);
+
 /** "regressed", "improved", "no change", "within noise", "ambiguous", "not compared". */
 const char *bench__verdict_name(bench__verdict v);
 
