@@ -361,8 +361,9 @@ int bench__ab_run(const char *other, const bench__instance *all, const bool *sel
     }
     bench__compare_opts copt = {.significance_level = o->significance_level,
                                 .noise_threshold = o->noise_threshold};
+    /* No context: A and B ran interleaved on one machine, so no change of it can be blamed. */
     bench__print_compare_summary(stdout, "A, the old build", ids, ch, k, &copt, "Bonferroni",
-                                 color);
+                                 NULL, color);
     for (size_t i = 0; i < k; i++)
         if (fail_on_regression && ch[i].verdict == BENCH__V_REGRESSED &&
             exit_code == BENCH_EXIT_OK)

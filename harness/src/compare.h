@@ -145,11 +145,14 @@ void bench__print_metric_changes(FILE *o, const bench__result *r, const bench__c
 /** Prints the Criterion-style verdict sentence for one benchmark. */
 void bench__print_verdict(FILE *o, const bench__change *c, bool color);
 /**
- * Prints the closing summary: every benchmark's verdict, worst first, the counts, and a warning
- * when nearly all benchmarks moved together. ids[i] names changes[i]. 0 or -1 (memory).
+ * Prints the closing summary: every benchmark's verdict, worst first, and the counts. When nearly
+ * all benchmarks moved together it says so, blaming the machine only when `context` records that
+ * the machine changed between the runs; `context` NULL means both sides ran interleaved on one
+ * machine (--ab). ids[i] names changes[i]. 0 or -1 (memory).
  */
 int bench__print_compare_summary(FILE *o, const char *baseline, const char *const *ids,
                                  const bench__change *changes, size_t n,
-                                 const bench__compare_opts *opt, const char *method, bool color);
+                                 const bench__compare_opts *opt, const char *method,
+                                 const bench__context_change *context, bool color);
 
 #endif /* HARNESS_COMPARE_H */
