@@ -1,41 +1,93 @@
 #!/usr/bin/env bash
-# The CI regression gate: builds the base revision and the working tree, measures them against
-# each other with the interleaved A/B mode on this machine (bench --ab), and fails on a
-# regression with the report on stdout.
+# The CI regression gate, for this repository or any project whose benchmark program links the
+# harness: builds the base revision (in a temporary git worktree) and the working tree, measures
+# them against each other with the interleaved A/B mode on this machine (PROGRAM --ab), and
+# fails on a regression with the report on stdout. Installed as bench-ci-gate.
 #
-# Usage: scripts/ci_gate.sh [-t SECONDS] [-p PAIRS] [-f FILTER]... [BASE_REF]
+# Usage: ci_gate.sh [-t SECONDS] [-p PAIRS] [-f FILTER]... [-C DIR] [-b PROGRAM] [-T TARGET]
+#                   [-c COMMAND] [BASE_REF [BENCH_ARG...]]
 #   BASE_REF     git revision to compare against (default HEAD: the last commit against the
 #                working tree's changes; in a pull request, the target branch, e.g. origin/main)
-#   -t SECONDS   measurement time per benchmark (default 20)
-#   -p PAIRS     worker pairs per benchmark (default 8)
-#   -f FILTER    benchmarks to compare (bench FILTER syntax; repeatable; default: all)
-# Environment: GATE_CMAKE_FLAGS_BASE, GATE_CMAKE_FLAGS_NEW: extra CMake arguments for each build
-# (whitespace-separated), e.g. to test the gate itself with an injected slowdown.
+#   BENCH_ARG    passed on to the benchmark program, e.g. --noise-threshold 0.02
+#   -t SECONDS   measurement time per benchmark (--ab-time; default 20)
+#   -p PAIRS     worker pairs per benchmark (--ab-pairs; default 8)
+#   -f FILTER    benchmarks to compare (FILTER syntax of the program; repeatable; default: all)
+#   -C DIR       the project's source directory, inside a git checkout (default: the top level
+#                of the checkout holding the current directory)
+#   -b PROGRAM   the benchmark program, relative to a build directory (default benches/bench)
+#   -T TARGET    the CMake target to build (default: PROGRAM's file name)
+#   -c COMMAND   build with COMMAND (run by bash in the source directory, with GATE_SOURCE_DIR,
+#                GATE_BUILD_DIR, GATE_SIDE=base|new and GATE_EXTRA_FLAGS set) instead of CMake
+#   -h           print this help
+# Environment (an option given wins): GATE_PROGRAM (-b), GATE_TARGET (-T), GATE_BUILD_COMMAND
+# (-c), GATE_FILTERS (whitespace-separated filters, used when no -f is given); GATE_CMAKE_FLAGS:
+# CMake arguments for both builds (default -DHARNESS_BUILD_TESTS=OFF; set it empty for none);
+# GATE_CMAKE_FLAGS_BASE, GATE_CMAKE_FLAGS_NEW: extra arguments for one build (whitespace-
+# separated), e.g. to test the gate with an injected slowdown; with -c they are GATE_EXTRA_FLAGS.
 # Exit: 0 no regression, 1 a regression, 2 usage or build error, 3 a benchmark failed.
 set -euo pipefail
-top="$(cd "$(dirname "$0")/.." && pwd)"
-cd "$top"
+me="$(basename "$0")"
+
+usage() {
+    sed -n '7,27p' "$0" | sed 's/^# \{0,1\}//'
+}
+
+die() { # die MESSAGE: a usage or build error (exit 2)
+    echo "$me: $1" >&2
+    exit 2
+}
+
 seconds=20
 pairs=8
 filters=()
-while getopts "t:p:f:h" opt; do
+dir=""
+program="${GATE_PROGRAM:-benches/bench}"
+target="${GATE_TARGET:-}"
+build_command="${GATE_BUILD_COMMAND:-}"
+while getopts ":t:p:f:C:b:T:c:h" opt; do
     case "$opt" in
         t) seconds="$OPTARG" ;;
         p) pairs="$OPTARG" ;;
         f) filters+=("$OPTARG") ;;
+        C) dir="$OPTARG" ;;
+        b) program="$OPTARG" ;;
+        T) target="$OPTARG" ;;
+        c) build_command="$OPTARG" ;;
         h)
-            sed -n '2,16p' "$0"
+            usage
             exit 0
             ;;
-        *) exit 2 ;;
+        :) die "option -$OPTARG needs a value (see $me -h)" ;;
+        *) die "unknown option -$OPTARG (see $me -h)" ;;
     esac
 done
 shift $((OPTIND - 1))
 base_ref="${1:-HEAD}"
-if ! git rev-parse --verify --quiet "$base_ref^{commit}" >/dev/null; then
-    echo "ci_gate.sh: '$base_ref' is not a revision of this repository" >&2
-    exit 2
+bench_args=("${@:2}")
+if [[ ${#filters[@]} -eq 0 && -n "${GATE_FILTERS:-}" ]]; then
+    read -r -a filters <<<"$GATE_FILTERS"
 fi
+[[ "$seconds" =~ ^[0-9]+([.][0-9]+)?$ ]] || die "-t wants seconds (a number), not '$seconds'"
+[[ "$pairs" =~ ^[0-9]+$ ]] || die "-p wants a whole number of pairs, not '$pairs'"
+[[ -n "$program" && "$program" != /* ]] ||
+    die "-b wants the program's path relative to a build directory, not '$program'"
+target="${target:-$(basename "$program")}"
+
+# The project: its source directory, the checkout it belongs to, and where it sits in there.
+if [[ -n "$dir" ]]; then
+    [[ -d "$dir" ]] || die "-C: '$dir' is not a directory"
+    src="$(cd "$dir" && pwd)"
+else
+    src="$(git rev-parse --show-toplevel 2>/dev/null)" ||
+        die "the current directory is not inside a git checkout (use -C DIR)"
+fi
+top="$(git -C "$src" rev-parse --show-toplevel 2>/dev/null)" ||
+    die "'$src' is not inside a git checkout"
+rel="$(git -C "$src" rev-parse --show-prefix)"
+if ! git -C "$top" rev-parse --verify --quiet "$base_ref^{commit}" >/dev/null; then
+    die "'$base_ref' is not a revision of the repository at $top"
+fi
+read -r -a cmake_flags <<<"${GATE_CMAKE_FLAGS--DHARNESS_BUILD_TESTS=OFF}"
 read -r -a flags_base <<<"${GATE_CMAKE_FLAGS_BASE:-}"
 read -r -a flags_new <<<"${GATE_CMAKE_FLAGS_NEW:-}"
 
@@ -47,29 +99,46 @@ cleanup() {
 }
 trap cleanup EXIT
 
-build() { # build SOURCE_DIR BUILD_DIR EXTRA_FLAGS...
-    local src="$1" dst="$2"
-    shift 2
-    if ! { cmake -S "$src" -B "$dst" -DCMAKE_BUILD_TYPE=Release -DHARNESS_BUILD_TESTS=OFF "$@" &&
-        cmake --build "$dst" -j "$(nproc)" --target bench; } >"$dst.log" 2>&1; then
-        echo "ci_gate.sh: building $src failed; the log:" >&2
-        tail -n 30 "$dst.log" >&2
+build() { # build SIDE SOURCE_DIR BUILD_DIR EXTRA_FLAGS...
+    local side="$1" from="$2" to="$3"
+    shift 3
+    local status=0
+    if [[ -n "$build_command" ]]; then
+        (cd "$from" && GATE_SIDE="$side" GATE_SOURCE_DIR="$from" GATE_BUILD_DIR="$to" \
+            GATE_EXTRA_FLAGS="$*" bash -c "$build_command") >"$to.log" 2>&1 || status=$?
+    else
+        { cmake -S "$from" -B "$to" -DCMAKE_BUILD_TYPE=Release \
+            ${cmake_flags[@]+"${cmake_flags[@]}"} "$@" &&
+            cmake --build "$to" -j "$(nproc)" --target "$target"; } >"$to.log" 2>&1 || status=$?
+    fi
+    if [[ "$status" -ne 0 ]]; then
+        echo "$me: building the $side revision ($from) failed; the log:" >&2
+        tail -n 30 "$to.log" >&2
         exit 2
     fi
+    [[ -x "$to/$program" ]] ||
+        die "the $side build made no program $program in its build directory (set -b PROGRAM)"
 }
 
-echo "ci_gate.sh: base $(git rev-parse --short "$base_ref") ($base_ref) against the working tree"
-git worktree add --detach "$work/base" "$base_ref" >/dev/null 2>&1
-build "$work/base" "$work/base-build" ${flags_base[@]+"${flags_base[@]}"}
-build "$top" "$work/new-build" ${flags_new[@]+"${flags_new[@]}"}
+echo "$me: base $(git -C "$top" rev-parse --short "$base_ref") ($base_ref) against the working" \
+    "tree of $src"
+git -C "$top" worktree add --detach "$work/base" "$base_ref" >/dev/null 2>&1 ||
+    die "could not check out '$base_ref' into a temporary worktree"
+if [[ -f "$work/base/.gitmodules" ]]; then
+    git -C "$work/base" submodule update --init --recursive >/dev/null 2>&1 ||
+        die "could not check out the submodules of '$base_ref'"
+fi
+build base "$work/base/$rel" "$work/base-build" ${flags_base[@]+"${flags_base[@]}"}
+build new "$src" "$work/new-build" ${flags_new[@]+"${flags_new[@]}"}
 set +e
-"$work/new-build/benches/bench" --ab "$work/base-build/benches/bench" --ab-time "$seconds" \
-    --ab-pairs "$pairs" --fail-on-regression ${filters[@]+"${filters[@]}"}
+"$work/new-build/$program" --ab "$work/base-build/$program" --ab-time "$seconds" \
+    --ab-pairs "$pairs" --fail-on-regression ${bench_args[@]+"${bench_args[@]}"} \
+    -- ${filters[@]+"${filters[@]}"}
 rc=$?
 set -e
 case "$rc" in
-    0) echo "ci_gate.sh: no regression" ;;
-    1) echo "ci_gate.sh: REGRESSION (see above)" ;;
-    *) echo "ci_gate.sh: the comparison itself failed (exit $rc)" ;;
+    0) echo "$me: no regression" ;;
+    1) echo "$me: REGRESSION (see above)" ;;
+    *) echo "$me: the comparison itself failed (exit $rc)" ;;
 esac
 exit "$rc"

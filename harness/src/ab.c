@@ -12,10 +12,13 @@
  * few times per benchmark, so that placement in memory, which differs from process to process
  * and stays put within one, is sampled too rather than taken for the code.
  *
- * The estimate is the median of the round ratios. Rounds of one pair share that pair's placement,
- * so they are not independent draws: the interval is a t interval over the pairs' own medians
- * (pairs are independent), widened to the sign-test interval over all rounds when that is wider,
- * both at the family level 1 - alpha/m (Bonferroni over the m benchmarks compared).
+ * The test. Rounds of one pair share that pair's placement, so they are not independent draws;
+ * the pairs are. Each pair therefore gives one number, the median of its rounds' ln(B/A), and one
+ * one-sample t statistic over the pairs (pairs - 1 degrees of freedom) gives everything: the
+ * estimate is their mean, the interval is the t interval at the family level 1 - alpha/m
+ * (Bonferroni over the m benchmarks compared), the p-value is the same t test's, multiplied by m
+ * (at most 1). So p < alpha exactly when the interval excludes no change, and the verdicts,
+ * which read the interval, never contradict the p-value printed beside it.
  */
 #include <errno.h>
 #include <math.h>
@@ -124,17 +127,48 @@ int bench__ab_worker_main(const bench__instance *all, size_t n, const char *id,
 
 /* ---- statistics of one A/B comparison ---- */
 
-/* Two-sided sign-test p-value of "the median ratio is 1": k of n rounds above 1. */
-static double sign_test_p(size_t k, size_t n)
+void bench__ab_stats(const double *pair_log, size_t n, size_t m, const bench__compare_opts *o,
+                     bench__change *c)
 {
-    if (n == 0)
-        return 1.0;
-    size_t m = k < n - k ? k : n - k;
-    double tail = 0.0;
-    for (size_t i = 0; i <= m; i++)
-        tail += exp(lgamma((double)n + 1) - lgamma((double)i + 1) - lgamma((double)(n - i) + 1) -
-                    (double)n * log(2.0));
-    return fmin(1.0, 2.0 * tail);
+    memset(c, 0, sizeof *c);
+    c->p = 1.0;
+    c->p_adjusted = 1.0;
+    c->verdict = BENCH__V_INCOMPARABLE;
+    if (n < 2)
+        return;
+    if (m < 1)
+        m = 1;
+    double mean = bench__mean(pair_log, n);
+    double se = bench__std_dev(pair_log, n) / sqrt((double)n);
+    double df = (double)(n - 1);
+    double tail = o->significance_level / (double)m; /* Bonferroni: alpha/m per benchmark */
+    double tq = bench__t_quantile(1.0 - tail / 2.0, df);
+    /* One statistic, t = mean/se, gives the p-value; the interval is the set of changes whose
+     * own t would not be rejected at the same level. se == 0 (every pair agreed exactly): any
+     * change other than 0 is certain, and 0 is no evidence either way. */
+    double t = se > 0 ? mean / se : mean == 0 ? 0.0 : copysign(INFINITY, mean);
+    c->p = bench__t_two_sided_p(t, df);
+    c->p_adjusted = fmin(1.0, c->p * (double)m);
+    double half = tq * se;
+    double lo = mean - half, hi = mean + half;
+    c->log_change = mean;
+    c->log_se = se;
+    c->df = df;
+    c->ratio = exp(mean);
+    c->ratio_lower = exp(lo);
+    c->ratio_upper = exp(hi);
+    /* Verdicts read the interval; "significant" is the same event as p_adjusted < alpha. */
+    double tau = log1p(o->noise_threshold);
+    if (lo > tau)
+        c->verdict = BENCH__V_REGRESSED;
+    else if (hi < -tau)
+        c->verdict = BENCH__V_IMPROVED;
+    else if (lo > 0 || hi < 0)
+        c->verdict = BENCH__V_WITHIN_NOISE;
+    else if (lo >= -tau && hi <= tau)
+        c->verdict = BENCH__V_NO_CHANGE;
+    else
+        c->verdict = BENCH__V_AMBIGUOUS;
 }
 
 typedef struct ab_outcome {
@@ -145,25 +179,25 @@ typedef struct ab_outcome {
     double old_ns;     /* per iteration, median over A's samples */
     double new_ns;     /* per iteration, median over B's samples */
     double seconds;    /* wall time of the comparison */
-    double pair_sd;    /* sd of ln(pair median ratio) over the pairs */
+    double pair_sd;    /* sd of the pairs' median ln(B/A) */
     char message[512]; /* why it was not compared */
 } ab_outcome;
 
-/* Runs one interleaved comparison. */
+/* Runs one interleaved comparison; m is the number of benchmarks compared (Bonferroni). */
 static int ab_one(const char *old_prog, const char *new_prog, const char *id,
-                  const bench__ab_options *o, double family_level, ab_outcome *out)
+                  const bench__ab_options *o, size_t m, ab_outcome *out)
 {
     memset(out, 0, sizeof *out);
     out->change.verdict = BENCH__V_INCOMPARABLE;
     const bench__clock_info *clk = bench__clock_calibrate();
     int64_t t_start = bench__now_ns();
     size_t cap = 1 << 16;
-    double *ratios = malloc(cap * sizeof *ratios);
+    double *logs = malloc(cap * sizeof *logs); /* ln(B/A) of each round */
     double *a_ns = malloc(4 * cap * sizeof *a_ns), *b_ns = malloc(4 * cap * sizeof *b_ns);
-    double *pair_med = malloc((size_t)o->pairs * sizeof *pair_med);
+    double *pair_log = malloc((size_t)o->pairs * sizeof *pair_log);
     size_t na = 0, nb = 0, nr = 0;
     int rc = 0;
-    if (!ratios || !a_ns || !b_ns || !pair_med) {
+    if (!logs || !a_ns || !b_ns || !pair_log) {
         bench__msg(out->message, sizeof out->message, "out of memory");
         rc = BENCH_ENOMEM;
         goto done;
@@ -220,85 +254,42 @@ static int ab_one(const char *old_prog, const char *new_prog, const char *id,
                 if (order[k] == 1 && nb < 4 * cap)
                     b_ns[nb++] = v / (double)iters;
             }
-            if (rc == 0 && sum[0] > 0)
-                ratios[nr++] = sum[1] / sum[0];
+            if (rc == 0 && sum[0] > 0 && sum[1] > 0)
+                logs[nr++] = log(sum[1] / sum[0]);
         }
         if (rc != 0)
             bench__msg(out->message, sizeof out->message,
                        "a worker stopped in the middle of the comparison (crashed?)");
         worker_stop(&w[0]);
         worker_stop(&w[1]);
-        if (rc == 0 && nr > first_round) {
-            size_t k = nr - first_round;
-            double *tmp = malloc(k * sizeof *tmp);
-            if (tmp) {
-                memcpy(tmp, ratios + first_round, k * sizeof *tmp);
-                pair_med[out->pairs++] = bench__median_inplace(tmp, k);
-                free(tmp);
-            }
-        }
+        /* The pair's one number: the median over its rounds, robust to a disturbed round.
+         * (Reorders the pair's stretch of logs, which nothing reads again.) */
+        if (rc == 0 && nr > first_round)
+            pair_log[out->pairs++] = bench__median_inplace(logs + first_round, nr - first_round);
     }
     out->seconds = (double)(bench__now_ns() - t_start) / 1e9;
     out->rounds = nr;
     out->iters = iters;
-    if (rc != 0 || nr < 2)
+    if (rc != 0)
         goto done;
-
+    if (out->pairs < 2) {
+        bench__msg(out->message, sizeof out->message,
+                   "fewer than 2 worker pairs measured a round (raise --ab-time)");
+        goto done;
+    }
+    bench__compare_opts copt = {.significance_level = o->significance_level,
+                                .noise_threshold = o->noise_threshold};
+    bench__ab_stats(pair_log, out->pairs, m, &copt, &out->change);
+    out->pair_sd = bench__std_dev(pair_log, out->pairs);
     out->old_ns = bench__median_inplace(a_ns, na);
     out->new_ns = bench__median_inplace(b_ns, nb);
-    double *logs = malloc(nr * sizeof *logs);
-    if (!logs) {
-        rc = BENCH_ENOMEM;
-        goto done;
-    }
-    size_t above = 0;
-    for (size_t i = 0; i < nr; i++) {
-        logs[i] = log(ratios[i]);
-        above += ratios[i] > 1.0;
-    }
-    bench__sort(logs, nr);
-    double med = bench__quantile_sorted(logs, nr, 0.5), lo, hi;
-    bench__median_ci_sorted(logs, nr, family_level, &lo, &hi);
-    free(logs);
-    /* Pair-level interval: t over the pairs' log medians. */
-    if (out->pairs >= 2) {
-        double pl[64];
-        size_t np = out->pairs < 64 ? out->pairs : 64;
-        for (size_t i = 0; i < np; i++)
-            pl[i] = log(pair_med[i]);
-        double sd = bench__std_dev(pl, np);
-        out->pair_sd = sd;
-        double tq = bench__t_quantile(0.5 + family_level / 2.0, (double)(np - 1));
-        double half = tq * sd / sqrt((double)np);
-        lo = fmin(lo, med - half);
-        hi = fmax(hi, med + half);
-    }
-    bench__change *c = &out->change;
-    c->old_median = out->old_ns;
-    c->new_median = out->new_ns;
-    c->log_change = med;
-    c->ratio = exp(med);
-    c->ratio_lower = exp(lo);
-    c->ratio_upper = exp(hi);
-    c->p = sign_test_p(above, nr);
-    c->p_adjusted = c->p;
-    c->df = INFINITY;
-    double tau = log1p(o->noise_threshold);
-    if (lo > tau)
-        c->verdict = BENCH__V_REGRESSED;
-    else if (hi < -tau)
-        c->verdict = BENCH__V_IMPROVED;
-    else if (lo > 0 || hi < 0)
-        c->verdict = BENCH__V_WITHIN_NOISE;
-    else if (lo >= -tau && hi <= tau)
-        c->verdict = BENCH__V_NO_CHANGE;
-    else
-        c->verdict = BENCH__V_AMBIGUOUS;
+    out->change.old_median = out->old_ns;
+    out->change.new_median = out->new_ns;
 done:
-    free(ratios);
+    free(logs);
     free(a_ns);
     free(b_ns);
-    free(pair_med);
+    free(pair_log);
     return rc;
 }
 
@@ -330,8 +321,8 @@ int bench__ab_run(const char *other, const bench__instance *all, const bool *sel
         return BENCH_EXIT_USAGE;
     }
     printf("Interleaved A/B: A (old) = %s\n                 B (new) = %s\n", other, self);
-    printf("%d worker pairs, %.1f s, %.3g ms samples per benchmark; intervals at %.4g "
-           "(Bonferroni over %zu)\n\n",
+    printf("%d worker pairs, %.1f s, %.3g ms samples per benchmark; intervals at %.4g and "
+           "p-values adjusted (Bonferroni over %zu)\n\n",
            o->pairs, o->seconds, o->sample_ms, family, m);
     fflush(stdout);
     int exit_code = BENCH_EXIT_OK;
@@ -340,7 +331,7 @@ int bench__ab_run(const char *other, const bench__instance *all, const bool *sel
         if (!selected[i])
             continue;
         ab_outcome out;
-        int rc = ab_one(other, self, all[i].id, o, family, &out);
+        int rc = ab_one(other, self, all[i].id, o, m, &out);
         if (bench__proc_interrupted()) {
             fprintf(stderr, "bench: interrupted by %s: stopped the worker processes\n",
                     bench__signal_name(bench__proc_interrupted()));
@@ -367,7 +358,11 @@ int bench__ab_run(const char *other, const bench__instance *all, const bool *sel
                    "sd %.2f%%, %llu iterations a sample, %.1f s)\n",
                    "", a, b, out.rounds, out.pairs, out.pair_sd * 100.0,
                    (unsigned long long)out.iters, out.seconds);
-            bench__print_change_line(stdout, &out.change, color);
+            /* The change line shows the p-value the verdict reads: the adjusted one, which
+             * matches the interval's family level (p < alpha exactly when it excludes 0). */
+            bench__change shown = out.change;
+            shown.p = shown.p_adjusted;
+            bench__print_change_line(stdout, &shown, color);
             bench__print_verdict(stdout, &out.change, color);
         }
         fflush(stdout);
@@ -380,8 +375,9 @@ int bench__ab_run(const char *other, const bench__instance *all, const bool *sel
     }
     bench__compare_opts copt = {.significance_level = o->significance_level,
                                 .noise_threshold = o->noise_threshold};
+    /* No context: A and B ran interleaved on one machine, so no change of it can be blamed. */
     bench__print_compare_summary(stdout, "A, the old build", ids, ch, k, &copt, "Bonferroni",
-                                 color);
+                                 NULL, color);
     bool violated = false;
     for (size_t i = 0; i < k; i++) {
         if (fail_on_regression && ch[i].verdict == BENCH__V_REGRESSED &&

@@ -686,13 +686,17 @@ static int save_named(const cli *c, const bench__context *ctx, const bench__resu
     return 0;
 }
 
+/* Compares the contexts into *out and warns about each kind of difference on its own line. */
 static void warn_context(const bench__context_id *now, const bench__context_id *then,
-                         const char *name)
+                         const char *name, bench__context_change *out)
 {
-    char diff[1024];
-    if (bench__context_differences(now, then, diff, sizeof diff))
-        fprintf(stderr, "bench: warning: baseline '%s' was measured on a different machine or "
-                        "build: %s\n", name, diff);
+    bench__context_compare(now, then, out);
+    if (out->machine[0])
+        fprintf(stderr, "bench: warning: baseline '%s' was measured on a different machine: "
+                        "%s\n", name, out->machine);
+    if (out->build[0])
+        fprintf(stderr, "bench: warning: baseline '%s' was measured with a different build: "
+                        "%s\n", name, out->build);
 }
 
 static int side_from_entry(const cli *c, const bench__entry *e, bench__side *out)
@@ -948,7 +952,8 @@ static int compare_files(const cli *c)
         goto out;
     }
     /* ---- end instruction mode ---- */
-    warn_context(&cur.ctx, &old.ctx, c->baseline);
+    bench__context_change context;
+    warn_context(&cur.ctx, &old.ctx, c->baseline, &context);
     for (size_t i = 0; i < cur.n; i++) {
         const bench__entry *e = &cur.entries[i];
         const bench__entry *o = sel[i] ? bench__saved_find(&old, e->id) : NULL;
@@ -980,7 +985,8 @@ static int compare_files(const cli *c)
     bool color = use_color(c->color);
     char what[128];
     bench__msg(what, sizeof what, "baseline '%s'", c->baseline);
-    bench__print_compare_summary(stdout, what, cids, ch, m + ns, &c->cmp, "Holm", color);
+    bench__print_compare_summary(stdout, what, cids, ch, m + ns, &c->cmp, "Holm", &context,
+                                 color);
     exit_code = finish_stdout(compare_exit(c, cids, ch, m + ns, what));
 out:
     free(ids);
@@ -1553,11 +1559,12 @@ int bench_main(int argc, char **argv)
     bench__context_collect(&ctx, &c.run);
     for (size_t i = 0; i < ctx.nwarnings; i++)
         fprintf(stderr, "bench: warning: %s\n", ctx.warnings[i]);
+    bench__context_change context = {{0}, {0}};
     if (c.baseline) {
         ctx.comparison = &comparison;
         bench__context_id now;
         bench__context_id_from(&now, &ctx);
-        warn_context(&now, &old.ctx, c.baseline);
+        warn_context(&now, &old.ctx, c.baseline, &context);
     }
     if (c.calibrate && calibration_runs(&c, argc, argv, &cal, &ncal) != 0) {
         exit_code = bench__proc_interrupted() ? 128 + bench__proc_interrupted()
@@ -1680,7 +1687,7 @@ int bench_main(int argc, char **argv)
                 FILE *o = c.format == BENCH__FMT_PRETTY ? stdout : stderr;
                 char what[128];
                 bench__msg(what, sizeof what, "baseline '%s'", c.baseline);
-                bench__print_compare_summary(o, what, cids, ch, t, &c.cmp, "Holm",
+                bench__print_compare_summary(o, what, cids, ch, t, &c.cmp, "Holm", &context,
                                              o == stdout ? color : isatty(STDERR_FILENO));
                 int cmp_exit = compare_exit(&c, cids, ch, t, what);
                 if (exit_code == BENCH_EXIT_OK)

@@ -138,6 +138,17 @@ int bench__compare_all(const bench__side *old, const bench__side *cur, size_t n,
                        const bench__compare_opts *o, bench__change *out);
 
 /**
+ * The interleaved A/B test (ab.c) from n >= 2 worker pairs: pair_log[i] is the median of
+ * ln(new/old) over pair i's rounds. One one-sample t statistic over the pairs (n - 1 degrees of
+ * freedom) gives the estimate (their mean), the interval (at 1 - alpha/m: Bonferroni over the m
+ * benchmarks compared) and p (two-sided); p_adjusted = min(1, m p), which is below alpha exactly
+ * when the interval excludes 1. The verdict reads the interval against the noise threshold.
+ * Fills c (old_median and new_median stay 0); with n < 2 the verdict is "not compared".
+ */
+void bench__ab_stats(const double *pair_log, size_t n, size_t m, const bench__compare_opts *o,
+                     bench__change *c);
+
+/**
  * "regressed", "improved", "no change", "within noise", "ambiguous", "not compared", "skipped",
  * "new", "removed".
  */
@@ -159,12 +170,15 @@ void bench__print_metric_changes(FILE *o, const bench__result *r, const bench__c
 /** Prints the Criterion-style verdict sentence for one benchmark. */
 void bench__print_verdict(FILE *o, const bench__change *c, bool color);
 /**
- * Prints the closing summary: every benchmark's verdict, worst first, the counts, and a warning
- * when nearly all benchmarks moved together. ids[i] names changes[i]. 0 or -1 (memory).
+ * Prints the closing summary: every benchmark's verdict, worst first, and the counts. When nearly
+ * all benchmarks moved together it says so, blaming the machine only when `context` records that
+ * the machine changed between the runs; `context` NULL means both sides ran interleaved on one
+ * machine (--ab). ids[i] names changes[i]. 0 or -1 (memory).
  */
 int bench__print_compare_summary(FILE *o, const char *baseline, const char *const *ids,
                                  const bench__change *changes, size_t n,
-                                 const bench__compare_opts *opt, const char *method, bool color);
+                                 const bench__compare_opts *opt, const char *method,
+                                 const bench__context_change *context, bool color);
 
 /**
  * --baseline-strict: when v is new or removed, prints one line on stderr naming the benchmark and

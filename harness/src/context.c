@@ -61,6 +61,8 @@ void bench__context_id_from(bench__context_id *id, const bench__context *c)
     bench__msg(id->compiler_flags, sizeof id->compiler_flags, "%s", c->compiler_flags);
     bench__msg(id->build_type, sizeof id->build_type, "%s", c->build_type);
     bench__msg(id->hostname, sizeof id->hostname, "%s", c->hostname);
+    bench__msg(id->kernel, sizeof id->kernel, "%s", c->kernel);
+    bench__msg(id->governor, sizeof id->governor, "%s", c->governor);
     bench__msg(id->timestamp, sizeof id->timestamp, "%s", c->timestamp);
     bench__msg(id->git_revision, sizeof id->git_revision, "%s", c->git_revision);
 }

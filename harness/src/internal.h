@@ -487,28 +487,41 @@ typedef struct bench__context {
 
 /** The facts that identify a machine and build, compared between two runs. */
 typedef struct bench__context_id {
+    /* the machine */
     char cpu_brand[128];
     long cores;   /* -1 unknown */
     long threads; /* -1 unknown */
+    char hostname[256];
+    char kernel[128];  /* uname: sysname release */
+    char governor[32]; /* cpufreq scaling governor of cpu0 */
+    /* the build */
     char compiler[128];
     char compiler_flags[256];
     char build_type[32];
-    char hostname[256];
+    /* neither: told apart, never compared */
     char timestamp[32];
     char git_revision[64];
     char mode[16]; /* context.mode of a saved run: "instructions", or "" for times */
 } bench__context_id;
 
+/**
+ * What differs between two runs' identity facts, as "what 'now' vs 'then'; ..." lists: the
+ * machine's (CPU, cores, threads, host, kernel, governor) apart from the build's (compiler, its
+ * flags, build type). The git revision is not compared: a different revision is what a
+ * comparison is for. Facts unknown on either side are not compared. "" where nothing differs.
+ */
+typedef struct bench__context_change {
+    char machine[768];
+    char build[768];
+} bench__context_change;
+
 /** Fills the OS, CPU, git and noise-warning parts of the context (sysinfo.c). */
 void bench__sysinfo_collect(bench__context *c);
 /** The identity part of a live context. */
 void bench__context_id_from(bench__context_id *id, const bench__context *c);
-/**
- * Writes "what 'now' vs 'then'" for each identity fact that differs into out; returns whether
- * any differs. Unknown facts are not compared.
- */
-bool bench__context_differences(const bench__context_id *now, const bench__context_id *then,
-                                char *out, size_t len);
+/** Compares two runs' identity facts (see bench__context_change). */
+void bench__context_compare(const bench__context_id *now, const bench__context_id *then,
+                            bench__context_change *out);
 /** Prints the context for people (--context). */
 void bench__context_print(FILE *out, const bench__context *c);
 

@@ -445,6 +445,8 @@ static int load_context(const vctx *v, const cJSON *ctx, bench__context_id *id)
         (rc = opt_string(v, ctx, "build_type", "context", id->build_type,
                          sizeof id->build_type)) ||
         (rc = opt_string(v, ctx, "hostname", "context", id->hostname, sizeof id->hostname)) ||
+        (rc = opt_string(v, ctx, "kernel", "context", id->kernel, sizeof id->kernel)) ||
+        (rc = opt_string(v, ctx, "governor", "context", id->governor, sizeof id->governor)) ||
         (rc = opt_string(v, ctx, "timestamp", "context", id->timestamp,
                          sizeof id->timestamp)) ||
         (rc = opt_string(v, ctx, "git_revision", "context", id->git_revision,

@@ -117,9 +117,36 @@ static int cmp_row(const void *a, const void *b)
     return strcmp(x->id, y->id);
 }
 
+/*
+ * Nearly all benchmarks moved the same way: something they all share changed. Only the recorded
+ * machine facts can say it was the machine; a different compiler, its flags or the code is a
+ * change of the build, and interleaved runs (--ab, context NULL) share one machine by design.
+ */
+static void print_moved_together(FILE *o, const bench__context_change *context, size_t same,
+                                 size_t n, double median_log, bool color)
+{
+    bool machine = context && context->machine[0];
+    fprintf(o, "%s%s:%s %zu of %zu benchmarks moved the same way (median change %+.2f%%)",
+            paint(color, "\033[33m"), machine ? "warning" : "note", paint(color, "\033[0m"),
+            same, n, expm1(median_log) * 100.0);
+    if (!context)
+        fputs(": A and B ran interleaved on one machine, so this is a difference between the "
+              "builds that all of them share (compiler, flags or common code)\n", o);
+    else if (machine)
+        fprintf(o, " and the machine changed between the runs (%s): the machine is a likelier "
+                   "cause than the code\n", context->machine);
+    else if (context->build[0])
+        fprintf(o, " and the build changed between the runs (%s): a change of the build that "
+                   "all of them share is the likelier cause\n", context->build);
+    else
+        fputs("; the recorded machine and build are the same: look for a change that all of "
+              "them share\n", o);
+}
+
 int bench__print_compare_summary(FILE *o, const char *baseline, const char *const *ids,
                                  const bench__change *changes, size_t n,
-                                 const bench__compare_opts *opt, const char *method, bool color)
+                                 const bench__compare_opts *opt, const char *method,
+                                 const bench__context_change *context, bool color)
 {
     size_t count[BENCH__NVERDICTS] = {0};
     row *rows = malloc((n ? n : 1) * sizeof *rows);
@@ -171,16 +198,12 @@ int bench__print_compare_summary(FILE *o, const char *baseline, const char *cons
             fprintf(o, ", %zu %s", count[v], bench__verdict_name((bench__verdict)v));
     fputc('\n', o);
 
-    /* Everything moving together is more likely the machine than the code. */
     if (logs && nlogs >= 4) {
         bench__sort(logs, nlogs);
         double med = bench__quantile_sorted(logs, nlogs, 0.5);
         size_t same = med > 0 ? up : down;
         if (fabs(med) > log1p(opt->noise_threshold) && (double)same >= 0.75 * (double)nlogs)
-            fprintf(o, "%swarning:%s %zu of %zu benchmarks moved the same way (median change "
-                       "%+.2f%%): a change of machine state between the runs is likelier than "
-                       "one in the code\n",
-                    paint(color, "\033[33m"), reset, same, nlogs, expm1(med) * 100.0);
+            print_moved_together(o, context, same, nlogs, med, color);
     }
     free(logs);
     free(rows);

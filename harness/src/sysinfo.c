@@ -264,17 +264,21 @@ static void diff_int(char *out, size_t len, size_t *off, const char *what, long 
     diff_str(out, len, off, what, x, y);
 }
 
-bool bench__context_differences(const bench__context_id *now, const bench__context_id *then,
-                                char *out, size_t len)
+void bench__context_compare(const bench__context_id *now, const bench__context_id *then,
+                            bench__context_change *out)
 {
     size_t off = 0;
-    out[0] = '\0';
-    diff_str(out, len, &off, "CPU", now->cpu_brand, then->cpu_brand);
-    diff_int(out, len, &off, "cores", now->cores, then->cores);
-    diff_int(out, len, &off, "threads", now->threads, then->threads);
-    diff_str(out, len, &off, "compiler", now->compiler, then->compiler);
-    diff_str(out, len, &off, "compiler flags", now->compiler_flags, then->compiler_flags);
-    diff_str(out, len, &off, "build type", now->build_type, then->build_type);
-    diff_str(out, len, &off, "host", now->hostname, then->hostname);
-    return off > 0;
+    char *m = out->machine, *b = out->build;
+    m[0] = b[0] = '\0';
+    diff_str(m, sizeof out->machine, &off, "CPU", now->cpu_brand, then->cpu_brand);
+    diff_int(m, sizeof out->machine, &off, "cores", now->cores, then->cores);
+    diff_int(m, sizeof out->machine, &off, "threads", now->threads, then->threads);
+    diff_str(m, sizeof out->machine, &off, "host", now->hostname, then->hostname);
+    diff_str(m, sizeof out->machine, &off, "kernel", now->kernel, then->kernel);
+    diff_str(m, sizeof out->machine, &off, "governor", now->governor, then->governor);
+    off = 0;
+    diff_str(b, sizeof out->build, &off, "compiler", now->compiler, then->compiler);
+    diff_str(b, sizeof out->build, &off, "compiler flags", now->compiler_flags,
+             then->compiler_flags);
+    diff_str(b, sizeof out->build, &off, "build type", now->build_type, then->build_type);
 }

@@ -265,8 +265,51 @@ class BaselineTest(unittest.TestCase):
             json.dump(data, f)
         p = self.bench("--baseline", "ctx", "--exact", "fix/a")
         self.assertEqual(p.returncode, 0, p.stderr)
-        self.assertRegex(p.stderr, r"different machine or build: .*compiler 'gcc.*' vs "
+        self.assertRegex(p.stderr, r"different build: .*compiler 'gcc.*' vs "
                                    r"'some other compiler 1.0'")
+        self.assertNotIn("different machine", p.stderr)
+
+    def write_moved_together(self, name, scale, **context):
+        """A baseline of five benchmarks at 100 ns * scale per iteration, with context facts."""
+        ctx = {"hostname": "fixture", "kernel": "Linux 6.1.0", "governor": "performance",
+               "compiler": "gcc 12", "compiler_flags": "-O2", "build_type": "Release",
+               "git_revision": "abc", "cpu": {"brand": "Fixture CPU", "cores": 2, "threads": 2}}
+        ctx.update(context)
+        benches = []
+        for k in range(5):
+            iters = [10 * (i + 1) for i in range(20)]
+            totals = [100 * scale * n * (1 + 0.001 * ((i * 7 + k) % 5)) for i, n in
+                      enumerate(iters)]
+            benches.append({"id": f"g/b{k}", "group": "g", "name": f"b{k}", "param": None,
+                            "status": "ok",
+                            "samples": {"iterations": iters, "totals_ns": totals}})
+        data = {"schema_version": 1, "harness_version": "0.1.0", "context": ctx,
+                "benchmarks": benches}
+        with open(os.path.join(self.dir, name + ".json"), "w", encoding="utf-8") as f:
+            json.dump(data, f)
+
+    def test_moved_together_blames_the_machine_only_when_it_changed(self):
+        self.write_moved_together("old", 1.0)
+        cases = [
+            # (what changed in the new run's context, stdout wanted, words never printed)
+            ({"git_revision": "def"}, "the recorded machine and build are the same",
+             ["machine changed", "machine state", "warning"]),
+            ({"compiler_flags": "-O3"}, "and the build changed between the runs (compiler "
+             "flags '-O3' vs '-O2')", ["machine changed", "machine state", "warning"]),
+            ({"kernel": "Linux 6.12.0"}, "warning: 5 of 5 benchmarks moved the same way (median "
+             "change +50.00%) and the machine changed between the runs (kernel 'Linux 6.12.0' "
+             "vs 'Linux 6.1.0')", []),
+        ]
+        for change, want, never in cases:
+            with self.subTest(change=change):
+                self.write_moved_together("new", 1.5, **change)
+                p = self.bench("--load-baseline", "new", "--baseline", "old")
+                self.assertEqual(p.returncode, 0, p.stderr)
+                self.assertIn("5 of 5 benchmarks moved the same way", p.stdout)
+                self.assertIn(want, p.stdout)
+                for word in never:
+                    self.assertNotIn(word, p.stdout)
+                self.assertEqual("kernel" in change, "different machine" in p.stderr, p.stderr)
 
 
 class AbTest(unittest.TestCase):

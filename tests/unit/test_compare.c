@@ -345,7 +345,7 @@ static void test_summary_with_statuses(void **state)
     FILE *f = open_memstream(&buf, &len);
     assert_non_null(f);
     assert_int_equal(bench__print_compare_summary(f, "baseline 'b'", ids, ch, 4, &o, "Holm",
-                                                  false),
+                                                  NULL, false),
                      0);
     fclose(f);
     assert_non_null(strstr(buf, "over all 1 compared"));

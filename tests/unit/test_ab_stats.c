@@ -1,0 +1,197 @@
+/*
+ * test_ab_stats.c: the interleaved A/B test (bench__ab_stats). Its estimate, interval and p-value
+ * come from one t statistic over the worker pairs, so they must agree: checked on a hand-worked
+ * case, on degenerate inputs, and on many random inputs (fixed seeds) where the adjusted p-value
+ * is below alpha exactly when the interval excludes no change, and the verdict says the same.
+ * Also checks that with no change the test rejects in about alpha of comparisons.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "compare.h"
+
+static void assert_close(double got, double want, double tol)
+{
+    if (!(fabs(got - want) <= tol)) {
+        print_error("got %.17g, want %.17g (tol %g)\n", got, want, tol);
+        fail();
+    }
+}
+
+static double normal(bench__rng *r)
+{
+    double u1 = 1.0 - bench__rng_uniform(r), u2 = bench__rng_uniform(r);
+    return sqrt(-2.0 * log(u1)) * cos(2.0 * M_PI * u2);
+}
+
+static bool significant_verdict(bench__verdict v)
+{
+    return v == BENCH__V_REGRESSED || v == BENCH__V_IMPROVED || v == BENCH__V_WITHIN_NOISE;
+}
+
+/*
+ * Four pairs with ln ratios .01 .02 .03 .04: mean .025, sd sqrt(.0005/3), se = sd/2 =
+ * .0064549722, t = sqrt(15). With 3 degrees of freedom the t distribution has a closed form:
+ * two-sided p = 1 - (2/pi) (sqrt(5)/6 + atan(sqrt(5))) = 0.0304663. t(0.975; 3) = 3.182446,
+ * t(1 - 0.05/4; 3) = 4.176535 (tables).
+ */
+static void test_hand_case(void **state)
+{
+    (void)state;
+    const double x[] = {0.01, 0.02, 0.03, 0.04};
+    bench__compare_opts o = {.significance_level = 0.05, .noise_threshold = 0.01};
+    bench__change c;
+
+    /* One benchmark: p = 0.0305 < 0.05, interval [0.4457%, 4.554%] (log scale) excludes 0
+     * but not the 1% threshold: within noise. */
+    bench__ab_stats(x, 4, 1, &o, &c);
+    assert_close(c.log_change, 0.025, 1e-15);
+    assert_close(c.log_se, 0.0064549722436790, 1e-12);
+    assert_close(c.df, 3, 0);
+    assert_close(c.p, 0.030466291662171, 1e-9);
+    assert_close(c.p_adjusted, c.p, 0);
+    assert_close(log(c.ratio_lower), 0.0044573994, 1e-6);
+    assert_close(log(c.ratio_upper), 0.0455426006, 1e-6);
+    assert_int_equal(c.verdict, BENCH__V_WITHIN_NOISE);
+
+    /* Two benchmarks compared (Bonferroni): p_adjusted = 0.0609 > 0.05 and the interval at
+     * 1 - 0.025 is [-0.196%, 5.196%]: it holds 0 and reaches past 1%: ambiguous. */
+    bench__ab_stats(x, 4, 2, &o, &c);
+    assert_close(c.p, 0.030466291662171, 1e-9);
+    assert_close(c.p_adjusted, 0.060932583324342, 1e-9);
+    assert_close(log(c.ratio_lower), -0.0019594175, 1e-6);
+    assert_close(log(c.ratio_upper), 0.0519594175, 1e-6);
+    assert_int_equal(c.verdict, BENCH__V_AMBIGUOUS);
+
+    /* A large slowdown beyond the threshold on both ends: regressed; the mirror: improved. */
+    const double up[] = {0.10, 0.11, 0.09, 0.10, 0.10};
+    const double down[] = {-0.10, -0.11, -0.09, -0.10, -0.10};
+    bench__ab_stats(up, 5, 3, &o, &c);
+    assert_int_equal(c.verdict, BENCH__V_REGRESSED);
+    assert_true(c.p_adjusted < 0.05);
+    bench__ab_stats(down, 5, 3, &o, &c);
+    assert_int_equal(c.verdict, BENCH__V_IMPROVED);
+    assert_true(c.ratio_upper < 1.0);
+
+    /* Small and centred: no change. */
+    const double flat[] = {0.001, -0.001, 0.0005, -0.0005, 0.0};
+    bench__ab_stats(flat, 5, 1, &o, &c);
+    assert_int_equal(c.verdict, BENCH__V_NO_CHANGE);
+    assert_true(c.p_adjusted >= 0.05);
+}
+
+static void test_degenerate(void **state)
+{
+    (void)state;
+    bench__compare_opts o = {.significance_level = 0.05, .noise_threshold = 0.01};
+    bench__change c;
+    const double one[] = {0.2};
+    bench__ab_stats(one, 1, 1, &o, &c);
+    assert_int_equal(c.verdict, BENCH__V_INCOMPARABLE);
+    assert_close(c.p_adjusted, 1.0, 0);
+
+    /* Every pair agreed exactly on no change: p = 1, the interval is the point 1. */
+    const double zeros[] = {0, 0, 0};
+    bench__ab_stats(zeros, 3, 1, &o, &c);
+    assert_close(c.p, 1.0, 0);
+    assert_close(c.ratio_lower, 1.0, 0);
+    assert_close(c.ratio_upper, 1.0, 0);
+    assert_int_equal(c.verdict, BENCH__V_NO_CHANGE);
+
+    /* Every pair agreed exactly on +5%: certain, p = 0, the interval is the point. */
+    const double same[] = {0.05, 0.05, 0.05};
+    bench__ab_stats(same, 3, 4, &o, &c);
+    assert_close(c.p_adjusted, 0.0, 1e-12);
+    assert_close(log(c.ratio_lower), 0.05, 1e-12);
+    assert_int_equal(c.verdict, BENCH__V_REGRESSED);
+}
+
+/*
+ * Random pair statistics over the whole range that matters (2 to 64 pairs, 1 to 30 benchmarks,
+ * three levels, shifts from none to several standard errors): the adjusted p is below alpha
+ * exactly when the interval excludes no change, and exactly then is the verdict one of the
+ * "significant" three. Both outcomes must occur often, or the check proves nothing.
+ */
+static void test_p_agrees_with_interval(void **state)
+{
+    (void)state;
+    static const double alphas[] = {0.01, 0.05, 0.10};
+    static const uint64_t seeds[] = {1, 42, 20261122};
+    double x[64];
+    size_t significant = 0, not_significant = 0;
+    for (size_t s = 0; s < sizeof seeds / sizeof seeds[0]; s++) {
+        bench__rng r;
+        bench__rng_seed(&r, seeds[s]);
+        for (int trial = 0; trial < 3000; trial++) {
+            size_t n = 2 + (size_t)bench__rng_below(&r, 63);
+            size_t m = 1 + (size_t)bench__rng_below(&r, 30);
+            double sd = 0.001 + 0.05 * bench__rng_uniform(&r);
+            double shift = (bench__rng_uniform(&r) - 0.5) * 12.0 * sd / sqrt((double)n);
+            bench__compare_opts o = {.significance_level = alphas[trial % 3],
+                                     .noise_threshold = 0.02 * bench__rng_uniform(&r)};
+            for (size_t i = 0; i < n; i++)
+                x[i] = shift + sd * normal(&r);
+            bench__change c;
+            bench__ab_stats(x, n, m, &o, &c);
+            bool by_p = c.p_adjusted < o.significance_level;
+            bool by_interval = c.ratio_lower > 1.0 || c.ratio_upper < 1.0;
+            if (by_p != by_interval || by_p != significant_verdict(c.verdict)) {
+                print_error("seed %llu trial %d: n %zu m %zu p_adj %.17g alpha %g interval "
+                            "[%.17g, %.17g] verdict %s\n",
+                            (unsigned long long)seeds[s], trial, n, m, c.p_adjusted,
+                            o.significance_level, c.ratio_lower, c.ratio_upper,
+                            bench__verdict_name(c.verdict));
+                fail();
+            }
+            assert_true(c.ratio_lower <= c.ratio && c.ratio <= c.ratio_upper);
+            assert_close(c.p_adjusted, fmin(1.0, c.p * (double)m), 1e-15);
+            significant += by_p;
+            not_significant += !by_p;
+        }
+    }
+    assert_true(significant > 1000);
+    assert_true(not_significant > 1000);
+}
+
+/* No change and normal pair-to-pair noise: the test rejects in about alpha of comparisons (it is
+ * exactly Student's t there); with 8 pairs and m = 1, 4000 trials. */
+static void test_false_alarm_rate(void **state)
+{
+    (void)state;
+    bench__rng r;
+    bench__rng_seed(&r, 7);
+    bench__compare_opts o = {.significance_level = 0.05, .noise_threshold = 0.01};
+    double x[8];
+    int rejected = 0, trials = 4000;
+    for (int t = 0; t < trials; t++) {
+        for (size_t i = 0; i < 8; i++)
+            x[i] = 0.01 * normal(&r);
+        bench__change c;
+        bench__ab_stats(x, 8, 1, &o, &c);
+        rejected += c.p_adjusted < o.significance_level;
+    }
+    double rate = (double)rejected / trials;
+    if (rate < 0.035 || rate > 0.065) {
+        print_error("rejected %d of %d (%.3f), wanted about 0.05\n", rejected, trials, rate);
+        fail();
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_hand_case),
+        cmocka_unit_test(test_degenerate),
+        cmocka_unit_test(test_p_agrees_with_interval),
+        cmocka_unit_test(test_false_alarm_rate),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
