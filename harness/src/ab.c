@@ -293,6 +293,23 @@ done:
     return rc;
 }
 
+int bench__ab_confirm(const char *old_prog, const char *id, const bench__ab_options *o,
+                      size_t m, bench__change *out, char *msg, size_t msglen)
+{
+    bench__proc_interrupts_install();
+    ab_outcome res;
+    /* B is this very program: /proc/self/exe in the worker is the file this process runs. */
+    int rc = ab_one(old_prog, "/proc/self/exe", id, o, m, &res);
+    *out = res.change;
+    out->old_median = res.old_ns;
+    out->new_median = res.new_ns;
+    if (rc == 0 && out->verdict == BENCH__V_INCOMPARABLE)
+        rc = BENCH_EIO;
+    if (rc != 0)
+        bench__msg(msg, msglen, "%s", res.message[0] ? res.message : "no rounds");
+    return rc;
+}
+
 int bench__ab_run(const char *other, const bench__instance *all, const bool *selected, size_t n,
                   const bench__ab_options *o, bool fail_on_regression, bool color)
 {

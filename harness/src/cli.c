@@ -57,6 +57,8 @@ typedef struct cli {
     const char *ab_worker; /* --ab-worker ID (internal) */
     bench__ab_options abo;
     bool ab_time_set;      /* --ab-time was given */
+    double confirm_time;   /* --confirm-time S: s per suspect benchmark; 0 off */
+    bool confirm_time_set;
     bool ab_pairs_set;     /* --ab-pairs was given */
     const char *perf_events; /* --perf-events LIST */
     bool list_events;
@@ -137,6 +139,9 @@ static const char usage_text[] =
     "      --noise-threshold T    smallest relative change reported as a regression or\n"
     "                             improvement, 0 <= T < 1 (default 0.02)\n"
     "      --fail-on-regression   exit 1 when any benchmark regressed (the CI gate)\n"
+    "      --confirm-time S       with --baseline: confirm each suspect change by an\n"
+    "                             interleaved run of the program saved with the baseline,\n"
+    "                             S seconds each, 0..3600 (default 10; 0: never)\n"
     "                             (these comparison options need --baseline or --ab)\n"
     "Interleaved A/B of two builds:\n"
     "      --ab OTHER             measure OTHER (old build of this suite) against this program\n"
@@ -227,7 +232,7 @@ typedef enum opt_id {
     O_LOAD, O_BASEDIR, O_LENIENT, O_STRICT, O_CALIBRATE, O_SIGNIF, O_NOISE, O_FAILREG, O_AB,
     O_AB_TIME, O_AB_PAIRS, O_AB_WORKER, O_PROFILE_TIME, O_PERF_EVENTS, O_LIST_EVENTS, O_ALLOC_STATS,
     O_EXPORT_GBENCH, O_INSTR, O_INSTR_ITERS, O_INSTR_CACHE, O_INSTR_WORKER, O_PROCESSES,
-    O_IN_PROCESS, O_TIMEOUT,
+    O_IN_PROCESS, O_TIMEOUT, O_CONFIRM_TIME,
 } opt_id;
 
 typedef struct opt_def {
@@ -282,6 +287,7 @@ static const opt_def options[] = {
     {"processes", 0, true, O_PROCESSES},
     {"in-process", 0, false, O_IN_PROCESS},
     {"timeout", 0, true, O_TIMEOUT},
+    {"confirm-time", 0, true, O_CONFIRM_TIME},
 };
 
 /* Options a calibration run does not pass on to its child processes (they take a value when
@@ -474,6 +480,10 @@ static int apply_option(cli *c, opt_id id, const char *flag, const char *v)
         c->instr_worker = v;
         return 0;
     /* ---- end instruction mode ---- */
+    case O_CONFIRM_TIME:
+        c->confirm_time_set = true;
+        return parse_double(flag, v, 0, 3600, false, false, "a number of seconds in [0, 3600]",
+                            &c->confirm_time);
     case O_PROCESSES:
         if (parse_u64(flag, v, 1, 1000, "an integer in [1, 1000]", &u))
             return -1;
@@ -673,14 +683,30 @@ static int save_named(const cli *c, const bench__context *ctx, const bench__resu
         }
     bench__context sctx = *ctx;
     sctx.comparison = NULL;
-    char path[4096], msg[1024];
+    char path[4096], msg[1024], tmp[4200];
+    /* The program that was measured goes beside the baseline, so that a later comparison can
+     * run it interleaved with its own program (confirm_suspects). */
+    bool snap = bench__snapshot_prepare(dir, c->save_baseline, tmp, sizeof tmp,
+                                        sctx.program_hash, sizeof sctx.program_hash,
+                                        &sctx.program_bytes, msg, sizeof msg) == 0;
+    if (snap)
+        bench__msg(sctx.program_file, sizeof sctx.program_file, "%s.program", c->save_baseline);
+    else
+        fprintf(stderr, "bench: warning: baseline '%s' keeps no copy of this program (%s): a "
+                        "later comparison cannot confirm a change by running it\n",
+                c->save_baseline, msg);
     baseline_path(c, c->save_baseline, path, sizeof path);
     int rc = bench__baseline_save(path, &sctx, ok, k, msg, sizeof msg);
     free(ok);
     if (rc != 0) {
+        if (snap)
+            unlink(tmp);
         fprintf(stderr, "bench: saving baseline '%s' failed: %s\n", c->save_baseline, msg);
         return -1;
     }
+    if (snap && bench__snapshot_commit(dir, c->save_baseline, tmp, msg, sizeof msg) != 0)
+        fprintf(stderr, "bench: warning: baseline '%s' was saved but its copy of the program "
+                        "was not: %s\n", c->save_baseline, msg);
     fprintf(stderr, "bench: saved %zu benchmark%s to baseline '%s' (%s)\n", k, k == 1 ? "" : "s",
             c->save_baseline, path);
     return 0;
@@ -1214,6 +1240,101 @@ static void report_result(size_t k, bench__result *r, void *arg)
     }
 }
 
+/* Whether a verdict of a saved-baseline comparison needs confirming: it claims a change, or
+ * cannot rule one out. */
+static bool suspect(bench__verdict v)
+{
+    return v == BENCH__V_REGRESSED || v == BENCH__V_IMPROVED || v == BENCH__V_AMBIGUOUS;
+}
+
+/*
+ * Settles the suspect verdicts of a saved-baseline comparison (ch[0..m), ids[i] naming ch[i])
+ * beyond the saved numbers, which cannot tell the machine's drift since the save from a change
+ * of the code:
+ *   - the program is byte for byte the one the baseline measured: the code did not change, so
+ *     no suspect is a change of it (verdict "no change", marked same_program);
+ *   - otherwise, when the baseline keeps its program's snapshot and it runs: each suspect is
+ *     measured again, interleaved, snapshot (A) against this program (B), as --ab does, and the
+ *     verdict comes from that paired comparison (marked confirmed);
+ *   - otherwise the verdicts stay as the saved numbers give them, and a note says why.
+ * Returns 0, or -1 when the run was interrupted.
+ */
+static int confirm_suspects(const cli *c, const bench__saved *old, const bench__context *ctx,
+                            const char *const *ids, bench__change *ch, size_t m)
+{
+    size_t nsus = 0;
+    for (size_t j = 0; j < m; j++)
+        nsus += suspect(ch[j].verdict);
+    if (nsus == 0)
+        return 0;
+    const char *name = c->baseline;
+    if (!old->ctx.program_hash[0]) {
+        fprintf(stderr, "bench: note: baseline '%s' keeps no program snapshot (saved by an "
+                        "older version): %zu verdict%s rest on the saved numbers alone, which "
+                        "cannot tell the machine's drift from a change of the code\n",
+                name, nsus, nsus == 1 ? "" : "s");
+        return 0;
+    }
+    if (ctx->program_hash[0] && strcmp(ctx->program_hash, old->ctx.program_hash) == 0) {
+        fprintf(stderr, "bench: this program is the one baseline '%s' measured (%s): the %zu "
+                        "change%s seen since come from the machine or the environment, not the "
+                        "code, and are not verdicts on it\n",
+                name, ctx->program_hash, nsus, nsus == 1 ? "" : "s");
+        for (size_t j = 0; j < m; j++)
+            if (suspect(ch[j].verdict)) {
+                ch[j].verdict = BENCH__V_NO_CHANGE;
+                ch[j].same_program = true;
+            }
+        return 0;
+    }
+    if (c->confirm_time_set && c->confirm_time <= 0)
+        return 0;
+    char snap[4200], hash[32], why[512];
+    bench__msg(snap, sizeof snap, "%s/%s", baseline_dir(c), old->ctx.program_file);
+    if (!old->ctx.program_file[0] ||
+        bench__program_hash(snap, hash, sizeof hash, NULL, why, sizeof why) != 0 ||
+        strcmp(hash, old->ctx.program_hash) != 0) {
+        fprintf(stderr, "bench: note: the program saved with baseline '%s' (%s) is %s: %zu "
+                        "verdict%s rest on the saved numbers alone\n",
+                name, snap, !old->ctx.program_file[0] ? "not recorded"
+                            : hash[0] && strcmp(hash, old->ctx.program_hash) != 0
+                                ? "not the one it measured (changed since)"
+                                : "missing",
+                nsus, nsus == 1 ? "" : "s");
+        return 0;
+    }
+    bench__ab_options o = c->abo;
+    o.seconds = c->confirm_time_set ? c->confirm_time : BENCH__DEFAULT_CONFIRM_TIME;
+    o.pairs = BENCH__CONFIRM_PAIRS;
+    o.significance_level = c->cmp.significance_level;
+    o.noise_threshold = c->cmp.noise_threshold;
+    fprintf(stderr, "bench: confirming %zu change%s: the program saved with baseline '%s' "
+                    "against this one, interleaved (%.0f s each)\n",
+            nsus, nsus == 1 ? "" : "s", name, o.seconds);
+    for (size_t j = 0; j < m; j++) {
+        if (!suspect(ch[j].verdict))
+            continue;
+        bench__change conf;
+        int rc = bench__ab_confirm(snap, ids[j], &o, nsus, &conf, why, sizeof why);
+        if (bench__proc_interrupted())
+            return -1;
+        if (rc != 0) {
+            fprintf(stderr, "bench: note: '%s' could not be confirmed (%s): its verdict rests "
+                            "on the saved numbers\n", ids[j], why);
+            continue;
+        }
+        char line[160];
+        bench__msg(line, sizeof line, "%s -> %s", bench__verdict_name(ch[j].verdict),
+                   bench__verdict_name(conf.verdict));
+        fprintf(stderr, "bench: confirmed %s: %s, %+.2f%% [%+.2f%%, %+.2f%%] interleaved\n",
+                ids[j], line, 100.0 * (conf.ratio - 1.0), 100.0 * (conf.ratio_lower - 1.0),
+                100.0 * (conf.ratio_upper - 1.0));
+        conf.confirmed = true;
+        ch[j] = conf;
+    }
+    return 0;
+}
+
 /* The first option given that only means something in a comparison, or NULL. */
 static const char *comparison_option(const cli *c)
 {
@@ -1240,6 +1361,10 @@ static int check_combinations(const cli *c)
     if (gate && !c->baseline && !c->ab) {
         fprintf(stderr, "bench: %s needs a comparison: give --baseline NAME or --ab OTHER\n",
                 gate);
+        return -1;
+    }
+    if (c->confirm_time_set && !c->baseline) {
+        fprintf(stderr, "bench: --confirm-time needs --baseline NAME\n");
         return -1;
     }
     if ((c->ab_time_set || c->ab_pairs_set) && !c->ab) {
@@ -1557,6 +1682,12 @@ int bench_main(int argc, char **argv)
     bool color = use_color(c.color);
     bench__context ctx;
     bench__context_collect(&ctx, &c.run);
+    {
+        char why[256];
+        if (bench__program_hash("/proc/self/exe", ctx.program_hash, sizeof ctx.program_hash,
+                                &ctx.program_bytes, why, sizeof why) != 0)
+            ctx.program_hash[0] = '\0';
+    }
     for (size_t i = 0; i < ctx.nwarnings; i++)
         fprintf(stderr, "bench: warning: %s\n", ctx.warnings[i]);
     bench__context_change context = {{0}, {0}};
@@ -1670,6 +1801,21 @@ int bench_main(int argc, char **argv)
                 }
             }
             if (bench__compare_all(a, b, m, &c.cmp, ch) == 0) {
+                if (confirm_suspects(&c, &old, &ctx, cids, ch, m) != 0) {
+                    int sig = bench__proc_interrupted();
+                    fprintf(stderr, "bench: interrupted by %s: stopped the confirmation; no "
+                                    "results or baseline were written\n",
+                            bench__signal_name(sig));
+                    free(a);
+                    free(b);
+                    free(ch);
+                    free(cids);
+                    free(map);
+                    for (size_t i = 0; i < k; i++)
+                        bench__result_destroy(&results[i]);
+                    exit_code = 128 + sig;
+                    goto out;
+                }
                 for (size_t j = 0; j < m; j++)
                     changes[map[j]] = ch[j];
                 size_t t = m;

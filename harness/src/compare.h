@@ -92,6 +92,11 @@ typedef struct bench__change {
     double run_noise;   /* sigma_b used (sd of ln median between runs) */
     double df;          /* degrees of freedom of the reference t (infinite: normal) */
     bool calibrated;    /* sigma_b came from calibration */
+    /* How a saved-baseline verdict was settled beyond the saved numbers (cli.c): by an
+     * interleaved run against the baseline's program snapshot, or because the program is the
+     * very one the baseline measured (any change is then the machine's, not the code's). */
+    bool confirmed;
+    bool same_program;
 } bench__change;
 
 /** A comparison side from raw samples (median and its bootstrap interval at `level`). */

@@ -469,6 +469,11 @@ typedef struct bench__context {
     char boost[8];      /* "on", "off" or "" unknown */
     double loadavg[3];  /* 1, 5, 15 minute load averages; -1 unknown */
     char git_revision[64]; /* of the working directory's checkout; "" outside one */
+    /* The running program's identity (snapshot.c), e.g. "fnv1a64:0123456789abcdef"; "" when
+     * not read. A saved baseline also names its snapshot, the program's copy beside it. */
+    char program_hash[32];
+    char program_file[96]; /* baselines only: "NAME.program"; "" none */
+    double program_bytes;  /* size of the program, bytes; 0 unknown */
     bench__cpu cpu;
     const char *compiler;
     const char *compiler_flags;
@@ -501,6 +506,8 @@ typedef struct bench__context_id {
     /* neither: told apart, never compared */
     char timestamp[32];
     char git_revision[64];
+    char program_hash[32]; /* "" when the file has none */
+    char program_file[96]; /* the snapshot beside a baseline; "" none */
     char mode[16]; /* context.mode of a saved run: "instructions", or "" for times */
 } bench__context_id;
 
@@ -658,6 +665,21 @@ int bench__ab_worker_main(const bench__instance *all, size_t n, const char *id,
 int bench__ab_run(const char *other, const bench__instance *all, const bool *selected, size_t n,
                   const bench__ab_options *o, bool fail_on_regression, bool color);
 
+/**
+ * Confirms one benchmark's change by an interleaved A/B run of old_prog (A, a saved program
+ * snapshot) against this program (B), as --ab measures (o: time and pairs; m: benchmarks
+ * confirmed together, for Bonferroni). Fills *out with the paired estimate, interval, p and
+ * verdict. Returns 0; BENCH_EINVAL when old_prog lacks or skips the benchmark; BENCH_EIO when a
+ * worker failed or old_prog cannot run; msg says why.
+ */
+int bench__ab_confirm(const char *old_prog, const char *id, const bench__ab_options *o,
+                      size_t m, struct bench__change *out, char *msg, size_t msglen);
+
+/** Seconds and worker pairs of the interleaved run that confirms a suspect change against a
+ * baseline's program snapshot (--confirm-time). */
+#define BENCH__DEFAULT_CONFIRM_TIME 10.0
+#define BENCH__CONFIRM_PAIRS 5
+
 /* ---- calibration (calibrate.c) ---- */
 
 /**
@@ -673,6 +695,25 @@ double bench__entry_median(const bench__entry *e);
  */
 void bench__noise_from_runs(bench__result *results, size_t n, const bench__saved *runs,
                             size_t nruns);
+
+/* ---- program snapshots (snapshot.c) ---- */
+
+/**
+ * Hashes the file at path (64-bit FNV-1a over its bytes) into out as "fnv1a64:HEX"; *bytes (may
+ * be NULL) gets its size. Returns 0, or BENCH_EIO with the reason in msg.
+ */
+int bench__program_hash(const char *path, char *out, size_t len, double *bytes, char *msg,
+                        size_t msglen);
+/**
+ * Copies the running program into a temporary file in dir (its path into tmp), fsynced, mode
+ * 0755, and writes its hash into hash and its size into *bytes. Returns 0, or BENCH_EIO with the
+ * reason in msg (nothing is left behind then).
+ */
+int bench__snapshot_prepare(const char *dir, const char *name, char *tmp, size_t tmplen,
+                            char *hash, size_t hashlen, double *bytes, char *msg, size_t msglen);
+/** Renames a prepared snapshot to DIR/NAME.program; 0, or BENCH_EIO (the temporary is removed). */
+int bench__snapshot_commit(const char *dir, const char *name, const char *tmp, char *msg,
+                           size_t msglen);
 
 /* ---- formatting shared by the text reporters ---- */
 

@@ -67,6 +67,13 @@ static cJSON *context_json(const bench__context *c)
     cJSON_AddStringToObject(o, "boost", c->boost);
     cJSON_AddItemToObject(o, "loadavg", number_array(c->loadavg, 3));
     cJSON_AddStringToObject(o, "git_revision", c->git_revision);
+    if (c->program_hash[0]) {
+        cJSON *po = cJSON_AddObjectToObject(o, "program");
+        cJSON_AddStringToObject(po, "hash", c->program_hash);
+        cJSON_AddNumberToObject(po, "bytes", c->program_bytes);
+        if (c->program_file[0])
+            cJSON_AddStringToObject(po, "file", c->program_file);
+    }
     const bench__cpu *cpu = &c->cpu;
     cJSON *co = cJSON_AddObjectToObject(o, "cpu");
     cJSON_AddStringToObject(co, "vendor", cpu->vendor);
@@ -222,6 +229,10 @@ static cJSON *result_json(const bench__result *r)
         cJSON_AddNumberToObject(co, "p_adjusted", c->p_adjusted);
         cJSON_AddNumberToObject(co, "run_noise", c->run_noise);
         cJSON_AddBoolToObject(co, "calibrated", c->calibrated);
+        /* How the verdict was settled beyond the saved numbers (docs/comparison.md). */
+        cJSON_AddStringToObject(co, "settled_by", c->confirmed      ? "interleaved run"
+                                                  : c->same_program ? "same program"
+                                                                    : "saved numbers");
     }
     if (r->nmetrics > 0) {
         cJSON *mo = cJSON_AddObjectToObject(o, "metrics");
@@ -452,6 +463,25 @@ static int load_context(const vctx *v, const cJSON *ctx, bench__context_id *id)
         (rc = opt_string(v, ctx, "git_revision", "context", id->git_revision,
                          sizeof id->git_revision)))
         return rc;
+    const cJSON *prog = member(ctx, "program");
+    if (prog) {
+        if (!cJSON_IsObject(prog))
+            return verr(v, "context.program", "expected an object");
+        if ((rc = opt_string(v, prog, "hash", "context.program", id->program_hash,
+                             sizeof id->program_hash)) ||
+            (rc = opt_string(v, prog, "file", "context.program", id->program_file,
+                             sizeof id->program_file)))
+            return rc;
+        if (strncmp(id->program_hash, "fnv1a64:", 8) != 0 || strlen(id->program_hash) != 24)
+            return verr(v, "context.program.hash", "expected \"fnv1a64:\" and 16 hex digits");
+        /* The snapshot is run from the baseline's directory: a plain file name only. */
+        for (const char *q = id->program_file; *q; q++)
+            if (!((*q >= 'a' && *q <= 'z') || (*q >= 'A' && *q <= 'Z') ||
+                  (*q >= '0' && *q <= '9') || *q == '_' || *q == '-' || *q == '.'))
+                return verr(v, "context.program.file", "expected a plain file name");
+        if (id->program_file[0] == '.')
+            return verr(v, "context.program.file", "expected a plain file name");
+    }
     /* ---- instruction mode (instr.c): "instructions", or "time"/absent for times ---- */
     if ((rc = opt_string(v, ctx, "mode", "context", id->mode, sizeof id->mode)))
         return rc;

@@ -1,0 +1,140 @@
+#!/usr/bin/env python3
+"""End-to-end tests of the program snapshot a baseline keeps and of confirming suspect changes
+by an interleaved run against it (docs/comparison.md#confirming-a-change-against-the-saved-program).
+
+The fixture's cmp/chain is slower by N% when its program file's name contains "slowN"
+(fixture_more.c): a copy named fix_slow50 is a "new build" that is 50% slower, while the
+baseline's snapshot of the original, run beside it, is not. A byte appended to a copy changes its
+hash without changing what it does. E2E_FIXTURE points at the fixture.
+"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+
+FIXTURE = os.environ.get("E2E_FIXTURE", "")
+FAST = ["--warm-up-time", "0.05", "--measurement-time", "0.3", "--nresamples", "1000",
+        "--processes", "5"]
+
+
+def fnv1a64(path):
+    h = 0xcbf29ce484222325
+    with open(path, "rb") as f:
+        for byte in f.read():
+            h = ((h ^ byte) * 0x100000001b3) & 0xFFFFFFFFFFFFFFFF
+    return f"fnv1a64:{h:016x}"
+
+
+class SnapshotTest(unittest.TestCase):
+    def setUp(self):
+        self.dir = tempfile.mkdtemp(prefix="bench-e2e-snap-")
+        self.addCleanup(shutil.rmtree, self.dir, True)
+        self.base = os.path.join(self.dir, "baselines")
+
+    def copy(self, name, append=b""):
+        path = os.path.join(self.dir, name)
+        shutil.copyfile(FIXTURE, path)
+        if append:
+            with open(path, "ab") as f:
+                f.write(append)
+        os.chmod(path, 0o755)
+        return path
+
+    def run_prog(self, prog, *args, env=None):
+        return subprocess.run([prog, "--baseline-dir", self.base, *FAST, *args],
+                              capture_output=True, text=True, timeout=240, env=env,
+                              check=False)
+
+    def save(self, prog):
+        p = self.run_prog(prog, "--save-baseline", "before", "^cmp/")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        with open(os.path.join(self.base, "before.json"), encoding="utf-8") as f:
+            return json.load(f)
+
+    def compare(self, prog, *args, env=None):
+        out = os.path.join(self.dir, "r.json")
+        p = self.run_prog(prog, "--baseline", "before", "--json", out, *args, "^cmp/", env=env)
+        doc = None
+        if os.path.exists(out):
+            with open(out, encoding="utf-8") as f:
+                doc = {b["id"]: b for b in json.load(f)["benchmarks"]}
+        return p, doc
+
+    def test_save_keeps_the_program(self):
+        prog = self.copy("fix")
+        doc = self.save(prog)
+        snap = os.path.join(self.base, "before.program")
+        self.assertTrue(os.access(snap, os.X_OK))
+        with open(prog, "rb") as a, open(snap, "rb") as b:
+            self.assertEqual(a.read(), b.read())
+        self.assertEqual(doc["context"]["program"],
+                         {"hash": fnv1a64(prog), "bytes": os.path.getsize(prog),
+                          "file": "before.program"})
+        self.assertEqual([n for n in os.listdir(self.base) if n.startswith(".")], [],
+                         "a temporary file was left behind")
+
+    def test_slower_program_is_confirmed_regressed(self):
+        self.save(self.copy("fix"))
+        p, doc = self.compare(self.copy("fix_slow50", b"x"), "--fail-on-regression",
+                              "--confirm-time", "4")
+        self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
+        self.assertIn("bench: confirming", p.stderr)
+        chain = doc["cmp/chain"]["change"]
+        self.assertEqual((chain["verdict"], chain["settled_by"]), ("regressed", "interleaved run"))
+        self.assertGreater(chain["ratio_lower"], 1.2)
+        self.assertNotEqual(doc["cmp/steady"]["change"]["verdict"], "regressed")
+        self.assertIn("cmp/chain: Performance has regressed.", p.stdout)
+
+    def test_same_program_is_no_verdict_on_the_code(self):
+        """The very program the baseline measured, in an environment that makes it 100% slower:
+        the change is not the code's, so the gate passes and says why."""
+        self.save(self.copy("fix"))
+        env = dict(os.environ, E2E_SLOWDOWN_PERCENT="100")
+        p, doc = self.compare(os.path.join(self.base, "before.program"),
+                              "--fail-on-regression", env=env)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertIn("is the one baseline 'before' measured", p.stderr)
+        chain = doc["cmp/chain"]["change"]
+        self.assertEqual((chain["verdict"], chain["settled_by"]), ("no change", "same program"))
+        self.assertGreater(chain["ratio"], 1.5, "the numbers still show the change")
+
+    def test_missing_snapshot_falls_back_to_the_numbers(self):
+        self.save(self.copy("fix"))
+        os.unlink(os.path.join(self.base, "before.program"))
+        p, doc = self.compare(self.copy("fix_slow100", b"x"), "--fail-on-regression")
+        self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
+        self.assertIn("is missing", p.stderr)
+        chain = doc["cmp/chain"]["change"]
+        self.assertEqual((chain["verdict"], chain["settled_by"]), ("regressed", "saved numbers"))
+
+    def test_changed_snapshot_is_not_run(self):
+        self.save(self.copy("fix"))
+        with open(os.path.join(self.base, "before.program"), "ab") as f:
+            f.write(b"tampered")
+        p, doc = self.compare(self.copy("fix_slow100", b"x"))
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("not the one it measured", p.stderr)
+        self.assertEqual(doc["cmp/chain"]["change"]["settled_by"], "saved numbers")
+
+    def test_confirmation_can_be_turned_off(self):
+        self.save(self.copy("fix"))
+        p, doc = self.compare(self.copy("fix_slow100", b"x"), "--confirm-time", "0")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertNotIn("confirming", p.stderr)
+        self.assertEqual(doc["cmp/chain"]["change"]["settled_by"], "saved numbers")
+
+    def test_confirm_time_needs_a_baseline(self):
+        p = subprocess.run([FIXTURE, "--confirm-time", "5", "fix/a"], capture_output=True,
+                           text=True, timeout=60, check=False)
+        self.assertEqual(p.returncode, 2)
+        self.assertEqual(p.stderr.strip().count("\n"), 0, p.stderr)
+        self.assertIn("--confirm-time needs --baseline", p.stderr)
+
+
+if __name__ == "__main__":
+    if not FIXTURE:
+        sys.exit("E2E_FIXTURE is not set (ctest sets it)")
+    unittest.main()
