@@ -1259,8 +1259,25 @@ static bool suspect(bench__verdict v)
  *   - otherwise the verdicts stay as the saved numbers give them, and a note says why.
  * Returns 0, or -1 when the run was interrupted.
  */
+/*
+ * When a suspect's verdict rests on the saved numbers: a claimed change that the machine's own
+ * drift since the save (the canaries' largest, `drift`) could explain is not a confident one:
+ * regressed or improved becomes ambiguous unless its whole interval lies beyond that drift.
+ */
+static void drift_guard(bench__change *ch, size_t m, double drift)
+{
+    if (!(drift > 0))
+        return;
+    for (size_t j = 0; j < m; j++) {
+        bench__change *x = &ch[j];
+        if ((x->verdict == BENCH__V_REGRESSED && x->ratio_lower - 1.0 <= drift) ||
+            (x->verdict == BENCH__V_IMPROVED && 1.0 - x->ratio_upper <= drift))
+            x->verdict = BENCH__V_AMBIGUOUS;
+    }
+}
+
 static int confirm_suspects(const cli *c, const bench__saved *old, const bench__context *ctx,
-                            const char *const *ids, bench__change *ch, size_t m)
+                            const char *const *ids, bench__change *ch, size_t m, double drift)
 {
     size_t nsus = 0;
     for (size_t j = 0; j < m; j++)
@@ -1273,6 +1290,7 @@ static int confirm_suspects(const cli *c, const bench__saved *old, const bench__
                         "older version): %zu verdict%s rest on the saved numbers alone, which "
                         "cannot tell the machine's drift from a change of the code\n",
                 name, nsus, nsus == 1 ? "" : "s");
+        drift_guard(ch, m, drift);
         return 0;
     }
     if (ctx->program_hash[0] && strcmp(ctx->program_hash, old->ctx.program_hash) == 0) {
@@ -1287,8 +1305,10 @@ static int confirm_suspects(const cli *c, const bench__saved *old, const bench__
             }
         return 0;
     }
-    if (c->confirm_time_set && c->confirm_time <= 0)
+    if (c->confirm_time_set && c->confirm_time <= 0) {
+        drift_guard(ch, m, drift);
         return 0;
+    }
     char snap[4200], hash[32], why[512];
     bench__msg(snap, sizeof snap, "%s/%s", baseline_dir(c), old->ctx.program_file);
     if (!old->ctx.program_file[0] ||
@@ -1301,6 +1321,7 @@ static int confirm_suspects(const cli *c, const bench__saved *old, const bench__
                                 ? "not the one it measured (changed since)"
                                 : "missing",
                 nsus, nsus == 1 ? "" : "s");
+        drift_guard(ch, m, drift);
         return 0;
     }
     bench__ab_options o = c->abo;
@@ -1321,6 +1342,7 @@ static int confirm_suspects(const cli *c, const bench__saved *old, const bench__
         if (rc != 0) {
             fprintf(stderr, "bench: note: '%s' could not be confirmed (%s): its verdict rests "
                             "on the saved numbers\n", ids[j], why);
+            drift_guard(&ch[j], 1, drift);
             continue;
         }
         char line[160];
@@ -1688,6 +1710,10 @@ int bench_main(int argc, char **argv)
                                 &ctx.program_bytes, why, sizeof why) != 0)
             ctx.program_hash[0] = '\0';
     }
+    /* A baseline keeps the machine's drift canaries, and a comparison measures them again. */
+    if ((c.save_baseline || c.baseline) && bench__canaries_measure(ctx.canary) == 0)
+        ctx.have_canaries = true;
+    double drift = 0; /* the largest drift of a canary since the baseline was saved */
     for (size_t i = 0; i < ctx.nwarnings; i++)
         fprintf(stderr, "bench: warning: %s\n", ctx.warnings[i]);
     bench__context_change context = {{0}, {0}};
@@ -1696,6 +1722,16 @@ int bench_main(int argc, char **argv)
         bench__context_id now;
         bench__context_id_from(&now, &ctx);
         warn_context(&now, &old.ctx, c.baseline, &context);
+        double d[BENCH__NCANARIES];
+        char words[512];
+        if (ctx.have_canaries &&
+            bench__canaries_drift(ctx.canary, old.ctx.canary, d, words, sizeof words) > 0) {
+            for (int q = 0; q < BENCH__NCANARIES; q++)
+                if (isfinite(d[q]) && fabs(d[q]) > drift)
+                    drift = fabs(d[q]);
+            fprintf(stderr, "bench: the machine since baseline '%s' was saved (drift canaries): "
+                            "%s\n", c.baseline, words);
+        }
     }
     if (c.calibrate && calibration_runs(&c, argc, argv, &cal, &ncal) != 0) {
         exit_code = bench__proc_interrupted() ? 128 + bench__proc_interrupted()
@@ -1801,7 +1837,7 @@ int bench_main(int argc, char **argv)
                 }
             }
             if (bench__compare_all(a, b, m, &c.cmp, ch) == 0) {
-                if (confirm_suspects(&c, &old, &ctx, cids, ch, m) != 0) {
+                if (confirm_suspects(&c, &old, &ctx, cids, ch, m, drift) != 0) {
                     int sig = bench__proc_interrupted();
                     fprintf(stderr, "bench: interrupted by %s: stopped the confirmation; no "
                                     "results or baseline were written\n",

@@ -67,6 +67,8 @@ void bench__context_id_from(bench__context_id *id, const bench__context *c)
     bench__msg(id->git_revision, sizeof id->git_revision, "%s", c->git_revision);
     bench__msg(id->program_hash, sizeof id->program_hash, "%s", c->program_hash);
     bench__msg(id->program_file, sizeof id->program_file, "%s", c->program_file);
+    for (int k = 0; k < BENCH__NCANARIES; k++)
+        id->canary[k] = c->have_canaries ? c->canary[k] : 0;
 }
 
 static const char *or_unknown(const char *s)

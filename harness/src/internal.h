@@ -455,6 +455,11 @@ typedef struct bench__comparison {
     size_t nremoved;
 } bench__comparison;
 
+/** Drift canaries (canary.c): how many, their names in files, and in words. */
+#define BENCH__NCANARIES 4
+extern const char *const bench__canary_names[BENCH__NCANARIES];
+extern const char *const bench__canary_words[BENCH__NCANARIES];
+
 /** Facts about the run that go with every result. */
 typedef struct bench__context {
     const char *harness_version;
@@ -474,6 +479,9 @@ typedef struct bench__context {
     char program_hash[32];
     char program_file[96]; /* baselines only: "NAME.program"; "" none */
     double program_bytes;  /* size of the program, bytes; 0 unknown */
+    /* Drift canaries, ns per unit of each probe's work; NaN (or 0) when not measured. */
+    double canary[BENCH__NCANARIES];
+    bool have_canaries;
     bench__cpu cpu;
     const char *compiler;
     const char *compiler_flags;
@@ -508,6 +516,7 @@ typedef struct bench__context_id {
     char git_revision[64];
     char program_hash[32]; /* "" when the file has none */
     char program_file[96]; /* the snapshot beside a baseline; "" none */
+    double canary[BENCH__NCANARIES]; /* 0 when the file has none */
     char mode[16]; /* context.mode of a saved run: "instructions", or "" for times */
 } bench__context_id;
 
@@ -714,6 +723,19 @@ int bench__snapshot_prepare(const char *dir, const char *name, char *tmp, size_t
 /** Renames a prepared snapshot to DIR/NAME.program; 0, or BENCH_EIO (the temporary is removed). */
 int bench__snapshot_commit(const char *dir, const char *name, const char *tmp, char *msg,
                            size_t msglen);
+
+/* ---- drift canaries (canary.c) ---- */
+
+/** Measures the canaries (about 0.6 s) into out, ns per unit each. 0, or BENCH_ENOMEM. */
+int bench__canaries_measure(double out[BENCH__NCANARIES]);
+/**
+ * The machine's drift from `then` to `now`: drift[k] = now/then - 1 for each canary known on both
+ * sides (NaN otherwise), and in words ("reads from memory 12.0% slower, ...") into words.
+ * Returns how many canaries were known on both sides.
+ */
+int bench__canaries_drift(const double now[BENCH__NCANARIES],
+                          const double then[BENCH__NCANARIES], double drift[BENCH__NCANARIES],
+                          char *words, size_t len);
 
 /* ---- formatting shared by the text reporters ---- */
 

@@ -74,6 +74,12 @@ static cJSON *context_json(const bench__context *c)
         if (c->program_file[0])
             cJSON_AddStringToObject(po, "file", c->program_file);
     }
+    if (c->have_canaries) {
+        cJSON *co = cJSON_AddObjectToObject(o, "canaries");
+        for (int k = 0; k < BENCH__NCANARIES; k++)
+            if (c->canary[k] > 0 && isfinite(c->canary[k]))
+                cJSON_AddNumberToObject(co, bench__canary_names[k], c->canary[k]);
+    }
     const bench__cpu *cpu = &c->cpu;
     cJSON *co = cJSON_AddObjectToObject(o, "cpu");
     cJSON_AddStringToObject(co, "vendor", cpu->vendor);
@@ -481,6 +487,21 @@ static int load_context(const vctx *v, const cJSON *ctx, bench__context_id *id)
                 return verr(v, "context.program.file", "expected a plain file name");
         if (id->program_file[0] == '.')
             return verr(v, "context.program.file", "expected a plain file name");
+    }
+    const cJSON *can = member(ctx, "canaries");
+    if (can && !cJSON_IsObject(can))
+        return verr(v, "context.canaries", "expected an object");
+    for (int k = 0; can && k < BENCH__NCANARIES; k++) {
+        const cJSON *x = member(can, bench__canary_names[k]);
+        if (!x)
+            continue;
+        if (!cJSON_IsNumber(x) || !isfinite(x->valuedouble) || !(x->valuedouble > 0) ||
+            x->valuedouble > 1e9) {
+            char p[96];
+            bench__msg(p, sizeof p, "context.canaries.%s", bench__canary_names[k]);
+            return verr(v, p, "expected a number of ns in (0, 1e9]");
+        }
+        id->canary[k] = x->valuedouble;
     }
     /* ---- instruction mode (instr.c): "instructions", or "time"/absent for times ---- */
     if ((rc = opt_string(v, ctx, "mode", "context", id->mode, sizeof id->mode)))

@@ -126,6 +126,37 @@ class SnapshotTest(unittest.TestCase):
         self.assertNotIn("confirming", p.stderr)
         self.assertEqual(doc["cmp/chain"]["change"]["settled_by"], "saved numbers")
 
+    def test_canaries_are_saved_and_compared(self):
+        doc = self.save(self.copy("fix"))
+        can = doc["context"]["canaries"]
+        self.assertEqual(sorted(can), ["compute", "dram_read", "l2_read", "latency_chain"])
+        self.assertTrue(all(v > 0 for v in can.values()), can)
+        p, _ = self.compare(self.copy("fix_copy", b"x"), "--confirm-time", "0")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertRegex(p.stderr, r"since baseline 'before' was saved \(drift canaries\): "
+                                   r"dependent arithmetic \(a latency chain\) [0-9.]+% "
+                                   r"(slower|faster), .*reads from memory [0-9.]+% "
+                                   r"(slower|faster)")
+
+    def test_drift_makes_a_saved_numbers_verdict_unsure(self):
+        """A baseline whose canaries say the machine was twice as fast then: a 50% slowdown
+        that only the saved numbers show could be the machine's, so it is not called a
+        regression."""
+        self.save(self.copy("fix"))
+        path = os.path.join(self.base, "before.json")
+        with open(path, encoding="utf-8") as f:
+            doc = json.load(f)
+        doc["context"]["canaries"] = {k: v / 2 for k, v in doc["context"]["canaries"].items()}
+        with open(path, "w", encoding="utf-8") as f:
+            json.dump(doc, f)
+        p, res = self.compare(self.copy("fix_slow50", b"x"), "--confirm-time", "0",
+                              "--fail-on-regression")
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertRegex(p.stderr, r"reads from memory [0-9.]+% slower")
+        chain = res["cmp/chain"]["change"]
+        self.assertGreater(chain["ratio_lower"], 1.2, "the numbers still show the slowdown")
+        self.assertEqual(chain["verdict"], "ambiguous")
+
     def test_confirm_time_needs_a_baseline(self):
         p = subprocess.run([FIXTURE, "--confirm-time", "5", "fix/a"], capture_output=True,
                            text=True, timeout=60, check=False)

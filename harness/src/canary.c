@@ -1,0 +1,152 @@
+/*
+ * canary.c: drift canaries, four short fixed probes of the machine saved with every baseline and
+ * measured again by every comparison with it, so that a comparison can say how the machine
+ * itself changed since the save, in words, and not take that drift for a change of the code.
+ *
+ * The probes, each about 0.15 s: a dependent multiply-add chain (core clock and latency), eight
+ * independent floating-point multiply-add streams (arithmetic throughput, which a busy SMT
+ * sibling steals), repeated reads of a 256 KiB buffer (L2-sized data) and of a 64 MiB buffer
+ * (memory bandwidth, which other tenants of the socket share). Each value is the median over
+ * several repetitions of the time per unit of work; only ratios between two runs on one machine
+ * mean anything.
+ */
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+const char *const bench__canary_names[BENCH__NCANARIES] = {"latency_chain", "compute",
+                                                           "l2_read", "dram_read"};
+const char *const bench__canary_words[BENCH__NCANARIES] = {
+    "dependent arithmetic (a latency chain)", "arithmetic throughput", "reads of L2-sized data",
+    "reads from memory"};
+
+#define REPS 5
+#define REP_NS 25e6 /* one repetition's target length */
+
+/* Each kernel runs `units` units of its work and returns a value the compiler must keep. */
+typedef uint64_t (*kernel_fn)(uint64_t units, void *arg);
+
+static uint64_t chain_kernel(uint64_t units, void *arg)
+{
+    (void)arg;
+    uint64_t x = 1;
+    for (uint64_t i = 0; i < units; i++) {
+        x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+        __asm__ volatile("" : "+r"(x)); /* keeps every step, in order */
+    }
+    return x;
+}
+
+static uint64_t compute_kernel(uint64_t units, void *arg)
+{
+    (void)arg;
+    double a[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+    for (uint64_t i = 0; i < units; i += 8) {
+        /* Eight independent streams: without -ffast-math the compiler may neither merge nor
+         * reorder them, and the result is used below, so the loop stays as written. */
+        for (int k = 0; k < 8; k++)
+            a[k] = a[k] * 0.999999 + 1e-7;
+    }
+    double s = 0;
+    for (int k = 0; k < 8; k++)
+        s += a[k];
+    uint64_t r;
+    memcpy(&r, &s, sizeof r);
+    return r;
+}
+
+typedef struct buffer {
+    const uint64_t *w;
+    size_t words;
+} buffer;
+
+/* units: KiB read (the buffer over and over). */
+static uint64_t read_kernel(uint64_t units, void *arg)
+{
+    const buffer *b = arg;
+    uint64_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+    size_t pos = 0;
+    for (uint64_t u = 0; u < units; u++) {
+        for (size_t k = 0; k < 128; k += 4) { /* 128 words = 1 KiB */
+            s0 += b->w[pos + k];
+            s1 += b->w[pos + k + 1];
+            s2 += b->w[pos + k + 2];
+            s3 += b->w[pos + k + 3];
+        }
+        pos += 128;
+        if (pos >= b->words)
+            pos = 0;
+    }
+    return s0 ^ s1 ^ s2 ^ s3;
+}
+
+/* The median over REPS repetitions of ns per unit, after one untimed repetition. */
+static double measure(kernel_fn fn, void *arg)
+{
+    volatile uint64_t sink = 0;
+    uint64_t units = 1024;
+    /* Grow the repetition to about REP_NS (this also warms it up). */
+    for (;;) {
+        int64_t t0 = bench__now_ns();
+        sink ^= fn(units, arg);
+        double ns = (double)(bench__now_ns() - t0);
+        if (ns >= REP_NS / 4 || units >= (UINT64_C(1) << 40)) {
+            units = (uint64_t)fmax(1.0, (double)units * REP_NS / fmax(ns, 1.0));
+            break;
+        }
+        units *= 4;
+    }
+    double v[REPS];
+    for (int r = 0; r < REPS; r++) {
+        int64_t t0 = bench__now_ns();
+        sink ^= fn(units, arg);
+        v[r] = (double)(bench__now_ns() - t0) / (double)units;
+    }
+    (void)sink;
+    return bench__median_inplace(v, REPS);
+}
+
+int bench__canaries_measure(double out[BENCH__NCANARIES])
+{
+    for (int k = 0; k < BENCH__NCANARIES; k++)
+        out[k] = NAN;
+    out[0] = measure(chain_kernel, NULL);
+    out[1] = measure(compute_kernel, NULL);
+    size_t sizes[2] = {(size_t)256 << 10, (size_t)64 << 20};
+    for (int k = 0; k < 2; k++) {
+        uint64_t *w = malloc(sizes[k]);
+        if (!w)
+            return BENCH_ENOMEM;
+        for (size_t i = 0; i < sizes[k] / sizeof *w; i++)
+            w[i] = i * 0x9e3779b97f4a7c15ULL; /* touch every page before timing */
+        buffer b = {w, sizes[k] / sizeof *w};
+        out[2 + k] = measure(read_kernel, &b);
+        free(w);
+    }
+    return 0;
+}
+
+int bench__canaries_drift(const double now[BENCH__NCANARIES],
+                          const double then[BENCH__NCANARIES], double drift[BENCH__NCANARIES],
+                          char *words, size_t len)
+{
+    int known = 0;
+    size_t used = 0;
+    words[0] = '\0';
+    for (int k = 0; k < BENCH__NCANARIES; k++) {
+        drift[k] = NAN;
+        if (!(now[k] > 0) || !(then[k] > 0) || !isfinite(now[k]) || !isfinite(then[k]))
+            continue;
+        drift[k] = now[k] / then[k] - 1.0;
+        known++;
+        int n = snprintf(words + used, used < len ? len - used : 0, "%s%s %.1f%% %s",
+                         used ? ", " : "", bench__canary_words[k], fabs(100.0 * drift[k]),
+                         drift[k] >= 0 ? "slower" : "faster");
+        if (n > 0)
+            used += (size_t)n;
+    }
+    return known;
+}
