@@ -875,16 +875,19 @@ static int profile_run(const cli *c, const bench__instance *all, const bool *sel
         bench__result r;
         memset(&r, 0, sizeof r);
         bench__run_instance(&all[i], &c->run, &r);
+        char id[BENCH__ESCAPED_ID], why[4 * sizeof r.message];
+        bench__escape(id, sizeof id, all[i].id);
+        bench__escape(why, sizeof why, r.message);
         if (r.status == BENCH__OK) {
             char per[32];
             bench__fmt_time(per, sizeof per,
                             r.profile_iters ? r.profile_ns / (double)r.profile_iters : 0);
-            printf("%s: profiled %llu iterations in %.2f s (%s per iteration)\n", all[i].id,
+            printf("%s: profiled %llu iterations in %.2f s (%s per iteration)\n", id,
                    (unsigned long long)r.profile_iters, r.measure_wall_s, per);
         } else if (r.status == BENCH__SKIPPED) {
-            printf("%s: skipped: %s\n", all[i].id, r.message);
+            printf("%s: skipped: %s\n", id, why);
         } else {
-            fprintf(stderr, "bench: benchmark '%s' failed: %s\n", all[i].id, r.message);
+            fprintf(stderr, "bench: benchmark '%s' failed: %s\n", id, why);
             exit_code = BENCH_EXIT_FAILED;
         }
         bench__result_destroy(&r);
@@ -957,7 +960,10 @@ static void report_result(size_t k, bench__result *r, void *arg)
         fflush(stdout);
     }
     if (r->status == BENCH__FAILED) {
-        fprintf(stderr, "bench: benchmark '%s' failed: %s\n", r->inst->id, r->message);
+        char id[BENCH__ESCAPED_ID], why[4 * sizeof r->message];
+        fprintf(stderr, "bench: benchmark '%s' failed: %s\n",
+                bench__escape(id, sizeof id, r->inst->id),
+                bench__escape(why, sizeof why, r->message));
         rr->exit_code = BENCH_EXIT_FAILED;
     }
 }
@@ -1104,8 +1110,10 @@ int bench_main(int argc, char **argv)
     }
     if (c.list) {
         for (size_t i = 0; i < n; i++)
-            if (selected[i])
-                printf("%s\n", all[i].id);
+            if (selected[i]) {
+                bench__fputs_escaped(stdout, all[i].id);
+                putchar('\n');
+            }
         exit_code = finish_stdout(BENCH_EXIT_OK);
         goto out;
     }
@@ -1171,9 +1179,10 @@ int bench_main(int argc, char **argv)
         for (size_t i = 0; i < n && !c.lenient; i++) {
             const bench__entry *e = selected[i] ? bench__saved_find(&old, all[i].id) : NULL;
             if (selected[i] && (!e || e->status != BENCH__OK)) {
+                char id[BENCH__ESCAPED_ID];
                 fprintf(stderr, "bench: baseline '%s' has no measurement of '%s' (use "
                                 "--baseline-lenient to skip such benchmarks)\n",
-                        c.baseline, all[i].id);
+                        c.baseline, bench__escape(id, sizeof id, all[i].id));
                 exit_code = BENCH_EXIT_USAGE;
                 goto out;
             }

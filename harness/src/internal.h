@@ -580,6 +580,24 @@ uint64_t bench__id_seed(uint64_t seed, const char *id);
 /** The name of a sampling plan ("auto", "linear", "flat"). */
 const char *bench__sampling_name(bench_sampling s);
 
+/*
+ * Untrusted text (benchmark names, messages, strings read from files) goes through one escaping
+ * before any text output: C0 controls (ESC, CR, BEL, newline, tab, ...), DEL, C1 controls and
+ * bytes that are not valid UTF-8 become \xNN, the bidirectional formatting characters \uNNNN;
+ * everything else, backslashes and valid UTF-8 included, is kept. Escaping is idempotent.
+ */
+/** Escapes s into buf (truncated at a character boundary to fit len); returns buf. */
+const char *bench__escape(char *buf, size_t len, const char *s);
+/** Writes s, escaped as bench__escape does, to o. */
+void bench__fputs_escaped(FILE *o, const char *s);
+/** Room for any escaped id of at most 255 bytes (4 escaped bytes per byte at most). */
+#define BENCH__ESCAPED_ID 1024
+/**
+ * Whether a text cell of CSV output needs the OWASP guard (a leading single quote): it starts
+ * with =, +, -, @, tab or CR and is not a plain number.
+ */
+bool bench__csv_needs_guard(const char *s);
+
 /** snprintf that always terminates and never warns about truncation. */
 void bench__msg(char *buf, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
