@@ -468,11 +468,51 @@ int bench__json_write_file(const char *path, const bench__context *ctx, const be
                            size_t n, char *msg, size_t msglen);
 
 /**
- * Writes text (and a final newline) to path atomically: a temporary file in the same directory,
- * fsync, mode 0644, rename, fsync of the directory. A failed write leaves any previous file
- * untouched. Returns 0 or a negative error code with a one-line reason in msg (json.c).
+ * Writes text (and a final newline) to path (files.c). A regular file or a new name is replaced
+ * atomically: a temporary file PATH.tmp.PID.XXXXXX in the same directory, fsync, mode 0644,
+ * rename, fsync of the directory; a failed write leaves any previous file untouched and no
+ * temporary file, even when a terminating signal or a file-size limit stops it. A character
+ * device or FIFO (/dev/null, /dev/stdout, a pipe) is written directly, never renamed over; a
+ * symbolic link to a regular file replaces that file; a directory, block device, socket or
+ * dangling link is refused. Returns 0 or a negative error code with a one-line reason in msg.
  */
 int bench__write_atomic(const char *path, const char *text, char *msg, size_t msglen);
+
+/** Temporary files older than this (s) whose process is gone are removed by a later save. */
+#define BENCH__STALE_TMP_S 600.0
+/** Default wait (s) for another run's lock on a baseline; $BENCH_LOCK_TIMEOUT replaces it. */
+#define BENCH__LOCK_TIMEOUT_S 600.0
+
+/**
+ * Names a temporary file that a terminating signal must remove (files.c); returns its slot for
+ * bench__tmp_unregister, or -1 when the registry is full (the file is then not cleaned up).
+ */
+int bench__tmp_register(const char *name);
+/** Forgets a temporary file (renamed or removed); -1 is a no-op. */
+void bench__tmp_unregister(int slot);
+/**
+ * Removes the files in dir named like temporary files (ANY.tmp.PID.XXXXXX) whose process PID is
+ * gone and that were last modified at least older_than_s seconds ago.
+ */
+void bench__tmp_sweep(const char *dir, double older_than_s);
+
+struct stat;
+/**
+ * Opens path for reading without waiting (a FIFO would block forever) and refuses anything that
+ * is not a regular file (BENCH_EIO, msg names the path and what it is). On success *fd is a
+ * blocking descriptor the caller closes and *st describes the file.
+ */
+int bench__open_regular(const char *path, int *fd, struct stat *st, char *msg, size_t msglen);
+
+/**
+ * Takes the exclusive lock of a baseline: flock on PATH.lock beside it, created when missing.
+ * When another run holds it, prints "waiting for lock held by another run" on stderr and waits
+ * up to $BENCH_LOCK_TIMEOUT seconds (default BENCH__LOCK_TIMEOUT_S), then fails (BENCH_EIO).
+ * On success *fd holds the lock until bench__lock_release(*fd).
+ */
+int bench__lock_acquire(const char *path, int *fd, char *msg, size_t msglen);
+/** Releases a lock taken by bench__lock_acquire; -1 is a no-op. */
+void bench__lock_release(int fd);
 /** bench__write_atomic of text printed by cJSON, then frees it; NULL text: out of memory. */
 int bench__write_json_text(const char *path, char *text, char *msg, size_t msglen);
 

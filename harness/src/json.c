@@ -2,15 +2,13 @@
  * json.c: results and baselines as JSON (docs/results-format.md, docs/results.schema.json). The
  * only file that includes cJSON.
  *
- * Files are written atomically: a temporary file in the target's directory, fsync, rename, then
- * fsync of the directory, so an interrupted or failed write never damages the previous file.
+ * Files are written through bench__write_atomic (files.c), so an interrupted or failed write
+ * never damages the previous file; a baseline's read-merge-write holds its lock (PATH.lock).
  * Files are read defensively: size, nesting, types, ranges and array lengths are checked before
  * anything is allocated from them, and every rejection names the file and the JSON path.
  */
 #include <cjson/cJSON.h>
 #include <errno.h>
-#include <fcntl.h>
-#include <libgen.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -247,66 +245,6 @@ static char *results_text(const bench__context *ctx, const bench__result *all, s
     char *text = root ? cJSON_Print(root) : NULL;
     cJSON_Delete(root);
     return text;
-}
-
-/* Writes text to path atomically: temporary file beside it, fsync, rename, fsync directory. */
-int bench__write_atomic(const char *path, const char *text, char *msg, size_t msglen)
-{
-    char *dcopy = strdup(path);
-    size_t tlen = strlen(path) + 16;
-    char *tmp = malloc(tlen);
-    int rc = BENCH_EIO, fd = -1;
-    if (!dcopy || !tmp) {
-        rc = BENCH_ENOMEM;
-        bench__msg(msg, msglen, "%s: out of memory", path);
-        goto done;
-    }
-    snprintf(tmp, tlen, "%s.tmpXXXXXX", path);
-    fd = mkstemp(tmp);
-    if (fd < 0) {
-        bench__msg(msg, msglen, "%s: cannot create a temporary file: %s", path, strerror(errno));
-        goto done;
-    }
-    size_t len = strlen(text), off = 0;
-    while (off < len) {
-        ssize_t w = write(fd, text + off, len - off);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0) {
-            bench__msg(msg, msglen, "%s: write failed: %s", path, strerror(errno));
-            goto fail;
-        }
-        off += (size_t)w;
-    }
-    if (write(fd, "\n", 1) != 1 || fsync(fd) != 0) {
-        bench__msg(msg, msglen, "%s: write failed: %s", path, strerror(errno));
-        goto fail;
-    }
-    if (fchmod(fd, 0644) != 0 || close(fd) != 0) {
-        fd = -1;
-        bench__msg(msg, msglen, "%s: close failed: %s", path, strerror(errno));
-        goto fail;
-    }
-    fd = -1;
-    if (rename(tmp, path) != 0) {
-        bench__msg(msg, msglen, "%s: rename failed: %s", path, strerror(errno));
-        goto fail;
-    }
-    int dfd = open(dirname(dcopy), O_RDONLY | O_DIRECTORY);
-    if (dfd >= 0) {
-        fsync(dfd); /* make the rename durable; failure here cannot lose the old or new file */
-        close(dfd);
-    }
-    rc = 0;
-    goto done;
-fail:
-    if (fd >= 0)
-        close(fd);
-    unlink(tmp);
-done:
-    free(tmp);
-    free(dcopy);
-    return rc;
 }
 
 int bench__write_json_text(const char *path, char *text, char *msg, size_t msglen)
@@ -658,41 +596,45 @@ const bench__entry *bench__saved_find(const bench__saved *s, const char *id)
     return s->n ? bsearch(&key, s->entries, s->n, sizeof key, cmp_entry) : NULL;
 }
 
-/* Reads a whole file of at most BENCH__MAX_FILE_BYTES; *text is NUL-terminated. */
+/* Reads a whole regular file of at most BENCH__MAX_FILE_BYTES; *text is NUL-terminated. A FIFO,
+ * device or directory is refused without waiting on it. */
 static int read_file(const char *path, char **text, size_t *len, char *msg, size_t msglen)
 {
     *text = NULL;
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        bench__msg(msg, msglen, "%s: cannot open: %s", path, strerror(errno));
-        return BENCH_EIO;
-    }
+    int fd;
     struct stat st;
-    if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
-        bench__msg(msg, msglen, "%s: not a regular file", path);
-        fclose(f);
-        return BENCH_EIO;
-    }
+    int rc = bench__open_regular(path, &fd, &st, msg, msglen);
+    if (rc)
+        return rc;
     if ((unsigned long long)st.st_size > BENCH__MAX_FILE_BYTES) {
         bench__msg(msg, msglen, "%s: %lld bytes is over the %u-byte limit for a results file",
                    path, (long long)st.st_size, BENCH__MAX_FILE_BYTES);
-        fclose(f);
+        close(fd);
         return BENCH_EINVAL;
     }
     char *buf = malloc((size_t)st.st_size + 1);
     if (!buf) {
-        fclose(f);
+        close(fd);
         bench__msg(msg, msglen, "%s: out of memory", path);
         return BENCH_ENOMEM;
     }
-    size_t n = fread(buf, 1, (size_t)st.st_size, f);
-    int err = ferror(f);
-    fclose(f);
-    if (err) {
-        free(buf);
-        bench__msg(msg, msglen, "%s: read failed", path);
-        return BENCH_EIO;
+    /* At most the size seen: a file that grows meanwhile is read as it was. */
+    size_t n = 0;
+    while (n < (size_t)st.st_size) {
+        ssize_t r = read(fd, buf + n, (size_t)st.st_size - n);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0) {
+            bench__msg(msg, msglen, "%s: read failed: %s", path, strerror(errno));
+            free(buf);
+            close(fd);
+            return BENCH_EIO;
+        }
+        if (r == 0)
+            break;
+        n += (size_t)r;
     }
+    close(fd);
     buf[n] = '\0';
     *text = buf;
     *len = n;
@@ -797,8 +739,9 @@ static int cmp_item_id(const void *a, const void *b)
     return strcmp(member(x, "id")->valuestring, member(y, "id")->valuestring);
 }
 
-int bench__baseline_save(const char *path, const bench__context *ctx, const bench__result *all,
-                         size_t n, char *msg, size_t msglen)
+/* The read-merge-write of bench__baseline_save, under the baseline's lock. */
+static int baseline_merge_write(const char *path, const bench__context *ctx,
+                                const bench__result *all, size_t n, char *msg, size_t msglen)
 {
     cJSON *root = results_root(ctx, all, n);
     if (!root) {
@@ -873,6 +816,20 @@ int bench__baseline_save(const char *path, const bench__context *ctx, const benc
     char *out = cJSON_Print(root);
     cJSON_Delete(root);
     return bench__write_json_text(path, out, msg, msglen);
+}
+
+int bench__baseline_save(const char *path, const bench__context *ctx, const bench__result *all,
+                         size_t n, char *msg, size_t msglen)
+{
+    /* Two runs saving the same baseline at once would each merge into the file as they read
+     * it, and the later rename would drop the other's entries: one at a time. */
+    int lock;
+    int rc = bench__lock_acquire(path, &lock, msg, msglen);
+    if (rc)
+        return rc;
+    rc = baseline_merge_write(path, ctx, all, n, msg, msglen);
+    bench__lock_release(lock);
+    return rc;
 }
 
 static int json_end(bench__reporter *rep, const bench__context *ctx, const bench__result *all,
