@@ -550,6 +550,10 @@ typedef struct bench__saved {
 #define BENCH__MAX_FILE_BYTES (16u * 1024 * 1024)
 #define BENCH__MAX_ENTRIES 100000
 #define BENCH__MAX_SAMPLES 100000
+/** Largest run-to-run sd of ln(median) a calibrated entry may claim (a factor e between runs). */
+#define BENCH__MAX_LOG_SD 1.0
+/** Room beyond sd * sqrt(runs) between an entry's log_median_mean and its own log-median. */
+#define BENCH__LOG_MEAN_SLACK 0.05
 
 /**
  * Reads and validates a results or baseline file. Returns 0; BENCH_EIO when the file cannot be

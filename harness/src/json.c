@@ -17,6 +17,7 @@
 
 #include "compare.h"
 #include "internal.h"
+#include "json_check.h"
 
 #define RESULTS_SCHEMA_VERSION 1
 
@@ -411,9 +412,9 @@ static int load_samples(const vctx *v, const cJSON *b, const char *jp, bench__en
     i = 0;
     cJSON_ArrayForEach(x, tot) {
         double d = cJSON_IsNumber(x) ? x->valuedouble : NAN;
-        if (!isfinite(d) || d < 0 || d > 1e18) {
+        if (!isfinite(d) || !(d > 0) || d > 1e18) {
             bench__msg(p, sizeof p, "%s.samples.totals_ns[%d]", jp, i);
-            return verr(v, p, "expected a finite number of ns in [0, 1e18]");
+            return verr(v, p, "expected a finite number of ns in (0, 1e18]");
         }
         e->totals_ns[i++] = d;
     }
@@ -510,6 +511,19 @@ static int load_u64(const vctx *v, const cJSON *obj, const char *key, const char
     return 0;
 }
 
+/* Median ns per iteration of an entry's samples; NAN when memory runs out. */
+static double samples_median(const bench__entry *e)
+{
+    double *y = malloc((e->nsamples ? e->nsamples : 1) * sizeof *y);
+    if (!y)
+        return NAN;
+    for (size_t i = 0; i < e->nsamples; i++)
+        y[i] = e->totals_ns[i] / e->iters[i];
+    double m = bench__median_inplace(y, e->nsamples);
+    free(y);
+    return m;
+}
+
 static int load_entry(const vctx *v, const cJSON *b, int index, bench__entry *e)
 {
     char jp[48], p[96];
@@ -562,11 +576,38 @@ static int load_entry(const vctx *v, const cJSON *b, int index, bench__entry *e)
         if (!cJSON_IsNumber(m) || !isfinite(m->valuedouble) || fabs(m->valuedouble) > 100)
             return verr(v, p, "log_median_mean: expected a finite number");
         if (!cJSON_IsNumber(sd) || !isfinite(sd->valuedouble) || sd->valuedouble < 0 ||
-            sd->valuedouble > 10)
-            return verr(v, p, "log_median_sd: expected a number in [0, 10]");
+            sd->valuedouble > BENCH__MAX_LOG_SD)
+            return verr(v, p, "log_median_sd: expected a number in [0, 1]");
         e->noise.runs = (int)runs->valuedouble;
         e->noise.log_mean = m->valuedouble;
         e->noise.log_sd = sd->valuedouble;
+        /* The mean of K log-medians, this entry's own among them, lies within
+         * sd (K - 1) / sqrt(K) of it: a mean far from the entry's own samples is not a
+         * measurement of them, and would be the reference of every comparison. */
+        double own = log(samples_median(e));
+        double room = e->noise.log_sd * sqrt((double)e->noise.runs) + BENCH__LOG_MEAN_SLACK;
+        if (!(fabs(e->noise.log_mean - own) <= room)) {
+            char what[192];
+            bench__msg(what, sizeof what, "log_median_mean %.6g is %.3g from the log of the "
+                                          "samples' median (%.6g); at most %.3g fits the noise",
+                       e->noise.log_mean, fabs(e->noise.log_mean - own), own, room);
+            return verr(v, p, what);
+        }
+    }
+    const cJSON *ol = member(b, "outliers");
+    if (cJSON_IsObject(ol)) {
+        /* Outliers are counted among the samples: more than there are is not a count. */
+        static const char *const classes[] = {"low_severe", "low_mild", "high_mild",
+                                              "high_severe"};
+        double total = 0;
+        for (size_t k = 0; k < 4; k++) {
+            const cJSON *c = member(ol, classes[k]);
+            total += cJSON_IsNumber(c) && isfinite(c->valuedouble) ? c->valuedouble : 0;
+        }
+        if (total > (double)e->nsamples) {
+            bench__msg(p, sizeof p, "%s.outliers", jp);
+            return verr(v, p, "more outliers than samples");
+        }
     }
     return 0;
 }
@@ -665,10 +706,13 @@ static int parse_saved(const char *path, const char *text, size_t len, bench__sa
                        (long)(end - text));
             return BENCH_EINVAL;
         }
-    int rc = 0;
+    /* A key given twice would be read as its first value here and as its last by other tools. */
+    int rc = bench__json_check_duplicates(root, path, msg, msglen);
     const cJSON *ver = member(root, "schema_version");
     const cJSON *arr = member(root, "benchmarks");
-    if (!cJSON_IsObject(root))
+    if (rc)
+        ; /* the duplicate key's message stands */
+    else if (!cJSON_IsObject(root))
         rc = verr(&v, "$", "expected an object");
     else if (!cJSON_IsNumber(ver))
         rc = verr(&v, "schema_version", "missing or not a number");
@@ -711,6 +755,9 @@ static int parse_saved(const char *path, const char *text, size_t len, bench__sa
                 break;
             }
     }
+    /* Every field against the published schema: also those the comparison does not read. */
+    if (!rc)
+        rc = bench__json_check_schema(root, path, msg, msglen);
     if (rc || !root_out)
         cJSON_Delete(root);
     else

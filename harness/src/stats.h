@@ -102,4 +102,12 @@ typedef struct bench__estimates {
 int bench__bootstrap(const double *iters, const double *totals, size_t n, size_t nresamples,
                      double level, uint64_t seed, bench__estimates *out);
 
+/**
+ * The median of the n samples' time per iteration and its percentile-bootstrap interval at
+ * `level`: exactly the median estimate of bench__bootstrap with the same arguments, without the
+ * other statistics' cost. Returns 0, or -1 on bad arguments or allocation failure.
+ */
+int bench__bootstrap_median(const double *iters, const double *totals, size_t n,
+                            size_t nresamples, double level, uint64_t seed, bench__estimate *out);
+
 #endif /* HARNESS_STATS_H */

@@ -85,6 +85,19 @@ static void test_hostile_fixtures_rejected(void **state)
         {"binary_garbage.bin", "NUL byte"},
         {"nul_inside.json", "NUL byte"},
         {"does_not_exist.json", "cannot open"},
+        /* every field is checked against the schema, also those the comparison does not read */
+        {"outlier_string.json", "benchmarks[0].outliers.low_mild: expected an integer"},
+        {"unknown_key.json", "benchmarks[0].speedup: unknown key"},
+        {"bad_estimate.json", "benchmarks[0].estimates.median.lower: -3 is below the minimum 0"},
+        {"missing_context_field.json", "context.clock: missing"},
+        /* a key twice: rejected wherever it is, naming it */
+        {"duplicate_key.json", "benchmarks[0].rounds: duplicate key"},
+        {"duplicate_key_nested.json", "benchmarks[0].outliers.low_mild: duplicate key"},
+        /* numbers that feed a verdict must make sense, not only have the right type */
+        {"absurd_noise_mean.json", "benchmarks[0].noise: log_median_mean -100 is"},
+        {"absurd_noise_sd.json", "benchmarks[0].noise: log_median_sd: expected a number in [0, 1]"},
+        {"zero_time.json", "benchmarks[0].samples.totals_ns[0]"},
+        {"outliers_over_samples.json", "benchmarks[0].outliers: more outliers than samples"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char path[512], msg[512] = "";
@@ -187,6 +200,12 @@ static void make_fake(fake *f, const char *id, double per_iter)
     f->r.totals_ns = f->totals;
     f->r.est.median.point = per_iter;
     f->r.stop_reason = "precision";
+    /* What a real run records, so the saved file is valid against the schema. */
+    f->r.settings = (bench__settings){.warm_up_time = 0.1, .measurement_time = 1,
+                                      .sample_size = 4, .target_precision = 0.01, .rounds = 1};
+    f->r.sampling_used = BENCH_SAMPLING_LINEAR;
+    f->r.warm_up_iters = 10;
+    f->r.rounds = 1;
 }
 
 static bench__context test_context(void)
