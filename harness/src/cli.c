@@ -1060,6 +1060,11 @@ int bench_main(int argc, char **argv)
     bench__instance *all = NULL;
     size_t n = 0;
     char msg[1024] = "";
+    /* Allocation counting needs its preload library: re-executes with it before anything. */
+    if (c.alloc_stats && bench__alloc_preload(argc, argv, msg, sizeof msg) != 0) {
+        fprintf(stderr, "bench: --alloc-stats: %s\n", msg);
+        return BENCH_EXIT_USAGE;
+    }
     int rc = bench__registry_list(&all, &n, msg, sizeof msg);
     if (rc != 0) {
         fprintf(stderr, "bench: %s\n", msg[0] ? msg : bench__strerror(rc));
