@@ -1035,6 +1035,10 @@ int bench_main(int argc, char **argv)
     c.abo.sample_ms = 10.0;
     if (parse_args(&c, argc, argv) != 0 || check_combinations(&c) != 0)
         return BENCH_EXIT_USAGE;
+    /* Every argument is checked before anything is done, --help and --list included: an
+     * invalid filter is exit 2 whatever else is asked. */
+    if (select_ids(&c, NULL, 0, NULL) != 0)
+        return BENCH_EXIT_USAGE;
     c.abo.significance_level = c.cmp.significance_level;
     c.abo.noise_threshold = c.noise_threshold_set ? c.cmp.noise_threshold
                                                   : BENCH__DEFAULT_AB_NOISE_THRESHOLD;
@@ -1110,6 +1114,10 @@ int bench_main(int argc, char **argv)
         else
             fprintf(stderr, "bench: no benchmark matches the filter%s (see --list)\n",
                     c.nfilters > 1 ? "s" : "");
+        exit_code = BENCH_EXIT_USAGE;
+        goto out;
+    }
+    if (c.list && make_probes(&c) != 0) { /* --list checks the probes' arguments too */
         exit_code = BENCH_EXIT_USAGE;
         goto out;
     }
