@@ -572,6 +572,12 @@ typedef struct bench__saved {
  * On failure *out is empty. Never crashes on hostile input; allocation is bounded by the limits.
  */
 int bench__saved_load(const char *path, bench__saved *out, char *msg, size_t msglen);
+/**
+ * bench__saved_load of a text in memory (the fuzz target's entry point): `name` stands for the
+ * file in messages; text[len] must be a NUL byte (text itself may hold others: rejected).
+ */
+int bench__saved_parse(const char *name, const char *text, size_t len, bench__saved *out,
+                       char *msg, size_t msglen);
 /** Frees what a saved run owns; safe on a zeroed one. */
 void bench__saved_destroy(bench__saved *s);
 /** The entry with this id, or NULL. */

@@ -780,6 +780,12 @@ int bench__saved_load(const char *path, bench__saved *out, char *msg, size_t msg
     return rc;
 }
 
+int bench__saved_parse(const char *name, const char *text, size_t len, bench__saved *out,
+                       char *msg, size_t msglen)
+{
+    return parse_saved(name, text, len, out, NULL, msg, msglen);
+}
+
 static int cmp_item_id(const void *a, const void *b)
 {
     const cJSON *x = *(const cJSON *const *)a, *y = *(const cJSON *const *)b;

@@ -291,9 +291,11 @@ static int check_string(validator *v, const cJSON *s, const cJSON *x, jpath *p)
     const cJSON *k;
     size_t n = utf8_length(x->valuestring);
     if ((k = cJSON_GetObjectItemCaseSensitive(s, "minLength")) && (double)n < k->valuedouble)
-        return fail(v, p, "expected at least %.0f characters", k->valuedouble);
+        return fail(v, p, "expected at least %.0f character%s", k->valuedouble,
+                    k->valuedouble == 1 ? "" : "s");
     if ((k = cJSON_GetObjectItemCaseSensitive(s, "maxLength")) && (double)n > k->valuedouble)
-        return fail(v, p, "expected at most %.0f characters", k->valuedouble);
+        return fail(v, p, "expected at most %.0f character%s", k->valuedouble,
+                    k->valuedouble == 1 ? "" : "s");
     if ((k = cJSON_GetObjectItemCaseSensitive(s, "pattern"))) {
         bool match = false;
         int rc = pattern_match(v, k->valuestring, x->valuestring, &match);
@@ -313,9 +315,11 @@ static int check_array(validator *v, const cJSON *s, const cJSON *x, jpath *p, i
     const cJSON *k;
     int n = cJSON_GetArraySize(x);
     if ((k = cJSON_GetObjectItemCaseSensitive(s, "minItems")) && n < k->valuedouble)
-        return fail(v, p, "expected at least %.0f items", k->valuedouble);
+        return fail(v, p, "expected at least %.0f item%s", k->valuedouble,
+                    k->valuedouble == 1 ? "" : "s");
     if ((k = cJSON_GetObjectItemCaseSensitive(s, "maxItems")) && n > k->valuedouble)
-        return fail(v, p, "expected at most %.0f items", k->valuedouble);
+        return fail(v, p, "expected at most %.0f item%s", k->valuedouble,
+                    k->valuedouble == 1 ? "" : "s");
     const cJSON *items = cJSON_GetObjectItemCaseSensitive(s, "items");
     if (!items)
         return 0;
