@@ -586,7 +586,9 @@ static int load_named(const cli *c, const char *name, bench__saved *out)
         return -1;
     }
     if (rc != 0) {
-        fprintf(stderr, "bench: baseline '%s' is unusable: %s\n", name, msg);
+        char shown[4 * sizeof msg]; /* quotes the file's path and keys: escaped */
+        fprintf(stderr, "bench: baseline '%s' is unusable: %s\n", name,
+                bench__escape(shown, sizeof shown, msg));
         return -1;
     }
     return 0;
@@ -616,7 +618,9 @@ static int save_named(const cli *c, const bench__context *ctx, const bench__resu
     int rc = bench__baseline_save(path, ctx, ok, k, msg, sizeof msg);
     free(ok);
     if (rc != 0) {
-        fprintf(stderr, "bench: saving baseline '%s' failed: %s\n", c->save_baseline, msg);
+        char shown[4 * sizeof msg];
+        fprintf(stderr, "bench: saving baseline '%s' failed: %s\n", c->save_baseline,
+                bench__escape(shown, sizeof shown, msg));
         return -1;
     }
     fprintf(stderr, "bench: saved %zu benchmark%s to baseline '%s' (%s)\n", k, k == 1 ? "" : "s",
@@ -1308,19 +1312,20 @@ int bench_main(int argc, char **argv)
         free(cids);
         free(map);
     }
+    char shown[4 * sizeof msg]; /* messages quote paths: escaped */
     if (rep.end(&rep, &ctx, results, k) != 0 || fflush(stdout) != 0 || ferror(stdout)) {
         fprintf(stderr, "bench: writing the report to stdout failed\n");
         exit_code = exit_code == BENCH_EXIT_OK ? BENCH_EXIT_USAGE : exit_code;
     }
     if (c.json_path &&
         bench__json_write_file(c.json_path, &ctx, results, k, msg, sizeof msg) != 0) {
-        fprintf(stderr, "bench: %s\n", msg);
+        fprintf(stderr, "bench: %s\n", bench__escape(shown, sizeof shown, msg));
         if (exit_code == BENCH_EXIT_OK)
             exit_code = BENCH_EXIT_USAGE;
     }
     if (c.gbench_path &&
         bench__gbench_write_file(c.gbench_path, &ctx, results, k, msg, sizeof msg) != 0) {
-        fprintf(stderr, "bench: %s\n", msg);
+        fprintf(stderr, "bench: %s\n", bench__escape(shown, sizeof shown, msg));
         if (exit_code == BENCH_EXIT_OK)
             exit_code = BENCH_EXIT_USAGE;
     }

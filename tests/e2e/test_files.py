@@ -125,7 +125,7 @@ class OutputTest(Base):
             with open(fifo, encoding="utf-8") as f:
                 got["text"] = f.read()
 
-        t = threading.Thread(target=reader)
+        t = threading.Thread(target=reader, daemon=True)
         t.start()
         p = run("--json", fifo, *ONE)
         t.join(30)

@@ -13,8 +13,10 @@ import io
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
+import tempfile
 import unittest
 
 HOSTILE = os.environ.get("E2E_HOSTILE", "")
@@ -67,6 +69,36 @@ class EscapeTest(unittest.TestCase):
         self.assertIn("esc/red\x1b[31mname", ids)
         skip = [b for b in doc["benchmarks"] if b["id"] == "esc/skip"][0]
         self.assertIn("\x1b]0;pwned\x07", skip["message"])
+
+
+class FileTextTest(unittest.TestCase):
+    """Strings read from files, and paths, reach stderr escaped too."""
+
+    def setUp(self):
+        self.dir = tempfile.mkdtemp(prefix="bench-e2e-text-\x1b[31m")
+        self.addCleanup(shutil.rmtree, self.dir, True)
+
+    def test_baseline_context_and_path_are_escaped(self):
+        p = run("--baseline-dir", self.dir, "--save-baseline", "b", "--exact", "csv/plain")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        path = os.path.join(self.dir, "b.json")
+        with open(path, encoding="utf-8") as f:
+            doc = json.load(f)
+        doc["context"]["hostname"] = "evil\x1b]0;pwned\x07host"
+        doc["context"]["compiler"] = "cc\r\x1b[2J 9"
+        with open(path, "w", encoding="utf-8") as f:
+            json.dump(doc, f)
+        p = run("--baseline-dir", self.dir, "--baseline", "b", "--exact", "csv/plain")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(control_chars(p.stderr), [], p.stderr)
+        self.assertIn("'evil\\x1b]0;pwned\\x07host'", p.stderr.decode())
+        doc["benchmarks"][0]["rounds"] = "many"  # now invalid: the message names the path
+        with open(path, "w", encoding="utf-8") as f:
+            json.dump(doc, f)
+        p = run("--baseline-dir", self.dir, "--baseline", "b", "--exact", "csv/plain")
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertEqual(control_chars(p.stderr), [], p.stderr)
+        self.assertIn("bench-e2e-text-\\x1b[31m", p.stderr.decode())
 
 
 class CsvGuardTest(unittest.TestCase):
