@@ -12,8 +12,9 @@
  * link. A name that is this process's stdout or stderr is written through that descriptor.
  *
  * Temporary files never outlive the process: while one exists its name is in a small registry,
- * and a handler for the terminating signals (installed only while a write is in progress)
- * removes it with async-signal-safe calls and re-raises. SIGXFSZ (a file-size limit) is
+ * and a handler for the terminating signals (installed only while a write is in progress, and
+ * only for signals left at their default action) removes it with async-signal-safe calls and
+ * re-raises. SIGXFSZ (a file-size limit) is
  * ignored during the write, so the write fails with EFBIG and is cleaned up like any failure.
  * For what no handler can catch (SIGKILL, a power cut), each save first removes temporary files
  * in its directory whose process is gone and that are older than BENCH__STALE_TMP_S.
@@ -55,8 +56,8 @@ static void unlink_live_tmps(void)
             unlink(tmp_names[i]); /* async-signal-safe */
 }
 
-/* Removes the temporary files, restores the signal's previous action and re-raises it: the
- * process ends (or the previous handler runs) as it would have without this handler. */
+/* Removes the temporary files, restores the signal's default action and re-raises it: the
+ * process ends as it would have without this handler. */
 static void cleanup_handler(int sig)
 {
     int saved_errno = errno;
@@ -66,7 +67,7 @@ static void cleanup_handler(int sig)
             sigaction(sig, &saved_actions[i], NULL);
             handler_installed[i] = false;
         }
-    raise(sig); /* blocked until this handler returns, then delivered with the old action */
+    raise(sig); /* blocked until this handler returns, then delivered with the default action */
     errno = saved_errno;
 }
 
@@ -81,8 +82,11 @@ static void guard_signals(void)
     for (size_t i = 0; i < NSIG_CLEANUP; i++) {
         struct sigaction old;
         handler_installed[i] = false;
-        if (sigaction(cleanup_signals[i], NULL, &old) != 0 || old.sa_handler == SIG_IGN)
-            continue; /* an ignored signal stays ignored (nohup, a shell's background job) */
+        /* Only where the signal would kill: an ignored one stays ignored (nohup, a shell's
+         * background job), and one the program handles (a profiler's SIGPROF) is its own. */
+        if (sigaction(cleanup_signals[i], NULL, &old) != 0 || (old.sa_flags & SA_SIGINFO) ||
+            old.sa_handler != SIG_DFL)
+            continue;
         saved_actions[i] = old;
         handler_installed[i] = sigaction(cleanup_signals[i], &sa, NULL) == 0;
     }

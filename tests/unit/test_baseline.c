@@ -317,14 +317,14 @@ static void test_killed_save_leaves_a_valid_baseline(void **state)
     }
 }
 
-/* Names of temporary files (NAME.tmp.PID.XXXXXX) in dir. */
+/* Names of temporary files (NAME.tmp.PID.XXXXXX, or any NAME.tmp...) in dir. */
 static int count_tmps(const char *dir)
 {
     DIR *d = opendir(dir);
     int n = 0;
     struct dirent *e;
     while (d && (e = readdir(d)))
-        n += strstr(e->d_name, ".tmp.") != NULL;
+        n += strstr(e->d_name, ".tmp") != NULL;
     if (d)
         closedir(d);
     return n;
