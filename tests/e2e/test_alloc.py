@@ -54,6 +54,7 @@ def jemalloc():
 
 def run(*args, prog=None, timeout=240, env_extra=None):
     env = dict(os.environ)
+    env.update(ASAN_ENV)  # ignored by a program without AddressSanitizer
     env.update(env_extra or {})
     return subprocess.run([prog or WORK, *args], capture_output=True, text=True, timeout=timeout,
                           env=env)
