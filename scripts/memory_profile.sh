@@ -12,7 +12,7 @@
 # Environment:
 #   MEMORY_TIME=S        seconds per benchmark with a FILTER (default 0.5)
 #   MEMORY_TOOL=T        heaptrack or dhat (default heaptrack; dhat when heaptrack is missing,
-#                        or sees no allocation: the suite program defines malloc itself)
+#                        or sees no allocation)
 #   MEMORY_LEAK_CHECK=0  skip the memcheck leak check
 #   PROFILE_OUT=DIR      output directory (default tmp)
 #   PROFILE_BUILD_DIR=DIR profiling build (default build-prof)
@@ -82,11 +82,11 @@ if [[ "$tool" == heaptrack ]]; then
             echo "$me: warning: the heap flame graph could not be rendered" >&2
     fi
     if [[ -n "$filter" ]] && grep -q '^calls to allocation functions: 0 ' "$out/heaptrack.txt"; then
-        # The harness's allocation counter (harness/src/alloc.c) defines malloc & co. in the
-        # benchmark program itself, which binds before heaptrack's preloaded hooks: heaptrack
-        # then sees nothing. Valgrind replaces the functions in every object, so DHAT sees all.
-        note="heaptrack saw no allocation in the benchmark program (it defines malloc itself"
-        note+=" for --alloc-stats): DHAT used instead"
+        # A malloc defined in the benchmark program itself would bind before heaptrack's
+        # preloaded hooks, and heaptrack would see nothing. Valgrind replaces the functions in
+        # every object, so DHAT sees all.
+        note="heaptrack saw no allocation in the benchmark program (does it define malloc"
+        note+=" itself?): DHAT used instead"
         echo "$me: $note" >&2
         summary+=(--note "$note")
         tool=dhat

@@ -9,7 +9,10 @@ set -euo pipefail
 
 what="${1:-build}"
 build_pkgs=(cmake make gcc pkg-config libcjson-dev libcpuid-dev libpfm4-dev)
-test_pkgs=(libcmocka-dev python3 python3-jsonschema chromium valgrind)
+# libjemalloc2: the --alloc-stats tests under a preloaded jemalloc; clang and its runtime
+# libraries: the baseline loader's libFuzzer target (tests/fuzz).
+test_pkgs=(libcmocka-dev python3 python3-jsonschema chromium valgrind libjemalloc2 clang
+    libclang-rt-dev)
 
 case "$what" in
     build) pkgs=("${build_pkgs[@]}") ;;

@@ -1,207 +1,238 @@
 /*
- * alloc.c: allocation statistics (--alloc-stats): the malloc family counted inside the benchmark
- * program, per sample, plus a few per-benchmark facts about the heap and the process.
+ * alloc.c: allocation statistics (--alloc-stats): the malloc family counted per sample, plus a
+ * few per-benchmark facts about the heap and the process (docs/allocations.md).
  *
- * How. This file defines malloc, free, calloc, realloc, posix_memalign, aligned_alloc, memalign,
- * valloc and pvalloc; each forwards to glibc's allocator through its exported __libc_* entry
- * point (no dlsym, so no recursion and no start-up ordering problem) and counts when counting is
- * on. A program that links the harness defines these symbols in its executable (or in
- * libharness.so), so the dynamic linker binds every caller to them, libc's own internal callers
- * (strdup, fopen, ...) included: glibc supports replacing malloc this way. The object is always
- * linked: cli.c refers to bench__alloc_probe_create, defined here. malloc_usable_size is not
- * replaced: the blocks are glibc's own (no header is added), so glibc's answers for them.
+ * How. The library never defines malloc: a program that links it keeps whatever allocator it
+ * has (glibc's, a preloaded jemalloc, a sanitizer's), with or without --alloc-stats. The
+ * counting lives in a separate preload library, libharness_alloc.so (alloc_shim.c). With
+ * --alloc-stats, bench_main calls bench__alloc_preload first: when the shim is not loaded yet,
+ * it re-executes the program (/proc/self/exe, same arguments) with the shim prepended to
+ * LD_PRELOAD and BENCH_ALLOC_PRELOADED=1 in the environment (which also stops a second
+ * attempt); the environment is inherited, so processes the program starts of itself load the
+ * shim too. The probe finds the shim's counters with dlsym(RTLD_DEFAULT) and checks that a call
+ * of malloc reaches them.
+ *
+ * Where the shim is: $BENCH_ALLOC_SHIM when set; else libharness_alloc.so beside the object
+ * that holds this code (the shared libharness, or the program that linked the static one);
+ * else the build tree's and then the install directory's copy, paths fixed at build time.
+ *
+ * What cannot work says so (exit 2): a statically linked program (no dynamic loader, so no
+ * LD_PRELOAD), a shim that is missing or did not load, a program under valgrind that was not
+ * started with the shim preloaded (re-executing would leave valgrind).
  *
  * What is counted, while a benchmark with the probe attached runs (attach to detach):
- *   - allocations, allocated_bytes (metrics, per sample): successful calls of the functions above
- *     inside the sample and the bytes they were asked for (calloc: n * size; realloc: the new
- *     size; a realloc counts as one allocation). realloc(p, 0), which frees, and failed calls
- *     count nothing; free counts nothing here.
- *   - peak_heap_bytes (fact): the highest level of live heap above the level at attach, in usable
- *     bytes (malloc_usable_size: what the allocator really set aside, at least the request).
- *     Setup and teardown of the body count here, as do blocks freed that were allocated before
- *     attach (they lower the level).
- * The counters are global relaxed atomics, so allocations of every thread count.
- *
- * Cost when off: one relaxed load of a global flag and a predictable branch per call.
- *
- * Sanitizers and valgrind. AddressSanitizer (and the thread and memory sanitizers) replace malloc
- * themselves: in such a build the replacement is compiled out and the probe reports
- * "unavailable". Valgrind's memcheck replaces malloc & co. by default in every object, this
- * executable included: these functions are then never called, memcheck sees every block, and
- * the probe, which checks that its malloc is reached, reports "unavailable". With
- * --soname-synonyms=somalloc=nomatch valgrind replaces only libc's functions; the __libc_*
- * entry points are aliases of them (same addresses), so memcheck still sees every block, and
- * the counts work under valgrind too.
+ *   - allocations, allocated_bytes (metrics, per sample): successful calls of the malloc family
+ *     inside the sample and the bytes they asked for (calloc: n * size; realloc: the new size).
+ *   - peak_heap_bytes (fact): the highest live heap above the level at attach, in usable bytes.
+ *   - max_rss_bytes, minor_faults, major_faults (facts): from /proc and getrusage.
  */
+#define _GNU_SOURCE
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <malloc.h>
-#include <stdatomic.h>
+#include <limits.h>
+#include <link.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "alloc_shim.h"
 #include "internal.h"
 
-/* Whether this build may replace malloc: glibc, and no sanitizer that replaces it already. */
-#if defined(__SANITIZE_ADDRESS__)
-#define ALLOC_REPLACED_BY "AddressSanitizer"
-#elif defined(__SANITIZE_THREAD__)
-#define ALLOC_REPLACED_BY "ThreadSanitizer"
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define ALLOC_REPLACED_BY "AddressSanitizer"
-#elif __has_feature(thread_sanitizer)
-#define ALLOC_REPLACED_BY "ThreadSanitizer"
-#elif __has_feature(memory_sanitizer)
-#define ALLOC_REPLACED_BY "MemorySanitizer"
+#ifndef HARNESS_ALLOC_SHIM_BUILD_PATH
+#define HARNESS_ALLOC_SHIM_BUILD_PATH ""
 #endif
+#ifndef HARNESS_ALLOC_SHIM_INSTALL_PATH
+#define HARNESS_ALLOC_SHIM_INSTALL_PATH ""
 #endif
-#if !defined(ALLOC_REPLACED_BY) && defined(__GLIBC__)
-#define ALLOC_INTERPOSE 1
-#else
-#define ALLOC_INTERPOSE 0
-#endif
+#define SHIM_NAME "libharness_alloc.so"
+#define PRELOADED_ENV "BENCH_ALLOC_PRELOADED"
 
-#if ALLOC_INTERPOSE
+extern char **environ;
 
-/* glibc's allocator under its exported internal names (GLIBC_2.2.5). */
-extern void *__libc_malloc(size_t size);
-extern void __libc_free(void *ptr);
-extern void *__libc_calloc(size_t n, size_t size);
-extern void *__libc_realloc(void *ptr, size_t size);
-extern void *__libc_memalign(size_t alignment, size_t size);
-extern void *__libc_valloc(size_t size);
-extern void *__libc_pvalloc(size_t size);
+/* ---- finding the shim ---- */
 
-/* 1 from attach to detach of a benchmark with the probe. */
-static atomic_int counting;
-/* Since the program started, counted while `counting` was 1. */
-static atomic_uint_fast64_t n_allocs;  /* successful allocations */
-static atomic_uint_fast64_t n_bytes;   /* B requested by them */
-/* Since attach: live usable bytes above the level at attach, and their highest value. */
-static atomic_llong live_bytes; /* B, may go negative (blocks from before attach freed) */
-static atomic_llong peak_bytes; /* B */
-
-static inline int is_counting(void)
+/* Whether the main program has a dynamic loader (PT_INTERP): LD_PRELOAD means nothing to a
+ * statically linked one (static-pie included). */
+static int main_has_interp(struct dl_phdr_info *info, size_t size, void *arg)
 {
-    return __builtin_expect(atomic_load_explicit(&counting, memory_order_relaxed), 0);
+    (void)size;
+    int *found = arg;
+    for (int i = 0; i < info->dlpi_phnum; i++)
+        if (info->dlpi_phdr[i].p_type == PT_INTERP)
+            *found = 1;
+    return 1; /* the first object reported is the main program: stop there */
 }
 
-static void add_live(long long delta)
+static bool dynamically_linked(void)
 {
-    long long now = atomic_fetch_add_explicit(&live_bytes, delta, memory_order_relaxed) + delta;
-    long long peak = atomic_load_explicit(&peak_bytes, memory_order_relaxed);
-    while (now > peak && !atomic_compare_exchange_weak_explicit(&peak_bytes, &peak, now,
-                                                                memory_order_relaxed,
-                                                                memory_order_relaxed)) {
+    int found = 0;
+    dl_iterate_phdr(main_has_interp, &found);
+    return found;
+}
+
+/* The loaded shim's counters, or NULL. */
+static const bench__alloc_counters *loaded_shim(void)
+{
+    if (!dynamically_linked())
+        return NULL;
+    const bench__alloc_counters *(*get)(void);
+    *(void **)&get = dlsym(RTLD_DEFAULT, BENCH__ALLOC_SHIM_SYMBOL);
+    const bench__alloc_counters *api = get ? get() : NULL;
+    return api && api->abi == BENCH__ALLOC_SHIM_ABI ? api : NULL;
+}
+
+static bool readable(const char *path)
+{
+    return path[0] && access(path, R_OK) == 0;
+}
+
+/* Writes the shim's path into buf; returns false with the places looked at in msg. */
+static bool find_shim(char *buf, size_t len, char *msg, size_t msglen)
+{
+    const char *env = getenv("BENCH_ALLOC_SHIM");
+    if (env && *env) {
+        bench__msg(buf, len, "%s", env);
+        if (readable(buf))
+            return true;
+        bench__msg(msg, msglen, "BENCH_ALLOC_SHIM names %s, which cannot be read", env);
+        return false;
     }
-}
-
-static void count_alloc(void *p, size_t requested)
-{
-    atomic_fetch_add_explicit(&n_allocs, 1, memory_order_relaxed);
-    atomic_fetch_add_explicit(&n_bytes, requested, memory_order_relaxed);
-    add_live((long long)malloc_usable_size(p));
-}
-
-void *malloc(size_t size)
-{
-    void *p = __libc_malloc(size);
-    if (is_counting() && p)
-        count_alloc(p, size);
-    return p;
-}
-
-void free(void *ptr)
-{
-    if (is_counting() && ptr)
-        atomic_fetch_sub_explicit(&live_bytes, (long long)malloc_usable_size(ptr),
-                                  memory_order_relaxed);
-    __libc_free(ptr);
-}
-
-void *calloc(size_t n, size_t size)
-{
-    /* glibc checks n * size for overflow (NULL, ENOMEM); a success implies it fits. */
-    void *p = __libc_calloc(n, size);
-    size_t bytes;
-    if (is_counting() && p && !__builtin_mul_overflow(n, size, &bytes))
-        count_alloc(p, bytes);
-    return p;
-}
-
-void *realloc(void *ptr, size_t size)
-{
-    if (!is_counting())
-        return __libc_realloc(ptr, size);
-    long long old = ptr ? (long long)malloc_usable_size(ptr) : 0;
-    void *p = __libc_realloc(ptr, size);
-    if (p) {
-        /* realloc(NULL, n) is malloc; otherwise the block moved or was resized in place. */
-        atomic_fetch_add_explicit(&n_allocs, 1, memory_order_relaxed);
-        atomic_fetch_add_explicit(&n_bytes, size, memory_order_relaxed);
-        add_live((long long)malloc_usable_size(p) - old);
-    } else if (ptr && size == 0) {
-        /* glibc frees the block and returns NULL. */
-        atomic_fetch_sub_explicit(&live_bytes, old, memory_order_relaxed);
-    } /* else it failed and the old block is untouched */
-    return p;
-}
-
-int posix_memalign(void **out, size_t alignment, size_t size)
-{
-    /* POSIX: a power of two multiple of sizeof(void *); glibc checks the same. */
-    if (alignment % sizeof(void *) != 0 || alignment == 0 || (alignment & (alignment - 1)) != 0)
-        return EINVAL;
-    int saved = errno;
-    void *p = __libc_memalign(alignment, size);
-    if (!p) {
-        errno = saved; /* posix_memalign reports through its result, not errno */
-        return ENOMEM;
+    char beside[PATH_MAX] = "";
+    Dl_info info;
+    if (dladdr((void *)bench__alloc_preload, &info) && info.dli_fname) {
+        char self[PATH_MAX];
+        const char *obj = info.dli_fname;
+        /* The main program reports its name as run; /proc/self/exe is its real path. */
+        if (!strchr(obj, '/')) {
+            ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+            self[n > 0 ? n : 0] = '\0';
+            obj = self;
+        }
+        const char *slash = strrchr(obj, '/');
+        if (slash)
+            bench__msg(beside, sizeof beside, "%.*s/%s", (int)(slash - obj), obj, SHIM_NAME);
     }
-    *out = p;
-    if (is_counting())
-        count_alloc(p, size);
-    return 0;
+    const char *candidates[] = {beside, HARNESS_ALLOC_SHIM_BUILD_PATH,
+                                HARNESS_ALLOC_SHIM_INSTALL_PATH};
+    for (size_t i = 0; i < sizeof candidates / sizeof candidates[0]; i++)
+        if (readable(candidates[i])) {
+            bench__msg(buf, len, "%s", candidates[i]);
+            return true;
+        }
+    bench__msg(msg, msglen, "the allocation shim %s was not found (looked beside the program or "
+                            "library, in %s and in %s): set BENCH_ALLOC_SHIM to its path",
+               SHIM_NAME, HARNESS_ALLOC_SHIM_BUILD_PATH[0] ? HARNESS_ALLOC_SHIM_BUILD_PATH : "-",
+               HARNESS_ALLOC_SHIM_INSTALL_PATH[0] ? HARNESS_ALLOC_SHIM_INSTALL_PATH : "-");
+    return false;
 }
 
-void *memalign(size_t alignment, size_t size)
+/* ---- re-executing with the shim ---- */
+
+/* The environment of the re-executed program: environ with LD_PRELOAD=shim[:old],
+ * BENCH_ALLOC_PRELOADED=1 and, in an AddressSanitizer program, ASan's link-order check off
+ * (the shim must come before ASan's runtime to see the calls). Caller frees the array. */
+static char **child_env(const char *shim, bool asan)
 {
-    void *p = __libc_memalign(alignment, size);
-    if (is_counting() && p)
-        count_alloc(p, size);
-    return p;
+    size_t n = 0;
+    while (environ[n])
+        n++;
+    char **env = calloc(n + 4, sizeof *env);
+    if (!env)
+        return NULL;
+    size_t k = 0;
+    const char *old_preload = getenv("LD_PRELOAD"), *old_asan = getenv("ASAN_OPTIONS");
+    for (size_t i = 0; i < n; i++)
+        if (strncmp(environ[i], "LD_PRELOAD=", 11) != 0 &&
+            strncmp(environ[i], PRELOADED_ENV "=", sizeof PRELOADED_ENV) != 0 &&
+            !(asan && strncmp(environ[i], "ASAN_OPTIONS=", 13) == 0))
+            env[k++] = environ[i];
+    size_t plen = strlen(shim) + (old_preload ? strlen(old_preload) : 0) + 16;
+    char *preload = malloc(plen);
+    char *asan_opts = NULL;
+    if (preload)
+        snprintf(preload, plen, "LD_PRELOAD=%s%s%s", shim, old_preload && *old_preload ? ":" : "",
+                 old_preload ? old_preload : "");
+    if (asan) {
+        size_t alen = (old_asan ? strlen(old_asan) : 0) + 64;
+        asan_opts = malloc(alen);
+        if (asan_opts)
+            snprintf(asan_opts, alen, "ASAN_OPTIONS=%s%sverify_asan_link_order=0",
+                     old_asan ? old_asan : "", old_asan && *old_asan ? ":" : "");
+    }
+    if (!preload || (asan && !asan_opts)) {
+        free(preload);
+        free(asan_opts);
+        free(env);
+        return NULL;
+    }
+    env[k++] = preload;
+    env[k++] = PRELOADED_ENV "=1";
+    if (asan_opts)
+        env[k++] = asan_opts;
+    env[k] = NULL;
+    return env;
 }
 
-/* glibc 2.36's aligned_alloc is an alias of memalign, with memalign's checks. */
-void *aligned_alloc(size_t alignment, size_t size)
+int bench__alloc_preload(int argc, char **argv, char *msg, size_t msglen)
 {
-    return memalign(alignment, size);
-}
-
-void *valloc(size_t size)
-{
-    void *p = __libc_valloc(size);
-    if (is_counting() && p)
-        count_alloc(p, size);
-    return p;
-}
-
-void *pvalloc(size_t size)
-{
-    void *p = __libc_pvalloc(size);
-    if (is_counting() && p)
-        count_alloc(p, size);
-    return p;
+    if (loaded_shim())
+        return 0;
+    if (!dynamically_linked()) {
+        bench__msg(msg, msglen, "%s", "allocation statistics are unavailable in a statically "
+                                      "linked program: they need the preload library "
+                                      SHIM_NAME ", and a static program has no dynamic loader "
+                                      "to preload it (link dynamically to count allocations)");
+        return BENCH_EUNAVAIL;
+    }
+    const char *preload = getenv("LD_PRELOAD");
+    if (getenv(PRELOADED_ENV)) {
+        bench__msg(msg, msglen, "the allocation shim was preloaded (LD_PRELOAD=%s) but is not "
+                                "loaded in this program", preload ? preload : "");
+        return BENCH_EUNAVAIL;
+    }
+    char shim[PATH_MAX];
+    if (!find_shim(shim, sizeof shim, msg, msglen))
+        return BENCH_EUNAVAIL;
+    if (strpbrk(shim, ": \t")) {
+        bench__msg(msg, msglen, "the allocation shim's path %s holds a colon or a space, which "
+                                "LD_PRELOAD cannot carry", shim);
+        return BENCH_EUNAVAIL;
+    }
+    if (preload && strstr(preload, "vgpreload")) {
+        bench__msg(msg, msglen, "under valgrind, start the program with the shim preloaded, "
+                                "and let valgrind replace only libc's malloc (re-executing would "
+                                "leave valgrind): LD_PRELOAD=%s valgrind "
+                                "--soname-synonyms=somalloc=nomatch ...", shim);
+        return BENCH_EUNAVAIL;
+    }
+    bool asan = dlsym(RTLD_DEFAULT, "__asan_init") != NULL;
+    char **env = child_env(shim, asan);
+    char **args = calloc((size_t)argc + 1, sizeof *args);
+    if (!env || !args) {
+        free(args);
+        free(env);
+        bench__msg(msg, msglen, "%s", "out of memory");
+        return BENCH_ENOMEM;
+    }
+    memcpy(args, argv, (size_t)argc * sizeof *args);
+    fflush(stdout);
+    fflush(stderr);
+    execve("/proc/self/exe", args, env);
+    bench__msg(msg, msglen, "cannot re-execute the program with the allocation shim preloaded: "
+                            "/proc/self/exe: %s", strerror(errno));
+    free(args);
+    free(env);
+    return BENCH_EUNAVAIL;
 }
 
 /* ---- the probe ---- */
 
 typedef struct alloc_probe {
-    uint64_t allocs0; /* counters at the start of the running sample */
-    uint64_t bytes0;  /* B */
+    const bench__alloc_counters *shim;
+    uint64_t allocs0;  /* counters at the start of the running sample */
+    uint64_t bytes0;   /* B */
     struct rusage ru0; /* at attach */
     bool hwm_reset;    /* the RSS high-water mark was reset at attach */
 } alloc_probe;
@@ -247,25 +278,25 @@ static int alloc_attach(bench__probe *p, bench__result *r)
         return 1; /* r is failed with the reason */
     s->hwm_reset = reset_hwm();
     getrusage(RUSAGE_SELF, &s->ru0);
-    atomic_store_explicit(&live_bytes, 0, memory_order_relaxed);
-    atomic_store_explicit(&peak_bytes, 0, memory_order_relaxed);
+    s->shim->reset_live();
     /* Last: the probe's own work above stays out of the counts. */
-    atomic_store_explicit(&counting, 1, memory_order_relaxed);
+    s->shim->set_counting(1);
     return 0;
 }
 
 static void alloc_start(bench__probe *p)
 {
     alloc_probe *s = p->state;
-    s->allocs0 = atomic_load_explicit(&n_allocs, memory_order_relaxed);
-    s->bytes0 = atomic_load_explicit(&n_bytes, memory_order_relaxed);
+    s->shim->read(&s->allocs0, &s->bytes0);
 }
 
 static void alloc_stop(bench__probe *p, double *values, double *fraction)
 {
     alloc_probe *s = p->state;
-    values[0] = (double)(atomic_load_explicit(&n_allocs, memory_order_relaxed) - s->allocs0);
-    values[1] = (double)(atomic_load_explicit(&n_bytes, memory_order_relaxed) - s->bytes0);
+    uint64_t allocs, bytes;
+    s->shim->read(&allocs, &bytes);
+    values[0] = (double)(allocs - s->allocs0);
+    values[1] = (double)(bytes - s->bytes0);
     *fraction = 1.0;
 }
 
@@ -273,9 +304,8 @@ static void alloc_detach(bench__probe *p, bench__result *r)
 {
     alloc_probe *s = p->state;
     /* First: what follows (reading /proc) allocates nothing, but stays out anyway. */
-    atomic_store_explicit(&counting, 0, memory_order_relaxed);
-    long long peak = atomic_load_explicit(&peak_bytes, memory_order_relaxed);
-    bench__fact_add(r, "peak_heap_bytes", "B", peak > 0 ? (double)peak : 0.0);
+    s->shim->set_counting(0);
+    bench__fact_add(r, "peak_heap_bytes", "B", (double)s->shim->peak());
     double hwm = s->hwm_reset ? read_hwm() : -1;
     if (hwm >= 0)
         bench__fact_add(r, "max_rss_bytes", "B", hwm);
@@ -288,25 +318,29 @@ static void alloc_detach(bench__probe *p, bench__result *r)
 
 static void alloc_destroy(bench__probe *p)
 {
-    atomic_store_explicit(&counting, 0, memory_order_relaxed);
-    (void)p;
+    alloc_probe *s = p->state;
+    if (s->shim)
+        s->shim->set_counting(0);
 }
 
 /*
- * Whether calls of malloc reach the function above. A tool that replaces malloc by its address
- * (valgrind does, by default, in the main executable too) bypasses it, and every count would be
- * 0. The calls go through volatile pointers so the compiler cannot drop or inline them.
+ * Whether calls of malloc reach the shim. A tool that replaces malloc by its address (valgrind
+ * does, in the main executable) or an allocator defined in the program itself would bypass it,
+ * and every count would be 0. The calls go through volatile pointers so the compiler cannot
+ * drop or inline them.
  */
-static bool replacement_active(void)
+static bool shim_sees_malloc(const bench__alloc_counters *shim)
 {
     void *(*volatile m)(size_t) = malloc;
     void (*volatile f)(void *) = free;
-    uint64_t before = atomic_load_explicit(&n_allocs, memory_order_relaxed);
-    atomic_store_explicit(&counting, 1, memory_order_relaxed);
+    uint64_t before, after, bytes;
+    shim->read(&before, &bytes);
+    shim->set_counting(1);
     void *p = m(1);
-    atomic_store_explicit(&counting, 0, memory_order_relaxed);
+    shim->set_counting(0);
     f(p);
-    return atomic_load_explicit(&n_allocs, memory_order_relaxed) != before;
+    shim->read(&after, &bytes);
+    return after != before;
 }
 
 int bench__alloc_probe_create(bench__probe **out, char *msg, size_t msglen)
@@ -323,12 +357,20 @@ int bench__alloc_probe_create(bench__probe **out, char *msg, size_t msglen)
         .destroy = alloc_destroy,
     };
     *out = NULL;
-    if (!replacement_active()) {
+    const bench__alloc_counters *shim = loaded_shim();
+    if (!shim) {
+        bench__msg(msg, msglen, "the allocation shim %s is not loaded in this program (bench "
+                                "--alloc-stats loads it itself; a program calling the probe "
+                                "directly needs LD_PRELOAD)", SHIM_NAME);
+        return BENCH_EUNAVAIL;
+    }
+    if (!shim_sees_malloc(shim)) {
         bench__msg(msg, msglen, "%s", "malloc is replaced by another layer here, so allocations "
                                       "cannot be counted (under valgrind, add "
                                       "--soname-synonyms=somalloc=nomatch to its options)");
         return BENCH_EUNAVAIL;
     }
+    state.shim = shim;
     if (!reset_hwm()) {
         static bool warned;
         if (!warned)
@@ -339,19 +381,3 @@ int bench__alloc_probe_create(bench__probe **out, char *msg, size_t msglen)
     *out = &probe;
     return 0;
 }
-
-#else /* !ALLOC_INTERPOSE */
-
-int bench__alloc_probe_create(bench__probe **out, char *msg, size_t msglen)
-{
-    *out = NULL;
-#ifdef ALLOC_REPLACED_BY
-    bench__msg(msg, msglen, "allocation statistics are not available in an %s build (the "
-                            "sanitizer replaces malloc itself)", ALLOC_REPLACED_BY);
-#else
-    bench__msg(msg, msglen, "%s", "allocation statistics need glibc's allocator");
-#endif
-    return BENCH_EUNAVAIL;
-}
-
-#endif /* ALLOC_INTERPOSE */

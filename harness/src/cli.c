@@ -652,7 +652,9 @@ static int load_named(const cli *c, const char *name, bench__saved *out)
         return -1;
     }
     if (rc != 0) {
-        fprintf(stderr, "bench: baseline '%s' is unusable: %s\n", name, msg);
+        char shown[4 * sizeof msg]; /* quotes the file's path and keys: escaped */
+        fprintf(stderr, "bench: baseline '%s' is unusable: %s\n", name,
+                bench__escape(shown, sizeof shown, msg));
         return -1;
     }
     return 0;
@@ -701,7 +703,9 @@ static int save_named(const cli *c, const bench__context *ctx, const bench__resu
     if (rc != 0) {
         if (snap)
             unlink(tmp);
-        fprintf(stderr, "bench: saving baseline '%s' failed: %s\n", c->save_baseline, msg);
+        char shown[4 * sizeof msg];
+        fprintf(stderr, "bench: saving baseline '%s' failed: %s\n", c->save_baseline,
+                bench__escape(shown, sizeof shown, msg));
         return -1;
     }
     if (snap && bench__snapshot_commit(dir, c->save_baseline, tmp, msg, sizeof msg) != 0)
@@ -1148,16 +1152,19 @@ static int profile_run(const cli *c, const bench__instance *all, const bool *sel
         bench__result r;
         memset(&r, 0, sizeof r);
         bench__run_instance(&all[i], &c->run, &r);
+        char id[BENCH__ESCAPED_ID], why[4 * sizeof r.message];
+        bench__escape(id, sizeof id, all[i].id);
+        bench__escape(why, sizeof why, r.message);
         if (r.status == BENCH__OK) {
             char per[32];
             bench__fmt_time(per, sizeof per,
                             r.profile_iters ? r.profile_ns / (double)r.profile_iters : 0);
-            printf("%s: profiled %llu iterations in %.2f s (%s per iteration)\n", all[i].id,
+            printf("%s: profiled %llu iterations in %.2f s (%s per iteration)\n", id,
                    (unsigned long long)r.profile_iters, r.measure_wall_s, per);
         } else if (r.status == BENCH__SKIPPED) {
-            printf("%s: skipped: %s\n", all[i].id, r.message);
+            printf("%s: skipped: %s\n", id, why);
         } else {
-            fprintf(stderr, "bench: benchmark '%s' failed: %s\n", all[i].id, r.message);
+            fprintf(stderr, "bench: benchmark '%s' failed: %s\n", id, why);
             exit_code = BENCH_EXIT_FAILED;
         }
         bench__result_destroy(&r);
@@ -1235,7 +1242,10 @@ static void report_result(size_t k, bench__result *r, void *arg)
         fflush(stdout);
     }
     if (r->status == BENCH__FAILED) {
-        fprintf(stderr, "bench: benchmark '%s' failed: %s\n", r->inst->id, r->message);
+        char id[BENCH__ESCAPED_ID], why[4 * sizeof r->message];
+        fprintf(stderr, "bench: benchmark '%s' failed: %s\n",
+                bench__escape(id, sizeof id, r->inst->id),
+                bench__escape(why, sizeof why, r->message));
         rr->exit_code = BENCH_EXIT_FAILED;
     }
 }
@@ -1289,6 +1299,18 @@ static int confirm_suspects(const cli *c, const bench__saved *old, const bench__
         fprintf(stderr, "bench: note: baseline '%s' keeps no program snapshot (saved by an "
                         "older version): %zu verdict%s rest on the saved numbers alone, which "
                         "cannot tell the machine's drift from a change of the code\n",
+                name, nsus, nsus == 1 ? "" : "s");
+        drift_guard(ch, m, drift);
+        return 0;
+    }
+    /* A snapshot runs with today's shared libraries: when they changed since the save, neither
+     * "the same program" nor a confirmation against the snapshot would see what changed. */
+    bool libs_changed = old->ctx.program_libs[0] && ctx->program_libs[0] &&
+                        strcmp(old->ctx.program_libs, ctx->program_libs) != 0;
+    if (libs_changed) {
+        fprintf(stderr, "bench: note: the shared libraries this program runs have changed since "
+                        "baseline '%s' was saved, which a run of its program snapshot would not "
+                        "see: %zu verdict%s rest on the saved numbers\n",
                 name, nsus, nsus == 1 ? "" : "s");
         drift_guard(ch, m, drift);
         return 0;
@@ -1473,6 +1495,10 @@ int bench_main(int argc, char **argv)
     c.abo.sample_ms = 10.0;
     if (parse_args(&c, argc, argv) != 0 || check_combinations(&c) != 0)
         return BENCH_EXIT_USAGE;
+    /* Every argument is checked before anything is done, --help and --list included: an
+     * invalid filter is exit 2 whatever else is asked. */
+    if (select_ids(&c, NULL, 0, NULL) != 0)
+        return BENCH_EXIT_USAGE;
     c.abo.significance_level = c.cmp.significance_level;
     c.abo.noise_threshold = c.noise_threshold_set ? c.cmp.noise_threshold
                                                   : BENCH__DEFAULT_AB_NOISE_THRESHOLD;
@@ -1498,6 +1524,11 @@ int bench_main(int argc, char **argv)
     bench__instance *all = NULL;
     size_t n = 0;
     char msg[1024] = "";
+    /* Allocation counting needs its preload library: re-executes with it before anything. */
+    if (c.alloc_stats && bench__alloc_preload(argc, argv, msg, sizeof msg) != 0) {
+        fprintf(stderr, "bench: --alloc-stats: %s\n", msg);
+        return BENCH_EXIT_USAGE;
+    }
     int rc = bench__registry_list(&all, &n, msg, sizeof msg);
     if (rc != 0) {
         fprintf(stderr, "bench: %s\n", msg[0] ? msg : bench__strerror(rc));
@@ -1577,10 +1608,16 @@ int bench_main(int argc, char **argv)
         exit_code = BENCH_EXIT_USAGE;
         goto out;
     }
+    if (c.list && make_probes(&c) != 0) { /* --list checks the probes' arguments too */
+        exit_code = BENCH_EXIT_USAGE;
+        goto out;
+    }
     if (c.list) {
         for (size_t i = 0; i < n; i++)
-            if (selected[i])
-                printf("%s\n", all[i].id);
+            if (selected[i]) {
+                bench__fputs_escaped(stdout, all[i].id);
+                putchar('\n');
+            }
         exit_code = finish_stdout(BENCH_EXIT_OK);
         goto out;
     }
@@ -1709,6 +1746,9 @@ int bench_main(int argc, char **argv)
         if (bench__program_hash("/proc/self/exe", ctx.program_hash, sizeof ctx.program_hash,
                                 &ctx.program_bytes, why, sizeof why) != 0)
             ctx.program_hash[0] = '\0';
+        if (bench__libraries_hash(ctx.program_libs, sizeof ctx.program_libs, why,
+                                  sizeof why) != 0)
+            ctx.program_libs[0] = '\0';
     }
     /* A baseline keeps the machine's drift canaries, and a comparison measures them again. */
     if ((c.save_baseline || c.baseline) && bench__canaries_measure(ctx.canary) == 0)
@@ -1729,8 +1769,10 @@ int bench_main(int argc, char **argv)
             for (int q = 0; q < BENCH__NCANARIES; q++)
                 if (isfinite(d[q]) && fabs(d[q]) > drift)
                     drift = fabs(d[q]);
-            fprintf(stderr, "bench: the machine since baseline '%s' was saved (drift canaries): "
-                            "%s\n", c.baseline, words);
+            /* Said only when it matters: a drift beyond the noise threshold. */
+            if (drift > c.cmp.noise_threshold)
+                fprintf(stderr, "bench: warning: the machine changed since baseline '%s' was "
+                                "saved (drift canaries): %s\n", c.baseline, words);
         }
     }
     if (c.calibrate && calibration_runs(&c, argc, argv, &cal, &ncal) != 0) {
@@ -1882,19 +1924,20 @@ int bench_main(int argc, char **argv)
         free(cids);
         free(map);
     }
+    char shown[4 * sizeof msg]; /* messages quote paths: escaped */
     if (rep.end(&rep, &ctx, results, k) != 0 || fflush(stdout) != 0 || ferror(stdout)) {
         fprintf(stderr, "bench: writing the report to stdout failed\n");
         exit_code = exit_code == BENCH_EXIT_OK ? BENCH_EXIT_USAGE : exit_code;
     }
     if (c.json_path &&
         bench__json_write_file(c.json_path, &ctx, results, k, msg, sizeof msg) != 0) {
-        fprintf(stderr, "bench: %s\n", msg);
+        fprintf(stderr, "bench: %s\n", bench__escape(shown, sizeof shown, msg));
         if (exit_code == BENCH_EXIT_OK)
             exit_code = BENCH_EXIT_USAGE;
     }
     if (c.gbench_path &&
         bench__gbench_write_file(c.gbench_path, &ctx, results, k, msg, sizeof msg) != 0) {
-        fprintf(stderr, "bench: %s\n", msg);
+        fprintf(stderr, "bench: %s\n", bench__escape(shown, sizeof shown, msg));
         if (exit_code == BENCH_EXIT_OK)
             exit_code = BENCH_EXIT_USAGE;
     }

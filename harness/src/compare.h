@@ -99,7 +99,14 @@ typedef struct bench__change {
     bool same_program;
 } bench__change;
 
-/** A comparison side from raw samples (median and its bootstrap interval at `level`). */
+/** Most bootstrap draws (samples x resamples) one comparison side may cost (about 0.3 s). */
+#define BENCH__COMPARE_MAX_DRAWS (1u << 25)
+
+/**
+ * A comparison side from raw samples: the median and its bootstrap interval at `level`; when
+ * n x nresamples exceeds BENCH__COMPARE_MAX_DRAWS, the order-statistic interval of the median
+ * instead (same coverage, O(n log n)), so a file of huge entries cannot stall a comparison.
+ */
 int bench__side_from_samples(const double *iters, const double *totals, size_t n,
                              size_t nresamples, double level, uint64_t seed, bench__side *out);
 

@@ -1,7 +1,8 @@
 /*
  * context.c: facts about the run that travel with every result (harness version, time, host,
  * compiler, clock calibration, statistics settings), the system part gathered by sysinfo.c,
- * and the human listing printed by --context.
+ * and the human listing printed by --context (its strings escaped: a host name or an os-release
+ * field can hold anything).
  */
 #include <string.h>
 #include <sys/utsname.h>
@@ -67,14 +68,23 @@ void bench__context_id_from(bench__context_id *id, const bench__context *c)
     bench__msg(id->git_revision, sizeof id->git_revision, "%s", c->git_revision);
     bench__msg(id->program_hash, sizeof id->program_hash, "%s", c->program_hash);
     bench__msg(id->program_file, sizeof id->program_file, "%s", c->program_file);
+    bench__msg(id->program_libs, sizeof id->program_libs, "%s", c->program_libs);
     for (int k = 0; k < BENCH__NCANARIES; k++)
         id->canary[k] = c->have_canaries ? c->canary[k] : 0;
 }
 
-static const char *or_unknown(const char *s)
+/* Room for one escaped context string (at most 256 bytes, 4 escaped bytes per byte). */
+typedef struct shown {
+    char s[1030];
+} shown;
+
+static const char *or_unknown_in(shown *buf, const char *s)
 {
-    return s && s[0] ? s : "unknown";
+    return s && s[0] ? bench__escape(buf->s, sizeof buf->s, s) : "unknown";
 }
+
+/* The escaped string, or "unknown" for an empty one; valid until the end of the statement. */
+#define or_unknown(s) or_unknown_in(&(shown){{0}}, (s))
 
 void bench__context_print(FILE *o, const bench__context *c)
 {
@@ -91,7 +101,7 @@ void bench__context_print(FILE *o, const bench__context *c)
     fprintf(o, "caches       L1d %d KiB, L2 %d KiB, L3 %d KiB\n", cpu->l1d_kib, cpu->l2_kib,
             cpu->l3_kib);
     fprintf(o, "simd         %s\n", or_unknown(cpu->features));
-    fprintf(o, "cpu facts    from %s\n", cpu->source);
+    fprintf(o, "cpu facts    from %s\n", or_unknown(cpu->source));
     if (c->memory_bytes > 0)
         fprintf(o, "memory       %.1f GiB\n", c->memory_bytes / (1024.0 * 1024.0 * 1024.0));
     fprintf(o, "governor     %s\n", or_unknown(c->governor));
@@ -111,7 +121,8 @@ void bench__context_print(FILE *o, const bench__context *c)
     if (!g->available) {
         fprintf(o, "gpu          none: %s\n", or_unknown(g->reason));
     } else {
-        fprintf(o, "gpu          %s (compute capability %d.%d, %d SMs, PCI %s)\n", g->name,
+        fprintf(o, "gpu          %s (compute capability %d.%d, %d SMs, PCI %s)\n",
+                or_unknown(g->name),
                 g->cc_major, g->cc_minor, g->sm_count, or_unknown(g->pci_bus_id));
         fprintf(o, "             %.1f GiB, L2 %.1f MiB; SM clock %d MHz, memory clock %d MHz x "
                    "%d bit",
@@ -125,5 +136,5 @@ void bench__context_print(FILE *o, const bench__context *c)
             g->runtime_version[0] ? g->runtime_version : "none (built without CUDA)");
     /* ---- end GPU ---- */
     for (size_t i = 0; i < c->nwarnings; i++)
-        fprintf(o, "warning      %s\n", c->warnings[i]);
+        fprintf(o, "warning      %s\n", or_unknown(c->warnings[i]));
 }

@@ -237,8 +237,18 @@ int bench__perf_probe_create(const char *spec, bench__probe **out, char *msg, si
 /** --list-events: what libpfm4 knows on this machine and what opens; returns the exit code. */
 int bench__perf_list_events(FILE *out);
 
-/** Allocation statistics: the malloc family counted per iteration (alloc.c). */
+/**
+ * Allocation statistics: the malloc family counted per iteration (alloc.c) by the preload
+ * library libharness_alloc.so; BENCH_EUNAVAIL (reason in msg) when it is not loaded.
+ */
 int bench__alloc_probe_create(bench__probe **out, char *msg, size_t msglen);
+/**
+ * Makes sure the allocation shim is loaded: returns 0 when it is; otherwise re-executes the
+ * program (/proc/self/exe with argv[0..argc)) with the shim first in LD_PRELOAD, and does not
+ * return. BENCH_EUNAVAIL with the reason in msg when that cannot work: a statically linked
+ * program, the shim not found, already re-executed without success, under valgrind.
+ */
+int bench__alloc_preload(int argc, char **argv, char *msg, size_t msglen);
 
 /**
  * The CUDA layer's probe (cuda.c): attaches to CUDA benchmarks only (times them with CUDA
@@ -478,6 +488,7 @@ typedef struct bench__context {
      * not read. A saved baseline also names its snapshot, the program's copy beside it. */
     char program_hash[32];
     char program_file[96]; /* baselines only: "NAME.program"; "" none */
+    char program_libs[32]; /* hash over the shared libraries it runs code from; "" unknown */
     double program_bytes;  /* size of the program, bytes; 0 unknown */
     /* Drift canaries, ns per unit of each probe's work; NaN (or 0) when not measured. */
     double canary[BENCH__NCANARIES];
@@ -516,6 +527,7 @@ typedef struct bench__context_id {
     char git_revision[64];
     char program_hash[32]; /* "" when the file has none */
     char program_file[96]; /* the snapshot beside a baseline; "" none */
+    char program_libs[32]; /* "" when the file has none */
     double canary[BENCH__NCANARIES]; /* 0 when the file has none */
     char mode[16]; /* context.mode of a saved run: "instructions", or "" for times */
 } bench__context_id;
@@ -589,11 +601,51 @@ int bench__json_write_file(const char *path, const bench__context *ctx, const be
                            size_t n, char *msg, size_t msglen);
 
 /**
- * Writes text (and a final newline) to path atomically: a temporary file in the same directory,
- * fsync, mode 0644, rename, fsync of the directory. A failed write leaves any previous file
- * untouched. Returns 0 or a negative error code with a one-line reason in msg (json.c).
+ * Writes text (and a final newline) to path (files.c). A regular file or a new name is replaced
+ * atomically: a temporary file PATH.tmp.PID.XXXXXX in the same directory, fsync, mode 0644,
+ * rename, fsync of the directory; a failed write leaves any previous file untouched and no
+ * temporary file, even when a terminating signal or a file-size limit stops it. A character
+ * device or FIFO (/dev/null, /dev/stdout, a pipe) is written directly, never renamed over; a
+ * symbolic link to a regular file replaces that file; a directory, block device, socket or
+ * dangling link is refused. Returns 0 or a negative error code with a one-line reason in msg.
  */
 int bench__write_atomic(const char *path, const char *text, char *msg, size_t msglen);
+
+/** Temporary files older than this (s) whose process is gone are removed by a later save. */
+#define BENCH__STALE_TMP_S 600.0
+/** Default wait (s) for another run's lock on a baseline; $BENCH_LOCK_TIMEOUT replaces it. */
+#define BENCH__LOCK_TIMEOUT_S 600.0
+
+/**
+ * Names a temporary file that a terminating signal must remove (files.c); returns its slot for
+ * bench__tmp_unregister, or -1 when the registry is full (the file is then not cleaned up).
+ */
+int bench__tmp_register(const char *name);
+/** Forgets a temporary file (renamed or removed); -1 is a no-op. */
+void bench__tmp_unregister(int slot);
+/**
+ * Removes the files in dir named like temporary files (ANY.tmp.PID.XXXXXX) whose process PID is
+ * gone and that were last modified at least older_than_s seconds ago.
+ */
+void bench__tmp_sweep(const char *dir, double older_than_s);
+
+struct stat;
+/**
+ * Opens path for reading without waiting (a FIFO would block forever) and refuses anything that
+ * is not a regular file (BENCH_EIO, msg names the path and what it is). On success *fd is a
+ * blocking descriptor the caller closes and *st describes the file.
+ */
+int bench__open_regular(const char *path, int *fd, struct stat *st, char *msg, size_t msglen);
+
+/**
+ * Takes the exclusive lock of a baseline: flock on PATH.lock beside it, created when missing.
+ * When another run holds it, prints "waiting for lock held by another run" on stderr and waits
+ * up to $BENCH_LOCK_TIMEOUT seconds (default BENCH__LOCK_TIMEOUT_S), then fails (BENCH_EIO).
+ * On success *fd holds the lock until bench__lock_release(*fd).
+ */
+int bench__lock_acquire(const char *path, int *fd, char *msg, size_t msglen);
+/** Releases a lock taken by bench__lock_acquire; -1 is a no-op. */
+void bench__lock_release(int fd);
 /** bench__write_atomic of text printed by cJSON, then frees it; NULL text: out of memory. */
 int bench__write_json_text(const char *path, char *text, char *msg, size_t msglen);
 
@@ -633,6 +685,10 @@ typedef struct bench__saved {
 #define BENCH__MAX_FILE_BYTES (16u * 1024 * 1024)
 #define BENCH__MAX_ENTRIES 100000
 #define BENCH__MAX_SAMPLES 100000
+/** Largest run-to-run sd of ln(median) a calibrated entry may claim (a factor e between runs). */
+#define BENCH__MAX_LOG_SD 1.0
+/** Room beyond sd * sqrt(runs) between an entry's log_median_mean and its own log-median. */
+#define BENCH__LOG_MEAN_SLACK 0.05
 
 /**
  * Reads and validates a results or baseline file. Returns 0; BENCH_EIO when the file cannot be
@@ -641,6 +697,12 @@ typedef struct bench__saved {
  * On failure *out is empty. Never crashes on hostile input; allocation is bounded by the limits.
  */
 int bench__saved_load(const char *path, bench__saved *out, char *msg, size_t msglen);
+/**
+ * bench__saved_load of a text in memory (the fuzz target's entry point): `name` stands for the
+ * file in messages; text[len] must be a NUL byte (text itself may hold others: rejected).
+ */
+int bench__saved_parse(const char *name, const char *text, size_t len, bench__saved *out,
+                       char *msg, size_t msglen);
 /** Frees what a saved run owns; safe on a zeroed one. */
 void bench__saved_destroy(bench__saved *s);
 /** The entry with this id, or NULL. */
@@ -714,6 +776,13 @@ void bench__noise_from_runs(bench__result *results, size_t n, const bench__saved
 int bench__program_hash(const char *path, char *out, size_t len, double *bytes, char *msg,
                         size_t msglen);
 /**
+ * Hashes the shared libraries this process runs code from (every executable file mapping in
+ * /proc/self/maps but the program itself: paths and contents, in path order) into out, like
+ * bench__program_hash. A snapshot of the program runs with whatever libraries are installed
+ * when it runs, so a change of these makes a confirmation against it unsound.
+ */
+int bench__libraries_hash(char *out, size_t len, char *msg, size_t msglen);
+/**
  * Copies the running program into a temporary file in dir (its path into tmp), fsynced, mode
  * 0755, and writes its hash into hash and its size into *bytes. Returns 0, or BENCH_EIO with the
  * reason in msg (nothing is left behind then).
@@ -752,6 +821,24 @@ const char *bench__status_name(bench__status s);
 uint64_t bench__id_seed(uint64_t seed, const char *id);
 /** The name of a sampling plan ("auto", "linear", "flat"). */
 const char *bench__sampling_name(bench_sampling s);
+
+/*
+ * Untrusted text (benchmark names, messages, strings read from files) goes through one escaping
+ * before any text output: C0 controls (ESC, CR, BEL, newline, tab, ...), DEL, C1 controls and
+ * bytes that are not valid UTF-8 become \xNN, the bidirectional formatting characters \uNNNN;
+ * everything else, backslashes and valid UTF-8 included, is kept. Escaping is idempotent.
+ */
+/** Escapes s into buf (truncated at a character boundary to fit len); returns buf. */
+const char *bench__escape(char *buf, size_t len, const char *s);
+/** Writes s, escaped as bench__escape does, to o. */
+void bench__fputs_escaped(FILE *o, const char *s);
+/** Room for any escaped id of at most 255 bytes (4 escaped bytes per byte at most). */
+#define BENCH__ESCAPED_ID 1024
+/**
+ * Whether a text cell of CSV output needs the OWASP guard (a leading single quote): it starts
+ * with =, +, -, @, tab or CR and is not a plain number.
+ */
+bool bench__csv_needs_guard(const char *s);
 
 /** snprintf that always terminates and never warns about truncation. */
 void bench__msg(char *buf, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));

@@ -46,12 +46,34 @@ bool bench__quiet_warnings;
 
 /* ---- worker side ---- */
 
-/* Writes a message on one line: newlines and other control characters become spaces. */
+/* Writes a message on one line, exactly: a newline travels as \n and a backslash as \\
+ * (get_message undoes it); every other byte as it is, for the reporters to escape. */
 static void put_message(FILE *o, const char *s)
 {
-    for (; *s; s++)
-        fputc((unsigned char)*s < 0x20 ? ' ' : *s, o);
+    for (; *s; s++) {
+        if (*s == '\n')
+            fputs("\\n", o);
+        else if (*s == '\\')
+            fputs("\\\\", o);
+        else
+            fputc(*s, o);
+    }
     fputc('\n', o);
+}
+
+/* Undoes put_message into out. */
+static void get_message(char *out, size_t len, const char *s)
+{
+    size_t k = 0;
+    for (; *s && k + 1 < len; s++) {
+        if (*s == '\\' && (s[1] == 'n' || s[1] == '\\')) {
+            out[k++] = s[1] == 'n' ? '\n' : '\\';
+            s++;
+        } else {
+            out[k++] = *s;
+        }
+    }
+    out[k] = '\0';
 }
 
 int bench__worker_main(const bench__instance *all, size_t n, const char *job,
@@ -279,8 +301,9 @@ static bool take(bench__result *r, iso *s, unsigned proc, char *line, bool *ende
         *ended = true;
         if (strncmp(rest, "ok", 2) == 0)
             return true;
-        const char *msg = strchr(rest, ' ');
-        msg = msg ? msg + 1 : "";
+        const char *raw = strchr(rest, ' ');
+        char msg[sizeof r->message];
+        get_message(msg, sizeof msg, raw ? raw + 1 : "");
         if (strncmp(rest, "skipped", 7) == 0)
             bench__result_skip(r, "%s", msg);
         else

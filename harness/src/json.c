@@ -2,15 +2,13 @@
  * json.c: results and baselines as JSON (docs/results-format.md, docs/results.schema.json). The
  * only file that includes cJSON.
  *
- * Files are written atomically: a temporary file in the target's directory, fsync, rename, then
- * fsync of the directory, so an interrupted or failed write never damages the previous file.
+ * Files are written through bench__write_atomic (files.c), so an interrupted or failed write
+ * never damages the previous file; a baseline's read-merge-write holds its lock (PATH.lock).
  * Files are read defensively: size, nesting, types, ranges and array lengths are checked before
  * anything is allocated from them, and every rejection names the file and the JSON path.
  */
 #include <cjson/cJSON.h>
 #include <errno.h>
-#include <fcntl.h>
-#include <libgen.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +17,7 @@
 
 #include "compare.h"
 #include "internal.h"
+#include "json_check.h"
 #include "proc.h"
 
 #define RESULTS_SCHEMA_VERSION 1
@@ -71,6 +70,8 @@ static cJSON *context_json(const bench__context *c)
         cJSON *po = cJSON_AddObjectToObject(o, "program");
         cJSON_AddStringToObject(po, "hash", c->program_hash);
         cJSON_AddNumberToObject(po, "bytes", c->program_bytes);
+        if (c->program_libs[0])
+            cJSON_AddStringToObject(po, "libraries", c->program_libs);
         if (c->program_file[0])
             cJSON_AddStringToObject(po, "file", c->program_file);
     }
@@ -307,66 +308,6 @@ static char *results_text(const bench__context *ctx, const bench__result *all, s
     return text;
 }
 
-/* Writes text to path atomically: temporary file beside it, fsync, rename, fsync directory. */
-int bench__write_atomic(const char *path, const char *text, char *msg, size_t msglen)
-{
-    char *dcopy = strdup(path);
-    size_t tlen = strlen(path) + 16;
-    char *tmp = malloc(tlen);
-    int rc = BENCH_EIO, fd = -1;
-    if (!dcopy || !tmp) {
-        rc = BENCH_ENOMEM;
-        bench__msg(msg, msglen, "%s: out of memory", path);
-        goto done;
-    }
-    snprintf(tmp, tlen, "%s.tmpXXXXXX", path);
-    fd = mkstemp(tmp);
-    if (fd < 0) {
-        bench__msg(msg, msglen, "%s: cannot create a temporary file: %s", path, strerror(errno));
-        goto done;
-    }
-    size_t len = strlen(text), off = 0;
-    while (off < len) {
-        ssize_t w = write(fd, text + off, len - off);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0) {
-            bench__msg(msg, msglen, "%s: write failed: %s", path, strerror(errno));
-            goto fail;
-        }
-        off += (size_t)w;
-    }
-    if (write(fd, "\n", 1) != 1 || fsync(fd) != 0) {
-        bench__msg(msg, msglen, "%s: write failed: %s", path, strerror(errno));
-        goto fail;
-    }
-    if (fchmod(fd, 0644) != 0 || close(fd) != 0) {
-        fd = -1;
-        bench__msg(msg, msglen, "%s: close failed: %s", path, strerror(errno));
-        goto fail;
-    }
-    fd = -1;
-    if (rename(tmp, path) != 0) {
-        bench__msg(msg, msglen, "%s: rename failed: %s", path, strerror(errno));
-        goto fail;
-    }
-    int dfd = open(dirname(dcopy), O_RDONLY | O_DIRECTORY);
-    if (dfd >= 0) {
-        fsync(dfd); /* make the rename durable; failure here cannot lose the old or new file */
-        close(dfd);
-    }
-    rc = 0;
-    goto done;
-fail:
-    if (fd >= 0)
-        close(fd);
-    unlink(tmp);
-done:
-    free(tmp);
-    free(dcopy);
-    return rc;
-}
-
 int bench__write_json_text(const char *path, char *text, char *msg, size_t msglen)
 {
     if (!text) {
@@ -476,8 +417,14 @@ static int load_context(const vctx *v, const cJSON *ctx, bench__context_id *id)
         if ((rc = opt_string(v, prog, "hash", "context.program", id->program_hash,
                              sizeof id->program_hash)) ||
             (rc = opt_string(v, prog, "file", "context.program", id->program_file,
-                             sizeof id->program_file)))
+                             sizeof id->program_file)) ||
+            (rc = opt_string(v, prog, "libraries", "context.program", id->program_libs,
+                             sizeof id->program_libs)))
             return rc;
+        if (id->program_libs[0] &&
+            (strncmp(id->program_libs, "fnv1a64:", 8) != 0 || strlen(id->program_libs) != 24))
+            return verr(v, "context.program.libraries",
+                        "expected \"fnv1a64:\" and 16 hex digits");
         if (strncmp(id->program_hash, "fnv1a64:", 8) != 0 || strlen(id->program_hash) != 24)
             return verr(v, "context.program.hash", "expected \"fnv1a64:\" and 16 hex digits");
         /* The snapshot is run from the baseline's directory: a plain file name only. */
@@ -567,9 +514,9 @@ static int load_samples(const vctx *v, const cJSON *b, const char *jp, bench__en
     i = 0;
     cJSON_ArrayForEach(x, tot) {
         double d = cJSON_IsNumber(x) ? x->valuedouble : NAN;
-        if (!isfinite(d) || d < 0 || d > 1e18) {
+        if (!isfinite(d) || !(d > 0) || d > 1e18) {
             bench__msg(p, sizeof p, "%s.samples.totals_ns[%d]", jp, i);
-            return verr(v, p, "expected a finite number of ns in [0, 1e18]");
+            return verr(v, p, "expected a finite number of ns in (0, 1e18]");
         }
         e->totals_ns[i++] = d;
     }
@@ -696,6 +643,19 @@ static int load_u64(const vctx *v, const cJSON *obj, const char *key, const char
     return 0;
 }
 
+/* Median ns per iteration of an entry's samples; NAN when memory runs out. */
+static double samples_median(const bench__entry *e)
+{
+    double *y = malloc((e->nsamples ? e->nsamples : 1) * sizeof *y);
+    if (!y)
+        return NAN;
+    for (size_t i = 0; i < e->nsamples; i++)
+        y[i] = e->totals_ns[i] / e->iters[i];
+    double m = bench__median_inplace(y, e->nsamples);
+    free(y);
+    return m;
+}
+
 static int load_entry(const vctx *v, const cJSON *b, int index, bench__entry *e)
 {
     char jp[48], p[96];
@@ -748,11 +708,38 @@ static int load_entry(const vctx *v, const cJSON *b, int index, bench__entry *e)
         if (!cJSON_IsNumber(m) || !isfinite(m->valuedouble) || fabs(m->valuedouble) > 100)
             return verr(v, p, "log_median_mean: expected a finite number");
         if (!cJSON_IsNumber(sd) || !isfinite(sd->valuedouble) || sd->valuedouble < 0 ||
-            sd->valuedouble > 10)
-            return verr(v, p, "log_median_sd: expected a number in [0, 10]");
+            sd->valuedouble > BENCH__MAX_LOG_SD)
+            return verr(v, p, "log_median_sd: expected a number in [0, 1]");
         e->noise.runs = (int)runs->valuedouble;
         e->noise.log_mean = m->valuedouble;
         e->noise.log_sd = sd->valuedouble;
+        /* The mean of K log-medians, this entry's own among them, lies within
+         * sd (K - 1) / sqrt(K) of it: a mean far from the entry's own samples is not a
+         * measurement of them, and would be the reference of every comparison. */
+        double own = log(samples_median(e));
+        double room = e->noise.log_sd * sqrt((double)e->noise.runs) + BENCH__LOG_MEAN_SLACK;
+        if (!(fabs(e->noise.log_mean - own) <= room)) {
+            char what[192];
+            bench__msg(what, sizeof what, "log_median_mean %.6g is %.3g from the log of the "
+                                          "samples' median (%.6g); at most %.3g fits the noise",
+                       e->noise.log_mean, fabs(e->noise.log_mean - own), own, room);
+            return verr(v, p, what);
+        }
+    }
+    const cJSON *ol = member(b, "outliers");
+    if (cJSON_IsObject(ol)) {
+        /* Outliers are counted among the samples: more than there are is not a count. */
+        static const char *const classes[] = {"low_severe", "low_mild", "high_mild",
+                                              "high_severe"};
+        double total = 0;
+        for (size_t k = 0; k < 4; k++) {
+            const cJSON *c = member(ol, classes[k]);
+            total += cJSON_IsNumber(c) && isfinite(c->valuedouble) ? c->valuedouble : 0;
+        }
+        if (total > (double)e->nsamples) {
+            bench__msg(p, sizeof p, "%s.outliers", jp);
+            return verr(v, p, "more outliers than samples");
+        }
     }
     return 0;
 }
@@ -783,41 +770,45 @@ const bench__entry *bench__saved_find(const bench__saved *s, const char *id)
     return s->n ? bsearch(&key, s->entries, s->n, sizeof key, cmp_entry) : NULL;
 }
 
-/* Reads a whole file of at most BENCH__MAX_FILE_BYTES; *text is NUL-terminated. */
+/* Reads a whole regular file of at most BENCH__MAX_FILE_BYTES; *text is NUL-terminated. A FIFO,
+ * device or directory is refused without waiting on it. */
 static int read_file(const char *path, char **text, size_t *len, char *msg, size_t msglen)
 {
     *text = NULL;
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        bench__msg(msg, msglen, "%s: cannot open: %s", path, strerror(errno));
-        return BENCH_EIO;
-    }
+    int fd;
     struct stat st;
-    if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
-        bench__msg(msg, msglen, "%s: not a regular file", path);
-        fclose(f);
-        return BENCH_EIO;
-    }
+    int rc = bench__open_regular(path, &fd, &st, msg, msglen);
+    if (rc)
+        return rc;
     if ((unsigned long long)st.st_size > BENCH__MAX_FILE_BYTES) {
         bench__msg(msg, msglen, "%s: %lld bytes is over the %u-byte limit for a results file",
                    path, (long long)st.st_size, BENCH__MAX_FILE_BYTES);
-        fclose(f);
+        close(fd);
         return BENCH_EINVAL;
     }
     char *buf = malloc((size_t)st.st_size + 1);
     if (!buf) {
-        fclose(f);
+        close(fd);
         bench__msg(msg, msglen, "%s: out of memory", path);
         return BENCH_ENOMEM;
     }
-    size_t n = fread(buf, 1, (size_t)st.st_size, f);
-    int err = ferror(f);
-    fclose(f);
-    if (err) {
-        free(buf);
-        bench__msg(msg, msglen, "%s: read failed", path);
-        return BENCH_EIO;
+    /* At most the size seen: a file that grows meanwhile is read as it was. */
+    size_t n = 0;
+    while (n < (size_t)st.st_size) {
+        ssize_t r = read(fd, buf + n, (size_t)st.st_size - n);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0) {
+            bench__msg(msg, msglen, "%s: read failed: %s", path, strerror(errno));
+            free(buf);
+            close(fd);
+            return BENCH_EIO;
+        }
+        if (r == 0)
+            break;
+        n += (size_t)r;
     }
+    close(fd);
     buf[n] = '\0';
     *text = buf;
     *len = n;
@@ -848,10 +839,13 @@ static int parse_saved(const char *path, const char *text, size_t len, bench__sa
                        (long)(end - text));
             return BENCH_EINVAL;
         }
-    int rc = 0;
+    /* A key given twice would be read as its first value here and as its last by other tools. */
+    int rc = bench__json_check_duplicates(root, path, msg, msglen);
     const cJSON *ver = member(root, "schema_version");
     const cJSON *arr = member(root, "benchmarks");
-    if (!cJSON_IsObject(root))
+    if (rc)
+        ; /* the duplicate key's message stands */
+    else if (!cJSON_IsObject(root))
         rc = verr(&v, "$", "expected an object");
     else if (!cJSON_IsNumber(ver))
         rc = verr(&v, "schema_version", "missing or not a number");
@@ -894,6 +888,9 @@ static int parse_saved(const char *path, const char *text, size_t len, bench__sa
                 break;
             }
     }
+    /* Every field against the published schema: also those the comparison does not read. */
+    if (!rc)
+        rc = bench__json_check_schema(root, path, msg, msglen);
     if (rc || !root_out)
         cJSON_Delete(root);
     else
@@ -916,14 +913,21 @@ int bench__saved_load(const char *path, bench__saved *out, char *msg, size_t msg
     return rc;
 }
 
+int bench__saved_parse(const char *name, const char *text, size_t len, bench__saved *out,
+                       char *msg, size_t msglen)
+{
+    return parse_saved(name, text, len, out, NULL, msg, msglen);
+}
+
 static int cmp_item_id(const void *a, const void *b)
 {
     const cJSON *x = *(const cJSON *const *)a, *y = *(const cJSON *const *)b;
     return strcmp(member(x, "id")->valuestring, member(y, "id")->valuestring);
 }
 
-int bench__baseline_save(const char *path, const bench__context *ctx, const bench__result *all,
-                         size_t n, char *msg, size_t msglen)
+/* The read-merge-write of bench__baseline_save, under the baseline's lock. */
+static int baseline_merge_write(const char *path, const bench__context *ctx,
+                                const bench__result *all, size_t n, char *msg, size_t msglen)
 {
     cJSON *root = results_root(ctx, all, n);
     if (!root) {
@@ -998,6 +1002,20 @@ int bench__baseline_save(const char *path, const bench__context *ctx, const benc
     char *out = cJSON_Print(root);
     cJSON_Delete(root);
     return bench__write_json_text(path, out, msg, msglen);
+}
+
+int bench__baseline_save(const char *path, const bench__context *ctx, const bench__result *all,
+                         size_t n, char *msg, size_t msglen)
+{
+    /* Two runs saving the same baseline at once would each merge into the file as they read
+     * it, and the later rename would drop the other's entries: one at a time. */
+    int lock;
+    int rc = bench__lock_acquire(path, &lock, msg, msglen);
+    if (rc)
+        return rc;
+    rc = baseline_merge_write(path, ctx, all, n, msg, msglen);
+    bench__lock_release(lock);
+    return rc;
 }
 
 static int json_end(bench__reporter *rep, const bench__context *ctx, const bench__result *all,

@@ -3,7 +3,8 @@
  * each benchmark (as Criterion prints it), the verdict sentences, and the closing summary that
  * counts verdicts and lists the worst changes first. Benchmarks with a status instead of numbers
  * (skipped, new, removed, not compared) are listed by name after the others and counted; they
- * never count as a change.
+ * never count as a change. Ids and metric names may come from files: they are printed escaped
+ * (bench__escape).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -171,22 +172,25 @@ int bench__print_compare_summary(FILE *o, const char *baseline, const char *cons
                "threshold %.2f%%)\n",
             bold, baseline, reset, opt->significance_level, ncompared, method,
             opt->noise_threshold * 100.0);
+    char id[BENCH__ESCAPED_ID];
     for (size_t i = 0; i < n; i++) {
         const bench__change *c = rows[i].c;
         char lo[32], mid[32], hi[32];
+        bench__escape(id, sizeof id, rows[i].id);
         pct(lo, sizeof lo, c->ratio_lower);
         pct(mid, sizeof mid, c->ratio);
         pct(hi, sizeof hi, c->ratio_upper);
         if (!bench__verdict_has_numbers(c->verdict))
-            fprintf(o, "  %-13s %s\n", bench__verdict_name(c->verdict), rows[i].id);
+            fprintf(o, "  %-13s %s\n", bench__verdict_name(c->verdict), id);
         else
             fprintf(o, "  %s%-13s%s %-40s %8s [%s, %s] p=%.4f\n",
                     paint(color, verdict_color(c->verdict)), bench__verdict_name(c->verdict),
-                    reset, rows[i].id, mid, lo, hi, c->p_adjusted);
+                    reset, id, mid, lo, hi, c->p_adjusted);
     }
     for (size_t i = 0; i < n; i++)
         if (rows[i].c->verdict == BENCH__V_REGRESSED || rows[i].c->verdict == BENCH__V_IMPROVED)
-            fprintf(o, "%s: %s%s%s\n", rows[i].id, paint(color, verdict_color(rows[i].c->verdict)),
+            fprintf(o, "%s: %s%s%s\n", bench__escape(id, sizeof id, rows[i].id),
+                    paint(color, verdict_color(rows[i].c->verdict)),
                     sentence(rows[i].c->verdict), reset);
     fprintf(o, "%zu regressed, %zu improved, %zu unchanged (%zu no change, %zu within noise), "
                "%zu ambiguous",
@@ -251,7 +255,9 @@ void bench__print_metric_changes(FILE *o, const bench__result *r, const bench__c
         pct(lo, sizeof lo, c->ratio_lower);
         pct(mid, sizeof mid, c->ratio);
         pct(hi, sizeof hi, c->ratio_upper);
-        fprintf(o, "%*s%s: [%s %s %s] (%s)\n", INDENT + 2, "", r->metrics[i].name, lo, mid, hi,
+        char name[4 * sizeof r->metrics[i].name];
+        bench__escape(name, sizeof name, r->metrics[i].name);
+        fprintf(o, "%*s%s: [%s %s %s] (%s)\n", INDENT + 2, "", name, lo, mid, hi,
                 bench__verdict_name(c->verdict));
         /* Same work within a quarter of the threshold: say so next to the time's verdict. */
         if (time_moved && counts_work(r->metrics[i].name) && fabs(c->ratio - 1.0) < T / 4) {
@@ -260,7 +266,7 @@ void bench__print_metric_changes(FILE *o, const bench__result *r, const bench__c
             fprintf(o, "%*s%snote: time %s, %s %s: the same work took a different time; a "
                        "change of environment (frequency, contention) is likelier than a code "
                        "change%s\n",
-                    INDENT + 2, "", paint(color, "\033[33m"), tp, r->metrics[i].name, mid,
+                    INDENT + 2, "", paint(color, "\033[33m"), tp, name, mid,
                     paint(color, "\033[0m"));
         }
     }

@@ -86,14 +86,15 @@ static int bencher_end(bench__reporter *rep, const bench__context *ctx, const be
     (void)ctx;
     FILE *o = rep->out;
     size_t width = 0, measured = 0, ignored = 0, failed = 0;
+    char id[BENCH__ESCAPED_ID]; /* ids are untrusted text: escaped (bench__escape) */
     for (size_t i = 0; i < n; i++) {
-        size_t len = strlen(all[i].inst->id);
+        size_t len = strlen(bench__escape(id, sizeof id, all[i].inst->id));
         width = len > width ? len : width;
     }
     fprintf(o, "\nrunning %zu %s\n", n, n == 1 ? "test" : "tests");
     for (size_t i = 0; i < n; i++) {
         const bench__result *r = &all[i];
-        fprintf(o, "test %-*s ... ", (int)width, r->inst->id);
+        fprintf(o, "test %-*s ... ", (int)width, bench__escape(id, sizeof id, r->inst->id));
         if (r->status == BENCH__OK) {
             double median, pm;
             char a[40], b[40];
@@ -115,8 +116,11 @@ static int bencher_end(bench__reporter *rep, const bench__context *ctx, const be
     if (failed) {
         fputs("\nfailures:\n", o);
         for (size_t i = 0; i < n; i++)
-            if (all[i].status == BENCH__FAILED)
-                fprintf(o, "    %s: %s\n", all[i].inst->id, all[i].message);
+            if (all[i].status == BENCH__FAILED) {
+                fprintf(o, "    %s: ", bench__escape(id, sizeof id, all[i].inst->id));
+                bench__fputs_escaped(o, all[i].message);
+                fputc('\n', o);
+            }
     }
     fprintf(o, "\ntest result: %s. 0 passed; %zu failed; %zu ignored; %zu measured; "
                "0 filtered out\n\n",

@@ -4,6 +4,7 @@
  * metric, per iteration like the time (the median of the samples' totals divided by their
  * iterations, with its bootstrap interval), then the result's facts (IPC and the miss rates
  * derived from the counters, peak heap, ...). Pure formatting: reads a bench__result only.
+ * Names and units come from probes and users: they are printed escaped (bench__escape).
  */
 #include <math.h>
 #include <string.h>
@@ -66,23 +67,25 @@ void bench__print_metrics(FILE *o, const bench__result *r, bool color)
     const char *bold = color ? "\033[1m" : "", *reset = color ? "\033[0m" : "";
     const char *yellow = color ? "\033[33m" : "";
     int w = 0;
+    char esc[4 * sizeof r->metrics[0].name], unit[4 * sizeof r->metrics[0].unit];
     for (size_t i = 0; i < r->nmetrics; i++) {
-        int l = (int)strlen(r->metrics[i].name) + 1;
+        int l = (int)strlen(bench__escape(esc, sizeof esc, r->metrics[i].name)) + 1;
         if (l > w && l <= NAME_COL_MAX)
             w = l;
     }
     for (size_t i = 0; i < r->nfacts; i++) {
-        int l = (int)strlen(r->facts[i].name) + 1;
+        int l = (int)strlen(bench__escape(esc, sizeof esc, r->facts[i].name)) + 1;
         if (l > w && l <= NAME_COL_MAX)
             w = l;
     }
     for (size_t i = 0; i < r->nmetrics; i++) {
         const bench__metric *m = &r->metrics[i];
-        char name[80], mid[48], lo[48], hi[48];
-        bench__msg(name, sizeof name, "%s:", m->name);
-        bench__fmt_metric(mid, sizeof mid, m->est.median.point, m->unit);
-        bench__fmt_metric(lo, sizeof lo, m->est.median.lower, m->unit);
-        bench__fmt_metric(hi, sizeof hi, m->est.median.upper, m->unit);
+        char name[sizeof esc + 2], mid[96], lo[96], hi[96];
+        bench__msg(name, sizeof name, "%s:", bench__escape(esc, sizeof esc, m->name));
+        bench__escape(unit, sizeof unit, m->unit);
+        bench__fmt_metric(mid, sizeof mid, m->est.median.point, unit);
+        bench__fmt_metric(lo, sizeof lo, m->est.median.lower, unit);
+        bench__fmt_metric(hi, sizeof hi, m->est.median.upper, unit);
         fprintf(o, "%*s%-*s %s%s/iter%s [%s %s]", INDENT, "", w, name, bold, mid, reset, lo, hi);
         if (m->scaled)
             fprintf(o, " %s(scaled: counted %.0f%% of the time)%s", yellow,
@@ -91,14 +94,15 @@ void bench__print_metrics(FILE *o, const bench__result *r, bool color)
     }
     for (size_t i = 0; i < r->nfacts; i++) {
         const bench__fact *f = &r->facts[i];
-        char name[80], val[48];
-        bench__msg(name, sizeof name, "%s:", f->name);
-        if (strncmp(f->unit, "misses/", 7) == 0 && isfinite(f->value))
-            bench__msg(val, sizeof val, "%.2f%% (%s)", 100.0 * f->value, f->unit);
-        else if (strcmp(f->unit, "instr/cycle") == 0 && isfinite(f->value))
-            bench__msg(val, sizeof val, "%.3f %s", f->value, f->unit);
+        char name[sizeof esc + 2], val[96];
+        bench__msg(name, sizeof name, "%s:", bench__escape(esc, sizeof esc, f->name));
+        bench__escape(unit, sizeof unit, f->unit);
+        if (strncmp(unit, "misses/", 7) == 0 && isfinite(f->value))
+            bench__msg(val, sizeof val, "%.2f%% (%s)", 100.0 * f->value, unit);
+        else if (strcmp(unit, "instr/cycle") == 0 && isfinite(f->value))
+            bench__msg(val, sizeof val, "%.3f %s", f->value, unit);
         else
-            bench__fmt_metric(val, sizeof val, f->value, f->unit);
+            bench__fmt_metric(val, sizeof val, f->value, unit);
         fprintf(o, "%*s%-*s %s\n", INDENT, "", w, name, val);
     }
 }

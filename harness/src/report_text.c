@@ -4,7 +4,9 @@
  *
  * Pretty output streams one block per benchmark as it finishes; CSV streams one row per
  * benchmark; Markdown prints its table at the end, with a change column (verdict or status) and
- * a row per removed benchmark when the run is compared with a baseline.
+ * a row per removed benchmark when the run is compared with a baseline. Ids, names and messages
+ * are untrusted text: each goes through bench__escape (control characters shown as \xNN), and CSV
+ * text cells that a spreadsheet would take for a formula get the OWASP guard.
  */
 #include <math.h>
 #include <string.h>
@@ -32,17 +34,19 @@ static void pretty_result(bench__reporter *rep, const bench__result *r)
     const char *bold = sgr(rep, "\033[1m"), *reset = sgr(rep, "\033[0m");
     const char *green = sgr(rep, "\033[32m"), *yellow = sgr(rep, "\033[33m");
     const char *red = sgr(rep, "\033[31m"), *dim = sgr(rep, "\033[2m");
-    const char *id = r->inst->id;
+    char id[BENCH__ESCAPED_ID], message[4 * sizeof r->message];
+    bench__escape(id, sizeof id, r->inst->id);
+    bench__escape(message, sizeof message, r->message);
     size_t idlen = strlen(id);
 
     if (r->status == BENCH__SKIPPED) {
         fprintf(o, "%s%-*s%s %sskipped:%s %s\n", green, ID_WIDTH - 1, id, reset, yellow, reset,
-                r->message);
+                message);
         return;
     }
     if (r->status == BENCH__FAILED) {
         fprintf(o, "%s%-*s%s %sFAILED:%s %s\n", green, ID_WIDTH - 1, id, reset, red, reset,
-                r->message);
+                message);
         return;
     }
     if (idlen >= ID_WIDTH)
@@ -146,15 +150,32 @@ void bench__reporter_pretty(bench__reporter *rep, FILE *out, bool color)
 
 /* ---- CSV (RFC 4180) ---- */
 
+/* A text cell: escaped, guarded against formula injection, quoted (quotes doubled). */
 static void csv_string(FILE *o, const char *s)
 {
+    char buf[4 * sizeof ((bench__result *)0)->message];
+    bench__escape(buf, sizeof buf, s);
     fputc('"', o);
-    for (; *s; s++) {
-        if (*s == '"')
+    if (bench__csv_needs_guard(buf))
+        fputc('\'', o);
+    for (const char *p = buf; *p; p++) {
+        if (*p == '"')
             fputc('"', o);
-        fputc(*s, o);
+        fputc(*p, o);
     }
     fputc('"', o);
+}
+
+/* The part of a list cell that names a metric or fact: escaped, quotes doubled. */
+static void csv_name(FILE *o, const char *s)
+{
+    char buf[4 * sizeof ((bench__metric *)0)->name];
+    bench__escape(buf, sizeof buf, s);
+    for (const char *p = buf; *p; p++) {
+        if (*p == '"')
+            fputc('"', o);
+        fputc(*p, o);
+    }
 }
 
 static void csv_begin(bench__reporter *rep, const bench__context *ctx)
@@ -196,21 +217,33 @@ static void csv_result(bench__reporter *rep, const bench__result *r)
             (unsigned long long)r->settings.elements_per_iter);
     csv_string(o, r->message);
     /* The fastest sample, then metrics and facts, each a space-separated list in one cell:
-     * name=median[lower;upper]unit (with *scaled=FRACTION when multiplexed) and name=value. */
+     * name=median[lower;upper]unit (with *scaled=FRACTION when multiplexed) and name=value.
+     * The guard is decided on the cell's first name, the only part that can start it. */
     if (r->status == BENCH__OK)
         fprintf(o, ",%.6g,\"", r->est.min);
     else
         fputs(",,\"", o);
-    for (size_t i = 0; r->status == BENCH__OK && i < r->nmetrics; i++) {
+    bool ok = r->status == BENCH__OK;
+    if (ok && r->nmetrics > 0 && bench__csv_needs_guard(r->metrics[0].name))
+        fputc('\'', o);
+    for (size_t i = 0; ok && i < r->nmetrics; i++) {
         const bench__metric *m = &r->metrics[i];
-        fprintf(o, "%s%s=%.6g[%.6g;%.6g]%s", i ? " " : "", m->name, m->est.median.point,
-                m->est.median.lower, m->est.median.upper, m->unit);
+        fputs(i ? " " : "", o);
+        csv_name(o, m->name);
+        fprintf(o, "=%.6g[%.6g;%.6g]", m->est.median.point, m->est.median.lower,
+                m->est.median.upper);
+        csv_name(o, m->unit);
         if (m->scaled)
             fprintf(o, "*scaled=%.2f", m->min_fraction);
     }
     fputs("\",\"", o);
-    for (size_t i = 0; r->status == BENCH__OK && i < r->nfacts; i++)
-        fprintf(o, "%s%s=%.6g", i ? " " : "", r->facts[i].name, r->facts[i].value);
+    if (ok && r->nfacts > 0 && bench__csv_needs_guard(r->facts[0].name))
+        fputc('\'', o);
+    for (size_t i = 0; ok && i < r->nfacts; i++) {
+        fputs(i ? " " : "", o);
+        csv_name(o, r->facts[i].name);
+        fprintf(o, "=%.6g", r->facts[i].value);
+    }
     fputs("\"\n", o);
     fflush(o);
 }
@@ -236,12 +269,16 @@ void bench__reporter_csv(bench__reporter *rep, FILE *out)
 
 /* ---- Markdown ---- */
 
+/* Escaped (control characters as \xNN), then Markdown's own characters backslashed. */
 static void md_text(FILE *o, const char *s)
 {
-    for (; *s; s++) {
-        if (*s == '|' || *s == '\\' || *s == '*' || *s == '_' || *s == '`')
+    char buf[4 * sizeof ((bench__result *)0)->message];
+    bench__escape(buf, sizeof buf, s);
+    for (const char *p = buf; *p; p++) {
+        if (*p == '|' || *p == '\\' || *p == '*' || *p == '_' || *p == '`' || *p == '<' ||
+            *p == '[')
             fputc('\\', o);
-        fputc(*s == '\n' ? ' ' : *s, o);
+        fputc(*p, o);
     }
 }
 

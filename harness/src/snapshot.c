@@ -88,6 +88,63 @@ int bench__program_hash(const char *path, char *out, size_t len, double *bytes, 
     return rc;
 }
 
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int bench__libraries_hash(char *out, size_t len, char *msg, size_t msglen)
+{
+    enum { MAX_LIBS = 256 };
+    char *paths[MAX_LIBS], exe[4096] = "", line[4608];
+    size_t n = 0;
+    ssize_t el = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    exe[el > 0 ? el : 0] = '\0';
+    FILE *f = fopen("/proc/self/maps", "re");
+    if (!f) {
+        bench__msg(msg, msglen, "cannot read /proc/self/maps: %s", strerror(errno));
+        return BENCH_EIO;
+    }
+    /* Every file this process runs code from, but the program itself: its shared libraries. */
+    while (fgets(line, sizeof line, f) && n < MAX_LIBS) {
+        char perms[8] = "";
+        int off = 0;
+        if (sscanf(line, "%*s %7s %*s %*s %*s %n", perms, &off) != 1 || off == 0 ||
+            !strchr(perms, 'x') || line[off] != '/')
+            continue;
+        char *path = line + off;
+        path[strcspn(path, "\n")] = '\0';
+        if (strcmp(path, exe) == 0 || strstr(path, " (deleted)"))
+            continue;
+        bool seen = false;
+        for (size_t i = 0; i < n && !seen; i++)
+            seen = strcmp(paths[i], path) == 0;
+        if (!seen && (paths[n] = strdup(path)) != NULL)
+            n++;
+    }
+    fclose(f);
+    qsort(paths, n, sizeof *paths, cmp_str);
+    uint64_t h = FNV_OFFSET;
+    int rc = 0;
+    for (size_t i = 0; i < n; i++) {
+        for (const char *q = paths[i]; *q; q++)
+            h = (h ^ (unsigned char)*q) * FNV_PRIME;
+        int fd = open(paths[i], O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+        uint64_t fh = 0;
+        double bytes;
+        if (fd >= 0) {
+            rc = rc ? rc : hash_copy(fd, -1, &fh, &bytes, msg, msglen);
+            close(fd);
+        }
+        for (int b = 0; b < 8; b++)
+            h = (h ^ ((fh >> (8 * b)) & 0xff)) * FNV_PRIME;
+        free(paths[i]);
+    }
+    if (rc == 0)
+        hex_hash(h, out, len);
+    return rc;
+}
+
 int bench__snapshot_prepare(const char *dir, const char *name, char *tmp, size_t tmplen,
                             char *hash, size_t hashlen, double *bytes, char *msg, size_t msglen)
 {

@@ -380,3 +380,38 @@ int bench__process_estimate(const double *iters, const double *totals, const uin
     free(med);
     return rc;
 }
+
+int bench__bootstrap_median(const double *iters, const double *totals, size_t n,
+                            size_t nresamples, double level, uint64_t seed, bench__estimate *out)
+{
+    if (n == 0 || nresamples == 0 || !(level > 0.0 && level < 1.0))
+        return -1;
+    double *y = malloc(n * sizeof *y);
+    double *ry = malloc(n * sizeof *ry);
+    double *dist = malloc(nresamples * sizeof *dist);
+    int rc = -1;
+    if (!y || !ry || !dist)
+        goto done;
+    for (size_t i = 0; i < n; i++)
+        y[i] = totals[i] / iters[i];
+    memcpy(ry, y, n * sizeof *y);
+    out->point = bench__median_inplace(ry, n);
+    /* The same draws as bench__bootstrap (one index per sample, in order), so the interval is
+     * the one that function gives its median. */
+    bench__rng rng;
+    bench__rng_seed(&rng, seed);
+    for (size_t b = 0; b < nresamples; b++) {
+        for (size_t i = 0; i < n; i++)
+            ry[i] = y[bench__rng_below(&rng, n)];
+        dist[b] = bench__median_inplace(ry, n);
+    }
+    bench__sort(dist, nresamples);
+    out->lower = bench__quantile_sorted(dist, nresamples, (1.0 - level) / 2.0);
+    out->upper = bench__quantile_sorted(dist, nresamples, (1.0 + level) / 2.0);
+    rc = 0;
+done:
+    free(y);
+    free(ry);
+    free(dist);
+    return rc;
+}

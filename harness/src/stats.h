@@ -115,4 +115,12 @@ int bench__process_estimate(const double *iters, const double *totals, const uin
                             size_t n, unsigned p, double level, bench__estimate *out, double *cv,
                             double *log_sd);
 
+/**
+ * The median of the n samples' time per iteration and its percentile-bootstrap interval at
+ * `level`: exactly the median estimate of bench__bootstrap with the same arguments, without the
+ * other statistics' cost. Returns 0, or -1 on bad arguments or allocation failure.
+ */
+int bench__bootstrap_median(const double *iters, const double *totals, size_t n,
+                            size_t nresamples, double level, uint64_t seed, bench__estimate *out);
+
 #endif /* HARNESS_STATS_H */

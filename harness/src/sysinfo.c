@@ -249,7 +249,9 @@ static void diff_str(char *out, size_t len, size_t *off, const char *what, const
 {
     if (!a[0] || !b[0] || strcmp(a, b) == 0 || *off >= len)
         return;
-    int n = snprintf(out + *off, len - *off, "%s%s '%s' vs '%s'", *off ? "; " : "", what, a, b);
+    char ea[1024], eb[1024]; /* strings read from a file: escaped */
+    int n = snprintf(out + *off, len - *off, "%s%s '%s' vs '%s'", *off ? "; " : "", what,
+                     bench__escape(ea, sizeof ea, a), bench__escape(eb, sizeof eb, b));
     if (n > 0)
         *off += (size_t)n < len - *off ? (size_t)n : len - *off;
 }

@@ -161,23 +161,26 @@ static uint64_t chain(uint64_t x, unsigned steps)
 }
 
 /*
- * The chain's slowdown in percent: E2E_SLOWDOWN_PERCENT, plus N when the program file's name
- * contains "slowN" (a copy of this program named so is a "new build" that is N% slower, while
- * the baseline's snapshot of the original, run beside it, is not).
+ * The chain's slowdown in percent: E2E_SLOWDOWN_PERCENT, plus N when the program file ends with
+ * the marker "E2ESLOW<N>\n". A copy of this program with that appended is "a new build" that is
+ * N% slower, and stays so when copied again (a baseline's program snapshot), while the original,
+ * run beside it, is not.
  */
 static double slowdown_percent(void)
 {
     const char *pct = getenv("E2E_SLOWDOWN_PERCENT");
     double p = pct ? atof(pct) : 0.0;
-    char exe[4096];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (n > 0) {
-        exe[n] = '\0';
-        const char *base = strrchr(exe, '/');
-        const char *slow = strstr(base ? base + 1 : exe, "slow");
-        if (slow)
-            p += atof(slow + 4);
+    FILE *f = fopen("/proc/self/exe", "rb");
+    char tail[33] = "";
+    if (f && fseek(f, -32, SEEK_END) == 0) {
+        size_t n = fread(tail, 1, 32, f);
+        tail[n] = '\0';
+        for (size_t i = 0; i + 7 <= n; i++)
+            if (memcmp(tail + i, "E2ESLOW", 7) == 0)
+                p += atof(tail + i + 7);
     }
+    if (f)
+        fclose(f);
     return p;
 }
 

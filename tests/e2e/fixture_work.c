@@ -11,11 +11,19 @@
  * (nothing), libc_internal (calloc of 10 x 10 and strdup of "hello": 2 blocks, 106 bytes, one of
  * them allocated inside libc), realloc_chain (realloc from NULL to 100 then 200 bytes, then
  * realloc to 0, which frees: 2 allocations, 300 bytes) and touch_8mb (8 MiB allocated and
- * written: 1 block, page faults and a higher peak RSS).
+ * written: 1 block, page faults and a higher peak RSS). Two more use the allocator's own
+ * interface on blocks from malloc, as programs that preload jemalloc do: usable_size
+ * (malloc_usable_size of a malloc'd block) and extension (jemalloc's mallocx, freed with free;
+ * skipped when the allocator has no mallocx). Both crash when malloc and the allocator's other
+ * functions are not the same allocator's. asan_owns fails when AddressSanitizer is linked in
+ * but malloc's blocks are not its own (the sanitizer silently off); env skips, reporting the
+ * allocation shim's environment variables in its message.
  *
  * The loops are x86 assembly, so that no compiler can change their instruction count; on other
  * machines the `instr` and `work` benchmarks skip.
  */
+#include <dlfcn.h>
+#include <malloc.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -142,5 +150,52 @@ BENCH_FN(alloc, touch_8mb, .sample_size = 10)
             memset(p, 1, SIZE);
         bench_clobber();
         free(p);
+    }
+}
+
+BENCH_FN(alloc, usable_size)
+{
+    BENCH_ITER(b) {
+        void *p = bench_black_box(malloc(100));
+        if (malloc_usable_size(p) < 100)
+            bench_fail(b, "malloc_usable_size(malloc(100)) = %zu", malloc_usable_size(p));
+        free(p);
+    }
+}
+
+BENCH_FN(alloc, extension)
+{
+    void *(*mallocx)(size_t, int);
+    *(void **)&mallocx = dlsym(RTLD_DEFAULT, "mallocx");
+    if (!mallocx)
+        bench_skip(b, "the allocator has no mallocx (not jemalloc)");
+    BENCH_ITER(b) {
+        void *p = bench_black_box(mallocx(64, 0));
+        if (malloc_usable_size(p) < 64)
+            bench_fail(b, "malloc_usable_size(mallocx(64)) = %zu", malloc_usable_size(p));
+        free(p);
+    }
+}
+
+BENCH_FN(alloc, asan_owns)
+{
+    int (*owns)(const volatile void *);
+    *(void **)&owns = dlsym(RTLD_DEFAULT, "__sanitizer_get_ownership");
+    if (!owns)
+        bench_skip(b, "not an AddressSanitizer program");
+    BENCH_ITER(b) {
+        void *p = bench_black_box(malloc(32));
+        if (!owns(p))
+            bench_fail(b, "malloc's block is not AddressSanitizer's: the sanitizer is off");
+        free(p);
+    }
+}
+
+BENCH_FN(alloc, env)
+{
+    const char *preload = getenv("LD_PRELOAD"), *marker = getenv("BENCH_ALLOC_PRELOADED");
+    bench_skip(b, "LD_PRELOAD=%s BENCH_ALLOC_PRELOADED=%s", preload ? preload : "",
+               marker ? marker : "");
+    BENCH_ITER(b) {
     }
 }

@@ -5,8 +5,15 @@ e2e_work (tests/e2e/fixture_work.c) has benchmarks with known allocations per it
 alloc/three_blocks (3 blocks, 4300 bytes), alloc/none (nothing), alloc/libc_internal (2 blocks,
 106 bytes, one allocated inside libc by strdup), alloc/realloc_chain (2 allocations, 300 bytes,
 and a realloc to 0 that frees) and alloc/touch_8mb (one 8 MiB block, written). The counts must be
-exact, not close: a sample of n iterations has exactly 3n allocations. In a sanitizer build
-(E2E_SANITIZE) the layer is unavailable, and the tests check that it says so.
+exact, not close: a sample of n iterations has exactly 3n allocations.
+
+The counting is a preload library (libharness_alloc.so) that --alloc-stats loads by running the
+program again with it in LD_PRELOAD; the library itself defines no malloc. So a program keeps
+its own allocator: jemalloc preloaded, an AddressSanitizer build (E2E_WORK_ASAN; in a sanitizer
+build of the project e2e_work is one), with and without --alloc-stats; a statically linked
+program (E2E_ALLOC_STATIC) works, and --alloc-stats says it is unavailable there. Under
+AddressSanitizer, allocations the sanitizer makes inside its own replacements of libc functions
+(strdup) do not reach malloc and are not counted.
 """
 import json
 import os
@@ -18,8 +25,11 @@ import tempfile
 import unittest
 
 WORK = os.environ.get("E2E_WORK", "")
+WORK_ASAN = os.environ.get("E2E_WORK_ASAN", "")
+ALLOC_STATIC = os.environ.get("E2E_ALLOC_STATIC", "")
 SANITIZED = os.environ.get("E2E_SANITIZE", "0").lower() in ("1", "on", "true", "yes")
 VALGRIND = shutil.which("valgrind")
+SHIM = os.environ.get("E2E_ALLOC_SHIM", "")
 FAST = ["--warm-up-time", "0.01", "--measurement-time", "0.05", "--nresamples", "100"]
 KNOWN = {  # id: (allocations, bytes) per iteration
     "alloc/three_blocks": (3, 4300),
@@ -28,15 +38,32 @@ KNOWN = {  # id: (allocations, bytes) per iteration
     "alloc/realloc_chain": (2, 300),
     "alloc/touch_8mb": (1, 8 << 20),
 }
+# AddressSanitizer's strdup allocates without calling malloc: only the calloc is counted.
+KNOWN_ASAN = dict(KNOWN, **{"alloc/libc_internal": (1, 100)})
+# ASan needs the shadow gap the CUDA driver uses, where there is one (as the GPU tests set).
+ASAN_ENV = {"ASAN_OPTIONS": "protect_shadow_gap=0"}
 
 
-def run(*args, prog=None, timeout=240):
-    return subprocess.run([prog or WORK, *args], capture_output=True, text=True, timeout=timeout)
+def jemalloc():
+    for d in ("/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/usr/lib64", "/usr/lib"):
+        path = os.path.join(d, "libjemalloc.so.2")
+        if os.path.exists(path):
+            return path
+    return None
+
+
+def run(*args, prog=None, timeout=240, env_extra=None):
+    env = dict(os.environ)
+    env.update(ASAN_ENV)  # ignored by a program without AddressSanitizer
+    env.update(env_extra or {})
+    return subprocess.run([prog or WORK, *args], capture_output=True, text=True, timeout=timeout,
+                          env=env)
 
 
 def unsanitized(test):
+    """Tests of exact numbers that a sanitizer's allocator changes (valgrind, RSS)."""
     if SANITIZED:
-        return unittest.skip("sanitizer build: allocation statistics are unavailable")(test)
+        return unittest.skip("sanitizer build: its allocator changes these numbers")(test)
     return test
 
 
@@ -46,18 +73,29 @@ class Base(unittest.TestCase):
                          f"exit {proc.returncode}, wanted {code}\nstdout:\n{proc.stdout}\n"
                          f"stderr:\n{proc.stderr}")
 
-    def results(self, *ids):
-        proc = run("--alloc-stats", *FAST, "--output-format", "json", "--exact", *ids)
+    def results(self, *ids, prog=None, env_extra=None):
+        proc = run("--alloc-stats", *FAST, "--output-format", "json", "--exact", *ids,
+                   prog=prog, env_extra=env_extra)
         self.assert_exit(proc, 0)
         return {b["id"]: b for b in json.loads(proc.stdout)["benchmarks"]}
 
+    def assert_exact(self, res, known):
+        for bid, b in res.items():
+            allocs, nbytes = known[bid]
+            with self.subTest(id=bid):
+                self.assertEqual(b["status"], "ok")
+                iters = b["samples"]["iterations"]
+                m = b["metrics"]
+                self.assertEqual(m["allocations"]["totals"], [allocs * n for n in iters])
+                self.assertEqual(m["allocated_bytes"]["totals"], [nbytes * n for n in iters])
+
 
 class CountTest(Base):
-    @unsanitized
     def test_counts_are_exact(self):
         res = self.results(*[i for i in KNOWN if i != "alloc/touch_8mb"])
+        known = KNOWN_ASAN if SANITIZED else KNOWN
         for bid, b in res.items():
-            allocs, nbytes = KNOWN[bid]
+            allocs, nbytes = known[bid]
             with self.subTest(id=bid):
                 self.assertEqual(b["status"], "ok")
                 iters = b["samples"]["iterations"]
@@ -73,7 +111,6 @@ class CountTest(Base):
                 # every worker process counts its own samples: the counts pool over the 10 processes
                 self.assertEqual((b["settings"]["rounds"], b["processes"]), (10, 10))
 
-    @unsanitized
     def test_metric_metadata(self):
         m = self.results("alloc/three_blocks")["alloc/three_blocks"]["metrics"]
         self.assertEqual(m["allocations"]["unit"], "allocs")
@@ -89,27 +126,34 @@ class CountTest(Base):
         self.assertNotIn("allocations", b.get("metrics", {}))
         self.assertNotIn("peak_heap_bytes", b.get("facts", {}))
 
-    def test_sanitizer_build_says_unavailable(self):
-        if not SANITIZED:
-            self.skipTest("not a sanitizer build")
-        proc = run("--alloc-stats", *FAST, "alloc/none")
-        self.assert_exit(proc, 2)
-        self.assertIn("not available in an AddressSanitizer build", proc.stderr)
+    def test_the_library_defines_no_malloc(self):
+        """Without --alloc-stats a program keeps its own allocator: no malloc in it."""
+        nm = shutil.which("nm")
+        if not nm:
+            self.skipTest("nm (binutils) is not installed")
+        syms = subprocess.run([nm, "--defined-only", WORK], capture_output=True, text=True,
+                              check=True).stdout
+        defined = {ln.split()[-1] for ln in syms.splitlines() if ln.split()[1:2] in (["T"], ["W"])}
+        for name in ("malloc", "free", "calloc", "realloc", "posix_memalign", "memalign"):
+            self.assertNotIn(name, defined)
 
-    def memcheck(self, *args, synonyms=False):
+    def memcheck(self, *args, synonyms=False, preload=False):
         if not VALGRIND:
             self.skipTest("valgrind is not installed (apt-get install valgrind)")
+        if SANITIZED:
+            self.skipTest("sanitizer build: valgrind cannot run it")
         opts = ["--soname-synonyms=somalloc=nomatch"] if synonyms else []
+        env = dict(os.environ)
+        if preload:
+            env["LD_PRELOAD"] = SHIM
         return subprocess.run(
             ["valgrind", *opts, "--leak-check=full", "--errors-for-leak-kinds=definite",
              "--error-exitcode=9", WORK, "--in-process", *FAST, *args], capture_output=True,
-            text=True,
-            timeout=240)
+            text=True, timeout=240, env=env)
 
-    @unsanitized
     def test_memcheck_runs_clean(self):
-        """Plain memcheck replaces malloc everywhere: no errors, every block seen; the layer
-        then says it cannot count rather than count zeros."""
+        """Plain memcheck replaces malloc everywhere: no errors, every block seen. With
+        --alloc-stats the program cannot leave valgrind to load the shim: it says how to."""
         with tempfile.TemporaryDirectory() as tmp:
             out = os.path.join(tmp, "r.json")
             proc = self.memcheck("--json", out, "--exact", "alloc/three_blocks")
@@ -123,16 +167,16 @@ class CountTest(Base):
         self.assertGreaterEqual(int(heap.group(1).replace(",", "")), 3 * ran)
         proc = self.memcheck("--alloc-stats", "--exact", "alloc/three_blocks")
         self.assert_exit(proc, 2)
+        self.assertIn("LD_PRELOAD=", proc.stderr)
         self.assertIn("--soname-synonyms=somalloc=nomatch", proc.stderr)
 
-    @unsanitized
     def test_memcheck_sees_the_counted_allocations(self):
-        """With valgrind replacing libc's malloc only, the wrappers count exactly and memcheck
-        still sees every block they allocate (through the __libc_* aliases)."""
+        """With the shim preloaded and valgrind replacing libc's malloc only, the shim counts
+        exactly and memcheck still sees every block (the shim forwards to libc's malloc)."""
         with tempfile.TemporaryDirectory() as tmp:
             out = os.path.join(tmp, "r.json")
             proc = self.memcheck("--alloc-stats", "--json", out, "--exact",
-                                 "alloc/three_blocks", synonyms=True)
+                                 "alloc/three_blocks", synonyms=True, preload=True)
             self.assert_exit(proc, 0)
             with open(out) as f:
                 b = json.load(f)["benchmarks"][0]
@@ -143,6 +187,71 @@ class CountTest(Base):
         counted = sum(b["metrics"]["allocations"]["totals"])
         self.assertEqual(counted, 3 * sum(b["samples"]["iterations"]))
         self.assertGreaterEqual(seen, counted)
+
+
+class AllocatorTest(Base):
+    """The program's own allocator stays in charge, with and without --alloc-stats."""
+    OWN = ["alloc/usable_size", "alloc/extension", "alloc/asan_owns"]
+
+    def assert_own_allocator_works(self, proc):
+        self.assert_exit(proc, 0)
+        for b in json.loads(proc.stdout)["benchmarks"]:
+            self.assertIn(b["status"], ("ok", "skipped"), b)
+
+    def test_jemalloc_preloaded(self):
+        lib = jemalloc()
+        if not lib:
+            self.skipTest("libjemalloc2 is not installed (apt-get install libjemalloc2)")
+        if SANITIZED:
+            self.skipTest("sanitizer build: the sanitizer's allocator comes first")
+        env = {"LD_PRELOAD": lib}
+        proc = run(*FAST, "--output-format", "json", "--exact", *self.OWN, env_extra=env)
+        self.assert_own_allocator_works(proc)
+        ext = [b for b in json.loads(proc.stdout)["benchmarks"] if b["id"] == "alloc/extension"]
+        self.assertEqual(ext[0]["status"], "ok", "jemalloc's mallocx was not found")
+        proc = run("--alloc-stats", *FAST, "--output-format", "json", "--exact", *self.OWN,
+                   env_extra=env)
+        self.assert_own_allocator_works(proc)
+        self.assert_exact(self.results("alloc/three_blocks", "alloc/libc_internal",
+                                       env_extra=env), KNOWN)
+
+    def test_address_sanitizer_program(self):
+        """A user's program built with -fsanitize=address against the library: the sanitizer's
+        allocator is the one in use (alloc/asan_owns fails otherwise), with and without the
+        flag, and the counts stay exact."""
+        proc = run(*FAST, "--output-format", "json", "--exact", *self.OWN, prog=WORK_ASAN,
+                   env_extra=ASAN_ENV)
+        self.assert_own_allocator_works(proc)
+        owns = [b for b in json.loads(proc.stdout)["benchmarks"] if b["id"] == "alloc/asan_owns"]
+        self.assertEqual(owns[0]["status"], "ok", owns)
+        proc = run("--alloc-stats", *FAST, "--output-format", "json", "--exact", *self.OWN,
+                   prog=WORK_ASAN, env_extra=ASAN_ENV)
+        self.assert_own_allocator_works(proc)
+        self.assert_exact(self.results("alloc/three_blocks", "alloc/libc_internal",
+                                       prog=WORK_ASAN, env_extra=ASAN_ENV), KNOWN_ASAN)
+
+    def test_static_program(self):
+        proc = run(prog=ALLOC_STATIC)
+        self.assert_exit(proc, 0)
+        self.assertIn("static: allocations work", proc.stdout)
+        proc = run("--alloc-stats", prog=ALLOC_STATIC)
+        self.assert_exit(proc, 2)
+        self.assertIn("unavailable in a statically linked program", proc.stderr)
+
+    def test_missing_shim_is_unavailable(self):
+        proc = run("--alloc-stats", *FAST, "--exact", "alloc/none",
+                   env_extra={"BENCH_ALLOC_SHIM": "/nonexistent/libharness_alloc.so"})
+        self.assert_exit(proc, 2)
+        self.assertIn("BENCH_ALLOC_SHIM names /nonexistent/libharness_alloc.so", proc.stderr)
+
+    def test_reexecuted_environment(self):
+        """The re-executed program has the shim in LD_PRELOAD and the marker that stops a second
+        re-execution; processes it starts inherit both."""
+        proc = run("--alloc-stats", *FAST, "--output-format", "json", "--exact", "alloc/env")
+        self.assert_exit(proc, 0)
+        msg = json.loads(proc.stdout)["benchmarks"][0]["message"]
+        self.assertIn("libharness_alloc.so", msg)
+        self.assertIn("BENCH_ALLOC_PRELOADED=1", msg)
 
 
 class FactTest(Base):

@@ -3,11 +3,13 @@
 
 Saving, merging, loading, refusing bad names and broken files, comparing a run with a
 baseline and two baselines with each other, the CI gate's exit code, calibration and the
-system context. The fixture's cmp/chain benchmark is a latency-bound chain whose length
-E2E_SLOWDOWN_PERCENT stretches, so a slowdown is exact, not hoped for. Saved-baseline tests
+system context. The fixture's cmp/chain benchmark is a latency-bound chain whose length a marker
+at the end of the program file stretches (build() makes such "new builds"), so a slowdown is
+exact, not hoped for. Saved-baseline tests
 inject 200% (3x): two separate runs on a shared test machine have been seen to differ by 25%
 with nothing changed, and a test must not depend on the machine being quiet.
 """
+import atexit
 import json
 import os
 import shutil
@@ -19,15 +21,33 @@ FIXTURE = os.environ.get("E2E_FIXTURE", "")
 FIXTURES_DIR = os.environ.get("E2E_FIXTURES_DIR", "")
 
 
+BUILDS = tempfile.mkdtemp(prefix="bench-e2e-builds-")
+atexit.register(shutil.rmtree, BUILDS, True)
+
+
+def build(slowdown):
+    """The fixture as another build whose cmp/chain is `slowdown`% slower: a copy ending with the
+    marker E2ESLOW<N> (fixture_more.c reads it from its own file), so its hash differs from the
+    fixture's as a rebuilt program's would, and a baseline's snapshot of it stays slow."""
+    if not slowdown:
+        return FIXTURE
+    path = os.path.join(BUILDS, f"fixture_slow{slowdown}")
+    if not os.path.exists(path):
+        shutil.copyfile(FIXTURE, path + ".tmp")
+        with open(path + ".tmp", "ab") as f:
+            f.write(f"E2ESLOW{slowdown}\n".encode())
+        os.chmod(path + ".tmp", 0o755)
+        os.rename(path + ".tmp", path)
+    return path
+
+
 def run(args, slowdown=None, env_extra=None):
     env = dict(os.environ)
     env.pop("BENCH_BASELINE_DIR", None)
-    if slowdown is not None:
-        env["E2E_SLOWDOWN_PERCENT"] = str(slowdown)
     if env_extra:
         env.update(env_extra)
-    return subprocess.run([FIXTURE, "--color", "never"] + args, capture_output=True, text=True,
-                          env=env, timeout=300, check=False)
+    return subprocess.run([build(slowdown), "--color", "never"] + args, capture_output=True,
+                          text=True, env=env, timeout=300, check=False)
 
 
 def err_lines(stderr):
@@ -270,21 +290,32 @@ class BaselineTest(unittest.TestCase):
         self.assertNotIn("different machine", p.stderr)
 
     def write_moved_together(self, name, scale, **context):
-        """A baseline of five benchmarks at 100 ns * scale per iteration, with context facts."""
-        ctx = {"hostname": "fixture", "kernel": "Linux 6.1.0", "governor": "performance",
-               "compiler": "gcc 12", "compiler_flags": "-O2", "build_type": "Release",
-               "git_revision": "abc", "cpu": {"brand": "Fixture CPU", "cores": 2, "threads": 2}}
+        """A baseline of five benchmarks at 100 ns * scale per iteration, with context facts: a
+        real saved file (every field the loader checks) with its context and samples replaced."""
+        tmpl = os.path.join(self.dir, "tmpl.json")
+        if not os.path.exists(tmpl):
+            p = self.bench("--in-process", "--sample-size", "20", "--save-baseline", "tmpl",
+                           "--exact", "fix/a")
+            self.assertEqual(p.returncode, 0, p.stderr)
+        with open(tmpl, encoding="utf-8") as f:
+            data = json.load(f)
+        ctx = data["context"]
+        ctx.update({"hostname": "fixture", "kernel": "Linux 6.1.0", "governor": "performance",
+                    "compiler": "gcc 12", "compiler_flags": "-O2", "build_type": "Release",
+                    "git_revision": "abc"})
+        ctx["cpu"].update({"brand": "Fixture CPU", "cores": 2, "threads": 2})
         ctx.update(context)
+        entry = data["benchmarks"][0]
         benches = []
         for k in range(5):
             iters = [10 * (i + 1) for i in range(20)]
             totals = [100 * scale * n * (1 + 0.001 * ((i * 7 + k) % 5)) for i, n in
                       enumerate(iters)]
-            benches.append({"id": f"g/b{k}", "group": "g", "name": f"b{k}", "param": None,
-                            "status": "ok",
-                            "samples": {"iterations": iters, "totals_ns": totals}})
-        data = {"schema_version": 1, "harness_version": "0.1.0", "context": ctx,
-                "benchmarks": benches}
+            b = json.loads(json.dumps(entry))
+            b.update({"id": f"g/b{k}", "group": "g", "name": f"b{k}", "param": None})
+            b["samples"] = {"iterations": iters, "totals_ns": totals}
+            benches.append(b)
+        data["benchmarks"] = benches
         with open(os.path.join(self.dir, name + ".json"), "w", encoding="utf-8") as f:
             json.dump(data, f)
 

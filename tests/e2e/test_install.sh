@@ -6,7 +6,8 @@
 # no main() in three ways and runs each: (1) plain `cc` with the flags from pkg-config, (2) a tiny
 # CMake project with find_package(harness) and harness::harness, (3) with its own main() calling
 # bench_main(), which must replace the library's weak main(); then (4) checks the errors for a
-# duplicate id and for a program with no benchmarks. EXTRA_FLAGS (e.g. the sanitizer
+# duplicate id and for a program with no benchmarks, and (5) that --alloc-stats of an outside
+# program counts with the installed preload library libharness_alloc.so. EXTRA_FLAGS (e.g. the sanitizer
 # flags the library was built with) are added to every compile and link. The temporary prefix
 # and build trees are removed on exit.
 set -euo pipefail
@@ -66,6 +67,8 @@ pc="$(find "$prefix" -name harness.pc -path '*/pkgconfig/*' | head -n 1)"
 [[ -n "$(find "$prefix" -name libharness.a -o -name 'libharness.so*' | head -n 1)" ]] ||
     fail "libharness not installed under $prefix"
 config="$(find "$prefix" -name harnessConfig.cmake | head -n 1)"
+shim="$(find "$prefix" -name libharness_alloc.so | head -n 1)"
+[[ -n "$shim" ]] || fail "libharness_alloc.so (the --alloc-stats preload library) not installed"
 [[ -n "$config" ]] || fail "harnessConfig.cmake not installed under $prefix"
 
 src="$tmp/src"
@@ -164,4 +167,12 @@ printf '/* none.c: no benchmarks. */\nint harness_outside_none;\n' > "$src/none.
     fail "building a program with no benchmarks failed"
 expect_error "$tmp/prog_none" "no benchmarks"
 
-echo "test_install: ok (prefix layout, pkg-config, find_package, own main, registry errors)"
+# (5) --alloc-stats with the installed shim (BENCH_ALLOC_SHIM: the prefix is not the configured
+# install directory the library would otherwise look in).
+out="$(BENCH_ALLOC_SHIM="$shim" "$tmp/prog_pc" --alloc-stats --warm-up-time 0.01 \
+    --measurement-time 0.05 --nresamples 100 --color never --exact outside/from_b/16)" ||
+    fail "--alloc-stats with the installed shim exited $?"
+[[ "$out" == *"allocations:"* ]] || fail "--alloc-stats printed no allocation counts: $out"
+
+echo "test_install: ok (prefix layout, pkg-config, find_package, own main, registry errors, \
+--alloc-stats)"

@@ -2,10 +2,10 @@
 """End-to-end tests of the program snapshot a baseline keeps and of confirming suspect changes
 by an interleaved run against it (docs/comparison.md#confirming-a-change-against-the-saved-program).
 
-The fixture's cmp/chain is slower by N% when its program file's name contains "slowN"
-(fixture_more.c): a copy named fix_slow50 is a "new build" that is 50% slower, while the
-baseline's snapshot of the original, run beside it, is not. A byte appended to a copy changes its
-hash without changing what it does. E2E_FIXTURE points at the fixture.
+The fixture's cmp/chain is slower by N% when its program file ends with the marker "E2ESLOW<N>"
+(fixture_more.c): such a copy is a "new build" that is N% slower, while the baseline's snapshot of
+the original, run beside it, is not. A byte appended to a copy changes its hash without changing
+what it does. E2E_FIXTURE points at the fixture.
 """
 import json
 import os
@@ -70,15 +70,16 @@ class SnapshotTest(unittest.TestCase):
         self.assertTrue(os.access(snap, os.X_OK))
         with open(prog, "rb") as a, open(snap, "rb") as b:
             self.assertEqual(a.read(), b.read())
-        self.assertEqual(doc["context"]["program"],
-                         {"hash": fnv1a64(prog), "bytes": os.path.getsize(prog),
-                          "file": "before.program"})
+        program = dict(doc["context"]["program"])
+        self.assertRegex(program.pop("libraries"), r"^fnv1a64:[0-9a-f]{16}$")
+        self.assertEqual(program, {"hash": fnv1a64(prog), "bytes": os.path.getsize(prog),
+                                   "file": "before.program"})
         self.assertEqual([n for n in os.listdir(self.base) if n.startswith(".")], [],
                          "a temporary file was left behind")
 
     def test_slower_program_is_confirmed_regressed(self):
         self.save(self.copy("fix"))
-        p, doc = self.compare(self.copy("fix_slow50", b"x"), "--fail-on-regression",
+        p, doc = self.compare(self.copy("fix_slow50", b"E2ESLOW50\n"), "--fail-on-regression",
                               "--confirm-time", "4")
         self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
         self.assertIn("bench: confirming", p.stderr)
@@ -104,7 +105,7 @@ class SnapshotTest(unittest.TestCase):
     def test_missing_snapshot_falls_back_to_the_numbers(self):
         self.save(self.copy("fix"))
         os.unlink(os.path.join(self.base, "before.program"))
-        p, doc = self.compare(self.copy("fix_slow100", b"x"), "--fail-on-regression")
+        p, doc = self.compare(self.copy("fix_slow100", b"E2ESLOW100\n"), "--fail-on-regression")
         self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
         self.assertIn("is missing", p.stderr)
         chain = doc["cmp/chain"]["change"]
@@ -114,29 +115,28 @@ class SnapshotTest(unittest.TestCase):
         self.save(self.copy("fix"))
         with open(os.path.join(self.base, "before.program"), "ab") as f:
             f.write(b"tampered")
-        p, doc = self.compare(self.copy("fix_slow100", b"x"))
+        p, doc = self.compare(self.copy("fix_slow100", b"E2ESLOW100\n"))
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertIn("not the one it measured", p.stderr)
         self.assertEqual(doc["cmp/chain"]["change"]["settled_by"], "saved numbers")
 
     def test_confirmation_can_be_turned_off(self):
         self.save(self.copy("fix"))
-        p, doc = self.compare(self.copy("fix_slow100", b"x"), "--confirm-time", "0")
+        p, doc = self.compare(self.copy("fix_slow100", b"E2ESLOW100\n"), "--confirm-time", "0")
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertNotIn("confirming", p.stderr)
         self.assertEqual(doc["cmp/chain"]["change"]["settled_by"], "saved numbers")
 
-    def test_canaries_are_saved_and_compared(self):
+    def test_canaries_are_saved_and_measured_again(self):
         doc = self.save(self.copy("fix"))
         can = doc["context"]["canaries"]
         self.assertEqual(sorted(can), ["compute", "dram_read", "l2_read", "latency_chain"])
         self.assertTrue(all(v > 0 for v in can.values()), can)
         p, _ = self.compare(self.copy("fix_copy", b"x"), "--confirm-time", "0")
         self.assertEqual(p.returncode, 0, p.stderr)
-        self.assertRegex(p.stderr, r"since baseline 'before' was saved \(drift canaries\): "
-                                   r"dependent arithmetic \(a latency chain\) [0-9.]+% "
-                                   r"(slower|faster), .*reads from memory [0-9.]+% "
-                                   r"(slower|faster)")
+        with open(os.path.join(self.dir, "r.json"), encoding="utf-8") as f:
+            now = json.load(f)["context"]["canaries"]
+        self.assertEqual(sorted(now), sorted(can))
 
     def test_drift_makes_a_saved_numbers_verdict_unsure(self):
         """A baseline whose canaries say the machine was twice as fast then: a 50% slowdown
@@ -149,13 +149,33 @@ class SnapshotTest(unittest.TestCase):
         doc["context"]["canaries"] = {k: v / 2 for k, v in doc["context"]["canaries"].items()}
         with open(path, "w", encoding="utf-8") as f:
             json.dump(doc, f)
-        p, res = self.compare(self.copy("fix_slow50", b"x"), "--confirm-time", "0",
+        p, res = self.compare(self.copy("fix_slow50", b"E2ESLOW50\n"), "--confirm-time", "0",
                               "--fail-on-regression")
         self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
-        self.assertRegex(p.stderr, r"reads from memory [0-9.]+% slower")
+        self.assertRegex(p.stderr, r"warning: the machine changed since baseline 'before' was "
+                                   r"saved \(drift canaries\): dependent arithmetic \(a latency "
+                                   r"chain\) [0-9.]+% slower, .*reads from memory [0-9.]+% "
+                                   r"slower")
         chain = res["cmp/chain"]["change"]
         self.assertGreater(chain["ratio_lower"], 1.2, "the numbers still show the slowdown")
         self.assertEqual(chain["verdict"], "ambiguous")
+
+    def test_changed_libraries_are_not_confirmed_against_the_snapshot(self):
+        """A snapshot runs with today's shared libraries: when the baseline recorded others,
+        the comparison says so and does not run it."""
+        self.save(self.copy("fix"))
+        path = os.path.join(self.base, "before.json")
+        with open(path, encoding="utf-8") as f:
+            doc = json.load(f)
+        self.assertRegex(doc["context"]["program"]["libraries"], r"^fnv1a64:[0-9a-f]{16}$")
+        doc["context"]["program"]["libraries"] = "fnv1a64:0000000000000000"
+        with open(path, "w", encoding="utf-8") as f:
+            json.dump(doc, f)
+        p, res = self.compare(self.copy("fix_slow100", b"E2ESLOW100\n"), "--fail-on-regression")
+        self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
+        self.assertIn("shared libraries this program runs have changed", p.stderr)
+        self.assertNotIn("confirming", p.stderr)
+        self.assertEqual(res["cmp/chain"]["change"]["settled_by"], "saved numbers")
 
     def test_confirm_time_needs_a_baseline(self):
         p = subprocess.run([FIXTURE, "--confirm-time", "5", "fix/a"], capture_output=True,

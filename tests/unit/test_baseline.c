@@ -11,9 +11,12 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <dirent.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -82,6 +85,19 @@ static void test_hostile_fixtures_rejected(void **state)
         {"binary_garbage.bin", "NUL byte"},
         {"nul_inside.json", "NUL byte"},
         {"does_not_exist.json", "cannot open"},
+        /* every field is checked against the schema, also those the comparison does not read */
+        {"outlier_string.json", "benchmarks[0].outliers.low_mild: expected an integer"},
+        {"unknown_key.json", "benchmarks[0].speedup: unknown key"},
+        {"bad_estimate.json", "benchmarks[0].estimates.median.lower: -3 is below the minimum 0"},
+        {"missing_context_field.json", "context.clock: missing"},
+        /* a key twice: rejected wherever it is, naming it */
+        {"duplicate_key.json", "benchmarks[0].rounds: duplicate key"},
+        {"duplicate_key_nested.json", "benchmarks[0].outliers.low_mild: duplicate key"},
+        /* numbers that feed a verdict must make sense, not only have the right type */
+        {"absurd_noise_mean.json", "benchmarks[0].noise: log_median_mean -100 is"},
+        {"absurd_noise_sd.json", "benchmarks[0].noise: log_median_sd: expected a number in [0, 1]"},
+        {"zero_time.json", "benchmarks[0].samples.totals_ns[0]"},
+        {"outliers_over_samples.json", "benchmarks[0].outliers: more outliers than samples"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char path[512], msg[512] = "";
@@ -184,6 +200,12 @@ static void make_fake(fake *f, const char *id, double per_iter)
     f->r.totals_ns = f->totals;
     f->r.est.median.point = per_iter;
     f->r.stop_reason = "precision";
+    /* What a real run records, so the saved file is valid against the schema. */
+    f->r.settings = (bench__settings){.warm_up_time = 0.1, .measurement_time = 1,
+                                      .sample_size = 4, .target_precision = 0.01, .rounds = 1};
+    f->r.sampling_used = BENCH_SAMPLING_LINEAR;
+    f->r.warm_up_iters = 10;
+    f->r.rounds = 1;
 }
 
 static bench__context test_context(void)
@@ -295,6 +317,104 @@ static void test_killed_save_leaves_a_valid_baseline(void **state)
     }
 }
 
+/* Names of temporary files (NAME.tmp.PID.XXXXXX, or any NAME.tmp...) in dir. */
+static int count_tmps(const char *dir)
+{
+    DIR *d = opendir(dir);
+    int n = 0;
+    struct dirent *e;
+    while (d && (e = readdir(d)))
+        n += strstr(e->d_name, ".tmp") != NULL;
+    if (d)
+        closedir(d);
+    return n;
+}
+
+/* A process killed by SIGTERM while it writes a large file leaves no temporary file: the
+ * handler removes it and the process still dies of the signal. */
+static void test_terminated_write_leaves_no_temp(void **state)
+{
+    (void)state;
+    char dir[512], path[600], msg[256];
+    path_in(dir, sizeof dir, tmpdir, "term");
+    assert_int_equal(mkdir(dir, 0755), 0);
+    snprintf(path, sizeof path, "%s/big.json", dir);
+    size_t len = 96u << 20;
+    char *text = malloc(len + 1);
+    assert_non_null(text);
+    memset(text, ' ', len);
+    text[len] = '\0';
+    bool caught = false;
+    for (int attempt = 0; attempt < 5 && !caught; attempt++) {
+        pid_t pid = fork();
+        if (pid == 0)
+            _exit(bench__write_atomic(path, text, msg, sizeof msg) == 0 ? 0 : 1);
+        /* Wait for the temporary file to appear, then terminate the writer mid-write. */
+        for (int i = 0; i < 20000 && count_tmps(dir) == 0; i++) {
+            struct timespec ts = {0, 100000};
+            nanosleep(&ts, NULL);
+        }
+        caught = count_tmps(dir) > 0 && kill(pid, SIGTERM) == 0;
+        int status = 0;
+        waitpid(pid, &status, 0);
+        if (caught && WIFSIGNALED(status)) {
+            assert_int_equal(WTERMSIG(status), SIGTERM);
+            assert_int_equal(count_tmps(dir), 0);
+        } else {
+            caught = false; /* it finished first: try again */
+            unlink(path);
+        }
+    }
+    free(text);
+    if (!caught)
+        skip(); /* the machine wrote 96 MiB faster than it could be caught */
+}
+
+/* Runs saving different benchmarks into one baseline at the same moment all keep theirs. */
+static void test_concurrent_saves_lose_nothing(void **state)
+{
+    (void)state;
+    enum { WRITERS = 4, ROUNDS = 15 };
+    char path[512], msg[512];
+    bench__context ctx = test_context();
+    static fake fs[WRITERS];
+    char id[32];
+    for (int w = 0; w < WRITERS; w++) {
+        snprintf(id, sizeof id, "g/w%d", w);
+        make_fake(&fs[w], id, 5 + w);
+    }
+    for (int round = 0; round < ROUNDS; round++) {
+        snprintf(path, sizeof path, "%s/together%d.json", tmpdir, round);
+        int go[2];
+        assert_int_equal(pipe(go), 0);
+        pid_t pids[WRITERS];
+        for (int w = 0; w < WRITERS; w++) {
+            pids[w] = fork();
+            if (pids[w] == 0) {
+                char c;
+                close(go[1]);
+                if (read(go[0], &c, 1) < 0) /* returns 0 when the parent closes: go */
+                    _exit(2);
+                _exit(bench__baseline_save(path, &ctx, &fs[w].r, 1, msg, sizeof msg) ? 1 : 0);
+            }
+        }
+        close(go[0]);
+        close(go[1]);
+        for (int w = 0; w < WRITERS; w++) {
+            int status;
+            waitpid(pids[w], &status, 0);
+            assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+        }
+        bench__saved s;
+        assert_int_equal(bench__saved_load(path, &s, msg, sizeof msg), 0);
+        if (s.n != WRITERS) {
+            print_error("round %d: %zu of %d entries kept\n", round, s.n, WRITERS);
+            fail();
+        }
+        bench__saved_destroy(&s);
+    }
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -319,6 +439,8 @@ int main(void)
         cmocka_unit_test(test_save_merges_by_id),
         cmocka_unit_test(test_save_refuses_to_replace_a_broken_file),
         cmocka_unit_test(test_killed_save_leaves_a_valid_baseline),
+        cmocka_unit_test(test_terminated_write_leaves_no_temp),
+        cmocka_unit_test(test_concurrent_saves_lose_nothing),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -359,6 +359,62 @@ static void test_summary_with_statuses(void **state)
     free(buf);
 }
 
+/* The median-only bootstrap a comparison side uses is exactly bench__bootstrap's median. */
+static void test_bootstrap_median_matches_full_bootstrap(void **state)
+{
+    (void)state;
+    static const size_t sizes[] = {1, 2, 3, 10, 101, 400};
+    for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
+        size_t n = sizes[k];
+        double *it = malloc(n * sizeof *it), *tot = malloc(n * sizeof *tot);
+        for (size_t i = 0; i < n; i++) {
+            it[i] = (double)(10 * (i % 7 + 1));
+            tot[i] = it[i] * (100.0 + (double)((i * 37) % 11));
+        }
+        bench__estimates full;
+        bench__estimate med;
+        assert_int_equal(bench__bootstrap(it, tot, n, 500, 0.95, 42 + k, &full), 0);
+        assert_int_equal(bench__bootstrap_median(it, tot, n, 500, 0.95, 42 + k, &med), 0);
+        assert_true(med.point == full.median.point);
+        assert_true(med.lower == full.median.lower);
+        assert_true(med.upper == full.median.upper);
+        free(it);
+        free(tot);
+    }
+}
+
+/* An entry of 100000 samples compared at 10000 resamples would cost 10^9 bootstrap draws: above
+ * the budget the side is the order-statistic interval of the median, whatever --nresamples. */
+static void test_huge_side_uses_order_statistics(void **state)
+{
+    (void)state;
+    size_t n = 100000;
+    double *it = malloc(n * sizeof *it), *tot = malloc(n * sizeof *tot), *y = malloc(n * sizeof *y);
+    for (size_t i = 0; i < n; i++) {
+        it[i] = 100;
+        tot[i] = 100 * (200.0 + (double)((i * 7919) % 1000) / 100.0);
+        y[i] = tot[i] / it[i];
+    }
+    bench__sort(y, n);
+    double lo, hi;
+    bench__median_ci_sorted(y, n, 0.95, &lo, &hi);
+    bench__side side;
+    assert_true((double)n * 10000.0 > BENCH__COMPARE_MAX_DRAWS);
+    assert_int_equal(bench__side_from_samples(it, tot, n, 10000, 0.95, 1, &side), 0);
+    assert_true(side.median == bench__quantile_sorted(y, n, 0.5));
+    assert_true(side.lower == lo && side.upper == hi);
+    assert_true(side.lower < side.median && side.median < side.upper);
+    assert_true(isfinite(side.se_log) && side.se_log > 0 && side.se_log < 0.01);
+    /* below the budget: the bootstrap, as before */
+    bench__estimate med;
+    assert_int_equal(bench__side_from_samples(it, tot, 1000, 100, 0.95, 1, &side), 0);
+    assert_int_equal(bench__bootstrap_median(it, tot, 1000, 100, 0.95, 1, &med), 0);
+    assert_true(side.lower == med.lower && side.upper == med.upper);
+    free(it);
+    free(tot);
+    free(y);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -372,6 +428,8 @@ int main(void)
         cmocka_unit_test(test_metric_witness_note),
         cmocka_unit_test(test_comparable_statuses),
         cmocka_unit_test(test_summary_with_statuses),
+        cmocka_unit_test(test_bootstrap_median_matches_full_bootstrap),
+        cmocka_unit_test(test_huge_side_uses_order_statistics),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -114,6 +114,65 @@ static void test_markdown_escaping(void **state)
     free(out);
 }
 
+static void test_escape(void **state)
+{
+    (void)state;
+    char b[64];
+    struct {
+        const char *in, *want;
+    } cases[] = {
+        {"plain/id", "plain/id"},
+        {"a\x1b[31mb", "a\\x1b[31mb"},            /* ESC */
+        {"bell\x07" "cr\rnl\ntab\t", "bell\\x07cr\\x0dnl\\x0atab\\x09"},
+        {"del\x7f", "del\\x7f"},
+        {"c1\xc2\x9b", "c1\\x9b"},                /* U+009B, CSI in 8-bit terminals */
+        {"bidi\xe2\x80\xae", "bidi\\u202e"},       /* RIGHT-TO-LEFT OVERRIDE */
+        {"bad\xff\xc3", "bad\\xff\\xc3"},          /* not UTF-8: each byte */
+        {"overlong\xc0\xaf", "overlong\\xc0\\xaf"},
+        {"\xc2\xb5s caf\xc3\xa9", "\xc2\xb5s caf\xc3\xa9"}, /* valid UTF-8 kept */
+        {"back\\slash", "back\\slash"},          /* backslashes kept */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        assert_string_equal(bench__escape(b, sizeof b, cases[i].in), cases[i].want);
+        /* idempotent: escaping escaped text changes nothing */
+        char again[64];
+        assert_string_equal(bench__escape(again, sizeof again, b), b);
+    }
+    /* truncation stops at a character boundary, never inside an escape */
+    char small[6];
+    assert_string_equal(bench__escape(small, sizeof small, "ab\x1b" "cd"), "ab");
+    assert_string_equal(bench__escape(small, sizeof small, NULL), "");
+}
+
+static void test_csv_guard(void **state)
+{
+    (void)state;
+    const char *guarded[] = {"=1+1", "=HYPERLINK(\"x\")", "@SUM(A1)", "+cmd", "-cmd", "-",
+                             "+", "\tx", "\rx", "-1+1", "-inf", "+nan", "-1e999"};
+    const char *plain[] = {"", "abc", "g/-1", "-2", "+1.5e3", "-0.25", " =x", "'=x"};
+    for (size_t i = 0; i < sizeof guarded / sizeof guarded[0]; i++)
+        assert_true(bench__csv_needs_guard(guarded[i]));
+    for (size_t i = 0; i < sizeof plain / sizeof plain[0]; i++)
+        assert_false(bench__csv_needs_guard(plain[i]));
+}
+
+static bench_desc formula_desc = {.group = "g", .name = "=cmd|' /C calc'!A0", .fn = dummy_fn};
+
+static void test_csv_formula_and_control_cells(void **state)
+{
+    (void)state;
+    bench__result r;
+    bench__instance in;
+    make_result(&r, &in);
+    in.desc = &formula_desc;
+    strcpy(r.message, "-2+3 \x1b[2J");
+    char *out = capture(bench__reporter_csv, &r);
+    assert_non_null(strstr(out, ",\"'=cmd|' /C calc'!A0\","));
+    assert_non_null(strstr(out, ",\"'-2+3 \\x1b[2J\""));
+    assert_null(strchr(out, 0x1b));
+    free(out);
+}
+
 static char *slurp(const char *path)
 {
     FILE *f = fopen(path, "rb");
@@ -208,6 +267,9 @@ int main(void)
         cmocka_unit_test(test_fmt_rate),
         cmocka_unit_test(test_csv_escaping),
         cmocka_unit_test(test_markdown_escaping),
+        cmocka_unit_test(test_escape),
+        cmocka_unit_test(test_csv_guard),
+        cmocka_unit_test(test_csv_formula_and_control_cells),
         cmocka_unit_test(test_json_file_atomic),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
