@@ -1316,9 +1316,9 @@ static int confirm_suspects(const cli *c, const bench__saved *old, const bench__
         return 0;
     }
     if (ctx->program_hash[0] && strcmp(ctx->program_hash, old->ctx.program_hash) == 0) {
-        fprintf(stderr, "bench: this program is the one baseline '%s' measured (%s): the %zu "
-                        "change%s seen since come from the machine or the environment, not the "
-                        "code, and are not verdicts on it\n",
+        fprintf(stderr, "bench: note: this program is the one baseline '%s' measured (%s): "
+                        "the %zu change%s seen since come from the machine or the environment, "
+                        "not the code, and are not verdicts on it\n",
                 name, ctx->program_hash, nsus, nsus == 1 ? "" : "s");
         for (size_t j = 0; j < m; j++)
             if (suspect(ch[j].verdict)) {
@@ -1331,10 +1331,11 @@ static int confirm_suspects(const cli *c, const bench__saved *old, const bench__
         drift_guard(ch, m, drift);
         return 0;
     }
-    char snap[4200], hash[32], why[512];
+    char snap[4200], hash[32] = "", why[512];
     bench__msg(snap, sizeof snap, "%s/%s", baseline_dir(c), old->ctx.program_file);
     if (!old->ctx.program_file[0] ||
-        bench__program_hash(snap, hash, sizeof hash, NULL, why, sizeof why) != 0 ||
+        (bench__program_hash(snap, hash, sizeof hash, NULL, why, sizeof why) != 0 &&
+         (hash[0] = '\0', true)) ||
         strcmp(hash, old->ctx.program_hash) != 0) {
         fprintf(stderr, "bench: note: the program saved with baseline '%s' (%s) is %s: %zu "
                         "verdict%s rest on the saved numbers alone\n",

@@ -14,8 +14,8 @@
  * measures the first share of it; processes 1 .. P-1 reuse that plan, so their values are
  * comparable, and each takes every P-th sample of it after a short warm-up of its own. The
  * processes of different benchmarks are interleaved in time (process 0 of every benchmark, then
- * process 1 of every benchmark in the opposite order, ...), so that a slow minute of the machine spreads over all
- * benchmarks instead of landing on one. No process stops early on a precision target: every
+ * process 1 of every benchmark in the opposite order, ...), so that a slow minute of the machine
+ * spreads over all benchmarks instead of landing on one. No process stops early on a precision target: every
  * benchmark gets its P processes, so the interval over them is not biased by optional stopping.
  *
  * A worker writes what it measured as lines on descriptor 3 (its stdout goes to the manager's

@@ -209,9 +209,9 @@ static void type_words(const cJSON *type, char *buf, size_t len)
     for (bool first = true; t; t = cJSON_IsArray(type) ? t->next : NULL, first = false) {
         const char *name = cJSON_IsString(t) ? t->valuestring : "?";
         const char *art = name[0] == 'a' || name[0] == 'i' || name[0] == 'o' ? "an" : "a";
-        int w = strcmp(name, "null") == 0 ? snprintf(buf + o, len - o, "%snull", first ? "" : " or ")
-                                          : snprintf(buf + o, len - o, "%s%s %s",
-                                                     first ? "" : " or ", art, name);
+        int w = strcmp(name, "null") == 0
+                    ? snprintf(buf + o, len - o, "%snull", first ? "" : " or ")
+                    : snprintf(buf + o, len - o, "%s%s %s", first ? "" : " or ", art, name);
         if (w < 0 || (size_t)w >= len - o)
             return;
         o += (size_t)w;

@@ -51,7 +51,9 @@ def run(args, slowdown=None, env_extra=None):
 
 
 def err_lines(stderr):
-    return [ln for ln in stderr.splitlines() if not ln.startswith("bench: warning:")]
+    """stderr without warnings and notes, which depend on the machine (its load, its drift)."""
+    return [ln for ln in stderr.splitlines()
+            if not ln.startswith(("bench: warning:", "bench: note:"))]
 
 
 def check_schema(doc):
