@@ -4,9 +4,14 @@
 # injected into harness/known_cost_chain_1000 (a latency-bound chain, so N% more steps is N% more
 # time). Builds its own variants under build-trials/.
 #
-# Usage: scripts/trials.sh baseline [RUNS] [FILTER]   saved-baseline mode: calibrate a baseline
-#                                                     (10 processes), then RUNS A/A comparisons
-#                                                     and RUNS with a 10% slowdown (default 30)
+# Usage: scripts/trials.sh baseline [RUNS] [FILTER] [GAP]
+#                                                     saved-baseline mode: save a baseline, then
+#                                                     RUNS comparisons (default 10) each of a
+#                                                     separately built identical program (A/A),
+#                                                     a 10% and a 5% slowdown, each at least GAP
+#                                                     seconds (default 300) after the save
+#                                                     (suspects are confirmed against the
+#                                                     baseline's program snapshot, as users get)
 #        scripts/trials.sh ab [RUNS] [SECONDS]        interleaved mode: RUNS each of A/A, +3%
 #                                                     and -3% (default 30 runs, 10 s)
 # Prints one line per comparison and a tally. Exit: 0 done, 2 usage or build error.
@@ -30,18 +35,25 @@ mkdir -p "$dir"
 case "$mode" in
     baseline)
         filter="${3:-^(harness/|workload/(vector|spreading|decay))}"
+        gap="${4:-300}"
         variant base 1000
+        variant base2 1000
         variant slow10 1100
+        variant slow5 1050
         bdir="$dir/baselines"
         rm -rf "$bdir"
-        echo "trials.sh: calibrating baseline 'trial' over 10 processes"
-        "$dir/base/benches/bench" --baseline-dir "$bdir" --save-baseline trial --calibrate 10 \
+        echo "trials.sh: saving baseline 'trial'"
+        "$dir/base/benches/bench" --baseline-dir "$bdir" --save-baseline trial \
             --output-format csv "$filter" >/dev/null
-        for kind in aa slow10; do
-            prog="$dir/base/benches/bench"
-            [[ "$kind" == slow10 ]] && prog="$dir/slow10/benches/bench"
+        saved=$(date +%s)
+        for kind in base2 slow10 slow5; do
+            prog="$dir/$kind/benches/bench"
             flagged=0 found=0 wrong=0
             for ((i = 1; i <= runs; i++)); do
+                wait_s=$((saved + gap - $(date +%s)))
+                if ((wait_s > 0)); then
+                    sleep "$wait_s"
+                fi
                 start=$(date +%s%N)
                 out="$("$prog" --baseline-dir "$bdir" --baseline trial --output-format csv \
                     "$filter" 2>&1 >/dev/null || true)"
@@ -55,6 +67,7 @@ case "$mode" in
                 [[ "$others" -gt 0 ]] && wrong=$((wrong + 1))
                 printf '%s %2d  %d.%d s  flagged: %s\n' "$kind" "$i" $((ms / 1000)) \
                     $((ms % 1000 / 100)) "${names:-none}"
+                gap=0 # every later comparison is further from the save than the first
             done
             echo "TALLY $kind: $flagged/$runs runs flagged something; $found/$runs flagged" \
                 "$target as regressed; $wrong/$runs flagged another benchmark"
