@@ -65,7 +65,7 @@ if [[ "$version" != *"CUDA events: CUDA "* ]]; then
     exit 2
 fi
 "$bench" --context | grep -E '^(gpu|cuda) ' || true
-if "$bench" --context | grep -q '^gpu          none: '; then
+if grep -q '^gpu          none: ' <<<"$("$bench" --context)"; then
     echo "gpu_check: no usable GPU: $("$bench" --context | sed -n 's/^gpu          none: //p')" >&2
     exit 2
 fi

@@ -69,7 +69,7 @@ choose_target() {
     if ! "$bench_prog" --list "$filter" >/dev/null 2>"$3"; then
         die "$(head -n 1 "$3")"
     fi
-    if "$bench_prog" --help | grep -q -- '--profile-time'; then
+    if grep -q -- '--profile-time' <<<"$("$bench_prog" --help)"; then
         cmd=("$bench_prog" --profile-time "$2" "$filter")
         target="bench --profile-time $2 '$filter'"
     else
