@@ -272,6 +272,22 @@ int bench__holm(const double *p, size_t n, double *adjusted)
     return 0;
 }
 
+/* The change D = ln(new/old) with standard error s on df degrees of freedom: the ratio, its
+ * 1 - alpha interval and the two-sided p, all from that one t statistic. */
+static void set_estimate(bench__change *c, double d, double s, double df,
+                         const bench__compare_opts *o)
+{
+    double tc = bench__t_quantile(1.0 - o->significance_level / 2.0, df);
+    c->df = df;
+    c->log_change = d;
+    c->log_se = s;
+    c->ratio = exp(d);
+    c->ratio_lower = exp(d - tc * s);
+    c->ratio_upper = exp(d + tc * s);
+    c->p = bench__t_two_sided_p(d / s, df);
+    c->p_adjusted = c->p;
+}
+
 /*
  * Both sides measured in worker processes: each se_log already holds the spread between
  * processes, measured in that run, so no default stands in for it. What processes within one
@@ -292,17 +308,9 @@ static void compare_processes(const bench__side *old, const bench__side *cur,
     if (df < 1)
         df = 1;
     double d = log(cur->median) - log(old->median);
-    double tc = bench__t_quantile(1.0 - o->significance_level / 2.0, df);
     c->calibrated = false;
-    c->df = df;
     c->run_noise = o->default_run_noise;
-    c->log_change = d;
-    c->log_se = s;
-    c->ratio = exp(d);
-    c->ratio_lower = exp(d - tc * s);
-    c->ratio_upper = exp(d + tc * s);
-    c->p = bench__t_two_sided_p(d / s, df);
-    c->p_adjusted = c->p;
+    set_estimate(c, d, s, df, o);
 }
 
 void bench__compare_one(const bench__side *old, const bench__side *cur,
@@ -334,19 +342,10 @@ void bench__compare_one(const bench__side *old, const bench__side *cur,
     double d = log(cur->median) - ref;
     double s = sqrt(var_old + var_new);
     double df = INFINITY; /* sigma is an upper bound or a default, not an estimate */
-    double tc = bench__t_quantile(1.0 - o->significance_level / 2.0, df);
-
     c->calibrated = calibrated;
-    c->df = df;
     c->run_noise = sigma;
     c->old_median = exp(ref);
-    c->log_change = d;
-    c->log_se = s;
-    c->ratio = exp(d);
-    c->ratio_lower = exp(d - tc * s);
-    c->ratio_upper = exp(d + tc * s);
-    c->p = bench__t_two_sided_p(d / s, df);
-    c->p_adjusted = c->p;
+    set_estimate(c, d, s, df, o);
 }
 
 /* Classifies one change once its adjusted p is known. */

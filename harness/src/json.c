@@ -643,19 +643,6 @@ static int load_u64(const vctx *v, const cJSON *obj, const char *key, const char
     return 0;
 }
 
-/* Median ns per iteration of an entry's samples; NAN when memory runs out. */
-static double samples_median(const bench__entry *e)
-{
-    double *y = malloc((e->nsamples ? e->nsamples : 1) * sizeof *y);
-    if (!y)
-        return NAN;
-    for (size_t i = 0; i < e->nsamples; i++)
-        y[i] = e->totals_ns[i] / e->iters[i];
-    double m = bench__median_inplace(y, e->nsamples);
-    free(y);
-    return m;
-}
-
 static int load_entry(const vctx *v, const cJSON *b, int index, bench__entry *e)
 {
     char jp[48], p[96];
@@ -716,7 +703,7 @@ static int load_entry(const vctx *v, const cJSON *b, int index, bench__entry *e)
         /* The mean of K log-medians, this entry's own among them, lies within
          * sd (K - 1) / sqrt(K) of it: a mean far from the entry's own samples is not a
          * measurement of them, and would be the reference of every comparison. */
-        double own = log(samples_median(e));
+        double own = log(bench__entry_median(e));
         double room = e->noise.log_sd * sqrt((double)e->noise.runs) + BENCH__LOG_MEAN_SLACK;
         if (!(fabs(e->noise.log_mean - own) <= room)) {
             char what[192];

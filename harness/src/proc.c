@@ -95,6 +95,17 @@ static void child_dup(int fd, int target)
         _exit(127);
 }
 
+/* Closes whichever ends of the two pipes were opened (-1: not). */
+static void close_pipes(const int down[2], const int up[2])
+{
+    for (int i = 0; i < 2; i++) {
+        if (down[i] >= 0)
+            close(down[i]);
+        if (up[i] >= 0)
+            close(up[i]);
+    }
+}
+
 int bench__proc_start(bench__proc *p, const bench__proc_spec *s, char *msg, size_t msglen)
 {
     memset(p, 0, sizeof *p);
@@ -103,12 +114,7 @@ int bench__proc_start(bench__proc *p, const bench__proc_spec *s, char *msg, size
     if ((s->commands && pipe2(down, O_CLOEXEC) != 0) ||
         (s->channel != BENCH__PROC_NONE && pipe2(up, O_CLOEXEC) != 0)) {
         bench__msg(msg, msglen, "cannot start a worker: pipe failed: %s", strerror(errno));
-        for (int i = 0; i < 2; i++) {
-            if (down[i] >= 0)
-                close(down[i]);
-            if (up[i] >= 0)
-                close(up[i]);
-        }
+        close_pipes(down, up);
         return BENCH_EIO;
     }
     fflush(stdout);
@@ -117,12 +123,7 @@ int bench__proc_start(bench__proc *p, const bench__proc_spec *s, char *msg, size
     pid_t pid = fork();
     if (pid < 0) {
         bench__msg(msg, msglen, "cannot start a worker: fork failed: %s", strerror(errno));
-        for (int i = 0; i < 2; i++) {
-            if (down[i] >= 0)
-                close(down[i]);
-            if (up[i] >= 0)
-                close(up[i]);
-        }
+        close_pipes(down, up);
         return BENCH_EIO;
     }
     if (pid == 0) {
