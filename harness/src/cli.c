@@ -19,8 +19,10 @@
 #include <unistd.h>
 
 #include "compare.h"
+#include "cuda_backend.h"
 #include "instr.h"
 #include "internal.h"
+#include "perf_events.h"
 #include "proc.h"
 
 #define MAX_FILTERS 64
@@ -1508,7 +1510,9 @@ int bench_main(int argc, char **argv)
         return finish_stdout(BENCH_EXIT_OK);
     }
     if (c.version) {
-        printf("bench (harness) %s\nbuilt with: %s\n", bench_version(), HARNESS_FEATURES);
+        /* The counters and CUDA layers say whether this program links their components. */
+        printf("bench (harness) %s\nbuilt with: %s, %s, %s\n", bench_version(),
+               bench__perf_feature(), bench__cuda_feature(), HARNESS_FEATURES);
         return finish_stdout(BENCH_EXIT_OK);
     }
     if (c.context) {
