@@ -24,6 +24,7 @@
 #include "internal.h"
 #include "perf_events.h"
 #include "proc.h"
+#include "user_build.h"
 
 #define MAX_FILTERS 64
 #define BASELINE_NAME_MAX 64
@@ -1578,6 +1579,7 @@ int bench_main(int argc, char **argv)
     bool *selected = calloc(n ? n : 1, sizeof *selected);
     const char **ids = calloc(n ? n : 1, sizeof *ids);
     int exit_code = BENCH_EXIT_OK;
+    bench__user_builds builds = {0}; /* how the selected benchmarks' files were compiled */
     bench__result *results = NULL;
     const bench__instance **list = NULL;
     bench__change *changes = NULL;
@@ -1746,6 +1748,8 @@ int bench_main(int argc, char **argv)
     bool color = use_color(c.color);
     bench__context ctx;
     bench__context_collect(&ctx, &c.run);
+    if (bench__user_builds_init(&builds, all, selected, n) == 0)
+        bench__user_builds_attach(&ctx, &builds);
     {
         char why[256];
         if (bench__program_hash("/proc/self/exe", ctx.program_hash, sizeof ctx.program_hash,
@@ -1967,6 +1971,7 @@ out:
     free(list);
     free(ids);
     free(selected);
+    bench__user_builds_destroy(&builds);
     free(all);
     return exit_code;
 }

@@ -507,6 +507,8 @@ typedef struct bench__context {
     bench__gpu gpu;     /* the GPU, or why there is none (cuda.c) */
     const char *mode;   /* "instructions" for --instructions (instr.c); NULL: times */
     const bench__comparison *comparison; /* set with --baseline; NULL: no comparison */
+    const struct bench__user_builds *user_builds; /* the benchmark files' builds (user_build.h);
+                                                     NULL: not recorded */
 } bench__context;
 
 /** The facts that identify a machine and build, compared between two runs. */

@@ -11,9 +11,10 @@
 # the core alone links neither libpfm4 nor the CUDA runtime nor libstdc++ (and, in a build without
 # EXTRA_FLAGS, makes a program under 300 KiB), each installed component (harness-counters,
 # harness-cuda) takes effect through pkg-config and through find_package(harness COMPONENTS ...),
-# and a component that is not there is a clear CMake error. EXTRA_FLAGS (e.g. the sanitizer flags
-# the library was built with) are added to every compile and link. The temporary prefix and build
-# trees are removed on exit.
+# a component that is not there is a clear CMake error; (7) a benchmark file built with -O0 is
+# recorded so in context.benchmark_builds and warned about, and the same file built with -O2 is
+# not. EXTRA_FLAGS (e.g. the sanitizer flags the library was built with) are added to every
+# compile and link. The temporary prefix and build trees are removed on exit.
 set -euo pipefail
 
 if [[ $# -lt 1 || $# -gt 2 ]]; then
@@ -281,5 +282,63 @@ for want in "${bad[@]}"; do
 $(cat "$tmp/cmake_bad.log")"
 done
 
+# (7) the build of the benchmarks' own file: one compiled with -O0 is recorded so in the JSON and
+# warned about (stderr, context.warnings, Markdown); the same file with -O2 is not.
+cat > "$src/opt.c" << 'EOF'
+/* opt.c: one benchmark, built at -O0 and at -O2. */
+#include <harness/bench.h>
+
+BENCH_FN(outside, opt)
+{
+    unsigned x = 1;
+    BENCH_ITER(b) {
+        x = bench_black_box(x + 1u);
+    }
+}
+EOF
+run_opt() {
+    "$1" --warm-up-time 0.01 --measurement-time 0.05 --nresamples 100 --output-format "$2" \
+        --exact outside/opt
+}
+for level in -O0 -O2; do
+    prog="$tmp/prog$level"
+    "$cc" "${extra[@]}" "$level" "$src/opt.c" "${pcflags[@]}" -o "$prog" ||
+        fail "building opt.c with $level failed"
+    run_opt "$prog" json > "$tmp/opt.json" 2> "$tmp/opt.err" ||
+        fail "$prog exited $?: $(cat "$tmp/opt.err")"
+    python3 - "$tmp/opt.json" "$level" "$src/opt.c" "${extra[*]}" << 'EOF' ||
+import json
+import sys
+
+path, level, file, extra = sys.argv[1:]
+ctx = json.load(open(path, encoding="utf-8"))["context"]
+builds = ctx["benchmark_builds"]
+assert len(builds) == 1, builds
+b = builds[0]
+assert b["file"] == file, b
+assert b["benchmarks"] == ["outside/opt"], b
+assert b["compiler"].startswith(("gcc ", "clang ")), b
+assert b["optimize"] is (level != "-O0"), b
+assert b["no_inline"] is (level == "-O0"), b
+assert b["optimize_size"] is False and b["ndebug"] is False, b
+assert ("address" in b["sanitizers"]) is ("-fsanitize=address" in extra), b
+warned = [w for w in ctx["warnings"] if "without optimisation" in w]
+assert len(warned) == (1 if level == "-O0" else 0), ctx["warnings"]
+EOF
+        fail "$level: context.benchmark_builds or context.warnings is wrong: $(cat "$tmp/opt.json")"
+    want="bench: warning: benchmarks in $src/opt.c were compiled without optimisation (-O0): \
+timings do not represent an optimised build; fix: compile with -O2"
+    count="$(grep -cFx -- "$want" "$tmp/opt.err" || true)"
+    if [[ "$level" == -O0 ]]; then
+        [[ "$count" -eq 1 ]] || fail "-O0: wanted the warning once on stderr, got: $(cat "$tmp/opt.err")"
+        md="$(run_opt "$prog" markdown 2> /dev/null)" || fail "$prog --output-format markdown failed"
+        [[ "$md" == *"> **Warning:** benchmarks in "*"without optimisation (-O0)"* ]] ||
+            fail "-O0: the Markdown report does not warn: $md"
+    else
+        [[ "$(grep -c 'without optimisation' "$tmp/opt.err" || true)" -eq 0 ]] ||
+            fail "-O2: warned about optimisation: $(cat "$tmp/opt.err")"
+    fi
+done
+
 echo "test_install: ok (prefix layout, pkg-config, find_package, own main, registry errors, \
---alloc-stats, components: ${components[*]:-none})"
+--alloc-stats, components: ${components[*]:-none}, -O0 recorded and warned)"
