@@ -1778,6 +1778,8 @@ int bench_main(int argc, char **argv)
             for (int q = 0; q < BENCH__NCANARIES; q++)
                 if (isfinite(d[q]) && fabs(d[q]) > drift)
                     drift = fabs(d[q]);
+            c.cmp.drift_sd = bench__canaries_drift_sd(d);
+            c.cmp.drift_known = isfinite(c.cmp.drift_sd);
             /* Said only when it matters: a drift beyond the noise threshold. */
             if (drift > c.cmp.noise_threshold)
                 fprintf(stderr, "bench: warning: the machine changed since baseline '%s' was "

@@ -265,6 +265,11 @@ static cJSON *result_json(const bench__result *r)
         cJSON_AddNumberToObject(co, "p_adjusted", c->p_adjusted);
         cJSON_AddNumberToObject(co, "run_noise", c->run_noise);
         cJSON_AddBoolToObject(co, "calibrated", c->calibrated);
+        cJSON_AddStringToObject(co, "run_noise_source", c->calibrated       ? "calibration"
+                                                        : c->drift_from_suite ? "suite drift"
+                                                        : c->drift_measured ? "drift canaries"
+                                                        : c->interleaved    ? "interleaved pairs"
+                                                                            : "default");
         /* How the verdict was settled beyond the saved numbers (docs/comparison.md). */
         cJSON_AddStringToObject(co, "settled_by", c->confirmed      ? "interleaved run"
                                                   : c->same_program ? "same program"
