@@ -11,7 +11,9 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "cuda_backend.h"
 #include "instr.h"
+#include "perf_events.h"
 
 #ifndef HARNESS_FEATURES
 #define HARNESS_FEATURES "unknown"
@@ -116,7 +118,9 @@ int bench_main(int argc, char **argv)
         return bench__cli_finish_stdout(BENCH_EXIT_OK);
     }
     if (c.version) {
-        printf("bench (harness) %s\nbuilt with: %s\n", bench_version(), HARNESS_FEATURES);
+        /* The counters and CUDA layers say whether this program links their components. */
+        printf("bench (harness) %s\nbuilt with: %s, %s, %s\n", bench_version(),
+               bench__perf_feature(), bench__cuda_feature(), HARNESS_FEATURES);
         return bench__cli_finish_stdout(BENCH_EXIT_OK);
     }
     if (c.context) {

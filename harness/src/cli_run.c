@@ -19,6 +19,7 @@
 #include "instr.h"
 #include "internal.h"
 #include "proc.h"
+#include "user_build.h"
 #include "cli.h"
 
 /* Options a calibration run does not pass on to its child processes (they take a value when
@@ -279,6 +280,7 @@ int bench__cli_run(bench__cli *c, int argc, char **argv, const bench__instance *
     size_t nabsent = 0, nremoved = 0;
     bench__comparison comparison = {NULL, NULL, 0};
     struct program prog = {all, n};
+    bench__user_builds builds = {0}; /* how the selected benchmarks' files were compiled */
     if (c->ab) {
         /* The old build's benchmarks for the same FILTERs that this one lacks: removed. */
         char *text = bench__cli_other_list(c, c->ab);
@@ -395,6 +397,8 @@ int bench__cli_run(bench__cli *c, int argc, char **argv, const bench__instance *
     bool color = bench__cli_use_color(c->color);
     bench__context ctx;
     bench__context_collect(&ctx, &c->run);
+    if (bench__user_builds_init(&builds, all, selected, n) == 0)
+        bench__user_builds_attach(&ctx, &builds);
     {
         char why[256];
         if (bench__program_hash("/proc/self/exe", ctx.program_hash, sizeof ctx.program_hash,
@@ -423,6 +427,8 @@ int bench__cli_run(bench__cli *c, int argc, char **argv, const bench__instance *
             for (int q = 0; q < BENCH__NCANARIES; q++)
                 if (isfinite(d[q]) && fabs(d[q]) > drift)
                     drift = fabs(d[q]);
+            c->cmp.drift_sd = bench__canaries_drift_sd(d);
+            c->cmp.drift_known = isfinite(c->cmp.drift_sd);
             /* Said only when it matters: a drift beyond the noise threshold. */
             if (drift > c->cmp.noise_threshold)
                 fprintf(stderr, "bench: warning: the machine changed since baseline '%s' was "
@@ -613,5 +619,6 @@ out:
     free(changes);
     free(results);
     free(list);
+    bench__user_builds_destroy(&builds);
     return exit_code;
 }
