@@ -220,4 +220,13 @@ int bench__print_compare_summary(FILE *o, const char *baseline, const char *cons
  */
 bool bench__strict_violation(const char *id, bench__verdict v, const char *against);
 
+/**
+ * The order of the rows of every comparison summary (report_compare.c): worst first
+ * (regressions, ambiguous, improvements, within noise, no change, then the statuses: not
+ * compared, new, removed, skipped), within a verdict the larger change first, then by id. A
+ * qsort-style result: negative when row (ida, a) comes first.
+ */
+int bench__change_order(const char *ida, const bench__change *a, const char *idb,
+                        const bench__change *b);
+
 #endif /* HARNESS_COMPARE_H */

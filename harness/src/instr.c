@@ -138,20 +138,11 @@ typedef struct summary_row {
     bench__change c;
 } summary_row;
 
+/* The one order of every comparison summary (report_compare.c). */
 static int cmp_row(const void *a, const void *b)
 {
     const summary_row *x = a, *y = b;
-    static const int rank[BENCH__NVERDICTS] = {
-        [BENCH__V_REGRESSED] = 0, [BENCH__V_IMPROVED] = 1, [BENCH__V_NO_CHANGE] = 2,
-        [BENCH__V_WITHIN_NOISE] = 2, [BENCH__V_AMBIGUOUS] = 2, [BENCH__V_INCOMPARABLE] = 3,
-        [BENCH__V_NEW] = 4, [BENCH__V_REMOVED] = 5, [BENCH__V_SKIPPED] = 6,
-    };
-    if (rank[x->c.verdict] != rank[y->c.verdict])
-        return rank[x->c.verdict] - rank[y->c.verdict];
-    double dx = fabs(x->c.log_change), dy = fabs(y->c.log_change);
-    if (dx != dy)
-        return dx < dy ? 1 : -1;
-    return strcmp(x->id, y->id);
+    return bench__change_order(x->id, &x->c, y->id, &y->c);
 }
 
 /* Prints the comparison summary; returns whether anything regressed. */

@@ -1,9 +1,9 @@
 /*
- * json_check.c: the structural checks of a results or baseline file read back (json.c runs them
- * on the parsed tree): no object may repeat a key, and the whole document must match the
+ * json_check.c: the structural checks of a results or baseline file read back (json_read.c runs
+ * them on the parsed tree): no object may repeat a key, and the whole document must match the
  * published schema, docs/results.schema.json, which the build compiles into the library
  * (results_schema.c), so the file users read and the rules the loader applies cannot drift.
- * Part of the JSON reader: like json.c it includes cJSON.
+ * Part of the JSON reader: like json_read.c it includes cJSON.
  *
  * The validator knows the JSON Schema (draft 2020-12) keywords that file uses: $ref (to
  * #/$defs/...), type, const, enum, required, properties, additionalProperties, items, minItems,

@@ -1,6 +1,6 @@
 /*
  * json_check.h: checks of a parsed results file beyond what the loader reads (json_check.c);
- * for json.c only, so cJSON stays inside the JSON reader.
+ * for json_read.c only, so cJSON stays inside the JSON reader.
  */
 #ifndef HARNESS_JSON_CHECK_H
 #define HARNESS_JSON_CHECK_H

@@ -109,16 +109,22 @@ static int rank(const bench__change *c)
     return 9;
 }
 
+int bench__change_order(const char *ida, const bench__change *a, const char *idb,
+                        const bench__change *b)
+{
+    int ra = rank(a), rb = rank(b);
+    if (ra != rb)
+        return ra - rb;
+    double da = fabs(a->log_change), db = fabs(b->log_change);
+    if (da != db)
+        return da < db ? 1 : -1;
+    return strcmp(ida, idb);
+}
+
 static int cmp_row(const void *a, const void *b)
 {
     const row *x = a, *y = b;
-    int rx = rank(x->c), ry = rank(y->c);
-    if (rx != ry)
-        return rx - ry;
-    double dx = fabs(x->c->log_change), dy = fabs(y->c->log_change);
-    if (dx != dy)
-        return dx < dy ? 1 : -1;
-    return strcmp(x->id, y->id);
+    return bench__change_order(x->id, x->c, y->id, y->c);
 }
 
 /*

@@ -13,7 +13,7 @@
  * Invariant: nothing here changes a number: every figure written is one the harness measured
  * or read from the system, converted only in unit or rounding; what a format wants and the
  * harness does not measure (CPU time) is said in docs/interop.md, never invented. The JSON file
- * is written atomically (temporary file, fsync, rename), like json.c's results.
+ * is written atomically (temporary file, fsync, rename), like json_write.c's results.
  */
 #include <cjson/cJSON.h>
 #include <ctype.h>
@@ -135,86 +135,22 @@ void bench__reporter_bencher(bench__reporter *rep, FILE *out)
 
 /* ---- Google Benchmark JSON ---- */
 
-/* Reads a small sysfs or procfs file into buf (trailing newline removed); 0 or -1. */
-static int read_small(const char *path, char *buf, size_t len)
-{
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return -1;
-    size_t got = fread(buf, 1, len - 1, f);
-    fclose(f);
-    buf[got] = '\0';
-    while (got > 0 && isspace((unsigned char)buf[got - 1]))
-        buf[--got] = '\0';
-    return got > 0 ? 0 : -1;
-}
-
-/* Number of CPUs in a sysfs "shared_cpu_map" hex mask (e.g. "00000003" or "ff,ffffffff"). */
-static int mask_count(const char *s)
-{
-    int count = 0;
-    for (; *s; s++) {
-        int v;
-        if (*s >= '0' && *s <= '9')
-            v = *s - '0';
-        else if (*s >= 'a' && *s <= 'f')
-            v = *s - 'a' + 10;
-        else if (*s >= 'A' && *s <= 'F')
-            v = *s - 'A' + 10;
-        else
-            continue;
-        count += __builtin_popcount((unsigned)v);
-    }
-    return count;
-}
-
-/* Size like "32K" or "32768K" or "8M" from sysfs, in bytes; -1 when unreadable. */
-static double parse_cache_size(const char *s)
-{
-    char *end = NULL;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (errno || end == s || v < 0)
-        return -1;
-    if (*end == 'K')
-        v *= 1024;
-    else if (*end == 'M')
-        v *= 1024 * 1024;
-    else if (*end == 'G')
-        v *= 1024.0 * 1024 * 1024;
-    return v;
-}
-
 /*
  * The caches of CPU 0 as Google Benchmark lists them: type, level, size in bytes and how many
- * logical CPUs share each, from /sys/devices/system/cpu/cpu0/cache. Where sysfs has nothing,
+ * logical CPUs share each, from sysfs (bench__sysinfo_caches). Where sysfs has nothing,
  * the context's L1d/L2/L3 sizes are used with num_sharing 0 (unknown).
  */
 static cJSON *caches_json(const bench__context *ctx)
 {
     cJSON *a = cJSON_CreateArray();
-    for (int i = 0; i < 16; i++) {
-        char dir[96], path[160], type[32], level[16], size[32], shared[256];
-        snprintf(dir, sizeof dir, "/sys/devices/system/cpu/cpu0/cache/index%d", i);
-        snprintf(path, sizeof path, "%s/type", dir);
-        if (read_small(path, type, sizeof type) != 0)
-            break;
-        snprintf(path, sizeof path, "%s/level", dir);
-        if (read_small(path, level, sizeof level) != 0)
-            continue;
-        snprintf(path, sizeof path, "%s/size", dir);
-        if (read_small(path, size, sizeof size) != 0)
-            continue;
-        snprintf(path, sizeof path, "%s/shared_cpu_map", dir);
-        int sharing = read_small(path, shared, sizeof shared) == 0 ? mask_count(shared) : 0;
-        double bytes = parse_cache_size(size);
-        if (bytes < 0)
-            continue;
+    bench__cache_info caches[16];
+    size_t n = bench__sysinfo_caches(caches, sizeof caches / sizeof caches[0]);
+    for (size_t i = 0; i < n; i++) {
         cJSON *c = cJSON_CreateObject();
-        cJSON_AddStringToObject(c, "type", type);
-        cJSON_AddNumberToObject(c, "level", atoi(level));
-        cJSON_AddNumberToObject(c, "size", bytes);
-        cJSON_AddNumberToObject(c, "num_sharing", sharing);
+        cJSON_AddStringToObject(c, "type", caches[i].type);
+        cJSON_AddNumberToObject(c, "level", caches[i].level);
+        cJSON_AddNumberToObject(c, "size", caches[i].bytes);
+        cJSON_AddNumberToObject(c, "num_sharing", caches[i].num_sharing);
         cJSON_AddItemToArray(a, c);
     }
     if (cJSON_GetArraySize(a) > 0)
@@ -240,46 +176,16 @@ static cJSON *caches_json(const bench__context *ctx)
     return a;
 }
 
-/*
- * MHz of CPU 0 as Google Benchmark finds it: cpufreq's cpuinfo_max_freq (kHz), else the first
- * "cpu MHz" of /proc/cpuinfo; 0 when neither is readable.
- */
-static double cpu_mhz(void)
-{
-    char buf[64];
-    if (read_small("/sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq", buf, sizeof buf) == 0) {
-        double khz = strtod(buf, NULL);
-        if (khz > 0)
-            return round(khz / 1000.0);
-    }
-    FILE *f = fopen("/proc/cpuinfo", "r");
-    if (!f)
-        return 0;
-    char line[512];
-    double mhz = 0;
-    while (fgets(line, sizeof line, f)) {
-        if (strncmp(line, "cpu MHz", 7) == 0) {
-            const char *colon = strchr(line, ':');
-            if (colon)
-                mhz = round(strtod(colon + 1, NULL));
-            break;
-        }
-    }
-    fclose(f);
-    return mhz > 0 ? mhz : 0;
-}
-
 static cJSON *gbench_context_json(const bench__context *ctx)
 {
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "date", ctx->timestamp);
     cJSON_AddStringToObject(o, "host_name", ctx->hostname);
     char exe[PATH_MAX];
-    ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    exe[len > 0 ? len : 0] = '\0';
+    bench__sysinfo_executable(exe, sizeof exe);
     cJSON_AddStringToObject(o, "executable", exe);
     cJSON_AddNumberToObject(o, "num_cpus", (double)(ctx->ncpus > 0 ? ctx->ncpus : 0));
-    cJSON_AddNumberToObject(o, "mhz_per_cpu", cpu_mhz());
+    cJSON_AddNumberToObject(o, "mhz_per_cpu", bench__sysinfo_cpu_mhz());
     /* Google Benchmark: scaling is "enabled" when a governor other than performance is set;
      * an unreadable governor (no cpufreq, as in many VMs) counts as not enabled. */
     cJSON_AddBoolToObject(o, "cpu_scaling_enabled",

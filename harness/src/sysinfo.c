@@ -1,13 +1,16 @@
 /*
  * sysinfo.c: the system context of a run: CPU (libcpuid when built with it, /proc/cpuinfo as the
  * cross-check and fallback), kernel and OS, memory, frequency governor and boost, load, and the
- * checkout's git revision. Also the warnings that say the machine is set up for noise, and the
- * comparison of two contexts that names what differs.
+ * checkout's git revision; the caches, clock speed and program path that other tools' formats
+ * want. Also the warnings that say the machine is set up for noise, and the comparison of two
+ * contexts that names what differs. Every read of /proc and /sys for the context is here.
  *
  * Invariant: nothing here fails the run. A fact that cannot be read is left empty ("" or -1),
  * never guessed. This is the only file that includes libcpuid.
  */
 #include <ctype.h>
+#include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/utsname.h>
@@ -61,6 +64,98 @@ static bool cpuinfo_value(const char *key, char *buf, size_t len)
     }
     fclose(f);
     return found;
+}
+
+/* Reads a small one-line sysfs file into buf, trailing white space removed; 0, or -1 when it is
+ * unreadable or empty. */
+static int read_small(const char *path, char *buf, size_t len)
+{
+    read_line(path, buf, len);
+    size_t got = strlen(buf);
+    while (got > 0 && isspace((unsigned char)buf[got - 1]))
+        buf[--got] = '\0';
+    return got > 0 ? 0 : -1;
+}
+
+/* Number of CPUs in a sysfs "shared_cpu_map" hex mask (e.g. "00000003" or "ff,ffffffff"). */
+static int mask_count(const char *s)
+{
+    int count = 0;
+    for (; *s; s++) {
+        int v;
+        if (*s >= '0' && *s <= '9')
+            v = *s - '0';
+        else if (*s >= 'a' && *s <= 'f')
+            v = *s - 'a' + 10;
+        else if (*s >= 'A' && *s <= 'F')
+            v = *s - 'A' + 10;
+        else
+            continue;
+        count += __builtin_popcount((unsigned)v);
+    }
+    return count;
+}
+
+/* Size like "32K" or "32768K" or "8M" from sysfs, in bytes; -1 when unreadable. */
+static double parse_cache_size(const char *s)
+{
+    char *end = NULL;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno || end == s || v < 0)
+        return -1;
+    if (*end == 'K')
+        v *= 1024;
+    else if (*end == 'M')
+        v *= 1024 * 1024;
+    else if (*end == 'G')
+        v *= 1024.0 * 1024 * 1024;
+    return v;
+}
+
+size_t bench__sysinfo_caches(bench__cache_info *out, size_t max)
+{
+    size_t k = 0;
+    for (int i = 0; i < 16 && k < max; i++) {
+        char dir[96], path[160], level[16], size[32], shared[256];
+        bench__cache_info *c = &out[k];
+        snprintf(dir, sizeof dir, "/sys/devices/system/cpu/cpu0/cache/index%d", i);
+        snprintf(path, sizeof path, "%s/type", dir);
+        if (read_small(path, c->type, sizeof c->type) != 0)
+            break;
+        snprintf(path, sizeof path, "%s/level", dir);
+        if (read_small(path, level, sizeof level) != 0)
+            continue;
+        snprintf(path, sizeof path, "%s/size", dir);
+        if (read_small(path, size, sizeof size) != 0)
+            continue;
+        snprintf(path, sizeof path, "%s/shared_cpu_map", dir);
+        c->num_sharing = read_small(path, shared, sizeof shared) == 0 ? mask_count(shared) : 0;
+        c->bytes = parse_cache_size(size);
+        if (c->bytes < 0)
+            continue;
+        c->level = atoi(level);
+        k++;
+    }
+    return k;
+}
+
+double bench__sysinfo_cpu_mhz(void)
+{
+    char buf[64];
+    if (read_small("/sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq", buf, sizeof buf) == 0) {
+        double khz = strtod(buf, NULL);
+        if (khz > 0)
+            return round(khz / 1000.0);
+    }
+    double mhz = cpuinfo_value("cpu MHz", buf, sizeof buf) ? round(strtod(buf, NULL)) : 0;
+    return mhz > 0 ? mhz : 0;
+}
+
+void bench__sysinfo_executable(char *buf, size_t len)
+{
+    ssize_t got = readlink("/proc/self/exe", buf, len - 1);
+    buf[got > 0 ? got : 0] = '\0';
 }
 
 static bool has_word(const char *list, const char *word)

@@ -1,0 +1,73 @@
+/*
+ * base.h: error codes, exit codes and the text helpers every file of the harness uses;
+ * not installed. Error codes and their messages come from one table.
+ */
+#ifndef HARNESS_BASE_H
+#define HARNESS_BASE_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* ---- errors: one table gives the codes and their messages ---- */
+#define BENCH__ERRORS(X)                                                                           \
+    X(BENCH_EUSAGE, -1, "usage error")                                                             \
+    X(BENCH_ENOMEM, -2, "out of memory")                                                           \
+    X(BENCH_EIO, -3, "input/output error")                                                         \
+    X(BENCH_EINVAL, -4, "invalid value")                                                           \
+    X(BENCH_EDUP, -5, "duplicate benchmark id")                                                    \
+    X(BENCH_EUNAVAIL, -6, "capability unavailable")
+
+enum {
+#define BENCH__ERR_ENUM(name, code, msg) name = code,
+    BENCH__ERRORS(BENCH__ERR_ENUM)
+#undef BENCH__ERR_ENUM
+};
+
+/** The message of an error code from the table above; "unknown error" otherwise. */
+const char *bench__strerror(int code);
+
+/* ---- exit codes of the program ---- */
+enum {
+    BENCH_EXIT_OK = 0,
+    BENCH_EXIT_REGRESSION = 1,
+    BENCH_EXIT_USAGE = 2,
+    BENCH_EXIT_FAILED = 3,
+};
+
+/* ---- formatting shared by the text reporters ---- */
+
+/** Formats a duration given in ns with a unit (ps, ns, µs, ms, s) and 4 significant digits. */
+void bench__fmt_time(char *buf, size_t len, double ns);
+/** Formats a rate (per second) with an SI prefix and the unit, e.g. "1.2345 GB/s". */
+void bench__fmt_rate(char *buf, size_t len, double per_s, const char *unit);
+/**
+ * The bootstrap seed of one benchmark: the run's seed XOR the FNV-1a hash of its id, so a
+ * benchmark's intervals depend on its samples and the seed, not on which others ran.
+ */
+uint64_t bench__id_seed(uint64_t seed, const char *id);
+
+/*
+ * Untrusted text (benchmark names, messages, strings read from files) goes through one escaping
+ * before any text output: C0 controls (ESC, CR, BEL, newline, tab, ...), DEL, C1 controls and
+ * bytes that are not valid UTF-8 become \xNN, the bidirectional formatting characters \uNNNN;
+ * everything else, backslashes and valid UTF-8 included, is kept. Escaping is idempotent.
+ */
+/** Escapes s into buf (truncated at a character boundary to fit len); returns buf. */
+const char *bench__escape(char *buf, size_t len, const char *s);
+/** Writes s, escaped as bench__escape does, to o. */
+void bench__fputs_escaped(FILE *o, const char *s);
+/** Room for any escaped id of at most 255 bytes (4 escaped bytes per byte at most). */
+#define BENCH__ESCAPED_ID 1024
+/**
+ * Whether a text cell of CSV output needs the OWASP guard (a leading single quote): it starts
+ * with =, +, -, @, tab or CR and is not a plain number.
+ */
+bool bench__csv_needs_guard(const char *s);
+
+/** snprintf that always terminates and never warns about truncation. */
+void bench__msg(char *buf, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+#endif /* HARNESS_BASE_H */

@@ -1,0 +1,558 @@
+/*
+ * cli_baseline.c: baselines on the command line: finding, loading and saving them by name,
+ * comparing a run or a saved file with one (--baseline, --load-baseline), the benchmarks new to
+ * or removed from it, confirming suspect changes against its program snapshot, and the exit code
+ * of a comparison.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <math.h>
+#include <regex.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "compare.h"
+#include "instr.h"
+#include "internal.h"
+#include "proc.h"
+#include "cli.h"
+
+/* ---- baselines ---- */
+
+const char *bench__cli_baseline_dir(const bench__cli *c)
+{
+    if (c->baseline_dir)
+        return c->baseline_dir;
+    const char *env = getenv("BENCH_BASELINE_DIR");
+    return env && *env ? env : "baselines";
+}
+
+void bench__cli_baseline_path(const bench__cli *c, const char *name, char *buf, size_t len)
+{
+    bench__msg(buf, len, "%s/%s.json", bench__cli_baseline_dir(c), name);
+}
+
+/* Loads baseline `name`; on failure prints one line and returns -1. */
+int bench__cli_load_named(const bench__cli *c, const char *name, bench__saved *out)
+{
+    char path[4096], msg[768];
+    bench__cli_baseline_path(c, name, path, sizeof path);
+    int rc = bench__saved_load(path, out, msg, sizeof msg);
+    if (rc == BENCH_EIO && access(path, F_OK) != 0) {
+        fprintf(stderr, "bench: baseline '%s' not found: %s does not exist (save one with "
+                        "--save-baseline %s)\n", name, path, name);
+        return -1;
+    }
+    if (rc != 0) {
+        char shown[4 * sizeof msg]; /* quotes the file's path and keys: escaped */
+        fprintf(stderr, "bench: baseline '%s' is unusable: %s\n", name,
+                bench__escape(shown, sizeof shown, msg));
+        return -1;
+    }
+    return 0;
+}
+
+int bench__cli_save_named(const bench__cli *c, const bench__context *ctx,
+                          const bench__result *results, size_t n)
+{
+    const char *dir = bench__cli_baseline_dir(c);
+    if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
+        fprintf(stderr, "bench: cannot create the baseline directory %s: %s\n", dir,
+                strerror(errno));
+        return -1;
+    }
+    /* Only measured benchmarks are saved: a failed or skipped one keeps its old entry. */
+    bench__result *ok = calloc(n ? n : 1, sizeof *ok);
+    if (!ok) {
+        fprintf(stderr, "bench: out of memory\n");
+        return -1;
+    }
+    /* A baseline holds measurements, not how they compared with another baseline. */
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        if (results[i].status == BENCH__OK) {
+            ok[k] = results[i];
+            ok[k].change = NULL;
+            ok[k++].metric_changes = NULL;
+        }
+    bench__context sctx = *ctx;
+    sctx.comparison = NULL;
+    char path[4096], msg[1024], tmp[4200];
+    /* The program that was measured goes beside the baseline, so that a later comparison can
+     * run it interleaved with its own program (bench__cli_confirm_suspects). */
+    bool snap = bench__snapshot_prepare(dir, c->save_baseline, tmp, sizeof tmp,
+                                        sctx.program_hash, sizeof sctx.program_hash,
+                                        &sctx.program_bytes, msg, sizeof msg) == 0;
+    if (snap)
+        bench__msg(sctx.program_file, sizeof sctx.program_file, "%s.program", c->save_baseline);
+    else
+        fprintf(stderr, "bench: warning: baseline '%s' keeps no copy of this program (%s): a "
+                        "later comparison cannot confirm a change by running it\n",
+                c->save_baseline, msg);
+    bench__cli_baseline_path(c, c->save_baseline, path, sizeof path);
+    int rc = bench__baseline_save(path, &sctx, ok, k, msg, sizeof msg);
+    free(ok);
+    if (rc != 0) {
+        if (snap)
+            unlink(tmp);
+        char shown[4 * sizeof msg];
+        fprintf(stderr, "bench: saving baseline '%s' failed: %s\n", c->save_baseline,
+                bench__escape(shown, sizeof shown, msg));
+        return -1;
+    }
+    if (snap && bench__snapshot_commit(dir, c->save_baseline, tmp, msg, sizeof msg) != 0)
+        fprintf(stderr, "bench: warning: baseline '%s' was saved but its copy of the program "
+                        "was not: %s\n", c->save_baseline, msg);
+    fprintf(stderr, "bench: saved %zu benchmark%s to baseline '%s' (%s)\n", k, k == 1 ? "" : "s",
+            c->save_baseline, path);
+    return 0;
+}
+
+/* Compares the contexts into *out and warns about each kind of difference on its own line. */
+void bench__cli_warn_context(const bench__context_id *now, const bench__context_id *then,
+                         const char *name, bench__context_change *out)
+{
+    bench__context_compare(now, then, out);
+    if (out->machine[0])
+        fprintf(stderr, "bench: warning: baseline '%s' was measured on a different machine: "
+                        "%s\n", name, out->machine);
+    if (out->build[0])
+        fprintf(stderr, "bench: warning: baseline '%s' was measured with a different build: "
+                        "%s\n", name, out->build);
+}
+
+int bench__cli_side_from_entry(const bench__cli *c, const bench__entry *e, bench__side *out)
+{
+    if (e->processes >= 2 &&
+        bench__side_from_processes(e->iters, e->totals_ns, e->process, e->nsamples,
+                                   e->processes, c->run.confidence_level, out) == 0) {
+        out->noise = e->noise;
+        return 0;
+    }
+    uint64_t seed = bench__id_seed(c->run.seed, e->id);
+    if (bench__side_from_samples(e->iters, e->totals_ns, e->nsamples, c->run.nresamples,
+                                 c->run.confidence_level, seed, out))
+        return -1;
+    out->noise = e->noise;
+    return 0;
+}
+
+void bench__cli_side_from_result(const bench__cli *c, const bench__result *r, bench__side *out)
+{
+    memset(out, 0, sizeof *out);
+    if (r->processes >= 2 && isfinite(r->process_log_sd)) {
+        /* The same two-level estimate a saved entry gives (bench__side_from_processes). */
+        out->median = r->est.median.point;
+        out->lower = r->est.median.lower;
+        out->upper = r->est.median.upper;
+        out->se_log = r->process_log_sd / sqrt((double)r->processes);
+        out->processes = r->processes;
+    } else {
+        bench__side_from_estimate(&r->est.median, c->run.confidence_level, out);
+    }
+    out->noise = r->noise;
+}
+
+/*
+ * The exit code of a finished comparison of n rows (ids[i] names ch[i]): 1 for a regression with
+ * --fail-on-regression; otherwise 2 when --baseline-strict meets a new or removed benchmark
+ * (each named on stderr); else 0. Skipped benchmarks never change it.
+ */
+int bench__cli_compare_exit(const bench__cli *c, const char *const *ids, const bench__change *ch,
+                            size_t n, const char *against)
+{
+    bool regressed = false, violated = false;
+    for (size_t i = 0; i < n; i++) {
+        regressed |= ch[i].verdict == BENCH__V_REGRESSED;
+        if (c->strict)
+            violated |= bench__strict_violation(ids[i], ch[i].verdict, against);
+    }
+    if (c->fail_on_regression && regressed)
+        return BENCH_EXIT_REGRESSION;
+    return violated ? BENCH_EXIT_USAGE : BENCH_EXIT_OK;
+}
+
+/* Whether `id` is one of the n instances. (Their order, with parameters compared as numbers,
+ * is not strcmp's: no binary search.) */
+bool bench__cli_has_instance(const bench__instance *all, size_t n, const char *id)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(all[i].id, id) == 0)
+            return true;
+    return false;
+}
+
+/*
+ * The entries of `old` that the filters select and that `present` does not know: the benchmarks
+ * a comparison reports as removed (or skipped, when the old side skipped them). A benchmark the
+ * filters do not select is not reported at all: a filtered run says nothing about the rest.
+ * Fills ids[] and verdicts[] (room for old->n each) and returns their count, or -1 after one line
+ * on stderr.
+ */
+long bench__cli_absent_entries(const bench__cli *c, const bench__saved *old,
+                               bool (*present)(const void *where, const char *id),
+                               const void *where, const char **ids, bench__verdict *verdicts)
+{
+    const char **all = calloc(old->n ? old->n : 1, sizeof *all);
+    bool *sel = calloc(old->n ? old->n : 1, sizeof *sel);
+    long k = -1;
+    if (!all || !sel) {
+        fprintf(stderr, "bench: out of memory\n");
+        goto out;
+    }
+    for (size_t i = 0; i < old->n; i++)
+        all[i] = old->entries[i].id;
+    if (bench__cli_select(c, all, old->n, sel) != 0)
+        goto out;
+    k = 0;
+    for (size_t i = 0; i < old->n; i++) {
+        if (!sel[i] || present(where, all[i]))
+            continue;
+        bench__comparable(&old->entries[i].status, NULL, &verdicts[k]);
+        ids[k++] = all[i];
+    }
+out:
+    free(all);
+    free(sel);
+    return k;
+}
+
+static bool in_saved(const void *where, const char *id)
+{
+    return bench__saved_find(where, id) != NULL;
+}
+
+bool bench__cli_in_program(const void *where, const char *id)
+{
+    const struct program *p = where;
+    return bench__cli_has_instance(p->all, p->n, id);
+}
+
+/*
+ * --ab: what `OTHER --list [--exact] -- FILTER...` prints, so that the benchmarks the old build
+ * has for the same FILTERs and this one lacks are reported as removed. Returns the malloc'd text
+ * (caller frees), or NULL when OTHER cannot run or lists nothing (it then has nothing more to
+ * report; errors about OTHER are bench__ab_run's to print).
+ */
+char *bench__cli_other_list(const bench__cli *c, const char *prog)
+{
+    const char **argv = calloc(c->nfilters + 5, sizeof *argv);
+    int fd[2];
+    if (!argv || pipe(fd) != 0) {
+        free(argv);
+        return NULL;
+    }
+    size_t k = 0;
+    argv[k++] = prog;
+    argv[k++] = "--list";
+    if (c->exact)
+        argv[k++] = "--exact";
+    argv[k++] = "--";
+    for (size_t i = 0; i < c->nfilters; i++)
+        argv[k++] = c->filters[i];
+    fflush(stdout);
+    fflush(stderr);
+    pid_t pid = fork();
+    if (pid == 0) {
+        int null = open("/dev/null", O_WRONLY);
+        dup2(fd[1], STDOUT_FILENO);
+        if (null >= 0)
+            dup2(null, STDERR_FILENO);
+        close(fd[0]);
+        close(fd[1]);
+        execv(prog, (char *const *)argv);
+        _exit(127);
+    }
+    free(argv);
+    close(fd[1]);
+    size_t len = 0, cap = 4096;
+    char *text = pid > 0 ? malloc(cap) : NULL;
+    ssize_t got = 0;
+    while (text && (got = read(fd[0], text + len, cap - 1 - len)) != 0) {
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got < 0 || cap > BENCH__MAX_FILE_BYTES) {
+            free(text);
+            text = NULL;
+            break;
+        }
+        len += (size_t)got;
+        if (len + 1 == cap) {
+            char *more = realloc(text, cap * 2);
+            if (!more) {
+                free(text);
+                text = NULL;
+                break;
+            }
+            text = more;
+            cap *= 2;
+        }
+    }
+    close(fd[0]);
+    int status = 0;
+    while (pid > 0 && waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    if (text && (!WIFEXITED(status) || WEXITSTATUS(status) != 0)) {
+        free(text);
+        text = NULL;
+    }
+    if (text)
+        text[len] = '\0';
+    return text;
+}
+
+/* --load-baseline NEW --baseline OLD: compares two files, runs nothing. */
+int bench__cli_compare_files(const bench__cli *c)
+{
+    bench__saved cur, old;
+    if (bench__cli_load_named(c, c->load_baseline, &cur) != 0)
+        return BENCH_EXIT_USAGE;
+    if (bench__cli_load_named(c, c->baseline, &old) != 0) {
+        bench__saved_destroy(&cur);
+        return BENCH_EXIT_USAGE;
+    }
+    int exit_code = BENCH_EXIT_OK;
+    /* Rows: cur.n benchmarks of NEW, then old.n at most that only OLD has. */
+    size_t cap = cur.n + old.n;
+    const char **ids = calloc(cur.n ? cur.n : 1, sizeof *ids);
+    bool *sel = calloc(cur.n ? cur.n : 1, sizeof *sel);
+    bench__side *a = calloc(cur.n ? cur.n : 1, sizeof *a);
+    bench__side *b = calloc(cur.n ? cur.n : 1, sizeof *b);
+    bench__change *ch = calloc(cap ? cap : 1, sizeof *ch);
+    const char **cids = calloc(cap ? cap : 1, sizeof *cids);
+    const char **sids = calloc(cap ? cap : 1, sizeof *sids);
+    bench__verdict *sv = calloc(cap ? cap : 1, sizeof *sv);
+    if (!ids || !sel || !a || !b || !ch || !cids || !sids || !sv) {
+        fprintf(stderr, "bench: out of memory\n");
+        exit_code = BENCH_EXIT_USAGE;
+        goto out;
+    }
+    for (size_t i = 0; i < cur.n; i++)
+        ids[i] = cur.entries[i].id;
+    if (bench__cli_select(c, ids, cur.n, sel) != 0) {
+        exit_code = BENCH_EXIT_USAGE;
+        goto out;
+    }
+    /* ---- instruction mode (instr.c): files of counts compare by counts, never with times ---- */
+    if (bench__instr_is_mode(cur.ctx.mode) != bench__instr_is_mode(old.ctx.mode)) {
+        bool cur_counts = bench__instr_is_mode(cur.ctx.mode);
+        fprintf(stderr, "bench: baseline '%s' holds %s but baseline '%s' holds %s: they cannot "
+                        "be compared\n", c->load_baseline,
+                cur_counts ? "instruction counts" : "times", c->baseline,
+                cur_counts ? "times" : "instruction counts");
+        exit_code = BENCH_EXIT_USAGE;
+        goto out;
+    }
+    /* ---- end instruction mode ---- */
+    /* Statuses first: NEW's benchmarks that cannot be compared by numbers, then OLD's that NEW
+     * lacks. */
+    size_t m = 0, ns = 0;
+    for (size_t i = 0; i < cur.n; i++) {
+        const bench__entry *e = &cur.entries[i];
+        const bench__entry *o = sel[i] ? bench__saved_find(&old, e->id) : NULL;
+        if (sel[i] && !bench__comparable(o ? &o->status : NULL, &e->status, &sv[ns]))
+            sids[ns++] = e->id;
+    }
+    long nabsent = bench__cli_absent_entries(c, &old, in_saved, &cur, sids + ns, sv + ns);
+    if (nabsent < 0) {
+        exit_code = BENCH_EXIT_USAGE;
+        goto out;
+    }
+    ns += (size_t)nabsent;
+    /* ---- instruction mode (instr.c) ---- */
+    if (bench__instr_is_mode(cur.ctx.mode)) {
+        exit_code = bench__instr_compare_saved(
+            &cur, &old, sel, sids, sv, ns, c->baseline,
+            c->noise_threshold_set ? c->cmp.noise_threshold : BENCH__INSTR_DEFAULT_THRESHOLD,
+            c->strict, c->fail_on_regression, bench__cli_use_color(c->color));
+        goto out;
+    }
+    /* ---- end instruction mode ---- */
+    bench__context_change context;
+    bench__cli_warn_context(&cur.ctx, &old.ctx, c->baseline, &context);
+    for (size_t i = 0; i < cur.n; i++) {
+        const bench__entry *e = &cur.entries[i];
+        const bench__entry *o = sel[i] ? bench__saved_find(&old, e->id) : NULL;
+        bench__verdict st;
+        if (!sel[i] || !bench__comparable(o ? &o->status : NULL, &e->status, &st))
+            continue;
+        if (bench__cli_side_from_entry(c, o, &a[m]) || bench__cli_side_from_entry(c, e, &b[m])) {
+            fprintf(stderr, "bench: out of memory\n");
+            exit_code = BENCH_EXIT_USAGE;
+            goto out;
+        }
+        cids[m++] = e->id;
+    }
+    if (m + ns == 0) {
+        fprintf(stderr, "bench: nothing to compare: no selected benchmark in '%s' or '%s'\n",
+                c->load_baseline, c->baseline);
+        exit_code = BENCH_EXIT_USAGE;
+        goto out;
+    }
+    if (bench__compare_all(a, b, m, &c->cmp, ch) != 0) {
+        fprintf(stderr, "bench: out of memory\n");
+        exit_code = BENCH_EXIT_USAGE;
+        goto out;
+    }
+    for (size_t j = 0; j < ns; j++) {
+        ch[m + j].verdict = sv[j];
+        cids[m + j] = sids[j];
+    }
+    bool color = bench__cli_use_color(c->color);
+    char what[128];
+    bench__msg(what, sizeof what, "baseline '%s'", c->baseline);
+    bench__print_compare_summary(stdout, what, cids, ch, m + ns, &c->cmp, "Holm", &context,
+                                 color);
+    exit_code = bench__cli_finish_stdout(bench__cli_compare_exit(c, cids, ch, m + ns, what));
+out:
+    free(ids);
+    free(sel);
+    free(a);
+    free(b);
+    free(ch);
+    free(cids);
+    free(sids);
+    free(sv);
+    bench__saved_destroy(&cur);
+    bench__saved_destroy(&old);
+    return exit_code;
+}
+
+/* Whether a verdict of a saved-baseline comparison needs confirming: it claims a change, or
+ * cannot rule one out. */
+static bool suspect(bench__verdict v)
+{
+    return v == BENCH__V_REGRESSED || v == BENCH__V_IMPROVED || v == BENCH__V_AMBIGUOUS;
+}
+
+/*
+ * Settles the suspect verdicts of a saved-baseline comparison (ch[0..m), ids[i] naming ch[i])
+ * beyond the saved numbers, which cannot tell the machine's drift since the save from a change
+ * of the code:
+ *   - the program is byte for byte the one the baseline measured: the code did not change, so
+ *     no suspect is a change of it (verdict "no change", marked same_program);
+ *   - otherwise, when the baseline keeps its program's snapshot and it runs: each suspect is
+ *     measured again, interleaved, snapshot (A) against this program (B), as --ab does, and the
+ *     verdict comes from that paired comparison (marked confirmed);
+ *   - otherwise the verdicts stay as the saved numbers give them, and a note says why.
+ * Returns 0, or -1 when the run was interrupted.
+ */
+/*
+ * When a suspect's verdict rests on the saved numbers: a claimed change that the machine's own
+ * drift since the save (the canaries' largest, `drift`) could explain is not a confident one:
+ * regressed or improved becomes ambiguous unless its whole interval lies beyond that drift.
+ */
+static void drift_guard(bench__change *ch, size_t m, double drift)
+{
+    if (!(drift > 0))
+        return;
+    for (size_t j = 0; j < m; j++) {
+        bench__change *x = &ch[j];
+        if ((x->verdict == BENCH__V_REGRESSED && x->ratio_lower - 1.0 <= drift) ||
+            (x->verdict == BENCH__V_IMPROVED && 1.0 - x->ratio_upper <= drift))
+            x->verdict = BENCH__V_AMBIGUOUS;
+    }
+}
+
+int bench__cli_confirm_suspects(const bench__cli *c, const bench__saved *old,
+                                const bench__context *ctx, const char *const *ids,
+                                bench__change *ch, size_t m, double drift)
+{
+    size_t nsus = 0;
+    for (size_t j = 0; j < m; j++)
+        nsus += suspect(ch[j].verdict);
+    if (nsus == 0)
+        return 0;
+    const char *name = c->baseline;
+    if (!old->ctx.program_hash[0]) {
+        fprintf(stderr, "bench: note: baseline '%s' keeps no program snapshot (saved by an "
+                        "older version): %zu verdict%s rest on the saved numbers alone, which "
+                        "cannot tell the machine's drift from a change of the code\n",
+                name, nsus, nsus == 1 ? "" : "s");
+        drift_guard(ch, m, drift);
+        return 0;
+    }
+    /* A snapshot runs with today's shared libraries: when they changed since the save, neither
+     * "the same program" nor a confirmation against the snapshot would see what changed. */
+    bool libs_changed = old->ctx.program_libs[0] && ctx->program_libs[0] &&
+                        strcmp(old->ctx.program_libs, ctx->program_libs) != 0;
+    if (libs_changed) {
+        fprintf(stderr, "bench: note: the shared libraries this program runs have changed since "
+                        "baseline '%s' was saved, which a run of its program snapshot would not "
+                        "see: %zu verdict%s rest on the saved numbers\n",
+                name, nsus, nsus == 1 ? "" : "s");
+        drift_guard(ch, m, drift);
+        return 0;
+    }
+    if (ctx->program_hash[0] && strcmp(ctx->program_hash, old->ctx.program_hash) == 0) {
+        fprintf(stderr, "bench: note: this program is the one baseline '%s' measured (%s): "
+                        "the %zu change%s seen since come from the machine or the environment, "
+                        "not the code, and are not verdicts on it\n",
+                name, ctx->program_hash, nsus, nsus == 1 ? "" : "s");
+        for (size_t j = 0; j < m; j++)
+            if (suspect(ch[j].verdict)) {
+                ch[j].verdict = BENCH__V_NO_CHANGE;
+                ch[j].same_program = true;
+            }
+        return 0;
+    }
+    if (c->confirm_time_set && c->confirm_time <= 0) {
+        drift_guard(ch, m, drift);
+        return 0;
+    }
+    char snap[4200], hash[32] = "", why[512];
+    bench__msg(snap, sizeof snap, "%s/%s", bench__cli_baseline_dir(c), old->ctx.program_file);
+    if (!old->ctx.program_file[0] ||
+        (bench__program_hash(snap, hash, sizeof hash, NULL, why, sizeof why) != 0 &&
+         (hash[0] = '\0', true)) ||
+        strcmp(hash, old->ctx.program_hash) != 0) {
+        fprintf(stderr, "bench: note: the program saved with baseline '%s' (%s) is %s: %zu "
+                        "verdict%s rest on the saved numbers alone\n",
+                name, snap, !old->ctx.program_file[0] ? "not recorded"
+                            : hash[0] && strcmp(hash, old->ctx.program_hash) != 0
+                                ? "not the one it measured (changed since)"
+                                : "missing",
+                nsus, nsus == 1 ? "" : "s");
+        drift_guard(ch, m, drift);
+        return 0;
+    }
+    bench__ab_options o = c->abo;
+    o.seconds = c->confirm_time_set
+                    ? c->confirm_time
+                    : fmax(BENCH__CONFIRM_MIN_TIME,
+                           fmin(BENCH__DEFAULT_CONFIRM_TIME, BENCH__CONFIRM_BUDGET / (double)nsus));
+    o.pairs = BENCH__CONFIRM_PAIRS;
+    o.significance_level = c->cmp.significance_level;
+    o.noise_threshold = c->cmp.noise_threshold;
+    fprintf(stderr, "bench: confirming %zu change%s: the program saved with baseline '%s' "
+                    "against this one, interleaved (%.1f s each)\n",
+            nsus, nsus == 1 ? "" : "s", name, o.seconds);
+    for (size_t j = 0; j < m; j++) {
+        if (!suspect(ch[j].verdict))
+            continue;
+        bench__change conf;
+        int rc = bench__ab_confirm(snap, ids[j], &o, nsus, &conf, why, sizeof why);
+        if (bench__proc_interrupted())
+            return -1;
+        if (rc != 0) {
+            fprintf(stderr, "bench: note: '%s' could not be confirmed (%s): its verdict rests "
+                            "on the saved numbers\n", ids[j], why);
+            drift_guard(&ch[j], 1, drift);
+            continue;
+        }
+        char line[160];
+        bench__msg(line, sizeof line, "%s -> %s", bench__verdict_name(ch[j].verdict),
+                   bench__verdict_name(conf.verdict));
+        fprintf(stderr, "bench: confirmed %s: %s, %+.2f%% [%+.2f%%, %+.2f%%] interleaved\n",
+                ids[j], line, 100.0 * (conf.ratio - 1.0), 100.0 * (conf.ratio_lower - 1.0),
+                100.0 * (conf.ratio_upper - 1.0));
+        conf.confirmed = true;
+        ch[j] = conf;
+    }
+    return 0;
+}

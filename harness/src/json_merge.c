@@ -1,0 +1,122 @@
+/*
+ * json_merge.c: saving a baseline: this run's results merged into the file's (entries of
+ * benchmarks not run are kept), sorted by id, written atomically under the baseline's lock
+ * (PATH.lock), so two runs saving at once never lose each other's entries.
+ */
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "compare.h"
+#include "internal.h"
+#include "json_check.h"
+#include "json_io.h"
+#include "proc.h"
+
+/* The id of a validated entry of a results file. */
+static const char *entry_id(const cJSON *item)
+{
+    return cJSON_GetObjectItemCaseSensitive(item, "id")->valuestring;
+}
+
+static int cmp_item_id(const void *a, const void *b)
+{
+    return strcmp(entry_id(*(const cJSON *const *)a), entry_id(*(const cJSON *const *)b));
+}
+
+/* The read-merge-write of bench__baseline_save, under the baseline's lock. */
+static int baseline_merge_write(const char *path, const bench__context *ctx,
+                                const bench__result *all, size_t n, char *msg, size_t msglen)
+{
+    cJSON *root = bench__json_results_root(ctx, all, n);
+    if (!root) {
+        bench__msg(msg, msglen, "%s: out of memory", path);
+        return BENCH_ENOMEM;
+    }
+    cJSON *arr = cJSON_GetObjectItemCaseSensitive(root, "benchmarks");
+    int rc = 0;
+    struct stat st;
+    if (stat(path, &st) == 0) {
+        /* Merge: keep the old entries that this run did not measure. */
+        char *text;
+        size_t len;
+        bench__saved old;
+        cJSON *old_root = NULL;
+        rc = bench__json_read_file(path, &text, &len, msg, msglen);
+        if (!rc) {
+            rc = bench__json_parse_saved(path, text, len, &old, &old_root, msg, msglen);
+            free(text);
+        }
+        if (rc) {
+            char why[512];
+            bench__msg(why, sizeof why, "%s", msg);
+            bench__msg(msg, msglen, "refusing to replace an existing file that is not a valid "
+                                    "baseline (remove it or pick another name): %s", why);
+            cJSON_Delete(root);
+            return rc;
+        }
+        /* ---- instruction mode (instr.c): times and counts never share a file ---- */
+        bool old_counts = strcmp(old.ctx.mode, "instructions") == 0;
+        bool new_counts = ctx->mode && strcmp(ctx->mode, "instructions") == 0;
+        if (old_counts != new_counts) {
+            bench__msg(msg, msglen, "%s holds %s, and this run measured %s: pick another name "
+                                    "(or remove the file)",
+                       path, old_counts ? "instruction counts (--instructions)" : "times",
+                       new_counts ? "instruction counts" : "times");
+            cJSON_Delete(old_root);
+            bench__saved_destroy(&old);
+            cJSON_Delete(root);
+            return BENCH_EINVAL;
+        }
+        cJSON *old_arr = cJSON_GetObjectItemCaseSensitive(old_root, "benchmarks");
+        cJSON *item = old_arr->child;
+        while (item) {
+            cJSON *next = item->next;
+            const char *id = entry_id(item);
+            bool replaced = false;
+            for (size_t i = 0; i < n && !replaced; i++)
+                replaced = strcmp(all[i].inst->id, id) == 0;
+            if (!replaced)
+                cJSON_AddItemToArray(arr, cJSON_DetachItemViaPointer(old_arr, item));
+            item = next;
+        }
+        cJSON_Delete(old_root);
+        bench__saved_destroy(&old);
+    }
+    /* Sorted by id, so a baseline's layout does not depend on what was saved when. */
+    int count = cJSON_GetArraySize(arr);
+    cJSON **items = malloc((size_t)(count ? count : 1) * sizeof *items);
+    if (!items) {
+        cJSON_Delete(root);
+        bench__msg(msg, msglen, "%s: out of memory", path);
+        return BENCH_ENOMEM;
+    }
+    int k = 0;
+    while (arr->child)
+        items[k++] = cJSON_DetachItemViaPointer(arr, arr->child);
+    qsort(items, (size_t)k, sizeof *items, cmp_item_id);
+    for (int i = 0; i < k; i++)
+        cJSON_AddItemToArray(arr, items[i]);
+    free(items);
+    char *out = cJSON_Print(root);
+    cJSON_Delete(root);
+    return bench__write_json_text(path, out, msg, msglen);
+}
+
+int bench__baseline_save(const char *path, const bench__context *ctx, const bench__result *all,
+                         size_t n, char *msg, size_t msglen)
+{
+    /* Two runs saving the same baseline at once would each merge into the file as they read
+     * it, and the later rename would drop the other's entries: one at a time. */
+    int lock;
+    int rc = bench__lock_acquire(path, &lock, msg, msglen);
+    if (rc)
+        return rc;
+    rc = baseline_merge_write(path, ctx, all, n, msg, msglen);
+    bench__lock_release(lock);
+    return rc;
+}

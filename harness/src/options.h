@@ -1,0 +1,81 @@
+/*
+ * options.h: the settings of one benchmark and the run-wide options the runner and the
+ * analysis read (what the command line asked for, resolved over BENCH_FN and BENCH_GROUP).
+ */
+#ifndef HARNESS_OPTIONS_H
+#define HARNESS_OPTIONS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "harness/bench.h"
+
+struct bench__probe;
+
+/* ---- settings ---- */
+
+/** Resolved settings of one benchmark run. */
+typedef struct bench__settings {
+    double warm_up_time;      /* s */
+    double measurement_time;  /* s */
+    int sample_size;          /* most samples */
+    double target_precision;  /* relative CI half-width for the early stop; <= 0: off */
+    bench_sampling sampling;
+    uint64_t bytes_per_iter;    /* B per iteration; 0: none */
+    uint64_t elements_per_iter; /* elements per iteration; 0: none */
+    int rounds;                 /* rounds the samples are spread over (runner.c) */
+} bench__settings;
+
+/** Run-wide options from the command line that the runner and analysis need. */
+typedef struct bench__run_options {
+    bench__settings cli;     /* command-line settings; zero fields are not set */
+    bench__settings quick;   /* defaults that --quick replaces the built-in ones with */
+    bool is_quick;
+    bool sampling_set;       /* --sampling was given (its AUTO is 0, so cli.sampling can't say) */
+    size_t nresamples;       /* bootstrap resamples */
+    double confidence_level; /* e.g. 0.95 */
+    uint64_t seed;           /* bootstrap seed */
+    bool progress;           /* live progress on stderr */
+    FILE *worker_in;         /* A/B worker mode: sample commands come from here ... */
+    FILE *worker_out;        /* ... and sample times go here (see ab.c); NULL otherwise */
+    struct bench__probe **probes; /* attached to every benchmark, in this order */
+    size_t nprobes;
+    /*
+     * Fixed plan: when nfixed > 0 there is no warm-up and no stopping rule; the samples run
+     * exactly fixed_iters[0..nfixed-1] iterations (instruction counting uses this).
+     */
+    const uint64_t *fixed_iters;
+    size_t nfixed;
+    /* Profile mode (--profile-time): each benchmark runs for this many seconds, with no
+     * statistics; 0: off. */
+    double profile_time;
+    /* Isolated measurement (isolate.c): measuring processes per benchmark (0: the default),
+     * the time limit of one process (s), and --in-process (no worker processes at all). */
+    unsigned processes;
+    double timeout_s;
+    bool in_process;
+    /* Worker side: this process measures one part of one benchmark (isolate.c). */
+    struct bench__job {
+        bool active;
+        unsigned index;  /* which of the benchmark's processes this is; 0 makes the plan */
+        unsigned count;  /* processes the benchmark is measured in */
+        /* the plan process 0 made (index > 0 only) */
+        bench_sampling mode;
+        uint64_t step;   /* iterations: linear d, or flat per-sample count */
+        double est_ns;   /* per-iteration estimate from the warm-up, ns */
+    } job;
+} bench__run_options;
+
+/** The built-in defaults (docs/cli.md lists them). */
+extern const bench__settings bench__default_settings;
+extern const bench__settings bench__quick_settings;
+
+/** Resolves settings: command line over BENCH_FN over BENCH_GROUP over defaults. */
+void bench__resolve_settings(bench__settings *out, const bench__run_options *opt,
+                             const bench_desc *d, const bench_group_desc *g);
+/** The name of a sampling plan ("auto", "linear", "flat"). */
+const char *bench__sampling_name(bench_sampling s);
+
+#endif /* HARNESS_OPTIONS_H */
