@@ -153,6 +153,8 @@ void bench__ab_stats(const double *pair_log, size_t n, size_t m, const bench__co
     double lo = mean - half, hi = mean + half;
     c->log_change = mean;
     c->log_se = se;
+    c->run_noise = bench__std_dev(pair_log, n);
+    c->interleaved = true;
     c->df = df;
     c->ratio = exp(mean);
     c->ratio_lower = exp(lo);

@@ -6,9 +6,9 @@
  * The probes, each about 0.15 s: a dependent multiply-add chain (core clock and latency), eight
  * independent floating-point multiply-add streams (arithmetic throughput, which a busy SMT
  * sibling steals), repeated reads of a 256 KiB buffer (L2-sized data) and of a 64 MiB buffer
- * (memory bandwidth, which other tenants of the socket share). Each value is the median over
- * several repetitions of the time per unit of work; only ratios between two runs on one machine
- * mean anything.
+ * (memory bandwidth, which other tenants of the socket share). Each value is the 10th percentile
+ * of the time per unit of work over 101 repetitions of about 1 ms (see REPS); only ratios between
+ * two runs on one machine mean anything.
  */
 #include <math.h>
 #include <stdint.h>
@@ -23,8 +23,16 @@ const char *const bench__canary_words[BENCH__NCANARIES] = {
     "dependent arithmetic (a latency chain)", "arithmetic throughput", "reads of L2-sized data",
     "reads from memory"};
 
-#define REPS 5
-#define REP_NS 25e6 /* one repetition's target length */
+/*
+ * Many short repetitions and a low quantile of them, not a few long ones and their median: a
+ * canary must measure the machine's speed, not how often the scheduler took the CPU away. With
+ * two other runnable jobs per core (load 6 on 2 CPUs) every 25 ms repetition is interrupted and
+ * the old five-repetition median swung by 30-90% between two runs a minute apart; a 1 ms
+ * repetition often runs whole, and the 10th percentile of 101 of them needs only 11 that did.
+ */
+#define REPS 101
+#define REP_NS 1e6           /* one repetition's target length */
+#define REP_QUANTILE 0.10    /* of the repetitions' times per unit */
 
 /* Each kernel runs `units` units of its work and returns a value the compiler must keep. */
 typedef uint64_t (*kernel_fn)(uint64_t units, void *arg);
@@ -61,14 +69,16 @@ static uint64_t compute_kernel(uint64_t units, void *arg)
 typedef struct buffer {
     const uint64_t *w;
     size_t words;
+    size_t pos; /* where the next repetition reads on: the buffer is read round and round, so a
+                 * short repetition of the 64 MiB one still reads memory, not cache */
 } buffer;
 
 /* units: KiB read (the buffer over and over). */
 static uint64_t read_kernel(uint64_t units, void *arg)
 {
-    const buffer *b = arg;
+    buffer *b = arg;
     uint64_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
-    size_t pos = 0;
+    size_t pos = b->pos;
     for (uint64_t u = 0; u < units; u++) {
         for (size_t k = 0; k < 128; k += 4) { /* 128 words = 1 KiB */
             s0 += b->w[pos + k];
@@ -80,10 +90,12 @@ static uint64_t read_kernel(uint64_t units, void *arg)
         if (pos >= b->words)
             pos = 0;
     }
+    b->pos = pos;
     return s0 ^ s1 ^ s2 ^ s3;
 }
 
-/* The median over REPS repetitions of ns per unit, after one untimed repetition. */
+/* The REP_QUANTILE quantile over REPS repetitions of ns per unit, after the untimed ones that
+ * size a repetition. */
 static double measure(kernel_fn fn, void *arg)
 {
     volatile uint64_t sink = 0;
@@ -106,7 +118,8 @@ static double measure(kernel_fn fn, void *arg)
         v[r] = (double)(bench__now_ns() - t0) / (double)units;
     }
     (void)sink;
-    return bench__median_inplace(v, REPS);
+    bench__sort(v, REPS);
+    return bench__quantile_sorted(v, REPS, REP_QUANTILE);
 }
 
 int bench__canaries_measure(double out[BENCH__NCANARIES])
@@ -122,7 +135,7 @@ int bench__canaries_measure(double out[BENCH__NCANARIES])
             return BENCH_ENOMEM;
         for (size_t i = 0; i < sizes[k] / sizeof *w; i++)
             w[i] = i * 0x9e3779b97f4a7c15ULL; /* touch every page before timing */
-        buffer b = {w, sizes[k] / sizeof *w};
+        buffer b = {w, sizes[k] / sizeof *w, 0};
         out[2 + k] = measure(read_kernel, &b);
         free(w);
     }
@@ -149,4 +162,14 @@ int bench__canaries_drift(const double now[BENCH__NCANARIES],
             used += (size_t)n;
     }
     return known;
+}
+
+double bench__canaries_drift_sd(const double drift[BENCH__NCANARIES])
+{
+    double a[BENCH__NCANARIES];
+    size_t n = 0;
+    for (int k = 0; k < BENCH__NCANARIES; k++)
+        if (isfinite(drift[k]) && drift[k] > -1.0)
+            a[n++] = fabs(log1p(drift[k]));
+    return n ? bench__median_inplace(a, n) : NAN;
 }

@@ -19,9 +19,12 @@
 #include <unistd.h>
 
 #include "compare.h"
+#include "cuda_backend.h"
 #include "instr.h"
 #include "internal.h"
+#include "perf_events.h"
 #include "proc.h"
+#include "user_build.h"
 
 #define MAX_FILTERS 64
 #define BASELINE_NAME_MAX 64
@@ -1508,7 +1511,9 @@ int bench_main(int argc, char **argv)
         return finish_stdout(BENCH_EXIT_OK);
     }
     if (c.version) {
-        printf("bench (harness) %s\nbuilt with: %s\n", bench_version(), HARNESS_FEATURES);
+        /* The counters and CUDA layers say whether this program links their components. */
+        printf("bench (harness) %s\nbuilt with: %s, %s, %s\n", bench_version(),
+               bench__perf_feature(), bench__cuda_feature(), HARNESS_FEATURES);
         return finish_stdout(BENCH_EXIT_OK);
     }
     if (c.context) {
@@ -1574,6 +1579,7 @@ int bench_main(int argc, char **argv)
     bool *selected = calloc(n ? n : 1, sizeof *selected);
     const char **ids = calloc(n ? n : 1, sizeof *ids);
     int exit_code = BENCH_EXIT_OK;
+    bench__user_builds builds = {0}; /* how the selected benchmarks' files were compiled */
     bench__result *results = NULL;
     const bench__instance **list = NULL;
     bench__change *changes = NULL;
@@ -1742,6 +1748,8 @@ int bench_main(int argc, char **argv)
     bool color = use_color(c.color);
     bench__context ctx;
     bench__context_collect(&ctx, &c.run);
+    if (bench__user_builds_init(&builds, all, selected, n) == 0)
+        bench__user_builds_attach(&ctx, &builds);
     {
         char why[256];
         if (bench__program_hash("/proc/self/exe", ctx.program_hash, sizeof ctx.program_hash,
@@ -1770,6 +1778,8 @@ int bench_main(int argc, char **argv)
             for (int q = 0; q < BENCH__NCANARIES; q++)
                 if (isfinite(d[q]) && fabs(d[q]) > drift)
                     drift = fabs(d[q]);
+            c.cmp.drift_sd = bench__canaries_drift_sd(d);
+            c.cmp.drift_known = isfinite(c.cmp.drift_sd);
             /* Said only when it matters: a drift beyond the noise threshold. */
             if (drift > c.cmp.noise_threshold)
                 fprintf(stderr, "bench: warning: the machine changed since baseline '%s' was "
@@ -1963,6 +1973,7 @@ out:
     free(list);
     free(ids);
     free(selected);
+    bench__user_builds_destroy(&builds);
     free(all);
     return exit_code;
 }

@@ -291,25 +291,33 @@ static void set_estimate(bench__change *c, double d, double s, double df,
 /*
  * Both sides measured in worker processes: each se_log already holds the spread between
  * processes, measured in that run, so no default stands in for it. What processes within one
- * run cannot see is the drift of the whole machine between the two runs; default_run_noise
- * stands for that once (not once per side). The reference distribution is Student's t with
- * Welch-Satterthwaite degrees of freedom, since each se_log is estimated from a few processes.
+ * run cannot see is the drift of the whole machine between the two runs: the drift canaries
+ * measure it (drift_sd, the median of their absolute log ratios between the two runs, so a
+ * benchmark of unknown kind is allowed the drift of a typical kind); only when a side has no
+ * canaries (a baseline saved by an older version) does default_run_noise stand in. It enters
+ * once, not once per side. The reference distribution is Student's t with Welch-Satterthwaite
+ * degrees of freedom, since each se_log is estimated from a few processes.
  */
 static void compare_processes(const bench__side *old, const bench__side *cur,
                               const bench__compare_opts *o, bench__change *c)
 {
+    bool measured = o->drift_known && isfinite(o->drift_sd) && o->drift_sd >= 0;
+    double sd = measured ? o->drift_sd : o->default_run_noise;
     double a = old->se_log * old->se_log, b = cur->se_log * cur->se_log;
-    double drift = o->default_run_noise * o->default_run_noise;
-    double s = sqrt(a + b + drift);
+    double s = sqrt(a + b + sd * sd);
+    if (!(s > 0))
+        s = 1e-12; /* identical processes and no drift: the limit, p = 1 exactly when D = 0 */
     double den = a * a / (double)(old->processes - 1) + b * b / (double)(cur->processes - 1);
-    /* The drift term is a fixed allowance, not an estimate: it adds no uncertainty of its own,
-     * so it only widens the denominator's sum, not the variance of the variance estimate. */
+    /* The drift term is not estimated from these processes: it adds no uncertainty of its own
+     * to their spreads, so it only widens the standard error, not the degrees of freedom. */
     double df = den > 0 ? (a + b) * (a + b) / den : INFINITY;
     if (df < 1)
         df = 1;
     double d = log(cur->median) - log(old->median);
     c->calibrated = false;
-    c->run_noise = o->default_run_noise;
+    c->drift_measured = measured;
+    c->drift_from_suite = measured && o->drift_from_suite;
+    c->run_noise = sd;
     set_estimate(c, d, s, df, o);
 }
 
@@ -365,9 +373,74 @@ static void classify(bench__change *c, const bench__compare_opts *o)
         c->verdict = BENCH__V_NO_CHANGE;
 }
 
-int bench__compare_all(const bench__side *old, const bench__side *cur, size_t n,
-                       const bench__compare_opts *o, bench__change *out)
+static bool process_pair(const bench__side *old, const bench__side *cur)
 {
+    return old->processes >= 2 && cur->processes >= 2 && old->noise.runs < 2 &&
+           old->median > 0 && cur->median > 0 && isfinite(old->se_log) && isfinite(cur->se_log);
+}
+
+#define CHI2_1_MEDIAN 0.45493642311957283 /* median of chi-square, 1 degree of freedom */
+
+/* The median over k of d[k]^2 / (v[k] + delta^2); work has room for k values. */
+static double scaled_median(const double *d, const double *v, size_t k, double delta,
+                            double *work)
+{
+    for (size_t i = 0; i < k; i++) {
+        double den = v[i] + delta * delta;
+        work[i] = d[i] == 0 ? 0 : den > 0 ? d[i] * d[i] / den : INFINITY;
+    }
+    return bench__median_inplace(work, k);
+}
+
+double bench__suite_drift(const bench__side *old, const bench__side *cur, size_t n)
+{
+    double *d = malloc((n ? n : 1) * 3 * sizeof *d);
+    if (!d)
+        return NAN;
+    double *v = d + n, *work = v + n, hi = 0;
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        if (process_pair(&old[i], &cur[i])) {
+            d[k] = log(cur[i].median) - log(old[i].median);
+            v[k] = old[i].se_log * old[i].se_log + cur[i].se_log * cur[i].se_log;
+            hi = fmax(hi, fabs(d[k]));
+            k++;
+        }
+    double delta = NAN;
+    if (k >= BENCH__SUITE_DRIFT_MIN) {
+        delta = 0;
+        /* The median falls as delta grows; bisect for where it meets the chi-square's. At
+         * delta = |D|max / sqrt(CHI2_1_MEDIAN) every ratio is already below it. */
+        if (scaled_median(d, v, k, 0, work) > CHI2_1_MEDIAN) {
+            double lo = 0;
+            hi = hi / sqrt(CHI2_1_MEDIAN) + 1e-12;
+            for (int it = 0; it < 200 && hi - lo > 1e-12 * hi; it++) {
+                double mid = 0.5 * (lo + hi);
+                if (scaled_median(d, v, k, mid, work) > CHI2_1_MEDIAN)
+                    lo = mid;
+                else
+                    hi = mid;
+            }
+            delta = hi;
+        }
+    }
+    free(d);
+    return delta;
+}
+
+int bench__compare_all(const bench__side *old, const bench__side *cur, size_t n,
+                       const bench__compare_opts *opts, bench__change *out)
+{
+    /* The machine's drift is the larger of what the canaries measured and what the benchmarks
+     * themselves show beyond their process spreads (bench__suite_drift). */
+    bench__compare_opts eff = *opts;
+    const bench__compare_opts *o = &eff;
+    double suite = bench__suite_drift(old, cur, n);
+    if (isfinite(suite) && (!eff.drift_known || !(suite <= eff.drift_sd))) {
+        eff.drift_known = true;
+        eff.drift_sd = suite;
+        eff.drift_from_suite = true;
+    }
     double *p = calloc(n ? n : 1, sizeof *p);
     double *adj = malloc((n ? n : 1) * sizeof *adj);
     size_t *idx = malloc((n ? n : 1) * sizeof *idx);

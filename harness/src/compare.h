@@ -75,7 +75,26 @@ typedef struct bench__compare_opts {
     double significance_level; /* alpha, over the whole comparison (Holm) */
     double noise_threshold;    /* T: smallest relative change worth reporting */
     double default_run_noise;  /* sigma_b when the old side is not calibrated */
+    /* The machine's drift between the two runs as the drift canaries measured it (sd of a log
+     * ratio, bench__canaries_drift_sd), when drift_known (both sides have canaries): in a
+     * comparison of two process-measured sides it stands for that drift instead of
+     * default_run_noise. Left zero, the default stands. */
+    bool drift_known;
+    double drift_sd;
+    bool drift_from_suite; /* drift_sd is bench__suite_drift's (set by bench__compare_all) */
 } bench__compare_opts;
+
+/*
+ * The drift between two runs as the benchmarks themselves show it: the delta for which the
+ * median over benchmarks of D_i^2 / (se_old_i^2 + se_new_i^2 + delta^2) equals the median of a
+ * chi-square with one degree of freedom (0.4549), i.e. how much more the benchmarks moved
+ * between the runs than their processes vary within each run; 0 when they moved no more than
+ * that. Only benchmarks measured in at least 2 processes on both sides (and not calibrated)
+ * count; with fewer than BENCH__SUITE_DRIFT_MIN of them, returns NaN (too few to tell). The
+ * median makes it robust: fewer than half the benchmarks changing cannot inflate it.
+ */
+#define BENCH__SUITE_DRIFT_MIN 5
+double bench__suite_drift(const bench__side *old, const bench__side *cur, size_t n);
 
 /** The outcome for one benchmark. Ratios are new / old. */
 typedef struct bench__change {
@@ -92,6 +111,9 @@ typedef struct bench__change {
     double run_noise;   /* sigma_b used (sd of ln median between runs) */
     double df;          /* degrees of freedom of the reference t (infinite: normal) */
     bool calibrated;    /* sigma_b came from calibration */
+    bool drift_measured; /* sigma_b is the drift the canaries measured between the runs */
+    bool interleaved;    /* an interleaved A/B: run_noise is the pair-to-pair sd of ln(B/A) */
+    bool drift_from_suite; /* ... and it came from bench__suite_drift, larger than the canaries' */
     /* How a saved-baseline verdict was settled beyond the saved numbers (cli.c): by an
      * interleaved run against the baseline's program snapshot, or because the program is the
      * very one the baseline measured (any change is then the machine's, not the code's). */

@@ -133,7 +133,7 @@ void bench__context_print(FILE *o, const bench__context *c)
         fputc('\n', o);
     }
     fprintf(o, "cuda         driver %s, runtime %s\n", or_unknown(g->driver_version),
-            g->runtime_version[0] ? g->runtime_version : "none (built without CUDA)");
+            g->runtime_version[0] ? g->runtime_version : "none (no CUDA in this program)");
     /* ---- end GPU ---- */
     for (size_t i = 0; i < c->nwarnings; i++)
         fprintf(o, "warning      %s\n", or_unknown(c->warnings[i]));

@@ -8,6 +8,9 @@
  * call and the CUDA error; nothing here aborts. cudart is linked statically and loads the driver
  * lazily, so on a machine without a driver the first call returns cudaErrorInsufficientDriver
  * (and cudaDriverGetVersion reports 0) instead of the program failing to start.
+ *
+ * It belongs to the CUDA component (libharness-cuda), not to the core library: cuda_component.c
+ * hands these operations to the core when a program links the component.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -300,7 +303,7 @@ static void range_pop(void)
     nvtxRangePop();
 }
 
-extern "C" const bench__cuda_ops *bench__cuda_ops_default(void)
+extern "C" const bench__cuda_ops *bench__cuda_ops_cuda(void)
 {
     static const bench__cuda_ops ops = {
         query, mem_used, session_open, session_close, session_stream,

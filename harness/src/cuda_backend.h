@@ -2,9 +2,12 @@
  * cuda_backend.h: the CUDA runtime calls of the CUDA layer, behind plain C types.
  *
  * Only .cu files include CUDA headers. The probe (cuda.c, plain C) decides what happens to a
- * benchmark (attach, skip, fail, facts); a backend does the GPU work: cuda_backend.cu (nvcc, built
- * when CMake finds CUDA) or cuda_none.c (its twin in a build without CUDA, where every device is
- * "unavailable"). Tests swap in a fake backend with bench__cuda_set_ops. This header is C and C++.
+ * benchmark (attach, skip, fail, facts); a backend does the GPU work: cuda_backend.cu (nvcc, in
+ * the CUDA component libharness-cuda, built when CMake finds CUDA) or cuda_none.c (its twin in the
+ * core library, where every device is "unavailable"). The core uses the none backend unless the
+ * program links the CUDA component, whose constructor registers the real one
+ * (bench__cuda_register; docs/gpu.md says what a program links). Tests swap in a fake backend
+ * with bench__cuda_set_ops. This header is C and C++.
  *
  * Invariant of a session: between begin and finish exactly one timed block runs; finish always
  * releases the blocking kernel (even when a call fails), so a failure never leaves the GPU
@@ -73,8 +76,28 @@ typedef struct bench__cuda_ops {
     void (*range_pop)(void);
 } bench__cuda_ops;
 
-/** The backend this build has: CUDA (cuda_backend.cu) or none (cuda_none.c). */
+/** The backend of this program: the registered one (CUDA component), else none (cuda_none.c). */
 const bench__cuda_ops *bench__cuda_ops_default(void);
+
+/** The backend of cuda_backend.cu (CUDA component only). Static storage. */
+const bench__cuda_ops *bench__cuda_ops_cuda(void);
+
+/**
+ * Makes ops the default backend; feature is the text `bench --version` shows for it ("CUDA 13.0
+ * (architectures ...)"). Both must have static storage. Called by the CUDA component's
+ * constructor, before main(); the last call wins.
+ */
+void bench__cuda_register(const bench__cuda_ops *ops, const char *feature);
+
+/** The `bench --version` text of the CUDA layer: "CUDA events: ...". Static storage. */
+const char *bench__cuda_feature(void);
+
+/**
+ * Defined by the CUDA component only. Its link flags (harness-cuda.pc, harness::cuda) name it as
+ * undefined (-Wl,--undefined=bench__cuda_component), which pulls the component's registering
+ * object out of a static archive that nothing else refers to.
+ */
+extern const int bench__cuda_component;
 
 /** Replaces the probe's backend (tests); NULL restores the default. Forgets the cached query. */
 void bench__cuda_set_ops(const bench__cuda_ops *ops);

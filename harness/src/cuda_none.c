@@ -1,15 +1,32 @@
 /*
- * cuda_none.c: the CUDA backend of a build without CUDA (the toolkit was not found, or
- * -DHARNESS_CUDA=OFF). The device is always unavailable, so every CUDA benchmark is skipped with
- * the reason; nothing else can be called, but every entry answers sensibly anyway.
+ * cuda_none.c: the core library's CUDA backend, and the hook through which the CUDA component
+ * replaces it. A program that does not link the CUDA component (libharness-cuda), or a library
+ * built without CUDA (the toolkit was not found, or -DHARNESS_CUDA=OFF), keeps this backend: the
+ * device is always unavailable, so every CUDA benchmark is skipped with the reason; nothing else
+ * can be called, but every entry answers sensibly anyway. The component's constructor calls
+ * bench__cuda_register before main(), so the probe (cuda.c) sees the real backend from its
+ * first call on.
  */
 #include <stdio.h>
 #include <string.h>
 
 #include "cuda_backend.h"
 
+/* HARNESS_HAVE_CUDA: the CUDA component was built beside this library, so a program without
+ * CUDA did not link it; otherwise no program of this build can have CUDA. */
+#ifdef HARNESS_HAVE_CUDA
+static const char no_cuda[] =
+    "this program does not link the harness's CUDA component (harness-cuda; see docs/gpu.md)";
+static const char no_cuda_feature[] = "CUDA events: not linked (the harness-cuda component)";
+#else
 static const char no_cuda[] =
     "this build has no CUDA support (the CUDA toolkit was not found when it was configured)";
+static const char no_cuda_feature[] = "CUDA events: compiled out";
+#endif
+
+/* Set by the CUDA component's constructor; NULL: the none backend below. */
+static const bench__cuda_ops *registered_ops;
+static const char *registered_feature;
 
 static void none_query(bench__cuda_info *info)
 {
@@ -77,8 +94,21 @@ static void none_range_pop(void)
 {
 }
 
+void bench__cuda_register(const bench__cuda_ops *ops, const char *feature)
+{
+    registered_ops = ops;
+    registered_feature = feature;
+}
+
+const char *bench__cuda_feature(void)
+{
+    return registered_ops ? registered_feature : no_cuda_feature;
+}
+
 const bench__cuda_ops *bench__cuda_ops_default(void)
 {
+    if (registered_ops)
+        return registered_ops;
     static const bench__cuda_ops ops = {
         .query = none_query,
         .mem_used = none_mem_used,

@@ -37,6 +37,7 @@
 
 #include "instr.h"
 #include "proc.h"
+#include "user_build.h"
 
 /* Whether the mode is in this build: valgrind's header, and no sanitizer (valgrind cannot run
  * an AddressSanitizer program). */
@@ -788,6 +789,7 @@ int bench__instr_run(const bench__instr_request *q)
     char dir[] = "/tmp/bench-instructions-XXXXXX";
     int exit_code = BENCH_EXIT_OK;
     bool have_dir = false;
+    bench__user_builds builds = {0};
     if (!sel_index || !w || !results || !rows || !statuses || !removed) {
         fprintf(stderr, "bench: out of memory\n");
         exit_code = BENCH_EXIT_USAGE;
@@ -807,6 +809,13 @@ int bench__instr_run(const bench__instr_request *q)
     bench__context ctx;
     bench__context_collect(&ctx, q->run);
     ctx.mode = BENCH__INSTR_MODE;
+    /* Counts of an unoptimised build are as unrepresentative as its times: said once. */
+    char unopt[256];
+    if (bench__user_builds_init(&builds, q->all, q->selected, q->n) == 0) {
+        bench__user_builds_attach(&ctx, &builds);
+        if (bench__user_builds_warning(&builds, unopt, sizeof unopt))
+            fprintf(stderr, "bench: warning: %s\n", unopt);
+    }
     size_t nremoved = 0;
     for (size_t j = 0; j < q->nabsent; j++)
         if (q->absent_verdicts[j] == BENCH__V_REMOVED)
@@ -975,6 +984,7 @@ out:
     free(results);
     free(w);
     free(sel_index);
+    bench__user_builds_destroy(&builds);
     return exit_code;
 }
 

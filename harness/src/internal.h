@@ -507,6 +507,8 @@ typedef struct bench__context {
     bench__gpu gpu;     /* the GPU, or why there is none (cuda.c) */
     const char *mode;   /* "instructions" for --instructions (instr.c); NULL: times */
     const bench__comparison *comparison; /* set with --baseline; NULL: no comparison */
+    const struct bench__user_builds *user_builds; /* the benchmark files' builds (user_build.h);
+                                                     NULL: not recorded */
 } bench__context;
 
 /** The facts that identify a machine and build, compared between two runs. */
@@ -805,6 +807,14 @@ int bench__canaries_measure(double out[BENCH__NCANARIES]);
 int bench__canaries_drift(const double now[BENCH__NCANARIES],
                           const double then[BENCH__NCANARIES], double drift[BENCH__NCANARIES],
                           char *words, size_t len);
+/**
+ * The machine's drift as one number for the change test: the median of the canaries' absolute
+ * log ratios (drift[k] as bench__canaries_drift gives them; NaN ones skipped), NaN when none is
+ * known. The median, not the mean square: on a busy machine one canary (memory reads, most often)
+ * can move by 50-100% in a single measurement while the kinds of work most benchmarks do moved
+ * by a few percent, and that one reading must not make every comparison blind.
+ */
+double bench__canaries_drift_sd(const double drift[BENCH__NCANARIES]);
 
 /* ---- formatting shared by the text reporters ---- */
 

@@ -19,6 +19,7 @@
 #include "internal.h"
 #include "json_check.h"
 #include "proc.h"
+#include "user_build.h"
 
 #define RESULTS_SCHEMA_VERSION 1
 
@@ -49,6 +50,32 @@ static cJSON *number_array(const double *v, size_t n)
     cJSON *a = cJSON_CreateArray();
     for (size_t i = 0; i < n; i++)
         cJSON_AddItemToArray(a, cJSON_CreateNumber(v[i]));
+    return a;
+}
+
+/* context.benchmark_builds: how each benchmark file was compiled (user_build.h). */
+static cJSON *user_builds_json(const bench__user_builds *b)
+{
+    cJSON *a = cJSON_CreateArray();
+    for (size_t k = 0; k < b->n; k++) {
+        const bench__user_build *u = &b->v[k];
+        cJSON *e = cJSON_CreateObject();
+        cJSON_AddStringToObject(e, "file", u->file);
+        cJSON_AddStringToObject(e, "compiler", u->compiler);
+        cJSON_AddBoolToObject(e, "optimize", (u->flags & BENCH_BUILD_OPTIMIZE) != 0);
+        cJSON_AddBoolToObject(e, "optimize_size", (u->flags & BENCH_BUILD_OPTIMIZE_SIZE) != 0);
+        cJSON_AddBoolToObject(e, "no_inline", (u->flags & BENCH_BUILD_NO_INLINE) != 0);
+        cJSON_AddBoolToObject(e, "ndebug", (u->flags & BENCH_BUILD_NDEBUG) != 0);
+        cJSON *san = cJSON_AddArrayToObject(e, "sanitizers");
+        if (u->flags & BENCH_BUILD_ASAN)
+            cJSON_AddItemToArray(san, cJSON_CreateString("address"));
+        if (u->flags & BENCH_BUILD_TSAN)
+            cJSON_AddItemToArray(san, cJSON_CreateString("thread"));
+        cJSON *ids = cJSON_AddArrayToObject(e, "benchmarks");
+        for (size_t i = 0; i < u->nids; i++)
+            cJSON_AddItemToArray(ids, cJSON_CreateString(u->ids[i]));
+        cJSON_AddItemToArray(a, e);
+    }
     return a;
 }
 
@@ -98,6 +125,8 @@ static cJSON *context_json(const bench__context *c)
     cJSON_AddStringToObject(o, "compiler", c->compiler);
     cJSON_AddStringToObject(o, "compiler_flags", c->compiler_flags);
     cJSON_AddStringToObject(o, "build_type", c->build_type);
+    if (c->user_builds)
+        cJSON_AddItemToObject(o, "benchmark_builds", user_builds_json(c->user_builds));
     cJSON *clk = cJSON_AddObjectToObject(o, "clock");
     cJSON_AddStringToObject(clk, "name", c->clock->name);
     cJSON_AddNumberToObject(clk, "cost_ns", c->clock->cost_ns);
@@ -236,6 +265,11 @@ static cJSON *result_json(const bench__result *r)
         cJSON_AddNumberToObject(co, "p_adjusted", c->p_adjusted);
         cJSON_AddNumberToObject(co, "run_noise", c->run_noise);
         cJSON_AddBoolToObject(co, "calibrated", c->calibrated);
+        cJSON_AddStringToObject(co, "run_noise_source", c->calibrated       ? "calibration"
+                                                        : c->drift_from_suite ? "suite drift"
+                                                        : c->drift_measured ? "drift canaries"
+                                                        : c->interleaved    ? "interleaved pairs"
+                                                                            : "default");
         /* How the verdict was settled beyond the saved numbers (docs/comparison.md). */
         cJSON_AddStringToObject(co, "settled_by", c->confirmed      ? "interleaved run"
                                                   : c->same_program ? "same program"

@@ -519,8 +519,9 @@ int bench__perf_list_events(FILE *out)
     const char *be = bench__perf_backend(backend, sizeof backend);
     int para = paranoid_level();
     fprintf(out, "perf_event counters on this machine\n");
-    fprintf(out, "  names resolved by: %s\n",
-            be ? be : "the software-event table only (this build has no libpfm4)");
+    fprintf(out, "  names resolved by: %s%s%s\n",
+            be ? be : "the software-event table only (", be ? "" : bench__perf_no_pfm(false),
+            be ? "" : ")");
     if (para != -99)
         fprintf(out, "  kernel.perf_event_paranoid = %d%s\n", para,
                 geteuid() == 0 ? " (running as root)" : "");

@@ -107,15 +107,14 @@ int bench__perf_resolve_sw(const char *name, bench__perf_event *ev, char *msg, s
     if (!sw) {
         if (bench__perf_is_generic_hw(name))
             bench__msg(msg, msglen,
-                       "'%s' is a hardware event: this build has no libpfm4 (install "
-                       "libpfm4-dev and rebuild); software events work: task-clock, "
+                       "'%s' is a hardware event: %s; software events work: task-clock, "
                        "page-faults, context-switches, cpu-migrations, ... (--list-events)",
-                       name);
+                       name, bench__perf_no_pfm(true));
         else
             bench__msg(msg, msglen,
-                       "unknown event '%s' (this build has no libpfm4: only the kernel's "
-                       "software events are known; see --list-events)",
-                       name);
+                       "unknown event '%s' (%s: only the kernel's software events are known; "
+                       "see --list-events)",
+                       name, bench__perf_no_pfm(false));
         return BENCH_EINVAL;
     }
     bench__msg(ev->name, sizeof ev->name, "%s", name);

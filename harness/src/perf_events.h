@@ -101,7 +101,37 @@ typedef struct bench__perf_event {
  */
 int bench__perf_resolve_sw(const char *name, bench__perf_event *ev, char *msg, size_t msglen);
 
-/* ---- the resolver: perf_pfm.c (libpfm4) or perf_pfm_none.c ---- */
+/* ---- the resolver: perf_pfm.c (libpfm4) or perf_pfm_none.c ----
+ *
+ * The core library resolves names through the software table alone (perf_pfm_none.c). The
+ * counters component (libharness-counters, perf_pfm.c, libpfm4) registers its resolver from a
+ * constructor when a program links it; the functions below dispatch to the registered one. */
+
+/** A resolver: the three functions below, as one component provides them. */
+typedef struct bench__perf_resolver {
+    int (*resolve)(const char *name, bench__perf_event *ev, char *msg, size_t msglen);
+    const char *(*backend)(char *buf, size_t len);
+    void (*list_pmus)(FILE *out);
+} bench__perf_resolver;
+
+/** Makes r (static storage) the resolver; called by the counters component before main(). */
+void bench__perf_set_resolver(const bench__perf_resolver *r);
+
+/**
+ * Why hardware names are unknown without a registered resolver: "this build has no libpfm4"
+ * (libpfm4 was not found when the library was built) or that the program does not link the
+ * counters component. with_fix appends what to do, in parentheses.
+ */
+const char *bench__perf_no_pfm(bool with_fix);
+
+/** The `bench --version` text of the counters layer: "perf_event counters: ...". */
+const char *bench__perf_feature(void);
+
+/**
+ * Defined by the counters component only; its link flags name it as undefined so a static
+ * archive's registering object is linked in (see cuda_component.c for the CUDA component's twin).
+ */
+extern const int bench__counters_component;
 
 /**
  * Resolves an event name: software events through the table above, anything else through

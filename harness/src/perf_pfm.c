@@ -2,7 +2,10 @@
  * perf_pfm.c: the event-name resolver with libpfm4 (built when CMake finds it; perf_pfm_none.c
  * is its twin without). The only file of the harness that includes libpfm4's headers: it turns
  * a name into the layer's own bench__perf_event, so the rest never sees libpfm4's copy of
- * struct perf_event_attr.
+ * struct perf_event_attr. It is the counters component (libharness-counters): a program that links
+ * it gets this resolver through the constructor at the end of this file; the core library alone
+ * knows the software table only (perf_pfm_none.c). bench__counters_component is the symbol the
+ * component's link flags name as undefined, so a static archive's copy of this file is linked in.
  *
  * Software events come from the harness's own table first, so they resolve the same with and
  * without libpfm4. Anything else goes through pfm_get_os_event_encoding with PFM_OS_PERF_EVENT_EXT
@@ -38,7 +41,7 @@ static int encode(const char *name, int plm, struct perf_event_attr *attr)
     return pfm_get_os_event_encoding(name, plm, PFM_OS_PERF_EVENT_EXT, &arg);
 }
 
-int bench__perf_resolve(const char *name, bench__perf_event *ev, char *msg, size_t msglen)
+static int pfm_resolve(const char *name, bench__perf_event *ev, char *msg, size_t msglen)
 {
     if (bench__perf_sw_find(name))
         return bench__perf_resolve_sw(name, ev, msg, msglen);
@@ -100,7 +103,7 @@ int bench__perf_resolve(const char *name, bench__perf_event *ev, char *msg, size
     return 0;
 }
 
-const char *bench__perf_backend(char *buf, size_t len)
+static const char *pfm_backend(char *buf, size_t len)
 {
     int v = pfm_get_version();
     bench__msg(buf, len, "libpfm4 (API %d.%d)", PFM_MAJ_VERSION(v), PFM_MIN_VERSION(v));
@@ -126,7 +129,7 @@ static int put_word(FILE *out, int col, const char *w)
     return col + len;
 }
 
-void bench__perf_list_pmus(FILE *out)
+static void pfm_list_pmus(FILE *out)
 {
     int rc = pfm_ready();
     if (rc != PFM_SUCCESS) {
@@ -174,4 +177,12 @@ void bench__perf_list_pmus(FILE *out)
         if (col > 0)
             fputc('\n', out);
     }
+}
+
+const int bench__counters_component = 1;
+
+__attribute__((constructor)) static void register_pfm(void)
+{
+    static const bench__perf_resolver resolver = {pfm_resolve, pfm_backend, pfm_list_pmus};
+    bench__perf_set_resolver(&resolver);
 }

@@ -41,9 +41,12 @@ void bench__print_change_line(FILE *o, const bench__change *c, bool color)
     pct(mid, sizeof mid, c->ratio);
     pct(hi, sizeof hi, c->ratio_upper);
     char noise[64] = "";
-    if (c->run_noise > 0)
+    if (c->run_noise > 0 && !c->interleaved) /* --ab prints its pair-to-pair sd itself */
         snprintf(noise, sizeof noise, "; run-to-run noise %.2f%%%s", c->run_noise * 100.0,
-                 c->calibrated ? ", calibrated" : "");
+                 c->calibrated         ? ", calibrated"
+                 : c->drift_from_suite ? ", the drift the benchmarks showed"
+                 : c->drift_measured   ? ", measured by the drift canaries"
+                                     : "");
     fprintf(o, "%*schange: [%s %s%s%s %s] (p = %.4f%s)\n", INDENT, "", lo,
             paint(color, "\033[1m"), mid, paint(color, "\033[0m"), hi, c->p, noise);
 }
@@ -201,6 +204,18 @@ int bench__print_compare_summary(FILE *o, const char *baseline, const char *cons
         if (count[v])
             fprintf(o, ", %zu %s", count[v], bench__verdict_name((bench__verdict)v));
     fputc('\n', o);
+    for (size_t i = 0; i < n; i++) {
+        const bench__change *c = &changes[i];
+        if (!bench__verdict_has_numbers(c->verdict) || !c->drift_from_suite)
+            continue;
+        fprintf(o, "The benchmarks moved between the runs more than their processes vary: the "
+                   "intervals allow %.2f%% for the machine's drift (docs/comparison.md)",
+                c->run_noise * 100.0);
+        if (opt->drift_known)
+            fprintf(o, "; the drift canaries showed %.2f%%", opt->drift_sd * 100.0);
+        fputs("\n", o);
+        break;
+    }
 
     if (logs && nlogs >= 4) {
         bench__sort(logs, nlogs);

@@ -14,6 +14,7 @@
 #include "compare.h"
 #include "internal.h"
 #include "report_metrics.h"
+#include "user_build.h"
 
 #define ID_WIDTH 24
 
@@ -375,6 +376,13 @@ static int md_end(bench__reporter *rep, const bench__context *ctx, const bench__
         for (size_t k = 0; k < nnames; k++)
             fputs(" |", o);
         fputs(" removed |\n", o);
+    }
+    /* A table of unoptimised benchmarks travels without the run's stderr: it says so itself. */
+    char warning[256];
+    if (bench__user_builds_warning(ctx->user_builds, warning, sizeof warning)) {
+        fputs("\n> **Warning:** ", o);
+        md_text(o, warning);
+        fputc('\n', o);
     }
     return 0;
 }

@@ -310,9 +310,11 @@ class UsageTest(Case):
             self.assert_exit(p, 0)
             lines = p.stdout.splitlines()
             self.assertEqual(lines[0], f"bench (harness) {want}")
-            # the second line names the optional layers and whether each is built in
-            self.assertRegex(lines[1], r"^built with: .*perf_event counters: (libpfm4|software "
-                                       r"events only \(libpfm4 compiled out\))")
+            # the second line names the optional layers and whether each is in this program: the
+            # fixture links the core alone, so libpfm4 is either compiled out or not linked
+            self.assertRegex(lines[1], r"^built with: perf_event counters: software events only "
+                                       r"\(libpfm4 (compiled out|not linked: the harness-counters "
+                                       r"component)\), CUDA events: (compiled out|not linked)")
             self.assertIn("CPU identification:", lines[1])
             self.assertEqual(len(lines), 2)
             self.assertEqual(p.stderr, "")
@@ -1003,7 +1005,21 @@ class ReferenceSuiteTest(Case):
         self.assertLessEqual(r["settings"]["measurement_time_s"], 0.5)
 
     def test_version_matches_fixture(self):
-        self.assertEqual(run(BENCH, "--version").stdout, fixture("--version").stdout)
+        """The same library: the same version and core layers. The suite links every component
+        this build has, the fixture none: where the suite has one, the fixture says not linked."""
+        suite = run(BENCH, "--version").stdout.splitlines()
+        fix = fixture("--version").stdout.splitlines()
+        self.assertEqual(suite[0], fix[0])
+        layers = [dict(part.split(": ", 1) for part in lines[1][len("built with: "):].split(", ")
+                       if ": " in part) for lines in (suite, fix)]
+        self.assertEqual(layers[0]["CPU identification"], layers[1]["CPU identification"])
+        for layer, have in (("perf_event counters", "libpfm4"), ("CUDA events", "CUDA ")):
+            self.assertNotIn("not linked", layers[0][layer])
+            self.assertFalse(layers[1][layer].startswith(have), layers[1][layer])
+            if layers[0][layer].startswith(have):
+                self.assertIn("not linked", layers[1][layer])
+            else:
+                self.assertEqual(layers[0][layer], layers[1][layer])
 
 
 def main():

@@ -153,7 +153,7 @@ class FlagsTest(unittest.TestCase):
         named = set(re.findall(r"(?<![\w-])(--[a-z][a-z0-9-]+)", readme))
         # make and cmake options the README also names are not the program's
         others = {"--build", "--install", "--prefix", "--cflags", "--libs", "--whole-archive",
-                  "--no-whole-archive", "--as-needed", "--no-as-needed"}
+                  "--no-whole-archive", "--as-needed", "--no-as-needed", "--undefined"}
         self.assertEqual(sorted(named - others - help_flags(self.help)), [],
                          "README.md names flags that --help does not list")
 

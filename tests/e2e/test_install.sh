@@ -6,10 +6,15 @@
 # no main() in three ways and runs each: (1) plain `cc` with the flags from pkg-config, (2) a tiny
 # CMake project with find_package(harness) and harness::harness, (3) with its own main() calling
 # bench_main(), which must replace the library's weak main(); then (4) checks the errors for a
-# duplicate id and for a program with no benchmarks, and (5) that --alloc-stats of an outside
-# program counts with the installed preload library libharness_alloc.so. EXTRA_FLAGS (e.g. the sanitizer
-# flags the library was built with) are added to every compile and link. The temporary prefix
-# and build trees are removed on exit.
+# duplicate id and for a program with no benchmarks, (5) that --alloc-stats of an outside
+# program counts with the installed preload library libharness_alloc.so, and (6) the components:
+# the core alone links neither libpfm4 nor the CUDA runtime nor libstdc++ (and, in a build without
+# EXTRA_FLAGS, makes a program under 300 KiB), each installed component (harness-counters,
+# harness-cuda) takes effect through pkg-config and through find_package(harness COMPONENTS ...),
+# a component that is not there is a clear CMake error; (7) a benchmark file built with -O0 is
+# recorded so in context.benchmark_builds and warned about, and the same file built with -O2 is
+# not. EXTRA_FLAGS (e.g. the sanitizer flags the library was built with) are added to every
+# compile and link. The temporary prefix and build trees are removed on exit.
 set -euo pipefail
 
 if [[ $# -lt 1 || $# -gt 2 ]]; then
@@ -174,5 +179,166 @@ out="$(BENCH_ALLOC_SHIM="$shim" "$tmp/prog_pc" --alloc-stats --warm-up-time 0.01
     fail "--alloc-stats with the installed shim exited $?"
 [[ "$out" == *"allocations:"* ]] || fail "--alloc-stats printed no allocation counts: $out"
 
+# (6) components. The core: no CUDA runtime, no libpfm4, no libstdc++, and small.
+cuda_syms() {
+    nm "$1" | grep -E ' (cuda[A-Z]|__cuda|__cudart|nvtx)' || true
+}
+pfm_syms() {
+    nm "$1" | grep -E ' pfm_' || true
+}
+needed() {
+    readelf -d "$1" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p'
+}
+for prog in "$tmp/prog_pc" "$tmp/cmake_build/prog_cmake"; do
+    [[ -z "$(cuda_syms "$prog")" ]] ||
+        fail "$prog links the core alone but has CUDA symbols: $(cuda_syms "$prog" | head -n 3)"
+    [[ -z "$(pfm_syms "$prog")" ]] ||
+        fail "$prog links the core alone but has libpfm4 symbols: $(pfm_syms "$prog" | head -n 3)"
+    if needed "$prog" | grep -Eq '^lib(stdc\+\+|pfm|cudart)'; then
+        fail "$prog links the core alone but needs: $(needed "$prog" | tr '\n' ' ')"
+    fi
+    version="$("$prog" --version)" || fail "$prog --version exited $?"
+    [[ "$version" != *"perf_event counters: libpfm4"* && "$version" != *"CUDA events: CUDA"* ]] ||
+        fail "$prog links the core alone but says it has a component: $version"
+done
+if [[ ${#extra[@]} -eq 0 ]]; then
+    bytes="$(stat -c %s "$tmp/prog_pc")"
+    [[ "$bytes" -lt 307200 ]] ||
+        fail "a plain program built with pkg-config harness is $bytes bytes, not under 300 KiB"
+fi
+
+# check_pc_component NAME WANT: a program built with pkg-config harness-NAME has the component
+# although nothing in it refers to the component (the anchor), and --version says WANT.
+check_pc_component() {
+    local name="$1" want="$2" flags version
+    local -a cflags
+    flags="$(PKG_CONFIG_PATH="$pcdir" pkg-config --cflags --libs "harness-$name")" ||
+        fail "pkg-config --cflags --libs harness-$name failed"
+    read -r -a cflags <<< "$flags"
+    "$cc" "${extra[@]}" "$src/a.c" "$src/b.c" "${cflags[@]}" -o "$tmp/prog_$name" ||
+        fail "building with pkg-config harness-$name failed (flags: $flags)"
+    check_list "$tmp/prog_$name"
+    version="$("$tmp/prog_$name" --version)" || fail "prog_$name --version exited $?"
+    [[ "$version" == *"$want"* ]] ||
+        fail "linked with harness-$name, --version does not say '$want': $version"
+}
+components=()
+if [[ -f "$pcdir/harness-counters.pc" ]]; then
+    components+=(counters)
+    check_pc_component counters "perf_event counters: libpfm4"
+    [[ -n "$(pfm_syms "$tmp/prog_counters")" ]] || fail "prog_counters has no libpfm4 symbols"
+fi
+if [[ -f "$pcdir/harness-cuda.pc" ]]; then
+    components+=(cuda)
+    check_pc_component cuda "CUDA events: CUDA "
+    [[ -n "$(cuda_syms "$tmp/prog_cuda")" ]] || fail "prog_cuda has no CUDA runtime symbols"
+    check_run "$tmp/prog_cuda"
+fi
+
+# The same through find_package(harness COMPONENTS ...), each installed component a target.
+if [[ ${#components[@]} -gt 0 ]]; then
+    mkdir -p "$tmp/cmake_comp_src"
+    cat > "$tmp/cmake_comp_src/CMakeLists.txt" << EOF
+cmake_minimum_required(VERSION 3.20)
+project(outside LANGUAGES C)
+find_package(harness REQUIRED COMPONENTS ${components[*]})
+add_executable(prog_comp "$src/a.c" "$src/b.c")
+foreach(c ${components[*]})
+    if(NOT harness_\${c}_FOUND)
+        message(FATAL_ERROR "harness_\${c}_FOUND is not set")
+    endif()
+    target_link_libraries(prog_comp PRIVATE harness::\${c})
+endforeach()
+EOF
+    cmake -S "$tmp/cmake_comp_src" -B "$tmp/cmake_comp_build" -DCMAKE_PREFIX_PATH="$prefix" \
+        -DCMAKE_BUILD_TYPE=Release -DCMAKE_C_FLAGS="${extra[*]}" \
+        -DCMAKE_EXE_LINKER_FLAGS="${extra[*]}" > "$tmp/cmake_comp.log" 2>&1 ||
+        fail "configuring the COMPONENTS project failed: $(cat "$tmp/cmake_comp.log")"
+    cmake --build "$tmp/cmake_comp_build" > "$tmp/cmake_comp-build.log" 2>&1 ||
+        fail "building the COMPONENTS project failed: $(cat "$tmp/cmake_comp-build.log")"
+    check_list "$tmp/cmake_comp_build/prog_comp"
+    version="$("$tmp/cmake_comp_build/prog_comp" --version)" || fail "prog_comp --version failed"
+    for c in "${components[@]}"; do
+        want="perf_event counters: libpfm4"
+        [[ "$c" == cuda ]] && want="CUDA events: CUDA "
+        [[ "$version" == *"$want"* ]] ||
+            fail "find_package COMPONENTS $c: --version does not say '$want': $version"
+    done
+fi
+
+# A component this installation lacks, or no component at all: find_package fails, naming it.
+bad=(no_such_part)
+[[ -f "$pcdir/harness-cuda.pc" ]] || bad+=(cuda)
+mkdir -p "$tmp/cmake_bad_src"
+for want in "${bad[@]}"; do
+    printf '%s\n' "cmake_minimum_required(VERSION 3.20)" "project(outside LANGUAGES C)" \
+        "find_package(harness REQUIRED COMPONENTS $want)" > "$tmp/cmake_bad_src/CMakeLists.txt"
+    if cmake -S "$tmp/cmake_bad_src" -B "$tmp/cmake_bad_build_$want" \
+        -DCMAKE_PREFIX_PATH="$prefix" > "$tmp/cmake_bad.log" 2>&1; then
+        fail "find_package(harness REQUIRED COMPONENTS $want) succeeded"
+    fi
+    grep -q "harness: required component '$want'" "$tmp/cmake_bad.log" ||
+        fail "find_package(harness REQUIRED COMPONENTS $want) failed without naming it: \
+$(cat "$tmp/cmake_bad.log")"
+done
+
+# (7) the build of the benchmarks' own file: one compiled with -O0 is recorded so in the JSON and
+# warned about (stderr, context.warnings, Markdown); the same file with -O2 is not.
+cat > "$src/opt.c" << 'EOF'
+/* opt.c: one benchmark, built at -O0 and at -O2. */
+#include <harness/bench.h>
+
+BENCH_FN(outside, opt)
+{
+    unsigned x = 1;
+    BENCH_ITER(b) {
+        x = bench_black_box(x + 1u);
+    }
+}
+EOF
+run_opt() {
+    "$1" --warm-up-time 0.01 --measurement-time 0.05 --nresamples 100 --output-format "$2" \
+        --exact outside/opt
+}
+for level in -O0 -O2; do
+    prog="$tmp/prog$level"
+    "$cc" "${extra[@]}" "$level" "$src/opt.c" "${pcflags[@]}" -o "$prog" ||
+        fail "building opt.c with $level failed"
+    run_opt "$prog" json > "$tmp/opt.json" 2> "$tmp/opt.err" ||
+        fail "$prog exited $?: $(cat "$tmp/opt.err")"
+    python3 - "$tmp/opt.json" "$level" "$src/opt.c" "${extra[*]}" << 'EOF' ||
+import json
+import sys
+
+path, level, file, extra = sys.argv[1:]
+ctx = json.load(open(path, encoding="utf-8"))["context"]
+builds = ctx["benchmark_builds"]
+assert len(builds) == 1, builds
+b = builds[0]
+assert b["file"] == file, b
+assert b["benchmarks"] == ["outside/opt"], b
+assert b["compiler"].startswith(("gcc ", "clang ")), b
+assert b["optimize"] is (level != "-O0"), b
+assert b["no_inline"] is (level == "-O0"), b
+assert b["optimize_size"] is False and b["ndebug"] is False, b
+assert ("address" in b["sanitizers"]) is ("-fsanitize=address" in extra), b
+warned = [w for w in ctx["warnings"] if w.startswith("benchmarks in ")]
+assert len(warned) == (1 if level == "-O0" else 0), ctx["warnings"]
+EOF
+        fail "$level: context.benchmark_builds or context.warnings is wrong: $(cat "$tmp/opt.json")"
+    want="bench: warning: benchmarks in $src/opt.c were compiled without optimisation (-O0): \
+timings do not represent an optimised build; fix: compile with -O2"
+    count="$(grep -cFx -- "$want" "$tmp/opt.err" || true)"
+    if [[ "$level" == -O0 ]]; then
+        [[ "$count" -eq 1 ]] || fail "-O0: wanted the warning once on stderr, got: $(cat "$tmp/opt.err")"
+        md="$(run_opt "$prog" markdown 2> /dev/null)" || fail "$prog --output-format markdown failed"
+        [[ "$md" == *"> **Warning:** benchmarks in "*"without optimisation (-O0)"* ]] ||
+            fail "-O0: the Markdown report does not warn: $md"
+    else
+        [[ "$(grep -c '^bench: warning: benchmarks in ' "$tmp/opt.err" || true)" -eq 0 ]] ||
+            fail "-O2: warned about optimisation: $(cat "$tmp/opt.err")"
+    fi
+done
+
 echo "test_install: ok (prefix layout, pkg-config, find_package, own main, registry errors, \
---alloc-stats)"
+--alloc-stats, components: ${components[*]:-none}, -O0 recorded and warned)"

@@ -51,6 +51,22 @@ static void test_good_fixture_loads(void **state)
     bench__saved_destroy(&s);
 }
 
+/* A file that records how the benchmarks' files were compiled (context.benchmark_builds) loads
+ * like one that does not. */
+static void test_benchmark_builds_load(void **state)
+{
+    (void)state;
+    char path[512], msg[512] = "";
+    path_in(path, sizeof path, FIXTURE_DIR, "good_builds.json");
+    bench__saved s;
+    int rc = bench__saved_load(path, &s, msg, sizeof msg);
+    if (rc != 0)
+        print_error("good_builds.json: %s\n", msg);
+    assert_int_equal(rc, 0);
+    assert_int_equal(s.n, 2);
+    bench__saved_destroy(&s);
+}
+
 static void test_hostile_fixtures_rejected(void **state)
 {
     (void)state;
@@ -90,6 +106,7 @@ static void test_hostile_fixtures_rejected(void **state)
         {"unknown_key.json", "benchmarks[0].speedup: unknown key"},
         {"bad_estimate.json", "benchmarks[0].estimates.median.lower: -3 is below the minimum 0"},
         {"missing_context_field.json", "context.clock: missing"},
+        {"bad_build.json", "context.benchmark_builds[0].optimize: expected a boolean"},
         /* a key twice: rejected wherever it is, naming it */
         {"duplicate_key.json", "benchmarks[0].rounds: duplicate key"},
         {"duplicate_key_nested.json", "benchmarks[0].outliers.low_mild: duplicate key"},
@@ -434,6 +451,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_good_fixture_loads),
+        cmocka_unit_test(test_benchmark_builds_load),
         cmocka_unit_test(test_hostile_fixtures_rejected),
         cmocka_unit_test(test_generated_hostile_files),
         cmocka_unit_test(test_save_merges_by_id),

@@ -265,7 +265,7 @@ static char *metric_lines(double time_ratio, const char *name, double metric_rat
     r.metric_changes = m;
     r.nmetrics = 1;
     snprintf(r.metrics[0].name, sizeof r.metrics[0].name, "%s", name);
-    bench__compare_opts o = {0.05, 0.02, 0.015};
+    bench__compare_opts o = opts(0.02, 0.015);
     char *buf = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);
@@ -295,6 +295,104 @@ static void test_metric_witness_note(void **state)
     out = metric_lines(1.06, "task-clock", 1.0);
     assert_null(strstr(out, "note:"));
     free(out);
+}
+
+/* Both sides measured in processes: Welch's t over the two process spreads plus the machine's
+ * drift, which is the canaries' measurement when known and the default otherwise. Hand-worked:
+ * se_log 1% over 10 processes and 2% over 5, a 5% change: variance 1e-4 + 4e-4 + drift^2,
+ * Welch-Satterthwaite df = (5e-4)^2 / ((1e-4)^2/9 + (4e-4)^2/4) = 6.0811; p and bounds from an
+ * independent t implementation (incomplete beta by continued fraction). */
+static void test_processes_drift_hand(void **state)
+{
+    (void)state;
+    bench__side old = side(100, 0.01), cur = side(105, 0.02);
+    old.processes = 10;
+    cur.processes = 5;
+    bench__compare_opts o = opts(0.02, 0.015);
+    bench__change c;
+    bench__compare_one(&old, &cur, &o, &c);
+    assert_close(c.df, 6.081081081081081, 1e-12);
+    assert_close(c.log_se, 0.026925824035672518, 1e-12);
+    assert_close(c.p, 0.1192819601702747, 1e-6);
+    assert_close(c.ratio_lower, 0.9832591168814204, 1e-6);
+    assert_close(c.ratio_upper, 1.121271067891822, 1e-6);
+    assert_close(c.run_noise, 0.015, 0);
+    assert_false(c.drift_measured);
+
+    o.drift_known = true; /* the canaries measured 3% */
+    o.drift_sd = 0.03;
+    bench__compare_one(&old, &cur, &o, &c);
+    assert_close(c.log_se, 0.03741657386773942, 1e-12);
+    assert_close(c.p, 0.23942523511796987, 1e-6);
+    assert_close(c.ratio_lower, 0.958419411934701, 1e-6);
+    assert_close(c.ratio_upper, 1.1503314585150697, 1e-6);
+    assert_close(c.run_noise, 0.03, 0);
+    assert_true(c.drift_measured);
+    assert_false(c.calibrated);
+
+    /* No spread and no drift at all: no change is p = 1, any change is certain. */
+    o.drift_sd = 0;
+    bench__side same = side(100, 0), other = side(100, 0);
+    same.processes = other.processes = 3;
+    bench__compare_one(&same, &other, &o, &c);
+    assert_close(c.p, 1.0, 0);
+    other.median = 101;
+    bench__compare_one(&same, &other, &o, &c);
+    assert_true(c.p < 1e-9);
+}
+
+/* The suite's own drift, hand-worked: five benchmarks, se_log 1% on each side (so se_old^2 +
+ * se_new^2 = 2e-4), moved by D = 0.1, -0.1, 0.2, -0.2, 0.05. The median of D^2 / (2e-4 + delta^2)
+ * is the third smallest D^2 (0.01) over the common denominator, and it equals the chi-square(1)
+ * median 0.45493642311957 at delta^2 = 0.01 / 0.45493642311957 - 2e-4: delta = 0.147584190831.
+ * Benchmarks that moved no more than their processes vary give 0; fewer than five give NaN;
+ * compare_all then uses it when it is larger than the canaries' drift, and says so. */
+static void test_suite_drift_hand(void **state)
+{
+    (void)state;
+    const double moves[5] = {0.1, -0.1, 0.2, -0.2, 0.05};
+    bench__side old[6], cur[6];
+    for (int i = 0; i < 6; i++) {
+        old[i] = side(100, 0.01);
+        cur[i] = side(100 * exp(i < 5 ? moves[i] : 0), 0.01);
+        old[i].processes = cur[i].processes = 10;
+    }
+    assert_close(bench__suite_drift(old, cur, 5), 0.14758419083078417, 1e-9);
+    assert_true(isnan(bench__suite_drift(old, cur, 4)));
+    /* a sixth benchmark that did not move: the median is between the 3rd and 4th smallest
+     * D^2 / (2e-4 + delta^2), i.e. of 0.01 and 0.01 again, so delta is the same */
+    assert_close(bench__suite_drift(old, cur, 6), 0.14758419083078417, 1e-9);
+    /* one benchmark calibrated or measured in one process does not count */
+    old[0].processes = 1;
+    assert_true(isnan(bench__suite_drift(old, cur, 5)));
+    old[0].processes = 10;
+
+    /* moves within the process spread: no drift */
+    bench__side q_old[5], q_cur[5];
+    for (int i = 0; i < 5; i++) {
+        q_old[i] = side(100, 0.05);
+        q_cur[i] = side(100 * exp(moves[i] / 10), 0.05);
+        q_old[i].processes = q_cur[i].processes = 10;
+    }
+    assert_close(bench__suite_drift(q_old, q_cur, 5), 0.0, 0);
+
+    /* compare_all widens every interval by the suite's drift when the canaries saw less */
+    bench__compare_opts o = opts(0.02, 0.015);
+    o.drift_known = true;
+    o.drift_sd = 0.01;
+    bench__change ch[5];
+    assert_int_equal(bench__compare_all(old, cur, 5, &o, ch), 0);
+    for (int i = 0; i < 5; i++) {
+        assert_true(ch[i].drift_from_suite && ch[i].drift_measured);
+        assert_close(ch[i].run_noise, 0.14758419083078417, 1e-9);
+        assert_close(ch[i].log_se, sqrt(2e-4 + 0.14758419083078417 * 0.14758419083078417), 1e-9);
+        assert_true(ch[i].verdict != BENCH__V_REGRESSED && ch[i].verdict != BENCH__V_IMPROVED);
+    }
+    /* ... and keeps the canaries' when they saw more */
+    o.drift_sd = 0.3;
+    assert_int_equal(bench__compare_all(old, cur, 5, &o, ch), 0);
+    assert_false(ch[0].drift_from_suite);
+    assert_close(ch[0].run_noise, 0.3, 0);
 }
 
 /* Presence decides the status of a benchmark that cannot be compared by its numbers; a skip on
@@ -428,6 +526,8 @@ int main(void)
         cmocka_unit_test(test_metric_witness_note),
         cmocka_unit_test(test_comparable_statuses),
         cmocka_unit_test(test_summary_with_statuses),
+        cmocka_unit_test(test_processes_drift_hand),
+        cmocka_unit_test(test_suite_drift_hand),
         cmocka_unit_test(test_bootstrap_median_matches_full_bootstrap),
         cmocka_unit_test(test_huge_side_uses_order_statistics),
     };

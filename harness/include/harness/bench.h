@@ -62,6 +62,79 @@ typedef struct bench_group_desc {
     struct bench_group_desc *next; /* registry link, set by the harness */
 } bench_group_desc;
 
+/*
+ * How the file that defines a benchmark was compiled: BENCH_FN records the compiler's predefined
+ * macros of that translation unit (not the harness library's), so results can say that a
+ * benchmark was built without optimisation. Bits of bench_desc.build_flags.
+ */
+enum {
+    BENCH_BUILD_RECORDED = 1,       /* set by BENCH_FN; 0: a descriptor made by hand, unknown */
+    BENCH_BUILD_OPTIMIZE = 2,       /* __OPTIMIZE__: -O1 or higher, -Os, -Og (not -O0) */
+    BENCH_BUILD_OPTIMIZE_SIZE = 4,  /* __OPTIMIZE_SIZE__: -Os or -Oz */
+    BENCH_BUILD_NO_INLINE = 8,      /* __NO_INLINE__: -O0 or -fno-inline */
+    BENCH_BUILD_NDEBUG = 16,        /* NDEBUG was defined where bench.h was included */
+    BENCH_BUILD_ASAN = 32,          /* AddressSanitizer (-fsanitize=address) */
+    BENCH_BUILD_TSAN = 64,          /* ThreadSanitizer (-fsanitize=thread) */
+};
+
+#if defined(__has_feature)
+#define BENCH__HAS_FEATURE(f) __has_feature(f)
+#else
+#define BENCH__HAS_FEATURE(f) 0
+#endif
+#ifdef __OPTIMIZE__
+#define BENCH__BUILD_OPT BENCH_BUILD_OPTIMIZE
+#else
+#define BENCH__BUILD_OPT 0
+#endif
+#ifdef __OPTIMIZE_SIZE__
+#define BENCH__BUILD_SIZE BENCH_BUILD_OPTIMIZE_SIZE
+#else
+#define BENCH__BUILD_SIZE 0
+#endif
+#ifdef __NO_INLINE__
+#define BENCH__BUILD_NO_INLINE BENCH_BUILD_NO_INLINE
+#else
+#define BENCH__BUILD_NO_INLINE 0
+#endif
+#ifdef NDEBUG
+#define BENCH__BUILD_NDEBUG BENCH_BUILD_NDEBUG
+#else
+#define BENCH__BUILD_NDEBUG 0
+#endif
+#if defined(__SANITIZE_ADDRESS__) || BENCH__HAS_FEATURE(address_sanitizer)
+#define BENCH__BUILD_ASAN BENCH_BUILD_ASAN
+#else
+#define BENCH__BUILD_ASAN 0
+#endif
+#if defined(__SANITIZE_THREAD__) || BENCH__HAS_FEATURE(thread_sanitizer)
+#define BENCH__BUILD_TSAN BENCH_BUILD_TSAN
+#else
+#define BENCH__BUILD_TSAN 0
+#endif
+/** The BENCH_BUILD_* bits of the translation unit that includes this header. */
+#define BENCH__BUILD_FLAGS                                                                         \
+    (BENCH_BUILD_RECORDED | BENCH__BUILD_OPT | BENCH__BUILD_SIZE | BENCH__BUILD_NO_INLINE |        \
+     BENCH__BUILD_NDEBUG | BENCH__BUILD_ASAN | BENCH__BUILD_TSAN)
+
+#define BENCH__STR2(x) #x
+#define BENCH__STR(x) BENCH__STR2(x)
+/** The compiler of the translation unit that includes this header, e.g. "gcc 12.2.0". */
+#if defined(__NVCC__)
+#define BENCH__COMPILER                                                                            \
+    "nvcc " BENCH__STR(__CUDACC_VER_MAJOR__) "." BENCH__STR(__CUDACC_VER_MINOR__)                  \
+        " (host " BENCH__HOST_COMPILER ")"
+#else
+#define BENCH__COMPILER BENCH__HOST_COMPILER
+#endif
+#if defined(__clang__)
+#define BENCH__HOST_COMPILER "clang " __clang_version__
+#elif defined(__GNUC__)
+#define BENCH__HOST_COMPILER "gcc " __VERSION__
+#else
+#define BENCH__HOST_COMPILER "unknown"
+#endif
+
 /** Benchmark descriptor (BENCH_FN). Fields other than the settings belong to the harness. */
 typedef struct bench_desc {
     const char *group;
@@ -69,6 +142,8 @@ typedef struct bench_desc {
     void (*fn)(bench_t *b);
     const char *file;
     int line;
+    const char *build_compiler; /* compiler of the file that defines it; NULL: unknown */
+    unsigned build_flags;       /* BENCH_BUILD_* bits of that file's compilation */
     BENCH__SETTINGS_FIELDS;
     const int64_t *params; /* parameter values; each runs as its own id group/name/VALUE */
     size_t nparams;        /* number of params; 0: not parameterised */
@@ -101,6 +176,9 @@ void bench__register(bench_desc *d);
 /**
  * BENCH_FN(group, name, settings...) { body }: defines and registers a benchmark whose id is
  * "group/name" (or "group/name/PARAM" per value of .params). The body receives `bench_t *b`.
+ * It also records how this file was compiled (compiler, optimisation, NDEBUG, sanitizers: see
+ * BENCH_BUILD_*): results list it in context.benchmark_builds, and a run warns about benchmarks
+ * compiled without optimisation.
  */
 #define BENCH_FN(group_, name_, ...)                                                               \
     static void bench__fn_##group_##__##name_(bench_t *b);                                         \
@@ -110,6 +188,8 @@ void bench__register(bench_desc *d);
         .fn = bench__fn_##group_##__##name_,                                                       \
         .file = __FILE__,                                                                          \
         .line = __LINE__,                                                                          \
+        .build_compiler = BENCH__COMPILER,                                                         \
+        .build_flags = BENCH__BUILD_FLAGS,                                                         \
         __VA_ARGS__};                                                                              \
     __attribute__((constructor)) static void bench__ctor_##group_##__##name_(void)                 \
     {                                                                                              \

@@ -1,0 +1,60 @@
+/*
+ * test_canary.c: the drift canaries. Measuring gives a positive time per unit for each probe;
+ * the drift between two measurements is told in words and, for the change test, as one number
+ * (the root mean square of the log ratios), checked against hand-worked values.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <string.h>
+
+#include "internal.h"
+
+static void test_measure_gives_every_probe(void **state)
+{
+    (void)state;
+    double v[BENCH__NCANARIES];
+    assert_int_equal(bench__canaries_measure(v), 0);
+    for (int k = 0; k < BENCH__NCANARIES; k++)
+        assert_true(isfinite(v[k]) && v[k] > 0);
+}
+
+static void test_drift_in_words_and_as_one_number(void **state)
+{
+    (void)state;
+    const double then[BENCH__NCANARIES] = {1.0, 2.0, 4.0, 8.0};
+    /* +10%, -5%, unknown on one side (0), unchanged */
+    const double now[BENCH__NCANARIES] = {1.1, 1.9, 0.0, 8.0};
+    double d[BENCH__NCANARIES];
+    char words[512];
+    assert_int_equal(bench__canaries_drift(now, then, d, words, sizeof words), 3);
+    assert_true(fabs(d[0] - 0.10) < 1e-12);
+    assert_true(fabs(d[1] + 0.05) < 1e-12);
+    assert_true(isnan(d[2]));
+    assert_true(d[3] == 0.0);
+    assert_non_null(strstr(words, "dependent arithmetic (a latency chain) 10.0% slower"));
+    assert_non_null(strstr(words, "arithmetic throughput 5.0% faster"));
+    assert_null(strstr(words, "L2"));
+    /* the median of |ln 1.1|, |ln 0.95| and 0: |ln 0.95| = 0.0512932943875505 */
+    assert_true(fabs(bench__canaries_drift_sd(d) - 0.05129329438755058) < 1e-12);
+    /* one wild canary does not set it: 1%, 2%, 3% and 90% slower give the mean of the middle
+     * two, (ln 1.02 + ln 1.03) / 2 */
+    const double wild[BENCH__NCANARIES] = {0.01, 0.02, 0.03, 0.90};
+    assert_true(fabs(bench__canaries_drift_sd(wild) - (log(1.02) + log(1.03)) / 2) < 1e-12);
+    /* nothing known: no number */
+    const double none[BENCH__NCANARIES] = {NAN, NAN, NAN, NAN};
+    assert_true(isnan(bench__canaries_drift_sd(none)));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_measure_gives_every_probe),
+        cmocka_unit_test(test_drift_in_words_and_as_one_number),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
