@@ -5,7 +5,9 @@
  * accumulators hold p[0..31]; a chunk of 32 elements adds element j to accumulator (j % 32) / 8,
  * lane j % 8, with a separate multiply and add (no FMA); a tail of fewer than 32 elements is
  * copied into a zero-padded chunk (adding +0 leaves an accumulator unchanged, since one that
- * starts at +0 can never hold -0); the combining tree is the one in wl__combine32.
+ * starts at +0 can never hold -0); the combining tree is the one in wl__combine32. The compute
+ * probe is the one exception: it fuses multiply and add where the CPU has FMA, since only its
+ * rate matters, not its value.
  */
 #include "wl_internal.h"
 
