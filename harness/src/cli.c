@@ -144,7 +144,8 @@ static const char usage_text[] =
     "      --fail-on-regression   exit 1 when any benchmark regressed (the CI gate)\n"
     "      --confirm-time S       with --baseline: confirm each suspect change by an\n"
     "                             interleaved run of the program saved with the baseline,\n"
-    "                             S seconds each, 0..3600 (default 10; 0: never)\n"
+    "                             S seconds each, 0..3600 (default 10, or 90 s shared,\n"
+    "                             at least 4 each, when more than 9; 0: never)\n"
     "                             (these comparison options need --baseline or --ab)\n"
     "Interleaved A/B of two builds:\n"
     "      --ab OTHER             measure OTHER (old build of this suite) against this program\n"
@@ -1351,12 +1352,15 @@ static int confirm_suspects(const cli *c, const bench__saved *old, const bench__
         return 0;
     }
     bench__ab_options o = c->abo;
-    o.seconds = c->confirm_time_set ? c->confirm_time : BENCH__DEFAULT_CONFIRM_TIME;
+    o.seconds = c->confirm_time_set
+                    ? c->confirm_time
+                    : fmax(BENCH__CONFIRM_MIN_TIME,
+                           fmin(BENCH__DEFAULT_CONFIRM_TIME, BENCH__CONFIRM_BUDGET / (double)nsus));
     o.pairs = BENCH__CONFIRM_PAIRS;
     o.significance_level = c->cmp.significance_level;
     o.noise_threshold = c->cmp.noise_threshold;
     fprintf(stderr, "bench: confirming %zu change%s: the program saved with baseline '%s' "
-                    "against this one, interleaved (%.0f s each)\n",
+                    "against this one, interleaved (%.1f s each)\n",
             nsus, nsus == 1 ? "" : "s", name, o.seconds);
     for (size_t j = 0; j < m; j++) {
         if (!suspect(ch[j].verdict))

@@ -749,8 +749,14 @@ int bench__ab_confirm(const char *old_prog, const char *id, const bench__ab_opti
                       size_t m, struct bench__change *out, char *msg, size_t msglen);
 
 /** Seconds and worker pairs of the interleaved run that confirms a suspect change against a
- * baseline's program snapshot (--confirm-time). */
+ * baseline's program snapshot (--confirm-time). Without --confirm-time, each suspect gets
+ * BENCH__DEFAULT_CONFIRM_TIME seconds, or its share of BENCH__CONFIRM_BUDGET when there are more
+ * suspects than that fits, but never less than BENCH__CONFIRM_MIN_TIME: on a busy machine
+ * every benchmark of a suite can be a suspect, and 22 of them at 10 s each made a whole-suite
+ * comparison take 5.4 minutes. */
 #define BENCH__DEFAULT_CONFIRM_TIME 10.0
+#define BENCH__CONFIRM_BUDGET 90.0
+#define BENCH__CONFIRM_MIN_TIME 4.0
 #define BENCH__CONFIRM_PAIRS 5
 
 /* ---- calibration (calibrate.c) ---- */
