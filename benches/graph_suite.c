@@ -22,17 +22,22 @@
 BENCH_GROUP(workload, .measurement_time = 2.0);
 BENCH_GROUP(scaling, .measurement_time = 1.5);
 
-/* A query vector of DIM floats drawn from its own seed. */
-static float *make_query(uint64_t seed)
+/* `count` query vectors of DIM floats each, drawn from their own seed. */
+static float *make_queries(uint64_t seed, size_t count)
 {
-    float *q = malloc(DIM * sizeof *q);
+    float *q = malloc(count * DIM * sizeof *q);
     if (!q)
         return NULL;
     wl_rng r;
     wl_rng_seed(&r, seed, 1);
-    for (size_t i = 0; i < DIM; i++)
+    for (size_t i = 0; i < count * DIM; i++)
         q[i] = wl_rng_float_signed(&r);
     return q;
+}
+
+static float *make_query(uint64_t seed)
+{
+    return make_queries(seed, 1);
 }
 
 /* One query against `count` candidates, top 10: the streaming read of count x DIM floats. */
@@ -66,6 +71,56 @@ BENCH_FN(workload, vector_similarity_1000)
 BENCH_FN(scaling, similarity, BENCH_PARAMS(1000, 10000, 100000))
 {
     similarity(b, (size_t)bench_param(b));
+}
+
+/*
+ * Q queries at once against the profile's 10,000 candidates (30.7 MB), top 10 each, with the
+ * blocked kernel: per query the same work as scaling/similarity/10000 (the first query is the
+ * same vector), but each candidate row is read once per block of 64 queries. Elements: candidates
+ * scored (Q x 10,000), so elem/s compares directly with scaling/similarity/10000 and the flop rate
+ * is 2 x 768 flops per element (docs/workloads.md), held against scaling/compute_probe.
+ */
+BENCH_FN(scaling, similarity_batch, BENCH_PARAMS(1, 8, 64))
+{
+    enum { COUNT = 10000, K = 10 };
+    size_t nq = (size_t)bench_param(b);
+    int rc = 0;
+    float *q = make_queries(SEED + 1, nq);
+    wl_hit *hits = malloc(nq * K * sizeof *hits);
+    size_t *counts = malloc(nq * sizeof *counts);
+    const wl_matrix *m = q && hits && counts ? suite_matrix(COUNT, &rc) : NULL;
+    if (!m) {
+        bench_fail(b, "cannot build %d candidates: %s", COUNT,
+                   wl_strerror(q && hits && counts ? rc : WL_E_NOMEM));
+        goto done;
+    }
+    wl_candidates c = wl_matrix_candidates(m);
+    bench_set_elements(b, (uint64_t)nq * COUNT);
+    BENCH_ITER(b) {
+        wl_similarity_topk_batch(&c, q, nq, K, hits, counts);
+        bench_clobber();
+    }
+done:
+    free(q);
+    free(hits);
+    free(counts);
+}
+
+/*
+ * The core's peak flop rate at the kernels' vector width: independent 8-lane FMA chains, no
+ * memory (wl_compute_probe). Elements: flops, so elem/s is flop/s. It anchors the batched
+ * similarity's flop rate the way read_probe anchors the bandwidth of the single-query scan.
+ */
+BENCH_FN(scaling, compute_probe)
+{
+    enum { ROUNDS = 4096 };
+    bench_set_elements(b, (uint64_t)ROUNDS * WL_COMPUTE_PROBE_FLOPS_PER_ROUND);
+    size_t rounds = ROUNDS;
+    BENCH_ITER(b) {
+        /* An opaque round count, so the compiler cannot specialise the call to a constant. */
+        rounds = bench_black_box(rounds);
+        bench_black_box(wl_compute_probe(rounds));
+    }
 }
 
 /* The single-core read bandwidth over a buffer of count x DIM floats, read the same way. */

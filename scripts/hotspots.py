@@ -34,7 +34,8 @@ import sys
 PHASES = [
     ("graph build", ("wl__profile_phase_build", "wl_graph_new")),
     ("activation", ("wl__profile_phase_activation", "wl_activation_spread")),
-    ("similarity", ("wl__profile_phase_similarity", "wl_similarity_topk")),
+    ("similarity", ("wl__profile_phase_similarity", "wl_similarity_topk",
+                    "wl_similarity_topk_batch")),
     ("decay", ("wl__profile_phase_decay", "wl_graph_decay", "wl_decay_apply", "decay_avx2",
                "decay_scalar")),
 ]

@@ -24,6 +24,13 @@ Each benchmark page has, when the data allow:
     baseline's median against the current distribution when the results carry a comparison;
   - plot-history: the median and interval of this benchmark in every saved baseline of the
     directory that has it, ordered by the baseline's context.timestamp, with this run marked;
+  - plot-processes: with worker processes (samples.process), each process's samples' time per
+    iteration and its median, so a benchmark that depends on per-process luck shows it;
+  - plot-param-time and plot-param-thrpt, for a benchmark with a numeric parameter: the series
+    of its siblings (same group and name), time and throughput against the parameter, log axes.
+The index page has plot-summary (every benchmark's median and interval on one log axis, each
+row linking to its page), one plot-group-N per group of two or more measured benchmarks (bars
+of their medians with intervals) and the parameter plots of every parameterised series.
   - the metrics and facts the probes recorded (counters, allocations), when present;
   - the flame graph, when one was given.
 Every id, message and other text from the files is HTML-escaped; file names of pages are made
@@ -175,7 +182,7 @@ class Plot:
     def y(self, v):
         return self.h - MB - (v - self.ylo) / (self.yhi - self.ylo) * (self.h - MT - MB)
 
-    def axes(self, xfmt, yfmt, xticks=None):
+    def axes(self, xfmt, yfmt, xticks=None, yticks=None):
         p = self.parts
         x0, y0, x1, y1 = ML, self.h - MB, W - MR, MT
         p.append(f'<line class="axis" x1="{x0}" y1="{y0}" x2="{x1}" y2="{y0}"/>')
@@ -186,7 +193,7 @@ class Plot:
                 p.append(f'<line class="tick" x1="{px:.1f}" y1="{y0}" x2="{px:.1f}" '
                          f'y2="{y0 + 4}"/><text class="tl" x="{px:.1f}" y="{y0 + 16}" '
                          f'text-anchor="middle">{esc(xfmt(t))}</text>')
-        for t in nice_ticks(self.ylo, self.yhi):
+        for t in (nice_ticks(self.ylo, self.yhi) if yticks is None else yticks):
             if self.ylo - 1e-12 <= t <= self.yhi + 1e-12:
                 py = self.y(t)
                 p.append(f'<line class="grid" x1="{x0}" y1="{py:.1f}" x2="{x1}" y2="{py:.1f}"/>'
@@ -356,6 +363,230 @@ def history_plot(bid, history, level):
                  "is this run. A baseline's timestamp is that of the run that saved it last.")
 
 
+# ---- log-axis plots: summary, groups, parameters, processes ----
+
+LW = 250  # label column of the row plots, px
+
+
+def log_ticks(lo, hi):
+    """Ticks in log10 units for [lo, hi] (also log10): decades, or 1-2-5 steps when the range
+    is narrow, or every other decade when it is wide."""
+    k0, k1 = math.floor(lo), math.ceil(hi)
+    mults = (1, 2, 5) if k1 - k0 <= 3 else (1,)
+    ticks = [k + math.log10(m) for k in range(k0, k1 + 1) for m in mults]
+    ticks = [t for t in ticks if lo - 1e-9 <= t <= hi + 1e-9]
+    if len(ticks) > 8:
+        ticks = ticks[::2]
+    return ticks or [lo]
+
+
+def log_range(vals):
+    vals = [v for v in vals if isinstance(v, (int, float)) and v > 0 and math.isfinite(v)]
+    if not vals:
+        return None
+    lo, hi = math.log10(min(vals)), math.log10(max(vals))
+    pad = max((hi - lo) * 0.06, 0.05)
+    return lo - pad, hi + pad
+
+
+def row_plot(pid, cls, rows, xlabel, caption, bars=False):
+    """One row per benchmark on a log time axis: [(label, href, median, lower, upper, tip)].
+    Each row is a link to the benchmark's page; bars=True draws a bar up to the median."""
+    rng = log_range([r[2] for r in rows] + [r[3] for r in rows] + [r[4] for r in rows])
+    if rng is None:
+        return ""
+    lo, hi = rng
+    rh = 22
+    h = MT + MB + rh * len(rows)
+
+    def x(v):
+        return LW + (math.log10(v) - lo) / (hi - lo) * (W - LW - MR)
+    p = [f'<line class="axis" x1="{LW}" y1="{h - MB}" x2="{W - MR}" y2="{h - MB}"/>']
+    for t in log_ticks(lo, hi):
+        px = LW + (t - lo) / (hi - lo) * (W - LW - MR)
+        p.append(f'<line class="grid" x1="{px:.1f}" y1="{MT}" x2="{px:.1f}" y2="{h - MB}"/>'
+                 f'<text class="tl" x="{px:.1f}" y="{h - MB + 16}" text-anchor="middle">'
+                 f"{esc(fmt_time(10 ** t))}</text>")
+    p.append(f'<text class="al" x="{(LW + W - MR) / 2}" y="{h - 12}" text-anchor="middle">'
+             f"{esc(xlabel)}</text>")
+    for k, (label, href, med, rlo, rhi, tip) in enumerate(rows):
+        cy = MT + rh * k + rh / 2
+        short = label if len(label) <= 38 else label[:36] + ".."
+        items = [f'<text class="tl" x="{LW - 6}" y="{cy + 4:.1f}" text-anchor="end">'
+                 f"{esc(short)}</text>"]
+        if bars:
+            items.append(f'<rect class="gbar" x="{LW}" y="{cy - 7:.1f}" '
+                         f'width="{max(x(med) - LW, 1):.1f}" height="14"/>')
+        if rlo and rhi and rlo > 0 and rhi > 0:
+            items.append(f'<line class="err" x1="{x(rlo):.1f}" y1="{cy:.1f}" x2="{x(rhi):.1f}" '
+                         f'y2="{cy:.1f}"/>')
+        items.append(f'<circle class="rpt" cx="{x(med):.1f}" cy="{cy:.1f}" r="4"/>')
+        items.append(f"<title>{esc(tip)}</title>")
+        p.append(f'<a class="row" href="{esc(href)}">' + "".join(items) + "</a>")
+    return (f'<figure><svg id="{esc(pid)}" class="plot {esc(cls)}" '
+            f'xmlns="http://www.w3.org/2000/svg" width="{W}" height="{h}" '
+            f'viewBox="0 0 {W} {h}" role="img">' + "".join(p) +
+            f"</svg><figcaption>{caption}</figcaption></figure>")
+
+
+def row_of(b, pages, level):
+    med, lo, hi = median_of(b)
+    if med is None or med <= 0:
+        return None
+    tip = f"{b['id']}: median {fmt_time(med)}"
+    if lo is not None and hi is not None:
+        tip += f", {level:.0%} CI [{fmt_time(lo)}, {fmt_time(hi)}]"
+    thr = throughput_text(b, med)
+    if thr:
+        tip += f", {thr}"
+    return (b["id"], pages[b["id"]], med, lo, hi, tip)
+
+
+def summary_plot(d, pages, level):
+    rows = [r for r in (row_of(b, pages, level) for b in d["benchmarks"]
+                        if b.get("status") == "ok") if r]
+    if not rows:
+        return ""
+    return row_plot("plot-summary", "summary", rows, "median time per iteration (log scale)",
+                    f"Every measured benchmark: median time per iteration (point) and its "
+                    f"{level:.0%} confidence interval (line), on one log axis; click a row for "
+                    "its page.")
+
+
+def group_of(b):
+    g = b.get("group")
+    return g if isinstance(g, str) and g else b["id"].split("/", 1)[0]
+
+
+def group_plots(d, pages, level):
+    groups = {}
+    for b in d["benchmarks"]:
+        if b.get("status") == "ok":
+            groups.setdefault(group_of(b), []).append(b)
+    out = []
+    for k, (g, members) in enumerate(sorted(groups.items())):
+        rows = [r for r in (row_of(b, pages, level) for b in members) if r]
+        if len(rows) < 2:
+            continue
+        out.append(f'<h3 class="group-name">{esc(g)}</h3>' + row_plot(
+            f"plot-group-{k}", "group", rows, "median time per iteration (log scale)",
+            f"Group {esc(g)}: the median of each of its {len(rows)} benchmarks (bar and point) "
+            f"with its {level:.0%} confidence interval (line), log axis.", bars=True))
+    return "".join(out)
+
+
+def param_series(d):
+    """{(group, name): [(param, bench)]} for benchmarks with a numeric parameter, two or more
+    values per series, sorted by the parameter."""
+    series = {}
+    for b in d["benchmarks"]:
+        prm = b.get("param")
+        if b.get("status") != "ok" or not isinstance(prm, (int, float)) or prm <= 0 or \
+                isinstance(prm, bool):
+            continue
+        name = b.get("name") if isinstance(b.get("name"), str) else ""
+        series.setdefault((group_of(b), name), []).append((prm, b))
+    return {k: sorted(v, key=lambda t: t[0]) for k, v in series.items() if len(v) >= 2}
+
+
+def param_plot(pid, key, points, level, what):
+    """Time (what="time") or throughput (what="thrpt") against the parameter, log-log."""
+    xs, ys, los, his, tips = [], [], [], [], []
+    unit = None
+    for prm, b in points:
+        med, lo, hi = median_of(b)
+        if med is None or med <= 0:
+            continue
+        if what == "time":
+            y, ylo, yhi = med, lo, hi
+        else:
+            thr = b.get("throughput") or {}
+            amount, u = ((thr.get("bytes_per_iteration"), "B") if thr.get("bytes_per_iteration")
+                         else (thr.get("elements_per_iteration"), "elem"))
+            if not amount or (unit and u != unit):
+                continue
+            unit = u
+            y = amount * 1e9 / med
+            ylo = amount * 1e9 / hi if hi else None
+            yhi = amount * 1e9 / lo if lo else None
+        xs.append(math.log10(prm))
+        ys.append(math.log10(y))
+        los.append(math.log10(ylo) if ylo and ylo > 0 else None)
+        his.append(math.log10(yhi) if yhi and yhi > 0 else None)
+        tips.append(f"{b['id']}: " + (fmt_time(y) if what == "time" else fmt_rate(y, unit)))
+    if len(xs) < 2:
+        return ""
+    allys = ys + [v for v in los + his if v is not None]
+    ypad = max((max(allys) - min(allys)) * 0.08, 0.05)
+    xpad = (max(xs) - min(xs)) * 0.06
+    g, n = key
+    ylabel = "time per iteration" if what == "time" else f"throughput ({unit}/s)"
+    p = Plot(pid, f"param {what}", min(xs) - xpad, max(xs) + xpad, min(allys) - ypad,
+             max(allys) + ypad, f"parameter of {g}/{n} (log scale)", ylabel + " (log scale)")
+    yfmt = (lambda t: fmt_time(10 ** t)) if what == "time" else \
+        (lambda t: fmt_rate(10 ** t, unit).replace("/s", ""))
+    # Log axes: Plot places values linearly, so it gets log10 values and labels them back.
+    p.axes(lambda t: f"{10 ** t:.4g}", yfmt, xticks=log_ticks(p.xlo, p.xhi),
+           yticks=log_ticks(p.ylo, p.yhi))
+    p.parts.append(f'<path class="trend" d="{path_of(p, xs, ys)}" fill="none"/>')
+    for a, c, lo_, hi_, tip in zip(xs, ys, los, his, tips):
+        if lo_ is not None and hi_ is not None:
+            p.parts.append(f'<line class="err" x1="{p.x(a):.1f}" y1="{p.y(lo_):.1f}" '
+                           f'x2="{p.x(a):.1f}" y2="{p.y(hi_):.1f}"/>')
+        p.parts.append(f'<circle class="ppt" cx="{p.x(a):.1f}" cy="{p.y(c):.1f}" r="4">'
+                       f"<title>{esc(tip)}</title></circle>")
+    what_text = "time per iteration" if what == "time" else "throughput"
+    return p.svg(f"{esc(g)}/{esc(n)}: {what_text} against the parameter, both axes log scale; "
+                 f"points are medians, lines their {level:.0%} intervals.")
+
+
+def param_plots(key, points, level, suffix=""):
+    return (param_plot(f"plot-param-time{suffix}", key, points, level, "time") +
+            param_plot(f"plot-param-thrpt{suffix}", key, points, level, "thrpt"))
+
+
+def process_plot(b):
+    """Per worker process: its samples' time per iteration (points) and its median (bar)."""
+    s = b.get("samples") or {}
+    procs = s.get("process")
+    its, tot = s.get("iterations") or [], s.get("totals_ns") or []
+    if not isinstance(procs, list) or len(procs) != len(its) or len(set(procs)) < 2:
+        return ""
+    by = {}
+    for pr, i, t in zip(procs, its, tot):
+        if isinstance(i, (int, float)) and i > 0 and isinstance(t, (int, float)) and \
+                math.isfinite(t) and isinstance(pr, int):
+            by.setdefault(pr, []).append(t / i)
+    if len(by) < 2:
+        return ""
+    order = sorted(by)
+    allv = [v for vs in by.values() for v in vs]
+    vmin, vmax = min(allv), max(allv)
+    pad = (vmax - vmin) * 0.08 or abs(vmax) * 0.05 or 1.0
+    div, unit = time_unit(vmax)
+    p = Plot("plot-processes", "processes", -0.5, len(order) - 0.5, max(0.0, vmin - pad),
+             vmax + pad, "worker process", f"time per iteration ({unit})")
+    p.axes(lambda t: "", lambda t: f"{t / div:.4g}", xticks=[])
+    for k, pr in enumerate(order):
+        vals = by[pr]
+        px = p.x(k)
+        for j, v in enumerate(vals):
+            jitter = ((j * 37) % 11 - 5) * 1.2
+            p.parts.append(f'<circle class="spt" cx="{px + jitter:.1f}" cy="{p.y(v):.1f}" '
+                           f'r="2.5"/>')
+        m = statistics.median(vals)
+        tip = f"process {pr}: {len(vals)} samples, median {fmt_time(m)}"
+        p.parts.append(f'<line class="pmed" x1="{px - 12:.1f}" y1="{p.y(m):.1f}" '
+                       f'x2="{px + 12:.1f}" y2="{p.y(m):.1f}"><title>{esc(tip)}</title></line>')
+        p.parts.append(f'<text class="tl" x="{px:.1f}" y="{p.h - MB + 16}" '
+                       f'text-anchor="middle">{pr}</text>')
+    cv = b.get("process_cv")
+    cvt = f" The per-process medians vary by {cv * 100:.1f}% (process_cv)." if \
+        isinstance(cv, (int, float)) else ""
+    return p.svg(f"Samples by worker process: each point is a sample's time per iteration, each "
+                 f"bar a process's median ({len(order)} processes).{cvt}")
+
+
 # ---- input ----
 
 
@@ -432,6 +663,10 @@ svg.plot text { font-size: 11px; fill: #333; }
 .cur { fill: #1f77b4; } .bas { fill: #d62728; }
 .note, .readout { color: #555; font-size: 0.9em; }
 object.flamegraph { width: 100%; border: 1px solid #ddd; }
+.gbar { fill: rgba(31,119,180,0.35); } .rpt, .ppt { fill: #1f77b4; }
+a.row:hover text, a.row:hover .rpt { fill: #ff7f0e; }
+.spt { fill: #1f77b4; fill-opacity: 0.55; } .pmed { stroke: #d62728; stroke-width: 2.5; }
+h3.group-name { font-size: 1em; margin: 1.2em 0 0.2em; }
 """
 
 INDEX_JS = """
@@ -546,7 +781,8 @@ def metrics_html(b):
     return "".join(parts)
 
 
-def bench_page(b, ctx, level, base_entry, base_label, history, flame):
+def bench_page(b, ctx, level, base_entry, base_label, history, flame, series=None):
+    """series: ((group, name), [(param, bench)]) of b's parameter series, or None."""
     bid = b["id"]
     parts = ['<p><a href="index.html">&#8592; all benchmarks</a></p>',
              f'<h1 id="bench-id">{esc(bid)}</h1>']
@@ -576,6 +812,11 @@ def bench_page(b, ctx, level, base_entry, base_label, history, flame):
         f"<tr><th>{esc(k)}</th><td>{esc(v)}</td></tr>" for k, v in rows) + "</table>")
     parts.append("<h2>Distribution</h2>" + kde_plot(b, level))
     parts.append("<h2>Iterations and time</h2>" + scatter_plot(b))
+    pp = process_plot(b)
+    if pp:
+        parts.append("<h2>Across worker processes</h2>" + pp)
+    if series:
+        parts.append("<h2>Against the parameter</h2>" + param_plots(series[0], series[1], level))
     bp = baseline_plot(b, base_entry, base_label)
     if bp:
         parts.append("<h2>Against the baseline</h2>" + bp)
@@ -609,11 +850,23 @@ def index_page(d, title, level, flame, pages):
             f"<td>[{esc(fmt_time(lo))}, {esc(fmt_time(hi))}]</td>"
             f"<td>{esc(throughput_text(b, med))}</td>"
             f'<td class="verdict-{esc(verdict.replace(" ", "-"))}">{esc(change)}</td></tr>')
-    body = [f'<h1 id="report-title">{esc(title)}</h1>', "<h2>System</h2>", context_table(ctx),
-            "<h2>Benchmarks</h2>",
+    body = [f'<h1 id="report-title">{esc(title)}</h1>', "<h2>System</h2>", context_table(ctx)]
+    summary = summary_plot(d, pages, level)
+    if summary:
+        body.append("<h2>Summary</h2>" + summary)
+    body += ["<h2>Benchmarks</h2>",
             '<table id="summary"><thead><tr><th>benchmark</th><th>status</th><th>median</th>'
             f"<th>{level:.0%} CI</th><th>throughput</th><th>change</th></tr></thead><tbody>"
             + "".join(rows) + "</tbody></table>"]
+    groups = group_plots(d, pages, level)
+    if groups:
+        body.append("<h2>Groups</h2>" + groups)
+    series = param_series(d)
+    if series:
+        body.append("<h2>Parameters</h2>" + "".join(
+            f'<h3 class="group-name">{esc(g)}/{esc(n)}</h3>' +
+            param_plots((g, n), pts, level, f"-{k}")
+            for k, ((g, n), pts) in enumerate(sorted(series.items()))))
     if flame:
         body.append('<h2>Flame graph</h2><p>CPU profile (scripts/profile_hotspots.sh); hover for '
                     'a function\'s share, click to zoom. <a id="flamegraph-link" '
@@ -665,6 +918,10 @@ def main():
             shutil.copyfile(a.flamegraph, os.path.join(a.out, "flamegraph.svg"))
             flame = True
         pages = {bid: page_name(bid) for bid in ids}
+        series_of = {}
+        for key, pts in param_series(d).items():
+            for _, sb in pts:
+                series_of[sb["id"]] = (key, pts)
         for b in d["benchmarks"]:
             bid = b["id"]
             history = []
@@ -681,7 +938,7 @@ def main():
                                     lo, hi, True))
             history.sort(key=lambda h: (h[1] == "", h[1], h[0]))
             text = bench_page(b, d.get("context") or {}, level, base_entries.get(bid),
-                              base_label, history, flame)
+                              base_label, history, flame, series_of.get(bid))
             with open(os.path.join(a.out, pages[bid]), "w", encoding="utf-8") as f:
                 f.write(text)
         with open(os.path.join(a.out, "index.html"), "w", encoding="utf-8") as f:

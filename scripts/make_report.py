@@ -44,9 +44,22 @@ CI_LIMIT = 5.0              # % CI half-width of the median above which an estim
 R2_LIMIT = 0.95             # R² of the slope below which the samples do not fit a line
 
 QUICK_FILTER = ("^(harness/(clock_monotonic|memset/4096|known_cost_chain_1000)|"
-                "scaling/(similarity|read_probe)/1000|workload/(decay_10k_memories|"
+                "scaling/(similarity|read_probe)/1000|scaling/similarity/10000|"
+                "scaling/similarity_batch/(1|64)|"
+                "scaling/compute_probe|workload/(decay_10k_memories|"
                 "spreading_activation_1000|vector_similarity_1000))$")
 SIZES = (1000, 10000, 100000)
+DIM = 768                   # the suite's embedding dimension (benches/suite_data.h)
+BATCH_N = 10000             # candidates of scaling/similarity_batch/Q (benches/graph_suite.c)
+PROFILE_BATCH = 64          # queries per call in the profiling workload (wl_profile_params_default)
+
+# What bounds each phase of the profiling workload where the suite has no probe for it
+# (docs/workloads.md, "What bounds them").
+PHASE_BOUNDS = {
+    "graph build": "page faults and random generation; no probe in the suite",
+    "activation": "latency of scattered updates; no probe in the suite",
+    "decay": "the floating-point divider; no probe in the suite",
+}
 
 
 class Fail(Exception):
@@ -179,6 +192,35 @@ def bandwidth_fractions(oks):
     return rows
 
 
+def compute_fractions(oks):
+    """Per scaling/similarity_batch/Q: its flop rate (2·D flops per candidate scored), the
+    compute probe's, their ratio with the range from both intervals, and the per-query speed-up
+    over scaling/similarity/BATCH_N (the single-query scan of the same candidates) when present."""
+    probe = oks.get("scaling/compute_probe")
+    pr = rate_bounds(probe, "elements_per_iteration") if probe else None
+    single = oks.get(f"scaling/similarity/{BATCH_N}")
+    rows = []
+    for bid in sorted((i for i in oks if i.startswith("scaling/similarity_batch/")),
+                      key=lambda i: int(i.rsplit("/", 1)[1])):
+        b = oks[bid]
+        q = int(bid.rsplit("/", 1)[1])
+        er = rate_bounds(b, "elements_per_iteration")
+        if not er or not pr:
+            continue
+        flops = tuple(2 * DIM * x for x in er)
+        row = {"q": q, "id": bid, "flops": flops, "probe": pr,
+               "fraction": flops[0] / pr[0], "lo": flops[1] / pr[2], "hi": flops[2] / pr[1],
+               "per_query_ns": med(b)["point"] / q}
+        if single and med(b)["point"] > 0:
+            # The single query's time over the batch's time per query; range from both ends.
+            row["speedup"] = med(single)["point"] * q / med(b)["point"]
+            row["speedup_lo"] = med(single)["lower"] * q / med(b)["upper"]
+            row["speedup_hi"] = med(single)["upper"] * q / med(b)["lower"]
+            row["single_ns"] = med(single)["point"]
+        rows.append(row)
+    return rows
+
+
 def variance(files):
     """Per benchmark: runs, median of medians, CV and CV without the machine factor (the same
     computation as scripts/variance_check.sh)."""
@@ -211,7 +253,8 @@ class Report:
         self.work = os.path.join(ROOT, args.work)
         self.parts = []
         self.steps = []      # (what, seconds, outcome)
-        self.candidates = []
+        self.candidates = []  # dicts: rule, kind, saving_ns, upper_ns, what, bound, action
+        self.noisy = {}       # id -> {"cv": %, "ci": % half-width, "r2": R²} (R5, R6)
 
     def add(self, text):
         self.parts.append(text)
@@ -432,15 +475,39 @@ class Report:
                 "activation and decay have no such limit in the suite (activation is bound by "
                 "scattered updates, decay by the divider: docs/workloads.md).\n\n")
         if not rows:
-            self.add(head + "Not measured in this run: the suite JSON has no pair of "
-                     "`scaling/similarity/N` and `scaling/read_probe/N`.")
-            return
-        self.add(head + table(
-            ["candidates N", "buffer", "similarity", "read probe", "fraction", "range"],
-            [(f"{r['n']:,}", f"{r['mb']:.1f} MB", fmt_rate(r["sim"][0], "B"),
-              fmt_rate(r["probe"][0], "B"), f"{r['fraction']:.2f}",
-              f"[{r['lo']:.2f}, {r['hi']:.2f}]") for r in rows],
-            ["---:", "---:", "---:", "---:", "---:", "---"]))
+            text = head + ("Not measured in this run: the suite JSON has no pair of "
+                           "`scaling/similarity/N` and `scaling/read_probe/N`.")
+        else:
+            text = head + table(
+                ["candidates N", "buffer", "similarity", "read probe", "fraction", "range"],
+                [(f"{r['n']:,}", f"{r['mb']:.1f} MB", fmt_rate(r["sim"][0], "B"),
+                  fmt_rate(r["probe"][0], "B"), f"{r['fraction']:.2f}",
+                  f"[{r['lo']:.2f}, {r['hi']:.2f}]") for r in rows],
+                ["---:", "---:", "---:", "---:", "---:", "---"])
+        comp = compute_fractions(self.oks)
+        self.comp = comp
+        text += ("\n\nThe batched similarity (`scaling/similarity_batch/Q`: Q queries at once "
+                 f"against the same {BATCH_N:,} x {DIM} candidates, blocked so each row is read "
+                 "once per block of 64 queries) does 2·D flops per candidate scored and is bound "
+                 "by arithmetic, not memory. Its flop rate is held against "
+                 "`scaling/compute_probe`, independent FMA chains at the same vector width "
+                 "(8 floats) measured in the same run: the core's peak, counting an FMA as 2 "
+                 "flops. The speed-up is the single query's time "
+                 f"(`scaling/similarity/{BATCH_N}`) over the batch's time per query.\n\n")
+        if not comp:
+            text += ("Not measured in this run: the suite JSON lacks "
+                     "`scaling/similarity_batch/Q` or `scaling/compute_probe`.")
+        else:
+            text += table(
+                ["queries Q", "time per query", "flop rate", "compute probe", "fraction",
+                 "range", "speed-up per query [range]"],
+                [(r["q"], fmt_time(r["per_query_ns"]), fmt_rate(r["flops"][0], "FLOP"),
+                  fmt_rate(r["probe"][0], "FLOP"), f"{r['fraction']:.2f}",
+                  f"[{r['lo']:.2f}, {r['hi']:.2f}]",
+                  f"{r['speedup']:.2f}x [{r['speedup_lo']:.2f}, {r['speedup_hi']:.2f}]"
+                  if "speedup" in r else "n/a") for r in comp],
+                ["---:", "---:", "---:", "---:", "---:", "---", "---"])
+        self.add(text)
 
     def sec_baseline(self):
         if not self.a.baseline:
@@ -475,12 +542,11 @@ class Report:
         for b in self.results["benchmarks"]:
             ch = b.get("change") or {}
             if ch.get("verdict") == "regressed":
-                self.candidates.append((0, (ch["ratio"] - 1) * 100,
-                                        f"{code(b['id'])} regressed by "
-                                        f"{(ch['ratio'] - 1) * 100:+.1f}% against "
-                                        f"`{self.a.baseline}` (p adj. {ch['p_adjusted']:.4f})",
-                                        "R1", "find the change that caused it before "
-                                        "optimising anything else"))
+                self.candidates.append({
+                    "rule": "R1", "kind": "regression", "saving_ns": None,
+                    "what": f"{code(b['id'])} regressed by {(ch['ratio'] - 1) * 100:+.1f}% "
+                            f"against `{self.a.baseline}` (p adj. {ch['p_adjusted']:.4f})",
+                    "action": "find the change that caused it before optimising anything else"})
 
     def sec_hotspots(self):
         h = self.hot
@@ -523,31 +589,82 @@ class Report:
             "wl_profile's own wall clock per phase in the same run, as a cross-check.\n\n"
             + table(["phase", "samples", "% of all", "% of workload", "wall time (wl_profile)"],
                     ph_rows, ["---", "---:", "---:", "---:", "---:"]))
+        self.phase_candidates(h)
+
+    def similarity_bound(self, h):
+        """(bound, fraction, probe text) of the profile's similarity phase: compute-bound when
+        the profile's hottest code is the batched kernel, memory-bound when it is the scan."""
+        batched = any("dots_multi" in r["function"] for r in h["self"][:3])
+        if batched:
+            row = next((r for r in getattr(self, "comp", []) if r["q"] == PROFILE_BATCH), None)
+            if row:
+                return ("compute", row["fraction"], f"{row['fraction']:.2f} of the compute "
+                        f"probe (`{row['id']}` against `scaling/compute_probe`)")
+            return ("compute", None, "the suite run has no `scaling/similarity_batch/"
+                    f"{PROFILE_BATCH}` and `scaling/compute_probe` to measure the fraction")
         bw = {r["n"]: r for r in getattr(self, "bw", [])}
+        if 10000 in bw:
+            f = bw[10000]["fraction"]
+            return ("memory", f, f"{f:.2f} of the read probe (`scaling/similarity/10000` "
+                    "against `scaling/read_probe/10000`)")
+        return ("memory", None, "the suite run has no `scaling/similarity/10000` and "
+                "`scaling/read_probe/10000` to measure the fraction")
+
+    def phase_candidates(self, h):
+        """R3 (a phase with PHASE_SHARE% of the samples), with its bound and the time reaching
+        that bound would save, and R4 (a function with HOT_FUNCTION% self samples), folded into
+        its phase's candidate when there is one."""
+        wall = h.get("phase_wall_s") or {}
+        total_s = wall.get("total") or sum(v for k, v in wall.items() if k != "total")
+        prof = self.oks.get("workload/profiling_workload")
+        if not total_s and prof:
+            total_s = med(prof)["point"] / 1e9
+        hot_fns = [r for r in h["self"] if r["percent"] >= HOT_FUNCTION]
+        phases_listed = set()
         for p in h["phases"]:
             share = p["percent_of_workload"]
-            if share is None or p["phase"] in ("workload, other",) or share < PHASE_SHARE:
+            if share is None or p["phase"] == "workload, other" or share < PHASE_SHARE:
                 continue
-            action = "profile inside the phase (flame graph) for its own hot spots"
-            score = share
-            if p["phase"] == "similarity" and 10000 in bw:
-                f = bw[10000]["fraction"]
-                head = share * max(0.0, 1 - f)
-                action = (f"its kernel reaches {f:.2f} of the read probe at the profile's size "
-                          f"(10,000 x 768): reaching the probe would save at most about "
-                          f"{head:.0f}% of the workload; beyond that only moving fewer bytes "
-                          "helps (narrower embeddings, e.g. fp16 or int8, or an index that skips "
-                          "candidates)")
-            self.candidates.append((1, score, f"phase **{p['phase']}** takes {share:.1f}% of the "
-                                    "profiling workload's samples", "R3", action))
-        for r in h["self"]:
-            if r["percent"] >= HOT_FUNCTION:
-                where = f" (its samples are in phase {r['phase']})" if r.get("phase") else ""
-                self.candidates.append((2, r["percent"], f"function {code(r['function'])} has "
-                                        f"{r['percent']:.1f}% of all samples as self time{where}",
-                                        "R4",
-                                        "look at its instructions (perf annotate) and at the "
-                                        "bytes it moves per call"))
+            phases_listed.add(p["phase"])
+            t = wall.get(p["phase"])
+            if t is None and total_s:
+                t = share / 100 * total_s
+            fns = [r for r in hot_fns if r.get("phase") == p["phase"]]
+            fn_text = ("; its hottest function" + ("s" if len(fns) > 1 else "") + ": " +
+                       ", ".join(f"{code(r['function'])} ({r['percent']:.1f}% self)" for r in fns)
+                       if fns else "")
+            what = (f"phase **{p['phase']}**: {share:.1f}% of the profiling workload's samples"
+                    + (f" (about {fmt_time(t * 1e9)} of a {fmt_time(total_s * 1e9)} run)"
+                       if t and total_s else "") + fn_text)
+            if p["phase"] == "similarity":
+                bound, f, ftext = self.similarity_bound(h)
+                saving = t * 1e9 * (1 - f) if t and f is not None and f < 1 else None
+                action = ("profile the kernel's instruction mix (perf annotate): at this fraction "
+                          "the multiply and add units idle on loads, the per-pair reduction and "
+                          "the top-k check" if bound == "compute" else
+                          "answer many queries per pass over the embeddings (the batched, "
+                          "blocked kernel turns this bandwidth-bound scan into a compute-bound "
+                          "one), or move fewer bytes (narrower embeddings, an index)")
+                self.candidates.append({
+                    "rule": "R3", "kind": "hot", "saving_ns": saving, "upper_ns": t and t * 1e9,
+                    "what": what, "bound": f"{bound}, {ftext}", "action": action})
+            else:
+                self.candidates.append({
+                    "rule": "R3", "kind": "hot", "saving_ns": None, "upper_ns": t and t * 1e9,
+                    "what": what, "bound": PHASE_BOUNDS.get(p["phase"], "not measured"),
+                    "action": "profile inside the phase (flame graph) for its own hot spots"})
+        for r in hot_fns:
+            if r.get("phase") in phases_listed:
+                continue
+            where = f" (its samples are in phase {r['phase']})" if r.get("phase") else ""
+            self.candidates.append({
+                "rule": "R4", "kind": "hot", "saving_ns": None,
+                "upper_ns": (r["percent"] / 100 * total_s * 1e9) if total_s else None,
+                "what": f"function {code(r['function'])} has {r['percent']:.1f}% of all samples "
+                        f"as self time{where}",
+                "bound": "not measured",
+                "action": "look at its instructions (perf annotate) and at the bytes it moves "
+                          "per call"})
 
     def sec_counters(self):
         sources = [(self.results, "the suite run")]
@@ -651,11 +768,7 @@ class Report:
         self.add(text)
         for r in rows:
             if r["cv"] > CV_LIMIT:
-                self.candidates.append((4, r["cv"], f"{code(r['id'])} varies {r['cv']:.1f}% "
-                                        "between processes", "R5",
-                                        "changes smaller than about twice that cannot be told "
-                                        "from noise: quiet the machine or calibrate its baseline "
-                                        "(--calibrate) before optimising it"))
+                self.noisy.setdefault(r["id"], {})["cv"] = r["cv"]
 
     def rules_precision(self):
         for b in self.results["benchmarks"]:
@@ -665,48 +778,91 @@ class Report:
             half = max(m["upper"] - m["point"], m["point"] - m["lower"])
             rel = 100 * half / m["point"] if m["point"] > 0 else float("inf")
             r2 = b.get("r2")
-            if rel > CI_LIMIT or (isinstance(r2, (int, float)) and r2 < R2_LIMIT):
-                what = []
-                if rel > CI_LIMIT:
-                    what.append(f"CI half-width {rel:.1f}% of the median")
-                if isinstance(r2, (int, float)) and r2 < R2_LIMIT:
-                    what.append(f"R² {r2:.3f}")
-                self.candidates.append((5, rel, f"{code(b['id'])}: " + ", ".join(what), "R6",
-                                        "measure longer (--measurement-time) before drawing "
-                                        "conclusions from it"))
+            if rel > CI_LIMIT:
+                self.noisy.setdefault(b["id"], {})["ci"] = rel
+            if isinstance(r2, (int, float)) and r2 < R2_LIMIT:
+                self.noisy.setdefault(b["id"], {})["r2"] = r2
         for r in getattr(self, "bw", []):
             if r["fraction"] < BANDWIDTH_TARGET:
                 sure = "clearly" if r["hi"] < BANDWIDTH_TARGET else "possibly"
-                self.candidates.append((1.5, (BANDWIDTH_TARGET - r["fraction"]) * 100,
-                                        f"similarity at {r['n']:,} candidates reaches "
-                                        f"{r['fraction']:.2f} of the read probe ({sure} below "
-                                        f"{BANDWIDTH_TARGET:.2f})", "R2",
-                                        "the kernel, not memory, is the limit at this size: "
-                                        "per-candidate work (the 32-lane reduction, the norm "
-                                        "division, the top-k check) and loop overhead"))
+                sb = self.oks[f"scaling/similarity/{r['n']}"]
+                self.candidates.append({
+                    "rule": "R2", "kind": "hot",
+                    "saving_ns": med(sb)["point"] * (1 - r["fraction"]),
+                    "what": f"`scaling/similarity/{r['n']}` (one call) reaches "
+                            f"{r['fraction']:.2f} of the read probe ({sure} below "
+                            f"{BANDWIDTH_TARGET:.2f})",
+                    "bound": f"memory, {r['fraction']:.2f} of the read probe at this size",
+                    "action": "per-candidate work keeps it from the memory bound at this size "
+                              "(the 32-lane reduction, the norm division, the top-k check, loop "
+                              "overhead)"})
 
     def sec_candidates(self):
         self.rules_precision()
-        rules = table(["rule", "condition", "priority"], [
-            ("R1", "a benchmark regressed against the requested baseline", "1 (first)"),
+        rules = table(["rule", "condition", "listed"], [
+            ("R1", "a benchmark regressed against the requested baseline", "first"),
             ("R3", f"a phase takes at least {PHASE_SHARE:.0f}% of the profiling workload's "
-                   "samples; for similarity the headroom to the read probe is estimated as "
-                   "share x (1 - fraction at 10,000 candidates)", "2, by share"),
-            ("R2", f"similarity below {BANDWIDTH_TARGET:.2f} of the read probe at some size "
-                   "(\"clearly\" when the whole range is below)", "3, by gap"),
-            ("R4", f"a function with at least {HOT_FUNCTION:.0f}% of all samples as self time",
-             "4, by share"),
-            ("R5", f"run-to-run CV above {CV_LIMIT:.0f}% (a measurement problem to fix before "
-                   "optimising that benchmark)", "5, by CV"),
+                   "samples; similarity's saving is its time x (1 - its fraction of the probe "
+                   "that bounds it: the compute probe when the profile runs the batched kernel, "
+                   "the read probe when it runs the single-query scan)", "by time saved"),
+            ("R2", f"single-query similarity below {BANDWIDTH_TARGET:.2f} of the read probe at "
+                   "some size (\"clearly\" when the whole range is below); saving: one call's "
+                   "time x (1 - fraction)", "by time saved"),
+            ("R4", f"a function with at least {HOT_FUNCTION:.0f}% of all samples as self time, "
+                   "outside the phases of R3 (inside, it is named in the phase's entry)",
+             "by time saved"),
+            ("R5", f"run-to-run CV above {CV_LIMIT:.0f}%", "noisy section"),
             ("R6", f"CI half-width above {CI_LIMIT:.0f}% of the median, or R² below "
-                   f"{R2_LIMIT}", "6, by width"),
+                   f"{R2_LIMIT}", "noisy section"),
         ])
-        ordered = sorted(self.candidates, key=lambda c: (c[0], -c[1]))
-        items = [f"{i}. [{c[3]}] {c[2]}: {c[4]}." for i, c in enumerate(ordered, 1)]
-        self.add("## Optimisation candidates\n\nDerived from the numbers above by these rules "
-                 "(thresholds at the top of scripts/make_report.py; docs/profiling.md):\n\n" +
-                 rules + "\n\n" + ("\n".join(items) if items else
-                                   "No rule fired on this run's numbers."))
+
+        def order(c):
+            # Regressions first; then the known savings, largest first; then those with only an
+            # upper bound (no limit measured), by that bound.
+            if c["kind"] == "regression":
+                return (0, 0.0)
+            if c.get("saving_ns") is not None:
+                return (1, -c["saving_ns"])
+            return (2, -(c.get("upper_ns") or 0.0))
+
+        items = []
+        for i, c in enumerate(sorted(self.candidates, key=order), 1):
+            if c["kind"] == "regression":
+                items.append(f"{i}. [{c['rule']}] {c['what']}: {c['action']}.")
+                continue
+            if c.get("saving_ns") is not None:
+                save = f"could save about {fmt_time(c['saving_ns'])}"
+            elif c.get("upper_ns"):
+                save = f"could save an unknown part of {fmt_time(c['upper_ns'])}"
+            else:
+                save = "could save an unknown amount"
+            items.append(f"{i}. [{c['rule']}] {c['what']}. **Bound**: {c['bound']}. "
+                         f"**{save[0].upper() + save[1:]}**. {c['action'][0].upper()}"
+                         f"{c['action'][1:]}.")
+        text = ("## Optimisation candidates\n\nDerived from the numbers above by these rules "
+                "(thresholds at the top of scripts/make_report.py; docs/profiling.md). Hot "
+                "candidates are ranked by the time reaching their bound would save (per run of "
+                "the profiling workload, or per call of the benchmark named); each states what "
+                "bounds it and how close it is.\n\n" + rules + "\n\n### Hot, and could be "
+                "faster\n\n" + ("\n".join(items) if items else
+                                 "No rule fired on this run's numbers."))
+        noisy = sorted(self.noisy.items(), key=lambda kv: -max(kv[1].get("cv", 0),
+                                                                kv[1].get("ci", 0)))
+        text += ("\n\n### Noisy: measure before optimising\n\n")
+        if noisy:
+            text += (f"{len(noisy)} benchmarks vary too much to show a change of a few percent "
+                     f"(R5: CV between processes above {CV_LIMIT:.0f}%; R6: interval half-width "
+                     f"above {CI_LIMIT:.0f}% or R² below {R2_LIMIT}). Quiet the machine, measure "
+                     "longer or calibrate their baselines (`--calibrate`) before optimising "
+                     "them.\n\n" + table(
+                         ["benchmark", "CV between processes", "CI half-width", "R²"],
+                         [(code(i), pct(n["cv"]) if "cv" in n else "",
+                           pct(n["ci"]) if "ci" in n else "",
+                           f"{n['r2']:.3f}" if "r2" in n else "") for i, n in noisy],
+                         ["---", "---:", "---:", "---:"]))
+        else:
+            text += "None in this run."
+        self.add(text)
 
     def write(self):
         started = self.started

@@ -34,7 +34,7 @@ FIXTURE = os.environ.get("E2E_FIXTURE", "")
 ARTIFACTS = os.environ.get("E2E_ARTIFACTS", "")
 FAST = ["--quick", "--warm-up-time", "0.02", "--measurement-time", "0.1", "--nresamples", "1000",
         "--color", "never", "--output-format", "csv"]
-FILTER = "^(fix/a|fix/copy/8|more/elements)$"
+FILTER = "^(fix/a|fix/copy/(8|64|1024)|more/elements)$"
 
 
 def find_chromium():
@@ -271,8 +271,25 @@ class FixtureReportTest(BrowserTest):
           document.documentElement.setAttribute('data-sorted', JSON.stringify(ids));"""
         d = self.open_page(os.path.join(self.out, "index.html"), actions, "index.png")
         ids = [b["id"] for b in self.data["benchmarks"]]
-        self.assertEqual(len(ids), 3)
+        self.assertEqual(len(ids), 5)
         self.assertEqual(len(d.find("table", id="summary")), 1)
+        # The summary plot: one row per benchmark, each a link to an existing page.
+        self.assertEqual(len(d.find("svg", id="plot-summary", cls="summary")), 1)
+        rows = d.find("a", cls="row")
+        self.assertEqual(len(rows), 5 + 4, "5 summary rows and 4 in group fix's plot")
+        for a in rows:
+            self.assertTrue(os.path.isfile(os.path.join(self.out, a["href"])), a["href"])
+        # Group comparison: fix has 4 measured benchmarks (a plot), more only 1 (none).
+        self.assertEqual(len(d.find("svg", cls="group")), 1)
+        self.assertEqual(len(d.find("svg", id="plot-group-0")), 1)
+        self.assertEqual(len(d.find("rect", cls="gbar")), 4)
+        self.assertIn("fix/copy/1024", d.text_by_id["plot-group-0"])
+        self.assertNotIn("more/elements", d.text_by_id["plot-group-0"])
+        # The parameter plots of fix/copy: time and throughput, one point per parameter.
+        self.assertEqual(len(d.find("svg", id="plot-param-time-0")), 1)
+        self.assertEqual(len(d.find("svg", id="plot-param-thrpt-0")), 1)
+        self.assertEqual(len(d.find("circle", cls="ppt")), 3 + 3)
+        self.assertIn("fix/copy", d.text_by_id["plot-param-time-0"])
         for bid in ids:
             self.assertIn(bid, d.text_by_id["summary"])
         sorted_medians = [float(x) for x in json.loads(d.root_attrs()["data-sorted"])]
@@ -297,6 +314,16 @@ class FixtureReportTest(BrowserTest):
         self.assertEqual(len(d.find("path", cls="density")), 1 + 2)  # kde, current + baseline
         # History: the two saved baselines and this run.
         self.assertEqual(len(d.find("circle", cls="hpt")), 3)
+        # Across worker processes: every sample once, one median per process.
+        procs = b["samples"]["process"]
+        self.assertGreaterEqual(b["processes"], 2)
+        self.assertEqual(len(d.find("svg", id="plot-processes", cls="processes")), 1)
+        self.assertEqual(len(d.find("circle", cls="spt")), n)
+        self.assertEqual(len(d.find("line", cls="pmed")), len(set(procs)))
+        # The parameter series this benchmark belongs to (fix/copy/8, 64, 1024).
+        self.assertEqual(len(d.find("svg", id="plot-param-time")), 1)
+        self.assertEqual(len(d.find("svg", id="plot-param-thrpt")), 1)
+        self.assertEqual(len(d.find("circle", cls="ppt")), 3 + 3)
         self.assertEqual(d.root_attrs().get("data-readout"), "ok", "hover read-out failed")
         self.assertEqual(d.text_by_id["bench-id"], "fix/copy/8")
         # The fitted slope shown is the least-squares slope through the origin of the samples.

@@ -10,6 +10,7 @@ scripts/make_report.py --quick against the real suite program (E2E_BENCH) withou
 `make report`), and recomputes its bandwidth fraction and run-to-run CVs from the JSON files the
 report's own runs wrote. Standard library only.
 """
+import argparse
 import json
 import math
 import os
@@ -253,6 +254,68 @@ class MemorySummaryTest(unittest.TestCase):
         self.assertIn("no 'peak heap memory consumption' line", r.stderr)
 
 
+class CandidateRankingTest(unittest.TestCase):
+    """The candidates' order and bounds, from crafted numbers (no run needed)."""
+
+    @staticmethod
+    def bench(bid, median_ns, elements=None, cv_interval=0.01):
+        b = {"id": bid, "status": "ok", "r2": 0.999,
+             "estimates": {"median": {"point": median_ns, "lower": median_ns * (1 - cv_interval),
+                                      "upper": median_ns * (1 + cv_interval)}}}
+        if elements:
+            b["throughput"] = {"elements_per_iteration": elements}
+        return b
+
+    def report(self, hot_function):
+        sys.path.insert(0, os.path.join(ROOT, "scripts"))
+        try:
+            import make_report
+        finally:
+            sys.path.pop(0)
+        rep = make_report.Report(argparse.Namespace(work="tmp/x", quick=True, baseline=None))
+        benches = [
+            self.bench("scaling/compute_probe", 1000.0, elements=100000),       # 100 GFLOP/s
+            self.bench("scaling/similarity_batch/64", 20e6, elements=640000),  # 49 GFLOP/s
+            self.bench("scaling/similarity/10000", 1.2e6, elements=10000),
+            self.bench("harness/noisy", 50.0, cv_interval=0.2),                # R6: 20% wide
+        ]
+        rep.results = {"benchmarks": benches}
+        rep.oks = make_report.ok_map(rep.results)
+        rep.bw = []
+        rep.comp = make_report.compute_fractions(rep.oks)
+        rep.noisy = {"harness/other": {"cv": 30.0}}                            # R5
+        hot = {"self": [{"function": hot_function, "percent": 80.0, "phase": "similarity"}],
+               "phases": [{"phase": "similarity", "percent_of_workload": 80.0},
+                          {"phase": "activation", "percent_of_workload": 20.0}],
+               "phase_wall_s": {"similarity": 0.4, "activation": 0.1, "total": 0.5}}
+        rep.phase_candidates(hot)
+        rep.sec_candidates()
+        return rep.parts[-1]
+
+    def test_ranked_by_saving_with_bounds(self):
+        md = self.report("dots_multi_avx2")
+        hot, noisy = md.split("### Noisy: measure before optimising")
+        items = re.findall(r"^\d+\. (.*)$", hot, re.M)
+        self.assertEqual(len(items), 2, hot)
+        # Similarity: 400 ms at 0.4915 of the compute probe (32 M candidates/s x 1536 flops
+        # against 100 GFLOP/s) could save 0.5085 x 400 ms = 203.4 ms;
+        # activation has no measured limit, so it comes after, with its time as the bound.
+        self.assertIn("phase **similarity**", items[0])
+        self.assertIn("compute, 0.49 of the compute probe", items[0])
+        self.assertIn("Could save about 203.4 ms", items[0])
+        self.assertIn("`dots_multi_avx2` (80.0% self)", items[0])
+        self.assertIn("phase **activation**", items[1])
+        self.assertIn("unknown part of 100 ms", items[1])
+        # Noise: its own table, worst first, never in the hot list.
+        rows = re.findall(r"^\| `([^`]+)` \|", noisy, re.M)
+        self.assertEqual(rows, ["harness/other", "harness/noisy"])
+        self.assertNotIn("harness/", hot)
+
+    def test_single_query_profile_is_memory_bound(self):
+        md = self.report("dots_avx2")
+        self.assertIn("memory, the suite run has no `scaling/similarity/10000`", md)
+
+
 @unittest.skipIf(not BENCH, "E2E_BENCH is not set (ctest sets it)")
 class ReportQuickTest(unittest.TestCase):
     """make report's fast path, for real, without the profilers."""
@@ -286,6 +349,25 @@ class ReportQuickTest(unittest.TestCase):
         m = re.search(r"^\| 1,000 \| [0-9.]+ MB \| [^|]+ \| [^|]+ \| ([0-9.]+) \|", md, re.M)
         self.assertIsNotNone(m, "no fraction row for 1,000 candidates")
         self.assertEqual(m.group(1), f"{f:.2f}")
+        # The batched similarity's flop rate against the compute probe, from the same JSON:
+        # 2 x 768 flops per candidate scored, the probe's elements are flops.
+        def rate(bid):
+            b = ok[bid]
+            return (b["throughput"]["elements_per_iteration"] * 1e9 /
+                    b["estimates"]["median"]["point"])
+        frac = rate("scaling/similarity_batch/64") * 2 * 768 / rate("scaling/compute_probe")
+        speedup = (ok["scaling/similarity/10000"]["estimates"]["median"]["point"] * 64 /
+                   ok["scaling/similarity_batch/64"]["estimates"]["median"]["point"])
+        m = re.search(r"^\| 64 \| [^|]+ \| [^|]+ GFLOP/s \| [^|]+ GFLOP/s \| ([0-9.]+) \| "
+                      r"[^|]+ \| ([0-9.]+)x ", md, re.M)
+        self.assertIsNotNone(m, "no compute row for 64 queries")
+        self.assertEqual(m.group(1), f"{frac:.2f}")
+        self.assertEqual(m.group(2), f"{speedup:.2f}")
+        # Candidates: the hot list comes before the noisy section, and noise stays out of it.
+        hot = md.index("### Hot, and could be faster")
+        noisy = md.index("### Noisy: measure before optimising")
+        self.assertLess(hot, noisy)
+        self.assertNotIn("varies", md[hot:noisy])
         # The CVs: recomputed from the two variance runs' medians.
         for bid in ("harness/known_cost_chain_1000", "workload/decay_10k_memories"):
             vals = [next(b for b in run["benchmarks"] if b["id"] == bid)["estimates"]["median"]

@@ -26,7 +26,8 @@ BENCH = os.environ.get("E2E_BENCH", "")
 TOLERANCE = 0.02
 TINY = ["--warm-up-time", "0", "--measurement-time", "0.001", "--sample-size", "2",
         "--in-process", "--rounds", "1", "--nresamples", "10", "--output-format", "csv"]
-MUST_HAVE = {"scaling/activation", "scaling/similarity", "scaling/read_probe"}
+MUST_HAVE = {"scaling/activation", "scaling/similarity", "scaling/read_probe",
+             "scaling/similarity_batch"}
 
 
 @unittest.skipIf(not BENCH, "E2E_BENCH is not set (ctest sets it)")

@@ -70,6 +70,23 @@ static void test_pinned_small_on_all_paths(void **state)
     wl_simd_force(WL_SIMD_AUTO);
 }
 
+/* The batch size changes how the similarity phase runs, never the checksum: one query per call
+ * (the single-query path), a batch that does not divide the queries, and one of all of them. */
+static void test_checksum_independent_of_batch(void **state)
+{
+    (void)state;
+    static const size_t batches[] = {0, 1, 7, 64, 50};
+    for (size_t i = 0; i < sizeof batches / sizeof batches[0]; i++) {
+        wl_profile_params p = small_params(7);
+        p.similarity_batch = batches[i];
+        wl_profile_result r;
+        assert_int_equal(wl_profile_run_params(&p, &r), 0);
+        if (r.checksum != PINNED_SMALL_CHECKSUM)
+            print_error("batch %zu: checksum 0x%016" PRIx64 "\n", batches[i], r.checksum);
+        assert_int_equal(r.checksum, PINNED_SMALL_CHECKSUM);
+    }
+}
+
 static void test_checksum_sensitivity(void **state)
 {
     (void)state;
@@ -128,6 +145,7 @@ int main(int argc, char **argv)
     };
     const struct CMUnitTest fast[] = {
         cmocka_unit_test(test_pinned_small_on_all_paths),
+        cmocka_unit_test(test_checksum_independent_of_batch),
         cmocka_unit_test(test_checksum_sensitivity),
         cmocka_unit_test(test_errors),
     };

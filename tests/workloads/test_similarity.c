@@ -267,6 +267,160 @@ static void test_retrieval_sanity(void **state)
     wl_matrix_free(m);
 }
 
+/*
+ * The batch gives, bit for bit, the hits of the single query, on every path: random sizes that
+ * cover several query blocks (WL_SIMILARITY_QUERY_BLOCK) and row blocks, D not a multiple of 32
+ * (the kernel's partial last chunk), D = 0, k = 0 and k > N, zero and duplicate rows.
+ */
+static void run_batch_cases(void)
+{
+    enum { MAXN = 260, MAXD = 100, MAXQ = 140, MAXK = 12 };
+    float *vecs = malloc(MAXN * MAXD * sizeof(float)), *norms = malloc(MAXN * sizeof(float));
+    float *qs = malloc(MAXQ * MAXD * sizeof(float));
+    wl_hit *got = malloc(MAXQ * MAXK * sizeof(wl_hit)), want[MAXK];
+    size_t counts[MAXQ];
+    assert_non_null(vecs);
+    assert_non_null(norms);
+    assert_non_null(qs);
+    assert_non_null(got);
+    for (uint64_t seed = 0; seed < 40; seed++) {
+        wl_rng r;
+        wl_rng_seed(&r, seed, 403);
+        size_t n = (size_t)wl_rng_below(&r, MAXN + 1);
+        size_t d = seed == 0 ? 0 : seed == 1 ? 96 : (size_t)wl_rng_below(&r, MAXD + 1);
+        size_t nq = seed == 2 ? MAXQ : (size_t)wl_rng_below(&r, MAXQ + 1);
+        size_t k = (size_t)wl_rng_below(&r, MAXK + 1);
+        for (size_t i = 0; i < n * d; i++)
+            vecs[i] = wl_rng_float_signed(&r);
+        for (size_t i = 0; i < n; i++) {
+            uint64_t kind = wl_rng_below(&r, 10);
+            if (kind == 0 && d > 0)
+                memset(vecs + i * d, 0, d * sizeof(float));
+            else if (kind == 1 && i > 0)
+                memcpy(vecs + i * d, vecs + wl_rng_below(&r, i) * d, d * sizeof(float));
+        }
+        for (size_t i = 0; i < nq * d; i++)
+            qs[i] = wl_rng_float_signed(&r);
+        if (nq > 0 && d > 0)
+            memset(qs, 0, d * sizeof(float)); /* a zero query */
+        assert_int_equal(wl_norms_compute(vecs, n, d, norms), 0);
+        wl_candidates c = {.vectors = d ? vecs : NULL, .norms = norms, .count = n, .dim = d};
+        assert_int_equal(wl_similarity_topk_batch(&c, qs, nq, k, got, counts), 0);
+        for (size_t a = 0; a < nq; a++) {
+            size_t want_count = 99;
+            assert_int_equal(wl_similarity_topk(&c, qs + a * d, k, want, &want_count), 0);
+            assert_int_equal(counts[a], want_count);
+            for (size_t i = 0; i < want_count; i++) {
+                assert_int_equal(got[a * k + i].id, want[i].id);
+                assert_memory_equal(&got[a * k + i].score, &want[i].score, sizeof(float));
+            }
+        }
+    }
+    free(vecs);
+    free(norms);
+    free(qs);
+    free(got);
+}
+
+static void test_batch_equals_single(void **state)
+{
+    (void)state;
+    int paths = 0;
+    static const wl_simd_path ps[] = {WL_SIMD_SCALAR, WL_SIMD_AVX2};
+    for (size_t i = 0; i < 2; i++) {
+        if (wl_simd_force(ps[i]) != 0)
+            continue;
+        paths++;
+        run_batch_cases();
+    }
+    assert_true(paths >= 1);
+    wl_simd_force(WL_SIMD_AUTO);
+}
+
+/* The reference sizes: 64 queries at D = 768 against 1000 rows, on the active path, against the
+ * brute-force reference (and so against the other path too). */
+static void test_batch_reference_size(void **state)
+{
+    (void)state;
+    enum { N = 1000, D = 768, Q = 64, K = 10 };
+    wl_matrix *m = NULL;
+    assert_int_equal(wl_matrix_new(&m, N, D, 11), 0);
+    wl_candidates c = wl_matrix_candidates(m);
+    float *qs = malloc((size_t)Q * D * sizeof(float));
+    wl_hit *got = malloc((size_t)Q * K * sizeof(wl_hit)), want[K];
+    size_t counts[Q];
+    assert_non_null(qs);
+    assert_non_null(got);
+    wl_rng r;
+    wl_rng_seed(&r, 11, 404);
+    for (size_t i = 0; i < (size_t)Q * D; i++)
+        qs[i] = wl_rng_float_signed(&r);
+    assert_int_equal(wl_similarity_topk_batch(&c, qs, Q, K, got, counts), 0);
+    for (size_t a = 0; a < Q; a++) {
+        assert_int_equal(counts[a], K);
+        assert_int_equal(ref_topk(c.vectors, N, D, qs + a * D, K, want), K);
+        assert_memory_equal(got + a * K, want, sizeof want);
+    }
+    free(qs);
+    free(got);
+    wl_matrix_free(m);
+}
+
+static void test_batch_errors(void **state)
+{
+    (void)state;
+    const float v[2 * 3] = {1, 0, 0, 0, 1, 0};
+    float norms[2];
+    assert_int_equal(wl_norms_compute(v, 2, 3, norms), 0);
+    wl_candidates c = {.vectors = v, .norms = norms, .count = 2, .dim = 3};
+    const float q[2 * 3] = {1, 0, 0, 0, 0, 1};
+    wl_hit h[4];
+    size_t n[2] = {7, 7};
+    assert_int_equal(wl_similarity_topk_batch(NULL, q, 2, 2, h, n), WL_E_INVAL);
+    assert_int_equal(wl_similarity_topk_batch(&c, q, 2, 2, h, NULL), WL_E_INVAL);
+    assert_int_equal(wl_similarity_topk_batch(&c, NULL, 2, 2, h, n), WL_E_INVAL);
+    assert_int_equal(wl_similarity_topk_batch(&c, q, 2, 2, NULL, n), WL_E_INVAL);
+    wl_candidates huge = c;
+    huge.count = WL_MAX_NODES + 1;
+    assert_int_equal(wl_similarity_topk_batch(&huge, q, 2, 2, h, n), WL_E_OVERFLOW);
+    /* No queries: nothing to write, the outputs may be NULL. */
+    assert_int_equal(wl_similarity_topk_batch(&c, NULL, 0, 2, NULL, NULL), 0);
+    /* k = 0: counts are 0, hits may be NULL. */
+    assert_int_equal(wl_similarity_topk_batch(&c, q, 2, 0, NULL, n), 0);
+    assert_int_equal(n[0], 0);
+    assert_int_equal(n[1], 0);
+    /* Second query orthogonal to both rows: scores 0, ranked by id. */
+    assert_int_equal(wl_similarity_topk_batch(&c, q, 2, 2, h, n), 0);
+    assert_int_equal(n[0], 2);
+    assert_int_equal(h[0].id, 0);
+    assert_true(h[0].score == 1.0f);
+    assert_int_equal(h[2].id, 0);
+    assert_int_equal(h[3].id, 1);
+    assert_true(h[2].score == 0.0f && h[3].score == 0.0f);
+}
+
+/*
+ * The compute probe on every path: no rounds leave the 96 chains at their start (12 chains of 8
+ * lanes starting at c/16, summing to 33); many rounds of x' = 0.999x + 0.001 draw every chain to
+ * the fixed point 1, so the sum approaches 96. A probe that skipped chains or rounds fails here.
+ */
+static void test_compute_probe(void **state)
+{
+    (void)state;
+    assert_int_equal(WL_COMPUTE_PROBE_FLOPS_PER_ROUND, 12 * 8 * 2);
+    static const wl_simd_path ps[] = {WL_SIMD_SCALAR, WL_SIMD_AVX2};
+    for (size_t i = 0; i < 2; i++) {
+        if (wl_simd_force(ps[i]) != 0)
+            continue;
+        assert_true(wl_compute_probe(0) == 33.0f);
+        float one = wl_compute_probe(1);
+        assert_true(fabsf(one - (33.0f * 0.999f + 96 * 0.001f)) < 1e-4f);
+        float many = wl_compute_probe(40000);
+        assert_true(fabsf(many - 96.0f) < 0.01f); /* float rounding stalls just below 1 */
+    }
+    wl_simd_force(WL_SIMD_AUTO);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -274,6 +428,10 @@ int main(void)
         cmocka_unit_test(test_paths_equal_on_matrix),
         cmocka_unit_test(test_edge_cases),
         cmocka_unit_test(test_retrieval_sanity),
+        cmocka_unit_test(test_batch_equals_single),
+        cmocka_unit_test(test_batch_reference_size),
+        cmocka_unit_test(test_batch_errors),
+        cmocka_unit_test(test_compute_probe),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

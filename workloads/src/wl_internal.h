@@ -26,6 +26,13 @@
 #define WL__HAVE_AVX2 0
 #endif
 
+/* Independent accumulator chains of the compute probe, and its flops per round (8 lanes,
+ * 2 flops per lane per multiply-add). */
+#define WL__PROBE_CHAINS 12
+#define WL__PROBE_FLOPS_PER_ROUND (WL__PROBE_CHAINS * 8 * 2)
+_Static_assert(WL__PROBE_FLOPS_PER_ROUND == WL_COMPUTE_PROBE_FLOPS_PER_ROUND,
+               "wl_simd.h documents the probe's flops per round");
+
 /* Alignment of every embedding block, bytes: one cache line. */
 #define WL__ALIGN 64
 
@@ -51,6 +58,15 @@ typedef struct wl__kernels {
     float (*sum)(const float *buf, size_t n);
     /* out[i] = dot(q, rows + i*dim, dim) for i in [0, count) */
     void (*dots)(const float *q, const float *rows, size_t count, size_t dim, float *out);
+    /* out[a*ldo + i] = dot(qs + a*dim, rows + i*dim, dim) for a in [0, nq), i in [0, count):
+     * the same values as dots() for each query, computed so that each row is read from memory
+     * once for all nq queries (dim > 0); the next_count rows at next (NULL: none), which the
+     * caller will pass next, may be prefetched meanwhile */
+    void (*dots_multi)(const float *qs, size_t nq, const float *rows, size_t count, size_t dim,
+                       float *out, size_t ldo, const float *next, size_t next_count);
+    /* The compute probe: `rounds` rounds of WL__PROBE_CHAINS independent 8-lane multiply-add
+     * chains (fused where the CPU has FMA); returns a value that depends on every chain. */
+    float (*probe)(size_t rounds);
     /* out[i] = base[i] / sqrtf(1 + age[i] / tau) */
     void (*decay)(const float *base, const float *age, float *out, size_t n, float tau);
 } wl__kernels;

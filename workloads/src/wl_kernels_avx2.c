@@ -5,7 +5,9 @@
  * accumulators hold p[0..31]; a chunk of 32 elements adds element j to accumulator (j % 32) / 8,
  * lane j % 8, with a separate multiply and add (no FMA); a tail of fewer than 32 elements is
  * copied into a zero-padded chunk (adding +0 leaves an accumulator unchanged, since one that
- * starts at +0 can never hold -0); the combining tree is the one in wl__combine32.
+ * starts at +0 can never hold -0); the combining tree is the one in wl__combine32. The compute
+ * probe is the one exception: it fuses multiply and add where the CPU has FMA, since only its
+ * rate matters, not its value.
  */
 #include "wl_internal.h"
 
@@ -88,6 +90,141 @@ WL__AVX2 static void dots_avx2(const float *q, const float *rows, size_t count, 
         out[i] = dot_avx2_inline(q, rows + i * dim, dim);
 }
 
+/*
+ * The batched dot products, register-blocked over 3 queries x 3 rows. Lane structure: pair (a, i)
+ * must end with the four accumulators of dot_avx2_inline, where accumulator g (g = 0..3) holds
+ * elements j with (j % 32) / 8 = g, added in increasing j. Each accumulator is a chain of its
+ * own, so the four can be computed one after another: pass g walks the chunks with a stride of
+ * 32 floats and keeps one accumulator per pair, 9 in all, in registers beside the 3 query vectors
+ * and 1 row vector (14 of the 16 ymm registers). A step loads 6 vectors for 9 multiplies and 9
+ * adds, so the multiply and add units, not the loads, set the pace; the 3 query rows and 3
+ * candidate rows (6 x 4D bytes) stay in L1 across the four passes.
+ */
+WL__AVX2 static void micro_3x3(const float *const qv[3], const float *const rv[3], size_t full,
+                               float p[9][WL__LANES])
+{
+    const float *q0 = qv[0], *q1 = qv[1], *q2 = qv[2];
+    const float *r0 = rv[0], *r1 = rv[1], *r2 = rv[2];
+    for (size_t g = 0; g < 4; g++) {
+        __m256 a00 = _mm256_setzero_ps(), a01 = _mm256_setzero_ps(), a02 = _mm256_setzero_ps();
+        __m256 a10 = _mm256_setzero_ps(), a11 = _mm256_setzero_ps(), a12 = _mm256_setzero_ps();
+        __m256 a20 = _mm256_setzero_ps(), a21 = _mm256_setzero_ps(), a22 = _mm256_setzero_ps();
+        for (size_t j = 8 * g; j < full; j += WL__LANES) {
+            __m256 x0 = _mm256_loadu_ps(q0 + j), x1 = _mm256_loadu_ps(q1 + j);
+            __m256 x2 = _mm256_loadu_ps(q2 + j);
+            /* Multiply, then add: the rounding of dot_avx2_inline, never an FMA. */
+            __m256 y = _mm256_loadu_ps(r0 + j);
+            a00 = _mm256_add_ps(a00, _mm256_mul_ps(x0, y));
+            a10 = _mm256_add_ps(a10, _mm256_mul_ps(x1, y));
+            a20 = _mm256_add_ps(a20, _mm256_mul_ps(x2, y));
+            y = _mm256_loadu_ps(r1 + j);
+            a01 = _mm256_add_ps(a01, _mm256_mul_ps(x0, y));
+            a11 = _mm256_add_ps(a11, _mm256_mul_ps(x1, y));
+            a21 = _mm256_add_ps(a21, _mm256_mul_ps(x2, y));
+            y = _mm256_loadu_ps(r2 + j);
+            a02 = _mm256_add_ps(a02, _mm256_mul_ps(x0, y));
+            a12 = _mm256_add_ps(a12, _mm256_mul_ps(x1, y));
+            a22 = _mm256_add_ps(a22, _mm256_mul_ps(x2, y));
+        }
+        size_t o = 8 * g;
+        _mm256_storeu_ps(p[0] + o, a00);
+        _mm256_storeu_ps(p[1] + o, a01);
+        _mm256_storeu_ps(p[2] + o, a02);
+        _mm256_storeu_ps(p[3] + o, a10);
+        _mm256_storeu_ps(p[4] + o, a11);
+        _mm256_storeu_ps(p[5] + o, a12);
+        _mm256_storeu_ps(p[6] + o, a20);
+        _mm256_storeu_ps(p[7] + o, a21);
+        _mm256_storeu_ps(p[8] + o, a22);
+    }
+}
+
+/*
+ * out[a*ldo + i] for a block of queries and rows. Query triples in the outer loop, row triples in
+ * the inner one: a triple's queries stay in L1 while the rows (which the caller keeps to a block
+ * that fits L2 together with the queries) stream past, and each row crosses from memory once per
+ * call. Edge triples repeat their last query or row and drop the extra results. A partial last
+ * chunk (dim not a multiple of 32) is added lane by lane in scalar code, which is what the
+ * zero-padded chunk of dot_avx2_inline amounts to (adding +0 leaves an accumulator unchanged).
+ * The caller's next block of rows is prefetched into L2 meanwhile.
+ */
+WL__AVX2 static void dots_multi_avx2(const float *qs, size_t nq, const float *rows,
+                                     size_t count, size_t dim, float *out, size_t ldo,
+                                     const float *next, size_t next_count)
+{
+    size_t full = dim - dim % WL__LANES;
+    float p[9][WL__LANES];
+    /* The next block's lines, spread evenly over this call's register blocks. */
+    const char *pf = (const char *)next;
+    size_t pf_lines = next ? (next_count * dim * sizeof(float) + 63) / 64 : 0, pf_done = 0;
+    size_t calls = ((nq + 2) / 3) * ((count + 2) / 3), per = pf_lines / (calls ? calls : 1) + 1;
+    for (size_t a = 0; a < nq; a += 3) {
+        size_t na = nq - a < 3 ? nq - a : 3;
+        const float *qv[3];
+        for (size_t u = 0; u < 3; u++)
+            qv[u] = qs + (a + (u < na ? u : na - 1)) * dim;
+        for (size_t i = 0; i < count; i += 3) {
+            size_t ni = count - i < 3 ? count - i : 3;
+            const float *rv[3];
+            for (size_t v = 0; v < 3; v++)
+                rv[v] = rows + (i + (v < ni ? v : ni - 1)) * dim;
+            micro_3x3(qv, rv, full, p);
+            /* Into L2 while this block computes: without it the first query triple to reach
+             * a row waits on L3 or DRAM, which cost a third of the kernel's speed at 30 MB. */
+            for (size_t z = 0; z < per && pf_done < pf_lines; z++, pf_done++)
+                _mm_prefetch(pf + 64 * pf_done, _MM_HINT_T1);
+            for (size_t u = 0; u < na; u++) {
+                for (size_t v = 0; v < ni; v++) {
+                    float *pp = p[3 * u + v];
+                    for (size_t m = 0; full + m < dim; m++)
+                        pp[m] += qv[u][full + m] * rv[v][full + m];
+                    out[(a + u) * ldo + i + v] =
+                        combine_avx2(_mm256_loadu_ps(pp), _mm256_loadu_ps(pp + 8),
+                                     _mm256_loadu_ps(pp + 16), _mm256_loadu_ps(pp + 24));
+                }
+            }
+        }
+    }
+}
+
+/* The compute probe with FMA: WL__PROBE_CHAINS chains, so that the FMA units, not the latency
+ * of one chain (4 cycles on Zen), set the pace; 12 covers 2 units x 4 cycles with room. */
+__attribute__((target("avx2,fma"))) static float probe_fma(size_t rounds)
+{
+    const __m256 m = _mm256_set1_ps(0.999f), c = _mm256_set1_ps(0.001f);
+    __m256 acc[WL__PROBE_CHAINS];
+    for (int k = 0; k < WL__PROBE_CHAINS; k++)
+        acc[k] = _mm256_set1_ps((float)k * 0x1.0p-4f);
+    for (size_t r = 0; r < rounds; r++)
+        for (int k = 0; k < WL__PROBE_CHAINS; k++)
+            acc[k] = _mm256_fmadd_ps(acc[k], m, c);
+    __m256 s = acc[0];
+    for (int k = 1; k < WL__PROBE_CHAINS; k++)
+        s = _mm256_add_ps(s, acc[k]);
+    return combine_avx2(s, _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps());
+}
+
+/* The same chains with a separate multiply and add, for an AVX2 CPU without FMA. */
+WL__AVX2 static float probe_muladd(size_t rounds)
+{
+    const __m256 m = _mm256_set1_ps(0.999f), c = _mm256_set1_ps(0.001f);
+    __m256 acc[WL__PROBE_CHAINS];
+    for (int k = 0; k < WL__PROBE_CHAINS; k++)
+        acc[k] = _mm256_set1_ps((float)k * 0x1.0p-4f);
+    for (size_t r = 0; r < rounds; r++)
+        for (int k = 0; k < WL__PROBE_CHAINS; k++)
+            acc[k] = _mm256_add_ps(_mm256_mul_ps(acc[k], m), c);
+    __m256 s = acc[0];
+    for (int k = 1; k < WL__PROBE_CHAINS; k++)
+        s = _mm256_add_ps(s, acc[k]);
+    return combine_avx2(s, _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps());
+}
+
+static float probe_avx2(size_t rounds)
+{
+    return __builtin_cpu_supports("fma") ? probe_fma(rounds) : probe_muladd(rounds);
+}
+
 WL__AVX2 static void decay_avx2(const float *base, const float *age, float *out, size_t n,
                                 float tau)
 {
@@ -109,6 +246,8 @@ const wl__kernels wl__kernels_avx2 = {
     .dot = dot_avx2,
     .sum = sum_avx2,
     .dots = dots_avx2,
+    .dots_multi = dots_multi_avx2,
+    .probe = probe_avx2,
     .decay = decay_avx2,
 };
 

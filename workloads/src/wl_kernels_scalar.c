@@ -55,6 +55,32 @@ static void dots_scalar(const float *q, const float *rows, size_t count, size_t 
         out[i] = dot_scalar(q, rows + i * dim, dim);
 }
 
+static void dots_multi_scalar(const float *qs, size_t nq, const float *rows, size_t count,
+                              size_t dim, float *out, size_t ldo, const float *next,
+                              size_t next_count)
+{
+    (void)next; /* a hint only; the portable path does not prefetch */
+    (void)next_count;
+    for (size_t a = 0; a < nq; a++)
+        dots_scalar(qs + a * dim, rows, count, dim, out + a * ldo);
+}
+
+/* The probe on this path: the same chains as the AVX2 probe, multiply then add (no FMA here). */
+static float probe_scalar(size_t rounds)
+{
+    enum { N = WL__PROBE_CHAINS * 8 };
+    float acc[N];
+    for (int c = 0; c < N; c++)
+        acc[c] = (float)(c / 8) * 0x1.0p-4f; /* chain c / 8 starts where the AVX2 one does */
+    for (size_t r = 0; r < rounds; r++)
+        for (int c = 0; c < N; c++)
+            acc[c] = acc[c] * 0.999f + 0.001f;
+    float s = 0.0f;
+    for (int c = 0; c < N; c++)
+        s += acc[c];
+    return s;
+}
+
 static void decay_scalar(const float *base, const float *age, float *out, size_t n, float tau)
 {
     for (size_t i = 0; i < n; i++)
@@ -65,5 +91,7 @@ const wl__kernels wl__kernels_scalar = {
     .dot = dot_scalar,
     .sum = sum_scalar,
     .dots = dots_scalar,
+    .dots_multi = dots_multi_scalar,
+    .probe = probe_scalar,
     .decay = decay_scalar,
 };

@@ -56,6 +56,7 @@ void wl_profile_params_default(wl_profile_params *p, uint64_t seed)
     p->activation.max_iterations = 8;
     p->similarity_queries = 1000;
     p->top_k = 10;
+    p->similarity_batch = 64;
     p->decay_tau_days = 1.0f;
 }
 
@@ -102,6 +103,11 @@ WL__NOINLINE int wl__profile_phase_activation(const wl_graph *g, const wl_profil
     return rc;
 }
 
+/*
+ * Similarity queries in batches of p->similarity_batch (1: one wl_similarity_topk call each). The
+ * queries and the checksum see the same draws and folds in the same order whatever the batch, and
+ * the batch's hits are bit-identical to the single query's, so the checksum does not depend on it.
+ */
 WL__NOINLINE int wl__profile_phase_similarity(const wl_graph *g, const wl_profile_params *p,
                                               uint64_t *h)
 {
@@ -110,35 +116,51 @@ WL__NOINLINE int wl__profile_phase_similarity(const wl_graph *g, const wl_profil
         return 0;
     if (n == 0)
         return WL_E_INVAL;
-    float *query = wl__alloc_aligned(d * sizeof(float));
-    wl_hit *hits = malloc((k > 0 ? k : 1) * sizeof(wl_hit));
-    if (query == NULL || hits == NULL) {
+    size_t batch = p->similarity_batch > 1 ? p->similarity_batch : 1;
+    if (batch > p->similarity_queries)
+        batch = p->similarity_queries;
+    if ((d > 0 && batch > SIZE_MAX / sizeof(float) / d) ||
+        batch > SIZE_MAX / sizeof(wl_hit) / (k > 0 ? k : 1))
+        return WL_E_OVERFLOW;
+    float *query = wl__alloc_aligned(batch * d * sizeof(float));
+    wl_hit *hits = malloc(batch * (k > 0 ? k : 1) * sizeof(wl_hit));
+    size_t *target = malloc(batch * sizeof(size_t)), *count = malloc(batch * sizeof(size_t));
+    if (query == NULL || hits == NULL || target == NULL || count == NULL) {
         free(query);
         free(hits);
+        free(target);
+        free(count);
         return WL_E_NOMEM;
     }
     wl_candidates cand = wl_graph_candidates(g);
     wl_rng r;
     wl_rng_seed(&r, p->graph.seed, STREAM_SIMILARITY_QUERIES);
     int rc = 0;
-    for (size_t q = 0; q < p->similarity_queries; q++) {
-        /* A noisy copy of one stored memory: retrieval should rank that memory first. */
-        size_t target = (size_t)wl_rng_below(&r, n);
-        for (size_t j = 0; j < d; j++)
-            query[j] = g->embeddings[target * d + j] + wl__rng_float_signed(&r);
-        size_t count = 0;
-        rc = wl_similarity_topk(&cand, query, k, hits, &count);
-        if (rc != 0)
-            break;
-        fold(h, target);
-        fold(h, count);
-        for (size_t i = 0; i < count; i++) {
-            fold(h, hits[i].id);
-            fold(h, quant(hits[i].score));
+    for (size_t q0 = 0; q0 < p->similarity_queries && rc == 0; q0 += batch) {
+        size_t nb = p->similarity_queries - q0 < batch ? p->similarity_queries - q0 : batch;
+        for (size_t a = 0; a < nb; a++) {
+            /* A noisy copy of one stored memory: retrieval should rank that memory first. */
+            target[a] = (size_t)wl_rng_below(&r, n);
+            for (size_t j = 0; j < d; j++)
+                query[a * d + j] = g->embeddings[target[a] * d + j] + wl__rng_float_signed(&r);
+        }
+        if (batch == 1)
+            rc = wl_similarity_topk(&cand, query, k, hits, &count[0]);
+        else
+            rc = wl_similarity_topk_batch(&cand, query, nb, k, hits, count);
+        for (size_t a = 0; a < nb && rc == 0; a++) {
+            fold(h, target[a]);
+            fold(h, count[a]);
+            for (size_t i = 0; i < count[a]; i++) {
+                fold(h, hits[a * k + i].id);
+                fold(h, quant(hits[a * k + i].score));
+            }
         }
     }
     free(query);
     free(hits);
+    free(target);
+    free(count);
     return rc;
 }
 

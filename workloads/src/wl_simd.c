@@ -100,3 +100,8 @@ float wl_read_probe(const float *buf, size_t n)
 {
     return wl__kernels_active()->sum(buf, n);
 }
+
+float wl_compute_probe(size_t rounds)
+{
+    return wl__kernels_active()->probe(rounds);
+}

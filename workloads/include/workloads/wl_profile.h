@@ -26,6 +26,8 @@ typedef struct wl_profile_params {
     wl_activation_params activation;     /* parameters of every activation query */
     size_t similarity_queries;           /* similarity queries over the graph's embeddings */
     size_t top_k;                        /* results per similarity query */
+    size_t similarity_batch;             /* queries per wl_similarity_topk_batch call; 0 or 1:
+                                            one wl_similarity_topk call per query (same checksum) */
     float decay_tau_days;                /* decay time scale, days */
 } wl_profile_params;
 
@@ -45,7 +47,7 @@ typedef struct wl_profile_result {
 /**
  * Fills *p with the reference workload for seed: the 10k-node, 50k-edge, D = 768 graph; 1000
  * activation queries (decay 0.5, threshold 0.01, at most 8 iterations); 1000 similarity queries,
- * top 10 of 10,000; decay with tau = 1 day over all nodes.
+ * top 10 of 10,000, in batches of 64; decay with tau = 1 day over all nodes.
  */
 void wl_profile_params_default(wl_profile_params *p, uint64_t seed);
 

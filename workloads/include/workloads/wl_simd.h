@@ -56,6 +56,20 @@ float wl_dot(const float *a, const float *b, size_t n);
  */
 float wl_read_probe(const float *buf, size_t n);
 
+/**
+ * The compute probe: `rounds` rounds of 12 independent 8-lane float multiply-add chains, fused
+ * (one FMA instruction each) on the AVX2 path when the CPU has FMA; separate multiply and add on
+ * the portable path. Enough independent chains that the FMA units' throughput, not one chain's
+ * latency, sets the pace: its rate is the peak flop rate of one core at the kernels' vector width
+ * (8 floats; never AVX-512), against which a compute-bound kernel is held. Returns a value that
+ * depends on every chain (keep it, so the loop is not removed). Flops:
+ * WL_COMPUTE_PROBE_FLOPS_PER_ROUND x rounds, counting an FMA as 2; reads no memory.
+ */
+float wl_compute_probe(size_t rounds);
+
+/** Flops of one round of wl_compute_probe: 12 chains x 8 lanes x 2. */
+#define WL_COMPUTE_PROBE_FLOPS_PER_ROUND 192
+
 #ifdef __cplusplus
 }
 #endif

@@ -36,6 +36,25 @@ typedef struct wl_hit {
 int wl_similarity_topk(const wl_candidates *c, const float *query, size_t k, wl_hit *hits,
                        size_t *hit_count);
 
+/**
+ * Top-k for nq queries at once: hits[a*k .. a*k + hit_counts[a]) and hit_counts[a] are exactly,
+ * bit for bit, what wl_similarity_topk(c, queries + a*D, k, ...) gives, for every a < nq. The
+ * work is blocked: a block of up to WL_SIMILARITY_QUERY_BLOCK queries is scored against the
+ * candidates a block of rows at a time, register-blocked over queries x rows, so each candidate
+ * row is read from memory once per query block instead of once per query. That turns the
+ * bandwidth-bound scan into a compute-bound one (docs/workloads.md).
+ * The caller owns queries (nq x D floats, row-major), hits (room for nq x k; may be NULL if k or
+ * nq is 0) and hit_counts (nq entries; may be NULL if nq is 0).
+ * Returns 0, WL_E_INVAL, WL_E_OVERFLOW (as wl_similarity_topk, or nq x max(D, k) overflowing) or
+ * WL_E_NOMEM (its scratch of about 16 KiB plus 4 bytes a query could not be allocated).
+ * Cost: reads 4ND + 4N bytes per query block, 2ND + 33N flops per query.
+ */
+int wl_similarity_topk_batch(const wl_candidates *c, const float *queries, size_t nq, size_t k,
+                             wl_hit *hits, size_t *hit_counts);
+
+/** Queries scored together per pass over the candidates by wl_similarity_topk_batch. */
+#define WL_SIMILARITY_QUERY_BLOCK 64
+
 #ifdef __cplusplus
 }
 #endif
