@@ -357,7 +357,7 @@ void bench__compare_one(const bench__side *old, const bench__side *cur,
 }
 
 /* Classifies one change once its adjusted p is known. */
-static void classify(bench__change *c, const bench__compare_opts *o)
+void bench__classify(bench__change *c, const bench__compare_opts *o)
 {
     if (c->verdict == BENCH__V_INCOMPARABLE)
         return;
@@ -462,7 +462,7 @@ int bench__compare_all(const bench__side *old, const bench__side *cur, size_t n,
     for (size_t k = 0; rc == 0 && k < m; k++)
         out[idx[k]].p_adjusted = adj[k];
     for (size_t i = 0; rc == 0 && i < n; i++)
-        classify(&out[i], o);
+        bench__classify(&out[i], o);
     free(p);
     free(adj);
     free(idx);

@@ -176,11 +176,19 @@ int bench__compare_all(const bench__side *old, const bench__side *cur, size_t n,
  * ln(new/old) over pair i's rounds. One one-sample t statistic over the pairs (n - 1 degrees of
  * freedom) gives the estimate (their mean), the interval (at 1 - alpha/m: Bonferroni over the m
  * benchmarks compared) and p (two-sided); p_adjusted = min(1, m p), which is below alpha exactly
- * when the interval excludes 1. The verdict reads the interval against the noise threshold.
+ * when the interval excludes 1. The verdict is bench__classify's.
  * Fills c (old_median and new_median stay 0); with n < 2 the verdict is "not compared".
  */
 void bench__ab_stats(const double *pair_log, size_t n, size_t m, const bench__compare_opts *o,
                      bench__change *c);
+
+/**
+ * The verdict of a change whose p_adjusted is known, the same rule for every kind of comparison
+ * (saved numbers, interleaved, confirmation): regressed / improved when p_adjusted < alpha and
+ * the estimate lies beyond the noise threshold; within noise when significant but within it;
+ * ambiguous when not significant but beyond it; no change otherwise. "Not compared" stays.
+ */
+void bench__classify(bench__change *c, const bench__compare_opts *o);
 
 /**
  * "regressed", "improved", "no change", "within noise", "ambiguous", "not compared", "skipped",
