@@ -12,7 +12,8 @@
 #                                      default .); A/B, a 10% and a 5% slowdown against ten
 #                                      benchmarks (AB_FILTER). Suspects are confirmed against the
 #                                      baseline's program snapshot, as users get; TRIALS_ARGS adds
-#                                      options to every comparison (e.g. --confirm-time 0)
+#                                      options to every comparison (e.g. --confirm-time 0);
+#                                      TRIALS_KINDS picks kinds (default "base2 slow10 slow5")
 #        scripts/trials.sh ab [RUNS] [SECONDS]        interleaved mode: RUNS each of A/A, +3%
 #                                                     and -3% (default 30 runs, 10 s)
 # Prints one line per comparison and a tally. Exit: 0 done, 2 usage or build error.
@@ -55,7 +56,8 @@ case "$mode" in
         saved=$(date +%s)
         "$dir/base/benches/bench" --baseline-dir "$bdir" --save-baseline ten \
             --output-format csv "$ab_filter" >/dev/null
-        for kind in base2 slow10 slow5; do
+        # shellcheck disable=SC2086 # TRIALS_KINDS is a list of words
+        for kind in ${TRIALS_KINDS:-base2 slow10 slow5}; do
             prog="$dir/$kind/benches/bench"
             name=ten filter="$ab_filter"
             [[ $kind == base2 ]] && name=suite filter="$aa_filter"
@@ -114,7 +116,7 @@ case "$mode" in
         done
         ;;
     *)
-        sed -n '2,16p' "$0"
+        sed -n '2,17p' "$0"
         exit 2
         ;;
 esac
