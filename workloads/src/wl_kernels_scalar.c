@@ -1,7 +1,8 @@
 /*
  * Portable kernels: the reference definition of the lane structure. Element j of a reduction goes
  * into partial sum p[j % 32] in increasing j (multiply, then add: this file is built with
- * -ffp-contract=off so no FMA fuses them), and wl__combine32 folds p in one fixed tree. The
+ * -ffp-contract=off so no FMA fuses them; the batched dots_multi alone fuses them, explicitly with
+ * fmaf), and wl__combine32 folds p in one fixed tree. The
  * compiler may vectorise these loops, which never changes a result because the lanes stay
  * independent; the AVX2 file mirrors this structure exactly.
  */
@@ -55,6 +56,27 @@ static void dots_scalar(const float *q, const float *rows, size_t count, size_t 
         out[i] = dot_scalar(q, rows + i * dim, dim);
 }
 
+/*
+ * The batched dot products: the same lane structure, but each element is fused into its partial
+ * sum, p[j % 32] = fmaf(a[j], b[j], p[j % 32]), one rounding instead of two, as the AVX2 kernel
+ * does with FMA instructions; the two agree bit for bit. fmaf is exact everywhere; on a build
+ * without FMA instructions (baseline x86-64) it is a library call per element, so this path is
+ * the reference and the fallback, not a fast one.
+ */
+static float dot_fused_scalar(const float *a, const float *b, size_t n)
+{
+    float p[WL__LANES];
+    for (int m = 0; m < WL__LANES; m++)
+        p[m] = 0.0f;
+    size_t j = 0;
+    for (; j + WL__LANES <= n; j += WL__LANES)
+        for (size_t m = 0; m < WL__LANES; m++)
+            p[m] = fmaf(a[j + m], b[j + m], p[m]);
+    for (size_t m = 0; j + m < n; m++)
+        p[m] = fmaf(a[j + m], b[j + m], p[m]);
+    return wl__combine32(p);
+}
+
 static void dots_multi_scalar(const float *qs, size_t nq, const float *rows, size_t count,
                               size_t dim, float *out, size_t ldo, const float *next,
                               size_t next_count)
@@ -62,7 +84,8 @@ static void dots_multi_scalar(const float *qs, size_t nq, const float *rows, siz
     (void)next; /* a hint only; the portable path does not prefetch */
     (void)next_count;
     for (size_t a = 0; a < nq; a++)
-        dots_scalar(qs + a * dim, rows, count, dim, out + a * ldo);
+        for (size_t i = 0; i < count; i++)
+            out[a * ldo + i] = dot_fused_scalar(qs + a * dim, rows + i * dim, dim);
 }
 
 /* The probe on this path: the same chains as the AVX2 probe, multiply then add (no FMA here). */
