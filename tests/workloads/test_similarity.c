@@ -4,7 +4,9 @@
  * keep the first min(k, N). Random inputs from 50 seeds (small N and D, duplicated rows to force
  * ties, zero rows), on every available SIMD path, must match ids and score bits exactly; the
  * scores must also agree with a double-precision cosine. Edge cases: k > N, k = 0, N = 0, D = 0,
- * zero query, bad arguments.
+ * zero query, bad arguments. The batch fuses multiply and add: it must equal, bit for bit, the same
+ * reference with fused dot products (on every path), and the single query to within
+ * WL_SIMILARITY_BATCH_TOLERANCE, ids differing only at near-ties.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -31,6 +33,33 @@ static float ref_dot(const float *a, const float *b, size_t n)
     return (t[0] + t[2]) + (t[1] + t[3]);
 }
 
+/* The same with each element fused into its partial sum: the batch's dot product. */
+static float ref_dot_fused(const float *a, const float *b, size_t n)
+{
+    float p[32] = {0}, s[8], t[4];
+    for (size_t j = 0; j < n; j++)
+        p[j % 32] = fmaf(a[j], b[j], p[j % 32]);
+    for (int l = 0; l < 8; l++)
+        s[l] = (p[l] + p[l + 8]) + (p[l + 16] + p[l + 24]);
+    for (int l = 0; l < 4; l++)
+        t[l] = s[l] + s[l + 4];
+    return (t[0] + t[2]) + (t[1] + t[3]);
+}
+
+/* The documented score of candidate row c for query q (norms with the unfused dot, as the
+ * library's), its dot product fused or not. */
+static float ref_score(const float *q, const float *c, size_t d, int fused)
+{
+    float qn = sqrtf(ref_dot(q, q, d)), cn = sqrtf(ref_dot(c, c, d));
+    float den = qn * cn, s = 0.0f;
+    if (den != 0.0f) {
+        s = (fused ? ref_dot_fused(q, c, d) : ref_dot(q, c, d)) / den;
+        if (isnan(s))
+            s = 0.0f;
+    }
+    return s;
+}
+
 static int by_rank(const void *pa, const void *pb)
 {
     const wl_hit *a = pa, *b = pb;
@@ -39,30 +68,53 @@ static int by_rank(const void *pa, const void *pb)
     return a->id < b->id ? -1 : (a->id > b->id);
 }
 
-/* Brute force: all scores, full sort, first min(k, n). Returns the number of hits. */
-static size_t ref_topk(const float *vecs, size_t n, size_t d, const float *q, size_t k,
-                       wl_hit *out)
+/* Brute force: all scores (dot products fused or not), full sort, first min(k, n). Returns the
+ * number of hits. */
+static size_t ref_topk_as(const float *vecs, size_t n, size_t d, const float *q, size_t k,
+                          wl_hit *out, int fused)
 {
     wl_hit *all = malloc((n + 1) * sizeof(wl_hit));
     assert_non_null(all);
-    float qn = sqrtf(ref_dot(q, q, d));
     for (size_t i = 0; i < n; i++) {
-        const float *c = vecs + i * d;
-        float cn = sqrtf(ref_dot(c, c, d));
-        float den = qn * cn, s = 0.0f;
-        if (den != 0.0f) {
-            s = ref_dot(q, c, d) / den;
-            if (isnan(s))
-                s = 0.0f;
-        }
         all[i].id = (uint32_t)i;
-        all[i].score = s;
+        all[i].score = ref_score(q, vecs + i * d, d, fused);
     }
     qsort(all, n, sizeof(wl_hit), by_rank);
     size_t m = k < n ? k : n;
     memcpy(out, all, m * sizeof(wl_hit));
     free(all);
     return m;
+}
+
+static size_t ref_topk(const float *vecs, size_t n, size_t d, const float *q, size_t k,
+                       wl_hit *out)
+{
+    return ref_topk_as(vecs, n, d, q, k, out, 0);
+}
+
+/*
+ * The batch's hits for query q against the single query's, under the documented tolerance tol:
+ * equal counts; at every rank the two scores within tol; where the ids at a rank differ, a near
+ * tie: the single query's own score of the batch's candidate within 2 tol of the single query's
+ * score at that rank (each score moves by at most tol, so only two scores at most 2 tol apart can
+ * change places). Returns the number of ranks whose ids differ.
+ */
+static size_t check_batch_vs_single(const float *vecs, size_t d, const float *q,
+                                    const wl_hit *got, size_t got_count, const wl_hit *want,
+                                    size_t want_count)
+{
+    float tol = WL_SIMILARITY_BATCH_TOLERANCE(d);
+    size_t swapped = 0;
+    assert_int_equal(got_count, want_count);
+    for (size_t i = 0; i < want_count; i++) {
+        assert_true(fabsf(got[i].score - want[i].score) <= tol);
+        if (got[i].id != want[i].id) {
+            float single = ref_score(q, vecs + (size_t)got[i].id * d, d, 0);
+            assert_true(fabsf(single - want[i].score) <= 2 * tol);
+            swapped++;
+        }
+    }
+    return swapped;
 }
 
 static double cos_double(const float *a, const float *b, size_t d)
@@ -268,16 +320,18 @@ static void test_retrieval_sanity(void **state)
 }
 
 /*
- * The batch gives, bit for bit, the hits of the single query, on every path: random sizes that
- * cover several query blocks (WL_SIMILARITY_QUERY_BLOCK) and row blocks, D not a multiple of 32
- * (the kernel's partial last chunk), D = 0, k = 0 and k > N, zero and duplicate rows.
+ * The batch gives, bit for bit, the hits of the brute-force reference with fused dot products, and
+ * the single query's within the tolerance, on every path: random sizes that cover several query
+ * blocks (WL_SIMILARITY_QUERY_BLOCK) and row blocks, batches of 1 and 2 (no register block of
+ * three), D not a multiple of 32 (the kernel's partial last chunk), D = 0, k = 0 and k > N, zero
+ * and duplicate rows.
  */
 static void run_batch_cases(void)
 {
     enum { MAXN = 260, MAXD = 100, MAXQ = 140, MAXK = 12 };
     float *vecs = malloc(MAXN * MAXD * sizeof(float)), *norms = malloc(MAXN * sizeof(float));
     float *qs = malloc(MAXQ * MAXD * sizeof(float));
-    wl_hit *got = malloc(MAXQ * MAXK * sizeof(wl_hit)), want[MAXK];
+    wl_hit *got = malloc(MAXQ * MAXK * sizeof(wl_hit)), want[MAXK], fused[MAXK];
     size_t counts[MAXQ];
     assert_non_null(vecs);
     assert_non_null(norms);
@@ -289,6 +343,8 @@ static void run_batch_cases(void)
         size_t n = (size_t)wl_rng_below(&r, MAXN + 1);
         size_t d = seed == 0 ? 0 : seed == 1 ? 96 : (size_t)wl_rng_below(&r, MAXD + 1);
         size_t nq = seed == 2 ? MAXQ : (size_t)wl_rng_below(&r, MAXQ + 1);
+        if (seed == 3 || seed == 4)
+            nq = seed - 2; /* one query, two queries */
         size_t k = (size_t)wl_rng_below(&r, MAXK + 1);
         for (size_t i = 0; i < n * d; i++)
             vecs[i] = wl_rng_float_signed(&r);
@@ -307,13 +363,15 @@ static void run_batch_cases(void)
         wl_candidates c = {.vectors = d ? vecs : NULL, .norms = norms, .count = n, .dim = d};
         assert_int_equal(wl_similarity_topk_batch(&c, qs, nq, k, got, counts), 0);
         for (size_t a = 0; a < nq; a++) {
+            const float *q = qs + a * d;
             size_t want_count = 99;
-            assert_int_equal(wl_similarity_topk(&c, qs + a * d, k, want, &want_count), 0);
-            assert_int_equal(counts[a], want_count);
-            for (size_t i = 0; i < want_count; i++) {
-                assert_int_equal(got[a * k + i].id, want[i].id);
-                assert_memory_equal(&got[a * k + i].score, &want[i].score, sizeof(float));
+            assert_int_equal(ref_topk_as(vecs, n, d, q, k, fused, 1), counts[a]);
+            for (size_t i = 0; i < counts[a]; i++) {
+                assert_int_equal(got[a * k + i].id, fused[i].id);
+                assert_memory_equal(&got[a * k + i].score, &fused[i].score, sizeof(float));
             }
+            assert_int_equal(wl_similarity_topk(&c, q, k, want, &want_count), 0);
+            check_batch_vs_single(vecs, d, q, got + a * k, counts[a], want, want_count);
         }
     }
     free(vecs);
@@ -322,7 +380,7 @@ static void run_batch_cases(void)
     free(got);
 }
 
-static void test_batch_equals_single(void **state)
+static void test_batch_against_fused_and_single(void **state)
 {
     (void)state;
     int paths = 0;
@@ -337,8 +395,8 @@ static void test_batch_equals_single(void **state)
     wl_simd_force(WL_SIMD_AUTO);
 }
 
-/* The reference sizes: 64 queries at D = 768 against 1000 rows, on the active path, against the
- * brute-force reference (and so against the other path too). */
+/* The reference sizes: 64 queries at D = 768 against 1000 rows, on every path, against the fused
+ * brute-force reference (bit for bit) and the single query (within the tolerance). */
 static void test_batch_reference_size(void **state)
 {
     (void)state;
@@ -347,7 +405,7 @@ static void test_batch_reference_size(void **state)
     assert_int_equal(wl_matrix_new(&m, N, D, 11), 0);
     wl_candidates c = wl_matrix_candidates(m);
     float *qs = malloc((size_t)Q * D * sizeof(float));
-    wl_hit *got = malloc((size_t)Q * K * sizeof(wl_hit)), want[K];
+    wl_hit *got = malloc((size_t)Q * K * sizeof(wl_hit)), want[K], single[K];
     size_t counts[Q];
     assert_non_null(qs);
     assert_non_null(got);
@@ -355,15 +413,72 @@ static void test_batch_reference_size(void **state)
     wl_rng_seed(&r, 11, 404);
     for (size_t i = 0; i < (size_t)Q * D; i++)
         qs[i] = wl_rng_float_signed(&r);
-    assert_int_equal(wl_similarity_topk_batch(&c, qs, Q, K, got, counts), 0);
-    for (size_t a = 0; a < Q; a++) {
-        assert_int_equal(counts[a], K);
-        assert_int_equal(ref_topk(c.vectors, N, D, qs + a * D, K, want), K);
-        assert_memory_equal(got + a * K, want, sizeof want);
+    static const wl_simd_path ps[] = {WL_SIMD_SCALAR, WL_SIMD_AVX2};
+    for (size_t p = 0; p < 2; p++) {
+        if (wl_simd_force(ps[p]) != 0)
+            continue;
+        assert_int_equal(wl_similarity_topk_batch(&c, qs, Q, K, got, counts), 0);
+        for (size_t a = 0; a < Q; a++) {
+            assert_int_equal(counts[a], K);
+            assert_int_equal(ref_topk_as(c.vectors, N, D, qs + a * D, K, want, 1), K);
+            assert_memory_equal(got + a * K, want, sizeof want);
+            size_t n1 = 0;
+            assert_int_equal(wl_similarity_topk(&c, qs + a * D, K, single, &n1), 0);
+            check_batch_vs_single(c.vectors, D, qs + a * D, got + a * K, K, single, n1);
+        }
     }
+    wl_simd_force(WL_SIMD_AUTO);
     free(qs);
     free(got);
     wl_matrix_free(m);
+}
+
+/*
+ * A near-tie that fusing does swap: two rows that differ in one element by one ulp, and a query
+ * for which the fused and the unfused dot products order them differently (found by search over
+ * seeds, deterministically). The single query must rank them one way, the batch the other, both
+ * as their references say, and the check above must accept the swap as a near-tie.
+ */
+static void test_batch_near_tie_swaps(void **state)
+{
+    (void)state;
+    enum { D = 64 };
+    float rows[2 * D], norms[2], q[D];
+    int found = 0;
+    for (uint64_t seed = 0; seed < 20000 && !found; seed++) {
+        wl_rng r;
+        wl_rng_seed(&r, seed, 405);
+        for (size_t j = 0; j < D; j++) {
+            rows[j] = wl_rng_float_signed(&r);
+            q[j] = wl_rng_float_signed(&r);
+        }
+        memcpy(rows + D, rows, D * sizeof(float));
+        size_t j = (size_t)wl_rng_below(&r, D);
+        rows[D + j] = nextafterf(rows[j], rows[j] > 0 ? 2.0f : -2.0f); /* |row 1| grows */
+        float u0 = ref_score(q, rows, D, 0), u1 = ref_score(q, rows + D, D, 0);
+        float f0 = ref_score(q, rows, D, 1), f1 = ref_score(q, rows + D, D, 1);
+        found = (u0 > u1 && f1 > f0) || (u1 > u0 && f0 > f1);
+    }
+    assert_true(found);
+    assert_int_equal(wl_norms_compute(rows, 2, D, norms), 0);
+    wl_candidates c = {.vectors = rows, .norms = norms, .count = 2, .dim = D};
+    wl_hit single[2], batch[2], want[2];
+    size_t ns = 0, nb = 0;
+    static const wl_simd_path ps[] = {WL_SIMD_SCALAR, WL_SIMD_AVX2};
+    for (size_t p = 0; p < 2; p++) {
+        if (wl_simd_force(ps[p]) != 0)
+            continue;
+        assert_int_equal(wl_similarity_topk(&c, q, 2, single, &ns), 0);
+        assert_int_equal(ref_topk_as(rows, 2, D, q, 2, want, 0), 2);
+        assert_memory_equal(single, want, sizeof want);
+        assert_int_equal(wl_similarity_topk_batch(&c, q, 1, 2, batch, &nb), 0);
+        assert_int_equal(ref_topk_as(rows, 2, D, q, 2, want, 1), 2);
+        assert_memory_equal(batch, want, sizeof want);
+        assert_int_equal(batch[0].id, single[1].id); /* swapped */
+        assert_int_equal(batch[1].id, single[0].id);
+        assert_int_equal(check_batch_vs_single(rows, D, q, batch, nb, single, ns), 2);
+    }
+    wl_simd_force(WL_SIMD_AUTO);
 }
 
 static void test_batch_errors(void **state)
@@ -428,8 +543,9 @@ int main(void)
         cmocka_unit_test(test_paths_equal_on_matrix),
         cmocka_unit_test(test_edge_cases),
         cmocka_unit_test(test_retrieval_sanity),
-        cmocka_unit_test(test_batch_equals_single),
+        cmocka_unit_test(test_batch_against_fused_and_single),
         cmocka_unit_test(test_batch_reference_size),
+        cmocka_unit_test(test_batch_near_tie_swaps),
         cmocka_unit_test(test_batch_errors),
         cmocka_unit_test(test_compute_probe),
     };

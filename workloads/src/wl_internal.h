@@ -58,10 +58,12 @@ typedef struct wl__kernels {
     float (*sum)(const float *buf, size_t n);
     /* out[i] = dot(q, rows + i*dim, dim) for i in [0, count) */
     void (*dots)(const float *q, const float *rows, size_t count, size_t dim, float *out);
-    /* out[a*ldo + i] = dot(qs + a*dim, rows + i*dim, dim) for a in [0, nq), i in [0, count):
-     * the same values as dots() for each query, computed so that each row is read from memory
-     * once for all nq queries (dim > 0); the next_count rows at next (NULL: none), which the
-     * caller will pass next, may be prefetched meanwhile */
+    /* out[a*ldo + i] = the fused dot of qs + a*dim and rows + i*dim for a in [0, nq), i in
+     * [0, count): dot()'s lane structure with each element fused into its partial sum
+     * (p[j % 32] = fmaf(q[j], r[j], p[j % 32])), so within a few ulps of dot(), not equal; the
+     * same bits on every path and whatever nq. Each row is read from memory once for all nq
+     * queries (dim > 0); the next_count rows at next (NULL: none), which the caller will pass
+     * next, may be prefetched meanwhile */
     void (*dots_multi)(const float *qs, size_t nq, const float *rows, size_t count, size_t dim,
                        float *out, size_t ldo, const float *next, size_t next_count);
     /* The compute probe: `rounds` rounds of WL__PROBE_CHAINS independent 8-lane multiply-add

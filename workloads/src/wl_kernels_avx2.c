@@ -5,9 +5,10 @@
  * accumulators hold p[0..31]; a chunk of 32 elements adds element j to accumulator (j % 32) / 8,
  * lane j % 8, with a separate multiply and add (no FMA); a tail of fewer than 32 elements is
  * copied into a zero-padded chunk (adding +0 leaves an accumulator unchanged, since one that
- * starts at +0 can never hold -0); the combining tree is the one in wl__combine32. The compute
- * probe is the one exception: it fuses multiply and add where the CPU has FMA, since only its
- * rate matters, not its value.
+ * starts at +0 can never hold -0); the combining tree is the one in wl__combine32. Two kernels
+ * fuse multiply and add where the CPU has FMA: the compute probe, since only its rate matters,
+ * and the batched dot products (dots_multi), whose portable twin fuses too (fmaf), so the two
+ * paths still agree bit for bit.
  */
 #include "wl_internal.h"
 
@@ -91,17 +92,26 @@ WL__AVX2 static void dots_avx2(const float *q, const float *rows, size_t count, 
 }
 
 /*
- * The batched dot products, register-blocked over 3 queries x 3 rows. Lane structure: pair (a, i)
- * must end with the four accumulators of dot_avx2_inline, where accumulator g (g = 0..3) holds
- * elements j with (j % 32) / 8 = g, added in increasing j. Each accumulator is a chain of its
- * own, so the four can be computed one after another: pass g walks the chunks with a stride of
- * 32 floats and keeps one accumulator per pair, 9 in all, in registers beside the 3 query vectors
- * and 1 row vector (14 of the 16 ymm registers). A step loads 6 vectors for 9 multiplies and 9
- * adds, so the multiply and add units, not the loads, set the pace; the 3 query rows and 3
- * candidate rows (6 x 4D bytes) stay in L1 across the four passes.
+ * The batched dot products, fused: the lane structure of dot_avx2_inline (element j into
+ * accumulator (j % 32) / 8, lane j % 8, in increasing j; the combining tree of wl__combine32),
+ * but each step is one FMA, acc = fma(q, r, acc), rounded once instead of after the multiply and
+ * after the add. So a score differs from the single query's in the last bits (docs/workloads.md
+ * gives the bound); every pair is computed the same way whatever the block it falls in, so the
+ * result does not depend on how the queries are batched, and it equals the portable twin
+ * (wl_kernels_scalar.c, fmaf) bit for bit.
+ *
+ * Register blocking over 3 queries x 3 rows. Each of the four accumulators of a pair is a chain
+ * of its own, so the four are computed one after another: pass g walks the chunks with a stride
+ * of 32 floats and keeps one accumulator per pair, 9 in all, in registers beside the 3 query
+ * vectors and 1 row vector (14 of the 16 ymm registers). A step is 6 loads and 9 FMAs (15
+ * instructions where multiply then add took 24), so the two FMA pipes, not instruction issue,
+ * set the pace; the 3 query rows and 3 candidate rows (6 x 4D bytes) stay in L1 across the four
+ * passes.
  */
-WL__AVX2 static void micro_3x3(const float *const qv[3], const float *const rv[3], size_t full,
-                               float p[9][WL__LANES])
+#define WL__FMA __attribute__((target("avx2,fma")))
+
+WL__FMA static void micro_3x3(const float *const qv[3], const float *const rv[3], size_t full,
+                              float p[9][WL__LANES])
 {
     const float *q0 = qv[0], *q1 = qv[1], *q2 = qv[2];
     const float *r0 = rv[0], *r1 = rv[1], *r2 = rv[2];
@@ -112,19 +122,18 @@ WL__AVX2 static void micro_3x3(const float *const qv[3], const float *const rv[3
         for (size_t j = 8 * g; j < full; j += WL__LANES) {
             __m256 x0 = _mm256_loadu_ps(q0 + j), x1 = _mm256_loadu_ps(q1 + j);
             __m256 x2 = _mm256_loadu_ps(q2 + j);
-            /* Multiply, then add: the rounding of dot_avx2_inline, never an FMA. */
             __m256 y = _mm256_loadu_ps(r0 + j);
-            a00 = _mm256_add_ps(a00, _mm256_mul_ps(x0, y));
-            a10 = _mm256_add_ps(a10, _mm256_mul_ps(x1, y));
-            a20 = _mm256_add_ps(a20, _mm256_mul_ps(x2, y));
+            a00 = _mm256_fmadd_ps(x0, y, a00);
+            a10 = _mm256_fmadd_ps(x1, y, a10);
+            a20 = _mm256_fmadd_ps(x2, y, a20);
             y = _mm256_loadu_ps(r1 + j);
-            a01 = _mm256_add_ps(a01, _mm256_mul_ps(x0, y));
-            a11 = _mm256_add_ps(a11, _mm256_mul_ps(x1, y));
-            a21 = _mm256_add_ps(a21, _mm256_mul_ps(x2, y));
+            a01 = _mm256_fmadd_ps(x0, y, a01);
+            a11 = _mm256_fmadd_ps(x1, y, a11);
+            a21 = _mm256_fmadd_ps(x2, y, a21);
             y = _mm256_loadu_ps(r2 + j);
-            a02 = _mm256_add_ps(a02, _mm256_mul_ps(x0, y));
-            a12 = _mm256_add_ps(a12, _mm256_mul_ps(x1, y));
-            a22 = _mm256_add_ps(a22, _mm256_mul_ps(x2, y));
+            a02 = _mm256_fmadd_ps(x0, y, a02);
+            a12 = _mm256_fmadd_ps(x1, y, a12);
+            a22 = _mm256_fmadd_ps(x2, y, a22);
         }
         size_t o = 8 * g;
         _mm256_storeu_ps(p[0] + o, a00);
@@ -139,18 +148,47 @@ WL__AVX2 static void micro_3x3(const float *const qv[3], const float *const rv[3
     }
 }
 
+/* One pair, fused, into p[0..31] (the full chunks only): for the queries left over when a block
+ * is not a multiple of three. Loads, not the FMAs, set its pace, but a triple that repeated its
+ * last query would compute three pairs for every one it keeps. */
+WL__FMA static void pair_fused(const float *q, const float *r, size_t full, float p[WL__LANES])
+{
+    __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
+    __m256 acc2 = _mm256_setzero_ps(), acc3 = _mm256_setzero_ps();
+    for (size_t j = 0; j < full; j += WL__LANES) {
+        acc0 = _mm256_fmadd_ps(_mm256_loadu_ps(q + j), _mm256_loadu_ps(r + j), acc0);
+        acc1 = _mm256_fmadd_ps(_mm256_loadu_ps(q + j + 8), _mm256_loadu_ps(r + j + 8), acc1);
+        acc2 = _mm256_fmadd_ps(_mm256_loadu_ps(q + j + 16), _mm256_loadu_ps(r + j + 16), acc2);
+        acc3 = _mm256_fmadd_ps(_mm256_loadu_ps(q + j + 24), _mm256_loadu_ps(r + j + 24), acc3);
+    }
+    _mm256_storeu_ps(p, acc0);
+    _mm256_storeu_ps(p + 8, acc1);
+    _mm256_storeu_ps(p + 16, acc2);
+    _mm256_storeu_ps(p + 24, acc3);
+}
+
+/* A partial last chunk (dim not a multiple of 32), fused lane by lane, then the tree. */
+WL__FMA static inline float finish_fused(float *pp, const float *q, const float *r, size_t full,
+                                         size_t dim)
+{
+    for (size_t m = 0; full + m < dim; m++)
+        pp[m] = _mm_cvtss_f32(_mm_fmadd_ss(_mm_set_ss(q[full + m]), _mm_set_ss(r[full + m]),
+                                           _mm_set_ss(pp[m])));
+    return combine_avx2(_mm256_loadu_ps(pp), _mm256_loadu_ps(pp + 8), _mm256_loadu_ps(pp + 16),
+                        _mm256_loadu_ps(pp + 24));
+}
+
 /*
  * out[a*ldo + i] for a block of queries and rows. Query triples in the outer loop, row triples in
  * the inner one: a triple's queries stay in L1 while the rows (which the caller keeps to a block
  * that fits L2 together with the queries) stream past, and each row crosses from memory once per
- * call. Edge triples repeat their last query or row and drop the extra results. A partial last
- * chunk (dim not a multiple of 32) is added lane by lane in scalar code, which is what the
- * zero-padded chunk of dot_avx2_inline amounts to (adding +0 leaves an accumulator unchanged).
- * The caller's next block of rows is prefetched into L2 meanwhile.
+ * call. An edge row triple repeats its last row and drops the extra results; one or two queries
+ * left over are scored a pair at a time. The caller's next block of rows is prefetched into L2
+ * meanwhile.
  */
-WL__AVX2 static void dots_multi_avx2(const float *qs, size_t nq, const float *rows,
-                                     size_t count, size_t dim, float *out, size_t ldo,
-                                     const float *next, size_t next_count)
+WL__FMA static void dots_multi_avx2(const float *qs, size_t nq, const float *rows, size_t count,
+                                    size_t dim, float *out, size_t ldo, const float *next,
+                                    size_t next_count)
 {
     size_t full = dim - dim % WL__LANES;
     float p[9][WL__LANES];
@@ -162,29 +200,41 @@ WL__AVX2 static void dots_multi_avx2(const float *qs, size_t nq, const float *ro
         size_t na = nq - a < 3 ? nq - a : 3;
         const float *qv[3];
         for (size_t u = 0; u < 3; u++)
-            qv[u] = qs + (a + (u < na ? u : na - 1)) * dim;
+            qv[u] = qs + (a + (u < na ? u : na - 1)) * dim; /* only the first na are used */
         for (size_t i = 0; i < count; i += 3) {
             size_t ni = count - i < 3 ? count - i : 3;
             const float *rv[3];
             for (size_t v = 0; v < 3; v++)
                 rv[v] = rows + (i + (v < ni ? v : ni - 1)) * dim;
-            micro_3x3(qv, rv, full, p);
+            if (na == 3) {
+                micro_3x3(qv, rv, full, p);
+            } else {
+                for (size_t u = 0; u < na; u++)
+                    for (size_t v = 0; v < ni; v++)
+                        pair_fused(qv[u], rv[v], full, p[3 * u + v]);
+            }
             /* Into L2 while this block computes: without it the first query triple to reach
              * a row waits on L3 or DRAM, which cost a third of the kernel's speed at 30 MB. */
             for (size_t z = 0; z < per && pf_done < pf_lines; z++, pf_done++)
                 _mm_prefetch(pf + 64 * pf_done, _MM_HINT_T1);
-            for (size_t u = 0; u < na; u++) {
-                for (size_t v = 0; v < ni; v++) {
-                    float *pp = p[3 * u + v];
-                    for (size_t m = 0; full + m < dim; m++)
-                        pp[m] += qv[u][full + m] * rv[v][full + m];
+            for (size_t u = 0; u < na; u++)
+                for (size_t v = 0; v < ni; v++)
                     out[(a + u) * ldo + i + v] =
-                        combine_avx2(_mm256_loadu_ps(pp), _mm256_loadu_ps(pp + 8),
-                                     _mm256_loadu_ps(pp + 16), _mm256_loadu_ps(pp + 24));
-                }
-            }
+                        finish_fused(p[3 * u + v], qv[u], rv[v], full, dim);
         }
     }
+}
+
+/* The batch on an AVX2 CPU without FMA (none is known, but the CPU flags are separate): the
+ * portable kernel, which computes the same fused values with fmaf. */
+static void dots_multi_select_avx2(const float *qs, size_t nq, const float *rows, size_t count,
+                                   size_t dim, float *out, size_t ldo, const float *next,
+                                   size_t next_count)
+{
+    if (__builtin_cpu_supports("fma"))
+        dots_multi_avx2(qs, nq, rows, count, dim, out, ldo, next, next_count);
+    else
+        wl__kernels_scalar.dots_multi(qs, nq, rows, count, dim, out, ldo, next, next_count);
 }
 
 /* The compute probe with FMA: WL__PROBE_CHAINS chains, so that the FMA units, not the latency
@@ -246,7 +296,7 @@ const wl__kernels wl__kernels_avx2 = {
     .dot = dot_avx2,
     .sum = sum_avx2,
     .dots = dots_avx2,
-    .dots_multi = dots_multi_avx2,
+    .dots_multi = dots_multi_select_avx2,
     .probe = probe_avx2,
     .decay = decay_avx2,
 };

@@ -105,8 +105,10 @@ WL__NOINLINE int wl__profile_phase_activation(const wl_graph *g, const wl_profil
 
 /*
  * Similarity queries in batches of p->similarity_batch (1: one wl_similarity_topk call each). The
- * queries and the checksum see the same draws and folds in the same order whatever the batch, and
- * the batch's hits are bit-identical to the single query's, so the checksum does not depend on it.
+ * queries and the checksum see the same draws and folds in the same order whatever the batch. The
+ * batch's scores (fused multiply-add) agree with the single query's only to a tolerance, so the
+ * checksum has one value for single queries and another for batches; it does not depend on the
+ * batch size, since a batch's scores do not.
  */
 WL__NOINLINE int wl__profile_phase_similarity(const wl_graph *g, const wl_profile_params *p,
                                               uint64_t *h)

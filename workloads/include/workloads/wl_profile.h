@@ -3,7 +3,8 @@
  * similarity queries and one decay pass, and fold every result into a 64-bit checksum. Each phase
  * is a separate non-inlined function so a sampling profiler attributes time per phase. The checksum
  * is a pure function of the parameters: identical across runs, builds with the documented flags,
- * and SIMD paths. Changing any workload semantics changes it, and the pinned value in
+ * and SIMD paths (the batched and the one-query-per-call similarity phase give two different
+ * values, see similarity_batch). Changing any workload semantics changes it, and the pinned value in
  * tests/workloads/test_profile.c must then be updated deliberately.
  */
 #ifndef WORKLOADS_WL_PROFILE_H
@@ -27,7 +28,8 @@ typedef struct wl_profile_params {
     size_t similarity_queries;           /* similarity queries over the graph's embeddings */
     size_t top_k;                        /* results per similarity query */
     size_t similarity_batch;             /* queries per wl_similarity_topk_batch call; 0 or 1:
-                                            one wl_similarity_topk call per query (same checksum) */
+                                            one wl_similarity_topk call per query (its own
+                                            checksum: the batch fuses multiply and add) */
     float decay_tau_days;                /* decay time scale, days */
 } wl_profile_params;
 

@@ -4,7 +4,9 @@
  * fixed lane structure: element j is accumulated into partial sum p[j % 32] in increasing j, with
  * separate multiply and add (no FMA), and the 32 partial sums are combined in one fixed tree order.
  * The AVX2 path and the portable path implement exactly that structure, so they return
- * bit-identical results; which path runs can change speed but never a result.
+ * bit-identical results; which path runs can change speed but never a result. (The batched
+ * similarity, wl_similarity.h, fuses each multiply and add of its dot products, on both paths
+ * alike: the same bits on both, a few ulps from wl_dot.)
  */
 #ifndef WORKLOADS_WL_SIMD_H
 #define WORKLOADS_WL_SIMD_H

@@ -37,9 +37,15 @@ int wl_similarity_topk(const wl_candidates *c, const float *query, size_t k, wl_
                        size_t *hit_count);
 
 /**
- * Top-k for nq queries at once: hits[a*k .. a*k + hit_counts[a]) and hit_counts[a] are exactly,
- * bit for bit, what wl_similarity_topk(c, queries + a*D, k, ...) gives, for every a < nq. The
- * work is blocked: a block of up to WL_SIMILARITY_QUERY_BLOCK queries is scored against the
+ * Top-k for nq queries at once: hits[a*k .. a*k + hit_counts[a]) and hit_counts[a] for query a
+ * (queries + a*D), for every a < nq, defined as wl_similarity_topk's except that each element of
+ * the dot product is fused into its partial sum (p[j % 32] = fmaf(q[j], c[j], p[j % 32]), one
+ * rounding where wl_dot has two). The result is the same on every SIMD path and whatever nq or
+ * the query's position in the batch. Against wl_similarity_topk, for finite inputs: the counts
+ * are equal; every score, and so the score at every rank, is within
+ * WL_SIMILARITY_BATCH_TOLERANCE(D); the ids at a rank differ only at a near-tie, where the single
+ * query's own score of the batch's candidate is within twice that of the single query's score at
+ * that rank. The work is blocked: a block of up to WL_SIMILARITY_QUERY_BLOCK queries is scored against the
  * candidates a block of rows at a time, register-blocked over queries x rows, so each candidate
  * row is read from memory once per query block instead of once per query. That turns the
  * bandwidth-bound scan into a compute-bound one (docs/workloads.md).
@@ -54,6 +60,17 @@ int wl_similarity_topk_batch(const wl_candidates *c, const float *queries, size_
 
 /** Queries scored together per pass over the candidates by wl_similarity_topk_batch. */
 #define WL_SIMILARITY_QUERY_BLOCK 64
+
+/**
+ * Bound on |batch score - single-query score| of one candidate at dimension D: (2 * ceil(D/32) +
+ * 16) * 2^-24, about 3.8e-6 at D = 768. Both dot products carry a rounding error of at most
+ * gamma(ceil(D/32) + 5) * sum |q_j c_j| (a partial sum of ceil(D/32) terms, then the 5 levels
+ * of the combining tree), and sum |q_j c_j| <= |q| |c| (Cauchy-Schwarz), so the two cosines differ
+ * by at most about 2 (ceil(D/32) + 5) + 2 units of 2^-24 (the last 2: the division); 4 more
+ * cover the second-order terms. Assumes finite inputs and no underflow.
+ */
+#define WL_SIMILARITY_BATCH_TOLERANCE(D) \
+    ((float)(2 * (((D) + 31) / 32) + 16) * 0x1.0p-24f)
 
 #ifdef __cplusplus
 }
