@@ -93,6 +93,15 @@ int bench__cli_load_named(const bench__cli *c, const char *name, bench__saved *o
 /** Saves the OK results as baseline --save-baseline with the program's snapshot; 0 or -1. */
 int bench__cli_save_named(const bench__cli *c, const bench__context *ctx,
                           const bench__result *results, size_t n);
+/**
+ * Saves the OK results of a run as baseline `name` at `path` in directory `dir` (created when
+ * missing), without their comparison; with `snapshot`, the measured program beside it (a run of
+ * times; --instructions keeps none: its counts need no confirming run). Says what it saved on
+ * stderr; on failure prints one line and returns -1.
+ */
+int bench__save_named(const char *dir, const char *name, const char *path,
+                      const bench__context *ctx, const bench__result *results, size_t n,
+                      bool snapshot);
 /** Compares the contexts into *out and warns about each kind of difference on its own line. */
 void bench__cli_warn_context(const bench__context_id *now, const bench__context_id *then,
                              const char *name, bench__context_change *out);

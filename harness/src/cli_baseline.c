@@ -60,7 +60,16 @@ int bench__cli_load_named(const bench__cli *c, const char *name, bench__saved *o
 int bench__cli_save_named(const bench__cli *c, const bench__context *ctx,
                           const bench__result *results, size_t n)
 {
-    const char *dir = bench__cli_baseline_dir(c);
+    char path[4096];
+    bench__cli_baseline_path(c, c->save_baseline, path, sizeof path);
+    return bench__save_named(bench__cli_baseline_dir(c), c->save_baseline, path, ctx, results,
+                             n, true);
+}
+
+int bench__save_named(const char *dir, const char *name, const char *path,
+                      const bench__context *ctx, const bench__result *results, size_t n,
+                      bool snapshot)
+{
     if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
         fprintf(stderr, "bench: cannot create the baseline directory %s: %s\n", dir,
                 strerror(errno));
@@ -82,34 +91,33 @@ int bench__cli_save_named(const bench__cli *c, const bench__context *ctx,
         }
     bench__context sctx = *ctx;
     sctx.comparison = NULL;
-    char path[4096], msg[1024], tmp[4200];
+    char msg[1024], tmp[4200];
     /* The program that was measured goes beside the baseline, so that a later comparison can
      * run it interleaved with its own program (bench__cli_confirm_suspects). */
-    bool snap = bench__snapshot_prepare(dir, c->save_baseline, tmp, sizeof tmp,
-                                        sctx.program_hash, sizeof sctx.program_hash,
-                                        &sctx.program_bytes, msg, sizeof msg) == 0;
+    bool snap = snapshot && bench__snapshot_prepare(dir, name, tmp, sizeof tmp,
+                                                    sctx.program_hash, sizeof sctx.program_hash,
+                                                    &sctx.program_bytes, msg, sizeof msg) == 0;
     if (snap)
-        bench__msg(sctx.program_file, sizeof sctx.program_file, "%s.program", c->save_baseline);
-    else
+        bench__msg(sctx.program_file, sizeof sctx.program_file, "%s.program", name);
+    else if (snapshot)
         fprintf(stderr, "bench: warning: baseline '%s' keeps no copy of this program (%s): a "
                         "later comparison cannot confirm a change by running it\n",
-                c->save_baseline, msg);
-    bench__cli_baseline_path(c, c->save_baseline, path, sizeof path);
+                name, msg);
     int rc = bench__baseline_save(path, &sctx, ok, k, msg, sizeof msg);
     free(ok);
     if (rc != 0) {
         if (snap)
             unlink(tmp);
         char shown[4 * sizeof msg];
-        fprintf(stderr, "bench: saving baseline '%s' failed: %s\n", c->save_baseline,
+        fprintf(stderr, "bench: saving baseline '%s' failed: %s\n", name,
                 bench__escape(shown, sizeof shown, msg));
         return -1;
     }
-    if (snap && bench__snapshot_commit(dir, c->save_baseline, tmp, msg, sizeof msg) != 0)
+    if (snap && bench__snapshot_commit(dir, name, tmp, msg, sizeof msg) != 0)
         fprintf(stderr, "bench: warning: baseline '%s' was saved but its copy of the program "
-                        "was not: %s\n", c->save_baseline, msg);
+                        "was not: %s\n", name, msg);
     fprintf(stderr, "bench: saved %zu benchmark%s to baseline '%s' (%s)\n", k, k == 1 ? "" : "s",
-            c->save_baseline, path);
+            name, path);
     return 0;
 }
 
@@ -166,15 +174,7 @@ void bench__cli_side_from_result(const bench__cli *c, const bench__result *r, be
 int bench__cli_compare_exit(const bench__cli *c, const char *const *ids, const bench__change *ch,
                             size_t n, const char *against)
 {
-    bool regressed = false, violated = false;
-    for (size_t i = 0; i < n; i++) {
-        regressed |= ch[i].verdict == BENCH__V_REGRESSED;
-        if (c->strict)
-            violated |= bench__strict_violation(ids[i], ch[i].verdict, against);
-    }
-    if (c->fail_on_regression && regressed)
-        return BENCH_EXIT_REGRESSION;
-    return violated ? BENCH_EXIT_USAGE : BENCH_EXIT_OK;
+    return bench__compare_exit(ids, ch, n, c->strict, c->fail_on_regression, against);
 }
 
 /* Whether `id` is one of the n instances. (Their order, with parameters compared as numbers,

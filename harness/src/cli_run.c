@@ -115,8 +115,8 @@ static int calibration_runs(const bench__cli *c, int argc, char **argv, bench__s
 
 #define MAX_PROBES 4
 
-/* The run's probes: CUDA (always, first: it is primary for CUDA benchmarks), then perf events
- * and allocation statistics when asked for. Prints one line and returns -1 on failure. */
+/* The run's probes: CUDA (always: it gives the time of CUDA benchmarks), then perf events and
+ * allocation statistics when asked for; the runner adds the wall clock to every benchmark. Prints one line and returns -1 on failure. */
 int bench__cli_make_probes(bench__cli *c)
 {
     static bench__probe *probes[MAX_PROBES];

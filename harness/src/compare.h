@@ -82,6 +82,9 @@ typedef struct bench__compare_opts {
     bool drift_known;
     double drift_sd;
     bool drift_from_suite; /* drift_sd is bench__suite_drift's (set by bench__compare_all) */
+    /* The changes are of exact counts (--instructions: no test, no interval): the summary
+     * gives old -> new per row and the threshold, and no sentences or drift notes. */
+    bool exact;
 } bench__compare_opts;
 
 /*
@@ -215,12 +218,22 @@ void bench__print_verdict(FILE *o, const bench__change *c, bool color);
  * Prints the closing summary: every benchmark's verdict, worst first, and the counts. When nearly
  * all benchmarks moved together it says so, blaming the machine only when `context` records that
  * the machine changed between the runs; `context` NULL means both sides ran interleaved on one
- * machine (--ab). ids[i] names changes[i]. 0 or -1 (memory).
+ * machine (--ab). ids[i] names changes[i]. `method` names the correction over the comparison
+ * ("Holm"), or with opt->exact what was counted ("instructions per iteration, exact").
+ * 0 or -1 (memory).
  */
 int bench__print_compare_summary(FILE *o, const char *baseline, const char *const *ids,
                                  const bench__change *changes, size_t n,
                                  const bench__compare_opts *opt, const char *method,
                                  const bench__context_change *context, bool color);
+
+/**
+ * The exit code of a finished comparison of n rows (ids[i] names ch[i]): 1 for a regression when
+ * fail_on_regression; otherwise 2 when `strict` meets a new or removed benchmark (each named on
+ * stderr, in row order, with bench__strict_violation); else 0. Skipped benchmarks never change it.
+ */
+int bench__compare_exit(const char *const *ids, const bench__change *ch, size_t n, bool strict,
+                        bool fail_on_regression, const char *against);
 
 /**
  * --baseline-strict: when v is new or removed, prints one line on stderr naming the benchmark and

@@ -10,7 +10,9 @@
  * and reads them back from the dump file: callgrind counts only inside samples, and each dump
  * holds one sample (or one batch of a batched benchmark; the runner sums batches). The worker
  * sends each benchmark's samples over file descriptor 3 as lines of text; the coordinator turns
- * them into ordinary results, reports, compares and saves them.
+ * them into ordinary results and reports them; the comparison's summary and exit code are
+ * report_compare.c's (exact counts: bench__compare_opts.exact), the save is cli_baseline.c's
+ * (bench__save_named, without a program snapshot).
  *
  * Exactness. A sample's count is N * (instructions of one iteration) + c, where c is the
  * constant cost of the toggles and the timer reads around the loop. The count per iteration is
@@ -35,6 +37,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "cli.h"
 #include "instr.h"
 #include "proc.h"
 #include "user_build.h"
@@ -127,11 +130,6 @@ static double saved_per_iter(const bench__entry *e, const char *name)
     return NAN;
 }
 
-static const char *verdict_color(bench__verdict v)
-{
-    return v == BENCH__V_REGRESSED ? "\033[31m" : v == BENCH__V_IMPROVED ? "\033[32m" : "";
-}
-
 /* One row per compared benchmark, worst first, then the counts. */
 typedef struct summary_row {
     const char *id;
@@ -145,34 +143,34 @@ static int cmp_row(const void *a, const void *b)
     return bench__change_order(x->id, &x->c, y->id, &y->c);
 }
 
-/* Prints the comparison summary; returns whether anything regressed. */
-static bool print_summary(FILE *o, const char *baseline, summary_row *rows, size_t n,
-                          double threshold, bool color)
+/*
+ * The comparison's summary (report_compare.c's, for exact counts) and its exit code
+ * (bench__compare_exit: --fail-on-regression, --baseline-strict). The rows are put in the
+ * summary's order first, so the strict messages on stderr come in that order too. Returns the
+ * exit code, or -1 when out of memory.
+ */
+static int summarize(FILE *o, const char *baseline, summary_row *rows, size_t n, double threshold,
+                     bool color, bool strict, bool fail_on_regression)
 {
     qsort(rows, n, sizeof *rows, cmp_row);
-    size_t count[BENCH__NVERDICTS] = {0};
-    const char *bold = color ? "\033[1m" : "", *reset = color ? "\033[0m" : "";
-    fprintf(o, "\n%sComparison with baseline '%s'%s (instructions per iteration, exact; "
-               "threshold %.2f%%)\n",
-            bold, baseline, reset, threshold * 100.0);
-    for (size_t i = 0; i < n; i++) {
-        const bench__change *c = &rows[i].c;
-        count[c->verdict]++;
-        if (!bench__verdict_has_numbers(c->verdict)) {
-            fprintf(o, "  %-13s %s\n", bench__verdict_name(c->verdict), rows[i].id);
-            continue;
+    const char **ids = calloc(n ? n : 1, sizeof *ids);
+    bench__change *ch = calloc(n ? n : 1, sizeof *ch);
+    int rc = -1;
+    if (ids && ch) {
+        for (size_t i = 0; i < n; i++) {
+            ids[i] = rows[i].id;
+            ch[i] = rows[i].c;
         }
-        fprintf(o, "  %s%-13s%s %-40s %+8.3f%% (%.1f -> %.1f)\n",
-                color ? verdict_color(c->verdict) : "", bench__verdict_name(c->verdict), reset,
-                rows[i].id, (c->ratio - 1.0) * 100.0, c->old_median, c->new_median);
+        bench__compare_opts opt = {.noise_threshold = threshold, .exact = true};
+        char what[128];
+        bench__msg(what, sizeof what, "baseline '%s'", baseline);
+        if (bench__print_compare_summary(o, what, ids, ch, n, &opt,
+                                         "instructions per iteration, exact", NULL, color) == 0)
+            rc = bench__compare_exit(ids, ch, n, strict, fail_on_regression, what);
     }
-    fprintf(o, "%zu regressed, %zu improved, %zu no change", count[BENCH__V_REGRESSED],
-            count[BENCH__V_IMPROVED], count[BENCH__V_NO_CHANGE]);
-    for (int v = BENCH__V_INCOMPARABLE; v < BENCH__NVERDICTS; v++)
-        if (count[v])
-            fprintf(o, ", %zu %s", count[v], bench__verdict_name((bench__verdict)v));
-    fputc('\n', o);
-    return count[BENCH__V_REGRESSED] > 0;
+    free(ids);
+    free(ch);
+    return rc;
 }
 
 /* Adds a row with a status instead of numbers (skipped, new, removed). */
@@ -181,17 +179,6 @@ static void status_row(summary_row *row, const char *id, bench__verdict v)
     memset(row, 0, sizeof *row);
     row->id = id;
     row->c.verdict = v;
-}
-
-/* --baseline-strict: whether a row is new or removed (each named on stderr). */
-static bool strict_violations(const summary_row *rows, size_t n, const char *baseline)
-{
-    char what[128];
-    bench__msg(what, sizeof what, "baseline '%s'", baseline);
-    bool any = false;
-    for (size_t i = 0; i < n; i++)
-        any |= bench__strict_violation(rows[i].id, rows[i].c.verdict, what);
-    return any;
 }
 
 int bench__instr_compare_saved(const bench__saved *cur, const bench__saved *old, const bool *sel,
@@ -223,16 +210,18 @@ int bench__instr_compare_saved(const bench__saved *cur, const bench__saved *old,
         free(rows);
         return BENCH_EXIT_USAGE;
     }
-    bool regressed = print_summary(stdout, old_name, rows, m, threshold, color);
-    bool violated = strict && strict_violations(rows, m, old_name);
+    int exit_code = summarize(stdout, old_name, rows, m, threshold, color, strict,
+                              fail_on_regression);
     free(rows);
+    if (exit_code < 0) {
+        fprintf(stderr, "bench: out of memory\n");
+        return BENCH_EXIT_USAGE;
+    }
     if (fflush(stdout) != 0 || ferror(stdout)) {
         fprintf(stderr, "bench: writing to stdout failed\n");
         return BENCH_EXIT_USAGE;
     }
-    if (regressed && fail_on_regression)
-        return BENCH_EXIT_REGRESSION;
-    return violated ? BENCH_EXIT_USAGE : BENCH_EXIT_OK;
+    return exit_code;
 }
 
 #ifdef INSTR_UNAVAILABLE
@@ -604,6 +593,11 @@ static void build_result(bench__result *r, const bench__instance *inst, const wo
     }
 }
 
+static const char *verdict_color(bench__verdict v)
+{
+    return v == BENCH__V_REGRESSED ? "\033[31m" : v == BENCH__V_IMPROVED ? "\033[32m" : "";
+}
+
 /* The pretty line of one result (and its change). */
 static void print_pretty(FILE *o, const bench__result *r, const bench__change *ch, bool color)
 {
@@ -908,13 +902,13 @@ int bench__instr_run(const bench__instr_request *q)
     if (q->baseline) {
         for (size_t j = 0; j < q->nabsent; j++)
             status_row(&rows[m++], q->absent_ids[j], q->absent_verdicts[j]);
-        bool regressed = print_summary(pretty ? stdout : stderr, q->baseline, rows, m,
-                                       q->threshold, pretty ? q->color : isatty(STDERR_FILENO));
-        bool violated = q->strict && strict_violations(rows, m, q->baseline);
-        if (regressed && q->fail_on_regression && exit_code == BENCH_EXIT_OK)
-            exit_code = BENCH_EXIT_REGRESSION;
-        if (violated && exit_code == BENCH_EXIT_OK)
-            exit_code = BENCH_EXIT_USAGE;
+        int cmp_exit = summarize(pretty ? stdout : stderr, q->baseline, rows, m, q->threshold,
+                                 pretty ? q->color : isatty(STDERR_FILENO), q->strict,
+                                 q->fail_on_regression);
+        if (cmp_exit < 0)
+            fprintf(stderr, "bench: out of memory\n");
+        if (exit_code == BENCH_EXIT_OK)
+            exit_code = cmp_exit < 0 ? BENCH_EXIT_USAGE : cmp_exit;
     }
     char msg[1024];
     if ((!pretty && rep.end(&rep, &ctx, results, nsel) != 0) || fflush(stdout) != 0 ||
@@ -929,40 +923,12 @@ int bench__instr_run(const bench__instr_request *q)
         if (exit_code == BENCH_EXIT_OK)
             exit_code = BENCH_EXIT_USAGE;
     }
-    if (q->save_baseline) {
-        /* Only measured benchmarks are saved: a failed or skipped one keeps its old entry. */
-        bench__result *ok = calloc(nsel ? nsel : 1, sizeof *ok);
-        size_t k = 0;
-        int rc;
-        if (!ok) {
-            rc = BENCH_ENOMEM;
-            bench__msg(msg, sizeof msg, "%s", "out of memory");
-        } else if (mkdir(q->baseline_dir, 0755) != 0 && errno != EEXIST) {
-            rc = BENCH_EIO;
-            bench__msg(msg, sizeof msg, "cannot create the baseline directory %s: %s",
-                       q->baseline_dir, strerror(errno));
-        } else {
-            /* A baseline holds counts, not how they compared with another baseline. */
-            for (size_t j = 0; j < nsel; j++)
-                if (results[j].status == BENCH__OK) {
-                    ok[k] = results[j];
-                    ok[k].change = NULL;
-                    ok[k++].metric_changes = NULL;
-                }
-            bench__context sctx = ctx;
-            sctx.comparison = NULL;
-            rc = bench__baseline_save(q->save_path, &sctx, ok, k, msg, sizeof msg);
-        }
-        if (rc != 0) {
-            fprintf(stderr, "bench: saving baseline '%s' failed: %s\n", q->save_baseline, msg);
-            if (exit_code == BENCH_EXIT_OK)
-                exit_code = BENCH_EXIT_USAGE;
-        } else {
-            fprintf(stderr, "bench: saved %zu benchmark%s to baseline '%s' (%s)\n", k,
-                    k == 1 ? "" : "s", q->save_baseline, q->save_path);
-        }
-        free(ok);
-    }
+    /* Saved like a run of times (cli_baseline.c), but without a copy of the program: counts
+     * need no confirming run. */
+    if (q->save_baseline && bench__save_named(q->baseline_dir, q->save_baseline, q->save_path,
+                                              &ctx, results, nsel, false) != 0 &&
+        exit_code == BENCH_EXIT_OK)
+        exit_code = BENCH_EXIT_USAGE;
 out:
     if (have_dir)
         remove_dir(dir);

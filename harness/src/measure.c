@@ -1,25 +1,56 @@
 /*
- * measure.c: measurement backends. A backend brackets one sample: start just before the first
- * iteration, stop just after the last. The wall clock is the primary backend; counter and GPU
- * backends plug into the same interface (bench__meas in internal.h).
+ * measure.c: the wall clock as a probe, the default primary probe of every benchmark. It
+ * brackets one sample (or timed block) like every other probe: start reads the clock as its
+ * last action, just before the first iteration; stop reads it as its first action, just after
+ * the last. The runner attaches it innermost (started last, stopped first), so no other
+ * probe's cost is inside the time it measures. Its value is the sample's elapsed time in ns;
+ * when another probe gives the time (CUDA events), the runner records it as the metric
+ * "host_wall".
  */
 #include "internal.h"
 
-static void wall_start(bench__meas *m)
+/* The running sample's start, ns. One benchmark runs at a time, in the main thread; a static
+ * rather than the probe's state so that stop keeps no pointer across its clock read (fewer
+ * instructions before the read, inside the time). */
+static int64_t wall_t0;
+
+static int wall_attach(bench__probe *p, bench__result *r)
 {
-    m->t0 = bench__now_ns();
+    (void)p, (void)r;
+    return 0; /* every benchmark; its one value is the time, or host_wall (the runner's) */
 }
 
-static double wall_stop(bench__meas *m)
+static void wall_start(bench__probe *p)
 {
-    return (double)(bench__now_ns() - m->t0);
+    /* The clock read is the last action: the timed block follows. */
+    (void)p;
+    wall_t0 = bench__now_ns();
 }
 
-void bench__meas_wall_init(bench__meas *m)
+static void wall_stop(bench__probe *p, double *values, double *fraction)
 {
-    m->name = "wall";
-    m->unit = "ns";
-    m->start = wall_start;
-    m->stop = wall_stop;
-    m->t0 = 0;
+    /* The clock read is the first action: nothing after the block's last iteration is timed. */
+    (void)p;
+    int64_t t1 = bench__now_ns();
+    values[0] = (double)(t1 - wall_t0);
+    *fraction = 1.0;
+}
+
+static void wall_detach(bench__probe *p, bench__result *r)
+{
+    (void)p, (void)r;
+}
+
+bench__probe *bench__wall_probe(void)
+{
+    static bench__probe probe = {
+        .name = "wall",
+        .attach = wall_attach,
+        .start = wall_start,
+        .stop = wall_stop,
+        .detach = wall_detach,
+        .primary = true,
+        .time_metric = "host_wall",
+    };
+    return &probe;
 }

@@ -68,6 +68,34 @@ typedef struct bench__run_options {
     } job;
 } bench__run_options;
 
+/** How a benchmark's samples are planned: the mode's one difference to the runner. */
+typedef enum bench__plan_kind {
+    BENCH__PLAN_TIMED,   /* warm-up, the sampling plan, the stopping rules, rounds */
+    BENCH__PLAN_FIXED,   /* exactly fixed_iters, no warm-up (instruction counting) */
+    BENCH__PLAN_PROFILE, /* --profile-time: iterations for an outside profiler, no statistics */
+    BENCH__PLAN_DRIVEN,  /* A/B worker: each sample as worker_in says, its time to worker_out */
+} bench__plan_kind;
+
+/**
+ * What the run's mode needs of the runner, derived once from the run options
+ * (bench__plan_for): the runner asks the plan and tests no mode field of the options. Which
+ * probe gives the time is the plan's rule too (probe.h): the first attached probe that can.
+ */
+typedef struct bench__plan {
+    bench__plan_kind kind;
+    bool worker_process;  /* a worker process measures one part of a benchmark (job): its
+                           * rounds are the processes and its manager does the statistics */
+    bool one_stretch;     /* the body runs once, in one round (fixed, profile, driven) */
+    bool keeps_samples;   /* samples and their probe values go into the result (timed, fixed) */
+    bool analyses;        /* this process computes the estimates (keeps samples, not a worker
+                           * process) */
+    bool time_only;       /* only probes that can give the time attach (driven: the A/B
+                           * coordinator compares times) */
+} bench__plan;
+
+/** The plan the run options ask for (opt may be NULL: a timed run). */
+void bench__plan_for(bench__plan *plan, const bench__run_options *opt);
+
 /** The built-in defaults (docs/cli.md lists them). */
 extern const bench__settings bench__default_settings;
 extern const bench__settings bench__quick_settings;

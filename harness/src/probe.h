@@ -1,7 +1,8 @@
 /*
  * probe.h: the clock and the one interface of every measurement around a sample (the wall
  * clock, perf counters, allocation counts, CUDA events, instruction counts): probes, the
- * metrics and facts they record, and the constructors of the optional layers' probes.
+ * metrics and facts they record, and the constructors of the probes (the wall clock's and the
+ * optional layers').
  */
 #ifndef HARNESS_PROBE_H
 #define HARNESS_PROBE_H
@@ -27,24 +28,6 @@ typedef struct bench__clock_info {
 int64_t bench__now_ns(void);
 /** Measures the clock's cost and resolution (about 2 ms); idempotent. */
 const bench__clock_info *bench__clock_calibrate(void);
-
-/* ---- measurement backends ---- */
-
-/**
- * A measurement backend times or counts one sample. The runner starts every backend, innermost
- * (the wall clock) last, runs the sample, then stops them in reverse order. Start and stop must
- * be cheap and must not allocate.
- */
-typedef struct bench__meas {
-    const char *name; /* e.g. "wall" */
-    const char *unit; /* unit of the values, e.g. "ns" */
-    void (*start)(struct bench__meas *m);
-    double (*stop)(struct bench__meas *m); /* the sample's total in `unit` */
-    int64_t t0;                           /* backend state */
-} bench__meas;
-
-/** The wall-clock backend (CLOCK_MONOTONIC, ns). */
-void bench__meas_wall_init(bench__meas *m);
 
 struct bench__result;
 
@@ -76,12 +59,19 @@ typedef struct bench__fact {
 } bench__fact;
 
 /**
- * A probe measures something around every sample. The runner attaches each probe of the run to
- * each benchmark before its body runs, starts attached probes before a sample (in order, the
- * wall clock last) and stops them after it (the wall clock first, then in reverse order), so
- * their own cost stays out of the time and the time's out of theirs. Start and stop must not
- * allocate and must be cheap; a probe that cannot be cheap (e.g. synchronising a GPU) says so
- * in its documentation.
+ * A probe measures something around every sample: the wall clock, perf counters, allocation
+ * counts, CUDA events, instruction counts. The runner attaches each probe of the run to each
+ * benchmark before its body runs, then the wall clock's probe (bench__wall_probe) last; it
+ * starts attached probes before a sample (in order, so the wall clock last) and stops them after
+ * it (the wall clock first, then in reverse order), so their own cost stays out of the time and
+ * the time's out of theirs. Start and stop run once per sample (or timed block), never inside
+ * the iteration loop; they must not allocate and must be cheap; a probe that cannot be cheap
+ * (e.g. synchronising a GPU) says so in its documentation.
+ *
+ * Which probe gives the sample's time is the plan's rule, not a mode's: of the attached probes
+ * that can (`primary`), the first one does; the wall clock, attached last, is the default. A
+ * later one that can give a time records it as its metric `time_metric` instead (the wall
+ * clock's is "host_wall"); one without a `time_metric` fails the benchmark.
  */
 typedef struct bench__probe {
     const char *name;
@@ -96,21 +86,31 @@ typedef struct bench__probe {
     /* Writes the sample's values, one per metric it registered, in registration order; sets
      * *fraction to the part of the sample they were counted for (1.0 unless multiplexed). */
     void (*stop)(struct bench__probe *p, double *values, double *fraction);
-    /* Optional, primary probes only: called just before the wall clock stops, so the host wall
-     * time covers the work's completion (a CUDA probe waits for its stop event here). */
+    /* Optional, primary probes only: called, when this probe gives the time, just before the
+     * wall clock stops, so the host wall time covers the work's completion (a CUDA probe waits
+     * for its stop event here). */
     void (*complete)(struct bench__probe *p);
     /* After the body: may add facts (bench__fact_add); releases per-benchmark resources. */
     void (*detach)(struct bench__probe *p, struct bench__result *r);
     /*
-     * A primary probe's first value, in ns, is the sample's time instead of the wall clock's
-     * (CUDA events: GPU time); the wall clock's time is then recorded as the metric "host_wall".
-     * At most one primary probe is attached to a benchmark.
+     * The probe can give the sample's time: its first value, in ns, comes before the values of
+     * the metrics it registered (CUDA events: GPU time; the wall clock: elapsed time).
      */
     bool primary;
+    /* A primary probe's metric name for its time when another probe gives the time (the wall
+     * clock's "host_wall", unit ns); NULL: it cannot stand aside. */
+    const char *time_metric;
     void *state; /* the probe's own */
     /* At the end of the run: releases the probe (may be NULL). */
     void (*destroy)(struct bench__probe *p);
 } bench__probe;
+
+/**
+ * The wall clock (CLOCK_MONOTONIC, ns; measure.c): the default primary probe, attached by the
+ * runner to every benchmark, innermost. Its value is the sample's elapsed time, or the metric
+ * "host_wall" when another probe gives the time. One benchmark runs at a time: a single probe.
+ */
+bench__probe *bench__wall_probe(void);
 
 /*
  * The probes of the optional layers. Each create function returns 0 and a probe; or a negative

@@ -1,7 +1,8 @@
 /*
  * report_compare.c: how a comparison with a baseline reads in the terminal: the change line under
- * each benchmark (as Criterion prints it), the verdict sentences, and the closing summary that
- * counts verdicts and lists the worst changes first. Benchmarks with a status instead of numbers
+ * each benchmark (as Criterion prints it), the verdict sentences, the closing summary that
+ * counts verdicts and lists the worst changes first (of times, or of --instructions' exact
+ * counts), and the comparison's exit code. Benchmarks with a status instead of numbers
  * (skipped, new, removed, not compared) are listed by name after the others and counted; they
  * never count as a change. Ids and metric names may come from files: they are printed escaped
  * (bench__escape).
@@ -177,10 +178,14 @@ int bench__print_compare_summary(FILE *o, const char *baseline, const char *cons
     }
     qsort(rows, n, sizeof *rows, cmp_row);
     const char *reset = paint(color, "\033[0m"), *bold = paint(color, "\033[1m");
-    fprintf(o, "\n%sComparison with %s%s (significance %.3g over all %zu compared, %s; noise "
-               "threshold %.2f%%)\n",
-            bold, baseline, reset, opt->significance_level, ncompared, method,
-            opt->noise_threshold * 100.0);
+    if (opt->exact)
+        fprintf(o, "\n%sComparison with %s%s (%s; threshold %.2f%%)\n", bold, baseline, reset,
+                method, opt->noise_threshold * 100.0);
+    else
+        fprintf(o, "\n%sComparison with %s%s (significance %.3g over all %zu compared, %s; "
+                   "noise threshold %.2f%%)\n",
+                bold, baseline, reset, opt->significance_level, ncompared, method,
+                opt->noise_threshold * 100.0);
     char id[BENCH__ESCAPED_ID];
     for (size_t i = 0; i < n; i++) {
         const bench__change *c = rows[i].c;
@@ -191,10 +196,26 @@ int bench__print_compare_summary(FILE *o, const char *baseline, const char *cons
         pct(hi, sizeof hi, c->ratio_upper);
         if (!bench__verdict_has_numbers(c->verdict))
             fprintf(o, "  %-13s %s\n", bench__verdict_name(c->verdict), id);
+        else if (opt->exact)
+            fprintf(o, "  %s%-13s%s %-40s %+8.3f%% (%.1f -> %.1f)\n",
+                    paint(color, verdict_color(c->verdict)), bench__verdict_name(c->verdict),
+                    reset, id, (c->ratio - 1.0) * 100.0, c->old_median, c->new_median);
         else
             fprintf(o, "  %s%-13s%s %-40s %8s [%s, %s] p=%.4f\n",
                     paint(color, verdict_color(c->verdict)), bench__verdict_name(c->verdict),
                     reset, id, mid, lo, hi, c->p_adjusted);
+    }
+    if (opt->exact) {
+        /* Exact counts: the numbers say it all; nothing drifts between two counts. */
+        fprintf(o, "%zu regressed, %zu improved, %zu no change", count[BENCH__V_REGRESSED],
+                count[BENCH__V_IMPROVED], count[BENCH__V_NO_CHANGE]);
+        for (int v = BENCH__V_INCOMPARABLE; v < BENCH__NVERDICTS; v++)
+            if (count[v])
+                fprintf(o, ", %zu %s", count[v], bench__verdict_name((bench__verdict)v));
+        fputc('\n', o);
+        free(logs);
+        free(rows);
+        return 0;
     }
     for (size_t i = 0; i < n; i++)
         if (rows[i].c->verdict == BENCH__V_REGRESSED || rows[i].c->verdict == BENCH__V_IMPROVED)
@@ -233,6 +254,20 @@ int bench__print_compare_summary(FILE *o, const char *baseline, const char *cons
     free(logs);
     free(rows);
     return 0;
+}
+
+int bench__compare_exit(const char *const *ids, const bench__change *ch, size_t n, bool strict,
+                        bool fail_on_regression, const char *against)
+{
+    bool regressed = false, violated = false;
+    for (size_t i = 0; i < n; i++) {
+        regressed |= ch[i].verdict == BENCH__V_REGRESSED;
+        if (strict)
+            violated |= bench__strict_violation(ids[i], ch[i].verdict, against);
+    }
+    if (fail_on_regression && regressed)
+        return BENCH_EXIT_REGRESSION;
+    return violated ? BENCH_EXIT_USAGE : BENCH_EXIT_OK;
 }
 
 bool bench__strict_violation(const char *id, bench__verdict v, const char *against)

@@ -80,18 +80,32 @@ struct bench {
     const bench__run_options *opt;
     bench__result *r;
     const bench__clock_info *clk;
-    bench__meas wall;
+    bench__plan plan; /* what the run's mode needs */
 
-    /* probes attached to this benchmark, their first value's index in vals, and the values */
-    bench__probe *probes[BENCH__MAX_METRICS];
-    size_t probe_first[BENCH__MAX_METRICS];
-    size_t nprobes;
-    bench__probe *primary;  /* its first value is the time; NULL: the wall clock's is */
-    int host_wall;          /* metric index of the wall time under a primary probe; -1: none */
+    /*
+     * Probes attached to this benchmark, the wall clock's last (probes[nouter]), their first
+     * value's index in vals, and the values. The wall clock is started and stopped through
+     * copies of its probe's functions: no more loads inside the timed block than a direct
+     * clock object had.
+     */
+    bench__probe *probes[BENCH__MAX_METRICS + 1];
+    size_t probe_first[BENCH__MAX_METRICS + 1];
+    size_t nprobes;         /* attached, the wall clock included */
+    size_t nouter;          /* attached before the wall clock (started before it) */
+    bench__probe *clock;    /* the wall clock's probe, innermost */
+    void (*clock_start)(bench__probe *p);
+    void (*clock_stop)(bench__probe *p, double *values, double *fraction);
+    size_t clock_slot;      /* its value's index in vals */
+    double *clock_out;      /* &vals[clock_slot] */
+    double clock_frac;      /* its fraction (always 1) */
+    bench__probe *primary;  /* gives the time: the first attached probe that can */
+    bench__probe *completer; /* the primary probe when it has a complete hook; else NULL */
+    size_t time_slot;       /* the primary's time's index in vals */
     size_t nvals;           /* values per sample over all attached probes */
-    double vals[BENCH__MAX_METRICS + 1];  /* the last stop's values */
-    double acc[BENCH__MAX_METRICS + 1];   /* accumulated over the running sample's batches */
-    double frac[BENCH__MAX_METRICS];      /* per probe: smallest counted fraction of the sample */
+    int metric_of[BENCH__MAX_METRICS + 2]; /* per value: its metric in r; -1: the time */
+    double vals[BENCH__MAX_METRICS + 2];  /* the last stop's values */
+    double acc[BENCH__MAX_METRICS + 2];   /* accumulated over the running sample's batches */
+    double frac[BENCH__MAX_METRICS + 1];  /* per probe: smallest counted fraction of the sample */
 
     enum phase phase;
     bool in_sample;      /* a sample is running (its clock started) */
@@ -125,6 +139,23 @@ struct bench {
 static double clampd(double v, double lo, double hi)
 {
     return v < lo ? lo : v > hi ? hi : v;
+}
+
+void bench__plan_for(bench__plan *plan, const bench__run_options *opt)
+{
+    memset(plan, 0, sizeof *plan);
+    plan->kind = BENCH__PLAN_TIMED;
+    if (opt && opt->worker_in)
+        plan->kind = BENCH__PLAN_DRIVEN;
+    else if (opt && opt->profile_time > 0)
+        plan->kind = BENCH__PLAN_PROFILE;
+    else if (opt && opt->nfixed > 0)
+        plan->kind = BENCH__PLAN_FIXED;
+    plan->worker_process = opt && opt->job.active;
+    plan->one_stretch = plan->kind != BENCH__PLAN_TIMED;
+    plan->keeps_samples = plan->kind == BENCH__PLAN_TIMED || plan->kind == BENCH__PLAN_FIXED;
+    plan->analyses = plan->keeps_samples && !plan->worker_process;
+    plan->time_only = plan->kind == BENCH__PLAN_DRIVEN;
 }
 
 void bench__resolve_settings(bench__settings *out, const bench__run_options *opt,
@@ -167,15 +198,17 @@ void bench__resolve_settings(bench__settings *out, const bench__run_options *opt
         if (!opt->cli.rounds && out->rounds > q->rounds)
             out->rounds = q->rounds;
     }
-    if (opt && (opt->worker_in || opt->nfixed > 0 || opt->profile_time > 0))
+    bench__plan pl;
+    bench__plan_for(&pl, opt);
+    if (pl.one_stretch)
         out->rounds = 1; /* A/B workers, fixed plans and profiling run one stretch */
-    else if (opt && opt->job.active)
+    else if (pl.worker_process)
         out->rounds = (int)opt->job.count; /* a worker process is one round of its benchmark */
     if (out->rounds < 1)
         out->rounds = 1;
     if (out->sample_size < 2)
         out->sample_size = 2;
-    if (out->rounds > out->sample_size && !(opt && opt->job.active))
+    if (out->rounds > out->sample_size && !pl.worker_process)
         out->rounds = out->sample_size;
     if (out->warm_up_time < 0)
         out->warm_up_time = 0;
@@ -308,13 +341,13 @@ static uint64_t sample_iters(const bench_t *b, size_t k)
 static void sample_done(bench_t *b, uint64_t iters, double total_ns)
 {
     bench__result *r = b->r;
-    if (b->opt->worker_out) {
+    if (b->plan.kind == BENCH__PLAN_DRIVEN) {
         /* A/B worker: the coordinator keeps the samples. */
         fprintf(b->opt->worker_out, "T %.17g\n", total_ns);
         fflush(b->opt->worker_out);
         return;
     }
-    if (b->opt->profile_time > 0) {
+    if (b->plan.kind == BENCH__PLAN_PROFILE) {
         r->profile_iters += iters;
         r->profile_ns += total_ns;
     } else if (b->phase == PH_WARMUP || b->phase == PH_REWARM) {
@@ -407,7 +440,7 @@ static void end_round(bench_t *b, int64_t now, const char *why)
     b->rounds_done++;
     b->phase = PH_DONE;
     bool all = r->nsamples >= (size_t)r->settings.sample_size;
-    if (b->rounds == 1 || b->opt->job.active) {
+    if (b->rounds == 1 || b->plan.worker_process) {
         r->stop_reason = why;
         b->finished = true;
     } else if (all || b->rounds_done >= b->rounds) {
@@ -430,12 +463,16 @@ static uint64_t next_sample(bench_t *b)
         b->phase = PH_DONE;
         return 0;
     }
-    if (b->opt->worker_in)
+    switch (b->plan.kind) {
+    case BENCH__PLAN_DRIVEN:
         return worker_next(b);
-    if (b->opt->profile_time > 0)
+    case BENCH__PLAN_PROFILE:
         return profile_next(b, now);
-    if (b->opt->nfixed > 0)
+    case BENCH__PLAN_FIXED:
         return fixed_next(b, now);
+    case BENCH__PLAN_TIMED:
+        break;
+    }
     if (b->phase == PH_INIT) {
         b->phase = PH_WARMUP;
         b->bench_start_ns = b->warm_start_ns = now;
@@ -473,7 +510,7 @@ static uint64_t next_sample(bench_t *b)
         double shortest = (double)b->step * b->est_ns;
         /* A fresh worker process has cold caches, unfaulted pages and unresolved symbols: it
          * always discards one sample first, unless that would take half its budget. */
-        bool fresh = b->opt->job.active && b->rewarm_samples == 0 &&
+        bool fresh = b->plan.worker_process && b->rewarm_samples == 0 &&
                      shortest <= 0.5 * r->settings.measurement_time * 1e9 / (double)b->rounds;
         if (fresh || elapsed + shortest <= warm) {
             b->rewarm_samples++;
@@ -500,7 +537,7 @@ static uint64_t next_sample(bench_t *b)
         if (elapsed + (double)next * per_iter_wall > budget * (1.0 + BUDGET_SLACK))
             stop = "time budget";
     }
-    if (!stop && b->rounds == 1 && !b->opt->job.active && r->settings.target_precision > 0 &&
+    if (!stop && b->rounds == 1 && !b->plan.worker_process && r->settings.target_precision > 0 &&
         k >= b->next_check &&
         elapsed >= PRECISION_MIN_SPAN * budget) {
         b->next_check = k + (k / 10 > 1 ? k / 10 : 1);
@@ -518,46 +555,39 @@ static uint64_t next_sample(bench_t *b)
 
 /* ---- probes around samples ---- */
 
+/* Starts the probes attached before the wall clock, in order. */
 static void probes_start(bench_t *b)
 {
-    for (size_t i = 0; i < b->nprobes; i++)
+    for (size_t i = 0; i < b->nouter; i++)
         b->probes[i]->start(b->probes[i]);
 }
 
-/* Stops the probes (reverse order) and adds their values to the running sample's; returns the
- * sample part's time: the primary probe's, or `wall_ns` when there is none. */
-static double probes_stop(bench_t *b, double wall_ns)
+/* After the wall clock stopped: stops the other probes (reverse order), adds every value but
+ * the time to the running sample's; returns the sample part's time (the primary probe's). */
+static double probes_stop(bench_t *b)
 {
-    for (size_t i = b->nprobes; i-- > 0;) {
+    for (size_t i = b->nouter; i-- > 0;) {
         double f = 1.0;
         b->probes[i]->stop(b->probes[i], b->vals + b->probe_first[i], &f);
         if (f < b->frac[i] && b->phase == PH_MEASURE)
             b->frac[i] = f;
     }
-    if (!b->primary) {
-        for (size_t j = 0; j < b->nvals; j++)
+    for (size_t j = 0; j < b->nvals; j++)
+        if (j != b->time_slot)
             b->acc[j] += b->vals[j];
-        return wall_ns;
-    }
-    /* The primary probe is attached first: its first value, vals[0], is the time; the wall
-     * clock's time goes to the host_wall metric through acc[nvals]. */
-    b->vals[b->nvals] = wall_ns;
-    for (size_t j = 1; j <= b->nvals; j++)
-        b->acc[j] += b->vals[j];
-    return b->vals[0];
+    return b->vals[b->time_slot];
 }
 
-/* Records the running sample's probe values into the metrics (measurement phase only) and
- * clears the accumulators. */
+/* Records the running sample's probe values into their metrics (kept samples only) and clears
+ * the accumulators. */
 static void probes_record(bench_t *b)
 {
     bench__result *r = b->r;
-    if (b->nprobes && b->phase == PH_MEASURE && !b->opt->profile_time && r->nsamples > 0) {
-        size_t k = r->nsamples - 1, m = 0;
-        for (size_t j = b->primary ? 1 : 0; j < b->nvals; j++)
-            r->metrics[m++].totals[k] = b->acc[j];
-        if (b->primary && b->host_wall >= 0)
-            r->metrics[b->host_wall].totals[k] = b->acc[b->nvals];
+    if (b->nouter && b->phase == PH_MEASURE && b->plan.keeps_samples && r->nsamples > 0) {
+        size_t k = r->nsamples - 1;
+        for (size_t j = 0; j < b->nvals; j++)
+            if (b->metric_of[j] >= 0)
+                r->metrics[b->metric_of[j]].totals[k] = b->acc[j];
     }
     memset(b->acc, 0, sizeof b->acc);
 }
@@ -565,12 +595,11 @@ static void probes_record(bench_t *b)
 uint64_t bench__loop_next(bench_t *b)
 {
     if (b->in_sample) {
-        if (b->primary && b->primary->complete)
-            b->primary->complete(b->primary);
+        if (b->completer)
+            b->completer->complete(b->completer);
         /* First action: stop the clock, so the bookkeeping below is not timed. */
-        double t = b->wall.stop(&b->wall);
-        if (b->nprobes)
-            t = probes_stop(b, t);
+        b->clock_stop(b->clock, b->clock_out, &b->clock_frac);
+        double t = b->nouter ? probes_stop(b) : *b->clock_out;
         b->in_sample = false;
         sample_done(b, b->cur_iters, t);
         probes_record(b);
@@ -583,10 +612,10 @@ uint64_t bench__loop_next(bench_t *b)
         return 0;
     b->cur_iters = n;
     b->in_sample = true;
-    if (b->nprobes)
+    if (b->nouter)
         probes_start(b);
     /* Last action: start the clock; the caller's next instruction is the loop body. */
-    b->wall.start(&b->wall);
+    b->clock_start(b->clock);
     return n;
 }
 
@@ -622,24 +651,23 @@ uint64_t bench__batch_next(bench_t *b, uint64_t max_batch)
 
 int bench__timed_begin(bench_t *b)
 {
-    if (b->nprobes)
+    if (b->nouter)
         probes_start(b);
-    b->wall.start(&b->wall); /* last action: the timed block follows */
+    b->clock_start(b->clock); /* last action: the timed block follows */
     return 1;
 }
 
 int bench__timed_end(bench_t *b)
 {
-    if (b->primary && b->primary->complete)
-        b->primary->complete(b->primary);
-    double t = b->wall.stop(&b->wall); /* first action */
+    if (b->completer)
+        b->completer->complete(b->completer);
+    b->clock_stop(b->clock, b->clock_out, &b->clock_frac); /* first action */
     /* Each timed block pays for about one clock read; remove it so per-batch timing is unbiased. */
-    t -= b->clk->cost_ns;
-    if (t < 0)
-        t = 0;
-    if (b->nprobes)
-        t = probes_stop(b, t);
-    b->accum_ns += t;
+    double *wall = b->clock_out;
+    *wall -= b->clk->cost_ns;
+    if (*wall < 0)
+        *wall = 0;
+    b->accum_ns += b->nouter ? probes_stop(b) : *wall;
     return 0;
 }
 
@@ -781,19 +809,24 @@ static void detach_attached(bench_t *b)
 {
     for (size_t j = b->nprobes; j-- > 0;)
         b->probes[j]->detach(b->probes[j], b->r);
-    b->nprobes = 0;
-    b->primary = NULL;
+    b->nprobes = b->nouter = 0;
+    b->primary = b->completer = NULL;
 }
 
-/* Attaches the run's probes to this benchmark; false when it must not run (skipped/failed). */
+/*
+ * Attaches the run's probes to this benchmark, then the wall clock's (innermost), and picks the
+ * primary probe: the first attached that can give the time. Maps each probe value to its metric.
+ * False when the benchmark must not run (skipped/failed).
+ */
 static bool probes_attach(bench_t *b)
 {
     bench__result *r = b->r;
     const bench__run_options *opt = b->opt;
-    b->host_wall = -1;
-    for (size_t i = 0; i < opt->nprobes && i < BENCH__MAX_METRICS; i++) {
-        bench__probe *p = opt->probes[i];
-        if (opt->worker_in && !p->primary)
+    size_t nrun = opt->nprobes < BENCH__MAX_METRICS ? opt->nprobes : BENCH__MAX_METRICS;
+    bench__probe *wall = bench__wall_probe();
+    for (size_t i = 0; i <= nrun; i++) {
+        bench__probe *p = i < nrun ? opt->probes[i] : wall;
+        if (b->plan.time_only && !p->primary)
             continue; /* A/B workers measure time only (a primary probe's is the time) */
         size_t before = r->nmetrics;
         int rc = p->attach(p, r);
@@ -803,50 +836,61 @@ static bool probes_attach(bench_t *b)
         }
         if (rc != 0)
             continue;
-        if (p->primary && b->primary) {
-            r->status = BENCH__FAILED;
-            bench__msg(r->message, sizeof r->message, "two primary probes ('%s' and '%s')",
-                       b->primary->name, p->name);
-            p->detach(p, r);
-            detach_attached(b);
-            return false;
-        }
-        size_t nv = r->nmetrics - before + (p->primary ? 1 : 0);
-        if (p->primary) {
-            /* The primary probe goes first: its first value is vals[0]. Shift the others. */
-            if (b->nprobes > 0 || before > 0) {
+        size_t first = b->nvals, own = r->nmetrics - before;
+        int time_metric = -1;
+        if (p->primary && !b->primary) {
+            b->primary = p;
+            b->time_slot = first;
+            b->completer = p->complete ? p : NULL;
+        } else if (p->primary) {
+            /* Another probe gives the time: this one's is a metric. */
+            if (p->time_metric)
+                time_metric = bench__metric_add(r, p->time_metric, "ns", p->name);
+            else if (r->status == BENCH__OK) {
                 r->status = BENCH__FAILED;
-                bench__msg(r->message, sizeof r->message,
-                           "primary probe '%s' must come first in the run's probe list",
-                           p->name);
+                bench__msg(r->message, sizeof r->message, "two primary probes ('%s' and '%s')",
+                           b->primary->name, p->name);
+            }
+            if (r->status != BENCH__OK) {
                 p->detach(p, r);
                 detach_attached(b);
                 return false;
             }
-            b->primary = p;
         }
+        /* At most BENCH__MAX_METRICS metrics (bench__metric_add fails beyond) and one time. */
+        size_t nv = own + (p->primary ? 1 : 0);
+        size_t k = 0;
+        if (p->primary)
+            b->metric_of[first + k++] = p == b->primary ? -1 : time_metric;
+        for (size_t j = 0; j < own; j++)
+            b->metric_of[first + k++] = (int)(before + j);
         b->probes[b->nprobes] = p;
-        b->probe_first[b->nprobes] = b->nvals;
+        b->probe_first[b->nprobes] = first;
         b->frac[b->nprobes] = 1.0;
         b->nprobes++;
         b->nvals += nv;
     }
-    if (b->primary)
-        b->host_wall = bench__metric_add(r, "host_wall", "ns", "wall");
+    /* The wall clock attaches to everything and last: it is innermost. */
+    b->nouter = b->nprobes - 1;
+    b->clock = b->probes[b->nouter];
+    b->clock_slot = b->probe_first[b->nouter];
+    b->clock_out = &b->vals[b->clock_slot];
+    b->clock_start = b->clock->start;
+    b->clock_stop = b->clock->stop;
     return r->status == BENCH__OK;
 }
 
 static void probes_detach(bench_t *b)
 {
     bench__result *r = b->r;
-    size_t m = 0;
     for (size_t i = 0; i < b->nprobes; i++) {
-        size_t nv = (i + 1 < b->nprobes ? b->probe_first[i + 1] : b->nvals) - b->probe_first[i];
-        if (b->probes[i]->primary)
-            nv--;
-        for (size_t j = 0; j < nv && m < r->nmetrics; j++, m++) {
-            r->metrics[m].min_fraction = b->frac[i];
-            r->metrics[m].scaled = b->frac[i] < 1.0;
+        size_t end = i + 1 < b->nprobes ? b->probe_first[i + 1] : b->nvals;
+        for (size_t j = b->probe_first[i]; j < end; j++) {
+            int m = b->metric_of[j];
+            if (m >= 0 && (size_t)m < r->nmetrics) {
+                r->metrics[m].min_fraction = b->frac[i];
+                r->metrics[m].scaled = b->frac[i] < 1.0;
+            }
         }
     }
     for (size_t i = b->nprobes; i-- > 0;)
@@ -862,7 +906,7 @@ static bool instance_begin(bench_t *b, const bench__instance *inst, const bench_
     b->opt = opt;
     b->r = r;
     b->clk = bench__clock_calibrate();
-    bench__meas_wall_init(&b->wall);
+    bench__plan_for(&b->plan, opt);
 
     r->inst = inst;
     r->status = BENCH__OK;
@@ -881,8 +925,10 @@ static bool instance_begin(bench_t *b, const bench__instance *inst, const bench_
         return false;
     /* In one process, probes measure and report per stretch (open counters, peak heap, GPU
      * memory); a worker process is one stretch whatever its probes. */
-    b->rounds = opt->job.active ? opt->job.count : b->nprobes ? 1 : (unsigned)r->settings.rounds;
-    if (opt->job.active && opt->job.index > 0) {
+    b->rounds = b->plan.worker_process ? opt->job.count
+                : b->nouter                ? 1
+                                           : (unsigned)r->settings.rounds;
+    if (b->plan.worker_process && opt->job.index > 0) {
         /* A later process of the benchmark takes the plan process 0 made. */
         r->sampling_used = opt->job.mode;
         b->step = opt->job.step;
@@ -921,8 +967,7 @@ static void instance_round(bench_t *b)
     if (r->status == BENCH__OK && (b->phase == PH_INIT || b->phase == PH_REWARM))
         bench_fail(b, "the body ran no timed loop (BENCH_ITER or BENCH_ITER_BATCHED)");
     /* Worker, profile and fixed plans end with their one call; the timed plan in end_round. */
-    if (r->status != BENCH__OK || b->opt->worker_in || b->opt->profile_time > 0 ||
-        b->opt->nfixed > 0)
+    if (r->status != BENCH__OK || b->plan.one_stretch)
         b->finished = true;
 }
 
@@ -937,13 +982,11 @@ static void instance_finish(bench_t *b)
     r->plan_step = b->step;
     r->plan_est_ns = b->est_ns;
     r->plan_rounds = b->rounds;
-    if (b->opt->worker_in)
-        return; /* an A/B worker keeps no samples: the coordinator analyses them */
-    if (b->opt->profile_time > 0)
-        return; /* profile mode: no statistics */
+    if (!b->plan.keeps_samples)
+        return; /* an A/B worker's coordinator analyses its samples; profile mode has none */
     if (r->status == BENCH__OK && r->nsamples == 0)
         bench_fail(b, "no sample was taken");
-    if (r->status != BENCH__OK || b->opt->job.active)
+    if (r->status != BENCH__OK || !b->plan.analyses)
         return; /* a worker process sends its samples; its manager analyses them all */
     if (bench__analyze(r, b->opt) != 0) {
         r->status = BENCH__FAILED;

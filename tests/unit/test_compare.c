@@ -457,6 +457,48 @@ static void test_summary_with_statuses(void **state)
     free(buf);
 }
 
+/* Exact counts (--instructions) share the summary: old -> new per row, the threshold, the
+ * counts, and no sentences; the exit code follows --fail-on-regression and --baseline-strict. */
+static void test_exact_summary_and_exit(void **state)
+{
+    (void)state;
+    bench__compare_opts o = {.noise_threshold = 0.01, .exact = true};
+    bench__change ch[3];
+    memset(ch, 0, sizeof ch);
+    ch[0].verdict = BENCH__V_NO_CHANGE;
+    ch[0].old_median = ch[0].new_median = 100;
+    ch[0].ratio = 1.0;
+    ch[1].verdict = BENCH__V_REGRESSED;
+    ch[1].old_median = 100;
+    ch[1].new_median = 150;
+    ch[1].ratio = 1.5;
+    ch[1].log_change = log(1.5);
+    ch[2].verdict = BENCH__V_NEW;
+    const char *ids[] = {"g/same", "g/more", "g/added"};
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    assert_non_null(f);
+    assert_int_equal(bench__print_compare_summary(f, "baseline 'b'", ids, ch, 3, &o,
+                                                  "instructions per iteration, exact", NULL,
+                                                  false),
+                     0);
+    fclose(f);
+    assert_string_equal(buf, "\nComparison with baseline 'b' (instructions per iteration, exact; "
+                             "threshold 1.00%)\n"
+                             "  regressed     g/more                                    "
+                             "+50.000% (100.0 -> 150.0)\n"
+                             "  no change     g/same                                    "
+                             " +0.000% (100.0 -> 100.0)\n"
+                             "  new           g/added\n"
+                             "1 regressed, 0 improved, 1 no change, 1 new\n");
+    free(buf);
+    assert_int_equal(bench__compare_exit(ids, ch, 3, false, false, "b"), BENCH_EXIT_OK);
+    assert_int_equal(bench__compare_exit(ids, ch, 3, false, true, "b"), BENCH_EXIT_REGRESSION);
+    assert_int_equal(bench__compare_exit(ids, ch, 3, true, false, "b"), BENCH_EXIT_USAGE);
+    assert_int_equal(bench__compare_exit(ids, ch, 3, true, true, "b"), BENCH_EXIT_REGRESSION);
+}
+
 /* The median-only bootstrap a comparison side uses is exactly bench__bootstrap's median. */
 static void test_bootstrap_median_matches_full_bootstrap(void **state)
 {
@@ -526,6 +568,7 @@ int main(void)
         cmocka_unit_test(test_metric_witness_note),
         cmocka_unit_test(test_comparable_statuses),
         cmocka_unit_test(test_summary_with_statuses),
+        cmocka_unit_test(test_exact_summary_and_exit),
         cmocka_unit_test(test_processes_drift_hand),
         cmocka_unit_test(test_suite_drift_hand),
         cmocka_unit_test(test_bootstrap_median_matches_full_bootstrap),

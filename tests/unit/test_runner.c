@@ -587,6 +587,100 @@ static void test_primary_probe_gives_the_time(void **state)
     bench__result_destroy(&r);
 }
 
+/* The wall clock alone gives the time and records no metric: a time run's results have none. */
+static void test_wall_clock_is_the_default_primary_probe(void **state)
+{
+    (void)state;
+    bench__probe *w = bench__wall_probe();
+    assert_true(w->primary);
+    assert_string_equal(w->time_metric, "host_wall");
+    bench__run_options o = options();
+    bench__result r;
+    run_with(&bench__desc_rt__counter, &o, &r);
+    assert_int_equal(r.status, BENCH__OK);
+    assert_int_equal(r.nmetrics, 0);
+    for (size_t i = 0; i < r.nsamples; i++)
+        assert_true(r.totals_ns[i] > 0);
+    bench__result_destroy(&r);
+}
+
+/* The first attached probe that can give the time does; a later one records its time as its
+ * time_metric, or fails the benchmark when it has none. */
+static void test_second_primary_probe(void **state)
+{
+    (void)state;
+    counting_probe a = counting(), c = counting();
+    a.p.primary = c.p.primary = true;
+    a.primary_ns = c.primary_ns = true;
+    c.p.name = "second";
+    bench__probe *list[] = {&a.p, &c.p};
+    bench__run_options o = options();
+    o.probes = list;
+    o.nprobes = 2;
+    bench__result r;
+    run_with(&bench__desc_rt__counter, &o, &r);
+    assert_int_equal(r.status, BENCH__FAILED);
+    assert_string_equal(r.message, "two primary probes ('counting' and 'second')");
+    assert_int_equal(a.detaches, 1);
+    assert_int_equal(c.detaches, 1);
+    bench__result_destroy(&r);
+
+    a = counting();
+    c = counting();
+    a.p.primary = c.p.primary = true;
+    a.primary_ns = c.primary_ns = true;
+    c.p.name = "second";
+    c.p.time_metric = "second_time";
+    run_with(&bench__desc_rt__counter, &o, &r);
+    check_counted(&r, 0);
+    check_counted(&r, 2);
+    /* a's metrics, c's metrics, then c's time, then the wall clock's */
+    assert_int_equal(r.nmetrics, 6);
+    assert_string_equal(r.metrics[4].name, "second_time");
+    assert_string_equal(r.metrics[4].source, "second");
+    assert_string_equal(r.metrics[5].name, "host_wall");
+    assert_string_equal(r.metrics[5].source, "wall");
+    for (size_t i = 0; i < r.nsamples; i++) {
+        assert_true(r.totals_ns[i] == 1000.0 * r.iters[i]);
+        assert_true(r.metrics[4].totals[i] == 1000.0 * r.iters[i]);
+        assert_true(r.metrics[5].totals[i] > 0);
+    }
+    /* a probe's time metric shares its fraction (the counting probe says half) */
+    assert_true(r.metrics[4].scaled && r.metrics[4].min_fraction == 0.5);
+    assert_true(!r.metrics[5].scaled && r.metrics[5].min_fraction == 1.0);
+    bench__result_destroy(&r);
+}
+
+/* The plan is all the runner asks of the run's mode. */
+static void test_plan_for_modes(void **state)
+{
+    (void)state;
+    bench__plan p;
+    bench__plan_for(&p, NULL);
+    assert_int_equal(p.kind, BENCH__PLAN_TIMED);
+    assert_true(!p.one_stretch && p.keeps_samples && p.analyses && !p.time_only);
+    bench__run_options o = options();
+    o.job.active = true;
+    bench__plan_for(&p, &o);
+    assert_int_equal(p.kind, BENCH__PLAN_TIMED);
+    assert_true(p.worker_process && p.keeps_samples && !p.analyses);
+    o = options();
+    static const uint64_t fixed[] = {1, 2};
+    o.fixed_iters = fixed;
+    o.nfixed = 2;
+    bench__plan_for(&p, &o);
+    assert_int_equal(p.kind, BENCH__PLAN_FIXED);
+    assert_true(p.one_stretch && p.keeps_samples && p.analyses && !p.time_only);
+    o.profile_time = 1.0; /* profiling wins over a fixed plan */
+    bench__plan_for(&p, &o);
+    assert_int_equal(p.kind, BENCH__PLAN_PROFILE);
+    assert_true(p.one_stretch && !p.keeps_samples && !p.analyses);
+    o.worker_in = stdin; /* an A/B worker wins over both */
+    bench__plan_for(&p, &o);
+    assert_int_equal(p.kind, BENCH__PLAN_DRIVEN);
+    assert_true(p.one_stretch && !p.keeps_samples && !p.analyses && p.time_only);
+}
+
 static void test_probe_skips_benchmark(void **state)
 {
     (void)state;
@@ -848,6 +942,9 @@ int main(void)
         cmocka_unit_test(test_settings_precedence),
         cmocka_unit_test(test_probe_values_per_sample),
         cmocka_unit_test(test_primary_probe_gives_the_time),
+        cmocka_unit_test(test_wall_clock_is_the_default_primary_probe),
+        cmocka_unit_test(test_second_primary_probe),
+        cmocka_unit_test(test_plan_for_modes),
         cmocka_unit_test(test_probe_skips_benchmark),
         cmocka_unit_test(test_fixed_plan),
         cmocka_unit_test(test_profile_mode),
