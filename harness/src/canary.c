@@ -168,10 +168,9 @@ int bench__canaries_drift(const double now[BENCH__NCANARIES],
 
 double bench__canaries_drift_sd(const double drift[BENCH__NCANARIES])
 {
-    double a[BENCH__NCANARIES];
-    size_t n = 0;
+    double least = NAN;
     for (int k = 0; k < BENCH__NCANARIES; k++)
-        if (isfinite(drift[k]) && drift[k] > -1.0)
-            a[n++] = fabs(log1p(drift[k]));
-    return n ? bench__median_inplace(a, n) : NAN;
+        if (isfinite(drift[k]) && drift[k] > -1.0 && !(fabs(log1p(drift[k])) >= least))
+            least = fabs(log1p(drift[k]));
+    return least;
 }

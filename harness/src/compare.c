@@ -292,9 +292,9 @@ static void set_estimate(bench__change *c, double d, double s, double df,
  * Both sides measured in worker processes: each se_log already holds the spread between
  * processes, measured in that run, so no default stands in for it. What processes within one
  * run cannot see is the drift of the whole machine between the two runs: the drift canaries
- * measure it (drift_sd, the median of their absolute log ratios between the two runs, so a
- * benchmark of unknown kind is allowed the drift of a typical kind); only when a side has no
- * canaries (a baseline saved by an older version) does default_run_noise stand in. It enters
+ * measure it (drift_sd, the smallest of their absolute log ratios between the two runs: the drift
+ * every kind of work shared), and so do the benchmarks themselves (bench__suite_drift, applied by
+ * bench__compare_all); only when neither can be had does default_run_noise stand in. It enters
  * once, not once per side. The reference distribution is Student's t with Welch-Satterthwaite
  * degrees of freedom, since each se_log is estimated from a few processes.
  */

@@ -194,11 +194,13 @@ int bench__canaries_drift(const double now[BENCH__NCANARIES],
                           const double then[BENCH__NCANARIES], double drift[BENCH__NCANARIES],
                           char *words, size_t len);
 /**
- * The machine's drift as one number for the change test: the median of the canaries' absolute
+ * The machine's drift as one number for the change test: the smallest of the canaries' absolute
  * log ratios (drift[k] as bench__canaries_drift gives them; NaN ones skipped), NaN when none is
- * known. The median, not the mean square: on a busy machine one canary (memory reads, most often)
- * can move by 50-100% in a single measurement while the kinds of work most benchmarks do moved
- * by a few percent, and that one reading must not make every comparison blind.
+ * known: the drift every kind of work shared (less CPU time for this process, a slower clock).
+ * What one kind alone shows is not charged to every benchmark: on a busy 2-vCPU machine the L2
+ * and memory probes moved 42-44% between two runs seconds apart while the latency chain moved
+ * 0.3%, and so did a latency-bound benchmark. A verdict that rests on the saved numbers alone is
+ * guarded by the largest drift instead (docs/comparison.md).
  */
 double bench__canaries_drift_sd(const double drift[BENCH__NCANARIES]);
 
