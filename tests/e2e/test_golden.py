@@ -20,7 +20,6 @@ import json
 import os
 import re
 import shutil
-import subprocess
 import sys
 import tempfile
 import unittest
@@ -41,12 +40,8 @@ INEXACT_METRICS = {"d1_misses", "ll_misses"}
 CONTEXT_VALUES = {"mode", "comparison"}
 
 
-def run(prog, *args, env=None, cwd=None):
-    full = dict(os.environ)
-    full.pop("FIXTURE_WORK", None)
-    full.update(env or {})
-    return subprocess.run([prog, *args], capture_output=True, text=True, env=full, cwd=cwd,
-                          timeout=240)
+# The same way of running a program as the --instructions tests (this directory is on sys.path).
+from test_instructions import run  # noqa: E402 pylint: disable=wrong-import-position
 
 
 def type_of(v):

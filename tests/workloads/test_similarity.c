@@ -173,19 +173,31 @@ static void run_random_cases(uint64_t seed_base)
     free(norms);
 }
 
-static void test_random_against_bruteforce(void **state)
+/* Runs cases() on each SIMD path this machine has (at least the portable one), then restores
+ * the automatic choice. */
+static void on_each_path(void (*cases)(void))
 {
-    (void)state;
     int paths = 0;
     static const wl_simd_path ps[] = {WL_SIMD_SCALAR, WL_SIMD_AVX2};
     for (size_t i = 0; i < 2; i++) {
         if (wl_simd_force(ps[i]) != 0)
             continue;
         paths++;
-        run_random_cases(0);
+        cases();
     }
     assert_true(paths >= 1);
     wl_simd_force(WL_SIMD_AUTO);
+}
+
+static void random_cases_seed0(void)
+{
+    run_random_cases(0);
+}
+
+static void test_random_against_bruteforce(void **state)
+{
+    (void)state;
+    on_each_path(random_cases_seed0);
 }
 
 /* Both paths give the same hits on a larger graph-like set (skipped without AVX2). */
@@ -383,16 +395,7 @@ static void run_batch_cases(void)
 static void test_batch_against_fused_and_single(void **state)
 {
     (void)state;
-    int paths = 0;
-    static const wl_simd_path ps[] = {WL_SIMD_SCALAR, WL_SIMD_AVX2};
-    for (size_t i = 0; i < 2; i++) {
-        if (wl_simd_force(ps[i]) != 0)
-            continue;
-        paths++;
-        run_batch_cases();
-    }
-    assert_true(paths >= 1);
-    wl_simd_force(WL_SIMD_AUTO);
+    on_each_path(run_batch_cases);
 }
 
 /* The reference sizes: 64 queries at D = 768 against 1000 rows, on every path, against the fused
