@@ -33,8 +33,7 @@ const char *const bench__canary_words[BENCH__NCANARIES] = {
  * low quantile was steadier still, but blind to a load that slowed every benchmark by 75%.)
  */
 #define REPS 101
-#define REP_NS 1e6           /* one repetition's target length */
-#define REP_QUANTILE 0.50 /* of the repetitions' times per unit: the median */
+#define REP_NS 1e6 /* one repetition's target length */
 
 /* Each kernel runs `units` units of its work and returns a value the compiler must keep. */
 typedef uint64_t (*kernel_fn)(uint64_t units, void *arg);
@@ -96,8 +95,8 @@ static uint64_t read_kernel(uint64_t units, void *arg)
     return s0 ^ s1 ^ s2 ^ s3;
 }
 
-/* The REP_QUANTILE quantile over REPS repetitions of ns per unit, after the untimed ones that
- * size a repetition. */
+/* The median over REPS repetitions of ns per unit, after the untimed ones that size a
+ * repetition. */
 static double measure(kernel_fn fn, void *arg)
 {
     volatile uint64_t sink = 0;
@@ -120,8 +119,7 @@ static double measure(kernel_fn fn, void *arg)
         v[r] = (double)(bench__now_ns() - t0) / (double)units;
     }
     (void)sink;
-    bench__sort(v, REPS);
-    return bench__quantile_sorted(v, REPS, REP_QUANTILE);
+    return bench__median_inplace(v, REPS);
 }
 
 int bench__canaries_measure(double out[BENCH__NCANARIES])
@@ -166,7 +164,7 @@ int bench__canaries_drift(const double now[BENCH__NCANARIES],
     return known;
 }
 
-double bench__canaries_drift_sd(const double drift[BENCH__NCANARIES])
+double bench__canaries_shared_drift(const double drift[BENCH__NCANARIES])
 {
     double least = NAN;
     for (int k = 0; k < BENCH__NCANARIES; k++)

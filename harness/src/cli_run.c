@@ -427,7 +427,7 @@ int bench__cli_run(bench__cli *c, int argc, char **argv, const bench__instance *
             for (int q = 0; q < BENCH__NCANARIES; q++)
                 if (isfinite(d[q]) && fabs(d[q]) > drift)
                     drift = fabs(d[q]);
-            c->cmp.drift_sd = bench__canaries_drift_sd(d);
+            c->cmp.drift_sd = bench__canaries_shared_drift(d);
             c->cmp.drift_known = isfinite(c->cmp.drift_sd);
             /* Said only when it matters: a drift beyond the noise threshold. */
             if (drift > c->cmp.noise_threshold)

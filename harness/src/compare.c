@@ -321,6 +321,14 @@ static void compare_processes(const bench__side *old, const bench__side *cur,
     set_estimate(c, d, s, df, o);
 }
 
+/* Both sides measured in worker processes and comparable by their process spreads (the test of
+ * compare_processes, and the benchmarks bench__suite_drift counts). */
+static bool process_pair(const bench__side *old, const bench__side *cur)
+{
+    return old->processes >= 2 && cur->processes >= 2 && old->noise.runs < 2 &&
+           old->median > 0 && cur->median > 0 && isfinite(old->se_log) && isfinite(cur->se_log);
+}
+
 void bench__compare_one(const bench__side *old, const bench__side *cur,
                         const bench__compare_opts *o, bench__change *c)
 {
@@ -334,7 +342,7 @@ void bench__compare_one(const bench__side *old, const bench__side *cur,
         c->verdict = BENCH__V_INCOMPARABLE;
         return;
     }
-    if (old->processes >= 2 && cur->processes >= 2 && old->noise.runs < 2) {
+    if (process_pair(old, cur)) {
         compare_processes(old, cur, o, c);
         return;
     }
@@ -371,12 +379,6 @@ void bench__classify(bench__change *c, const bench__compare_opts *o)
         c->verdict = BENCH__V_AMBIGUOUS;
     else
         c->verdict = BENCH__V_NO_CHANGE;
-}
-
-static bool process_pair(const bench__side *old, const bench__side *cur)
-{
-    return old->processes >= 2 && cur->processes >= 2 && old->noise.runs < 2 &&
-           old->median > 0 && cur->median > 0 && isfinite(old->se_log) && isfinite(cur->se_log);
 }
 
 #define CHI2_1_MEDIAN 0.45493642311957283 /* median of chi-square, 1 degree of freedom */

@@ -202,6 +202,6 @@ int bench__canaries_drift(const double now[BENCH__NCANARIES],
  * 0.3%, and so did a latency-bound benchmark. A verdict that rests on the saved numbers alone is
  * guarded by the largest drift instead (docs/comparison.md).
  */
-double bench__canaries_drift_sd(const double drift[BENCH__NCANARIES]);
+double bench__canaries_shared_drift(const double drift[BENCH__NCANARIES]);
 
 #endif /* HARNESS_CONTEXT_H */

@@ -40,14 +40,14 @@ static void test_drift_in_words_and_as_one_number(void **state)
     assert_non_null(strstr(words, "arithmetic throughput 5.0% faster"));
     assert_null(strstr(words, "L2"));
     /* the smallest of |ln 1.1|, |ln 0.95| and 0: 0 */
-    assert_true(bench__canaries_drift_sd(d) == 0.0);
+    assert_true(bench__canaries_shared_drift(d) == 0.0);
     /* what one kind alone shows does not set it: 2%, 3% faster, 5% and 90% slower give ln 1.02
      * (the sign does not matter) */
     const double wild[BENCH__NCANARIES] = {-0.02, -0.03, 0.05, 0.90};
-    assert_true(fabs(bench__canaries_drift_sd(wild) - fabs(log(0.98))) < 1e-12);
+    assert_true(fabs(bench__canaries_shared_drift(wild) - fabs(log(0.98))) < 1e-12);
     /* nothing known: no number */
     const double none[BENCH__NCANARIES] = {NAN, NAN, NAN, NAN};
-    assert_true(isnan(bench__canaries_drift_sd(none)));
+    assert_true(isnan(bench__canaries_shared_drift(none)));
 }
 
 int main(void)
