@@ -179,7 +179,8 @@ int bench__compare_all(const bench__side *old, const bench__side *cur, size_t n,
  * ln(new/old) over pair i's rounds. One one-sample t statistic over the pairs (n - 1 degrees of
  * freedom) gives the estimate (their mean), the interval (at 1 - alpha/m: Bonferroni over the m
  * benchmarks compared) and p (two-sided); p_adjusted = min(1, m p), which is below alpha exactly
- * when the interval excludes 1. The verdict is bench__classify's.
+ * when the interval excludes 1. The verdict reads the interval against the noise threshold (a
+ * confirmation re-classifies it with bench__classify).
  * Fills c (old_median and new_median stay 0); with n < 2 the verdict is "not compared".
  */
 void bench__ab_stats(const double *pair_log, size_t n, size_t m, const bench__compare_opts *o,
