@@ -110,6 +110,7 @@ int bench__ab_worker_main(const bench__instance *all, size_t n, const char *id,
         return BENCH_EXIT_OK;
     }
     bench__run_options opt = *base;
+    opt.plan = BENCH__PLAN_DRIVEN;
     opt.worker_in = stdin;
     opt.worker_out = stdout;
     opt.progress = false;

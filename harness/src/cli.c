@@ -1,8 +1,8 @@
 /*
  * cli.c: the bench program's entry point: bench_main parses the command line (cli_options.c),
  * answers what needs no benchmark (--help, --version, --context, --load-baseline,
- * --list-events), serves as a worker process when started as one, selects the benchmarks, and
- * hands the run to cli_run.c. Also the library's default main(), which a program's own main()
+ * --list-events), serves as a worker process when started as one (with its mode's client), selects
+ * the benchmarks, and hands the run to cli_run.c's pipeline. Also the library's default main(), which a program's own main()
  * replaces.
  */
 #include <fcntl.h>
@@ -11,8 +11,8 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "client.h"
 #include "cuda_backend.h"
-#include "instr.h"
 #include "perf_events.h"
 
 #ifndef HARNESS_FEATURES
@@ -21,39 +21,42 @@
 
 /*
  * A worker process of an isolated run (isolate.c): measures the job that came in the
- * environment (BENCH_WORKER_JOB), which no process it starts should inherit. Returns the exit
- * code.
+ * environment (BENCH_WORKER_JOB), which no process it starts should inherit, with the plan and
+ * probes of the run's mode (its client sets them up as in the manager). Returns the exit code.
  */
 static int run_worker_job(bench__cli *c, const char *job, const bench__instance *all, size_t n)
 {
-    char job_copy[512];
+    char job_copy[512], msg[512];
     bench__msg(job_copy, sizeof job_copy, "%s", job);
     unsetenv("BENCH_WORKER_JOB");
+    const bench__client *cl = bench__client_for(c);
+    if (cl->configure)
+        cl->configure(c);
     /* The manager made the same probes and gave their warnings already. */
     fflush(stderr);
     int saved = dup(STDERR_FILENO), null = open("/dev/null", O_WRONLY);
     if (saved >= 0 && null >= 0)
         dup2(null, STDERR_FILENO);
-    int prc = bench__cli_make_probes(c);
+    int prc = cl->setup(c, true, msg, sizeof msg);
     if (saved >= 0 && null >= 0)
         dup2(saved, STDERR_FILENO);
     if (saved >= 0)
         close(saved);
     if (null >= 0)
         close(null);
-    int wrc = prc != 0 ? BENCH_EXIT_USAGE : bench__worker_main(all, n, job_copy, &c->run);
-    bench__cli_destroy_probes(c);
+    if (prc != 0) {
+        cl->teardown(c);
+        return bench__worker_refuse(msg);
+    }
+    int wrc = bench__worker_main(all, n, job_copy, &c->run);
+    cl->teardown(c);
     return wrc;
 }
 
-/* Worker processes of the other modes: --ab-worker and --instructions-worker. */
-static int run_mode_worker(bench__cli *c, const bench__instance *all, size_t n,
-                           const bool *selected)
+/* The worker of an --ab run (ab.c). It times CUDA benchmarks with their probe too: the time is
+ * the GPU's. */
+static int run_ab_worker(bench__cli *c, const bench__instance *all, size_t n)
 {
-    if (c->instr_worker)
-        return bench__instr_worker_main(all, selected, n, c->instr_worker, c->instr_iterations,
-                                        c->instr_cache_sim, &c->run);
-    /* an A/B worker times CUDA benchmarks with their probe too: the time is the GPU's */
     static bench__probe *worker_probes[1];
     worker_probes[0] = bench__cuda_probe();
     c->run.probes = worker_probes;
@@ -65,8 +68,12 @@ static int run_mode_worker(bench__cli *c, const bench__instance *all, size_t n,
 static int list_selected(bench__cli *c, const bench__instance *all, size_t n,
                          const bool *selected)
 {
-    if (bench__cli_make_probes(c) != 0)
+    char msg[512];
+    if (bench__cli_make_probes(c, msg, sizeof msg) != 0) {
+        fprintf(stderr, "bench: %s\n", msg);
+        bench__cli_destroy_probes(c);
         return BENCH_EXIT_USAGE;
+    }
     bench__cli_destroy_probes(c);
     for (size_t i = 0; i < n; i++)
         if (selected[i]) {
@@ -154,13 +161,11 @@ int bench_main(int argc, char **argv)
     if (job)
         exit_code = run_worker_job(&c, job, all, n);
     else if (c.ab_worker)
-        exit_code = run_mode_worker(&c, all, n, NULL);
+        exit_code = run_ab_worker(&c, all, n);
     else if ((nsel = select_benchmarks(&c, all, n, &selected)) < 0)
         exit_code = BENCH_EXIT_USAGE;
     else if (c.list)
         exit_code = list_selected(&c, all, n, selected);
-    else if (c.instr_worker)
-        exit_code = run_mode_worker(&c, all, n, selected);
     else
         exit_code = bench__cli_run(&c, argc, argv, all, n, selected, (size_t)nsel);
     free(selected);

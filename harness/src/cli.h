@@ -53,7 +53,6 @@ typedef struct bench__cli {
     const char *gbench_path; /* --export-gbench FILE */
     /* ---- instruction mode (instr.c) ---- */
     bool instructions;            /* --instructions */
-    const char *instr_worker;     /* --instructions-worker DIR (internal) */
     uint64_t instr_iterations;    /* --instructions-iterations N; 0: per benchmark */
     bool instr_iterations_set;
     bool instr_cache_sim;         /* --instructions-cache-sim */
@@ -90,9 +89,6 @@ const char *bench__cli_baseline_dir(const bench__cli *c);
 void bench__cli_baseline_path(const bench__cli *c, const char *name, char *buf, size_t len);
 /** Loads baseline `name`; on failure prints one line and returns -1. */
 int bench__cli_load_named(const bench__cli *c, const char *name, bench__saved *out);
-/** Saves the OK results as baseline --save-baseline with the program's snapshot; 0 or -1. */
-int bench__cli_save_named(const bench__cli *c, const bench__context *ctx,
-                          const bench__result *results, size_t n);
 /**
  * Saves the OK results of a run as baseline `name` at `path` in directory `dir` (created when
  * missing), without their comparison; with `snapshot`, the measured program beside it (a run of
@@ -115,6 +111,15 @@ void bench__cli_side_from_result(const bench__cli *c, const bench__result *r, be
  */
 int bench__cli_compare_exit(const bench__cli *c, const char *const *ids, const bench__change *ch,
                             size_t n, const char *against);
+struct bench__client;
+/**
+ * Prints the summary of a finished comparison of n rows (ids[i] names ch[i]) under the
+ * client's heading, worst first, and returns its exit code (bench__cli_compare_exit, the
+ * strict messages in the summary's order). Sorts the rows in place.
+ */
+int bench__cli_summarize(const bench__cli *c, const struct bench__client *cl, FILE *o,
+                         const char *what, const char **ids, bench__change *ch, size_t n,
+                         const bench__context_change *context, bool color);
 /** Whether `id` is one of the n instances. */
 bool bench__cli_has_instance(const bench__instance *all, size_t n, const char *id);
 /**
@@ -141,13 +146,15 @@ int bench__cli_confirm_suspects(const bench__cli *c, const bench__saved *old,
 
 /* ---- cli_run.c ---- */
 
-/** The run's probes (CUDA always, perf events and allocations when asked); 0, or -1. */
-int bench__cli_make_probes(bench__cli *c);
+/** The run's probes (CUDA always, perf events and allocations when asked); 0, or -1 with one
+ * line in msg. */
+int bench__cli_make_probes(bench__cli *c, char *msg, size_t msglen);
 /** Releases the probes bench__cli_make_probes made. */
 void bench__cli_destroy_probes(bench__cli *c);
 /**
- * Runs the nsel selected benchmarks of all[0..n) as the command line asks (--ab,
- * --instructions, or measuring with comparison, reports and files). Returns the exit code.
+ * Runs the nsel selected benchmarks of all[0..n) through the run pipeline, with the client of
+ * the mode the command line asks for (client.h), or hands --ab over to ab.c. Returns the exit
+ * code.
  */
 int bench__cli_run(bench__cli *c, int argc, char **argv, const bench__instance *all, size_t n,
                    const bool *selected, size_t nsel);

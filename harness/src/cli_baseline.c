@@ -16,11 +16,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "cli.h"
+#include "client.h"
 #include "compare.h"
 #include "instr.h"
 #include "internal.h"
 #include "proc.h"
-#include "cli.h"
 
 /* ---- baselines ---- */
 
@@ -45,7 +46,8 @@ int bench__cli_load_named(const bench__cli *c, const char *name, bench__saved *o
     int rc = bench__saved_load(path, out, msg, sizeof msg);
     if (rc == BENCH_EIO && access(path, F_OK) != 0) {
         fprintf(stderr, "bench: baseline '%s' not found: %s does not exist (save one with "
-                        "--save-baseline %s)\n", name, path, name);
+                        "%s--save-baseline %s)\n", name, path, bench__client_for(c)->save_with,
+                name);
         return -1;
     }
     if (rc != 0) {
@@ -55,15 +57,6 @@ int bench__cli_load_named(const bench__cli *c, const char *name, bench__saved *o
         return -1;
     }
     return 0;
-}
-
-int bench__cli_save_named(const bench__cli *c, const bench__context *ctx,
-                          const bench__result *results, size_t n)
-{
-    char path[4096];
-    bench__cli_baseline_path(c, c->save_baseline, path, sizeof path);
-    return bench__save_named(bench__cli_baseline_dir(c), c->save_baseline, path, ctx, results,
-                             n, true);
 }
 
 int bench__save_named(const char *dir, const char *name, const char *path,
@@ -175,6 +168,43 @@ int bench__cli_compare_exit(const bench__cli *c, const char *const *ids, const b
                             size_t n, const char *against)
 {
     return bench__compare_exit(ids, ch, n, c->strict, c->fail_on_regression, against);
+}
+
+/* A summary row, sorted with its id. */
+typedef struct summary_row {
+    const char *id;
+    bench__change c;
+} summary_row;
+
+static int cmp_summary_row(const void *a, const void *b)
+{
+    const summary_row *x = a, *y = b;
+    return bench__change_order(x->id, &x->c, y->id, &y->c);
+}
+
+int bench__cli_summarize(const bench__cli *c, const bench__client *cl, FILE *o,
+                         const char *what, const char **ids, bench__change *ch, size_t n,
+                         const bench__context_change *context, bool color)
+{
+    summary_row *rows = calloc(n ? n : 1, sizeof *rows);
+    if (!rows) {
+        fprintf(stderr, "bench: out of memory\n");
+        return BENCH_EXIT_USAGE;
+    }
+    for (size_t i = 0; i < n; i++)
+        rows[i] = (summary_row){ids[i], ch[i]};
+    qsort(rows, n, sizeof *rows, cmp_summary_row);
+    for (size_t i = 0; i < n; i++) {
+        ids[i] = rows[i].id;
+        ch[i] = rows[i].c;
+    }
+    free(rows);
+    if (bench__print_compare_summary(o, what, ids, ch, n, &c->cmp, cl->method, context,
+                                     color) != 0) {
+        fprintf(stderr, "bench: out of memory\n");
+        return BENCH_EXIT_USAGE;
+    }
+    return bench__cli_compare_exit(c, ids, ch, n, what);
 }
 
 /* Whether `id` is one of the n instances. (Their order, with parameters compared as numbers,
@@ -306,16 +336,21 @@ char *bench__cli_other_list(const bench__cli *c, const char *prog)
     return text;
 }
 
-/* --load-baseline NEW --baseline OLD: compares two files, runs nothing. */
-int bench__cli_compare_files(const bench__cli *c)
+/* --load-baseline NEW --baseline OLD: compares two files, runs nothing. The files' mode
+ * chooses the client: counts compare by counts. */
+int bench__cli_compare_files(const bench__cli *cli)
 {
     bench__saved cur, old;
-    if (bench__cli_load_named(c, c->load_baseline, &cur) != 0)
+    if (bench__cli_load_named(cli, cli->load_baseline, &cur) != 0)
         return BENCH_EXIT_USAGE;
-    if (bench__cli_load_named(c, c->baseline, &old) != 0) {
+    if (bench__cli_load_named(cli, cli->baseline, &old) != 0) {
         bench__saved_destroy(&cur);
         return BENCH_EXIT_USAGE;
     }
+    bench__cli copy = *cli, *c = &copy;
+    const bench__client *cl = bench__client_of_mode(cur.ctx.mode);
+    if (cl->configure)
+        cl->configure(c);
     int exit_code = BENCH_EXIT_OK;
     /* Rows: cur.n benchmarks of NEW, then old.n at most that only OLD has. */
     size_t cap = cur.n + old.n;
@@ -338,7 +373,6 @@ int bench__cli_compare_files(const bench__cli *c)
         exit_code = BENCH_EXIT_USAGE;
         goto out;
     }
-    /* ---- instruction mode (instr.c): files of counts compare by counts, never with times ---- */
     if (bench__instr_is_mode(cur.ctx.mode) != bench__instr_is_mode(old.ctx.mode)) {
         bool cur_counts = bench__instr_is_mode(cur.ctx.mode);
         fprintf(stderr, "bench: baseline '%s' holds %s but baseline '%s' holds %s: they cannot "
@@ -348,7 +382,6 @@ int bench__cli_compare_files(const bench__cli *c)
         exit_code = BENCH_EXIT_USAGE;
         goto out;
     }
-    /* ---- end instruction mode ---- */
     /* Statuses first: NEW's benchmarks that cannot be compared by numbers, then OLD's that NEW
      * lacks. */
     size_t m = 0, ns = 0;
@@ -364,24 +397,19 @@ int bench__cli_compare_files(const bench__cli *c)
         goto out;
     }
     ns += (size_t)nabsent;
-    /* ---- instruction mode (instr.c) ---- */
-    if (bench__instr_is_mode(cur.ctx.mode)) {
-        exit_code = bench__instr_compare_saved(
-            &cur, &old, sel, sids, sv, ns, c->baseline,
-            c->noise_threshold_set ? c->cmp.noise_threshold : BENCH__INSTR_DEFAULT_THRESHOLD,
-            c->strict, c->fail_on_regression, bench__cli_use_color(c->color));
-        goto out;
-    }
-    /* ---- end instruction mode ---- */
     bench__context_change context;
-    bench__cli_warn_context(&cur.ctx, &old.ctx, c->baseline, &context);
+    if (cl->times)
+        bench__cli_warn_context(&cur.ctx, &old.ctx, c->baseline, &context);
     for (size_t i = 0; i < cur.n; i++) {
         const bench__entry *e = &cur.entries[i];
         const bench__entry *o = sel[i] ? bench__saved_find(&old, e->id) : NULL;
         bench__verdict st;
         if (!sel[i] || !bench__comparable(o ? &o->status : NULL, &e->status, &st))
             continue;
-        if (bench__cli_side_from_entry(c, o, &a[m]) || bench__cli_side_from_entry(c, e, &b[m])) {
+        if (cl->compare_saved) {
+            cl->compare_saved(c, o, e, &ch[m]);
+        } else if (bench__cli_side_from_entry(c, o, &a[m]) ||
+                   bench__cli_side_from_entry(c, e, &b[m])) {
             fprintf(stderr, "bench: out of memory\n");
             exit_code = BENCH_EXIT_USAGE;
             goto out;
@@ -394,7 +422,7 @@ int bench__cli_compare_files(const bench__cli *c)
         exit_code = BENCH_EXIT_USAGE;
         goto out;
     }
-    if (bench__compare_all(a, b, m, &c->cmp, ch) != 0) {
+    if (!cl->compare_saved && bench__compare_all(a, b, m, &c->cmp, ch) != 0) {
         fprintf(stderr, "bench: out of memory\n");
         exit_code = BENCH_EXIT_USAGE;
         goto out;
@@ -403,12 +431,11 @@ int bench__cli_compare_files(const bench__cli *c)
         ch[m + j].verdict = sv[j];
         cids[m + j] = sids[j];
     }
-    bool color = bench__cli_use_color(c->color);
     char what[128];
     bench__msg(what, sizeof what, "baseline '%s'", c->baseline);
-    bench__print_compare_summary(stdout, what, cids, ch, m + ns, &c->cmp, "Holm", &context,
-                                 color);
-    exit_code = bench__cli_finish_stdout(bench__cli_compare_exit(c, cids, ch, m + ns, what));
+    exit_code = bench__cli_finish_stdout(bench__cli_summarize(
+        c, cl, stdout, what, cids, ch, m + ns, cl->times ? &context : NULL,
+        bench__cli_use_color(c->color)));
 out:
     free(ids);
     free(sel);

@@ -184,7 +184,7 @@ typedef enum opt_id {
     O_CONF, O_SEED, O_FORMAT, O_JSON, O_COLOR, O_HELP, O_VERSION, O_CONTEXT, O_SAVE, O_BASE,
     O_LOAD, O_BASEDIR, O_LENIENT, O_STRICT, O_CALIBRATE, O_SIGNIF, O_NOISE, O_FAILREG, O_AB,
     O_AB_TIME, O_AB_PAIRS, O_AB_WORKER, O_PROFILE_TIME, O_PERF_EVENTS, O_LIST_EVENTS, O_ALLOC_STATS,
-    O_EXPORT_GBENCH, O_INSTR, O_INSTR_ITERS, O_INSTR_CACHE, O_INSTR_WORKER, O_PROCESSES,
+    O_EXPORT_GBENCH, O_INSTR, O_INSTR_ITERS, O_INSTR_CACHE, O_PROCESSES,
     O_IN_PROCESS, O_TIMEOUT, O_CONFIRM_TIME,
 } opt_id;
 
@@ -236,7 +236,6 @@ static const opt_def options[] = {
     {"instructions", 0, false, O_INSTR},
     {"instructions-iterations", 0, true, O_INSTR_ITERS},
     {"instructions-cache-sim", 0, false, O_INSTR_CACHE},
-    {"instructions-worker", 0, true, O_INSTR_WORKER},
     {"processes", 0, true, O_PROCESSES},
     {"in-process", 0, false, O_IN_PROCESS},
     {"timeout", 0, true, O_TIMEOUT},
@@ -415,9 +414,6 @@ static int apply_option(bench__cli *c, opt_id id, const char *flag, const char *
                          &c->instr_iterations);
     case O_INSTR_CACHE:
         c->instr_cache_sim = true;
-        return 0;
-    case O_INSTR_WORKER:
-        c->instr_worker = v;
         return 0;
     /* ---- end instruction mode ---- */
     case O_CONFIRM_TIME:
@@ -624,15 +620,14 @@ static int check_combinations(const bench__cli *c)
         fprintf(stderr, "bench: --processes and --in-process contradict each other: pick one\n");
         return -1;
     }
-    bool isolated = !c->run.in_process && c->run.profile_time <= 0 && !c->ab &&
-                    !c->instructions;
+    bool isolated = !c->run.in_process && c->run.profile_time <= 0 && !c->ab;
     if ((c->run.processes || c->run.timeout_s > 0) && !isolated) {
         fprintf(stderr, "bench: --processes and --timeout set the worker processes of a "
                         "measuring run: they cannot be combined with --in-process, "
-                        "--profile-time, --ab or --instructions\n");
+                        "--profile-time or --ab\n");
         return -1;
     }
-    if (isolated && (c->run.cli.rounds || c->run.cli.target_precision)) {
+    if (isolated && !c->instructions && (c->run.cli.rounds || c->run.cli.target_precision)) {
         fprintf(stderr, "bench: --rounds and --target-precision shape the samples of one "
                         "process: add --in-process to use them (worker processes are set with "
                         "--processes, and never stop early)\n");
@@ -643,8 +638,7 @@ static int check_combinations(const bench__cli *c)
         return -1;
     }
     /* ---- instruction mode (instr.c) ---- */
-    if ((c->instr_iterations_set || c->instr_cache_sim) && !c->instructions &&
-        !c->instr_worker) {
+    if ((c->instr_iterations_set || c->instr_cache_sim) && !c->instructions) {
         fprintf(stderr, "bench: --instructions-iterations and --instructions-cache-sim need "
                         "--instructions\n");
         return -1;
@@ -654,6 +648,11 @@ static int check_combinations(const bench__cli *c)
         fprintf(stderr, "bench: --instructions counts instructions under valgrind: it cannot be "
                         "combined with --ab, --calibrate, --profile-time, --perf-events, "
                         "--alloc-stats or --export-gbench\n");
+        return -1;
+    }
+    if (c->instructions && (c->run.processes || c->run.in_process)) {
+        fprintf(stderr, "bench: --instructions counts each benchmark exactly in one worker "
+                        "process under valgrind: --processes and --in-process do not apply\n");
         return -1;
     }
     if (c->instructions && c->format != BENCH__FMT_PRETTY && c->format != BENCH__FMT_JSON) {
@@ -684,6 +683,8 @@ int bench__cli_parse(bench__cli *c, int argc, char **argv)
      * invalid filter is exit 2 whatever else is asked. */
     if (bench__cli_select(c, NULL, 0, NULL) != 0)
         return -1;
+    if (c->run.profile_time > 0)
+        c->run.plan = BENCH__PLAN_PROFILE;
     c->abo.significance_level = c->cmp.significance_level;
     c->abo.noise_threshold = c->noise_threshold_set ? c->cmp.noise_threshold
                                                     : BENCH__DEFAULT_AB_NOISE_THRESHOLD;

@@ -1,7 +1,10 @@
 /*
- * cli_run.c: the run the command line asked for, once options are parsed and benchmarks
- * selected: the probes, --profile-time, --ab, --instructions, calibration runs, and the measuring
- * run with its comparison, reports, files and exit code.
+ * cli_run.c: the one run pipeline, once options are parsed and benchmarks selected: select,
+ * plan, measure (in worker processes), estimate, compare, report, exit code. Every measuring
+ * mode is a client of it (client.h): the default run of times (its client is here) and
+ * --instructions (instr.c). Also the two modes that measure nothing the pipeline reports:
+ * --profile-time (iterations for an outside profiler) and --ab (hands over to ab.c's paired run
+ * of two builds), and calibration runs.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -15,12 +18,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "cli.h"
+#include "client.h"
 #include "compare.h"
 #include "instr.h"
 #include "internal.h"
 #include "proc.h"
 #include "user_build.h"
-#include "cli.h"
 
 /* Options a calibration run does not pass on to its child processes (they take a value when
  * marked). */
@@ -111,69 +115,53 @@ static int calibration_runs(const bench__cli *c, int argc, char **argv, bench__s
     return 0;
 }
 
-/* ---- probes, profile mode, metric comparison ---- */
+/* ---- the client of the default mode: times ---- */
 
 #define MAX_PROBES 4
 
 /* The run's probes: CUDA (always: it gives the time of CUDA benchmarks), then perf events and
- * allocation statistics when asked for; the runner adds the wall clock to every benchmark. Prints one line and returns -1 on failure. */
-int bench__cli_make_probes(bench__cli *c)
+ * allocation statistics when asked for; the runner adds the wall clock to every benchmark. */
+int bench__cli_make_probes(bench__cli *c, char *msg, size_t msglen)
 {
     static bench__probe *probes[MAX_PROBES];
     size_t k = 0;
-    char msg[512];
+    char why[512];
     probes[k++] = bench__cuda_probe();
+    c->run.probes = probes;
+    c->run.nprobes = k;
     if (c->perf_events) {
         bench__probe *p;
-        if (bench__perf_probe_create(c->perf_events, &p, msg, sizeof msg) != 0) {
-            fprintf(stderr, "bench: --perf-events: %s\n", msg);
+        if (bench__perf_probe_create(c->perf_events, &p, why, sizeof why) != 0) {
+            bench__msg(msg, msglen, "--perf-events: %s", why);
             return -1;
         }
         probes[k++] = p;
+        c->run.nprobes = k;
     }
     if (c->alloc_stats) {
         bench__probe *p;
-        if (bench__alloc_probe_create(&p, msg, sizeof msg) != 0) {
-            fprintf(stderr, "bench: --alloc-stats: %s\n", msg);
+        if (bench__alloc_probe_create(&p, why, sizeof why) != 0) {
+            bench__msg(msg, msglen, "--alloc-stats: %s", why);
             return -1;
         }
         probes[k++] = p;
+        c->run.nprobes = k;
     }
-    c->run.probes = probes;
-    c->run.nprobes = k;
     return 0;
 }
 
-/* --profile-time: each selected benchmark runs for the time given; one line each. */
-static int profile_run(const bench__cli *c, const bench__instance *all, const bool *selected,
-                       size_t n)
+void bench__cli_destroy_probes(bench__cli *c)
 {
-    int exit_code = BENCH_EXIT_OK;
-    bench__crash_handlers_install();
-    for (size_t i = 0; i < n; i++) {
-        if (!selected[i])
-            continue;
-        bench__result r;
-        memset(&r, 0, sizeof r);
-        bench__run_instance(&all[i], &c->run, &r);
-        char id[BENCH__ESCAPED_ID], why[4 * sizeof r.message];
-        bench__escape(id, sizeof id, all[i].id);
-        bench__escape(why, sizeof why, r.message);
-        if (r.status == BENCH__OK) {
-            char per[32];
-            bench__fmt_time(per, sizeof per,
-                            r.profile_iters ? r.profile_ns / (double)r.profile_iters : 0);
-            printf("%s: profiled %llu iterations in %.2f s (%s per iteration)\n", id,
-                   (unsigned long long)r.profile_iters, r.measure_wall_s, per);
-        } else if (r.status == BENCH__SKIPPED) {
-            printf("%s: skipped: %s\n", id, why);
-        } else {
-            fprintf(stderr, "bench: benchmark '%s' failed: %s\n", id, why);
-            exit_code = BENCH_EXIT_FAILED;
-        }
-        bench__result_destroy(&r);
-    }
-    return bench__cli_finish_stdout(exit_code);
+    for (size_t p = 0; p < c->run.nprobes; p++)
+        if (c->run.probes[p]->destroy)
+            c->run.probes[p]->destroy(c->run.probes[p]);
+    c->run.nprobes = 0;
+}
+
+static int time_setup(bench__cli *c, bool worker, char *msg, size_t msglen)
+{
+    (void)worker;
+    return bench__cli_make_probes(c, msg, msglen);
 }
 
 /* Compares each metric of r that the baseline entry also has, like time but without the
@@ -208,41 +196,244 @@ static void compare_metrics(const bench__cli *c, const bench__entry *e, bench__r
     }
 }
 
-/* What report_result needs to compare and report each result as it becomes final. */
-struct run_report {
-    const bench__cli *c;
-    const bench__saved *old;
-    bench__change *changes;
-    bench__side *old_sides;
-    bench__reporter *rep;
-    bool color;
-    int exit_code;
+/* A provisional verdict as the result finishes; the suite's pass (Holm, confirmation) settles
+ * it before the summary. */
+static bool time_compare(const bench__cli *c, const bench__entry *e, bench__result *r,
+                         bench__change *ch, bench__side *old_side)
+{
+    if (bench__cli_side_from_entry(c, e, old_side) != 0)
+        return false;
+    bench__side cur;
+    bench__cli_side_from_result(c, r, &cur);
+    bench__compare_one(old_side, &cur, &c->cmp, ch);
+    r->change = ch;
+    compare_metrics(c, e, r);
+    return true;
+}
+
+static void time_show_change(FILE *o, const bench__cli *c, const bench__result *r, bool color)
+{
+    if (!r->change)
+        return;
+    bench__print_change_line(o, r->change, color);
+    bench__print_metric_changes(o, r, &c->cmp, color);
+}
+
+const bench__client bench__time_client = {
+    .mode = NULL,
+    .save_with = "",
+    .method = "Holm",
+    .mismatch = "holds instruction counts (saved with --instructions): compare it with "
+                "--instructions, or pick a baseline of times",
+    .times = true,
+    .setup = time_setup,
+    .teardown = bench__cli_destroy_probes,
+    .compare = time_compare,
+    .pretty = bench__reporter_pretty,
+    .show_change = time_show_change,
 };
 
-/* bench__run_all's callback: compares result k with the baseline and reports it. */
-static void report_result(size_t k, bench__result *r, void *arg)
+const bench__client *bench__client_for(const bench__cli *c)
 {
-    struct run_report *rr = arg;
-    const bench__cli *c = rr->c;
-    const bench__entry *e = c->baseline ? bench__saved_find(rr->old, r->inst->id) : NULL;
-    bench__verdict status = BENCH__V_INCOMPARABLE;
-    rr->changes[k].verdict = BENCH__V_INCOMPARABLE;
-    if (c->baseline && bench__comparable(e ? &e->status : NULL, &r->status, &status) &&
-        bench__cli_side_from_entry(c, e, &rr->old_sides[k]) == 0) {
-        bench__side cur;
-        bench__cli_side_from_result(c, r, &cur);
-        bench__compare_one(&rr->old_sides[k], &cur, &c->cmp, &rr->changes[k]);
-        r->change = &rr->changes[k];
-        compare_metrics(c, e, r);
-    } else if (status == BENCH__V_SKIPPED || status == BENCH__V_NEW) {
-        rr->changes[k].verdict = status;
-        r->change = &rr->changes[k];
+    return c->instructions ? &bench__instr_client : &bench__time_client;
+}
+
+const bench__client *bench__client_of_mode(const char *mode)
+{
+    return bench__instr_is_mode(mode) ? &bench__instr_client : &bench__time_client;
+}
+
+/* ---- --profile-time: iterations for an outside profiler, no statistics ---- */
+
+static int profile_run(const bench__cli *c, const bench__instance *all, const bool *selected,
+                       size_t n)
+{
+    int exit_code = BENCH_EXIT_OK;
+    bench__crash_handlers_install();
+    for (size_t i = 0; i < n; i++) {
+        if (!selected[i])
+            continue;
+        bench__result r;
+        memset(&r, 0, sizeof r);
+        bench__run_instance(&all[i], &c->run, &r);
+        char id[BENCH__ESCAPED_ID], why[4 * sizeof r.message];
+        bench__escape(id, sizeof id, all[i].id);
+        bench__escape(why, sizeof why, r.message);
+        if (r.status == BENCH__OK) {
+            char per[32];
+            bench__fmt_time(per, sizeof per,
+                            r.profile_iters ? r.profile_ns / (double)r.profile_iters : 0);
+            printf("%s: profiled %llu iterations in %.2f s (%s per iteration)\n", id,
+                   (unsigned long long)r.profile_iters, r.measure_wall_s, per);
+        } else if (r.status == BENCH__SKIPPED) {
+            printf("%s: skipped: %s\n", id, why);
+        } else {
+            fprintf(stderr, "bench: benchmark '%s' failed: %s\n", id, why);
+            exit_code = BENCH_EXIT_FAILED;
+        }
+        bench__result_destroy(&r);
     }
-    rr->rep->result(rr->rep, r);
+    return bench__cli_finish_stdout(exit_code);
+}
+
+/* ---- --ab: two builds, paired (ab.c) ---- */
+
+static int ab_run(bench__cli *c, const bench__instance *all, size_t n, const bool *selected)
+{
+    /* The old build's benchmarks for the same FILTERs that this one lacks: removed. */
+    char *text = bench__cli_other_list(c, c->ab);
+    size_t lines = 0, nremoved = 0;
+    for (const char *p = text; p && *p; p++)
+        lines += *p == '\n';
+    const char **removed = calloc(lines ? lines : 1, sizeof *removed);
+    for (char *line = text, *nl; removed && line && (nl = strchr(line, '\n')); line = nl + 1) {
+        *nl = '\0';
+        if (*line && !bench__cli_has_instance(all, n, line))
+            removed[nremoved++] = line;
+    }
+    c->abo.strict = c->strict;
+    c->abo.removed = removed;
+    c->abo.nremoved = nremoved;
+    int exit_code = bench__cli_finish_stdout(bench__ab_run(c->ab, all, selected, n, &c->abo,
+                                                           c->fail_on_regression,
+                                                           bench__cli_use_color(c->color)));
+    free(removed);
+    free(text);
+    return exit_code;
+}
+
+/* ---- the pipeline ---- */
+
+/* One run through the pipeline: what its stages share. */
+typedef struct pipeline {
+    bench__cli *c;
+    const bench__client *cl;
+    bench__saved old;               /* the baseline (--baseline), else empty */
+    const char **absent_ids;        /* the baseline's selected benchmarks this program lacks */
+    bench__verdict *absent_verdicts; /* ... removed, or skipped when the baseline skipped them */
+    size_t nabsent;
+    const char **removed;           /* of those, the removed ones (for the results' context) */
+    size_t nremoved;
+    bench__comparison comparison;
+    bench__context ctx;
+    bench__context_change context;  /* how the machine changed since the baseline (times) */
+    double drift;                   /* the largest drift of a canary since the baseline */
+    bench__result *results;         /* the selected benchmarks' results, in order */
+    size_t k;
+    bench__change *changes;         /* per result: its change (compared[i]) or status */
+    bench__side *old_sides;         /* per result: the baseline's side (times) */
+    bool *compared;                 /* per result: compared with the baseline by numbers */
+    bench__reporter rep;
+    bool color;
+    int exit_code;
+} pipeline;
+
+/* Loads --baseline and finds what it has that this program lacks; -1 after one line. */
+static int load_baseline(pipeline *p, const bench__instance *all, size_t n)
+{
+    bench__cli *c = p->c;
+    if (bench__cli_load_named(c, c->baseline, &p->old) != 0)
+        return -1;
+    if (bench__instr_is_mode(p->old.ctx.mode) != bench__instr_is_mode(p->cl->mode)) {
+        fprintf(stderr, "bench: baseline '%s' %s\n", c->baseline, p->cl->mismatch);
+        return -1;
+    }
+    size_t cap = p->old.n ? p->old.n : 1;
+    p->absent_ids = calloc(cap, sizeof *p->absent_ids);
+    p->absent_verdicts = calloc(cap, sizeof *p->absent_verdicts);
+    p->removed = calloc(cap, sizeof *p->removed);
+    struct program prog = {all, n};
+    long na = p->absent_ids && p->absent_verdicts && p->removed
+                  ? bench__cli_absent_entries(c, &p->old, bench__cli_in_program, &prog,
+                                              p->absent_ids, p->absent_verdicts)
+                  : -1;
+    if (na < 0) {
+        if (!p->absent_ids || !p->absent_verdicts || !p->removed)
+            fprintf(stderr, "bench: out of memory\n");
+        return -1;
+    }
+    p->nabsent = (size_t)na;
+    for (size_t j = 0; j < p->nabsent; j++)
+        if (p->absent_verdicts[j] == BENCH__V_REMOVED)
+            p->removed[p->nremoved++] = p->absent_ids[j];
+    p->comparison = (bench__comparison){c->baseline, p->removed, p->nremoved};
+    return 0;
+}
+
+/* The context every result carries: the machine, how the benchmarks were built (builds may be
+ * NULL: unknown), and for a run of times the program's identity and the drift canaries. */
+static void collect_context(pipeline *p, const bench__user_builds *builds)
+{
+    bench__cli *c = p->c;
+    bench__context *ctx = &p->ctx;
+    bench__context_collect(ctx, &c->run);
+    ctx->mode = p->cl->mode;
+    if (builds)
+        bench__user_builds_attach(ctx, builds);
+    char why[256];
+    if (p->cl->times) {
+        if (bench__program_hash("/proc/self/exe", ctx->program_hash, sizeof ctx->program_hash,
+                                &ctx->program_bytes, why, sizeof why) != 0)
+            ctx->program_hash[0] = '\0';
+        if (bench__libraries_hash(ctx->program_libs, sizeof ctx->program_libs, why,
+                                  sizeof why) != 0)
+            ctx->program_libs[0] = '\0';
+        /* A baseline keeps the machine's drift canaries, and a comparison measures them
+         * again. */
+        if ((c->save_baseline || c->baseline) && bench__canaries_measure(ctx->canary) == 0)
+            ctx->have_canaries = true;
+        for (size_t i = 0; i < ctx->nwarnings; i++)
+            fprintf(stderr, "bench: warning: %s\n", ctx->warnings[i]);
+    } else if (builds && bench__user_builds_warning(builds, why, sizeof why)) {
+        /* Counts of an unoptimised build are as unrepresentative as its times; the machine's
+         * timing warnings do not concern them. */
+        fprintf(stderr, "bench: warning: %s\n", why);
+    }
+    if (!c->baseline)
+        return;
+    ctx->comparison = &p->comparison;
+    if (!p->cl->times)
+        return;
+    bench__context_id now;
+    bench__context_id_from(&now, ctx);
+    bench__cli_warn_context(&now, &p->old.ctx, c->baseline, &p->context);
+    double d[BENCH__NCANARIES];
+    char words[512];
+    if (ctx->have_canaries &&
+        bench__canaries_drift(ctx->canary, p->old.ctx.canary, d, words, sizeof words) > 0) {
+        for (int q = 0; q < BENCH__NCANARIES; q++)
+            if (isfinite(d[q]) && fabs(d[q]) > p->drift)
+                p->drift = fabs(d[q]);
+        c->cmp.drift_sd = bench__canaries_shared_drift(d);
+        c->cmp.drift_known = isfinite(c->cmp.drift_sd);
+        /* Said only when it matters: a drift beyond the noise threshold. */
+        if (p->drift > c->cmp.noise_threshold)
+            fprintf(stderr, "bench: warning: the machine changed since baseline '%s' was "
+                            "saved (drift canaries): %s\n", c->baseline, words);
+    }
+}
+
+/* The measuring stage's callback: estimates, compares and reports result k once it is final. */
+static void result_done(size_t k, bench__result *r, void *arg)
+{
+    pipeline *p = arg;
+    const bench__cli *c = p->c;
+    const bench__client *cl = p->cl;
+    if (cl->estimate && r->status == BENCH__OK)
+        cl->estimate(r);
+    const bench__entry *e = c->baseline ? bench__saved_find(&p->old, r->inst->id) : NULL;
+    bench__verdict status = BENCH__V_INCOMPARABLE;
+    p->changes[k].verdict = BENCH__V_INCOMPARABLE;
+    if (c->baseline && bench__comparable(e ? &e->status : NULL, &r->status, &status)) {
+        p->compared[k] = cl->compare(c, e, r, &p->changes[k], &p->old_sides[k]);
+    } else if (status == BENCH__V_SKIPPED || status == BENCH__V_NEW) {
+        p->changes[k].verdict = status;
+        r->change = &p->changes[k];
+    }
+    p->rep.result(&p->rep, r);
     /* A skipped benchmark's own line already says so: no change line under it. */
-    if (r->change && r->status == BENCH__OK && c->format == BENCH__FMT_PRETTY) {
-        bench__print_change_line(stdout, r->change, rr->color);
-        bench__print_metric_changes(stdout, r, &c->cmp, rr->color);
+    if (r->status == BENCH__OK && c->format == BENCH__FMT_PRETTY) {
+        cl->show_change(stdout, c, r, p->color);
         fflush(stdout);
     }
     if (r->status == BENCH__FAILED) {
@@ -250,375 +441,254 @@ static void report_result(size_t k, bench__result *r, void *arg)
         fprintf(stderr, "bench: benchmark '%s' failed: %s\n",
                 bench__escape(id, sizeof id, r->inst->id),
                 bench__escape(why, sizeof why, r->message));
-        rr->exit_code = BENCH_EXIT_FAILED;
+        p->exit_code = BENCH_EXIT_FAILED;
     }
 }
 
-void bench__cli_destroy_probes(bench__cli *c)
+/* Says that the run was interrupted; the exit code. */
+static int interrupted(const char *what)
 {
-    for (size_t p = 0; p < c->run.nprobes; p++)
-        if (c->run.probes[p]->destroy)
-            c->run.probes[p]->destroy(c->run.probes[p]);
-    c->run.nprobes = 0;
+    int sig = bench__proc_interrupted();
+    fflush(stdout);
+    fprintf(stderr, "bench: interrupted by %s: stopped %s; no results or baseline were "
+                    "written\n", bench__signal_name(sig), what);
+    return 128 + sig;
+}
+
+/*
+ * The comparison stage over the whole suite: a run of times settles its verdicts together
+ * (Holm's correction, then confirmation of suspects); then the summary lists the compared
+ * benchmarks, those with a status (skipped, new) and the baseline's that this program lacks.
+ * Returns the comparison's exit code, or -1 when interrupted.
+ */
+static int compare_suite(pipeline *p)
+{
+    bench__cli *c = p->c;
+    size_t k = p->k, rows = k + p->nabsent, m = 0;
+    bench__side *a = calloc(k ? k : 1, sizeof *a), *b = calloc(k ? k : 1, sizeof *b);
+    bench__change *ch = calloc(rows ? rows : 1, sizeof *ch);
+    const char **ids = calloc(rows ? rows : 1, sizeof *ids);
+    size_t *map = calloc(k ? k : 1, sizeof *map);
+    int rc = BENCH_EXIT_USAGE;
+    if (!a || !b || !ch || !ids || !map) {
+        fprintf(stderr, "bench: out of memory\n");
+        goto out;
+    }
+    for (size_t i = 0; i < k; i++)
+        if (p->compared[i]) {
+            a[m] = p->old_sides[i];
+            bench__cli_side_from_result(c, &p->results[i], &b[m]);
+            ch[m] = p->changes[i];
+            ids[m] = p->results[i].inst->id;
+            map[m++] = i;
+        }
+    if (p->cl->times) {
+        if (bench__compare_all(a, b, m, &c->cmp, ch) != 0) {
+            fprintf(stderr, "bench: out of memory\n");
+            goto out;
+        }
+        if (bench__cli_confirm_suspects(c, &p->old, &p->ctx, ids, ch, m, p->drift) != 0) {
+            rc = -1;
+            goto out;
+        }
+        for (size_t j = 0; j < m; j++)
+            p->changes[map[j]] = ch[j];
+    }
+    size_t t = m;
+    for (size_t i = 0; i < k; i++) {
+        const bench__change *rch = p->results[i].change;
+        if (!p->compared[i] && rch &&
+            (rch->verdict == BENCH__V_SKIPPED || rch->verdict == BENCH__V_NEW)) {
+            ch[t].verdict = rch->verdict;
+            ids[t++] = p->results[i].inst->id;
+        }
+    }
+    for (size_t j = 0; j < p->nabsent; j++) {
+        ch[t].verdict = p->absent_verdicts[j];
+        ids[t++] = p->absent_ids[j];
+    }
+    FILE *o = c->format == BENCH__FMT_PRETTY ? stdout : stderr;
+    char what[128];
+    bench__msg(what, sizeof what, "baseline '%s'", c->baseline);
+    rc = bench__cli_summarize(c, p->cl, o, what, ids, ch, t, p->cl->times ? &p->context : NULL,
+                              o == stdout ? p->color : isatty(STDERR_FILENO));
+out:
+    free(a);
+    free(b);
+    free(ch);
+    free(ids);
+    free(map);
+    return rc;
+}
+
+/* The reporting stage's end: the report's tail, --json, --export-gbench, --save-baseline. */
+static void write_outputs(pipeline *p)
+{
+    bench__cli *c = p->c;
+    char msg[1024], shown[4 * sizeof msg]; /* messages quote paths: escaped */
+    int rc = BENCH_EXIT_OK;
+    if (p->rep.end(&p->rep, &p->ctx, p->results, p->k) != 0 || fflush(stdout) != 0 ||
+        ferror(stdout)) {
+        fprintf(stderr, "bench: writing the report to stdout failed\n");
+        rc = BENCH_EXIT_USAGE;
+    }
+    if (c->json_path &&
+        bench__json_write_file(c->json_path, &p->ctx, p->results, p->k, msg, sizeof msg) != 0) {
+        fprintf(stderr, "bench: %s\n", bench__escape(shown, sizeof shown, msg));
+        rc = BENCH_EXIT_USAGE;
+    }
+    if (c->gbench_path &&
+        bench__gbench_write_file(c->gbench_path, &p->ctx, p->results, p->k, msg, sizeof msg) != 0) {
+        fprintf(stderr, "bench: %s\n", bench__escape(shown, sizeof shown, msg));
+        rc = BENCH_EXIT_USAGE;
+    }
+    /* A run of times keeps its program beside the baseline (for confirming runs); counts need
+     * none. */
+    if (c->save_baseline) {
+        char path[4096];
+        bench__cli_baseline_path(c, c->save_baseline, path, sizeof path);
+        if (bench__save_named(bench__cli_baseline_dir(c), c->save_baseline, path, &p->ctx,
+                              p->results, p->k, p->cl->times) != 0)
+            rc = BENCH_EXIT_USAGE;
+    }
+    if (p->exit_code == BENCH_EXIT_OK)
+        p->exit_code = rc;
+}
+
+/* Sets up the reporter of the output format. */
+static void make_reporter(pipeline *p)
+{
+    switch (p->c->format) {
+    case BENCH__FMT_JSON:
+        bench__reporter_json(&p->rep, stdout);
+        break;
+    case BENCH__FMT_CSV:
+        bench__reporter_csv(&p->rep, stdout);
+        break;
+    case BENCH__FMT_MARKDOWN:
+        bench__reporter_markdown(&p->rep, stdout);
+        break;
+    case BENCH__FMT_BENCHER:
+        bench__reporter_bencher(&p->rep, stdout);
+        break;
+    default:
+        p->cl->pretty(&p->rep, stdout, p->color);
+        break;
+    }
 }
 
 int bench__cli_run(bench__cli *c, int argc, char **argv, const bench__instance *all, size_t n,
                    const bool *selected, size_t nsel)
 {
-    int exit_code = BENCH_EXIT_OK, rc;
-    char msg[1024] = "";
-    bench__result *results = NULL;
+    if (c->ab)
+        return ab_run(c, all, n, selected);
+    pipeline p;
+    memset(&p, 0, sizeof p);
+    p.c = c;
+    p.cl = bench__client_for(c);
+    p.color = bench__cli_use_color(c->color);
+    p.exit_code = BENCH_EXIT_OK;
     const bench__instance **list = NULL;
-    bench__change *changes = NULL;
-    bench__side *old_sides = NULL;
-    bench__saved old, *cal = NULL;
+    bench__saved *cal = NULL;
     size_t ncal = 0;
-    memset(&old, 0, sizeof old);
-    /* With --baseline: the selected benchmarks of the baseline that this program lacks. */
-    const char **absent_ids = NULL, **removed = NULL;
-    bench__verdict *absent_verdicts = NULL;
-    size_t nabsent = 0, nremoved = 0;
-    bench__comparison comparison = {NULL, NULL, 0};
-    struct program prog = {all, n};
+    bool set_up = false;
     bench__user_builds builds = {0}; /* how the selected benchmarks' files were compiled */
-    if (c->ab) {
-        /* The old build's benchmarks for the same FILTERs that this one lacks: removed. */
-        char *text = bench__cli_other_list(c, c->ab);
-        size_t lines = 0;
-        for (const char *p = text; p && *p; p++)
-            lines += *p == '\n';
-        removed = calloc(lines ? lines : 1, sizeof *removed);
-        for (char *line = text, *nl; removed && line && (nl = strchr(line, '\n')); line = nl + 1) {
-            *nl = '\0';
-            if (*line && !bench__cli_has_instance(all, n, line))
-                removed[nremoved++] = line;
-        }
-        c->abo.strict = c->strict;
-        c->abo.removed = removed;
-        c->abo.nremoved = nremoved;
-        exit_code = bench__cli_finish_stdout(bench__ab_run(c->ab, all, selected, n, &c->abo,
-                                                           c->fail_on_regression,
-                                                           bench__cli_use_color(c->color)));
-        free(text);
+    char msg[1024] = "";
+    if (p.cl->configure)
+        p.cl->configure(c);
+    /* Plan and probes first: a mode that cannot run here (no valgrind) says so before
+     * anything else. */
+    if (p.cl->setup(c, false, msg, sizeof msg) != 0) {
+        fprintf(stderr, "bench: %s\n", msg);
+        p.exit_code = BENCH_EXIT_USAGE;
         goto out;
     }
-    /* ---- instruction mode (instr.c) ---- */
-    if (c->instructions) {
-        char bpath[4096], spath[4096];
-        bench__cli_baseline_path(c, c->baseline ? c->baseline : "", bpath, sizeof bpath);
-        bench__cli_baseline_path(c, c->save_baseline ? c->save_baseline : "", spath, sizeof spath);
-        /* The baseline's selected benchmarks this program lacks; a baseline that cannot be
-         * read is instr.c's to report. */
-        long na = 0;
-        if (c->baseline && bench__saved_load(bpath, &old, msg, sizeof msg) == 0) {
-            absent_ids = calloc(old.n ? old.n : 1, sizeof *absent_ids);
-            absent_verdicts = calloc(old.n ? old.n : 1, sizeof *absent_verdicts);
-            na = absent_ids && absent_verdicts
-                     ? bench__cli_absent_entries(c, &old, bench__cli_in_program, &prog,
-                                      absent_ids, absent_verdicts)
-                     : -1;
-        }
-        if (na < 0) {
-            if (!absent_ids || !absent_verdicts)
-                fprintf(stderr, "bench: out of memory\n");
-            exit_code = BENCH_EXIT_USAGE;
-            goto out;
-        }
-        bench__instr_request q = {
-            .all = all,
-            .selected = selected,
-            .n = n,
-            .run = &c->run,
-            .filters = c->filters,
-            .nfilters = c->nfilters,
-            .exact = c->exact,
-            .iterations = c->instr_iterations,
-            .cache_sim = c->instr_cache_sim,
-            .threshold = c->noise_threshold_set ? c->cmp.noise_threshold
-                                               : BENCH__INSTR_DEFAULT_THRESHOLD,
-            .format = c->format,
-            .color = bench__cli_use_color(c->color),
-            .json_path = c->json_path,
-            .baseline = c->baseline,
-            .baseline_path = bpath,
-            .strict = c->strict,
-            .absent_ids = absent_ids,
-            .absent_verdicts = absent_verdicts,
-            .nabsent = (size_t)na,
-            .save_baseline = c->save_baseline,
-            .save_path = spath,
-            .baseline_dir = bench__cli_baseline_dir(c),
-            .fail_on_regression = c->fail_on_regression,
-        };
-        exit_code = bench__cli_finish_stdout(bench__instr_run(&q));
-        goto out;
-    }
-    /* ---- end instruction mode ---- */
-
+    set_up = true;
     /* A comparison is checked before anything runs: a missing or broken baseline fails fast.
      * Benchmarks it lacks (new) or that this program lacks (removed) are reported with the
      * comparison, and are an error only with --baseline-strict, checked after the run: whether
      * a benchmark is skipped here, which wins over both, is known only once it ran. */
-    if (c->baseline) {
-        if (bench__cli_load_named(c, c->baseline, &old) != 0) {
-            exit_code = BENCH_EXIT_USAGE;
-            goto out;
-        }
-        /* ---- instruction mode (instr.c): counts are not times ---- */
-        if (bench__instr_is_mode(old.ctx.mode)) {
-            fprintf(stderr, "bench: baseline '%s' holds instruction counts (saved with "
-                            "--instructions): compare it with --instructions, or pick a "
-                            "baseline of times\n", c->baseline);
-            exit_code = BENCH_EXIT_USAGE;
-            goto out;
-        }
-        /* ---- end instruction mode ---- */
-        absent_ids = calloc(old.n ? old.n : 1, sizeof *absent_ids);
-        absent_verdicts = calloc(old.n ? old.n : 1, sizeof *absent_verdicts);
-        removed = calloc(old.n ? old.n : 1, sizeof *removed);
-        long na = absent_ids && absent_verdicts && removed
-                      ? bench__cli_absent_entries(c, &old, bench__cli_in_program, &prog,
-                                       absent_ids, absent_verdicts)
-                      : -1;
-        if (na < 0) {
-            if (!absent_ids || !absent_verdicts || !removed)
-                fprintf(stderr, "bench: out of memory\n");
-            exit_code = BENCH_EXIT_USAGE;
-            goto out;
-        }
-        nabsent = (size_t)na;
-        for (size_t j = 0; j < nabsent; j++)
-            if (absent_verdicts[j] == BENCH__V_REMOVED)
-                removed[nremoved++] = absent_ids[j];
-        comparison = (bench__comparison){c->baseline, removed, nremoved};
+    if (c->baseline && load_baseline(&p, all, n) != 0) {
+        p.exit_code = BENCH_EXIT_USAGE;
+        goto out;
     }
-
     c->run.progress = isatty(STDERR_FILENO) && c->format == BENCH__FMT_PRETTY;
-    bool color = bench__cli_use_color(c->color);
-    bench__context ctx;
-    bench__context_collect(&ctx, &c->run);
-    if (bench__user_builds_init(&builds, all, selected, n) == 0)
-        bench__user_builds_attach(&ctx, &builds);
-    {
-        char why[256];
-        if (bench__program_hash("/proc/self/exe", ctx.program_hash, sizeof ctx.program_hash,
-                                &ctx.program_bytes, why, sizeof why) != 0)
-            ctx.program_hash[0] = '\0';
-        if (bench__libraries_hash(ctx.program_libs, sizeof ctx.program_libs, why,
-                                  sizeof why) != 0)
-            ctx.program_libs[0] = '\0';
-    }
-    /* A baseline keeps the machine's drift canaries, and a comparison measures them again. */
-    if ((c->save_baseline || c->baseline) && bench__canaries_measure(ctx.canary) == 0)
-        ctx.have_canaries = true;
-    double drift = 0; /* the largest drift of a canary since the baseline was saved */
-    for (size_t i = 0; i < ctx.nwarnings; i++)
-        fprintf(stderr, "bench: warning: %s\n", ctx.warnings[i]);
-    bench__context_change context = {{0}, {0}};
-    if (c->baseline) {
-        ctx.comparison = &comparison;
-        bench__context_id now;
-        bench__context_id_from(&now, &ctx);
-        bench__cli_warn_context(&now, &old.ctx, c->baseline, &context);
-        double d[BENCH__NCANARIES];
-        char words[512];
-        if (ctx.have_canaries &&
-            bench__canaries_drift(ctx.canary, old.ctx.canary, d, words, sizeof words) > 0) {
-            for (int q = 0; q < BENCH__NCANARIES; q++)
-                if (isfinite(d[q]) && fabs(d[q]) > drift)
-                    drift = fabs(d[q]);
-            c->cmp.drift_sd = bench__canaries_shared_drift(d);
-            c->cmp.drift_known = isfinite(c->cmp.drift_sd);
-            /* Said only when it matters: a drift beyond the noise threshold. */
-            if (drift > c->cmp.noise_threshold)
-                fprintf(stderr, "bench: warning: the machine changed since baseline '%s' was "
-                                "saved (drift canaries): %s\n", c->baseline, words);
-        }
-    }
+    collect_context(&p, bench__user_builds_init(&builds, all, selected, n) == 0 ? &builds : NULL);
     if (c->calibrate && calibration_runs(c, argc, argv, &cal, &ncal) != 0) {
-        exit_code = bench__proc_interrupted() ? 128 + bench__proc_interrupted()
-                                              : BENCH_EXIT_FAILED;
+        p.exit_code = bench__proc_interrupted() ? 128 + bench__proc_interrupted()
+                                                : BENCH_EXIT_FAILED;
         goto out;
     }
-
-    if (bench__cli_make_probes(c) != 0) {
-        exit_code = BENCH_EXIT_USAGE;
+    if (c->run.plan == BENCH__PLAN_PROFILE) {
+        p.exit_code = profile_run(c, all, selected, n);
         goto out;
     }
-    if (c->run.profile_time > 0) {
-        exit_code = profile_run(c, all, selected, n);
-        goto out;
-    }
-
-    bench__reporter rep;
-    switch (c->format) {
-    case BENCH__FMT_JSON:
-        bench__reporter_json(&rep, stdout);
-        break;
-    case BENCH__FMT_CSV:
-        bench__reporter_csv(&rep, stdout);
-        break;
-    case BENCH__FMT_MARKDOWN:
-        bench__reporter_markdown(&rep, stdout);
-        break;
-    case BENCH__FMT_BENCHER:
-        bench__reporter_bencher(&rep, stdout);
-        break;
-    default:
-        bench__reporter_pretty(&rep, stdout, color);
-        break;
-    }
-    results = calloc(nsel, sizeof *results);
-    changes = calloc(nsel, sizeof *changes);
-    old_sides = calloc(nsel, sizeof *old_sides);
-    if (!results || !changes || !old_sides) {
-        fprintf(stderr, "bench: out of memory\n");
-        exit_code = BENCH_EXIT_USAGE;
-        goto out;
-    }
+    make_reporter(&p);
+    p.results = calloc(nsel ? nsel : 1, sizeof *p.results);
+    p.changes = calloc(nsel ? nsel : 1, sizeof *p.changes);
+    p.old_sides = calloc(nsel ? nsel : 1, sizeof *p.old_sides);
+    p.compared = calloc(nsel ? nsel : 1, sizeof *p.compared);
     list = calloc(nsel ? nsel : 1, sizeof *list);
-    if (!list) {
+    if (!p.results || !p.changes || !p.old_sides || !p.compared || !list) {
         fprintf(stderr, "bench: out of memory\n");
-        exit_code = BENCH_EXIT_USAGE;
+        p.exit_code = BENCH_EXIT_USAGE;
         goto out;
     }
-    size_t k = 0;
     for (size_t i = 0; i < n; i++)
         if (selected[i])
-            list[k++] = &all[i];
-    rep.begin(&rep, &ctx);
-    struct run_report rr = {c, &old, changes, old_sides, &rep, color, BENCH_EXIT_OK};
+            list[p.k++] = &all[i];
+    if (p.cl->announce)
+        p.cl->announce(c, p.k);
+    p.rep.begin(&p.rep, &p.ctx);
+    int rc;
     if (c->run.in_process) {
         /* A closed stdout (`bench | head`) must not kill the run before its files are
          * written; in worker mode bench__run_isolated sees to this with the interrupts. */
         signal(SIGPIPE, SIG_IGN);
         bench__crash_handlers_install();
-        rc = bench__run_all(list, k, &c->run, results, report_result, &rr);
+        rc = bench__run_all(list, p.k, &c->run, p.results, result_done, &p);
     } else {
-        rc = bench__run_isolated(list, k, &c->run, argc, argv, results, report_result, &rr);
+        rc = bench__run_isolated(list, p.k, &c->run, argc, argv, p.results, result_done, &p);
     }
     if (rc == BENCH_EUSAGE && bench__proc_interrupted()) {
         /* Interrupted: the workers are gone; nothing half-done is written or saved. */
-        int sig = bench__proc_interrupted();
-        fflush(stdout);
-        fprintf(stderr, "bench: interrupted by %s: stopped the worker processes; no results "
-                        "or baseline were written\n", bench__signal_name(sig));
-        for (size_t i = 0; i < k; i++)
-            bench__result_destroy(&results[i]);
-        exit_code = 128 + sig;
+        p.exit_code = interrupted("the worker processes");
         goto out;
     }
     if (rc != 0) {
         fprintf(stderr, "bench: out of memory\n");
-        exit_code = BENCH_EXIT_USAGE;
+        p.exit_code = BENCH_EXIT_USAGE;
         goto out;
     }
-    exit_code = rr.exit_code;
     if (cal)
-        bench__noise_from_runs(results, k, cal, ncal);
-
-    /* Final verdicts need every p-value (Holm's correction over the whole comparison). */
-    /* The summary lists the compared benchmarks, then those with a status (skipped, new) and
-     * the baseline's that this program lacks. */
+        bench__noise_from_runs(p.results, p.k, cal, ncal);
     if (c->baseline) {
-        size_t rows = k + nabsent, m = 0, ns = 0;
-        bench__side *a = calloc(k ? k : 1, sizeof *a), *b = calloc(k ? k : 1, sizeof *b);
-        bench__change *ch = calloc(rows ? rows : 1, sizeof *ch);
-        const char **cids = calloc(rows ? rows : 1, sizeof *cids);
-        size_t *map = calloc(k ? k : 1, sizeof *map);
-        if (a && b && ch && cids && map) {
-            for (size_t i = 0; i < k; i++) {
-                const bench__change *rch = results[i].change;
-                if (rch && (rch->verdict == BENCH__V_SKIPPED || rch->verdict == BENCH__V_NEW))
-                    ns++;
-                else if (rch) {
-                    a[m] = old_sides[i];
-                    bench__cli_side_from_result(c, &results[i], &b[m]);
-                    cids[m] = results[i].inst->id;
-                    map[m++] = i;
-                }
-            }
-            if (bench__compare_all(a, b, m, &c->cmp, ch) == 0) {
-                if (bench__cli_confirm_suspects(c, &old, &ctx, cids, ch, m, drift) != 0) {
-                    int sig = bench__proc_interrupted();
-                    fprintf(stderr, "bench: interrupted by %s: stopped the confirmation; no "
-                                    "results or baseline were written\n",
-                            bench__signal_name(sig));
-                    free(a);
-                    free(b);
-                    free(ch);
-                    free(cids);
-                    free(map);
-                    for (size_t i = 0; i < k; i++)
-                        bench__result_destroy(&results[i]);
-                    exit_code = 128 + sig;
-                    goto out;
-                }
-                for (size_t j = 0; j < m; j++)
-                    changes[map[j]] = ch[j];
-                size_t t = m;
-                for (size_t i = 0; i < k; i++)
-                    if (results[i].change && t < m + ns &&
-                        (results[i].change->verdict == BENCH__V_SKIPPED ||
-                         results[i].change->verdict == BENCH__V_NEW)) {
-                        ch[t].verdict = results[i].change->verdict;
-                        cids[t++] = results[i].inst->id;
-                    }
-                for (size_t j = 0; j < nabsent; j++) {
-                    ch[t].verdict = absent_verdicts[j];
-                    cids[t++] = absent_ids[j];
-                }
-                FILE *o = c->format == BENCH__FMT_PRETTY ? stdout : stderr;
-                char what[128];
-                bench__msg(what, sizeof what, "baseline '%s'", c->baseline);
-                bench__print_compare_summary(o, what, cids, ch, t, &c->cmp, "Holm", &context,
-                                             o == stdout ? color : isatty(STDERR_FILENO));
-                int cmp_exit = bench__cli_compare_exit(c, cids, ch, t, what);
-                if (exit_code == BENCH_EXIT_OK)
-                    exit_code = cmp_exit;
-            }
+        int cmp_exit = compare_suite(&p);
+        if (cmp_exit < 0) {
+            p.exit_code = interrupted("the confirmation");
+            goto out;
         }
-        free(a);
-        free(b);
-        free(ch);
-        free(cids);
-        free(map);
+        if (p.exit_code == BENCH_EXIT_OK)
+            p.exit_code = cmp_exit;
     }
-    char shown[4 * sizeof msg]; /* messages quote paths: escaped */
-    if (rep.end(&rep, &ctx, results, k) != 0 || fflush(stdout) != 0 || ferror(stdout)) {
-        fprintf(stderr, "bench: writing the report to stdout failed\n");
-        exit_code = exit_code == BENCH_EXIT_OK ? BENCH_EXIT_USAGE : exit_code;
-    }
-    if (c->json_path &&
-        bench__json_write_file(c->json_path, &ctx, results, k, msg, sizeof msg) != 0) {
-        fprintf(stderr, "bench: %s\n", bench__escape(shown, sizeof shown, msg));
-        if (exit_code == BENCH_EXIT_OK)
-            exit_code = BENCH_EXIT_USAGE;
-    }
-    if (c->gbench_path &&
-        bench__gbench_write_file(c->gbench_path, &ctx, results, k, msg, sizeof msg) != 0) {
-        fprintf(stderr, "bench: %s\n", bench__escape(shown, sizeof shown, msg));
-        if (exit_code == BENCH_EXIT_OK)
-            exit_code = BENCH_EXIT_USAGE;
-    }
-    if (c->save_baseline && bench__cli_save_named(c, &ctx, results, k) != 0 &&
-        exit_code == BENCH_EXIT_OK)
-        exit_code = BENCH_EXIT_USAGE;
-    for (size_t i = 0; i < k; i++)
-        bench__result_destroy(&results[i]);
+    write_outputs(&p);
 out:
-    bench__cli_destroy_probes(c);
+    if (set_up)
+        p.cl->teardown(c);
+    for (size_t i = 0; p.results && i < p.k; i++)
+        bench__result_destroy(&p.results[i]);
     for (size_t r = 0; cal && r < ncal; r++)
         bench__saved_destroy(&cal[r]);
     free(cal);
-    free(absent_ids);
-    free(absent_verdicts);
-    free(removed);
-    bench__saved_destroy(&old);
-    free(old_sides);
-    free(changes);
-    free(results);
+    free(p.absent_ids);
+    free(p.absent_verdicts);
+    free(p.removed);
+    bench__saved_destroy(&p.old);
+    free(p.old_sides);
+    free(p.changes);
+    free(p.compared);
+    free(p.results);
     free(list);
     bench__user_builds_destroy(&builds);
-    return exit_code;
+    return p.exit_code;
 }

@@ -25,11 +25,16 @@
  *     METRIC scaled min_fraction unit source name
  *     FACT value unit name
  *     WARM iterations ns                 warm-up totals
- *     WALL seconds reason                sampling wall time and why it stopped
+ *     WALL seconds sampling reason       sampling wall time, mode and why it stopped
  *     S iterations total_ns [metric totals...]   one sample
  *     END ok|skipped|failed message
  * A worker that dies of a signal, calls exit() or outlives --timeout is contained: that
  * benchmark is failed with the cause, never saved, and the run goes on with the others.
+ *
+ * Every measuring mode measures here: the plan kind and the probes are its client's
+ * (client.h), set alike in the manager and in each worker. A timed plan is made by process 0
+ * and shared as above; a fixed plan (--instructions) needs no PLAN line and runs in one process,
+ * which starts under the plan's launcher (valgrind) instead of directly.
  */
 #include <errno.h>
 #include <math.h>
@@ -120,7 +125,7 @@ int bench__worker_main(const bench__instance *all, size_t n, const char *job,
     memset(&r, 0, sizeof r);
     bench__run_instance(inst, &opt, &r);
     if (r.status == BENCH__OK) {
-        if (index == 0)
+        if (index == 0 && opt.plan == BENCH__PLAN_TIMED)
             fprintf(out, "PLAN %u %d %llu %.17g\n", r.plan_rounds, (int)r.sampling_used,
                     (unsigned long long)r.plan_step, r.plan_est_ns);
         fprintf(out, "SET %llu %llu\n", (unsigned long long)r.settings.bytes_per_iter,
@@ -133,7 +138,8 @@ int bench__worker_main(const bench__instance *all, size_t n, const char *job,
             fprintf(out, "FACT %.17g %s %s\n", r.facts[f].value, r.facts[f].unit,
                     r.facts[f].name);
         fprintf(out, "WARM %llu %.17g\n", (unsigned long long)r.warm_up_iters, r.warm_up_ns);
-        fprintf(out, "WALL %.17g %s\n", r.measure_wall_s, r.stop_reason ? r.stop_reason : "");
+        fprintf(out, "WALL %.17g %d %s\n", r.measure_wall_s, (int)r.sampling_used,
+                r.stop_reason ? r.stop_reason : "");
         for (size_t k = 0; k < r.nsamples; k++) {
             fprintf(out, "S %.17g %.17g", r.iters[k], r.totals_ns[k]);
             for (size_t m = 0; m < r.nmetrics; m++)
@@ -146,6 +152,20 @@ int bench__worker_main(const bench__instance *all, size_t n, const char *job,
     bench__result_destroy(&r);
     int rc = fclose(out) == 0 ? BENCH_EXIT_OK : BENCH_EXIT_USAGE;
     return rc;
+}
+
+int bench__worker_refuse(const char *why)
+{
+    FILE *out = fdopen(BENCH__PROC_CHANNEL_FD, "w");
+    if (!out) {
+        /* Not started by a manager: whoever set the job hears why. */
+        fprintf(stderr, "bench: %s\n", why);
+        return BENCH_EXIT_USAGE;
+    }
+    fputs("END failed ", out);
+    put_message(out, why);
+    fclose(out);
+    return BENCH_EXIT_USAGE;
 }
 
 /* ---- manager side ---- */
@@ -165,7 +185,8 @@ typedef struct iso {
 /* The stop reasons a worker may send, as the static strings results point to. */
 static const char *known_reason(const char *s)
 {
-    static const char *const reasons[] = {"precision", "time budget", "sample size"};
+    static const char *const reasons[] = {"precision", "time budget", "sample size",
+                                          "fixed plan"};
     for (size_t i = 0; i < sizeof reasons / sizeof reasons[0]; i++)
         if (strcmp(s, reasons[i]) == 0)
             return reasons[i];
@@ -263,10 +284,12 @@ static bool take(bench__result *r, iso *s, unsigned proc, char *line, bool *ende
     }
     if (strncmp(line, "WALL ", 5) == 0) {
         double w;
-        int off = 0;
-        if (sscanf(rest, "%lg %n", &w, &off) != 1)
+        int mode, off = 0;
+        if (sscanf(rest, "%lg %d %n", &w, &mode, &off) != 2 || mode < 0 ||
+            mode > BENCH_SAMPLING_FLAT)
             return false;
         r->measure_wall_s += w;
+        r->sampling_used = (bench_sampling)mode;
         const char *why = known_reason(rest + off);
         if (why)
             r->stop_reason = why;
@@ -320,19 +343,36 @@ static int run_process(int argc, char **argv, const bench__run_options *opt,
     char job[384], msg[512];
     bench__msg(job, sizeof job, "%u %u %d %llu %.17g %s", proc, s->count, (int)s->mode,
                (unsigned long long)s->step, s->est_ns, r->inst->id);
-    char **wargv = calloc((size_t)argc + 1, sizeof *wargv);
+    char **wargv = calloc(opt->nlauncher + (size_t)argc + 2, sizeof *wargv);
     if (!wargv) {
         fail(r, BENCH__FAIL_ERROR, 0, "%s", "out of memory");
         return 0;
     }
-    for (int i = 0; i < argc; i++)
-        wargv[i] = argv[i];
-    bench__proc p;
     /* The running executable itself, even when its file was replaced or deleted since (a
      * rebuild during the run): the kernel resolves /proc/self/exe in the child to the file
-     * this process was started from. */
-    bench__proc_spec spec = {.path = "/proc/self/exe", .argv = wargv,
-                             .channel = BENCH__PROC_FD3};
+     * this process was started from. Under a launcher, which would see its own executable
+     * there, the program goes by its path. */
+    char exe[4096];
+    const char *path = "/proc/self/exe";
+    size_t k = 0;
+    if (opt->nlauncher > 0) {
+        if (bench__proc_self(exe, sizeof exe, msg, sizeof msg) != 0) {
+            free(wargv);
+            fail(r, BENCH__FAIL_ERROR, 0, "%s", msg);
+            return 0;
+        }
+        path = opt->launcher[0];
+        for (size_t i = 0; i < opt->nlauncher; i++)
+            wargv[k++] = (char *)opt->launcher[i];
+        wargv[k++] = exe;
+        for (int i = 1; i < argc; i++)
+            wargv[k++] = argv[i];
+    } else {
+        for (int i = 0; i < argc; i++)
+            wargv[k++] = argv[i];
+    }
+    bench__proc p;
+    bench__proc_spec spec = {.path = path, .argv = wargv, .channel = BENCH__PROC_FD3};
     /* The job travels in the environment: a program with its own main() passes its argv on
      * to bench_main as it likes, and the workers still find their job. */
     setenv(JOB_ENV, job, 1);
@@ -356,8 +396,9 @@ static int run_process(int argc, char **argv, const bench__run_options *opt,
         return BENCH_EUSAGE;
     }
     bench__proc_end end = bench__proc_wait(&p, deadline);
-    if (proc == 0 && ended && r->status == BENCH__OK && s->step == 0)
-        bad = true; /* process 0 must send the plan */
+    if (proc == 0 && ended && r->status == BENCH__OK && s->step == 0 &&
+        opt->plan == BENCH__PLAN_TIMED)
+        bad = true; /* process 0 of a timed plan must send it */
     if (bench__proc_interrupted())
         return BENCH_EUSAGE;
     char how[128];
@@ -397,7 +438,7 @@ static bool prepare(bench__result *r, iso *s, const bench__instance *inst,
     if (want > (unsigned)r->settings.sample_size)
         want = (unsigned)r->settings.sample_size;
     s->count = want;
-    s->capacity = (size_t)r->settings.sample_size;
+    s->capacity = bench__sample_capacity(&r->settings, opt);
     r->iters = calloc(s->capacity, sizeof *r->iters);
     r->totals_ns = calloc(s->capacity, sizeof *r->totals_ns);
     r->process = calloc(s->capacity, sizeof *r->process);

@@ -28,6 +28,15 @@ typedef struct bench__settings {
     int rounds;                 /* rounds the samples are spread over (runner.c) */
 } bench__settings;
 
+/** How a benchmark's samples are planned: the mode's one difference to the runner; the mode
+ * (its client of the run pipeline) sets it in bench__run_options.plan. */
+typedef enum bench__plan_kind {
+    BENCH__PLAN_TIMED,   /* warm-up, the sampling plan, the stopping rules, rounds */
+    BENCH__PLAN_FIXED,   /* exactly fixed_iters, no timed warm-up (instruction counting) */
+    BENCH__PLAN_PROFILE, /* --profile-time: iterations for an outside profiler, no statistics */
+    BENCH__PLAN_DRIVEN,  /* A/B worker: each sample as worker_in says, its time to worker_out */
+} bench__plan_kind;
+
 /** Run-wide options from the command line that the runner and analysis need. */
 typedef struct bench__run_options {
     bench__settings cli;     /* command-line settings; zero fields are not set */
@@ -38,19 +47,31 @@ typedef struct bench__run_options {
     double confidence_level; /* e.g. 0.95 */
     uint64_t seed;           /* bootstrap seed */
     bool progress;           /* live progress on stderr */
-    FILE *worker_in;         /* A/B worker mode: sample commands come from here ... */
-    FILE *worker_out;        /* ... and sample times go here (see ab.c); NULL otherwise */
+    FILE *worker_in;         /* BENCH__PLAN_DRIVEN (A/B worker): sample commands come from
+                              * here ... */
+    FILE *worker_out;        /* ... and sample times go here (see ab.c) */
     struct bench__probe **probes; /* attached to every benchmark, in this order */
     size_t nprobes;
+    /* The plan the run's mode chose (its client sets it; zero: a timed run). */
+    bench__plan_kind plan;
     /*
-     * Fixed plan: when nfixed > 0 there is no warm-up and no stopping rule; the samples run
-     * exactly fixed_iters[0..nfixed-1] iterations (instruction counting uses this).
+     * BENCH__PLAN_FIXED: no timed warm-up and no stopping rule; the samples run exactly
+     * fixed_iters[0..nfixed-1] iterations. With fixed_warm_up, the first of them is a warm-up
+     * sample: measured through the probes like the others (a probe may size the later counts
+     * from it: the runner reads fixed_iters one sample at a time), then kept as the warm-up
+     * rather than as a sample.
      */
     const uint64_t *fixed_iters;
     size_t nfixed;
-    /* Profile mode (--profile-time): each benchmark runs for this many seconds, with no
-     * statistics; 0: off. */
+    bool fixed_warm_up;
+    /* BENCH__PLAN_PROFILE (--profile-time): each benchmark runs for this many seconds, with no
+     * statistics. */
     double profile_time;
+    /* Worker processes start under this command (its arguments; the program's path and
+     * arguments follow them), or directly when nlauncher is 0: --instructions starts them
+     * under valgrind. */
+    const char *const *launcher;
+    size_t nlauncher;
     /* Isolated measurement (isolate.c): measuring processes per benchmark (0: the default),
      * the time limit of one process (s), and --in-process (no worker processes at all). */
     unsigned processes;
@@ -68,17 +89,10 @@ typedef struct bench__run_options {
     } job;
 } bench__run_options;
 
-/** How a benchmark's samples are planned: the mode's one difference to the runner. */
-typedef enum bench__plan_kind {
-    BENCH__PLAN_TIMED,   /* warm-up, the sampling plan, the stopping rules, rounds */
-    BENCH__PLAN_FIXED,   /* exactly fixed_iters, no warm-up (instruction counting) */
-    BENCH__PLAN_PROFILE, /* --profile-time: iterations for an outside profiler, no statistics */
-    BENCH__PLAN_DRIVEN,  /* A/B worker: each sample as worker_in says, its time to worker_out */
-} bench__plan_kind;
 
 /**
- * What the run's mode needs of the runner, derived once from the run options
- * (bench__plan_for): the runner asks the plan and tests no mode field of the options. Which
+ * What the run's plan kind means for the runner (bench__plan_for): the runner asks the plan
+ * and tests no mode field of the options. Which
  * probe gives the time is the plan's rule too (probe.h): the first attached probe that can.
  */
 typedef struct bench__plan {
@@ -103,6 +117,9 @@ extern const bench__settings bench__quick_settings;
 /** Resolves settings: command line over BENCH_FN over BENCH_GROUP over defaults. */
 void bench__resolve_settings(bench__settings *out, const bench__run_options *opt,
                              const bench_desc *d, const bench_group_desc *g);
+/** Room for samples a benchmark of settings s needs under opt's plan: its sample size, or the
+ * fixed plan's length when that is longer. */
+size_t bench__sample_capacity(const bench__settings *s, const bench__run_options *opt);
 /** The name of a sampling plan ("auto", "linear", "flat"). */
 const char *bench__sampling_name(bench_sampling s);
 

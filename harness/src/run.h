@@ -72,6 +72,10 @@ extern bool bench__quiet_warnings;
 int bench__worker_main(const bench__instance *all, size_t n, const char *job,
                        const bench__run_options *opt);
 
+/** A worker process that cannot take its job (its mode could not be set up): fails the
+ * benchmark with `why` for the manager to report. Returns the exit code. */
+int bench__worker_refuse(const char *why);
+
 /* ---- crash reporting ---- */
 
 /** Installs handlers that print which benchmark crashed, then exit 3. */

@@ -144,13 +144,7 @@ static double clampd(double v, double lo, double hi)
 void bench__plan_for(bench__plan *plan, const bench__run_options *opt)
 {
     memset(plan, 0, sizeof *plan);
-    plan->kind = BENCH__PLAN_TIMED;
-    if (opt && opt->worker_in)
-        plan->kind = BENCH__PLAN_DRIVEN;
-    else if (opt && opt->profile_time > 0)
-        plan->kind = BENCH__PLAN_PROFILE;
-    else if (opt && opt->nfixed > 0)
-        plan->kind = BENCH__PLAN_FIXED;
+    plan->kind = opt ? opt->plan : BENCH__PLAN_TIMED;
     plan->worker_process = opt && opt->job.active;
     plan->one_stretch = plan->kind != BENCH__PLAN_TIMED;
     plan->keeps_samples = plan->kind == BENCH__PLAN_TIMED || plan->kind == BENCH__PLAN_FIXED;
@@ -913,7 +907,7 @@ static bool instance_begin(bench_t *b, const bench__instance *inst, const bench_
     r->nresamples = opt->nresamples;
     r->confidence_level = opt->confidence_level;
     bench__resolve_settings(&r->settings, opt, inst->desc, inst->group);
-    b->capacity = (size_t)r->settings.sample_size;
+    b->capacity = bench__sample_capacity(&r->settings, opt);
     r->iters = calloc(b->capacity, sizeof *r->iters);
     r->totals_ns = calloc(b->capacity, sizeof *r->totals_ns);
     if (!r->iters || !r->totals_ns) {
@@ -971,6 +965,34 @@ static void instance_round(bench_t *b)
         b->finished = true;
 }
 
+size_t bench__sample_capacity(const bench__settings *s, const bench__run_options *opt)
+{
+    size_t n = (size_t)s->sample_size;
+    if (opt && opt->plan == BENCH__PLAN_FIXED && opt->nfixed > n)
+        n = opt->nfixed;
+    return n;
+}
+
+/* A fixed plan's warm-up sample (the first) becomes the warm-up: it was measured through the
+ * probes only so that they could size the later samples. */
+static void fixed_warm_up_aside(bench__result *r)
+{
+    if (r->nsamples < 2)
+        return;
+    r->warm_up_iters = (uint64_t)r->iters[0];
+    r->warm_up_ns = r->totals_ns[0];
+    r->total_iters -= (uint64_t)r->iters[0];
+    r->measure_wall_s = 0;
+    for (size_t k = 0; k + 1 < r->nsamples; k++) {
+        r->iters[k] = r->iters[k + 1];
+        r->totals_ns[k] = r->totals_ns[k + 1];
+        r->measure_wall_s += r->totals_ns[k] / 1e9;
+        for (size_t m = 0; m < r->nmetrics; m++)
+            r->metrics[m].totals[k] = r->metrics[m].totals[k + 1];
+    }
+    r->nsamples--;
+}
+
 /* Releases the probes and analyses the pooled samples. */
 static void instance_finish(bench_t *b)
 {
@@ -984,6 +1006,8 @@ static void instance_finish(bench_t *b)
     r->plan_rounds = b->rounds;
     if (!b->plan.keeps_samples)
         return; /* an A/B worker's coordinator analyses its samples; profile mode has none */
+    if (r->status == BENCH__OK && b->plan.kind == BENCH__PLAN_FIXED && b->opt->fixed_warm_up)
+        fixed_warm_up_aside(r);
     if (r->status == BENCH__OK && r->nsamples == 0)
         bench_fail(b, "no sample was taken");
     if (r->status != BENCH__OK || !b->plan.analyses)

@@ -443,6 +443,7 @@ static void test_settings_precedence(void **state)
     bench__resolve_settings(&s, &o, &d, &g);
     assert_int_equal(s.rounds, 10);
     o.cli.rounds = 4; /* A/B workers, fixed plans and profiling run one stretch */
+    o.plan = BENCH__PLAN_FIXED;
     o.nfixed = 1;
     bench__resolve_settings(&s, &o, &d, &g);
     assert_int_equal(s.rounds, 1);
@@ -664,18 +665,24 @@ static void test_plan_for_modes(void **state)
     bench__plan_for(&p, &o);
     assert_int_equal(p.kind, BENCH__PLAN_TIMED);
     assert_true(p.worker_process && p.keeps_samples && !p.analyses);
+    /* The client sets the kind; the plan follows it, whatever else the options hold. */
     o = options();
     static const uint64_t fixed[] = {1, 2};
     o.fixed_iters = fixed;
     o.nfixed = 2;
     bench__plan_for(&p, &o);
+    assert_int_equal(p.kind, BENCH__PLAN_TIMED);
+    o.plan = BENCH__PLAN_FIXED;
+    bench__plan_for(&p, &o);
     assert_int_equal(p.kind, BENCH__PLAN_FIXED);
     assert_true(p.one_stretch && p.keeps_samples && p.analyses && !p.time_only);
-    o.profile_time = 1.0; /* profiling wins over a fixed plan */
+    o.plan = BENCH__PLAN_PROFILE;
+    o.profile_time = 1.0;
     bench__plan_for(&p, &o);
     assert_int_equal(p.kind, BENCH__PLAN_PROFILE);
     assert_true(p.one_stretch && !p.keeps_samples && !p.analyses);
-    o.worker_in = stdin; /* an A/B worker wins over both */
+    o.plan = BENCH__PLAN_DRIVEN;
+    o.worker_in = stdin;
     bench__plan_for(&p, &o);
     assert_int_equal(p.kind, BENCH__PLAN_DRIVEN);
     assert_true(p.one_stretch && !p.keeps_samples && !p.analyses && p.time_only);
@@ -705,8 +712,10 @@ static void test_fixed_plan(void **state)
     (void)state;
     static const uint64_t plan[] = {5, 10, 20};
     bench__run_options o = options();
+    o.plan = BENCH__PLAN_FIXED;
     o.fixed_iters = plan;
     o.nfixed = 3;
+    o.cli.sample_size = 2; /* the plan is longer: it gets room all the same */
     bench__result r;
     calls = 0;
     run_with(&bench__desc_rt__counter, &o, &r);
@@ -714,8 +723,31 @@ static void test_fixed_plan(void **state)
     assert_int_equal(r.nsamples, 3);
     assert_true(r.iters[0] == 5 && r.iters[1] == 10 && r.iters[2] == 20);
     assert_true(r.warm_up_iters == 0);
+    assert_true(r.total_iters == 35);
     assert_true(calls == 35);
     assert_string_equal(r.stop_reason, "fixed plan");
+    bench__result_destroy(&r);
+
+    /* With a warm-up sample: the first count runs through the probes like the others, then
+     * becomes the warm-up, and the probes' values move with the samples. */
+    counting_probe c = counting();
+    bench__probe *list[] = {&c.p};
+    o.probes = list;
+    o.nprobes = 1;
+    o.fixed_warm_up = true;
+    calls = 0;
+    run_with(&bench__desc_rt__counter, &o, &r);
+    assert_int_equal(r.status, BENCH__OK);
+    assert_int_equal(c.stops, 3);
+    assert_int_equal(r.nsamples, 2);
+    assert_true(r.iters[0] == 10 && r.iters[1] == 20);
+    assert_true(r.warm_up_iters == 5 && r.warm_up_ns > 0);
+    assert_true(r.total_iters == 30);
+    assert_true(calls == 35);
+    assert_int_equal(r.nmetrics, 2);
+    assert_true(r.metrics[0].totals[0] == 10 && r.metrics[0].totals[1] == 20);
+    assert_true(r.metrics[1].totals[0] == 20 && r.metrics[1].totals[1] == 40);
+    assert_true(fabs(r.measure_wall_s - (r.totals_ns[0] + r.totals_ns[1]) / 1e9) < 1e-12);
     bench__result_destroy(&r);
 }
 
@@ -723,6 +755,7 @@ static void test_profile_mode(void **state)
 {
     (void)state;
     bench__run_options o = options();
+    o.plan = BENCH__PLAN_PROFILE;
     o.profile_time = 0.05;
     bench__result r;
     calls = 0;
