@@ -38,7 +38,9 @@
 #include <unistd.h>
 
 #include "alloc_shim.h"
-#include "internal.h"
+#include "base.h"
+#include "probe.h"
+#include "result.h"
 
 #ifndef HARNESS_ALLOC_SHIM_BUILD_PATH
 #define HARNESS_ALLOC_SHIM_BUILD_PATH ""

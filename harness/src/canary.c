@@ -15,7 +15,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "base.h"
+#include "context.h"
+#include "probe.h"
+#include "stats.h"
 
 const char *const bench__canary_names[BENCH__NCANARIES] = {"latency_chain", "compute",
                                                            "l2_read", "dram_read"};

@@ -7,7 +7,7 @@
  */
 #include <time.h>
 
-#include "internal.h"
+#include "probe.h"
 
 int64_t bench__now_ns(void)
 {

@@ -38,6 +38,8 @@
 #include <string.h>
 
 #include "compare.h"
+#include "result.h"
+#include "stats.h"
 
 static double norm_cdf(double x)
 {

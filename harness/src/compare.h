@@ -9,7 +9,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "internal.h"
+#include "context.h"
+#include "result.h"
+#include "stats.h"
 
 /*
  * Defaults measured on the development machine (docs/comparison.md gives the numbers):

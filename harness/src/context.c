@@ -9,8 +9,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base.h"
+#include "context.h"
 #include "cuda_backend.h"
-#include "internal.h"
+#include "options.h"
+#include "probe.h"
 
 #ifndef HARNESS_BUILD_TYPE
 #define HARNESS_BUILD_TYPE "unknown"

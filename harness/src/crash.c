@@ -9,7 +9,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "base.h"
+#include "run.h"
 
 static char crash_msg[512];
 static size_t crash_len;

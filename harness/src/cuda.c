@@ -21,8 +21,11 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "base.h"
+#include "context.h"
 #include "cuda_backend.h"
-#include "internal.h"
+#include "probe.h"
+#include "result.h"
 
 /* The probe's state: one benchmark runs at a time, in the main thread. */
 static struct {

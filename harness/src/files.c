@@ -31,7 +31,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "base.h"
+#include "store.h"
 
 /* ---- the registry of live temporary files ---- */
 

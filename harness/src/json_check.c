@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base.h"
 #include "json_check.h"
 
 /* ---- JSON paths in messages ---- */

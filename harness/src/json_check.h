@@ -8,8 +8,6 @@
 #include <cjson/cJSON.h>
 #include <stddef.h>
 
-#include "internal.h"
-
 /** docs/results.schema.json as compiled into the library (results_schema.c, generated). */
 extern const char bench__results_schema[];
 extern const size_t bench__results_schema_len;

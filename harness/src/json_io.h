@@ -8,7 +8,9 @@
 #include <cjson/cJSON.h>
 #include <stddef.h>
 
-#include "internal.h"
+#include "context.h"
+#include "result.h"
+#include "store.h"
 
 /** schema_version of results and baselines this harness writes and reads. */
 #define BENCH__SCHEMA_VERSION 1

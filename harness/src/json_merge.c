@@ -11,11 +11,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base.h"
 #include "compare.h"
-#include "internal.h"
+#include "context.h"
 #include "json_check.h"
 #include "json_io.h"
 #include "proc.h"
+#include "result.h"
+#include "store.h"
 
 /* The id of a validated entry of a results file. */
 static const char *entry_id(const cJSON *item)

@@ -11,11 +11,16 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base.h"
 #include "compare.h"
-#include "internal.h"
+#include "context.h"
 #include "json_check.h"
 #include "json_io.h"
+#include "probe.h"
 #include "proc.h"
+#include "result.h"
+#include "run.h"
+#include "store.h"
 
 typedef struct vctx {
     const char *file;

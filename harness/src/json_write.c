@@ -14,11 +14,19 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base.h"
 #include "compare.h"
-#include "internal.h"
+#include "context.h"
 #include "json_check.h"
 #include "json_io.h"
+#include "options.h"
+#include "probe.h"
 #include "proc.h"
+#include "registry.h"
+#include "report.h"
+#include "result.h"
+#include "stats.h"
+#include "store.h"
 #include "user_build.h"
 
 

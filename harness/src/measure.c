@@ -7,7 +7,8 @@
  * when another probe gives the time (CUDA events), the runner records it as the metric
  * "host_wall".
  */
-#include "internal.h"
+#include "probe.h"
+#include "result.h"
 
 /* The running sample's start, ns. One benchmark runs at a time, in the main thread; a static
  * rather than the probe's state so that stop keeps no pointer across its clock read (fewer

@@ -50,8 +50,11 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "base.h"
 #include "perf_events.h"
+#include "probe.h"
+#include "result.h"
+#include "run.h"
 
 #define MAX_EV BENCH__PERF_MAX_EVENTS
 

@@ -8,7 +8,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "internal.h"
+#include "base.h"
 #include "perf_events.h"
 
 /* ---- presets ---- */

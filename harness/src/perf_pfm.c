@@ -18,7 +18,7 @@
 
 #include <perfmon/pfmlib_perf_event.h>
 
-#include "internal.h"
+#include "base.h"
 #include "perf_events.h"
 
 /* libpfm4's own state is global; so is whether it initialised. 1: not tried yet. */

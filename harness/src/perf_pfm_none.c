@@ -7,7 +7,6 @@
  * libpfm4 is missing. The component's constructor registers its resolver before main(), and every
  * call below goes to it from then on.
  */
-#include "internal.h"
 #include "perf_events.h"
 
 /* Set by the counters component's constructor; NULL: the software table alone. */

@@ -17,7 +17,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "base.h"
+#include "probe.h"
 #include "proc.h"
 
 #define MAX_LIVE 64

@@ -9,7 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "base.h"
+#include "registry.h"
 
 static bench_desc *registry_head;
 static bench_group_desc *group_head;

@@ -11,8 +11,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base.h"
 #include "compare.h"
-#include "internal.h"
+#include "context.h"
+#include "result.h"
+#include "stats.h"
 
 #define INDENT 24
 

@@ -27,7 +27,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "base.h"
+#include "context.h"
+#include "probe.h"
+#include "report.h"
+#include "result.h"
+#include "stats.h"
+#include "store.h"
 
 /* ---- bencher: Rust libtest bench lines ---- */
 

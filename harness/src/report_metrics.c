@@ -9,7 +9,10 @@
 #include <math.h>
 #include <string.h>
 
+#include "base.h"
+#include "probe.h"
 #include "report_metrics.h"
+#include "result.h"
 
 /* The detail lines of the pretty reporter start in this column (its ID_WIDTH). */
 #define INDENT 24

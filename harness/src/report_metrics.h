@@ -8,7 +8,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#include "internal.h"
+#include "result.h"
 
 /**
  * Prints one line per metric of r (median per iteration with its interval; "(scaled: counted

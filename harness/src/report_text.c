@@ -11,9 +11,16 @@
 #include <math.h>
 #include <string.h>
 
+#include "base.h"
 #include "compare.h"
-#include "internal.h"
+#include "context.h"
+#include "options.h"
+#include "probe.h"
+#include "report.h"
 #include "report_metrics.h"
+#include "result.h"
+#include "run.h"
+#include "stats.h"
 #include "user_build.h"
 
 #define ID_WIDTH 24

@@ -20,7 +20,8 @@
 #include <libcpuid/libcpuid.h>
 #endif
 
-#include "internal.h"
+#include "base.h"
+#include "context.h"
 
 /* Reads the first line of a small file into buf without the newline; "" when unreadable. */
 static void read_line(const char *path, char *buf, size_t len)

@@ -7,6 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base.h"
+#include "context.h"
+#include "registry.h"
 #include "user_build.h"
 
 static bool same_build(const bench__user_build *u, const bench_desc *d)

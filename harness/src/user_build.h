@@ -11,7 +11,8 @@
 #ifndef HARNESS_USER_BUILD_H
 #define HARNESS_USER_BUILD_H
 
-#include "internal.h"
+#include "context.h"
+#include "registry.h"
 
 /** One file's build and the ids of the selected benchmarks it defines. */
 typedef struct bench__user_build {

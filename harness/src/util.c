@@ -11,7 +11,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "base.h"
+#include "context.h"
+#include "options.h"
+#include "report.h"
+#include "result.h"
 
 const char *bench_version(void)
 {

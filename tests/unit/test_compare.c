@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base.h"
 #include "compare.h"
 
 static void assert_close(double got, double want, double tol)
