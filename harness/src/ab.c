@@ -29,7 +29,13 @@
 #include <unistd.h>
 
 #include "compare.h"
-#include "internal.h"
+#include "base.h"
+#include "options.h"
+#include "probe.h"
+#include "registry.h"
+#include "result.h"
+#include "run.h"
+#include "stats.h"
 #include "proc.h"
 
 typedef bench__proc worker;

@@ -10,7 +10,11 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "internal.h"
+#include "base.h"
+#include "result.h"
+#include "run.h"
+#include "store.h"
+#include "stats.h"
 #include "proc.h"
 
 int bench__run_self(char *const *argv, char *msg, size_t msglen)

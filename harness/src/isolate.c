@@ -42,7 +42,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "base.h"
+#include "options.h"
+#include "registry.h"
+#include "result.h"
+#include "run.h"
 #include "proc.h"
 
 #define JOB_ENV "BENCH_WORKER_JOB"

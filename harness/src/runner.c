@@ -31,7 +31,13 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "base.h"
+#include "options.h"
+#include "probe.h"
+#include "registry.h"
+#include "result.h"
+#include "run.h"
+#include "stats.h"
 
 /* No sample runs more iterations than this: keeps k*d far from overflow and an empty body's
  * warm-up finite. */
