@@ -415,16 +415,11 @@ int bench__ab_run(const char *other, const bench__instance *all, const bool *sel
     /* No context: A and B ran interleaved on one machine, so no change of it can be blamed. */
     bench__print_compare_summary(stdout, "A, the old build", ids, ch, k, &copt, "Bonferroni",
                                  NULL, color);
-    bool violated = false;
-    for (size_t i = 0; i < k; i++) {
-        if (fail_on_regression && ch[i].verdict == BENCH__V_REGRESSED &&
-            exit_code == BENCH_EXIT_OK)
-            exit_code = BENCH_EXIT_REGRESSION;
-        if (o->strict)
-            violated |= bench__strict_violation(ids[i], ch[i].verdict, "A, the old build");
-    }
-    if (violated && exit_code == BENCH_EXIT_OK)
-        exit_code = BENCH_EXIT_USAGE;
+    /* The exit rule of every comparison (a failed benchmark wins over it). */
+    int cmp_exit = bench__compare_exit(ids, ch, k, o->strict, fail_on_regression,
+                                       "A, the old build");
+    if (exit_code == BENCH_EXIT_OK)
+        exit_code = cmp_exit;
     free(ch);
     free(ids);
     return exit_code;

@@ -442,7 +442,7 @@ static bool prepare(bench__result *r, iso *s, const bench__instance *inst,
     if (want > (unsigned)r->settings.sample_size)
         want = (unsigned)r->settings.sample_size;
     s->count = want;
-    s->capacity = bench__sample_capacity(&r->settings, opt);
+    s->capacity = (size_t)r->settings.sample_size;
     r->iters = calloc(s->capacity, sizeof *r->iters);
     r->totals_ns = calloc(s->capacity, sizeof *r->totals_ns);
     r->process = calloc(s->capacity, sizeof *r->process);

@@ -117,9 +117,6 @@ extern const bench__settings bench__quick_settings;
 /** Resolves settings: command line over BENCH_FN over BENCH_GROUP over defaults. */
 void bench__resolve_settings(bench__settings *out, const bench__run_options *opt,
                              const bench_desc *d, const bench_group_desc *g);
-/** Room for samples a benchmark of settings s needs under opt's plan: its sample size, or the
- * fixed plan's length when that is longer. */
-size_t bench__sample_capacity(const bench__settings *s, const bench__run_options *opt);
 /** The name of a sampling plan ("auto", "linear", "flat"). */
 const char *bench__sampling_name(bench_sampling s);
 

@@ -208,6 +208,9 @@ void bench__resolve_settings(bench__settings *out, const bench__run_options *opt
         out->rounds = 1;
     if (out->sample_size < 2)
         out->sample_size = 2;
+    /* A fixed plan takes all its samples, whatever BENCH_FN asked. */
+    if (pl.kind == BENCH__PLAN_FIXED && opt->nfixed > (size_t)out->sample_size)
+        out->sample_size = (int)opt->nfixed;
     if (out->rounds > out->sample_size && !pl.worker_process)
         out->rounds = out->sample_size;
     if (out->warm_up_time < 0)
@@ -913,7 +916,7 @@ static bool instance_begin(bench_t *b, const bench__instance *inst, const bench_
     r->nresamples = opt->nresamples;
     r->confidence_level = opt->confidence_level;
     bench__resolve_settings(&r->settings, opt, inst->desc, inst->group);
-    b->capacity = bench__sample_capacity(&r->settings, opt);
+    b->capacity = (size_t)r->settings.sample_size;
     r->iters = calloc(b->capacity, sizeof *r->iters);
     r->totals_ns = calloc(b->capacity, sizeof *r->totals_ns);
     if (!r->iters || !r->totals_ns) {
@@ -969,14 +972,6 @@ static void instance_round(bench_t *b)
     /* Worker, profile and fixed plans end with their one call; the timed plan in end_round. */
     if (r->status != BENCH__OK || b->plan.one_stretch)
         b->finished = true;
-}
-
-size_t bench__sample_capacity(const bench__settings *s, const bench__run_options *opt)
-{
-    size_t n = (size_t)s->sample_size;
-    if (opt && opt->plan == BENCH__PLAN_FIXED && opt->nfixed > n)
-        n = opt->nfixed;
-    return n;
 }
 
 /* A fixed plan's warm-up sample (the first) becomes the warm-up: it was measured through the

@@ -721,6 +721,7 @@ static void test_fixed_plan(void **state)
     run_with(&bench__desc_rt__counter, &o, &r);
     assert_int_equal(r.status, BENCH__OK);
     assert_int_equal(r.nsamples, 3);
+    assert_int_equal(r.settings.sample_size, 3);
     assert_true(r.iters[0] == 5 && r.iters[1] == 10 && r.iters[2] == 20);
     assert_true(r.warm_up_iters == 0);
     assert_true(r.total_iters == 35);
