@@ -63,6 +63,14 @@ int bench__save_named(const char *dir, const char *name, const char *path,
                       const bench__context *ctx, const bench__result *results, size_t n,
                       bool snapshot)
 {
+    size_t measured = 0;
+    for (size_t i = 0; i < n; i++)
+        measured += results[i].status == BENCH__OK;
+    if (measured == 0) {
+        /* Nothing to keep: the file, if there is one, stays as it was. */
+        fprintf(stderr, "bench: baseline '%s' not saved: no benchmark was measured\n", name);
+        return 0;
+    }
     if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
         fprintf(stderr, "bench: cannot create the baseline directory %s: %s\n", dir,
                 strerror(errno));

@@ -340,6 +340,13 @@ static bool take(bench__result *r, iso *s, unsigned proc, char *line, bool *ende
     return false;
 }
 
+/* The launcher's program name, without its directory. */
+static const char *launcher_name(const bench__run_options *opt)
+{
+    const char *slash = strrchr(opt->launcher[0], '/');
+    return slash ? slash + 1 : opt->launcher[0];
+}
+
 /* Runs process `proc` of benchmark r; returns BENCH_EUSAGE when the run was interrupted. */
 static int run_process(int argc, char **argv, const bench__run_options *opt,
                        bench__result *r, iso *s, unsigned proc)
@@ -414,6 +421,10 @@ static int run_process(int argc, char **argv, const bench__run_options *opt,
         fail(r, BENCH__FAIL_CRASHED, p.code, "%s%s", how, where);
     else if (end == BENCH__PROC_TIMED_OUT)
         fail(r, BENCH__FAIL_TIMED_OUT, 0, "%s%s", how, where);
+    else if (!ended && end == BENCH__PROC_EXITED && opt->nlauncher > 0)
+        fail(r, BENCH__FAIL_EXITED, p.code, "%s before the benchmark finished (exit() inside "
+                                            "it, or %s failed: see its messages above)%s",
+             how, launcher_name(opt), where);
     else if (!ended && end == BENCH__PROC_EXITED)
         fail(r, BENCH__FAIL_EXITED, p.code, "%s before the benchmark finished (exit() inside "
                                             "it?)%s", how, where);

@@ -113,6 +113,28 @@ class UsageTest(Base):
                 self.assertTrue(proc.stderr.startswith("bench: "), proc.stderr)
                 self.assertEqual(len(proc.stderr.strip().splitlines()), 1, proc.stderr)
 
+    @unittest.skipIf(SANITIZED, "sanitizer build: the mode is not available")
+    def test_valgrind_that_fails_fails_each_benchmark_saying_so(self):
+        # The workers start under valgrind (the plan's launcher); a valgrind that cannot run the
+        # program fails each benchmark with the reason, and nothing is counted or saved.
+        with tempfile.TemporaryDirectory() as tmp:
+            fake = os.path.join(tmp, "valgrind")
+            with open(fake, "w", encoding="utf-8") as f:
+                f.write("#!/bin/sh\necho 'valgrind: cannot start' >&2\nexit 1\n")
+            os.chmod(fake, 0o755)
+            proc = run(WORK, "--instructions", "--output-format", "json", "--baseline-dir", tmp,
+                       "--save-baseline", "x", "instr/",
+                       env={"PATH": tmp + os.pathsep + os.environ.get("PATH", "")})
+            self.assert_exit(proc, 3)
+            self.assertFalse(os.path.exists(os.path.join(tmp, "x.json")), proc.stderr)
+        benches = json.loads(proc.stdout)["benchmarks"]
+        self.assertEqual(sorted(b["id"] for b in benches), ["instr/nop4", "instr/nop5"])
+        for b in benches:
+            self.assertEqual(b["status"], "failed")
+            self.assertEqual(b["failure"]["kind"], "exited")
+            self.assertIn("valgrind failed", b["message"])
+        self.assertEqual(proc.stderr.count("valgrind: cannot start"), 2, proc.stderr)
+
     def test_worker_side_is_internal(self):
         # The workers of --instructions are this program under valgrind, started by bench with
         # a job; started by hand outside valgrind, one says so and measures nothing.
