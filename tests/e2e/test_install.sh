@@ -5,7 +5,8 @@
 # Installs BUILD_DIR into a temporary prefix, then builds a two-file benchmark program that has
 # no main() in three ways and runs each: (1) plain `cc` with the flags from pkg-config, (2) a tiny
 # CMake project with find_package(harness) and harness::harness, (3) with its own main() calling
-# bench_main(), which must replace the library's weak main(); then (4) checks the errors for a
+# bench_main(), which must replace the library's weak main() (and which the worker processes of
+# --instructions, under valgrind, go through too); then (4) checks the errors for a
 # duplicate id and for a program with no benchmarks, (5) that --alloc-stats of an outside
 # program counts with the installed preload library libharness_alloc.so, and (6) the components:
 # the core alone links neither libpfm4 nor the CUDA runtime nor libstdc++ (and, in a build without
@@ -161,6 +162,20 @@ check_list "$tmp/prog_main"
 check_run "$tmp/prog_main"
 err="$("$tmp/prog_main" --version 2>&1 > /dev/null)" || fail "prog_main --version failed"
 [[ "$err" == "own main ran" ]] || fail "the program's own main() did not run (stderr: $err)"
+# Its worker processes (started under valgrind by --instructions) go through its own main()
+# too, and count exactly.
+if command -v valgrind > /dev/null && [[ ${#extra[@]} -eq 0 ]]; then
+    out="$("$tmp/prog_main" --instructions --output-format json --exact outside/from_a \
+        2> "$tmp/instr.err")" || fail "prog_main --instructions failed: $(cat "$tmp/instr.err")"
+    python3 -c '
+import json, sys
+b = json.loads(sys.stdin.read())["benchmarks"]
+assert [x["id"] for x in b] == ["outside/from_a"], b
+assert b[0]["status"] == "ok", b[0]
+per = b[0]["metrics"]["instructions"]["per_iteration"]["median"]["point"]
+assert per > 0 and per == int(per), per
+' <<< "$out" || fail "prog_main --instructions counted wrongly: $out"
+fi
 
 # (4) registry errors seen from outside: the same file linked twice registers every id twice,
 # and a program with no BENCH_FN at all has nothing to run. Both are usage errors (exit 2).
