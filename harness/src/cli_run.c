@@ -476,8 +476,10 @@ static int compare_suite(pipeline *p)
     }
     for (size_t i = 0; i < k; i++)
         if (p->compared[i]) {
-            a[m] = p->old_sides[i];
-            bench__cli_side_from_result(c, &p->results[i], &b[m]);
+            if (p->cl->times) {
+                a[m] = p->old_sides[i];
+                bench__cli_side_from_result(c, &p->results[i], &b[m]);
+            }
             ch[m] = p->changes[i];
             ids[m] = p->results[i].inst->id;
             map[m++] = i;
