@@ -697,6 +697,9 @@ void bench_set_elements(bench_t *b, uint64_t elements_per_iter)
 }
 
 static void set_status(bench_t *b, bench__status st, const char *fmt, va_list ap)
+    __attribute__((format(printf, 3, 0)));
+
+static void set_status(bench_t *b, bench__status st, const char *fmt, va_list ap)
 {
     if (b->r->status != BENCH__OK)
         return; /* the first reason wins */
