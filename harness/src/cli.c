@@ -30,8 +30,6 @@ static int run_worker_job(bench__cli *c, const char *job, const bench__instance 
     bench__msg(job_copy, sizeof job_copy, "%s", job);
     unsetenv("BENCH_WORKER_JOB");
     const bench__client *cl = bench__client_for(c);
-    if (cl->configure)
-        cl->configure(c);
     /* The manager made the same probes and gave their warnings already. */
     fflush(stderr);
     int saved = dup(STDERR_FILENO), null = open("/dev/null", O_WRONLY);

@@ -7,15 +7,10 @@
  * of two builds), and calibration runs.
  */
 #include <errno.h>
-#include <fcntl.h>
-#include <limits.h>
 #include <math.h>
-#include <regex.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "cli.h"

@@ -239,24 +239,11 @@ static void instr_configure(bench__cli *c)
     c->cmp.exact = true;
 }
 
-/* What the manager and the workers alike take. */
-static void common_setup(bench__cli *c)
-{
-    c->run.plan = BENCH__PLAN_FIXED;
-    c->run.fixed_warm_up = true;
-    c->run.processes = 1; /* counts are exact: one process per benchmark */
-    /* Valgrind runs a program 20-50 times slower: a worker under it gets 50 times the
-     * default time limit unless --timeout says otherwise. */
-    if (!(c->run.timeout_s > 0))
-        c->run.timeout_s = 50 * BENCH__DEFAULT_TIMEOUT;
-}
-
 #ifdef INSTR_UNAVAILABLE
 
 static int instr_setup(bench__cli *c, bool worker, char *msg, size_t msglen)
 {
-    (void)worker;
-    common_setup(c);
+    (void)c, (void)worker;
     bench__msg(msg, msglen, "--instructions: instruction counting is %s", INSTR_UNAVAILABLE);
     return -1;
 }
@@ -505,9 +492,6 @@ static int manager_setup(bench__cli *c, char *msg, size_t msglen)
         launcher[k++] = "--cache-sim=yes";
     c->run.launcher = launcher;
     c->run.nlauncher = k;
-    /* The plan's length, for the room the manager makes for samples. */
-    c->run.fixed_iters = plan;
-    c->run.nfixed = 3;
     return 0;
 }
 
@@ -543,9 +527,21 @@ static int worker_setup(bench__cli *c, char *msg, size_t msglen)
     worker_probes[1] = &probe;
     c->run.probes = worker_probes;
     c->run.nprobes = 2;
-    c->run.fixed_iters = plan;
-    c->run.nfixed = 3;
     return 0;
+}
+
+/* What the manager and the workers alike take. */
+static void common_setup(bench__cli *c)
+{
+    c->run.plan = BENCH__PLAN_FIXED;
+    c->run.fixed_iters = plan; /* {1, N, 2N}: a worker fills it in, the manager sizes by it */
+    c->run.nfixed = 3;
+    c->run.fixed_warm_up = true;
+    c->run.processes = 1; /* counts are exact: one process per benchmark */
+    /* Valgrind runs a program 20-50 times slower: a worker under it gets 50 times the
+     * default time limit unless --timeout says otherwise. */
+    if (!(c->run.timeout_s > 0))
+        c->run.timeout_s = 50 * BENCH__DEFAULT_TIMEOUT;
 }
 
 static int instr_setup(bench__cli *c, bool worker, char *msg, size_t msglen)
