@@ -412,7 +412,10 @@ int bench__ab_run(const char *other, const bench__instance *all, const bool *sel
     }
     bench__compare_opts copt = {.significance_level = o->significance_level,
                                 .noise_threshold = o->noise_threshold};
-    /* No context: A and B ran interleaved on one machine, so no change of it can be blamed. */
+    /* In the summary's order, so that the strict messages come in it too (allocation failure
+     * leaves the rows as they are: the summary sorts its own). No context: A and B ran
+     * interleaved on one machine, so no change of it can be blamed. */
+    (void)bench__sort_changes(ids, ch, k);
     bench__print_compare_summary(stdout, "A, the old build", ids, ch, k, &copt, "Bonferroni",
                                  NULL, color);
     /* The exit rule of every comparison (a failed benchmark wins over it). */

@@ -178,36 +178,12 @@ int bench__cli_compare_exit(const bench__cli *c, const char *const *ids, const b
     return bench__compare_exit(ids, ch, n, c->strict, c->fail_on_regression, against);
 }
 
-/* A summary row, sorted with its id. */
-typedef struct summary_row {
-    const char *id;
-    bench__change c;
-} summary_row;
-
-static int cmp_summary_row(const void *a, const void *b)
-{
-    const summary_row *x = a, *y = b;
-    return bench__change_order(x->id, &x->c, y->id, &y->c);
-}
-
 int bench__cli_summarize(const bench__cli *c, const bench__client *cl, FILE *o,
                          const char *what, const char **ids, bench__change *ch, size_t n,
                          const bench__context_change *context, bool color)
 {
-    summary_row *rows = calloc(n ? n : 1, sizeof *rows);
-    if (!rows) {
-        fprintf(stderr, "bench: out of memory\n");
-        return BENCH_EXIT_USAGE;
-    }
-    for (size_t i = 0; i < n; i++)
-        rows[i] = (summary_row){ids[i], ch[i]};
-    qsort(rows, n, sizeof *rows, cmp_summary_row);
-    for (size_t i = 0; i < n; i++) {
-        ids[i] = rows[i].id;
-        ch[i] = rows[i].c;
-    }
-    free(rows);
-    if (bench__print_compare_summary(o, what, ids, ch, n, &c->cmp, cl->method, context,
+    if (bench__sort_changes(ids, ch, n) != 0 ||
+        bench__print_compare_summary(o, what, ids, ch, n, &c->cmp, cl->method, context,
                                      color) != 0) {
         fprintf(stderr, "bench: out of memory\n");
         return BENCH_EXIT_USAGE;

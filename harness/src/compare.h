@@ -230,6 +230,10 @@ int bench__print_compare_summary(FILE *o, const char *baseline, const char *cons
                                  const bench__compare_opts *opt, const char *method,
                                  const bench__context_change *context, bool color);
 
+/** Puts the n rows (ids[i] names ch[i]) in the summary's order (bench__change_order), in
+ * place; 0 or -1 (memory). */
+int bench__sort_changes(const char **ids, bench__change *ch, size_t n);
+
 /**
  * The exit code of a finished comparison of n rows (ids[i] names ch[i]): 1 for a regression when
  * fail_on_regression; otherwise 2 when `strict` meets a new or removed benchmark (each named on

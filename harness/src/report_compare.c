@@ -131,6 +131,29 @@ static int cmp_row(const void *a, const void *b)
     return bench__change_order(x->id, x->c, y->id, y->c);
 }
 
+int bench__sort_changes(const char **ids, bench__change *ch, size_t n)
+{
+    row *rows = malloc((n ? n : 1) * sizeof *rows);
+    bench__change *copy = malloc((n ? n : 1) * sizeof *copy);
+    if (!rows || !copy) {
+        free(rows);
+        free(copy);
+        return -1;
+    }
+    for (size_t i = 0; i < n; i++) {
+        copy[i] = ch[i];
+        rows[i] = (row){ids[i], &copy[i]};
+    }
+    qsort(rows, n, sizeof *rows, cmp_row);
+    for (size_t i = 0; i < n; i++) {
+        ids[i] = rows[i].id;
+        ch[i] = *rows[i].c;
+    }
+    free(rows);
+    free(copy);
+    return 0;
+}
+
 /*
  * Nearly all benchmarks moved the same way: something they all share changed. Only the recorded
  * machine facts can say it was the machine; a different compiler, its flags or the code is a

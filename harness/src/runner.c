@@ -209,8 +209,11 @@ void bench__resolve_settings(bench__settings *out, const bench__run_options *opt
     if (out->sample_size < 2)
         out->sample_size = 2;
     /* A fixed plan takes all its samples, whatever BENCH_FN asked. */
-    if (pl.kind == BENCH__PLAN_FIXED && opt->nfixed > (size_t)out->sample_size)
-        out->sample_size = (int)opt->nfixed;
+    size_t fixed = pl.kind != BENCH__PLAN_FIXED ? 0
+                   : opt->fixed_warm_up && opt->nfixed > 0 ? opt->nfixed - 1
+                                                           : opt->nfixed;
+    if (fixed > (size_t)out->sample_size)
+        out->sample_size = (int)fixed;
     if (out->rounds > out->sample_size && !pl.worker_process)
         out->rounds = out->sample_size;
     if (out->warm_up_time < 0)
@@ -408,23 +411,34 @@ static uint64_t profile_next(bench_t *b, int64_t now)
     return n;
 }
 
-/* Fixed plan: exactly the given iteration counts, no warm-up, no stopping rule. */
+/* Fixed plan: exactly the given iteration counts, no timed warm-up, no stopping rule. With
+ * fixed_warm_up the first count is a warm-up sample (kept as the warm-up by sample_done, seen by
+ * the probes like any sample), the rest are the samples. */
 static uint64_t fixed_next(bench_t *b, int64_t now)
 {
     bench__result *r = b->r;
+    size_t first = b->opt->fixed_warm_up && b->opt->nfixed > 0 ? 1 : 0;
+    uint64_t n;
     if (b->phase == PH_INIT) {
-        b->phase = PH_MEASURE;
         b->bench_start_ns = b->meas_start_ns = now;
         r->sampling_used = BENCH_SAMPLING_FLAT;
+        b->phase = first ? PH_WARMUP : PH_MEASURE;
+        if (first) {
+            n = b->opt->fixed_iters[0];
+            return n < 1 ? 1 : n > MAX_SAMPLE_ITERS ? MAX_SAMPLE_ITERS : n;
+        }
+    } else if (b->phase == PH_WARMUP) {
+        b->phase = PH_MEASURE;
+        b->meas_start_ns = now;
     }
-    size_t k = r->nsamples;
-    if (b->phase != PH_MEASURE || k >= b->opt->nfixed || k >= b->capacity) {
+    size_t k = r->nsamples + first;
+    if (b->phase != PH_MEASURE || k >= b->opt->nfixed || r->nsamples >= b->capacity) {
         r->stop_reason = "fixed plan";
         r->measure_wall_s = (double)(now - b->meas_start_ns) / 1e9;
         b->phase = PH_DONE;
         return 0;
     }
-    uint64_t n = b->opt->fixed_iters[k];
+    n = b->opt->fixed_iters[k];
     return n < 1 ? 1 : n > MAX_SAMPLE_ITERS ? MAX_SAMPLE_ITERS : n;
 }
 
@@ -977,26 +991,6 @@ static void instance_round(bench_t *b)
         b->finished = true;
 }
 
-/* A fixed plan's warm-up sample (the first) becomes the warm-up: it was measured through the
- * probes only so that they could size the later samples. */
-static void fixed_warm_up_aside(bench__result *r)
-{
-    if (r->nsamples < 2)
-        return;
-    r->warm_up_iters = (uint64_t)r->iters[0];
-    r->warm_up_ns = r->totals_ns[0];
-    r->total_iters -= (uint64_t)r->iters[0];
-    r->measure_wall_s = 0;
-    for (size_t k = 0; k + 1 < r->nsamples; k++) {
-        r->iters[k] = r->iters[k + 1];
-        r->totals_ns[k] = r->totals_ns[k + 1];
-        r->measure_wall_s += r->totals_ns[k] / 1e9;
-        for (size_t m = 0; m < r->nmetrics; m++)
-            r->metrics[m].totals[k] = r->metrics[m].totals[k + 1];
-    }
-    r->nsamples--;
-}
-
 /* Releases the probes and analyses the pooled samples. */
 static void instance_finish(bench_t *b)
 {
@@ -1010,8 +1004,6 @@ static void instance_finish(bench_t *b)
     r->plan_rounds = b->rounds;
     if (!b->plan.keeps_samples)
         return; /* an A/B worker's coordinator analyses its samples; profile mode has none */
-    if (r->status == BENCH__OK && b->plan.kind == BENCH__PLAN_FIXED && b->opt->fixed_warm_up)
-        fixed_warm_up_aside(r);
     if (r->status == BENCH__OK && r->nsamples == 0)
         bench_fail(b, "no sample was taken");
     if (r->status != BENCH__OK || !b->plan.analyses)
