@@ -116,7 +116,7 @@ case "$mode" in
         done
         ;;
     *)
-        sed -n '2,17p' "$0"
+        sed -n '2,/^set -e/{/^#/p}' "$0"
         exit 2
         ;;
 esac

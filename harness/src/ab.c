@@ -320,9 +320,8 @@ int bench__ab_confirm(const char *old_prog, const char *id, const bench__ab_opti
      * (significant and the estimate beyond T): with 5 pairs and Bonferroni over 10 suspects
      * (t = 5.6 on 4 df), requiring the whole interval beyond T let a real 10% slowdown on a busy
      * machine be confirmed as nothing. */
-    if (out->verdict != BENCH__V_INCOMPARABLE)
-        bench__classify(out, &(bench__compare_opts){.significance_level = o->significance_level,
-                                                      .noise_threshold = o->noise_threshold});
+    bench__classify(out, &(bench__compare_opts){.significance_level = o->significance_level,
+                                                  .noise_threshold = o->noise_threshold});
     if (rc == 0 && out->verdict == BENCH__V_INCOMPARABLE)
         rc = BENCH_EIO;
     if (rc != 0)

@@ -171,7 +171,7 @@ double bench__canaries_shared_drift(const double drift[BENCH__NCANARIES])
 {
     double least = NAN;
     for (int k = 0; k < BENCH__NCANARIES; k++)
-        if (isfinite(drift[k]) && drift[k] > -1.0 && !(fabs(log1p(drift[k])) >= least))
-            least = fabs(log1p(drift[k]));
+        if (isfinite(drift[k]) && drift[k] > -1.0)
+            least = fmin(least, fabs(log1p(drift[k]))); /* fmin passes over the first NAN */
     return least;
 }

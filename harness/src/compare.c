@@ -323,12 +323,18 @@ static void compare_processes(const bench__side *old, const bench__side *cur,
     set_estimate(c, d, s, df, o);
 }
 
+/* Both sides have a median and a spread: comparable at all. */
+static bool comparable_sides(const bench__side *old, const bench__side *cur)
+{
+    return old->median > 0 && cur->median > 0 && isfinite(old->se_log) && isfinite(cur->se_log);
+}
+
 /* Both sides measured in worker processes and comparable by their process spreads (the test of
  * compare_processes, and the benchmarks bench__suite_drift counts). */
 static bool process_pair(const bench__side *old, const bench__side *cur)
 {
-    return old->processes >= 2 && cur->processes >= 2 && old->noise.runs < 2 &&
-           old->median > 0 && cur->median > 0 && isfinite(old->se_log) && isfinite(cur->se_log);
+    return comparable_sides(old, cur) && old->processes >= 2 && cur->processes >= 2 &&
+           old->noise.runs < 2;
 }
 
 void bench__compare_one(const bench__side *old, const bench__side *cur,
@@ -339,8 +345,7 @@ void bench__compare_one(const bench__side *old, const bench__side *cur,
     c->new_median = cur->median;
     c->p = 1.0;
     c->p_adjusted = 1.0;
-    if (!(old->median > 0) || !(cur->median > 0) || !isfinite(old->se_log) ||
-        !isfinite(cur->se_log)) {
+    if (!comparable_sides(old, cur)) {
         c->verdict = BENCH__V_INCOMPARABLE;
         return;
     }

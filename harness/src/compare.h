@@ -78,8 +78,8 @@ typedef struct bench__compare_opts {
     double noise_threshold;    /* T: smallest relative change worth reporting */
     double default_run_noise;  /* sigma_b when the old side is not calibrated */
     /* The machine's drift between the two runs as the drift canaries measured it (a log ratio
-     * taken as an sd, bench__canaries_shared_drift), when drift_known (both sides have canaries): in a
-     * comparison of two process-measured sides it stands for that drift instead of
+     * taken as an sd, bench__canaries_shared_drift), when drift_known (both sides have canaries):
+     * in a comparison of two process-measured sides it stands for that drift instead of
      * default_run_noise. Left zero, the default stands. */
     bool drift_known;
     double drift_sd;

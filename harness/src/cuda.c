@@ -1,10 +1,10 @@
 /*
  * cuda.c: the CUDA layer's probe, which times CUDA benchmarks (BENCH_CUDA_FN) and skips them when
- * they cannot run. It is in every run's probe list and primary: attached before the wall clock,
- * it gives a CUDA benchmark's time (probe.h), the GPU time between two CUDA events on the
- * benchmark's stream, and the wall clock's probe records the host's time as the metric
- * "host_wall". CPU benchmarks are left alone. The GPU work itself is the backend's (cuda_backend.h): cuda_backend.cu with CUDA,
- * cuda_none.c without, so this file has no #ifdef and no CUDA header.
+ * they cannot run. It is in every run's probe list and primary: attached before the wall clock, it
+ * gives a CUDA benchmark's time (probe.h), the GPU time between two CUDA events on the benchmark's
+ * stream, and the wall clock's probe records the host's time as the metric "host_wall". CPU
+ * benchmarks are left alone. The GPU work itself is the backend's (cuda_backend.h): cuda_backend.cu
+ * with CUDA, cuda_none.c without, so this file has no #ifdef and no CUDA header.
  *
  * Per CUDA benchmark: attach queries the device (once per process), skips the benchmark with the
  * reason when there is no CUDA build, driver or device, records the device memory in use, opens a

@@ -228,7 +228,8 @@ static void instr_announce(const bench__cli *c, size_t nsel)
 {
     fprintf(stderr, "bench: counting instructions of %zu benchmark%s under valgrind "
                     "(callgrind)%s\n",
-            nsel, nsel == 1 ? "" : "s", c->format == BENCH__FMT_PRETTY ? "" : "; this takes a while");
+            nsel, nsel == 1 ? "" : "s",
+            c->format == BENCH__FMT_PRETTY ? "" : "; this takes a while");
 }
 
 /* Counts compare exactly, with their own default threshold. */

@@ -11,8 +11,7 @@
 #include "result.h"
 
 /* The running sample's start, ns. One benchmark runs at a time, in the main thread; a static
- * rather than the probe's state so that stop keeps no pointer across its clock read (fewer
- * instructions before the read, inside the time). */
+ * rather than the probe's state, so that start stores it without a load of the state. */
 static int64_t wall_t0;
 
 static int wall_attach(bench__probe *p, bench__result *r)

@@ -47,13 +47,13 @@ int bench__analyze(bench__result *r, const bench__run_options *opt);
 #define BENCH__DEFAULT_TIMEOUT 300.0
 
 /**
- * Runs the n instances of `list` like bench__run_all, but each benchmark in fresh worker
- * processes of this program (exec of /proc/self/exe with argv), interleaved across benchmarks:
- * process 0 of every benchmark (which also makes the plan), then process 1 of every benchmark in
- * the opposite order, and so on. A crash, exit() or time-out ends that benchmark's worker only; the benchmark is
- * failed with the failure recorded and the others go on. Returns 0; BENCH_ENOMEM; or
- * BENCH_EUSAGE when the run was interrupted (bench__proc_interrupted gives the signal; results
- * are then incomplete and `done` has not seen all of them).
+ * Runs the n instances of `list` like bench__run_all, but each benchmark in fresh worker processes
+ * of this program (exec of /proc/self/exe with argv, or of its path under opt->launcher),
+ * interleaved across benchmarks: process 0 of every benchmark (which also makes the plan), then
+ * process 1 of every benchmark in the opposite order, and so on. A crash, exit() or time-out ends that benchmark's worker only; the benchmark is
+ * failed with the failure recorded and the others go on. Returns 0; BENCH_ENOMEM; or BENCH_EUSAGE
+ * when the run was interrupted (bench__proc_interrupted gives the signal; results are then
+ * incomplete and `done` has not seen all of them).
  */
 int bench__run_isolated(const bench__instance *const *list, size_t n,
                         const bench__run_options *opt, int argc, char **argv,

@@ -104,12 +104,12 @@ int bench__bootstrap(const double *iters, const double *totals, size_t n, size_t
 
 /**
  * The two-level estimate of a benchmark measured in p processes: the median of each process's
- * per-iteration times, then their geometric mean with a Student t interval at `level` over the
- * logs of those medians (p - 1 degrees of freedom), so that the spread between processes, not
- * only the samples of one, sets the width. process[i] (< p) is sample i's process. Writes the
- * estimate, the coefficient of variation of the process medians (*cv), and the standard
- * deviation of their natural logs (*log_sd). Returns 0; -1 when p < 2, a process has no sample, or memory
- * runs out. The simulation in tests/unit/test_process_stats.c checks its coverage.
+ * per-iteration times, then their geometric mean with a Student t interval at `level` over the logs
+ * of those medians (p - 1 degrees of freedom), so that the spread between processes, not only the
+ * samples of one, sets the width. process[i] (< p) is sample i's process. Writes the estimate, the
+ * coefficient of variation of the process medians (*cv), and the standard deviation of their
+ * natural logs (*log_sd). Returns 0; -1 when p < 2, a process has no sample, or memory runs out.
+ * The simulation in tests/unit/test_process_stats.c checks its coverage.
  */
 int bench__process_estimate(const double *iters, const double *totals, const uint32_t *process,
                             size_t n, unsigned p, double level, bench__estimate *out, double *cv,

@@ -239,7 +239,7 @@ static void dots_multi_select_avx2(const float *qs, size_t nq, const float *rows
 
 /* The compute probe with FMA: WL__PROBE_CHAINS chains, so that the FMA units, not the latency
  * of one chain (4 cycles on Zen), set the pace; 12 covers 2 units x 4 cycles with room. */
-__attribute__((target("avx2,fma"))) static float probe_fma(size_t rounds)
+WL__FMA static float probe_fma(size_t rounds)
 {
     const __m256 m = _mm256_set1_ps(0.999f), c = _mm256_set1_ps(0.001f);
     __m256 acc[WL__PROBE_CHAINS];
