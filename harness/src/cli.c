@@ -51,17 +51,6 @@ static int run_worker_job(bench__cli *c, const char *job, const bench__instance 
     return wrc;
 }
 
-/* The worker of an --ab run (ab.c). It times CUDA benchmarks with their probe too: the time is
- * the GPU's. */
-static int run_ab_worker(bench__cli *c, const bench__instance *all, size_t n)
-{
-    static bench__probe *worker_probes[1];
-    worker_probes[0] = bench__cuda_probe();
-    c->run.probes = worker_probes;
-    c->run.nprobes = 1;
-    return bench__ab_worker_main(all, n, c->ab_worker, &c->run);
-}
-
 /* Prints the selected ids, one per line (--list); checks the probes' arguments too. */
 static int list_selected(bench__cli *c, const bench__instance *all, size_t n,
                          const bool *selected)
@@ -158,8 +147,6 @@ int bench_main(int argc, char **argv)
     long nsel;
     if (job)
         exit_code = run_worker_job(&c, job, all, n);
-    else if (c.ab_worker)
-        exit_code = run_ab_worker(&c, all, n);
     else if ((nsel = select_benchmarks(&c, all, n, &selected)) < 0)
         exit_code = BENCH_EXIT_USAGE;
     else if (c.list)

@@ -40,10 +40,11 @@ typedef struct bench__cli {
     int calibrate; /* runs; 0: off */
     bench__compare_opts cmp;
     bool noise_threshold_set;
+    bool fail_on_inconclusive; /* --fail-on-inconclusive */
     const char *ab;        /* --ab OTHER */
-    const char *ab_worker; /* --ab-worker ID (internal) */
     bench__ab_options abo;
     bool ab_time_set;      /* --ab-time was given */
+    bool ab_schedule_set;  /* --ab-schedule was given */
     double confirm_time;   /* --confirm-time S: s per suspect benchmark; 0 off */
     bool confirm_time_set;
     bool ab_pairs_set;     /* --ab-pairs was given */
@@ -105,9 +106,11 @@ void bench__cli_warn_context(const bench__context_id *now, const bench__context_
 int bench__cli_side_from_entry(const bench__cli *c, const bench__entry *e, bench__side *out);
 /** The comparison side of a result of this run. */
 void bench__cli_side_from_result(const bench__cli *c, const bench__result *r, bench__side *out);
+/** The gate's flags of the command line. */
+bench__gate bench__cli_gate(const bench__cli *c);
 /**
- * The exit code of a finished comparison of n rows (ids[i] names ch[i]): 1 for a regression
- * with --fail-on-regression; 2 when --baseline-strict meets a new or removed benchmark; else 0.
+ * The exit code of a finished comparison of n rows (ids[i] names ch[i]) under the command line's
+ * gate (bench__compare_exit).
  */
 int bench__cli_compare_exit(const bench__cli *c, const char *const *ids, const bench__change *ch,
                             size_t n, const char *against);

@@ -172,10 +172,17 @@ void bench__cli_side_from_result(const bench__cli *c, const bench__result *r, be
  * --fail-on-regression; otherwise 2 when --baseline-strict meets a new or removed benchmark
  * (each named on stderr); else 0. Skipped benchmarks never change it.
  */
+bench__gate bench__cli_gate(const bench__cli *c)
+{
+    return (bench__gate){.strict = c->strict, .fail_on_regression = c->fail_on_regression,
+                         .fail_on_inconclusive = c->fail_on_inconclusive};
+}
+
 int bench__cli_compare_exit(const bench__cli *c, const char *const *ids, const bench__change *ch,
                             size_t n, const char *against)
 {
-    return bench__compare_exit(ids, ch, n, c->strict, c->fail_on_regression, against);
+    bench__gate gate = bench__cli_gate(c);
+    return bench__compare_exit(ids, ch, n, &gate, against);
 }
 
 int bench__cli_summarize(const bench__cli *c, const bench__client *cl, FILE *o,
@@ -434,40 +441,26 @@ out:
     return exit_code;
 }
 
-/* Whether a verdict of a saved-baseline comparison needs confirming: it claims a change, or
- * cannot rule one out. */
-static bool suspect(bench__verdict v)
-{
-    return v == BENCH__V_REGRESSED || v == BENCH__V_IMPROVED || v == BENCH__V_AMBIGUOUS;
-}
-
 /*
- * Settles the suspect verdicts of a saved-baseline comparison (ch[0..m), ids[i] naming ch[i])
- * beyond the saved numbers, which cannot tell the machine's drift since the save from a change
- * of the code:
+ * Settles the suspect verdicts of a saved-baseline comparison (ch[0..m), ids[i] naming ch[i]):
+ * those that claim a change (regressed, improved) and those that cannot rule one out
+ * (inconclusive), beyond the saved numbers, which cannot tell the machine's drift since the save
+ * from a change of the code:
  *   - the program is byte for byte the one the baseline measured: the code did not change, so
  *     no suspect is a change of it (verdict "no change", marked same_program);
- *   - otherwise, when the baseline keeps its program's snapshot and it runs: each suspect is
- *     measured again, interleaved, snapshot (A) against this program (B), as --ab does, and the
- *     verdict comes from that paired comparison (marked confirmed);
- *   - otherwise the verdicts stay as the saved numbers give them, and a note says why.
+ *   - otherwise, when the baseline keeps its program's snapshot and it runs: the suspects are
+ *     measured again, paired, snapshot (A) against this program (B), as --ab does, within one
+ *     time budget spent on those still undecided, and the verdict comes from that paired
+ *     comparison (marked confirmed);
+ *   - otherwise the verdicts stay as the saved numbers give them, regressed and improved
+ *     guarded against the canaries' largest drift (bench__verdict_drift_guard), and a note
+ *     says why.
  * Returns 0, or -1 when the run was interrupted.
- */
-/*
- * When a suspect's verdict rests on the saved numbers: a claimed change that the machine's own
- * drift since the save (the canaries' largest, `drift`) could explain is not a confident one:
- * regressed or improved becomes ambiguous unless its whole interval lies beyond that drift.
  */
 static void drift_guard(bench__change *ch, size_t m, double drift)
 {
-    if (!(drift > 0))
-        return;
-    for (size_t j = 0; j < m; j++) {
-        bench__change *x = &ch[j];
-        if ((x->verdict == BENCH__V_REGRESSED && x->ratio_lower - 1.0 <= drift) ||
-            (x->verdict == BENCH__V_IMPROVED && 1.0 - x->ratio_upper <= drift))
-            x->verdict = BENCH__V_AMBIGUOUS;
-    }
+    for (size_t j = 0; j < m; j++)
+        bench__verdict_drift_guard(&ch[j], drift);
 }
 
 int bench__cli_confirm_suspects(const bench__cli *c, const bench__saved *old,
@@ -476,7 +469,7 @@ int bench__cli_confirm_suspects(const bench__cli *c, const bench__saved *old,
 {
     size_t nsus = 0;
     for (size_t j = 0; j < m; j++)
-        nsus += suspect(ch[j].verdict);
+        nsus += bench__verdict_suspect(ch[j].verdict);
     if (nsus == 0)
         return 0;
     const char *name = c->baseline;
@@ -506,7 +499,7 @@ int bench__cli_confirm_suspects(const bench__cli *c, const bench__saved *old,
                         "not the code, and are not verdicts on it\n",
                 name, ctx->program_hash, nsus, nsus == 1 ? "" : "s");
         for (size_t j = 0; j < m; j++)
-            if (suspect(ch[j].verdict)) {
+            if (bench__verdict_suspect(ch[j].verdict)) {
                 ch[j].verdict = BENCH__V_NO_CHANGE;
                 ch[j].same_program = true;
             }
@@ -537,33 +530,60 @@ int bench__cli_confirm_suspects(const bench__cli *c, const bench__saved *old,
                     ? c->confirm_time
                     : fmax(BENCH__CONFIRM_MIN_TIME,
                            fmin(BENCH__DEFAULT_CONFIRM_TIME, BENCH__CONFIRM_BUDGET / (double)nsus));
-    o.pairs = BENCH__CONFIRM_PAIRS;
     o.significance_level = c->cmp.significance_level;
     o.noise_threshold = c->cmp.noise_threshold;
-    fprintf(stderr, "bench: confirming %zu change%s: the program saved with baseline '%s' "
-                    "against this one, interleaved (%.1f s each)\n",
-            nsus, nsus == 1 ? "" : "s", name, o.seconds);
-    for (size_t j = 0; j < m; j++) {
-        if (!suspect(ch[j].verdict))
-            continue;
-        bench__change conf;
-        int rc = bench__ab_confirm(snap, ids[j], &o, nsus, &conf, why, sizeof why);
-        if (bench__proc_interrupted())
-            return -1;
-        if (rc != 0) {
+    o.progress = isatty(STDERR_FILENO);
+    bench__ab_item *items = calloc(nsus, sizeof *items);
+    size_t *where = calloc(nsus, sizeof *where);
+    if (!items || !where) {
+        free(items);
+        free(where);
+        fprintf(stderr, "bench: note: out of memory: %zu verdict%s rest on the saved numbers\n",
+                nsus, nsus == 1 ? "" : "s");
+        drift_guard(ch, m, drift);
+        return 0;
+    }
+    size_t k = 0;
+    for (size_t j = 0; j < m; j++)
+        if (bench__verdict_suspect(ch[j].verdict)) {
+            where[k] = j;
+            items[k++].id = ids[j];
+        }
+    fprintf(stderr, "bench: confirming %zu verdict%s: the program saved with baseline '%s' "
+                    "against this one, paired (%.0f s in all, spent on the undecided ones)\n",
+            nsus, nsus == 1 ? "" : "s", name, o.seconds * (double)nsus);
+    /* B is this very program: /proc/self/exe in the worker is the file this process runs. */
+    int rc = bench__ab_compare(snap, "/proc/self/exe", items, nsus, &o, NULL, NULL);
+    if (rc == BENCH_EUSAGE || bench__proc_interrupted()) {
+        free(items);
+        free(where);
+        return -1;
+    }
+    for (size_t q = 0; q < nsus; q++) {
+        bench__change *x = &ch[where[q]];
+        bench__ab_item *it = &items[q];
+        if (rc != 0 || it->rc != 0 || it->change.verdict == BENCH__V_INCOMPARABLE) {
+            char shown[4 * sizeof it->message];
             fprintf(stderr, "bench: note: '%s' could not be confirmed (%s): its verdict rests "
-                            "on the saved numbers\n", ids[j], why);
-            drift_guard(&ch[j], 1, drift);
+                            "on the saved numbers\n", it->id,
+                    bench__escape(shown, sizeof shown,
+                                  rc != 0 ? "out of memory" : it->message[0] ? it->message
+                                                                             : "no rounds"));
+            bench__verdict_drift_guard(x, drift);
             continue;
         }
         char line[160];
-        bench__msg(line, sizeof line, "%s -> %s", bench__verdict_name(ch[j].verdict),
-                   bench__verdict_name(conf.verdict));
-        fprintf(stderr, "bench: confirmed %s: %s, %+.2f%% [%+.2f%%, %+.2f%%] interleaved\n",
-                ids[j], line, 100.0 * (conf.ratio - 1.0), 100.0 * (conf.ratio_lower - 1.0),
-                100.0 * (conf.ratio_upper - 1.0));
-        conf.confirmed = true;
-        ch[j] = conf;
+        bench__msg(line, sizeof line, "%s -> %s", bench__verdict_name(x->verdict),
+                   bench__verdict_name(it->change.verdict));
+        fprintf(stderr, "bench: confirmed %s: %s, %+.2f%% [%+.2f%%, %+.2f%%] paired (%zu worker "
+                        "pairs)\n",
+                it->id, line, 100.0 * (it->change.ratio - 1.0),
+                100.0 * (it->change.ratio_lower - 1.0), 100.0 * (it->change.ratio_upper - 1.0),
+                it->pairs);
+        it->change.confirmed = true;
+        *x = it->change;
     }
+    free(items);
+    free(where);
     return 0;
 }

@@ -57,7 +57,11 @@ static const char usage_text[] =
     "      --in-process           measure everything in this one process (for debuggers and\n"
     "                             profilers: gdb, perf record, callgrind, heaptrack)\n"
     "      --timeout S            stop a worker process that runs longer than S seconds and\n"
-    "                             report its benchmark as timed out (default 300)\n"
+    "                             report its benchmark as timed out (default 300; with --ab,\n"
+    "                             the longest any one step of a worker may take)\n"
+    "      --fixed-layout         keep each worker's own stack, heap and environment offsets\n"
+    "                             (default: drawn at random per worker process, so that\n"
+    "                             layout luck averages out instead of looking like a change)\n"
     "Counters and allocations:\n"
     "      --perf-events LIST     count perf events around every sample: comma-separated\n"
     "                             libpfm4 names or presets (ipc, cache, branch, sw)\n"
@@ -91,6 +95,8 @@ static const char usage_text[] =
     "      --noise-threshold T    smallest relative change reported as a regression or\n"
     "                             improvement, 0 <= T < 1 (default 0.02)\n"
     "      --fail-on-regression   exit 1 when any benchmark regressed (the CI gate)\n"
+    "      --fail-on-inconclusive exit 1 when any benchmark is inconclusive: its interval\n"
+    "                             reaches beyond the noise threshold\n"
     "      --confirm-time S       with --baseline: confirm each suspect change by an\n"
     "                             interleaved run of the program saved with the baseline,\n"
     "                             S seconds each, 0..3600 (default 10, or 90 s shared,\n"
@@ -99,8 +105,12 @@ static const char usage_text[] =
     "Interleaved A/B of two builds:\n"
     "      --ab OTHER             measure OTHER (old build of this suite) against this program\n"
     "                             in alternating ABBA/BAAB rounds; runs nothing else\n"
-    "      --ab-time S            seconds per benchmark, 1..3600 (default 20)\n"
-    "      --ab-pairs N           worker pairs per benchmark, 3..64 (default 8)\n"
+    "      --ab-time S            seconds per benchmark on average, 1..3600 (default 10): the\n"
+    "                             budget, spent on the benchmarks still undecided\n"
+    "      --ab-pairs N           most worker pairs of one benchmark, 3..1000 (default 32)\n"
+    "      --ab-schedule S        pinned (both workers of a pair on one CPU, taking turns),\n"
+    "                             duet (at once on two CPUs, swapped) or unpinned\n"
+    "                             (default pinned)\n"
     "                             (--noise-threshold defaults to 0.01 with --ab)\n"
     "Instruction counts (valgrind):\n"
     "      --instructions         count instructions per iteration exactly under valgrind's\n"
@@ -183,7 +193,7 @@ typedef enum opt_id {
     O_LIST, O_EXACT, O_QUICK, O_WARM, O_MEAS, O_SAMPLES, O_ROUNDS, O_PRECISION, O_SAMPLING, O_NRES,
     O_CONF, O_SEED, O_FORMAT, O_JSON, O_COLOR, O_HELP, O_VERSION, O_CONTEXT, O_SAVE, O_BASE,
     O_LOAD, O_BASEDIR, O_LENIENT, O_STRICT, O_CALIBRATE, O_SIGNIF, O_NOISE, O_FAILREG, O_AB,
-    O_AB_TIME, O_AB_PAIRS, O_AB_WORKER, O_PROFILE_TIME, O_PERF_EVENTS, O_LIST_EVENTS, O_ALLOC_STATS,
+    O_AB_TIME, O_AB_PAIRS, O_AB_SCHEDULE, O_FIXED_LAYOUT, O_FAIL_INCONCLUSIVE, O_PROFILE_TIME, O_PERF_EVENTS, O_LIST_EVENTS, O_ALLOC_STATS,
     O_EXPORT_GBENCH, O_INSTR, O_INSTR_ITERS, O_INSTR_CACHE, O_PROCESSES,
     O_IN_PROCESS, O_TIMEOUT, O_CONFIRM_TIME,
 } opt_id;
@@ -227,7 +237,9 @@ static const opt_def options[] = {
     {"ab", 0, true, O_AB},
     {"ab-time", 0, true, O_AB_TIME},
     {"ab-pairs", 0, true, O_AB_PAIRS},
-    {"ab-worker", 0, true, O_AB_WORKER},
+    {"ab-schedule", 0, true, O_AB_SCHEDULE},
+    {"fixed-layout", 0, false, O_FIXED_LAYOUT},
+    {"fail-on-inconclusive", 0, false, O_FAIL_INCONCLUSIVE},
     {"profile-time", 0, true, O_PROFILE_TIME},
     {"perf-events", 0, true, O_PERF_EVENTS},
     {"list-events", 0, false, O_LIST_EVENTS},
@@ -383,12 +395,24 @@ static int apply_option(bench__cli *c, opt_id id, const char *flag, const char *
                             &c->abo.seconds);
     case O_AB_PAIRS:
         c->ab_pairs_set = true;
-        if (parse_u64(flag, v, 3, 64, "an integer in [3, 64]", &u))
+        if (parse_u64(flag, v, 3, 1000, "an integer in [3, 1000]", &u))
             return -1;
-        c->abo.pairs = (int)u;
+        c->abo.max_pairs = (int)u;
         return 0;
-    case O_AB_WORKER:
-        c->ab_worker = v;
+    case O_AB_SCHEDULE: {
+        static const char *const names[] = {"pinned", "duet", "unpinned"};
+        int k;
+        c->ab_schedule_set = true;
+        if (parse_choice(flag, v, names, 3, "pinned, duet or unpinned", &k))
+            return -1;
+        c->abo.schedule = (bench__ab_schedule)k;
+        return 0;
+    }
+    case O_FIXED_LAYOUT:
+        c->run.fixed_layout = true;
+        return 0;
+    case O_FAIL_INCONCLUSIVE:
+        c->fail_on_inconclusive = true;
         return 0;
     case O_PROFILE_TIME:
         return parse_double(flag, v, 0, 86400, true, false, "a number of seconds in (0, 86400]",
@@ -572,6 +596,8 @@ static const char *comparison_option(const bench__cli *c)
         return "--noise-threshold";
     if (c->strict_set)
         return c->strict ? "--baseline-strict" : "--baseline-lenient";
+    if (c->fail_on_inconclusive)
+        return "--fail-on-inconclusive";
     return NULL;
 }
 
@@ -593,9 +619,9 @@ static int check_combinations(const bench__cli *c)
         fprintf(stderr, "bench: --confirm-time needs --baseline NAME\n");
         return -1;
     }
-    if ((c->ab_time_set || c->ab_pairs_set) && !c->ab) {
+    if ((c->ab_time_set || c->ab_pairs_set || c->ab_schedule_set) && !c->ab) {
         fprintf(stderr, "bench: %s needs --ab OTHER\n",
-                c->ab_time_set ? "--ab-time" : "--ab-pairs");
+                c->ab_time_set ? "--ab-time" : c->ab_pairs_set ? "--ab-pairs" : "--ab-schedule");
         return -1;
     }
     if (c->load_baseline && (c->save_baseline || c->calibrate)) {
@@ -621,10 +647,15 @@ static int check_combinations(const bench__cli *c)
         return -1;
     }
     bool isolated = !c->run.in_process && c->run.profile_time <= 0 && !c->ab;
-    if ((c->run.processes || c->run.timeout_s > 0) && !isolated) {
+    if ((c->run.processes || (c->run.timeout_s > 0 && !c->ab)) && !isolated) {
         fprintf(stderr, "bench: --processes and --timeout set the worker processes of a "
-                        "measuring run: they cannot be combined with --in-process, "
-                        "--profile-time or --ab\n");
+                        "measuring run: they cannot be combined with --in-process or "
+                        "--profile-time, nor --processes with --ab\n");
+        return -1;
+    }
+    if (c->run.fixed_layout && (c->run.in_process || c->run.profile_time > 0)) {
+        fprintf(stderr, "bench: --fixed-layout concerns worker processes: it cannot be combined "
+                        "with --in-process or --profile-time\n");
         return -1;
     }
     if (isolated && !c->instructions && (c->run.cli.rounds || c->run.cli.target_precision)) {
@@ -674,9 +705,10 @@ int bench__cli_parse(bench__cli *c, int argc, char **argv)
     c->cmp.significance_level = 0.05;
     c->cmp.noise_threshold = BENCH__DEFAULT_NOISE_THRESHOLD;
     c->cmp.default_run_noise = BENCH__DEFAULT_RUN_NOISE;
-    c->abo.seconds = 20.0;
-    c->abo.pairs = 8;
-    c->abo.sample_ms = 10.0;
+    c->abo.seconds = BENCH__AB_DEFAULT_SECONDS;
+    c->abo.max_pairs = BENCH__AB_DEFAULT_MAX_PAIRS;
+    c->abo.sample_ms = BENCH__AB_DEFAULT_SAMPLE_MS;
+    c->abo.schedule = BENCH__AB_PINNED;
     if (parse_args(c, argc, argv) != 0 || check_combinations(c) != 0)
         return -1;
     /* Every argument is checked before anything is done, --help and --list included: an
@@ -688,5 +720,8 @@ int bench__cli_parse(bench__cli *c, int argc, char **argv)
     c->abo.significance_level = c->cmp.significance_level;
     c->abo.noise_threshold = c->noise_threshold_set ? c->cmp.noise_threshold
                                                     : BENCH__DEFAULT_AB_NOISE_THRESHOLD;
+    c->abo.timeout_s = c->run.timeout_s > 0 ? c->run.timeout_s : BENCH__DEFAULT_TIMEOUT;
+    c->abo.seed = c->run.seed;
+    c->abo.fixed_layout = c->run.fixed_layout;
     return 0;
 }

@@ -177,22 +177,33 @@ static void compare_metrics(const bench__cli *c, const bench__entry *e, bench__r
                 continue;
             bench__side a, b;
             memset(&b, 0, sizeof b);
-            uint64_t seed = bench__id_seed(bench__id_seed(c->run.seed, e->id), m->name);
-            if (bench__side_from_samples(e->iters, e->metrics[j].totals, e->nsamples,
-                                         c->run.nresamples, c->run.confidence_level, seed,
-                                         &a) != 0)
-                break;
-            bench__side_from_estimate(&m->est.median, c->run.confidence_level, &b);
-            /* compare_all classifies (compare_one leaves the verdict to the suite's pass) */
-            if (bench__compare_all(&a, &b, 1, &c->cmp, ch) != 0)
-                ch->verdict = BENCH__V_INCOMPARABLE;
+            bench__compare_opts o = c->cmp;
+            if (e->processes >= 2 && r->processes >= 2 && e->process && r->process &&
+                bench__side_from_processes(e->iters, e->metrics[j].totals, e->process,
+                                           e->nsamples, e->processes,
+                                           c->run.confidence_level, &a) == 0 &&
+                bench__side_from_processes(r->iters, m->totals, r->process, r->nsamples,
+                                           r->processes, c->run.confidence_level, &b) == 0) {
+                /* Both sides over processes: their spreads are the metric's own; the machine's
+                 * drift in time says nothing of a count, so no drift term is added. */
+                o.drift_known = true;
+                o.drift_sd = 0;
+            } else {
+                uint64_t seed = bench__id_seed(bench__id_seed(c->run.seed, e->id), m->name);
+                if (bench__side_from_samples(e->iters, e->metrics[j].totals, e->nsamples,
+                                             c->run.nresamples, c->run.confidence_level, seed,
+                                             &a) != 0)
+                    break;
+                bench__side_from_estimate(&m->est.median, c->run.confidence_level, &b);
+            }
+            bench__compare_one(&a, &b, &o, ch);
             break;
         }
     }
 }
 
-/* A provisional verdict as the result finishes; the suite's pass (Holm, confirmation) settles
- * it before the summary. */
+/* A provisional verdict as the result finishes; the suite's pass (the family level over all
+ * benchmarks, the suite's drift, confirmation) settles it before the summary. */
 static bool time_compare(const bench__cli *c, const bench__entry *e, bench__result *r,
                          bench__change *ch, bench__side *old_side)
 {
@@ -217,7 +228,7 @@ static void time_show_change(FILE *o, const bench__cli *c, const bench__result *
 const bench__client bench__time_client = {
     .mode = NULL,
     .save_with = "",
-    .method = "Holm",
+    .method = "Bonferroni",
     .mismatch = "holds instruction counts (saved with --instructions): compare it with "
                 "--instructions, or pick a baseline of times",
     .times = true,
@@ -286,11 +297,12 @@ static int ab_run(bench__cli *c, const bench__instance *all, size_t n, const boo
         if (*line && !bench__cli_has_instance(all, n, line))
             removed[nremoved++] = line;
     }
-    c->abo.strict = c->strict;
     c->abo.removed = removed;
     c->abo.nremoved = nremoved;
+    c->abo.progress = isatty(STDERR_FILENO);
+    bench__gate gate = bench__cli_gate(c);
     int exit_code = bench__cli_finish_stdout(bench__ab_run(c->ab, all, selected, n, &c->abo,
-                                                           c->fail_on_regression,
+                                                           &gate,
                                                            bench__cli_use_color(c->color)));
     free(removed);
     free(text);
@@ -452,7 +464,8 @@ static int interrupted(const char *what)
 
 /*
  * The comparison stage over the whole suite: a run of times settles its verdicts together
- * (Holm's correction, then confirmation of suspects); then the summary lists the compared
+ * (the family level and the suite's drift, then confirmation of suspects); then the summary
+ * lists the compared
  * benchmarks, those with a status (skipped, new) and the baseline's that this program lacks.
  * Returns the comparison's exit code, or -1 when interrupted.
  */

@@ -18,20 +18,15 @@
  * never below the default), or is a default measured on the development machine; the test
  * statistic is referred to the normal distribution.
  *
- * Verdicts. T is the noise threshold (the smallest change worth reporting), alpha the
- * significance level applied to the whole comparison (Holm's step-down over all benchmarks, so
- * a suite of 20 benchmarks raises a false alarm in at most alpha of comparisons, not in most):
- *   regressed / improved  the change is significant after Holm and its estimate exceeds T;
- *   within noise          significant after Holm, but the estimate is within T;
- *   no change             not significant, and the estimate is within T;
- *   ambiguous             not significant, but the estimate exceeds T: measure longer or
- *                         calibrate.
- * Requiring the whole interval beyond T (Criterion's rule) would cost most of the power on a
- * machine whose run-to-run noise is comparable to T; the false-alarm rate is held by Holm.
+ * Verdicts. This file measures the change D = ln(new/old), its standard error and degrees of
+ * freedom; verdict.c decides it, with one interval at the family level 1 - alpha/m (Bonferroni
+ * over the m benchmarks compared), so that a suite of 20 benchmarks raises a false alarm in at
+ * most alpha of comparisons, not in most, and "no change" is said only when that interval lies
+ * inside the noise threshold.
  *
  * Statuses. A benchmark one side has no measurement of gets a status instead of a verdict
  * (bench__comparable): skipped (either side skipped it; this wins), new (the old side lacks it),
- * removed (the new side lacks it). They take no part in Holm's correction and are never a change.
+ * removed (the new side lacks it). They are not counted in m and are never a change.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -116,24 +111,44 @@ double bench__t_two_sided_p(double t, double df)
     return bench__beta_inc(df / 2.0, 0.5, df / (df + t * t));
 }
 
+/* Student's t density with df degrees of freedom at t. */
+static double t_pdf(double t, double df)
+{
+    double lc = lgamma((df + 1.0) / 2.0) - lgamma(df / 2.0) - 0.5 * log(df * M_PI);
+    return exp(lc - (df + 1.0) / 2.0 * log1p(t * t / df));
+}
+
 double bench__t_quantile(double p, double df)
 {
     if (!isfinite(df) || df <= 0)
         return bench__norm_quantile(p);
     if (p == 0.5)
         return 0.0;
-    /* Bisection on the two-sided p-value of |t|. */
-    double target = 2.0 * (p > 0.5 ? 1.0 - p : p), lo = 0.0, hi = 1.0;
-    while (bench__t_two_sided_p(hi, df) > target && hi < 1e6)
+    /* Solve for the upper tail q = P(T > t) of |t|: Newton steps on the distribution function
+     * from the normal quantile, kept inside a bracket that bisection narrows whenever a step
+     * would leave it (heavy tails at few degrees of freedom). */
+    double q = p > 0.5 ? 1.0 - p : p, target = 2.0 * q;
+    double lo = 0.0, hi = 1.0;
+    while (bench__t_two_sided_p(hi, df) > target && hi < 1e300)
         hi *= 2.0;
+    double t = fmin(fmax(bench__norm_quantile(1.0 - q), lo), hi);
     for (int i = 0; i < 200; i++) {
-        double mid = 0.5 * (lo + hi);
-        if (bench__t_two_sided_p(mid, df) > target)
-            lo = mid;
+        /* g(t) = P(T > t) - q, decreasing; g' = -pdf(t) */
+        double g = 0.5 * bench__t_two_sided_p(t, df) - q;
+        if (g > 0)
+            lo = t;
         else
-            hi = mid;
+            hi = t;
+        double d = t_pdf(t, df);
+        double next = d > 0 ? t + g / d : NAN;
+        if (!(next > lo && next < hi))
+            next = 0.5 * (lo + hi);
+        if (fabs(next - t) <= 1e-13 * fmax(1.0, t) || hi - lo <= 1e-13 * fmax(1.0, hi)) {
+            t = next;
+            break;
+        }
+        t = next;
     }
-    double t = 0.5 * (lo + hi);
     return p > 0.5 ? t : -t;
 }
 
@@ -191,37 +206,6 @@ void bench__side_from_estimate(const bench__estimate *median, double level, benc
                                                    : NAN;
 }
 
-const char *bench__verdict_name(bench__verdict v)
-{
-    switch (v) {
-    case BENCH__V_REGRESSED:
-        return "regressed";
-    case BENCH__V_IMPROVED:
-        return "improved";
-    case BENCH__V_NO_CHANGE:
-        return "no change";
-    case BENCH__V_WITHIN_NOISE:
-        return "within noise";
-    case BENCH__V_AMBIGUOUS:
-        return "ambiguous";
-    case BENCH__V_INCOMPARABLE:
-        return "not compared";
-    case BENCH__V_SKIPPED:
-        return "skipped";
-    case BENCH__V_NEW:
-        return "new";
-    case BENCH__V_REMOVED:
-        return "removed";
-    }
-    return "?";
-}
-
-bool bench__verdict_has_numbers(bench__verdict v)
-{
-    return v == BENCH__V_REGRESSED || v == BENCH__V_IMPROVED || v == BENCH__V_NO_CHANGE ||
-           v == BENCH__V_WITHIN_NOISE || v == BENCH__V_AMBIGUOUS;
-}
-
 bool bench__comparable(const bench__status *old, const bench__status *cur,
                        bench__verdict *status)
 {
@@ -238,56 +222,6 @@ bool bench__comparable(const bench__status *old, const bench__status *cur,
     else
         *status = BENCH__V_INCOMPARABLE;
     return false;
-}
-
-typedef struct holm_item {
-    double p;
-    size_t index;
-} holm_item;
-
-static int cmp_holm(const void *a, const void *b)
-{
-    double x = ((const holm_item *)a)->p, y = ((const holm_item *)b)->p;
-    return (x > y) - (x < y);
-}
-
-int bench__holm(const double *p, size_t n, double *adjusted)
-{
-    holm_item *v = malloc((n ? n : 1) * sizeof *v);
-    if (!v)
-        return -1;
-    for (size_t i = 0; i < n; i++) {
-        v[i].p = p[i];
-        v[i].index = i;
-    }
-    qsort(v, n, sizeof *v, cmp_holm);
-    double running = 0.0;
-    for (size_t i = 0; i < n; i++) {
-        double a = (double)(n - i) * v[i].p;
-        if (a > 1.0)
-            a = 1.0;
-        if (a > running)
-            running = a; /* adjusted p-values are monotone in the sorted order */
-        adjusted[v[i].index] = running;
-    }
-    free(v);
-    return 0;
-}
-
-/* The change D = ln(new/old) with standard error s on df degrees of freedom: the ratio, its
- * 1 - alpha interval and the two-sided p, all from that one t statistic. */
-static void set_estimate(bench__change *c, double d, double s, double df,
-                         const bench__compare_opts *o)
-{
-    double tc = bench__t_quantile(1.0 - o->significance_level / 2.0, df);
-    c->df = df;
-    c->log_change = d;
-    c->log_se = s;
-    c->ratio = exp(d);
-    c->ratio_lower = exp(d - tc * s);
-    c->ratio_upper = exp(d + tc * s);
-    c->p = bench__t_two_sided_p(d / s, df);
-    c->p_adjusted = c->p;
 }
 
 /*
@@ -320,7 +254,7 @@ static void compare_processes(const bench__side *old, const bench__side *cur,
     c->drift_measured = measured;
     c->drift_from_suite = measured && o->drift_from_suite;
     c->run_noise = sd;
-    set_estimate(c, d, s, df, o);
+    bench__decide(c, d, s, df, 1, o);
 }
 
 /* Both sides have a median and a spread: comparable at all. */
@@ -368,24 +302,7 @@ void bench__compare_one(const bench__side *old, const bench__side *cur,
     c->calibrated = calibrated;
     c->run_noise = sigma;
     c->old_median = exp(ref);
-    set_estimate(c, d, s, df, o);
-}
-
-/* Classifies one change once its adjusted p is known. */
-void bench__classify(bench__change *c, const bench__compare_opts *o)
-{
-    if (c->verdict == BENCH__V_INCOMPARABLE)
-        return;
-    bool significant = c->p_adjusted < o->significance_level;
-    bool large = fabs(c->log_change) > log1p(o->noise_threshold);
-    if (significant && large)
-        c->verdict = c->log_change > 0 ? BENCH__V_REGRESSED : BENCH__V_IMPROVED;
-    else if (significant)
-        c->verdict = BENCH__V_WITHIN_NOISE;
-    else if (large)
-        c->verdict = BENCH__V_AMBIGUOUS;
-    else
-        c->verdict = BENCH__V_NO_CHANGE;
+    bench__decide(c, d, s, df, 1, o);
 }
 
 #define CHI2_1_MEDIAN 0.45493642311957283 /* median of chi-square, 1 degree of freedom */
@@ -450,30 +367,14 @@ int bench__compare_all(const bench__side *old, const bench__side *cur, size_t n,
         eff.drift_sd = suite;
         eff.drift_from_suite = true;
     }
-    double *p = calloc(n ? n : 1, sizeof *p);
-    double *adj = malloc((n ? n : 1) * sizeof *adj);
-    size_t *idx = malloc((n ? n : 1) * sizeof *idx);
-    if (!p || !adj || !idx) {
-        free(p);
-        free(adj);
-        free(idx);
-        return -1;
-    }
     size_t m = 0;
     for (size_t i = 0; i < n; i++) {
         bench__compare_one(&old[i], &cur[i], o, &out[i]);
-        if (out[i].verdict != BENCH__V_INCOMPARABLE) {
-            p[m] = out[i].p;
-            idx[m++] = i;
-        }
+        m += out[i].verdict != BENCH__V_INCOMPARABLE;
     }
-    int rc = bench__holm(p, m, adj);
-    for (size_t k = 0; rc == 0 && k < m; k++)
-        out[idx[k]].p_adjusted = adj[k];
-    for (size_t i = 0; rc == 0 && i < n; i++)
-        bench__classify(&out[i], o);
-    free(p);
-    free(adj);
-    free(idx);
-    return rc;
+    /* Each interval at the family level: Bonferroni over the m benchmarks compared. */
+    for (size_t i = 0; i < n; i++)
+        if (out[i].verdict != BENCH__V_INCOMPARABLE)
+            bench__decide(&out[i], out[i].log_change, out[i].log_se, out[i].df, (double)m, o);
+    return 0;
 }

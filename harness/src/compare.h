@@ -50,7 +50,8 @@ typedef enum bench__verdict {
     BENCH__V_IMPROVED,
     BENCH__V_NO_CHANGE,
     BENCH__V_WITHIN_NOISE,
-    BENCH__V_AMBIGUOUS,
+    BENCH__V_INCONCLUSIVE, /* the interval reaches beyond +-T and holds 0, or D is within T but
+                            * the interval reaches beyond it: not decided */
     BENCH__V_INCOMPARABLE, /* a side has no usable estimate (zero or failed) */
     /* Statuses: nothing to compare, never an error and never a change of the exit code. */
     BENCH__V_SKIPPED, /* skipped in either run (no device, unsupported) */
@@ -61,7 +62,7 @@ typedef enum bench__verdict {
 /** Number of verdicts (for arrays indexed by verdict). */
 #define BENCH__NVERDICTS (BENCH__V_REMOVED + 1)
 
-/** Whether a verdict comes with numbers (ratio, interval, p): regressed ... ambiguous. */
+/** Whether a verdict comes with numbers (ratio, interval, p): regressed ... inconclusive. */
 bool bench__verdict_has_numbers(bench__verdict v);
 
 /**
@@ -74,7 +75,7 @@ bool bench__comparable(const bench__status *old, const bench__status *cur,
                        bench__verdict *status);
 
 typedef struct bench__compare_opts {
-    double significance_level; /* alpha, over the whole comparison (Holm) */
+    double significance_level; /* alpha, over the whole comparison (Bonferroni) */
     double noise_threshold;    /* T: smallest relative change worth reporting */
     double default_run_noise;  /* sigma_b when the old side is not calibrated */
     /* The machine's drift between the two runs as the drift canaries measured it (a log ratio
@@ -112,7 +113,12 @@ typedef struct bench__change {
     double log_change;  /* D = ln(new) - ln(old) */
     double log_se;      /* standard error of D */
     double p;           /* two-sided p of H0: no change */
-    double p_adjusted;  /* p after Holm over all compared benchmarks */
+    double p_adjusted;  /* p times `tests` (at most 1): below alpha exactly when the interval
+                         * excludes 0 */
+    double tests;       /* the Bonferroni factor the interval's level divides alpha by:
+                         * benchmarks compared, times looks of a sequential design */
+    double mde;         /* minimum detectable effect (relative, e.g. 0.012): the true change
+                         * this comparison would call regressed with 80% power */
     double run_noise;   /* sigma_b used (sd of ln median between runs) */
     double df;          /* degrees of freedom of the reference t (infinite: normal) */
     bool calibrated;    /* sigma_b came from calibration */
@@ -165,39 +171,69 @@ double bench__t_two_sided_p(double t, double df);
 /** Quantile p of Student's t with df degrees of freedom (normal when df is infinite). */
 double bench__t_quantile(double p, double df);
 
-/** Holm's step-down adjustment of n p-values into adjusted (same order). 0 or -1 (memory). */
-int bench__holm(const double *p, size_t n, double *adjusted);
-
-/** Compares one benchmark, without the suite-wide correction (p_adjusted = p). */
+/** Compares one benchmark, as if it were compared alone (tests = 1). */
 void bench__compare_one(const bench__side *old, const bench__side *cur,
                         const bench__compare_opts *o, bench__change *c);
 
-/** Compares n benchmarks with Holm's correction across them and classifies each. */
+/** Compares n benchmarks, each interval at the family level 1 - alpha/m (m: those compared),
+ * after the suite's own drift (bench__suite_drift) widened them. 0 or -1 (memory). */
 int bench__compare_all(const bench__side *old, const bench__side *cur, size_t n,
                        const bench__compare_opts *o, bench__change *out);
 
 /**
- * The interleaved A/B test (ab.c) from n >= 2 worker pairs: pair_log[i] is the median of
- * ln(new/old) over pair i's rounds. One one-sample t statistic over the pairs (n - 1 degrees of
- * freedom) gives the estimate (their mean), the interval (at 1 - alpha/m: Bonferroni over the m
- * benchmarks compared) and p (two-sided); p_adjusted = min(1, m p), which is below alpha exactly
- * when the interval excludes 1. The verdict reads the interval against the noise threshold (a
- * confirmation re-classifies it with bench__classify).
- * Fills c (old_median and new_median stay 0); with n < 2 the verdict is "not compared".
+ * The paired A/B test (ab.c) from n >= 2 worker pairs: pair_log[i] is the median of
+ * ln(new/old) over pair i's rounds. A one-sample t statistic over the pairs (n - 1 degrees of
+ * freedom; the pairs are independent, the rounds of one pair are not) gives D (their mean) and
+ * its standard error, decided by bench__decide with `tests` (benchmarks compared times the looks
+ * of the sequential design). Fills c (old_median and new_median stay 0); with n < 2 the verdict
+ * is "not compared".
  */
-void bench__ab_stats(const double *pair_log, size_t n, size_t m, const bench__compare_opts *o,
+void bench__ab_stats(const double *pair_log, size_t n, double tests, const bench__compare_opts *o,
                      bench__change *c);
 
-/**
- * The verdict of a change whose p_adjusted is known, the same rule for every kind of comparison
- * (saved numbers, interleaved, confirmation): regressed / improved when p_adjusted < alpha and
- * the estimate lies beyond the noise threshold; within noise when significant but within it;
- * ambiguous when not significant but beyond it; no change otherwise. "Not compared" stays.
- */
-void bench__classify(bench__change *c, const bench__compare_opts *o);
+/* ---- the verdict rules (verdict.c): every comparison's verdict is decided there ---- */
+
+/** Power at which the minimum detectable effect is computed. */
+#define BENCH__MDE_POWER 0.8
 
 /**
- * "regressed", "improved", "no change", "within noise", "ambiguous", "not compared", "skipped",
+ * Decides a change from D = ln(new/old) (`d`), its standard error `se` on `df` degrees of
+ * freedom (INFINITY: normal) and the Bonferroni factor `tests` (>= 1): fills ratio, interval (at
+ * 1 - alpha/tests), p, p_adjusted, tests, mde and the verdict (see verdict.c for the rules).
+ * A d or se that is not a number gives "not compared". old_median and new_median are left alone.
+ */
+void bench__decide(bench__change *c, double d, double se, double df, double tests,
+                   const bench__compare_opts *o);
+
+/**
+ * The minimum detectable effect of a comparison with standard error se on df degrees of freedom
+ * at the family level alpha/tests: max(tau, t_crit se) + t_power se, as a relative change
+ * (INFINITY when se is not finite).
+ */
+double bench__mde(double se, double df, double tests, const bench__compare_opts *o);
+
+/**
+ * A verdict that rests on saved numbers alone: regressed or improved becomes inconclusive unless
+ * its whole interval lies beyond `drift` (the largest relative drift the machine showed since the
+ * save), which could explain it otherwise.
+ */
+void bench__verdict_drift_guard(bench__change *c, double drift);
+
+/**
+ * The verdict of an exact count per iteration that went from `old` to `cur` (--instructions):
+ * regressed when it grew by more than `threshold` (relative), improved when it shrank by more,
+ * else no change; not compared when old is not positive or either is not a number.
+ */
+bench__verdict bench__verdict_exact(double old, double cur, double threshold);
+
+/** Whether a verdict is decided: regressed, improved, no change or within noise. */
+bool bench__verdict_decided(bench__verdict v);
+
+/** Whether a saved-numbers verdict needs confirming: regressed, improved or inconclusive. */
+bool bench__verdict_suspect(bench__verdict v);
+
+/**
+ * "regressed", "improved", "no change", "within noise", "inconclusive", "not compared", "skipped",
  * "new", "removed".
  */
 const char *bench__verdict_name(bench__verdict v);
@@ -234,13 +270,21 @@ int bench__print_compare_summary(FILE *o, const char *baseline, const char *cons
  * place; 0 or -1 (memory). */
 int bench__sort_changes(const char **ids, bench__change *ch, size_t n);
 
+/** What makes a finished comparison fail (the gate's flags). */
+typedef struct bench__gate {
+    bool strict;               /* --baseline-strict: new and removed benchmarks are an error */
+    bool fail_on_regression;   /* --fail-on-regression */
+    bool fail_on_inconclusive; /* --fail-on-inconclusive: an undecided benchmark fails too */
+} bench__gate;
+
 /**
  * The exit code of a finished comparison of n rows (ids[i] names ch[i]): 1 for a regression when
- * fail_on_regression; otherwise 2 when `strict` meets a new or removed benchmark (each named on
- * stderr, in row order, with bench__strict_violation); else 0. Skipped benchmarks never change it.
+ * fail_on_regression, or for an inconclusive benchmark when fail_on_inconclusive (each named on
+ * stderr); otherwise 2 when `strict` meets a new or removed benchmark (each named on stderr, in
+ * row order, with bench__strict_violation); else 0. Skipped benchmarks never change it.
  */
-int bench__compare_exit(const char *const *ids, const bench__change *ch, size_t n, bool strict,
-                        bool fail_on_regression, const char *against);
+int bench__compare_exit(const char *const *ids, const bench__change *ch, size_t n,
+                        const bench__gate *gate, const char *against);
 
 /**
  * --baseline-strict: when v is new or removed, prints one line on stderr naming the benchmark and
@@ -250,7 +294,7 @@ bool bench__strict_violation(const char *id, bench__verdict v, const char *again
 
 /**
  * The order of the rows of every comparison summary (report_compare.c): worst first
- * (regressions, ambiguous, improvements, within noise, no change, then the statuses: not
+ * (regressions, inconclusive, improvements, within noise, no change, then the statuses: not
  * compared, new, removed, skipped), within a verdict the larger change first, then by id. A
  * qsort-style result: negative when row (ida, a) comes first.
  */

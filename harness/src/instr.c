@@ -92,23 +92,11 @@ double bench__instr_per_iter(const double *iters, const double *totals, size_t n
     return sxx > 0 ? sxy / sxx : NAN;
 }
 
-bench__verdict bench__instr_verdict(double old, double cur, double threshold)
-{
-    if (!(old > 0) || !isfinite(old) || !isfinite(cur))
-        return BENCH__V_INCOMPARABLE;
-    double ratio = cur / old;
-    if (ratio - 1.0 > threshold)
-        return BENCH__V_REGRESSED;
-    if (1.0 - ratio > threshold)
-        return BENCH__V_IMPROVED;
-    return BENCH__V_NO_CHANGE;
-}
-
 /* Fills a change from two counts per iteration. */
 static void fill_change(bench__change *c, double old, double cur, double threshold)
 {
     memset(c, 0, sizeof *c);
-    c->verdict = bench__instr_verdict(old, cur, threshold);
+    c->verdict = bench__verdict_exact(old, cur, threshold);
     c->old_median = old;
     c->new_median = cur;
     c->ratio = c->ratio_lower = c->ratio_upper = old > 0 ? cur / old : NAN;

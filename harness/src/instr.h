@@ -31,11 +31,5 @@ bool bench__instr_is_mode(const char *mode);
  */
 double bench__instr_per_iter(const double *iters, const double *totals, size_t n);
 
-/**
- * The verdict for a count per iteration that went from `old` to `cur`: regressed when it grew
- * by more than `threshold` (relative), improved when it shrank by more, else no change;
- * not compared when old is not positive or cur is not a number.
- */
-bench__verdict bench__instr_verdict(double old, double cur, double threshold);
 
 #endif /* HARNESS_INSTR_H */

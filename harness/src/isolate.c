@@ -36,13 +36,17 @@
  * and shared as above; a fixed plan (--instructions) needs no PLAN line and runs in one process,
  * which starts under the plan's launcher (valgrind) instead of directly.
  */
+#define _GNU_SOURCE /* sched_getcpu */
 #include <errno.h>
 #include <math.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "base.h"
+#include "layout.h"
 #include "options.h"
 #include "registry.h"
 #include "result.h"
@@ -85,6 +89,30 @@ static void get_message(char *out, size_t len, const char *s)
     out[k] = '\0';
 }
 
+/* One benchmark run inside the worker's layout (bench__layout_run calls it). */
+typedef struct worker_call {
+    const bench__instance *inst;
+    const bench__run_options *opt;
+    bench__result *r;
+} worker_call;
+
+static void worker_call_run(void *arg)
+{
+    worker_call *w = arg;
+    bench__run_instance(w->inst, w->opt, w->r);
+}
+
+/* The PROC line: where this process ran, its layout and page faults (the manager explains the
+ * spread between processes only by what is recorded here). */
+static void put_proc_line(FILE *out, const bench__layout *lay)
+{
+    struct rusage ru;
+    memset(&ru, 0, sizeof ru);
+    getrusage(RUSAGE_SELF, &ru);
+    fprintf(out, "PROC %d %d %u %u %u %ld %ld\n", sched_getcpu(), lay->random ? 1 : 0,
+            lay->stack, lay->heap, lay->env, ru.ru_minflt, ru.ru_majflt);
+}
+
 int bench__worker_main(const bench__instance *all, size_t n, const char *job,
                        const bench__run_options *base)
 {
@@ -100,8 +128,11 @@ int bench__worker_main(const bench__instance *all, size_t n, const char *job,
     unsigned long long step;
     double est;
     int off = 0;
+    bench__layout lay;
+    bool layout_ok = bench__layout_take(&lay) == 0;
     if (sscanf(job, "%u %u %d %llu %lg %n", &index, &count, &mode, &step, &est, &off) != 5 ||
-        off == 0 || count < 1 || index >= count || mode < 0 || mode > BENCH_SAMPLING_FLAT) {
+        off == 0 || count < 1 || index >= count || mode < 0 || mode > BENCH__JOB_DRIVEN ||
+        !layout_ok) {
         fputs("END failed malformed worker job\n", out);
         fclose(out);
         return BENCH_EXIT_USAGE;
@@ -119,16 +150,26 @@ int bench__worker_main(const bench__instance *all, size_t n, const char *job,
     bench__quiet_warnings = index > 0;
     bench__run_options opt = *base;
     opt.progress = false;
-    opt.job.active = true;
-    opt.job.index = index;
-    opt.job.count = count;
-    opt.job.mode = (bench_sampling)mode;
-    opt.job.step = step;
-    opt.job.est_ns = est;
+    bool driven = mode == BENCH__JOB_DRIVEN;
+    if (driven) {
+        /* A paired comparison (ab.c) decides every sample: "R iterations" on stdin, its time
+         * back on the channel ("T ns"), after "READY" once the setup is done. */
+        opt.plan = BENCH__PLAN_DRIVEN;
+        opt.worker_in = stdin;
+        opt.worker_out = out;
+    } else {
+        opt.job.active = true;
+        opt.job.index = index;
+        opt.job.count = count;
+        opt.job.mode = (bench_sampling)mode;
+        opt.job.step = step;
+        opt.job.est_ns = est;
+    }
     bench__result r;
     memset(&r, 0, sizeof r);
-    bench__run_instance(inst, &opt, &r);
-    if (r.status == BENCH__OK) {
+    worker_call call = {inst, &opt, &r};
+    bench__layout_run(&lay, worker_call_run, &call);
+    if (r.status == BENCH__OK && !driven) {
         if (index == 0 && opt.plan == BENCH__PLAN_TIMED)
             fprintf(out, "PLAN %u %d %llu %.17g\n", r.plan_rounds, (int)r.sampling_used,
                     (unsigned long long)r.plan_step, r.plan_est_ns);
@@ -151,6 +192,7 @@ int bench__worker_main(const bench__instance *all, size_t n, const char *job,
             fputc('\n', out);
         }
     }
+    put_proc_line(out, &lay);
     fprintf(out, "END %s ", bench__status_name(r.status));
     put_message(out, r.message);
     bench__result_destroy(&r);
@@ -184,6 +226,7 @@ typedef struct iso {
     double est_ns;
     size_t capacity;  /* room for samples in the result's arrays */
     size_t metrics_seen; /* METRIC lines of the running process */
+    unsigned info_capacity; /* room in the result's proc_info */
 } iso;
 
 /* The stop reasons a worker may send, as the static strings results point to. */
@@ -324,6 +367,20 @@ static bool take(bench__result *r, iso *s, unsigned proc, char *line, bool *ende
         r->nsamples++;
         return true;
     }
+    if (strncmp(line, "PROC ", 5) == 0) {
+        int cpu, random;
+        unsigned st, hp, env;
+        double minflt, majflt;
+        if (sscanf(rest, "%d %d %u %u %u %lg %lg", &cpu, &random, &st, &hp, &env, &minflt,
+                   &majflt) != 7)
+            return false;
+        if (r->proc_info && proc < s->info_capacity)
+            r->proc_info[proc] = (bench__proc_info){.known = true, .cpu = cpu,
+                                                    .layout = random != 0, .stack = st,
+                                                    .heap = hp, .env = env, .minflt = minflt,
+                                                    .majflt = majflt};
+        return true;
+    }
     if (strncmp(line, "END ", 4) == 0) {
         *ended = true;
         if (strncmp(rest, "ok", 2) == 0)
@@ -385,9 +442,19 @@ static int run_process(int argc, char **argv, const bench__run_options *opt,
     bench__proc p;
     bench__proc_spec spec = {.path = path, .argv = wargv, .channel = BENCH__PROC_FD3};
     /* The job travels in the environment: a program with its own main() passes its argv on
-     * to bench_main as it likes, and the workers still find their job. */
+     * to bench_main as it likes, and the workers still find their job. So does the process's
+     * layout, drawn anew for each (layout.c). */
+    bench__layout lay = {0};
+    if (!opt->fixed_layout) {
+        bench__rng rng;
+        bench__rng_seed(&rng, bench__id_seed(opt->seed ^ (0x9e3779b97f4a7c15ULL * (proc + 1)),
+                                             r->inst->id));
+        bench__layout_draw(&rng, &lay);
+    }
     setenv(JOB_ENV, job, 1);
+    bench__layout_export(&lay);
     int rc = bench__proc_start(&p, &spec, msg, sizeof msg);
+    bench__layout_unexport();
     unsetenv(JOB_ENV);
     free(wargv);
     if (rc != 0) {
@@ -457,7 +524,9 @@ static bool prepare(bench__result *r, iso *s, const bench__instance *inst,
     r->iters = calloc(s->capacity, sizeof *r->iters);
     r->totals_ns = calloc(s->capacity, sizeof *r->totals_ns);
     r->process = calloc(s->capacity, sizeof *r->process);
-    if (!r->iters || !r->totals_ns || !r->process) {
+    r->proc_info = calloc(want ? want : 1, sizeof *r->proc_info);
+    s->info_capacity = want;
+    if (!r->iters || !r->totals_ns || !r->process || !r->proc_info) {
         fail(r, BENCH__FAIL_ERROR, 0, "out of memory for %zu samples", s->capacity);
         return false;
     }

@@ -272,6 +272,10 @@ static cJSON *result_json(const bench__result *r)
         cJSON_AddNumberToObject(co, "p_adjusted", c->p_adjusted);
         cJSON_AddNumberToObject(co, "run_noise", c->run_noise);
         cJSON_AddBoolToObject(co, "calibrated", c->calibrated);
+        if (isfinite(c->mde))
+            cJSON_AddNumberToObject(co, "mde", c->mde);
+        if (c->tests >= 1)
+            cJSON_AddNumberToObject(co, "tests", c->tests);
         cJSON_AddStringToObject(co, "run_noise_source", c->calibrated       ? "calibration"
                                                         : c->drift_from_suite ? "suite drift"
                                                         : c->drift_measured ? "drift canaries"

@@ -77,6 +77,9 @@ typedef struct bench__run_options {
     unsigned processes;
     double timeout_s;
     bool in_process;
+    /* Worker processes keep the program's own layout: no random stack, heap and environment
+     * offsets (layout.c; --fixed-layout). */
+    bool fixed_layout;
     /* Worker side: this process measures one part of one benchmark (isolate.c). */
     struct bench__job {
         bool active;

@@ -29,6 +29,17 @@ static void pct(char *buf, size_t len, double ratio)
     snprintf(buf, len, "%+.2f%%", (ratio - 1.0) * 100.0);
 }
 
+/* The minimum detectable effect as printed: "1.23%", or "-" when the comparison has none. */
+static const char *mde_text(const bench__change *c)
+{
+    static char buf[32];
+    if (isfinite(c->mde) && c->mde > 0)
+        snprintf(buf, sizeof buf, "%.2f%%", c->mde * 100.0);
+    else
+        snprintf(buf, sizeof buf, "-");
+    return buf;
+}
+
 void bench__print_change_line(FILE *o, const bench__change *c, bool color)
 {
     if (!bench__verdict_has_numbers(c->verdict)) {
@@ -51,8 +62,9 @@ void bench__print_change_line(FILE *o, const bench__change *c, bool color)
                  : c->drift_from_suite ? ", the drift the benchmarks showed"
                  : c->drift_measured   ? ", measured by the drift canaries"
                                      : "");
-    fprintf(o, "%*schange: [%s %s%s%s %s] (p = %.4f%s)\n", INDENT, "", lo,
-            paint(color, "\033[1m"), mid, paint(color, "\033[0m"), hi, c->p, noise);
+    fprintf(o, "%*schange: [%s %s%s%s %s] (p = %.4f; detectable change %s%s)\n", INDENT, "", lo,
+            paint(color, "\033[1m"), mid, paint(color, "\033[0m"), hi, c->p, mde_text(c),
+            noise);
 }
 
 static const char *sentence(bench__verdict v)
@@ -66,9 +78,9 @@ static const char *sentence(bench__verdict v)
         return "No change in performance detected.";
     case BENCH__V_WITHIN_NOISE:
         return "Change within noise threshold.";
-    case BENCH__V_AMBIGUOUS:
-        return "Ambiguous: the change may exceed the noise threshold, but not surely; measure "
-               "longer.";
+    case BENCH__V_INCONCLUSIVE:
+        return "Inconclusive: the interval reaches beyond the noise threshold, so the change "
+               "may or may not exceed it; measure longer.";
     default:
         return "Not compared.";
     }
@@ -78,7 +90,7 @@ static const char *verdict_color(bench__verdict v)
 {
     return v == BENCH__V_REGRESSED ? "\033[31m"
            : v == BENCH__V_IMPROVED ? "\033[32m"
-           : v == BENCH__V_AMBIGUOUS ? "\033[33m"
+           : v == BENCH__V_INCONCLUSIVE ? "\033[33m"
                                      : "";
 }
 
@@ -87,13 +99,13 @@ typedef struct row {
     const bench__change *c;
 } row;
 
-/* Worst first: regressions by size, then ambiguous, improvements, the rest; the statuses last. */
+/* Worst first: regressions by size, then inconclusive, improvements, the rest; the statuses last. */
 static int rank(const bench__change *c)
 {
     switch (c->verdict) {
     case BENCH__V_REGRESSED:
         return 0;
-    case BENCH__V_AMBIGUOUS:
+    case BENCH__V_INCONCLUSIVE:
         return 1;
     case BENCH__V_IMPROVED:
         return 2;
@@ -227,9 +239,9 @@ int bench__print_compare_summary(FILE *o, const char *baseline, const char *cons
                     paint(color, verdict_color(c->verdict)), bench__verdict_name(c->verdict),
                     reset, id, (c->ratio - 1.0) * 100.0, c->old_median, c->new_median);
         else
-            fprintf(o, "  %s%-13s%s %-40s %8s [%s, %s] p=%.4f\n",
+            fprintf(o, "  %s%-13s%s %-40s %8s [%s, %s] p=%.4f detectable %s\n",
                     paint(color, verdict_color(c->verdict)), bench__verdict_name(c->verdict),
-                    reset, id, mid, lo, hi, c->p_adjusted);
+                    reset, id, mid, lo, hi, c->p_adjusted, mde_text(c));
     }
     if (opt->exact) {
         /* Exact counts: the numbers say it all; nothing drifts between two counts. */
@@ -249,10 +261,10 @@ int bench__print_compare_summary(FILE *o, const char *baseline, const char *cons
                     paint(color, verdict_color(rows[i].c->verdict)),
                     sentence(rows[i].c->verdict), reset);
     fprintf(o, "%zu regressed, %zu improved, %zu unchanged (%zu no change, %zu within noise), "
-               "%zu ambiguous",
+               "%zu inconclusive",
             count[BENCH__V_REGRESSED], count[BENCH__V_IMPROVED],
             count[BENCH__V_NO_CHANGE] + count[BENCH__V_WITHIN_NOISE], count[BENCH__V_NO_CHANGE],
-            count[BENCH__V_WITHIN_NOISE], count[BENCH__V_AMBIGUOUS]);
+            count[BENCH__V_WITHIN_NOISE], count[BENCH__V_INCONCLUSIVE]);
     for (int v = BENCH__V_INCOMPARABLE; v < BENCH__NVERDICTS; v++)
         if (count[v])
             fprintf(o, ", %zu %s", count[v], bench__verdict_name((bench__verdict)v));
@@ -282,16 +294,24 @@ int bench__print_compare_summary(FILE *o, const char *baseline, const char *cons
     return 0;
 }
 
-int bench__compare_exit(const char *const *ids, const bench__change *ch, size_t n, bool strict,
-                        bool fail_on_regression, const char *against)
+int bench__compare_exit(const char *const *ids, const bench__change *ch, size_t n,
+                        const bench__gate *gate, const char *against)
 {
-    bool regressed = false, violated = false;
+    bool regressed = false, undecided = false, violated = false;
     for (size_t i = 0; i < n; i++) {
         regressed |= ch[i].verdict == BENCH__V_REGRESSED;
-        if (strict)
+        if (gate->fail_on_inconclusive && ch[i].verdict == BENCH__V_INCONCLUSIVE) {
+            fprintf(stderr, "bench: --fail-on-inconclusive: '%s' is inconclusive against %s "
+                            "(%+.2f%% [%+.2f%%, %+.2f%%]: it could have changed by more than the "
+                            "noise threshold)\n",
+                    ids[i], against, (ch[i].ratio - 1.0) * 100.0,
+                    (ch[i].ratio_lower - 1.0) * 100.0, (ch[i].ratio_upper - 1.0) * 100.0);
+            undecided = true;
+        }
+        if (gate->strict)
             violated |= bench__strict_violation(ids[i], ch[i].verdict, against);
     }
-    if (fail_on_regression && regressed)
+    if ((gate->fail_on_regression && regressed) || undecided)
         return BENCH_EXIT_REGRESSION;
     return violated ? BENCH_EXIT_USAGE : BENCH_EXIT_OK;
 }

@@ -44,6 +44,19 @@ typedef struct bench__noise {
     double log_sd;   /* sample standard deviation of those logs */
 } bench__noise;
 
+/** What one worker process said about itself (isolate.c): where it ran, its layout, its page
+ * faults; the spread between processes is explained only by what was recorded here. */
+typedef struct bench__proc_info {
+    bool known;      /* the process sent its PROC line */
+    int cpu;         /* CPU it took its last sample on; -1 unknown */
+    bool layout;     /* its layout was randomised (layout.c) */
+    unsigned stack;  /* layout offsets, bytes */
+    unsigned heap;
+    unsigned env;
+    double minflt;   /* minor page faults of the whole process */
+    double majflt;   /* major page faults */
+} bench__proc_info;
+
 /** Everything measured and estimated for one benchmark instance. */
 typedef struct bench__result {
     const bench__instance *inst;
@@ -82,6 +95,7 @@ typedef struct bench__result {
     uint32_t *process;
     double process_cv;
     double process_log_sd; /* sd of ln(per-process median); NaN with fewer than 2 processes */
+    bench__proc_info *proc_info; /* per process (processes of them), or NULL */
     /* The plan the warm-up made (with sampling_used): linear d or flat count, the per-iteration
      * estimate it rests on (ns), and the rounds (processes) the budget fits. */
     uint64_t plan_step;

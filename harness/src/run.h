@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "compare.h"
 #include "options.h"
 #include "registry.h"
 #include "result.h"
@@ -66,6 +67,12 @@ int bench__run_isolated(const bench__instance *const *list, size_t n,
 extern bool bench__quiet_warnings;
 
 /**
+ * The job's sampling-mode field names a plan beyond the sampling modes: the worker of a paired
+ * comparison (ab.c), each of whose samples the manager commands on the worker's stdin.
+ */
+#define BENCH__JOB_DRIVEN 3
+
+/**
  * The worker side: measures one part of benchmark `id` as `job` (the BENCH_WORKER_JOB
  * environment variable) says and writes what it measured on descriptor 3. Returns the exit code.
  */
@@ -83,46 +90,89 @@ void bench__crash_handlers_install(void);
 /** Names the benchmark that a crash would be blamed on (NULL: none running). */
 void bench__crash_set_current(const char *id);
 
-/* ---- interleaved A/B of two builds (ab.c) ---- */
+/* ---- paired comparison of two programs (ab.c) ---- */
+
+/** Where the two workers of a pair run (--ab-schedule). */
+typedef enum bench__ab_schedule {
+    BENCH__AB_PINNED = 0, /* both on one CPU, taking turns; pairs go round the allowed CPUs */
+    BENCH__AB_DUET,       /* at the same moment on two CPUs, swapped between samples */
+    BENCH__AB_UNPINNED,   /* wherever the scheduler puts them, taking turns */
+} bench__ab_schedule;
+
+/** "pinned", "duet", "unpinned". */
+const char *bench__ab_schedule_name(bench__ab_schedule s);
 
 typedef struct bench__ab_options {
-    double seconds;            /* per benchmark, all pairs together */
-    int pairs;                 /* worker pairs started one after another per benchmark */
+    double seconds;            /* budget per benchmark on average: the comparison may spend
+                                * seconds x benchmarks, on the undecided ones */
+    int max_pairs;             /* most worker pairs of one benchmark: its last look */
     double sample_ms;          /* target duration of one sample, ms */
-    double significance_level; /* alpha over all compared benchmarks (Bonferroni) */
+    double significance_level; /* alpha over all benchmarks and looks (Bonferroni) */
     double noise_threshold;    /* smallest relative change reported as a regression */
-    bool strict;               /* --baseline-strict: new and removed benchmarks are an error */
+    bench__ab_schedule schedule;
+    bool fixed_layout;         /* no layout randomisation of the workers */
+    double timeout_s;          /* the longest any one wait for a worker may take */
+    uint64_t seed;             /* layouts are drawn from it */
+    bool progress;             /* live progress on stderr */
     const char *const *removed; /* ids the old build lists for the FILTERs and this one lacks */
     size_t nremoved;
 } bench__ab_options;
 
-/** Worker side of --ab: runs benchmark `id` driven over stdin/stdout. Returns the exit code. */
-int bench__ab_worker_main(const bench__instance *all, size_t n, const char *id,
-                          const bench__run_options *opt);
-/** Coordinator side of --ab: compares `other` (old) with this program (new). Exit code. */
-int bench__ab_run(const char *other, const bench__instance *all, const bool *selected, size_t n,
-                  const bench__ab_options *o, bool fail_on_regression, bool color);
+/** The looks of the sequential design: the first at this many pairs (or max_pairs) ... */
+#define BENCH__AB_FIRST_LOOK 6
+/** ... each next one this many times as many, the last at max_pairs. */
+#define BENCH__AB_LOOK_GROWTH 1.5
+/** Defaults: seconds per benchmark, most pairs (looks at 6, 9, 14, 21, 32), sample length. */
+#define BENCH__AB_DEFAULT_SECONDS 10.0
+#define BENCH__AB_DEFAULT_MAX_PAIRS 32
+#define BENCH__AB_DEFAULT_SAMPLE_MS 2.0
+/** One pair measures for this share of the seconds per benchmark (its setup and warm-up come
+ * on top): 16 pairs fill the average budget. */
+#define BENCH__AB_PAIR_SHARE (1.0 / 16.0)
+
+/** The pair counts at which a benchmark is looked at, for at most max_pairs pairs, into
+ * looks[0..cap); returns how many (the last is max_pairs). */
+size_t bench__ab_looks(int max_pairs, size_t *looks, size_t cap);
+
+/** One benchmark of a paired comparison: its id in, its outcome out. */
+typedef struct bench__ab_item {
+    const char *id;
+    bench__change change; /* its verdict and numbers (old_median: A's time per iteration, the
+                           * geometric mean over pairs; new_median: that times the ratio) */
+    int rc;               /* 0; BENCH_EINVAL: the old program lacks it; BENCH_EUNAVAIL: skipped;
+                           * BENCH_EIO: a worker failed or could not start (message says why) */
+    char message[512];
+    size_t pairs;         /* worker pairs that measured */
+    size_t rounds;        /* rounds of ABBA+BAAB over all pairs */
+    size_t looks;         /* looks taken */
+    uint64_t iters;       /* iterations per sample */
+    double seconds;       /* wall time spent on it */
+    double pair_sd;       /* sd of the pairs' ln(B/A) */
+} bench__ab_item;
+
+/** Called with each item as soon as it is decided (or failed). */
+typedef void (*bench__ab_done_fn)(bench__ab_item *item, void *arg);
 
 /**
- * Confirms one benchmark's change by an interleaved A/B run of old_prog (A, a saved program
- * snapshot) against this program (B), as --ab measures (o: time and pairs; m: benchmarks
- * confirmed together, for Bonferroni). Fills *out with the paired estimate, interval, p and
- * verdict. Returns 0; BENCH_EINVAL when old_prog lacks or skips the benchmark; BENCH_EIO when a
- * worker failed or old_prog cannot run; msg says why.
+ * Compares old_prog (A) with new_prog (B) on the n benchmarks items[i].id, in pairs of their
+ * worker processes, spending at most o->seconds x n (one pair's overrun beyond) on those still
+ * undecided. Fills each item; `done` (may be NULL) sees each once it is final. Returns 0, or
+ * BENCH_EUSAGE when interrupted (items then incomplete), or BENCH_ENOMEM.
  */
-int bench__ab_confirm(const char *old_prog, const char *id, const bench__ab_options *o,
-                      size_t m, struct bench__change *out, char *msg, size_t msglen);
+int bench__ab_compare(const char *old_prog, const char *new_prog, bench__ab_item *items,
+                      size_t n, const bench__ab_options *o, bench__ab_done_fn done, void *arg);
 
-/** Seconds and worker pairs of the interleaved run that confirms a suspect change against a
- * baseline's program snapshot (--confirm-time). Without --confirm-time, each suspect gets
- * BENCH__DEFAULT_CONFIRM_TIME seconds, or its share of BENCH__CONFIRM_BUDGET when there are more
- * suspects than that fits, but never less than BENCH__CONFIRM_MIN_TIME: on a busy machine
- * every benchmark of a suite can be a suspect, and 22 of them at 10 s each made a whole-suite
- * comparison take 5.4 minutes. */
+/** Coordinator side of --ab: compares `other` (old) with this program (new). Exit code. */
+int bench__ab_run(const char *other, const bench__instance *all, const bool *selected, size_t n,
+                  const bench__ab_options *o, const bench__gate *gate, bool color);
+
+/** The time a saved-baseline comparison gives the interleaved run that confirms its suspects
+ * against the baseline's program snapshot (--confirm-time S: S per suspect): by default
+ * BENCH__DEFAULT_CONFIRM_TIME per suspect, or a share of BENCH__CONFIRM_BUDGET when there are
+ * more suspects than that fits, but never less than BENCH__CONFIRM_MIN_TIME each. */
 #define BENCH__DEFAULT_CONFIRM_TIME 10.0
 #define BENCH__CONFIRM_BUDGET 90.0
 #define BENCH__CONFIRM_MIN_TIME 4.0
-#define BENCH__CONFIRM_PAIRS 5
 
 /* ---- calibration (calibrate.c) ---- */
 

@@ -745,8 +745,10 @@ void bench__result_destroy(bench__result *r)
     free(r->iters);
     free(r->totals_ns);
     free(r->process);
+    free(r->proc_info);
     r->iters = r->totals_ns = NULL;
     r->process = NULL;
+    r->proc_info = NULL;
     for (size_t i = 0; i < r->nmetrics; i++) {
         free(r->metrics[i].totals);
         r->metrics[i].totals = NULL;

@@ -139,7 +139,7 @@ class BaselineTest(unittest.TestCase):
         self.assertEqual(change["fix/b"], {"verdict": "new"})
         self.assertEqual(change["trouble/skip"], {"verdict": "skipped"})
         self.assertIn(change["fix/a"]["verdict"],
-                      ["no change", "within noise", "ambiguous", "regressed", "improved"])
+                      ["no change", "within noise", "inconclusive", "regressed", "improved"])
         self.assertEqual(res["comparison"], {"baseline": "only_a", "removed": []})
         check_schema(res)
         # --baseline-strict: new is an error (exit 2, after the run), skipped never is.
@@ -359,8 +359,9 @@ class AbTest(unittest.TestCase):
         os.chmod(path, 0o755)
         return path
 
-    # The chain doubles (100%) and 8 pairs share 4 s: under a sanitizer build on a loaded two-core
-    # machine, 4 pairs and a 30% stretch once came out "ambiguous" (pair-to-pair sd near 10%).
+    # The chain doubles (100%) and at most 8 pairs share 4 s: under a sanitizer build on a loaded
+    # two-core machine, 4 pairs and a 30% stretch once came out undecided (pair-to-pair sd near
+    # 10%).
     def ab(self, old, *args, slowdown=0):
         return run(["--ab", old, "--ab-time", "4", "--ab-pairs", "8"] + list(args),
                    slowdown=slowdown)
@@ -369,7 +370,8 @@ class AbTest(unittest.TestCase):
         p = self.ab(self.wrapper(0), "--fail-on-regression", "^cmp/chain$", slowdown=100)
         self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
         self.assertIn("cmp/chain: Performance has regressed.", p.stdout)
-        self.assertRegex(p.stdout, r"ABBA\+BAAB in 8 pairs, pair-to-pair sd")
+        self.assertRegex(p.stdout, r"[0-9]+ worker pairs, [0-9]+ rounds of ABBA\+BAAB, "
+                                   r"pair-to-pair sd")
 
     def test_new_build_faster_is_an_improvement(self):
         p = self.ab(self.wrapper(100), "--fail-on-regression", "^cmp/chain$")
@@ -395,6 +397,23 @@ class AbTest(unittest.TestCase):
         self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
         self.assertRegex(p.stdout, r"(?m)^ +skipped: skipped in .*needs a frobnicator")
         self.assertRegex(p.stdout, r"(?m)^  skipped +trouble/skip$")
+
+    def test_old_build_without_the_protocol(self):
+        """A program that does not take the worker job (a build of an older harness) is told to
+        list nothing: it ends at once, and the comparison fails with the reason (exit 3)."""
+        old = os.path.join(self.dir, "old_harness")
+        with open(old, "w", encoding="utf-8") as f:
+            f.write("#!/bin/sh\n[ \"$1 $2\" = '--list ^$' ] || echo \"ran the suite: $*\"\n"
+                    "exit 2\n")
+        os.chmod(old, 0o755)
+        p = run(["--ab", old, "--ab-time", "1", "--exact", "fix/a"])
+        self.assertEqual(p.returncode, 3, p.stdout + p.stderr)
+        self.assertIn("exited with code 2 before its setup was done", p.stdout)
+        self.assertNotIn("ran the suite", p.stdout + p.stderr)
+        # The worker's own flag of earlier versions is gone: the job travels in the environment.
+        p = run(["--ab-worker", "fix/a"])
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("--ab-worker", p.stderr)
 
     def test_bad_program_and_combinations(self):
         p = run(["--ab", os.path.join(self.dir, "missing"), "--exact", "fix/a"])

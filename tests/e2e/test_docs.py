@@ -138,7 +138,7 @@ class FlagsTest(unittest.TestCase):
 
     def test_internal_flags_exist(self):
         _, internal = documented_flags(self.cli_md)
-        self.assertEqual(sorted(internal), ["--ab-worker"])
+        self.assertEqual(sorted(internal), [])
 
     def test_cli_md_prints_the_help_as_it_is(self):
         m = re.search(r"`\./bench --help` prints the summary:\n\n```\n(.*?)```\n", self.cli_md,

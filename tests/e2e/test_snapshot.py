@@ -179,7 +179,7 @@ class SnapshotTest(unittest.TestCase):
         # moves both alike.
         self.assertGreater(chain["ratio"] / res["cmp/steady"]["change"]["ratio"], 1.2,
                            "the numbers still show the slowdown")
-        self.assertEqual(chain["verdict"], "ambiguous")
+        self.assertEqual(chain["verdict"], "inconclusive")
         self.assertEqual(chain["run_noise_source"], "drift canaries")
         # ln 8, give or take what the machine itself drifted between the two runs (up to a
         # factor of 2.8 either way)

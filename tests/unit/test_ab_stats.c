@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "compare.h"
+#include "run.h"
 
 static void assert_close(double got, double want, double tol)
 {
@@ -32,11 +33,6 @@ static double normal(bench__rng *r)
     return sqrt(-2.0 * log(u1)) * cos(2.0 * M_PI * u2);
 }
 
-static bool significant_verdict(bench__verdict v)
-{
-    return v == BENCH__V_REGRESSED || v == BENCH__V_IMPROVED || v == BENCH__V_WITHIN_NOISE;
-}
-
 /*
  * Four pairs with ln ratios .01 .02 .03 .04: mean .025, sd sqrt(.0005/3), se = sd/2 =
  * .0064549722, t = sqrt(15). With 3 degrees of freedom the t distribution has a closed form:
@@ -50,34 +46,37 @@ static void test_hand_case(void **state)
     bench__compare_opts o = {.significance_level = 0.05, .noise_threshold = 0.01};
     bench__change c;
 
-    /* One benchmark: p = 0.0305 < 0.05, interval [0.4457%, 4.554%] (log scale) excludes 0
-     * but not the 1% threshold: within noise. */
+    /* One test: p = 0.0305 < 0.05, interval [0.4457%, 4.554%] (log scale) excludes 0 and the
+     * estimate, 2.5%, lies beyond the 1% threshold: regressed. */
     bench__ab_stats(x, 4, 1, &o, &c);
     assert_close(c.log_change, 0.025, 1e-15);
     assert_close(c.log_se, 0.0064549722436790, 1e-12);
     assert_close(c.df, 3, 0);
     assert_close(c.p, 0.030466291662171, 1e-9);
     assert_close(c.p_adjusted, c.p, 0);
+    assert_close(c.tests, 1, 0);
     assert_close(log(c.ratio_lower), 0.0044573994, 1e-6);
     assert_close(log(c.ratio_upper), 0.0455426006, 1e-6);
-    assert_int_equal(c.verdict, BENCH__V_WITHIN_NOISE);
-    /* Classified by the saved-baseline rule, as a confirmation is: the estimate, 2.5%, lies
-     * beyond 1% and the change is significant: regressed. */
-    bench__classify(&c, &o);
     assert_int_equal(c.verdict, BENCH__V_REGRESSED);
-    /* The same pairs against a 3% threshold: significant, but the estimate is within it. */
+    assert_true(c.interleaved);
+    /* The same pairs against a 3% threshold: a real change (the interval excludes 0) whose
+     * estimate lies within the threshold, but whose interval reaches beyond it: inconclusive. */
     bench__compare_opts wide = {.significance_level = 0.05, .noise_threshold = 0.03};
     bench__ab_stats(x, 4, 1, &wide, &c);
+    assert_int_equal(c.verdict, BENCH__V_INCONCLUSIVE);
+    /* ... and against 5%: the whole interval inside it, and excluding 0: within noise. */
+    bench__compare_opts wider = {.significance_level = 0.05, .noise_threshold = 0.05};
+    bench__ab_stats(x, 4, 1, &wider, &c);
     assert_int_equal(c.verdict, BENCH__V_WITHIN_NOISE);
 
-    /* Two benchmarks compared (Bonferroni): p_adjusted = 0.0609 > 0.05 and the interval at
-     * 1 - 0.025 is [-0.196%, 5.196%]: it holds 0 and reaches past 1%: ambiguous. */
+    /* Two tests (Bonferroni): p_adjusted = 0.0609 > 0.05 and the interval at 1 - 0.025 is
+     * [-0.196%, 5.196%]: it holds 0 and reaches past 1%: inconclusive. */
     bench__ab_stats(x, 4, 2, &o, &c);
     assert_close(c.p, 0.030466291662171, 1e-9);
     assert_close(c.p_adjusted, 0.060932583324342, 1e-9);
     assert_close(log(c.ratio_lower), -0.0019594175, 1e-6);
     assert_close(log(c.ratio_upper), 0.0519594175, 1e-6);
-    assert_int_equal(c.verdict, BENCH__V_AMBIGUOUS);
+    assert_int_equal(c.verdict, BENCH__V_INCONCLUSIVE);
 
     /* A large slowdown beyond the threshold on both ends: regressed; the mirror: improved. */
     const double up[] = {0.10, 0.11, 0.09, 0.10, 0.10};
@@ -125,8 +124,9 @@ static void test_degenerate(void **state)
 /*
  * Random pair statistics over the whole range that matters (2 to 64 pairs, 1 to 30 benchmarks,
  * three levels, shifts from none to several standard errors): the adjusted p is below alpha
- * exactly when the interval excludes no change, and exactly then is the verdict one of the
- * "significant" three. Both outcomes must occur often, or the check proves nothing.
+ * exactly when the interval excludes no change; a change is claimed only then; "no change" or
+ * "within noise" exactly when the interval lies inside the threshold. Both outcomes must occur
+ * often, or the check proves nothing.
  */
 static void test_p_agrees_with_interval(void **state)
 {
@@ -148,10 +148,19 @@ static void test_p_agrees_with_interval(void **state)
             for (size_t i = 0; i < n; i++)
                 x[i] = shift + sd * normal(&r);
             bench__change c;
-            bench__ab_stats(x, n, m, &o, &c);
+            bench__ab_stats(x, n, (double)m, &o, &c);
             bool by_p = c.p_adjusted < o.significance_level;
             bool by_interval = c.ratio_lower > 1.0 || c.ratio_upper < 1.0;
-            if (by_p != by_interval || by_p != significant_verdict(c.verdict)) {
+            double tau = log1p(o.noise_threshold);
+            bool inside = log(c.ratio_lower) >= -tau && log(c.ratio_upper) <= tau;
+            /* p and interval agree; a change is claimed only where the interval excludes 0;
+             * "no change" and "within noise" exactly where the interval lies inside +-T. */
+            bool claims = c.verdict == BENCH__V_REGRESSED || c.verdict == BENCH__V_IMPROVED ||
+                          c.verdict == BENCH__V_WITHIN_NOISE;
+            bool unchanged = c.verdict == BENCH__V_NO_CHANGE ||
+                             c.verdict == BENCH__V_WITHIN_NOISE;
+            if (by_p != by_interval || (claims && !by_p) ||
+                (c.verdict == BENCH__V_NO_CHANGE && by_p) || unchanged != inside) {
                 print_error("seed %llu trial %d: n %zu m %zu p_adj %.17g alpha %g interval "
                             "[%.17g, %.17g] verdict %s\n",
                             (unsigned long long)seeds[s], trial, n, m, c.p_adjusted,
@@ -193,6 +202,103 @@ static void test_false_alarm_rate(void **state)
     }
 }
 
+/* Pair noise: normal, or Student's t with 3 degrees of freedom (heavy tails: a disturbed pair
+ * now and then), scaled to sd. */
+static double pair_noise(bench__rng *r, double sd, bool heavy)
+{
+    if (!heavy)
+        return sd * normal(r);
+    double c = 0;
+    for (int k = 0; k < 3; k++) {
+        double z = normal(r);
+        c += z * z;
+    }
+    /* t(3) has variance 3: divide it out. */
+    return sd * normal(r) / sqrt(c / 3.0) / sqrt(3.0);
+}
+
+/*
+ * One simulated paired comparison as ab.c runs it: m benchmarks with true change `shift` (log),
+ * pairs drawn one by one, each benchmark looked at when its pairs reach the next look, stopping at
+ * the first look that decides it, decided at its last look otherwise; every interval at
+ * alpha / (m x looks). Counts the benchmarks by verdict into count[].
+ */
+static void simulate_comparison(bench__rng *r, size_t m, double shift, double sd, bool heavy,
+                                const bench__compare_opts *o, size_t count[BENCH__NVERDICTS])
+{
+    size_t looks[16];
+    size_t nlooks = bench__ab_looks(BENCH__AB_DEFAULT_MAX_PAIRS, looks, 16);
+    double tests = (double)m * (double)nlooks, x[BENCH__AB_DEFAULT_MAX_PAIRS];
+    for (size_t b = 0; b < m; b++) {
+        size_t n = 0;
+        bench__change c;
+        for (size_t k = 0; k < nlooks; k++) {
+            while (n < looks[k])
+                x[n++] = shift + pair_noise(r, sd, heavy);
+            bench__ab_stats(x, n, tests, o, &c);
+            if (bench__verdict_decided(c.verdict))
+                break;
+        }
+        count[c.verdict]++;
+    }
+}
+
+/*
+ * The sequential design keeps its error control although each benchmark stops at the first
+ * look that decides it: over 2000 simulated comparisons of 10 benchmarks (pair sd 1%, T = 1%,
+ * alpha = 0.05), normal and heavy-tailed pair noise,
+ *   - nothing changed: at most alpha of the comparisons call any benchmark regressed or improved;
+ *   - every benchmark 2% slower: at most alpha of them call any benchmark "no change", "within
+ *     noise" or improved (a wrong "no change" is the error a gate cannot see);
+ *   - and 2% slower is found (regressed) for at least 95% of the benchmarks: the design is not
+ *     so careful that it stops seeing.
+ */
+static void test_sequential_error_control(void **state)
+{
+    (void)state;
+    enum { COMPARISONS = 2000, M = 10 };
+    bench__compare_opts o = {.significance_level = 0.05, .noise_threshold = 0.01};
+    for (int heavy = 0; heavy < 2; heavy++) {
+        bench__rng r;
+        bench__rng_seed(&r, 20261126 + (uint64_t)heavy);
+        size_t false_alarm = 0, false_calm = 0, found = 0;
+        for (int t = 0; t < COMPARISONS; t++) {
+            size_t aa[BENCH__NVERDICTS] = {0}, slow[BENCH__NVERDICTS] = {0};
+            simulate_comparison(&r, M, 0.0, 0.01, heavy, &o, aa);
+            simulate_comparison(&r, M, log(1.02), 0.01, heavy, &o, slow);
+            false_alarm += aa[BENCH__V_REGRESSED] + aa[BENCH__V_IMPROVED] > 0;
+            false_calm += slow[BENCH__V_NO_CHANGE] + slow[BENCH__V_WITHIN_NOISE] +
+                              slow[BENCH__V_IMPROVED] >
+                          0;
+            found += slow[BENCH__V_REGRESSED];
+        }
+        print_message("%s pair noise: A/A comparisons with a false alarm %.4f, 2%% slower with a "
+                      "false calm %.4f, benchmarks found %.4f\n",
+                      heavy ? "heavy-tailed" : "normal", (double)false_alarm / COMPARISONS,
+                      (double)false_calm / COMPARISONS, (double)found / (COMPARISONS * M));
+        assert_true(false_alarm <= 0.05 * COMPARISONS);
+        assert_true(false_calm <= 0.05 * COMPARISONS);
+        assert_true(found >= 0.95 * COMPARISONS * M);
+    }
+}
+
+/* The looks: 6, 9, 14, 21, 32 by default; never past the most pairs; the last is the most. */
+static void test_looks(void **state)
+{
+    (void)state;
+    size_t l[16];
+    assert_int_equal(bench__ab_looks(32, l, 16), 5);
+    assert_int_equal(l[0], 6);
+    assert_int_equal(l[1], 9);
+    assert_int_equal(l[2], 14);
+    assert_int_equal(l[3], 21);
+    assert_int_equal(l[4], 32);
+    assert_int_equal(bench__ab_looks(3, l, 16), 1);
+    assert_int_equal(l[0], 3);
+    assert_int_equal(bench__ab_looks(10, l, 16), 3);
+    assert_int_equal(l[2], 10);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -200,6 +306,8 @@ int main(void)
         cmocka_unit_test(test_degenerate),
         cmocka_unit_test(test_p_agrees_with_interval),
         cmocka_unit_test(test_false_alarm_rate),
+        cmocka_unit_test(test_sequential_error_control),
+        cmocka_unit_test(test_looks),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

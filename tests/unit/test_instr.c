@@ -52,16 +52,16 @@ static void test_verdicts(void **state)
 {
     (void)state;
     double t = BENCH__INSTR_DEFAULT_THRESHOLD;
-    assert_int_equal(bench__instr_verdict(3003, 3003, t), BENCH__V_NO_CHANGE);
-    assert_int_equal(bench__instr_verdict(3003, 3033, t), BENCH__V_REGRESSED); /* +1% */
-    assert_int_equal(bench__instr_verdict(3003, 2973, t), BENCH__V_IMPROVED);  /* -1% */
-    assert_int_equal(bench__instr_verdict(10000, 10010, t), BENCH__V_NO_CHANGE); /* 0.1% */
-    assert_int_equal(bench__instr_verdict(10000, 10011, t), BENCH__V_REGRESSED);
-    assert_int_equal(bench__instr_verdict(10000, 9989, t), BENCH__V_IMPROVED);
-    assert_int_equal(bench__instr_verdict(100, 101, 0.02), BENCH__V_NO_CHANGE);
-    assert_int_equal(bench__instr_verdict(100, 100.5, 0), BENCH__V_REGRESSED);
-    assert_int_equal(bench__instr_verdict(0, 100, t), BENCH__V_INCOMPARABLE);
-    assert_int_equal(bench__instr_verdict(100, NAN, t), BENCH__V_INCOMPARABLE);
+    assert_int_equal(bench__verdict_exact(3003, 3003, t), BENCH__V_NO_CHANGE);
+    assert_int_equal(bench__verdict_exact(3003, 3033, t), BENCH__V_REGRESSED); /* +1% */
+    assert_int_equal(bench__verdict_exact(3003, 2973, t), BENCH__V_IMPROVED);  /* -1% */
+    assert_int_equal(bench__verdict_exact(10000, 10010, t), BENCH__V_NO_CHANGE); /* 0.1% */
+    assert_int_equal(bench__verdict_exact(10000, 10011, t), BENCH__V_REGRESSED);
+    assert_int_equal(bench__verdict_exact(10000, 9989, t), BENCH__V_IMPROVED);
+    assert_int_equal(bench__verdict_exact(100, 101, 0.02), BENCH__V_NO_CHANGE);
+    assert_int_equal(bench__verdict_exact(100, 100.5, 0), BENCH__V_REGRESSED);
+    assert_int_equal(bench__verdict_exact(0, 100, t), BENCH__V_INCOMPARABLE);
+    assert_int_equal(bench__verdict_exact(100, NAN, t), BENCH__V_INCOMPARABLE);
 }
 
 static void test_mode_names(void **state)
