@@ -11,8 +11,10 @@
  *   - A pair: one worker process of each program (the one worker protocol of isolate.c, plan
  *     "driven": the job in BENCH_WORKER_JOB, each sample commanded on its stdin as "R n", its
  *     time back on descriptor 3 as "T ns"). Both do their benchmark's setup, then run samples of
- *     the same iteration count in rounds of ABBA then BAAB; a round gives ln(sum B / sum A), the
- *     pair the median of its rounds (robust to a disturbed round).
+ *     the same iteration count (samples of about 0.5 ms, short enough that most escape another
+ *     process's time slice) in rounds of ABBA then BAAB; a round gives ln(median B / median A)
+ *     over its four samples each, the pair the median of its rounds (robust to disturbed
+ *     samples and rounds).
  *   - Place (the schedule): by default both workers of a pair are pinned to the same CPU, taking
  *     turns on it, and successive pairs go round the CPUs this process may use. What one CPU's
  *     neighbours do then hits both programs; unpinned workers land on whichever CPU is free
@@ -215,6 +217,7 @@ typedef struct ab_run {
     size_t ncpus;
     size_t pairs_started; /* over the whole comparison: picks the CPU and who starts first */
     bench__rng rng;      /* layouts */
+    FILE *samples;       /* the sample log, or NULL */
     double sample_ns;
     double pair_ns;
     double tests;        /* benchmarks x looks */
@@ -222,48 +225,70 @@ typedef struct ab_run {
     size_t nlooks;
 } ab_run;
 
-/* A's (0) and B's (1) sample sums of one round: ABBA then BAAB, one at a time, or in a duet both
- * at once, each on the other CPU in turn. */
-static int one_round(ab_run *run, bench__proc w[2], uint64_t iters, int64_t deadline,
-                     double sum[2], double *a_ns, size_t *na, int *bad)
+/* The median of four values: the mean of the middle two. */
+static double median4(const double v[4])
+{
+    double a = fmin(v[0], v[1]), b = fmax(v[0], v[1]);
+    double c = fmin(v[2], v[3]), d = fmax(v[2], v[3]);
+    return 0.5 * (fmax(a, c) + fmin(b, d));
+}
+
+/* Writes one sample to the sample log (BENCH_AB_SAMPLES), when there is one. */
+static void log_sample(ab_run *run, const char *id, size_t pair, int side, int k, double ns)
+{
+    if (run->samples)
+        fprintf(run->samples, "%s %zu %c %d %.1f\n", id, pair, side ? 'B' : 'A', k, ns);
+}
+
+/*
+ * One round: four samples of A (0) and four of B (1), ABBA then BAAB one at a time on one CPU,
+ * or in a duet both at once, each on the other CPU in turn. Its value is ln(median B / median
+ * A): a sample that an interrupt or another process's time slice stretched (on a busy machine,
+ * one in several) moves neither median, where it would move a sum. A's samples (ns per
+ * iteration) are appended to a_ns.
+ */
+static int one_round(ab_run *run, bench__proc w[2], const char *id, size_t pair,
+                     uint64_t iters, int64_t deadline, double *value, double *a_ns, size_t *na,
+                     int *bad)
 {
     static const int order[8] = {0, 1, 1, 0, 1, 0, 0, 1};
-    int rc = 0;
-    sum[0] = sum[1] = 0;
+    double v[2][4];
+    int cnt[2] = {0, 0}, rc = 0;
     if (run->o->schedule == BENCH__AB_DUET && run->ncpus >= 2) {
         /* A on the first CPU and B on the second, then swapped, then swapped back: ABBA over
          * the two CPUs. */
         static const int a_on[4] = {0, 1, 1, 0};
         for (int k = 0; k < 4 && rc == 0; k++) {
-            int c0 = run->cpus[a_on[k]], c1 = run->cpus[1 - a_on[k]];
-            pin(w[0].pid, c0);
-            pin(w[1].pid, c1);
-            double v[2];
+            pin(w[0].pid, run->cpus[a_on[k]]);
+            pin(w[1].pid, run->cpus[1 - a_on[k]]);
             for (int s = 0; s < 2 && rc == 0; s++)
                 if ((rc = send_sample(&w[s], iters)))
                     *bad = s;
             for (int s = 0; s < 2 && rc == 0; s++)
-                if ((rc = read_sample(&w[s], deadline, &v[s])))
+                if ((rc = read_sample(&w[s], deadline, &v[s][k])) == 0)
+                    log_sample(run, id, pair, s, k, v[s][k]);
+                else
                     *bad = s;
-            if (rc)
+        }
+    } else {
+        for (int k = 0; k < 8 && rc == 0; k++) {
+            int s = order[k];
+            double t;
+            if ((rc = worker_sample(&w[s], iters, deadline, &t))) {
+                *bad = s;
                 break;
-            sum[0] += v[0];
-            sum[1] += v[1];
-            a_ns[(*na)++] = v[0] / (double)iters;
+            }
+            v[s][cnt[s]++] = t;
+            log_sample(run, id, pair, s, k, t);
         }
+    }
+    if (rc != 0)
         return rc;
-    }
-    for (int k = 0; k < 8 && rc == 0; k++) {
-        double v;
-        if ((rc = worker_sample(&w[order[k]], iters, deadline, &v))) {
-            *bad = order[k];
-            break;
-        }
-        sum[order[k]] += v;
-        if (order[k] == 0)
-            a_ns[(*na)++] = v / (double)iters;
-    }
-    return rc;
+    for (int k = 0; k < 4; k++)
+        a_ns[(*na)++] = v[0][k] / (double)iters;
+    double ma = median4(v[0]), mb = median4(v[1]);
+    *value = ma > 0 && mb > 0 ? log(mb / ma) : NAN;
+    return 0;
 }
 
 /* Runs one pair of benchmark b. Returns 0 (a pair value added, or none when no round fit),
@@ -296,7 +321,7 @@ static int one_pair(ab_run *run, ab_bench *b)
     if (rc != 0)
         return rc;
     int64_t t0 = bench__now_ns();
-    double t;
+    double t, value;
     int bad = 1;
     /* Every wait has a deadline: a worker that hangs in a sample is killed at --timeout. */
 #define DEADLINE (bench__now_ns() + (int64_t)(o->timeout_s * 1e9))
@@ -318,7 +343,7 @@ static int one_pair(ab_run *run, ab_bench *b)
         }
     }
     /* The fresh pair's warm-up, discarded: one round. */
-    double sum[2], *logs = NULL, *a_ns = NULL;
+    double *logs = NULL, *a_ns = NULL;
     size_t nr = 0, na = 0, cap = 64;
     logs = malloc(cap * sizeof *logs);
     a_ns = malloc(4 * cap * sizeof *a_ns);
@@ -327,10 +352,13 @@ static int one_pair(ab_run *run, ab_bench *b)
         bench__msg(it->message, sizeof it->message, "out of memory");
     }
     if (rc == 0)
-        rc = one_round(run, w, it->iters, DEADLINE, sum, a_ns, &na, &bad);
+        rc = one_round(run, w, it->id, p, it->iters, DEADLINE, &value, a_ns, &na, &bad);
     na = 0;
+    /* The pair measures for its share of the budget, but at least BENCH__AB_MIN_ROUNDS rounds:
+     * its value is their median. */
     int64_t start = bench__now_ns();
-    while (rc == 0 && (double)(bench__now_ns() - start) < run->pair_ns) {
+    while (rc == 0 && ((double)(bench__now_ns() - start) < run->pair_ns ||
+                       nr < BENCH__AB_MIN_ROUNDS)) {
         if (nr == cap) {
             double *l2 = realloc(logs, 2 * cap * sizeof *logs);
             double *a2 = l2 ? realloc(a_ns, 8 * cap * sizeof *a_ns) : NULL;
@@ -344,9 +372,9 @@ static int one_pair(ab_run *run, ab_bench *b)
             a_ns = a2;
             cap *= 2;
         }
-        rc = one_round(run, w, it->iters, DEADLINE, sum, a_ns, &na, &bad);
-        if (rc == 0 && sum[0] > 0 && sum[1] > 0)
-            logs[nr++] = log(sum[1] / sum[0]);
+        rc = one_round(run, w, it->id, p, it->iters, DEADLINE, &value, a_ns, &na, &bad);
+        if (rc == 0 && isfinite(value))
+            logs[nr++] = value;
     }
 #undef DEADLINE
     if (rc == BENCH_EUSAGE || bench__proc_interrupted()) {
@@ -443,7 +471,14 @@ int bench__ab_compare(const char *old_prog, const char *new_prog, bench__ab_item
     run.ncpus = allowed_cpus(&run.cpus);
     const bench__clock_info *clk = bench__clock_calibrate();
     run.sample_ns = fmax(o->sample_ms * 1e6, clk->min_sample_ns);
-    run.pair_ns = o->seconds * 1e9 * BENCH__AB_PAIR_SHARE;
+    /* Every sample, for whoever wants to look at them (docs/cli.md, environment). */
+    const char *log_path = getenv("BENCH_AB_SAMPLES");
+    if (log_path && *log_path && !(run.samples = fopen(log_path, "a")))
+        fprintf(stderr, "bench: warning: BENCH_AB_SAMPLES: cannot open %s: %s\n", log_path,
+                strerror(errno));
+    /* Half the most pairs fill the average budget: a benchmark that needs them all takes the
+     * time that the quickly decided ones leave. */
+    run.pair_ns = o->seconds * 1e9 * 2.0 / (double)(o->max_pairs > 0 ? o->max_pairs : 1);
     run.nlooks = bench__ab_looks(o->max_pairs, run.looks, sizeof run.looks / sizeof run.looks[0]);
     run.tests = (double)(n ? n : 1) * (double)run.nlooks;
     bench__rng_seed(&run.rng, o->seed ^ 0xab5eedULL);
@@ -522,6 +557,8 @@ int bench__ab_compare(const char *old_prog, const char *new_prog, bench__ab_item
     }
     free(bs);
     free(run.cpus);
+    if (run.samples)
+        fclose(run.samples);
     return rc;
 }
 

@@ -125,10 +125,9 @@ typedef struct bench__ab_options {
 /** Defaults: seconds per benchmark, most pairs (looks at 6, 9, 14, 21, 32), sample length. */
 #define BENCH__AB_DEFAULT_SECONDS 10.0
 #define BENCH__AB_DEFAULT_MAX_PAIRS 32
-#define BENCH__AB_DEFAULT_SAMPLE_MS 2.0
-/** One pair measures for this share of the seconds per benchmark (its setup and warm-up come
- * on top): 16 pairs fill the average budget. */
-#define BENCH__AB_PAIR_SHARE (1.0 / 16.0)
+#define BENCH__AB_DEFAULT_SAMPLE_MS 0.5
+/** A pair measures at least this many rounds (a benchmark of long iterations takes longer). */
+#define BENCH__AB_MIN_ROUNDS 10
 
 /** The pair counts at which a benchmark is looked at, for at most max_pairs pairs, into
  * looks[0..cap); returns how many (the last is max_pairs). */
