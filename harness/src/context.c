@@ -103,6 +103,14 @@ void bench__context_print(FILE *o, const bench__context *c)
             c->ncpus);
     fprintf(o, "caches       L1d %d KiB, L2 %d KiB, L3 %d KiB\n", cpu->l1d_kib, cpu->l2_kib,
             cpu->l3_kib);
+    if (cpu->ndisagreements > 0) {
+        /* The figures above are the OS's; say what libcpuid claimed instead, once. */
+        fprintf(o, "             the OS's figures; libcpuid said");
+        for (int i = 0; i < cpu->ndisagreements; i++)
+            fprintf(o, "%s %s %d", i ? "," : "", cpu->disagreements[i].fact,
+                    cpu->disagreements[i].libcpuid);
+        fputc('\n', o);
+    }
     fprintf(o, "simd         %s\n", or_unknown(cpu->features));
     fprintf(o, "cpu facts    from %s\n", or_unknown(cpu->source));
     if (c->memory_bytes > 0)

@@ -129,6 +129,14 @@ static cJSON *context_json(const bench__context *c)
     cJSON_AddNumberToObject(co, "l3_kib", cpu->l3_kib);
     cJSON_AddStringToObject(co, "features", cpu->features);
     cJSON_AddStringToObject(co, "source", cpu->source);
+    cJSON *dis = cJSON_AddArrayToObject(co, "disagreements");
+    for (int i = 0; i < cpu->ndisagreements; i++) {
+        cJSON *d = cJSON_CreateObject();
+        cJSON_AddStringToObject(d, "fact", cpu->disagreements[i].fact);
+        cJSON_AddNumberToObject(d, "libcpuid", cpu->disagreements[i].libcpuid);
+        cJSON_AddNumberToObject(d, "os", cpu->disagreements[i].os);
+        cJSON_AddItemToArray(dis, d);
+    }
     cJSON_AddStringToObject(o, "compiler", c->compiler);
     cJSON_AddStringToObject(o, "compiler_flags", c->compiler_flags);
     cJSON_AddStringToObject(o, "build_type", c->build_type);
