@@ -123,7 +123,10 @@ void bench__context_print(FILE *o, const bench__context *c)
     fprintf(o, "compiler     %s\n", or_unknown(c->compiler));
     fprintf(o, "flags        %s\n", or_unknown(c->compiler_flags));
     fprintf(o, "build type   %s\n", or_unknown(c->build_type));
-    fprintf(o, "git          %s\n", or_unknown(c->git_revision));
+    fprintf(o, "git          %s (the source this program was built from)\n",
+            or_unknown(c->git_revision));
+    fprintf(o, "cwd git      %s (the working directory's checkout)\n",
+            c->cwd_git_revision[0] ? or_unknown(c->cwd_git_revision) : "none");
     fprintf(o, "clock        %s: %.1f ns per read, resolution %.1f ns, min sample %.1f \xc2\xb5s\n",
             c->clock->name, c->clock->cost_ns, c->clock->resolution_ns,
             c->clock->min_sample_ns / 1e3);

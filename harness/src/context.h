@@ -112,7 +112,10 @@ typedef struct bench__context {
     char governor[32];  /* cpufreq scaling governor of cpu0; "" unknown */
     char boost[8];      /* "on", "off" or "" unknown */
     double loadavg[3];  /* 1, 5, 15 minute load averages; -1 unknown */
-    char git_revision[64]; /* of the working directory's checkout; "" outside one */
+    /* The source revision the program was built from: BENCH_GIT_REVISION if set, else the one
+     * every benchmark file recorded (BENCH_BUILD_REVISION); "" unknown. */
+    char git_revision[64];
+    char cwd_git_revision[64]; /* the working directory's checkout's; "" outside one */
     /* The running program's identity (snapshot.c), e.g. "fnv1a64:0123456789abcdef"; "" when
      * not read. A saved baseline also names its snapshot, the program's copy beside it. */
     char program_hash[32];

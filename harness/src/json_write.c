@@ -69,6 +69,7 @@ static cJSON *user_builds_json(const bench__user_builds *b)
         cJSON *e = cJSON_CreateObject();
         cJSON_AddStringToObject(e, "file", u->file);
         cJSON_AddStringToObject(e, "compiler", u->compiler);
+        cJSON_AddStringToObject(e, "revision", u->revision);
         cJSON_AddBoolToObject(e, "optimize", (u->flags & BENCH_BUILD_OPTIMIZE) != 0);
         cJSON_AddBoolToObject(e, "optimize_size", (u->flags & BENCH_BUILD_OPTIMIZE_SIZE) != 0);
         cJSON_AddBoolToObject(e, "no_inline", (u->flags & BENCH_BUILD_NO_INLINE) != 0);
@@ -100,6 +101,7 @@ static cJSON *context_json(const bench__context *c)
     cJSON_AddStringToObject(o, "boost", c->boost);
     cJSON_AddItemToObject(o, "loadavg", number_array(c->loadavg, 3));
     cJSON_AddStringToObject(o, "git_revision", c->git_revision);
+    cJSON_AddStringToObject(o, "cwd_git_revision", c->cwd_git_revision);
     if (c->program_hash[0]) {
         cJSON *po = cJSON_AddObjectToObject(o, "program");
         cJSON_AddStringToObject(po, "hash", c->program_hash);

@@ -24,6 +24,7 @@
 
 #include "base.h"
 #include "context.h"
+#include "registry.h"
 
 /* Reads the first line of a small file into buf without the newline; "" when unreadable. */
 static void read_line(const char *path, char *buf, size_t len)
@@ -395,15 +396,17 @@ static void collect_os(bench__context *c)
         c->loadavg[0] = c->loadavg[1] = c->loadavg[2] = -1;
 }
 
-/* The checkout's revision, when run inside a git work tree: "abc1234" or "abc1234-dirty". */
+/* The revisions: the one the program was built from (BENCH_GIT_REVISION, else the one its
+ * benchmark files recorded), and the working directory's checkout's when run inside a git work
+ * tree ("abc1234" or "abc1234-dirty"), which need not be the program's: a program run from
+ * another repository would otherwise record that repository's commit. */
 static void collect_git(bench__context *c)
 {
-    c->git_revision[0] = '\0';
+    c->git_revision[0] = c->cwd_git_revision[0] = '\0';
     const char *env = getenv("BENCH_GIT_REVISION");
-    if (env) {
-        bench__msg(c->git_revision, sizeof c->git_revision, "%s", env);
-        return;
-    }
+    const char *built = bench__registry_build_revision();
+    if (env || built)
+        bench__msg(c->git_revision, sizeof c->git_revision, "%s", env ? env : built);
     FILE *p = popen("git rev-parse --short=12 HEAD 2>/dev/null", "r");
     if (!p)
         return;
@@ -423,7 +426,8 @@ static void collect_git(bench__context *c)
         dirty = fgets(line, sizeof line, p) != NULL;
         pclose(p);
     }
-    bench__msg(c->git_revision, sizeof c->git_revision, "%s%s", rev, dirty ? "-dirty" : "");
+    bench__msg(c->cwd_git_revision, sizeof c->cwd_git_revision, "%s%s", rev,
+               dirty ? "-dirty" : "");
 }
 
 static void add_warning(bench__context *c, const char *fmt, ...)

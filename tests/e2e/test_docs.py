@@ -151,10 +151,11 @@ class FlagsTest(unittest.TestCase):
         with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as f:
             readme = f.read()
         named = set(re.findall(r"(?<![\w-])(--[a-z][a-z0-9-]+)", readme))
-        # make and cmake options the README also names are not the program's, nor is
+        # make, cmake and git options the README also names are not the program's, nor is
         # bench-report's --out
         others = {"--build", "--install", "--prefix", "--cflags", "--libs", "--whole-archive",
-                  "--no-whole-archive", "--as-needed", "--no-as-needed", "--undefined", "--out"}
+                  "--no-whole-archive", "--as-needed", "--no-as-needed", "--undefined", "--out",
+                  "--short"}
         self.assertEqual(sorted(named - others - help_flags(self.help)), [],
                          "README.md names flags that --help does not list")
 
