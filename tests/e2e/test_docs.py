@@ -343,6 +343,22 @@ class DefaultsTest(unittest.TestCase):
         self.assertEqual(m.group(1).split(), array("build_pkgs"))
         self.assertEqual(m.group(2).split(), array("test_pkgs"))
 
+    def test_ci_md_gate_defaults_are_the_gates(self):
+        """docs/ci.md's defaults of -t and -p are the ones the gate's usage states."""
+        p = subprocess.run(["bash", os.path.join(ROOT, "scripts", "ci_gate.sh"), "-h"],
+                           capture_output=True, text=True, timeout=60, check=True)
+        usage = dict(re.findall(r"^  (-[tp]) [A-Z]+ .*?default (\d+)\)", p.stdout, re.M))
+        self.assertEqual(sorted(usage), ["-p", "-t"], p.stdout)
+        with open(os.path.join(ROOT, "docs", "ci.md"), encoding="utf-8") as f:
+            ci = f.read()
+        rows = {}
+        for head, body in md_tables(ci):
+            if head == ["Argument", "Default", "Meaning"]:
+                rows = {r[0].strip("`").split()[0]: r[1] for r in body}
+        for opt, default in usage.items():
+            with self.subTest(option=opt):
+                self.assertEqual(rows.get(opt), default)
+
     def test_readme_measurements_say_when_where_and_how(self):
         text = self.docs["README.md"]
         section = text[text.index("## Measured on the development machine"):]
