@@ -13,7 +13,8 @@
 # a commit or a first edit rebuilds the files that include bench.h and nothing else does. Outside
 # a git checkout (or without git) the header defines nothing and the revision is unknown ("").
 #
-# As a script (cmake -DSOURCE_DIR=... -DOUTPUT=... -P harnessRevision.cmake), it writes that header.
+# As a script (cmake -DSOURCE_DIR=... -DOUTPUT=... -P harnessRevision.cmake), it writes that
+# header.
 if(CMAKE_SCRIPT_MODE_FILE)
     set(_rev "")
     find_program(_git git)
@@ -35,7 +36,8 @@ if(CMAKE_SCRIPT_MODE_FILE)
             set(_rev "")
         endif()
     endif()
-    set(_text "/* Written by harnessRevision.cmake at build time: the revision of ${SOURCE_DIR}. */\n")
+    set(_text "/* Written by harnessRevision.cmake at build time: the revision of ")
+    string(APPEND _text "${SOURCE_DIR}. */\n")
     if(NOT _rev STREQUAL "")
         string(APPEND _text "#define BENCH_BUILD_REVISION \"${_rev}\"\n")
     endif()

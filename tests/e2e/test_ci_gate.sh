@@ -128,7 +128,9 @@ expect 0 "bench-ci-gate: benchmark program: perf (the build's one program" \
     "$gate" -t 1 -p 3 HEAD --noise-threshold 0.5
 expect 1 "outside/chain: Performance has regressed." "$gate" -t 1 -p 3 HEAD~1
 # shellcheck disable=SC2016 # expanded by the gate's bash, not here
-build_cmd='cmake -S "$GATE_SOURCE_DIR" -B "$GATE_BUILD_DIR" $GATE_CMAKE_FLAGS && cmake --build "$GATE_BUILD_DIR"'
+build_cmd='cmake -S "$GATE_SOURCE_DIR" -B "$GATE_BUILD_DIR" $GATE_CMAKE_FLAGS'
+# shellcheck disable=SC2016
+build_cmd+=' && cmake --build "$GATE_BUILD_DIR"'
 expect 1 "outside/chain: Performance has regressed." env GATE_FILTERS='^outside/' \
     GATE_CMAKE_FLAGS="$flags" "$gate" -t 1 -p 3 -b perf -c "$build_cmd" HEAD~1
 

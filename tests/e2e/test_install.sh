@@ -8,8 +8,8 @@
 # bench_main(), which must replace the library's weak main() (and which the worker processes of
 # --instructions, under valgrind, go through too); the CMake program records the revision of its
 # checkout, rebuilt after a commit and after an edit, and not the working directory's; then (4)
-# checks the errors for a duplicate id and for a program with no benchmarks, (5) that --alloc-stats of an outside
-# program counts with the installed preload library libharness_alloc.so, and (6) the components:
+# checks the errors for a duplicate id and for a program with no benchmarks, (5) that
+# --alloc-stats of an outside program counts with the installed preload library libharness_alloc.so, and (6) the components:
 # the core alone links neither libpfm4 nor the CUDA runtime nor libstdc++ (and, in a build without
 # EXTRA_FLAGS, makes a program under 300 KiB), each installed component (harness-counters,
 # harness-cuda) takes effect through pkg-config and through find_package(harness COMPONENTS ...),

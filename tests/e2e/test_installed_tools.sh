@@ -75,7 +75,8 @@ help="$(./mine --help)" || fail "mine --help exited $?"
 [[ "$help" == *"man bench"* ]] || fail "--help does not point to the man page: $help"
 
 # (2) man bench, found through MANPATH: every option of --help is an option of the page.
-page="$(MANPATH="$prefix/share/man" MANWIDTH=200 MANPAGER=cat man --nh --nj bench 2> "$tmp/man.err")" ||
+page="$(MANPATH="$prefix/share/man" MANWIDTH=200 MANPAGER=cat man --nh --nj bench \
+    2> "$tmp/man.err")" ||
     fail "man bench failed: $(cat "$tmp/man.err")"
 [[ "$page" == *"BENCH(1)"*"SYNOPSIS"*"bench [OPTIONS] [FILTER...]"* ]] ||
     fail "man bench did not render the page: $page"
