@@ -5,6 +5,7 @@ plots, as SVG generated here. Standard library only; the pages load nothing from
 
 Usage: scripts/html_report.py RESULTS.json [--baselines-dir DIR] [--baseline FILE]
                               [--flamegraph SVG] [--out DIR] [--title TEXT]
+(installed with the library as bench-report, with the same arguments)
   RESULTS.json     results of a run (`bench --json FILE`; docs/results-format.md)
   --baselines-dir  saved baselines (default baselines): each benchmark's history across them
   --baseline FILE  a results or baseline file to overlay on the current samples
@@ -46,6 +47,9 @@ import re
 import shutil
 import statistics
 import sys
+
+# The name this tool was run as: html_report.py in the source tree, bench-report installed.
+ME = os.path.basename(sys.argv[0]) or "html_report.py"
 
 # ---- formatting ----
 
@@ -520,11 +524,12 @@ def param_plot(pid, key, points, level, what):
     ypad = max((max(allys) - min(allys)) * 0.08, 0.05)
     xpad = (max(xs) - min(xs)) * 0.06
     g, n = key
-    ylabel = "time per iteration" if what == "time" else f"throughput ({unit}/s)"
+    ylabel = "time per iteration" if what == "time" else "throughput"
     p = Plot(pid, f"param {what}", min(xs) - xpad, max(xs) + xpad, min(allys) - ypad,
              max(allys) + ypad, f"parameter of {g}/{n} (log scale)", ylabel + " (log scale)")
+    # A rate's tick keeps its "/s": "1 GB" alone reads as an amount of data, not a rate.
     yfmt = (lambda t: fmt_time(10 ** t)) if what == "time" else \
-        (lambda t: fmt_rate(10 ** t, unit).replace("/s", ""))
+        (lambda t: fmt_rate(10 ** t, unit))
     # Log axes: Plot places values linearly, so it gets log10 values and labels them back.
     p.axes(lambda t: f"{10 ** t:.4g}", yfmt, xticks=log_ticks(p.xlo, p.xhi),
            yticks=log_ticks(p.ylo, p.yhi))
@@ -628,7 +633,7 @@ def load_history(bdir, skip_path):
         try:
             d = load_results(path)
         except InputError as e:
-            print(f"html_report.py: warning: skipping baseline {e}", file=sys.stderr)
+            print(f"{ME}: warning: skipping baseline {e}", file=sys.stderr)
             continue
         ts = (d.get("context") or {}).get("timestamp") or ""
         out.append((fn[:-5], ts if isinstance(ts, str) else "",
@@ -781,6 +786,20 @@ def metrics_html(b):
     return "".join(parts)
 
 
+def samples_origin(b):
+    """Where a benchmark's samples came from, as the terminal report says it: " in N processes"
+    (worker processes, `processes`), " in N rounds" (one process, `--in-process --rounds`), or ""
+    for one stretch of one process. In worker processes `rounds` counts the processes too, so
+    `processes` decides which word is right."""
+    procs = b.get("processes")
+    if isinstance(procs, int) and procs >= 1:
+        return f" in {procs} process{'es' if procs != 1 else ''}"
+    rounds = b.get("rounds")
+    if isinstance(rounds, int) and rounds > 1:
+        return f" in {rounds} rounds"
+    return ""
+
+
 def bench_page(b, ctx, level, base_entry, base_label, history, flame, series=None):
     """series: ((group, name), [(param, bench)]) of b's parameter series, or None."""
     bid = b["id"]
@@ -804,9 +823,7 @@ def bench_page(b, ctx, level, base_entry, base_label, history, flame, series=Non
     if thr:
         rows.append(("throughput (from the median)", thr))
     n = len((b.get("samples") or {}).get("iterations") or [])
-    rounds = b.get("rounds") or 1
-    spread = f" in {rounds} rounds" if rounds > 1 else ""
-    rows.append(("samples", f"{n}{spread}, {b.get('sampling', '')}, "
+    rows.append(("samples", f"{n}{samples_origin(b)}, {b.get('sampling', '')}, "
                             f"stopped at {b.get('stop_reason', '')}"))
     parts.append('<table id="estimates">' + "".join(
         f"<tr><th>{esc(k)}</th><td>{esc(v)}</td></tr>" for k, v in rows) + "</table>")
@@ -877,13 +894,19 @@ def index_page(d, title, level, flame, pages):
 
 
 def main():
-    ap = argparse.ArgumentParser(description="HTML report of a results file.")
-    ap.add_argument("results")
-    ap.add_argument("--baselines-dir", default="baselines")
-    ap.add_argument("--baseline")
-    ap.add_argument("--flamegraph")
-    ap.add_argument("--out", default=os.path.join("reports", "html"))
-    ap.add_argument("--title", default="Benchmark report")
+    ap = argparse.ArgumentParser(prog=ME, description="HTML report of a results file.")
+    ap.add_argument("results", metavar="RESULTS.json",
+                    help="results of a run (bench --json FILE)")
+    ap.add_argument("--baselines-dir", default="baselines", metavar="DIR",
+                    help="saved baselines, for each benchmark's history (default: baselines)")
+    ap.add_argument("--baseline", metavar="FILE",
+                    help="a results or baseline file to overlay on the current samples")
+    ap.add_argument("--flamegraph", metavar="SVG", help="a flame graph to copy in and embed")
+    ap.add_argument("--out", default=os.path.join("reports", "html"), metavar="DIR",
+                    help="output directory (default: reports/html); its earlier pages are "
+                         "replaced")
+    ap.add_argument("--title", default="Benchmark report", metavar="TEXT",
+                    help="title of the index page")
     a = ap.parse_args()
     try:
         d = load_results(a.results)
@@ -891,11 +914,11 @@ def main():
         if a.flamegraph and not os.path.isfile(a.flamegraph):
             raise InputError(f"{a.flamegraph}: no such flame graph file")
     except InputError as e:
-        print(f"html_report.py: {e}", file=sys.stderr)
+        print(f"{ME}: {e}", file=sys.stderr)
         return 2
     ids = [b["id"] for b in d["benchmarks"]]
     if len(set(ids)) != len(ids):
-        print(f"html_report.py: {a.results}: duplicate benchmark ids", file=sys.stderr)
+        print(f"{ME}: {a.results}: duplicate benchmark ids", file=sys.stderr)
         return 2
     stats_ = (d.get("context") or {}).get("statistics") or {}
     level = stats_.get("confidence_level", 0.95)
@@ -944,9 +967,9 @@ def main():
         with open(os.path.join(a.out, "index.html"), "w", encoding="utf-8") as f:
             f.write(index_page(d, a.title, level, flame, pages))
     except OSError as e:
-        print(f"html_report.py: {e.filename or a.out}: {e.strerror}", file=sys.stderr)
+        print(f"{ME}: {e.filename or a.out}: {e.strerror}", file=sys.stderr)
         return 2
-    print(f"html_report.py: wrote {os.path.join(a.out, 'index.html')} and {len(ids)} benchmark "
+    print(f"{ME}: wrote {os.path.join(a.out, 'index.html')} and {len(ids)} benchmark "
           "pages", file=sys.stderr)
     return 0
 

@@ -8,11 +8,13 @@
 set -euo pipefail
 
 what="${1:-build}"
-build_pkgs=(cmake make gcc pkg-config libcjson-dev libcpuid-dev libpfm4-dev)
+# help2man: the man page bench(1), made from --help at build time.
+build_pkgs=(cmake make gcc pkg-config libcjson-dev libcpuid-dev libpfm4-dev help2man)
+# man-db: e2e/installed_tools reads the installed man page with man.
 # libjemalloc2: the --alloc-stats tests under a preloaded jemalloc; clang and its runtime
 # libraries: the baseline loader's libFuzzer target (tests/fuzz).
 test_pkgs=(libcmocka-dev python3 python3-jsonschema chromium valgrind libjemalloc2 clang
-    libclang-rt-dev)
+    libclang-rt-dev man-db)
 
 case "$what" in
     build) pkgs=("${build_pkgs[@]}") ;;

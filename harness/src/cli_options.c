@@ -128,7 +128,8 @@ static const char usage_text[] =
     "Exit codes: 0 ok; 1 a regression was found; 2 usage or input error; 3 a benchmark failed\n"
     "(crashed, exited or timed out included); 128+N interrupted by signal N (130 SIGINT,\n"
     "143 SIGTERM): nothing was written.\n"
-    "Documentation: docs/cli.md and docs/results-format.md.\n";
+    "Documentation: man bench; docs/cli.md and docs/results-format.md (installed in\n"
+    "share/doc/harness/).\n";
 
 /* Prints the help; its usage line names the program as it was invoked (argv[0]'s basename). */
 void bench__cli_print_usage(FILE *o, const char *argv0)

@@ -103,6 +103,14 @@ void bench__context_print(FILE *o, const bench__context *c)
             c->ncpus);
     fprintf(o, "caches       L1d %d KiB, L2 %d KiB, L3 %d KiB\n", cpu->l1d_kib, cpu->l2_kib,
             cpu->l3_kib);
+    if (cpu->ndisagreements > 0) {
+        /* The figures above are the OS's; say what libcpuid claimed instead, once. */
+        fprintf(o, "             the OS's figures; libcpuid said");
+        for (int i = 0; i < cpu->ndisagreements; i++)
+            fprintf(o, "%s %s %d", i ? "," : "", cpu->disagreements[i].fact,
+                    cpu->disagreements[i].libcpuid);
+        fputc('\n', o);
+    }
     fprintf(o, "simd         %s\n", or_unknown(cpu->features));
     fprintf(o, "cpu facts    from %s\n", or_unknown(cpu->source));
     if (c->memory_bytes > 0)
@@ -115,7 +123,10 @@ void bench__context_print(FILE *o, const bench__context *c)
     fprintf(o, "compiler     %s\n", or_unknown(c->compiler));
     fprintf(o, "flags        %s\n", or_unknown(c->compiler_flags));
     fprintf(o, "build type   %s\n", or_unknown(c->build_type));
-    fprintf(o, "git          %s\n", or_unknown(c->git_revision));
+    fprintf(o, "git          %s (the source this program was built from)\n",
+            or_unknown(c->git_revision));
+    fprintf(o, "cwd git      %s (the working directory's checkout)\n",
+            c->cwd_git_revision[0] ? or_unknown(c->cwd_git_revision) : "none");
     fprintf(o, "clock        %s: %.1f ns per read, resolution %.1f ns, min sample %.1f \xc2\xb5s\n",
             c->clock->name, c->clock->cost_ns, c->clock->resolution_ns,
             c->clock->min_sample_ns / 1e3);

@@ -15,6 +15,21 @@
 
 /* ---- run context and reporters ---- */
 
+/** The CPU facts that libcpuid and the OS (sysfs) both give, and that are cross-checked. */
+#define BENCH__CPU_CHECKED_FACTS 5
+
+/**
+ * A CPU fact on which libcpuid and the OS disagree. In a VM libcpuid reads the CPUID leaves the
+ * hypervisor shows (seen: "1 cores, 254 threads" and an L3 of 520192 KiB on a 2-vCPU guest);
+ * the kernel's topology and cache sizes are what the program really runs on, so the context
+ * keeps the OS's figure and records libcpuid's here.
+ */
+typedef struct bench__cpu_disagreement {
+    const char *fact; /* "cores", "threads", "l1d_kib", "l2_kib" or "l3_kib" (static) */
+    int libcpuid;     /* libcpuid's figure */
+    int os;           /* the OS's figure (sysfs), the one the context keeps */
+} bench__cpu_disagreement;
+
 /** The CPU as the system context records it; -1 or "" where unknown. */
 typedef struct bench__cpu {
     char vendor[32];
@@ -22,14 +37,26 @@ typedef struct bench__cpu {
     int family;       /* CPUID family, extended family included */
     int model;        /* CPUID model, extended model included */
     int stepping;
-    int cores;        /* physical cores */
-    int threads;      /* logical CPUs */
+    int cores;        /* physical cores online (the OS's count where it has one) */
+    int threads;      /* logical CPUs online (likewise) */
     int l1d_kib;      /* L1 data cache, KiB per core */
-    int l2_kib;       /* L2 cache, KiB */
-    int l3_kib;       /* L3 cache, KiB */
+    int l2_kib;       /* L2 cache, KiB per instance */
+    int l3_kib;       /* L3 cache, KiB per instance (the one CPU 0 uses) */
     char features[256]; /* SIMD features present, space-separated (sse2 ... avx512f) */
     const char *source; /* where the facts came from */
+    /* Facts where libcpuid's figure differs from the OS's (the fields above hold the OS's). */
+    bench__cpu_disagreement disagreements[BENCH__CPU_CHECKED_FACTS];
+    int ndisagreements;
 } bench__cpu;
+
+/** The CPU's topology and CPU 0's caches as the OS describes them in sysfs; -1 where unknown. */
+typedef struct bench__os_cpu {
+    int cores;   /* online CPUs counted once per set of thread siblings (physical cores) */
+    int threads; /* online CPUs */
+    int l1d_kib; /* CPU 0's level-1 data cache, KiB */
+    int l2_kib;  /* its level-2 cache, KiB */
+    int l3_kib;  /* its level-3 cache, KiB */
+} bench__os_cpu;
 
 #define BENCH__MAX_WARNINGS 8
 
@@ -85,7 +112,10 @@ typedef struct bench__context {
     char governor[32];  /* cpufreq scaling governor of cpu0; "" unknown */
     char boost[8];      /* "on", "off" or "" unknown */
     double loadavg[3];  /* 1, 5, 15 minute load averages; -1 unknown */
-    char git_revision[64]; /* of the working directory's checkout; "" outside one */
+    /* The source revision the program was built from: BENCH_GIT_REVISION if set, else the one
+     * every benchmark file recorded (BENCH_BUILD_REVISION); "" unknown. */
+    char git_revision[64];
+    char cwd_git_revision[64]; /* the working directory's checkout's; "" outside one */
     /* The running program's identity (snapshot.c), e.g. "fnv1a64:0123456789abcdef"; "" when
      * not read. A saved baseline also names its snapshot, the program's copy beside it. */
     char program_hash[32];
@@ -155,11 +185,25 @@ typedef struct bench__cache_info {
     int num_sharing;  /* logical CPUs that share it; 0 unknown */
 } bench__cache_info;
 
+/** Where sysfs describes the CPUs; bench__sysinfo_* read below it (tests pass a fake tree). */
+#define BENCH__SYSFS_CPU "/sys/devices/system/cpu"
+
 /**
- * The caches of CPU 0 from /sys/devices/system/cpu/cpu0/cache, at most max of them, into out;
- * returns how many (0 where sysfs has nothing).
+ * The caches of CPU 0 from ROOT/cpu0/cache (ROOT: BENCH__SYSFS_CPU or a test's tree), at most
+ * max of them, into out; returns how many (0 where sysfs has nothing).
  */
-size_t bench__sysinfo_caches(bench__cache_info *out, size_t max);
+size_t bench__sysinfo_caches(const char *root, bench__cache_info *out, size_t max);
+/**
+ * The topology (ROOT/online, ROOT/cpuN/topology/thread_siblings_list) and CPU 0's cache sizes
+ * (ROOT/cpu0/cache) into *out; what cannot be read is -1.
+ */
+void bench__sysinfo_os_cpu(const char *root, bench__os_cpu *out);
+/**
+ * Cross-checks the CPU facts against the OS's: each of cores, threads and the three cache sizes
+ * that the OS knows replaces the figure in *cpu; where cpu's came from libcpuid (libcpuid true)
+ * and differs, the pair is recorded in cpu->disagreements. Pure: no I/O.
+ */
+void bench__cpu_reconcile(bench__cpu *cpu, const bench__os_cpu *os, bool libcpuid);
 /**
  * MHz of CPU 0: cpufreq's cpuinfo_max_freq (kHz), else the first "cpu MHz" of /proc/cpuinfo,
  * rounded; 0 when neither is readable.

@@ -69,6 +69,7 @@ static cJSON *user_builds_json(const bench__user_builds *b)
         cJSON *e = cJSON_CreateObject();
         cJSON_AddStringToObject(e, "file", u->file);
         cJSON_AddStringToObject(e, "compiler", u->compiler);
+        cJSON_AddStringToObject(e, "revision", u->revision);
         cJSON_AddBoolToObject(e, "optimize", (u->flags & BENCH_BUILD_OPTIMIZE) != 0);
         cJSON_AddBoolToObject(e, "optimize_size", (u->flags & BENCH_BUILD_OPTIMIZE_SIZE) != 0);
         cJSON_AddBoolToObject(e, "no_inline", (u->flags & BENCH_BUILD_NO_INLINE) != 0);
@@ -100,6 +101,7 @@ static cJSON *context_json(const bench__context *c)
     cJSON_AddStringToObject(o, "boost", c->boost);
     cJSON_AddItemToObject(o, "loadavg", number_array(c->loadavg, 3));
     cJSON_AddStringToObject(o, "git_revision", c->git_revision);
+    cJSON_AddStringToObject(o, "cwd_git_revision", c->cwd_git_revision);
     if (c->program_hash[0]) {
         cJSON *po = cJSON_AddObjectToObject(o, "program");
         cJSON_AddStringToObject(po, "hash", c->program_hash);
@@ -129,6 +131,14 @@ static cJSON *context_json(const bench__context *c)
     cJSON_AddNumberToObject(co, "l3_kib", cpu->l3_kib);
     cJSON_AddStringToObject(co, "features", cpu->features);
     cJSON_AddStringToObject(co, "source", cpu->source);
+    cJSON *dis = cJSON_AddArrayToObject(co, "disagreements");
+    for (int i = 0; i < cpu->ndisagreements; i++) {
+        cJSON *d = cJSON_CreateObject();
+        cJSON_AddStringToObject(d, "fact", cpu->disagreements[i].fact);
+        cJSON_AddNumberToObject(d, "libcpuid", cpu->disagreements[i].libcpuid);
+        cJSON_AddNumberToObject(d, "os", cpu->disagreements[i].os);
+        cJSON_AddItemToArray(dis, d);
+    }
     cJSON_AddStringToObject(o, "compiler", c->compiler);
     cJSON_AddStringToObject(o, "compiler_flags", c->compiler_flags);
     cJSON_AddStringToObject(o, "build_type", c->build_type);

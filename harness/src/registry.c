@@ -27,6 +27,21 @@ void bench__register_group(bench_group_desc *g)
     group_head = g;
 }
 
+const char *bench__registry_build_revision(void)
+{
+    const char *rev = NULL;
+    for (const bench_desc *d = registry_head; d; d = d->next) {
+        if (!(d->build_flags & BENCH_BUILD_RECORDED))
+            continue;
+        if (!d->build_revision || !d->build_revision[0])
+            return NULL; /* a file built without a known revision: the program's is unknown */
+        if (rev && strcmp(rev, d->build_revision) != 0)
+            return NULL; /* files built from different revisions: no one revision */
+        rev = d->build_revision;
+    }
+    return rev;
+}
+
 static int cmp_instance(const void *a, const void *b)
 {
     const bench__instance *x = a, *y = b;

@@ -28,4 +28,12 @@ typedef struct bench__instance {
  */
 int bench__registry_list(bench__instance **out, size_t *n, char *msg, size_t msglen);
 
+/**
+ * The source revision the program's benchmark files were built from (BENCH_BUILD_REVISION, as
+ * BENCH_FN recorded it in each file), when every registered BENCH_FN has one and they agree;
+ * NULL otherwise (no benchmarks, a file without one, or files from different revisions). The
+ * string is the program's static storage.
+ */
+const char *bench__registry_build_revision(void);
+
 #endif /* HARNESS_REGISTRY_H */

@@ -1,6 +1,7 @@
 /*
  * sysinfo.c: the system context of a run: CPU (libcpuid when built with it, /proc/cpuinfo as the
- * cross-check and fallback), kernel and OS, memory, frequency governor and boost, load, and the
+ * cross-check and fallback; topology and cache sizes from sysfs, which win where libcpuid
+ * disagrees, as it does in VMs), kernel and OS, memory, frequency governor and boost, load, and the
  * checkout's git revision; the caches, clock speed and program path that other tools' formats
  * want. Also the warnings that say the machine is set up for noise, and the comparison of two
  * contexts that names what differs. Every read of /proc and /sys for the context is here.
@@ -11,6 +12,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/utsname.h>
@@ -22,6 +24,7 @@
 
 #include "base.h"
 #include "context.h"
+#include "registry.h"
 
 /* Reads the first line of a small file into buf without the newline; "" when unreadable. */
 static void read_line(const char *path, char *buf, size_t len)
@@ -114,13 +117,13 @@ static double parse_cache_size(const char *s)
     return v;
 }
 
-size_t bench__sysinfo_caches(bench__cache_info *out, size_t max)
+size_t bench__sysinfo_caches(const char *root, bench__cache_info *out, size_t max)
 {
     size_t k = 0;
     for (int i = 0; i < 16 && k < max; i++) {
-        char dir[96], path[160], level[16], size[32], shared[256];
+        char dir[4096], path[4200], level[16], size[32], shared[256];
         bench__cache_info *c = &out[k];
-        snprintf(dir, sizeof dir, "/sys/devices/system/cpu/cpu0/cache/index%d", i);
+        snprintf(dir, sizeof dir, "%s/cpu0/cache/index%d", root, i);
         snprintf(path, sizeof path, "%s/type", dir);
         if (read_small(path, c->type, sizeof c->type) != 0)
             break;
@@ -139,6 +142,115 @@ size_t bench__sysinfo_caches(bench__cache_info *out, size_t max)
         k++;
     }
     return k;
+}
+
+/* ---- topology from sysfs ---- */
+
+#define MAX_CPUS 8192 /* CPUs a list may name; beyond that the count is left unknown */
+
+/* Sets the bits of a sysfs CPU list ("0-3,8,10-11") in set; false when it is malformed or names
+ * a CPU at or beyond MAX_CPUS. */
+static bool parse_cpu_list(const char *s, uint64_t set[MAX_CPUS / 64])
+{
+    memset(set, 0, MAX_CPUS / 8);
+    while (*s && *s != '\n') {
+        char *end;
+        errno = 0;
+        unsigned long lo = strtoul(s, &end, 10), hi = lo;
+        if (end == s || errno || lo >= MAX_CPUS)
+            return false;
+        s = end;
+        if (*s == '-') {
+            hi = strtoul(s + 1, &end, 10);
+            if (end == s + 1 || errno || hi >= MAX_CPUS || hi < lo)
+                return false;
+            s = end;
+        }
+        for (unsigned long c = lo; c <= hi; c++)
+            set[c / 64] |= 1ull << (c % 64);
+        if (*s == ',')
+            s++;
+        else if (*s && *s != '\n')
+            return false;
+    }
+    return true;
+}
+
+static bool has_cpu(const uint64_t set[MAX_CPUS / 64], unsigned c)
+{
+    return (set[c / 64] >> (c % 64)) & 1u;
+}
+
+/* Online CPUs, and physical cores: an online CPU counts as a core when no online CPU below it
+ * is one of its thread siblings (so a core counts once, whichever of its threads is offline). */
+static void os_topology(const char *root, bench__os_cpu *out)
+{
+    uint64_t online[MAX_CPUS / 64], siblings[MAX_CPUS / 64]; /* 1 KiB each */
+    char path[4200], list[4096];
+    snprintf(path, sizeof path, "%s/online", root);
+    if (read_small(path, list, sizeof list) != 0 || !parse_cpu_list(list, online))
+        return;
+    int threads = 0, cores = 0;
+    for (unsigned c = 0; c < MAX_CPUS; c++) {
+        if (!has_cpu(online, c))
+            continue;
+        threads++;
+        snprintf(path, sizeof path, "%s/cpu%u/topology/thread_siblings_list", root, c);
+        if (cores >= 0 && read_small(path, list, sizeof list) == 0 &&
+            parse_cpu_list(list, siblings)) {
+            bool first = true;
+            for (unsigned d = 0; d < c && first; d++)
+                first = !(has_cpu(siblings, d) && has_cpu(online, d));
+            cores += first;
+        } else {
+            cores = -1; /* one CPU without its siblings: the count would be a guess */
+        }
+    }
+    out->threads = threads > 0 ? threads : -1;
+    out->cores = threads > 0 && cores > 0 ? cores : -1;
+}
+
+void bench__sysinfo_os_cpu(const char *root, bench__os_cpu *out)
+{
+    out->cores = out->threads = -1;
+    out->l1d_kib = out->l2_kib = out->l3_kib = -1;
+    os_topology(root, out);
+    bench__cache_info caches[16];
+    size_t n = bench__sysinfo_caches(root, caches, sizeof caches / sizeof caches[0]);
+    for (size_t i = 0; i < n; i++) {
+        const bench__cache_info *c = &caches[i];
+        int kib = (int)(c->bytes / 1024);
+        if (c->bytes <= 0 || kib <= 0)
+            continue;
+        if (c->level == 1 && strcmp(c->type, "Data") == 0)
+            out->l1d_kib = kib;
+        else if (c->level == 2 && strcmp(c->type, "Instruction") != 0)
+            out->l2_kib = kib;
+        else if (c->level == 3 && strcmp(c->type, "Instruction") != 0)
+            out->l3_kib = kib;
+    }
+}
+
+void bench__cpu_reconcile(bench__cpu *cpu, const bench__os_cpu *os, bool libcpuid)
+{
+    const struct {
+        const char *fact;
+        int *mine;
+        int theirs;
+    } facts[BENCH__CPU_CHECKED_FACTS] = {
+        {"cores", &cpu->cores, os->cores},       {"threads", &cpu->threads, os->threads},
+        {"l1d_kib", &cpu->l1d_kib, os->l1d_kib}, {"l2_kib", &cpu->l2_kib, os->l2_kib},
+        {"l3_kib", &cpu->l3_kib, os->l3_kib},
+    };
+    cpu->ndisagreements = 0;
+    for (int i = 0; i < BENCH__CPU_CHECKED_FACTS; i++) {
+        if (facts[i].theirs <= 0 || *facts[i].mine == facts[i].theirs)
+            continue;
+        if (libcpuid && *facts[i].mine > 0)
+            cpu->disagreements[cpu->ndisagreements++] = (bench__cpu_disagreement){
+                .fact = facts[i].fact, .libcpuid = *facts[i].mine, .os = facts[i].theirs};
+        *facts[i].mine = facts[i].theirs;
+    }
 }
 
 double bench__sysinfo_cpu_mhz(void)
@@ -179,11 +291,13 @@ static void collect_cpu(bench__cpu *cpu)
     cpu->cores = cpu->threads = -1;
     cpu->l1d_kib = cpu->l2_kib = cpu->l3_kib = -1;
     cpu->source = "/proc/cpuinfo";
+    bool libcpuid = false;
 #ifdef HARNESS_HAVE_LIBCPUID
     struct cpu_raw_data_t raw;
     struct cpu_id_t id;
     if (cpuid_present() && cpuid_get_raw_data(&raw) == 0 && cpu_identify(&raw, &id) == 0) {
         cpu->source = "libcpuid";
+        libcpuid = true;
         bench__msg(cpu->vendor, sizeof cpu->vendor, "%s", id.vendor_str);
         bench__msg(cpu->brand, sizeof cpu->brand, "%s", id.brand_str);
         cpu->family = id.ext_family;
@@ -221,6 +335,12 @@ static void collect_cpu(bench__cpu *cpu)
         cpu->stepping = atoi(v);
     if (cpu->cores < 0 && cpuinfo_value("cpu cores", v, sizeof v))
         cpu->cores = atoi(v);
+    /* The kernel's topology and cache sizes are what this program runs on; where libcpuid's
+     * differ (a hypervisor's CPUID leaves), they win and the disagreement is recorded. */
+    bench__os_cpu os;
+    bench__sysinfo_os_cpu(BENCH__SYSFS_CPU, &os);
+    bench__cpu_reconcile(cpu, &os, libcpuid);
+    bool from_os = os.cores > 0 || os.threads > 0 || os.l1d_kib > 0;
     if (cpu->threads < 0)
         cpu->threads = (int)sysconf(_SC_NPROCESSORS_ONLN);
     /* The kernel's flags are the truth about SIMD (libcpuid 0.6 misses AVX-512 on Zen 4, and
@@ -233,7 +353,11 @@ static void collect_cpu(bench__cpu *cpu)
                 off += (size_t)snprintf(cpu->features + off, sizeof cpu->features - off, "%s%s",
                                         off ? " " : "", simd_features[i]);
         if (strcmp(cpu->source, "libcpuid") == 0)
-            cpu->source = "libcpuid, SIMD features from /proc/cpuinfo";
+            cpu->source = from_os ? "libcpuid; topology and caches from sysfs, SIMD features "
+                                    "from /proc/cpuinfo"
+                                  : "libcpuid, SIMD features from /proc/cpuinfo";
+        else if (from_os)
+            cpu->source = "/proc/cpuinfo; topology and caches from sysfs";
     }
 }
 
@@ -272,15 +396,17 @@ static void collect_os(bench__context *c)
         c->loadavg[0] = c->loadavg[1] = c->loadavg[2] = -1;
 }
 
-/* The checkout's revision, when run inside a git work tree: "abc1234" or "abc1234-dirty". */
+/* The revisions: the one the program was built from (BENCH_GIT_REVISION, else the one its
+ * benchmark files recorded), and the working directory's checkout's when run inside a git work
+ * tree ("abc1234" or "abc1234-dirty"), which need not be the program's: a program run from
+ * another repository would otherwise record that repository's commit. */
 static void collect_git(bench__context *c)
 {
-    c->git_revision[0] = '\0';
+    c->git_revision[0] = c->cwd_git_revision[0] = '\0';
     const char *env = getenv("BENCH_GIT_REVISION");
-    if (env) {
-        bench__msg(c->git_revision, sizeof c->git_revision, "%s", env);
-        return;
-    }
+    const char *built = bench__registry_build_revision();
+    if (env || built)
+        bench__msg(c->git_revision, sizeof c->git_revision, "%s", env ? env : built);
     FILE *p = popen("git rev-parse --short=12 HEAD 2>/dev/null", "r");
     if (!p)
         return;
@@ -300,7 +426,8 @@ static void collect_git(bench__context *c)
         dirty = fgets(line, sizeof line, p) != NULL;
         pclose(p);
     }
-    bench__msg(c->git_revision, sizeof c->git_revision, "%s%s", rev, dirty ? "-dirty" : "");
+    bench__msg(c->cwd_git_revision, sizeof c->cwd_git_revision, "%s%s", rev,
+               dirty ? "-dirty" : "");
 }
 
 static void add_warning(bench__context *c, const char *fmt, ...)

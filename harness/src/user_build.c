@@ -15,8 +15,9 @@
 static bool same_build(const bench__user_build *u, const bench_desc *d)
 {
     const char *compiler = d->build_compiler ? d->build_compiler : "";
+    const char *revision = d->build_revision ? d->build_revision : "";
     return u->flags == d->build_flags && strcmp(u->file, d->file) == 0 &&
-           strcmp(u->compiler, compiler) == 0;
+           strcmp(u->compiler, compiler) == 0 && strcmp(u->revision, revision) == 0;
 }
 
 int bench__user_builds_init(bench__user_builds *out, const bench__instance *all,
@@ -51,6 +52,7 @@ int bench__user_builds_init(bench__user_builds *out, const bench__instance *all,
             out->v[k].file = d->file ? d->file : "";
             out->v[k].compiler = d->build_compiler ? d->build_compiler : "";
             out->v[k].flags = d->build_flags;
+            out->v[k].revision = d->build_revision ? d->build_revision : "";
             out->n++;
         }
         out->v[k].nids++;

@@ -1,12 +1,12 @@
 /*
  * user_build.h: how the user's benchmark files were compiled, as BENCH_FN recorded it in each
- * translation unit (bench.h: compiler, BENCH_BUILD_* bits). The run context carries the list
- * (context.benchmark_builds in JSON), and a run warns once about benchmarks compiled without
- * optimisation: their timings say little about the optimised program.
+ * translation unit (bench.h: compiler, BENCH_BUILD_* bits, source revision). The run context
+ * carries the list (context.benchmark_builds in JSON), and a run warns once about benchmarks
+ * compiled without optimisation: their timings say little about the optimised program.
  *
- * Invariant: one entry per distinct (file, compiler, flags) among the selected benchmarks, in the
- * order of their first benchmark (the registry's sorted order), so output is deterministic;
- * descriptors made without BENCH_FN (no BENCH_BUILD_RECORDED) are left out.
+ * Invariant: one entry per distinct (file, compiler, flags, revision) among the selected
+ * benchmarks, in the order of their first benchmark (the registry's sorted order), so output is
+ * deterministic; descriptors made without BENCH_FN (no BENCH_BUILD_RECORDED) are left out.
  */
 #ifndef HARNESS_USER_BUILD_H
 #define HARNESS_USER_BUILD_H
@@ -19,6 +19,7 @@ typedef struct bench__user_build {
     const char *file;     /* __FILE__ of the BENCH_FNs (the user program's static storage) */
     const char *compiler; /* e.g. "gcc 12.2.0" (the same) */
     unsigned flags;       /* BENCH_BUILD_* bits */
+    const char *revision; /* BENCH_BUILD_REVISION of the file; "" unknown (the same storage) */
     const char **ids;     /* the benchmarks' ids, pointing into the instance list */
     size_t nids;
 } bench__user_build;

@@ -12,6 +12,7 @@ with nothing changed, and a test must not depend on the machine being quiet.
 import atexit
 import json
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -440,6 +441,38 @@ class ContextTest(unittest.TestCase):
         self.assertGreater(ctx["memory_bytes"], 0)
         self.assertEqual(len(ctx["loadavg"]), 3)
         self.assertIsInstance(ctx["warnings"], list)
+        # Where libcpuid and the OS disagree, the fields hold the OS's figure.
+        for d in ctx["cpu"]["disagreements"]:
+            self.assertEqual(ctx["cpu"][d["fact"]], d["os"], d)
+            self.assertNotEqual(d["libcpuid"], d["os"], d)
+
+    @unittest.skipIf(shutil.which("lscpu") is None, "lscpu (util-linux) is not installed")
+    def test_context_matches_lscpu(self):
+        """--context's cores, threads and caches are the OS's, as lscpu reads them."""
+        p = run(["--context"])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        m = re.search(r"(?m)^ +(-?\d+) cores, (-?\d+) threads; (\d+) CPUs online$", p.stdout)
+        self.assertIsNotNone(m, p.stdout)
+        cores, threads = int(m.group(1)), int(m.group(2))
+        m = re.search(r"(?m)^caches +L1d (-?\d+) KiB, L2 (-?\d+) KiB, L3 (-?\d+) KiB$", p.stdout)
+        self.assertIsNotNone(m, p.stdout)
+        caches = {"L1d": int(m.group(1)), "L2": int(m.group(2)), "L3": int(m.group(3))}
+
+        # lscpu -p lists the online CPUs: one line each, with its core and socket.
+        cpus = subprocess.run(["lscpu", "-p=CPU,CORE,SOCKET"], capture_output=True, text=True,
+                              check=True).stdout
+        rows = [ln.split(",") for ln in cpus.splitlines() if ln and not ln.startswith("#")]
+        self.assertEqual(threads, len(rows), f"threads vs lscpu's online CPUs:\n{cpus}")
+        self.assertEqual(cores, len({(r[2], r[1]) for r in rows}),
+                         f"cores vs lscpu's (socket, core) pairs:\n{cpus}")
+        out = subprocess.run(["lscpu", "-C=NAME,ONE-SIZE", "-B", "-J"], capture_output=True,
+                             text=True, check=True).stdout
+        known = {c["name"]: int(c["one-size"]) for c in json.loads(out)["caches"]
+                 if c.get("one-size")}
+        self.assertIn("L1d", known, f"lscpu knows no L1d cache here:\n{out}")
+        for name, kib in caches.items():
+            if name in known:
+                self.assertEqual(kib * 1024, known[name], f"{name} vs lscpu:\n{out}")
 
 
 if __name__ == "__main__":

@@ -4,14 +4,17 @@
 #
 # Usage: test_ci_gate.sh SCRIPT [BUILD_DIR [EXTRA_FLAGS]]
 # (1) Checks SCRIPT's usage errors (exit 2, one message) and -h. (2) With BUILD_DIR: installs it
-# into a temporary prefix, makes a temporary git repository holding a one-file CMake project whose
-# benchmark finds the harness with find_package(harness), and runs the installed bench-ci-gate
-# there: the committed code against itself must pass (with a 50% noise threshold passed on to
-# the program, so a busy machine cannot fail it), a working tree whose chain is 3 times longer
-# must fail naming the benchmark, the same through a custom build command (-c) with the filter
-# from GATE_FILTERS, and a target that does not exist must be a build error. EXTRA_FLAGS (the
-# sanitizer flags the library was built with) go to every compile and link. Temporary files are
-# removed on exit.
+# into a temporary prefix and moves the prefix elsewhere (the installation alone, relocated, is
+# what runs), makes a temporary git repository holding a one-file CMake project whose benchmark
+# finds the harness with find_package(harness), with two commits, the second 3 times slower, and
+# runs the installed bench-ci-gate there with no -b and no CMake flags (it finds the project's
+# benchmark program and the installation it belongs to): the second commit against itself must
+# pass (with a 50% noise threshold passed on to the program, so a busy machine cannot fail it)
+# and against the first must fail naming the benchmark; the same through a custom build command
+# (-c) with -b and the filter from GATE_FILTERS; a build with no benchmark program, one with two,
+# and a target that does not exist are errors that say what to do. Its usage names it as
+# invoked. EXTRA_FLAGS (the sanitizer flags the library was built with) go to every compile and
+# link. Temporary files are removed on exit.
 set -euo pipefail
 
 if [[ $# -lt 1 || $# -gt 3 ]]; then
@@ -41,23 +44,24 @@ $out"
 $out"
 }
 
-# A git repository of a tiny outside project: one benchmark, a chain of STEPS multiply-adds.
+# A git repository of a tiny outside project: one benchmark, a chain of STEPS multiply-adds; the
+# first commit 1000 steps, the second 3000 (3 times the work).
 repo="$tmp/project"
 mkdir -p "$repo"
 git -C "$repo" init -q
 git -C "$repo" config user.name "gate test"
 git -C "$repo" config user.email "gate-test@example.invalid"
-cat > "$repo/CMakeLists.txt" << 'EOF'
+cat > "$repo/CMakeLists.txt" << 'END'
 cmake_minimum_required(VERSION 3.20)
 project(outside LANGUAGES C)
 find_package(harness REQUIRED)
 add_executable(perf perf.c)
 target_link_libraries(perf PRIVATE harness::harness)
-EOF
-cat > "$repo/steps.h" << 'EOF'
+END
+cat > "$repo/steps.h" << 'END'
 #define STEPS 1000u
-EOF
-cat > "$repo/perf.c" << 'EOF'
+END
+cat > "$repo/perf.c" << 'END'
 /* perf.c: a latency-bound chain of STEPS steps (steps.h), so a longer chain is exactly slower. */
 #include <stdint.h>
 #include <harness/bench.h>
@@ -74,9 +78,11 @@ BENCH_FN(outside, chain)
     }
     bench_black_box(x);
 }
-EOF
+END
 git -C "$repo" add -A
 git -C "$repo" commit -q -m "a chain of 1000 steps"
+echo '#define STEPS 3000u' > "$repo/steps.h"
+git -C "$repo" commit -q -a -m "a chain of 3000 steps"
 
 # (1) usage errors: each is exit 2 before anything is built.
 expect 0 "Exit: 0 no regression" "$script" -h
@@ -95,29 +101,49 @@ if [[ -z "$build" ]]; then
     exit 0
 fi
 
-# (2) the installed gate on the outside project.
-prefix="$tmp/prefix"
-cmake --install "$build" --prefix "$prefix" > "$tmp/install.log" ||
+# (2) the installed gate on the outside project, from the installation alone, moved after
+# installing: nothing may point back at the build or the source tree.
+cmake --install "$build" --prefix "$tmp/installed" > "$tmp/install.log" ||
     fail "cmake --install failed: $(cat "$tmp/install.log")"
+prefix="$tmp/moved"
+mv "$tmp/installed" "$prefix"
 gate="$prefix/bin/bench-ci-gate"
 [[ -x "$gate" ]] || fail "bench-ci-gate not installed in $prefix/bin"
-
-export GATE_CMAKE_FLAGS="-DCMAKE_PREFIX_PATH=$prefix"
-if [[ -n "$extra" ]]; then
-    GATE_CMAKE_FLAGS+=" -DCMAKE_C_FLAGS=$extra -DCMAKE_EXE_LINKER_FLAGS=$extra"
-fi
 cd "$repo"
+export PATH="$prefix/bin:/usr/local/bin:/usr/bin:/bin"
 
-expect 0 "bench-ci-gate: no regression" \
-    "$gate" -t 1 -p 3 -b perf HEAD --noise-threshold 0.5
+out="$("$gate" -h)" || fail "bench-ci-gate -h exited $?"
+[[ "$out" == "Usage: bench-ci-gate "* && "$out" != *ci_gate.sh* ]] ||
+    fail "bench-ci-gate -h does not name itself: $out"
 
-echo '#define STEPS 3000u' > steps.h # the working tree: 3 times the work
-expect 1 "outside/chain: Performance has regressed." "$gate" -t 1 -p 3 -b perf
+# Without EXTRA_FLAGS the gate's own defaults are used: it must find the installation it runs
+# from. With them, the flags must name it.
+flags="-DCMAKE_PREFIX_PATH=$prefix"
+if [[ -n "$extra" ]]; then
+    flags+=" -DCMAKE_C_FLAGS=$extra -DCMAKE_EXE_LINKER_FLAGS=$extra"
+    export GATE_CMAKE_FLAGS="$flags"
+fi
+
+expect 0 "bench-ci-gate: benchmark program: perf (the build's one program" \
+    "$gate" -t 1 -p 3 HEAD --noise-threshold 0.5
+expect 1 "outside/chain: Performance has regressed." "$gate" -t 1 -p 3 HEAD~1
 # shellcheck disable=SC2016 # expanded by the gate's bash, not here
+build_cmd='cmake -S "$GATE_SOURCE_DIR" -B "$GATE_BUILD_DIR" $GATE_CMAKE_FLAGS'
+# shellcheck disable=SC2016
+build_cmd+=' && cmake --build "$GATE_BUILD_DIR"'
 expect 1 "outside/chain: Performance has regressed." env GATE_FILTERS='^outside/' \
-    "$gate" -t 1 -p 3 -b perf -c 'cmake -S "$GATE_SOURCE_DIR" -B "$GATE_BUILD_DIR" $GATE_CMAKE_FLAGS && cmake --build "$GATE_BUILD_DIR"'
+    GATE_CMAKE_FLAGS="$flags" "$gate" -t 1 -p 3 -b perf -c "$build_cmd" HEAD~1
 
-expect 2 "building the base revision" "$gate" -t 1 -p 3 -b bin/no_such_target
+# A build with no benchmark program, or with two: the gate asks for -b.
+# shellcheck disable=SC2016
+expect 2 "the new build made no benchmark program" "$gate" -c 'mkdir -p "$GATE_BUILD_DIR"'
+# shellcheck disable=SC2016
+expect 2 "several benchmark programs (perf perf2): choose one with -b PROGRAM" \
+    env GATE_CMAKE_FLAGS="$flags" "$gate" \
+    -c "$build_cmd"' && cp "$GATE_BUILD_DIR/perf" "$GATE_BUILD_DIR/perf2"'
+expect 2 "the project has no CMake target 'no_such_target'" \
+    "$gate" -t 1 -p 3 -b bin/no_such_target
 
-echo "test_ci_gate: ok (usage errors; installed bench-ci-gate passes the same code, fails a" \
-    "3x slower chain, builds with -c, reports a build error)"
+echo "test_ci_gate: ok (usage errors; the installed, moved bench-ci-gate finds the program and" \
+    "the installation, passes the same code, fails a 3x slower commit, builds with -c, asks for" \
+    "-b when a build has no program or two, names a missing target)"

@@ -12,10 +12,19 @@ same set (rows whose meaning starts "Internal:" document flags the help leaves o
 and those must not be in the help); the help printed in docs/cli.md is the program's, word for
 word; and every flag README.md names exists.
 
+DefaultsTest: every default and number the docs state about the options is the program's: the
+defaults --help states are the ones a program built against this library records in its results
+(a one-benchmark program is compiled and run, with and without --quick and --in-process); the
+Default columns of docs/cli.md's flag tables, its Defaults table, its --quick table, README.md's
+flag table and CONTRIBUTING.md's "runs once per worker process (N by default)" agree with --help;
+the package lists docs/cli.md gives for scripts/setup_deps.sh are the script's; and every row of
+README.md's measured numbers says when, on which CPU and with which command it was measured.
+
 Environment (ctest sets it): DOCS_ROOT (the source tree), DOCS_CC, DOCS_CFLAGS, DOCS_HARNESS (the
 library file), DOCS_LIBS (what it needs after it), DOCS_CMOCKA (the cmocka library), E2E_BENCH.
 Standard library only.
 """
+import json
 import os
 import re
 import shlex
@@ -151,11 +160,219 @@ class FlagsTest(unittest.TestCase):
         with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as f:
             readme = f.read()
         named = set(re.findall(r"(?<![\w-])(--[a-z][a-z0-9-]+)", readme))
-        # make and cmake options the README also names are not the program's
+        # make, cmake and git options the README also names are not the program's, nor is
+        # bench-report's --out
         others = {"--build", "--install", "--prefix", "--cflags", "--libs", "--whole-archive",
-                  "--no-whole-archive", "--as-needed", "--no-as-needed", "--undefined"}
+                  "--no-whole-archive", "--as-needed", "--no-as-needed", "--undefined", "--out",
+                  "--short"}
         self.assertEqual(sorted(named - others - help_flags(self.help)), [],
                          "README.md names flags that --help does not list")
+
+
+def help_defaults(text):
+    """{flag: the default its help states}: the text after "(default " up to ; , or ), over the
+    flag's line and its continuation lines."""
+    out, flag, words = {}, None, ""
+    for ln in text.splitlines() + [""]:
+        m = re.match(r"^ {2,6}(?:-[A-Za-z], )?(--[a-z][a-z0-9-]*)", ln)
+        if m or not ln.startswith(" "):
+            d = re.search(r"\(default ([^;),]+)", words) if flag else None
+            if d:
+                out[flag] = d.group(1).strip()
+            flag, words = (m.group(1) if m else None), ln
+        else:
+            words += " " + ln.strip()
+    return out
+
+
+def md_tables(text):
+    """Every Markdown table: (header cells, [row cells]); cells stripped, pipes inside a cell
+    escaped as \\| kept."""
+    tables = []
+    for block in re.findall(r"(?m)^(\|.*\|\n\|[-:| ]+\|\n(?:\|.*\|\n?)+)", text):
+        rows = [[c.strip() for c in re.split(r"(?<!\\)\|", ln.strip())[1:-1]]
+                for ln in block.strip("\n").split("\n")]
+        tables.append((rows[0], rows[2:]))
+    return tables
+
+
+def first_word(cell):
+    """The value a cell starts with: backticks, a unit of seconds and punctuation dropped."""
+    w = cell.replace("`", "").split()
+    return w[0].rstrip(",;") if w else ""
+
+
+@unittest.skipIf(not ROOT or not BENCH or not HARNESS,
+                 "DOCS_ROOT, E2E_BENCH and DOCS_HARNESS are not set (ctest sets them)")
+class DefaultsTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        p = subprocess.run([BENCH, "--help"], capture_output=True, text=True, timeout=60,
+                           check=True)
+        cls.help = p.stdout
+        cls.defaults = help_defaults(cls.help)
+        m = re.search(r"--quick +fast, less precise run \(([0-9.]+) s warm-up, at most ([0-9.]+) "
+                      r"s,\s+([0-9]+) processes\)", cls.help)
+        if not m:
+            raise AssertionError("--help no longer states --quick's warm-up, time and processes")
+        cls.quick = {"warm-up": m.group(1), "time": m.group(2), "processes": m.group(3)}
+        cls.docs = {}
+        for rel in ("README.md", "CONTRIBUTING.md", os.path.join("docs", "cli.md")):
+            with open(os.path.join(ROOT, rel), encoding="utf-8") as f:
+                cls.docs[rel] = f.read()
+
+    def test_help_states_the_defaults(self):
+        for flag in ("--warm-up-time", "--measurement-time", "--sample-size", "--rounds",
+                     "--target-precision", "--processes", "--timeout", "--noise-threshold"):
+            self.assertIn(flag, self.defaults, f"--help states no default for {flag}")
+
+    def run_program(self, *args):
+        """The settings and processes a one-benchmark program records with args."""
+        with tempfile.TemporaryDirectory() as tmp:
+            src, prog = os.path.join(tmp, "one.c"), os.path.join(tmp, "one")
+            with open(src, "w", encoding="utf-8") as f:
+                f.write("#include <harness/bench.h>\nBENCH_FN(one, empty)\n{\n"
+                        "    BENCH_ITER(b) {\n        bench_clobber();\n    }\n}\n")
+            subprocess.run([CC, *WARNINGS, *CFLAGS, src, "-o", prog, HARNESS, *LIBS],
+                           check=True, capture_output=True, timeout=120)
+            out = os.path.join(tmp, "r.json")
+            p = subprocess.run([prog, "--json", out, "--output-format", "csv", *args],
+                               capture_output=True, text=True, timeout=120)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            with open(out, encoding="utf-8") as f:
+                b = json.load(f)["benchmarks"][0]
+        return b["settings"], b["processes"]
+
+    def test_the_code_uses_the_defaults_help_states(self):
+        d = self.defaults
+        settings, processes = self.run_program()
+        self.assertEqual(settings["warm_up_time_s"], float(d["--warm-up-time"]))
+        self.assertEqual(settings["measurement_time_s"], float(d["--measurement-time"]))
+        self.assertEqual(settings["sample_size"], int(d["--sample-size"]))
+        self.assertEqual(settings["target_precision"], float(d["--target-precision"]))
+        self.assertEqual(processes, int(d["--processes"]))
+        settings, processes = self.run_program("--in-process")
+        self.assertEqual(settings["rounds"], int(d["--rounds"]))
+        self.assertEqual(processes, 0)
+
+    def test_the_code_uses_the_quick_caps_help_and_cli_md_state(self):
+        settings, processes = self.run_program("--quick")
+        self.assertEqual(settings["warm_up_time_s"], float(self.quick["warm-up"]))
+        self.assertEqual(settings["measurement_time_s"], float(self.quick["time"]))
+        self.assertEqual(processes, int(self.quick["processes"]))
+        caps = self.quick_table()
+        self.assertEqual(caps["sample size"], f"at most {settings['sample_size']}")
+        settings, _ = self.run_program("--quick", "--in-process")
+        self.assertEqual(caps["rounds"].split()[0], str(settings["rounds"]))
+        self.assertEqual(caps["target precision"].split()[2], str(settings["target_precision"]))
+
+    def quick_table(self):
+        for head, rows in md_tables(self.docs[os.path.join("docs", "cli.md")]):
+            if head == ["Setting", "With `--quick`"]:
+                return {r[0]: r[1] for r in rows}
+        self.fail("docs/cli.md has no --quick table")
+
+    def test_cli_md_quick_table_is_the_help(self):
+        caps = self.quick_table()
+        self.assertEqual(caps["warm-up"], f"at most {self.quick['warm-up']} s")
+        self.assertEqual(caps["measurement time"], f"at most {self.quick['time']} s")
+        self.assertEqual(first_word(caps["processes"]), self.quick["processes"])
+
+    def test_cli_md_default_columns_are_the_help(self):
+        checked = 0
+        for head, rows in md_tables(self.docs[os.path.join("docs", "cli.md")]):
+            if "Default" not in head:
+                continue
+            col = head.index("Default")
+            if head[0] == "Flag":
+                for r in rows:
+                    m = re.match(r"^(?:`-[A-Za-z]`, )?`(--[a-z][a-z0-9-]*)`$", r[0])
+                    if m and m.group(1) in self.defaults:
+                        checked += 1
+                        with self.subTest(flag=m.group(1)):
+                            self.assertEqual(first_word(r[col]),
+                                             first_word(self.defaults[m.group(1)]))
+            elif head == ["Setting", "Default", "Flag"]:
+                for r in rows:
+                    flag = r[2].strip("`")
+                    if flag in self.defaults and flag != "--baseline-dir":
+                        checked += 1
+                        with self.subTest(table="Defaults", flag=flag):
+                            self.assertEqual(first_word(r[1]), first_word(self.defaults[flag]))
+        self.assertGreater(checked, 25, "docs/cli.md's Default columns were not recognised")
+
+    def test_readme_flag_table_is_the_help(self):
+        rows = {}
+        for head, body in md_tables(self.docs["README.md"]):
+            if head == ["Flag", "Effect"]:
+                rows = {r[0].split()[0].strip("`"): r[1] for r in body}
+        self.assertIn("--quick", rows, "README.md's flag table was not found")
+        q = rows["--quick"]
+        for want in (f"{self.quick['warm-up']} s warm-up", f"at most {self.quick['time']} s",
+                     f"{self.quick['processes']} processes"):
+            self.assertIn(want, q, "README.md's --quick row disagrees with --help")
+        checked = 0
+        for flag, effect in rows.items():
+            m = re.search(r"\(default ([^);]+)\)", effect)
+            if m and flag in self.defaults:
+                checked += 1
+                with self.subTest(flag=flag):
+                    self.assertEqual(first_word(m.group(1)), first_word(self.defaults[flag]))
+        self.assertGreaterEqual(checked, 4)
+
+    def test_contributing_numbers_are_the_help(self):
+        text = self.docs["CONTRIBUTING.md"]
+        m = re.search(r"runs once per worker process \((\d+) by default", text)
+        self.assertIsNotNone(m, "CONTRIBUTING.md no longer says how often a body runs")
+        self.assertEqual(m.group(1), self.defaults["--processes"])
+        m = re.search(r"once per round instead \(`--rounds`, (\d+) by default", text)
+        self.assertIsNotNone(m, "CONTRIBUTING.md no longer says how often a body runs in-process")
+        self.assertEqual(m.group(1), self.defaults["--rounds"])
+
+    def test_cli_md_lists_the_packages_setup_deps_installs(self):
+        with open(os.path.join(ROOT, "scripts", "setup_deps.sh"), encoding="utf-8") as f:
+            script = f.read()
+
+        def array(name):
+            m = re.search(rf"^{name}=\((.*?)\)", script, re.M | re.S)
+            self.assertIsNotNone(m, f"setup_deps.sh has no {name}")
+            return m.group(1).split()
+        text = " ".join(self.docs[os.path.join("docs", "cli.md")].split())
+        m = re.search(r"for `build` \(the default\) `([^`]*)`, for `test` also `([^`]*)`", text)
+        self.assertIsNotNone(m, "docs/cli.md no longer lists setup_deps.sh's packages")
+        self.assertEqual(m.group(1).split(), array("build_pkgs"))
+        self.assertEqual(m.group(2).split(), array("test_pkgs"))
+
+    def test_ci_md_gate_defaults_are_the_gates(self):
+        """docs/ci.md's defaults of -t and -p are the ones the gate's usage states."""
+        p = subprocess.run(["bash", os.path.join(ROOT, "scripts", "ci_gate.sh"), "-h"],
+                           capture_output=True, text=True, timeout=60, check=True)
+        usage = dict(re.findall(r"^  (-[tp]) [A-Z]+ .*?default (\d+)\)", p.stdout, re.M))
+        self.assertEqual(sorted(usage), ["-p", "-t"], p.stdout)
+        with open(os.path.join(ROOT, "docs", "ci.md"), encoding="utf-8") as f:
+            ci = f.read()
+        rows = {}
+        for head, body in md_tables(ci):
+            if head == ["Argument", "Default", "Meaning"]:
+                rows = {r[0].strip("`").split()[0]: r[1] for r in body}
+        for opt, default in usage.items():
+            with self.subTest(option=opt):
+                self.assertEqual(rows.get(opt), default)
+
+    def test_readme_measurements_say_when_where_and_how(self):
+        text = self.docs["README.md"]
+        section = text[text.index("## Measured on the development machine"):]
+        section = section[:section.find("\n## ", 5) if "\n## " in section[5:] else None]
+        tables = [t for t in md_tables(section) if t[0][:2] == ["What", "Measured"]]
+        self.assertEqual(len(tables), 1, "README.md's table of measured numbers was not found")
+        head, rows = tables[0]
+        self.assertGreater(len(rows), 5)
+        for r in rows:
+            with self.subTest(row=r[0]):
+                where = r[2]
+                self.assertRegex(where, r"\b20\d\d-\d\d-\d\d\b", "no date")
+                self.assertRegex(where, r"AMD|Intel|Arm|EPYC|Xeon", "no CPU")
+                self.assertRegex(where, r"`(\./bench|scripts/|make |time )[^`]*`", "no command")
 
 
 if __name__ == "__main__":

@@ -16,6 +16,7 @@ E2E_ARTIFACTS (set by ctest to a folder of the build directory).
 Skipped, saying so, only when no Chromium is installed (Debian package `chromium`; CI installs
 it). Standard library only.
 """
+import html
 import html.parser
 import json
 import os
@@ -449,6 +450,73 @@ class HostileReportTest(BrowserTest):
                 self.assertEqual(len(d.find("table", id="metrics")), 1)
                 self.assertIn("<svg onload=alert(4)>", d.text_by_id["metrics"])
                 self.assertIn("peak<b>heap</b>", d.text_by_id["facts"])
+
+
+@unittest.skipIf(not FIXTURE, "E2E_FIXTURE is not set (ctest sets it)")
+class WordingTest(unittest.TestCase):
+    """The pages' words and tick labels, read from the HTML itself (no browser needed): the
+    samples line names worker processes as processes and rounds of one process as rounds, and
+    every tick of a throughput axis is a rate ("1 GB/s", never "1 GB")."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.mkdtemp(prefix="html-report-words-")
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+
+    def report(self, name, *args):
+        """Runs the fixture with args, writes the report; returns (results, the out dir)."""
+        results = os.path.join(self.tmp, f"{name}.json")
+        r = run([FIXTURE, *FAST, "--json", results, *args, "^fix/copy/(8|64|1024)$"])
+        self.assertEqual(r.returncode, 0, r.stderr)
+        out = os.path.join(self.tmp, name)
+        r = run([sys.executable, HTML_REPORT, results, "--out", out,
+                 "--baselines-dir", os.path.join(self.tmp, "none")])
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(results, encoding="utf-8") as f:
+            return json.load(f), out
+
+    def samples_row(self, out, bid):
+        with open(os.path.join(out, "index.html"), encoding="utf-8") as f:
+            index = f.read()
+        m = re.search(r'<a href="(b-[^"]+\.html)">' + re.escape(bid) + "</a>", index)
+        self.assertIsNotNone(m, f"index.html has no link to {bid}")
+        with open(os.path.join(out, m.group(1)), encoding="utf-8") as f:
+            page = f.read()
+        row = re.search(r"<tr><th>samples</th><td>([^<]*)</td></tr>", page)
+        self.assertIsNotNone(row, f"{bid}: no samples row")
+        return html.unescape(row.group(1)), page
+
+    def test_worker_processes_are_called_processes(self):
+        data, out = self.report("workers")
+        b = next(x for x in data["benchmarks"] if x["id"] == "fix/copy/8")
+        self.assertGreaterEqual(b["processes"], 2)
+        row, _ = self.samples_row(out, "fix/copy/8")
+        n = len(b["samples"]["iterations"])
+        self.assertTrue(row.startswith(f"{n} in {b['processes']} processes, "), row)
+        self.assertNotIn("round", row)
+
+    def test_rounds_of_one_process_are_called_rounds(self):
+        data, out = self.report("rounds", "--in-process", "--rounds", "2")
+        b = next(x for x in data["benchmarks"] if x["id"] == "fix/copy/8")
+        self.assertEqual(b["processes"], 0)
+        row, _ = self.samples_row(out, "fix/copy/8")
+        if b["rounds"] > 1:
+            self.assertIn(f" in {b['rounds']} rounds, ", row)
+        self.assertNotIn("process", row)
+
+    def test_throughput_ticks_are_rates(self):
+        _, out = self.report("ticks")
+        _, page = self.samples_row(out, "fix/copy/8")
+        svg = re.search(r'<svg id="plot-param-thrpt".*?</svg>', page, re.S)
+        self.assertIsNotNone(svg, "no throughput plot against the parameter")
+        ticks = [html.unescape(t) for t in
+                 re.findall(r'<text class="tl"[^>]*text-anchor="end">([^<]*)</text>', svg.group(0))]
+        self.assertGreater(len(ticks), 0, "the throughput axis has no tick labels")
+        for t in ticks:
+            self.assertRegex(t, r"^[0-9.e+-]+ [KMGT]?B/s$", f"tick {t!r} is not a rate")
 
 
 class BadInputTest(unittest.TestCase):

@@ -6,9 +6,10 @@
 # no main() in three ways and runs each: (1) plain `cc` with the flags from pkg-config, (2) a tiny
 # CMake project with find_package(harness) and harness::harness, (3) with its own main() calling
 # bench_main(), which must replace the library's weak main() (and which the worker processes of
-# --instructions, under valgrind, go through too); then (4) checks the errors for a
-# duplicate id and for a program with no benchmarks, (5) that --alloc-stats of an outside
-# program counts with the installed preload library libharness_alloc.so, and (6) the components:
+# --instructions, under valgrind, go through too); the CMake program records the revision of its
+# checkout, rebuilt after a commit and after an edit, and not the working directory's; then (4)
+# checks the errors for a duplicate id and for a program with no benchmarks, (5) that
+# --alloc-stats of an outside program counts with the installed preload library libharness_alloc.so, and (6) the components:
 # the core alone links neither libpfm4 nor the CUDA runtime nor libstdc++ (and, in a build without
 # EXTRA_FLAGS, makes a program under 300 KiB), each installed component (harness-counters,
 # harness-cuda) takes effect through pkg-config and through find_package(harness COMPONENTS ...),
@@ -154,6 +155,62 @@ cmake --build "$tmp/cmake_build" > "$tmp/cmake-build.log" 2>&1 ||
     fail "building the find_package project failed: $(cat "$tmp/cmake-build.log")"
 check_list "$tmp/cmake_build/prog_cmake"
 check_run "$tmp/cmake_build/prog_cmake"
+
+# The revision the program was built from: the CMake package embeds the revision of the project's
+# checkout at every build (no reconfigure), with -dirty for changed tracked files; the working
+# directory's revision is recorded apart, under its own name. Run from $tmp/other, a checkout of
+# another repository, whose revision must not be taken for the program's.
+revisions() { # revisions PROG: "BUILT CWD" as --context prints them
+    "$1" --context | sed -nE 's/^git +([^ ]+) \(the source.*/\1/p; s/^cwd git +([^ ]+) \(.*/\1/p' |
+        tr '\n' ' ' | sed 's/ $//'
+}
+git_quiet() { git -c user.name=t -c user.email=t@example.invalid "$@" > /dev/null; }
+git_quiet -C "$tmp/cmake_src" init
+git_quiet -C "$tmp/cmake_src" add -A
+git_quiet -C "$tmp/cmake_src" commit -m one
+mkdir -p "$tmp/other"
+git_quiet -C "$tmp/other" init
+git_quiet -C "$tmp/other" commit --allow-empty -m other
+other="$(git -C "$tmp/other" rev-parse --short=12 HEAD)"
+for step in committed recommitted dirty; do
+    case "$step" in
+        recommitted)
+            echo "notes" > "$tmp/cmake_src/NOTES"
+            git_quiet -C "$tmp/cmake_src" add NOTES
+            git_quiet -C "$tmp/cmake_src" commit -m two
+            ;;
+        dirty) echo "more notes" > "$tmp/cmake_src/NOTES" ;;
+    esac
+    want="$(git -C "$tmp/cmake_src" rev-parse --short=12 HEAD)"
+    [[ "$step" == dirty ]] && want+="-dirty"
+    cmake --build "$tmp/cmake_build" > "$tmp/cmake-build.log" 2>&1 ||
+        fail "rebuilding the find_package project ($step) failed: $(cat "$tmp/cmake-build.log")"
+    got="$(cd "$tmp/other" && revisions "$tmp/cmake_build/prog_cmake")"
+    [[ "$got" == "$want $other" ]] ||
+        fail "$step: --context revisions '$got', wanted '$want $other' (built from, working dir)"
+done
+(cd "$tmp/other" && "$tmp/cmake_build/prog_cmake" --warm-up-time 0.01 --measurement-time 0.05 \
+    --nresamples 100 --exact outside/from_a --output-format json > "$tmp/rev.json") ||
+    fail "prog_cmake --output-format json failed"
+python3 - "$tmp/rev.json" "$want" "$other" << 'EOF' ||
+import json
+import sys
+
+ctx = json.load(open(sys.argv[1], encoding="utf-8"))["context"]
+assert ctx["git_revision"] == sys.argv[2], ctx["git_revision"]
+assert ctx["cwd_git_revision"] == sys.argv[3], ctx["cwd_git_revision"]
+assert [b["revision"] for b in ctx["benchmark_builds"]] == [sys.argv[2]], ctx["benchmark_builds"]
+EOF
+    fail "the results do not record the revisions: $(cat "$tmp/rev.json")"
+# BENCH_GIT_REVISION overrides the embedded revision; pkg-config users define it themselves.
+got="$(cd "$tmp/other" && BENCH_GIT_REVISION=v1.2 revisions "$tmp/cmake_build/prog_cmake")"
+[[ "$got" == "v1.2 $other" ]] || fail "BENCH_GIT_REVISION: --context revisions '$got'"
+"$cc" "${extra[@]}" -DBENCH_BUILD_REVISION='"pkg0123"' "$src/a.c" "$src/b.c" "${pcflags[@]}" \
+    -o "$tmp/prog_rev" || fail "building with -DBENCH_BUILD_REVISION failed"
+got="$(cd "$tmp" && revisions "$tmp/prog_rev")"
+[[ "$got" == "pkg0123 none" ]] || fail "-DBENCH_BUILD_REVISION: --context revisions '$got'"
+got="$(cd "$tmp" && revisions "$tmp/prog_pc")"
+[[ "$got" == "unknown none" ]] || fail "no revision given: --context revisions '$got'"
 
 # (3) the program's own main() wins over the library's weak main().
 "$cc" "${extra[@]}" "$src/own_main.c" "$src/a.c" "$src/b.c" "${pcflags[@]}" -o "$tmp/prog_main" ||

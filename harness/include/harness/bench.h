@@ -135,6 +135,22 @@ enum {
 #define BENCH__HOST_COMPILER "unknown"
 #endif
 
+/*
+ * The revision of the source a benchmark file was built from, recorded by BENCH_FN: the build
+ * defines BENCH_BUILD_REVISION as a string literal, directly (pkg-config users:
+ * -DBENCH_BUILD_REVISION="\"$(git rev-parse --short=12 HEAD)\"") or in the header that
+ * BENCH_REVISION_FILE names, which the harness's CMake package rewrites at every build of a
+ * program linked with harness::harness (docs/results-format.md, git_revision).
+ */
+#ifdef BENCH_REVISION_FILE
+#include BENCH_REVISION_FILE
+#endif
+#ifdef BENCH_BUILD_REVISION
+#define BENCH__BUILD_REVISION BENCH_BUILD_REVISION
+#else
+#define BENCH__BUILD_REVISION ((const char *)0)
+#endif
+
 /** Benchmark descriptor (BENCH_FN). Fields other than the settings belong to the harness. */
 typedef struct bench_desc {
     const char *group;
@@ -144,6 +160,7 @@ typedef struct bench_desc {
     int line;
     const char *build_compiler; /* compiler of the file that defines it; NULL: unknown */
     unsigned build_flags;       /* BENCH_BUILD_* bits of that file's compilation */
+    const char *build_revision; /* source revision that file was built from; NULL: unknown */
     BENCH__SETTINGS_FIELDS;
     const int64_t *params; /* parameter values; each runs as its own id group/name/VALUE */
     size_t nparams;        /* number of params; 0: not parameterised */
@@ -177,8 +194,8 @@ void bench__register(bench_desc *d);
  * BENCH_FN(group, name, settings...) { body }: defines and registers a benchmark whose id is
  * "group/name" (or "group/name/PARAM" per value of .params). The body receives `bench_t *b`.
  * It also records how this file was compiled (compiler, optimisation, NDEBUG, sanitizers: see
- * BENCH_BUILD_*): results list it in context.benchmark_builds, and a run warns about benchmarks
- * compiled without optimisation.
+ * BENCH_BUILD_*) and from which source revision (BENCH_BUILD_REVISION): results list it in
+ * context.benchmark_builds, and a run warns about benchmarks compiled without optimisation.
  */
 #define BENCH_FN(group_, name_, ...)                                                               \
     static void bench__fn_##group_##__##name_(bench_t *b);                                         \
@@ -190,6 +207,7 @@ void bench__register(bench_desc *d);
         .line = __LINE__,                                                                          \
         .build_compiler = BENCH__COMPILER,                                                         \
         .build_flags = BENCH__BUILD_FLAGS,                                                         \
+        .build_revision = BENCH__BUILD_REVISION,                                                   \
         __VA_ARGS__};                                                                              \
     __attribute__((constructor)) static void bench__ctor_##group_##__##name_(void)                 \
     {                                                                                              \
