@@ -10,8 +10,9 @@
 #       Paired mode (--ab) on the ten benchmarks of benches/trials/trials.c, RUNS comparisons
 #       (default 10) of each kind, --ab-time SECONDS (default 10). Kinds (TRIALS_KINDS picks some):
 #         same       a separately built identical program under a longer file name (A/A)
-X
-#                    function): every benchmark runs from other addresses and must not be flagged
+#         unrelated  the same, with 80 bytes more code before the benchmarks' (an unrelated
+#                    function): every benchmark's code moves off its cache-line alignment and
+#                    must not be flagged
 #         chain2     trial/chain does 2% more steps (latency-bound: exactly 2% more time)
 #         chain1     trial/chain does 1% more steps
 #         mem2       trial/scan_mem reads 2% more bytes (bandwidth-bound)

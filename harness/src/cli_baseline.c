@@ -153,15 +153,11 @@ int bench__cli_side_from_entry(const bench__cli *c, const bench__entry *e, bench
 
 void bench__cli_side_from_result(const bench__cli *c, const bench__result *r, bench__side *out)
 {
-    memset(out, 0, sizeof *out);
-    if (r->processes >= 2 && isfinite(r->process_log_sd)) {
-        /* The same two-level estimate a saved entry gives (bench__side_from_processes). */
-        out->median = r->est.median.point;
-        out->lower = r->est.median.lower;
-        out->upper = r->est.median.upper;
-        out->se_log = r->process_log_sd / sqrt((double)r->processes);
-        out->processes = r->processes;
-    } else {
+    /* The same two-level estimate (and speed groups) a saved entry gives. */
+    if (r->processes < 2 || !r->process ||
+        bench__side_from_processes(r->iters, r->totals_ns, r->process, r->nsamples, r->processes,
+                                   c->run.confidence_level, out) != 0) {
+        memset(out, 0, sizeof *out);
         bench__side_from_estimate(&r->est.median, c->run.confidence_level, out);
     }
     out->noise = r->noise;

@@ -192,6 +192,13 @@ int bench__side_from_processes(const double *iters, const double *totals,
     out->upper = e.upper;
     out->se_log = log_sd / sqrt((double)p);
     out->processes = p;
+    double *logs = malloc(p * sizeof *logs);
+    if (!logs || bench__process_log_medians(iters, totals, process, n, p, logs) != 0) {
+        free(logs);
+        return -1;
+    }
+    bench__find_modes(logs, p, &out->modes);
+    free(logs);
     return 0;
 }
 
@@ -224,6 +231,17 @@ bool bench__comparable(const bench__status *old, const bench__status *cur,
     return false;
 }
 
+/* The like-with-like log estimate of a side with two speed groups: the mean of the two groups'
+ * means, so that how many processes landed in each is no part of it; its squared standard error
+ * and its degrees of freedom into *var and *df. */
+static double modal(const bench__side *x, double *var, double *df)
+{
+    const bench__modes *m = &x->modes;
+    *var = 0.25 * m->sd * m->sd * (1.0 / m->count[0] + 1.0 / m->count[1]);
+    *df = (double)(m->count[0] + m->count[1] - 2);
+    return 0.5 * (m->mean[0] + m->mean[1]);
+}
+
 /*
  * Both sides measured in worker processes: each se_log already holds the spread between
  * processes, measured in that run, so no default stands in for it. What processes within one
@@ -232,7 +250,8 @@ bool bench__comparable(const bench__status *old, const bench__status *cur,
  * every kind of work shared), and so do the benchmarks themselves (bench__suite_drift, applied by
  * bench__compare_all); only when neither can be had does default_run_noise stand in. It enters
  * once, not once per side. The reference distribution is Student's t with Welch-Satterthwaite
- * degrees of freedom, since each se_log is estimated from a few processes.
+ * degrees of freedom, since each se_log is estimated from a few processes. When both sides fell
+ * into two speed groups, they are compared group with group (modal).
  */
 static void compare_processes(const bench__side *old, const bench__side *cur,
                               const bench__compare_opts *o, bench__change *c)
@@ -240,20 +259,26 @@ static void compare_processes(const bench__side *old, const bench__side *cur,
     bool measured = o->drift_known && isfinite(o->drift_sd) && o->drift_sd >= 0;
     double sd = measured ? o->drift_sd : o->default_run_noise;
     double a = old->se_log * old->se_log, b = cur->se_log * cur->se_log;
+    double dfa = (double)(old->processes - 1), dfb = (double)(cur->processes - 1);
+    double d = log(cur->median) - log(old->median);
+    bool like = old->modes.groups == 2 && cur->modes.groups == 2;
+    if (like)
+        d = modal(cur, &b, &dfb) - modal(old, &a, &dfa);
     double s = sqrt(a + b + sd * sd);
     if (!(s > 0))
         s = 1e-12; /* identical processes and no drift: the limit, p = 1 exactly when D = 0 */
-    double den = a * a / (double)(old->processes - 1) + b * b / (double)(cur->processes - 1);
+    double den = a * a / dfa + b * b / dfb;
     /* The drift term is not estimated from these processes: it adds no uncertainty of its own
      * to their spreads, so it only widens the standard error, not the degrees of freedom. */
     double df = den > 0 ? (a + b) * (a + b) / den : INFINITY;
     if (df < 1)
         df = 1;
-    double d = log(cur->median) - log(old->median);
     c->calibrated = false;
     c->drift_measured = measured;
     c->drift_from_suite = measured && o->drift_from_suite;
     c->run_noise = sd;
+    c->modes_compared = like;
+    c->modes_differ = old->modes.groups != cur->modes.groups;
     bench__decide(c, d, s, df, 1, o);
 }
 

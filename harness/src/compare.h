@@ -43,6 +43,9 @@ typedef struct bench__side {
      * mean of the per-process medians and se_log comes from their spread (processes - 1
      * degrees of freedom), so it already holds the between-process noise. */
     unsigned processes;
+    /* With 2 or more processes: their speed groups (bench__find_modes over the logs of the
+     * per-process medians). */
+    bench__modes modes;
 } bench__side;
 
 typedef enum bench__verdict {
@@ -130,6 +133,12 @@ typedef struct bench__change {
      * very one the baseline measured (any change is then the machine's, not the code's). */
     bool confirmed;
     bool same_program;
+    /* Speed groups (bench__find_modes): both sides had two, and D compares group with group (the
+     * mean of the two groups' logs on each side, so the share of processes that landed in each
+     * group is no change); or the sides have different numbers of groups, and D is over all
+     * processes. */
+    bool modes_compared;
+    bool modes_differ;
 } bench__change;
 
 /** Most bootstrap draws (samples x resamples) one comparison side may cost (about 0.3 s). */

@@ -240,6 +240,44 @@ static cJSON *result_json(const bench__result *r)
         cJSON_AddNumberToObject(o, "process_cv", r->process_cv);
     else
         cJSON_AddNullToObject(o, "process_cv");
+    if (r->modes.groups == 2) {
+        /* Two speed groups of the per-process medians: count and median of each. */
+        cJSON *mo = cJSON_AddArrayToObject(o, "modes");
+        for (int g = 0; g < 2; g++) {
+            cJSON *x = cJSON_CreateObject();
+            cJSON_AddNumberToObject(x, "processes", r->modes.count[g]);
+            cJSON_AddNumberToObject(x, "median_ns", exp(r->modes.mean[g]));
+            cJSON_AddItemToArray(mo, x);
+        }
+    }
+    if (r->spread_cause.by_cpu) {
+        cJSON *c = cJSON_AddObjectToObject(o, "spread_cause");
+        cJSON_AddStringToObject(c, "kind", "cpu");
+        cJSON_AddNumberToObject(c, "cpu_fast", r->spread_cause.cpu_fast);
+        cJSON_AddNumberToObject(c, "cpu_slow", r->spread_cause.cpu_slow);
+        cJSON_AddNumberToObject(c, "ratio", r->spread_cause.cpu_ratio);
+    } else if (r->spread_cause.by_faults) {
+        cJSON *c = cJSON_AddObjectToObject(o, "spread_cause");
+        cJSON_AddStringToObject(c, "kind", "page faults");
+        cJSON_AddNumberToObject(c, "rank_correlation", r->spread_cause.faults_rho);
+    }
+    if (r->proc_info && r->processes >= 1) {
+        /* What each worker process recorded about itself: where it ran, its layout. */
+        cJSON *pa = cJSON_AddArrayToObject(o, "process_info");
+        for (unsigned j = 0; j < r->processes; j++) {
+            const bench__proc_info *pi = &r->proc_info[j];
+            cJSON *x = cJSON_CreateObject();
+            if (pi->known) {
+                cJSON_AddNumberToObject(x, "cpu", pi->cpu);
+                cJSON_AddBoolToObject(x, "random_layout", pi->layout);
+                cJSON_AddNumberToObject(x, "stack_offset", pi->stack);
+                cJSON_AddNumberToObject(x, "heap_offset", pi->heap);
+                cJSON_AddNumberToObject(x, "env_padding", pi->env);
+                cJSON_AddNumberToObject(x, "page_faults", pi->minflt + pi->majflt);
+            }
+            cJSON_AddItemToArray(pa, x);
+        }
+    }
     cJSON_AddStringToObject(o, "unit", "ns");
     cJSON *samples = cJSON_AddObjectToObject(o, "samples");
     cJSON_AddItemToObject(samples, "iterations", number_array(r->iters, r->nsamples));

@@ -36,6 +36,58 @@ static double rate(double per_iter, double ns)
     return ns > 0 ? per_iter * 1e9 / ns : NAN;
 }
 
+/* The cause of the spread between processes, when one was measured: " (processes on CPU 1 were
+ * 12.0% slower than on CPU 0)"; "" otherwise. */
+static const char *spread_cause_text(const bench__result *r, char *buf, size_t len)
+{
+    const bench__spread_cause *c = &r->spread_cause;
+    if (c->by_cpu)
+        snprintf(buf, len, " (processes on CPU %d were %.1f%% slower than on CPU %d)",
+                 c->cpu_slow, 100.0 * (c->cpu_ratio - 1.0), c->cpu_fast);
+    else if (c->by_faults)
+        snprintf(buf, len, " (the processes with more page faults were slower: rank correlation "
+                           "%.2f)", c->faults_rho);
+    else
+        buf[0] = '\0';
+    return buf;
+}
+
+/*
+ * What the spread between r's processes means for the user, said only where it changes what they
+ * should do: two speed groups (a headline that no process ran at), or a spread so wide that a
+ * saved comparison of this benchmark cannot see a change of the default threshold. A cause is
+ * named only when the processes' records show one (CPU, page faults). Not for a benchmark whose
+ * iterations take under a nanosecond: it measures the loop, not code.
+ */
+static void print_spread(FILE *o, const bench__result *r, const char *yellow, const char *reset)
+{
+    char cause[160];
+    spread_cause_text(r, cause, sizeof cause);
+    const bench__modes *m = &r->modes;
+    if (m->groups == 2) {
+        char lo[32], hi[32];
+        bench__fmt_time(lo, sizeof lo, exp(m->mean[0]));
+        bench__fmt_time(hi, sizeof hi, exp(m->mean[1]));
+        fprintf(o, "%*s%sTwo speed groups among its %u processes: %u at %s, %u at %s (+%.0f%%)%s;"
+                   "\n%*sthe time above lies between them, and comparisons take them group by "
+                   "group%s\n",
+                ID_WIDTH, "", yellow, r->processes, m->count[0], lo, m->count[1], hi,
+                100.0 * expm1(m->mean[1] - m->mean[0]), cause, ID_WIDTH, "", reset);
+        return;
+    }
+    if (!(r->process_cv > BENCH__LARGE_PROCESS_CV) || !(r->est.median.point >= 1.0))
+        return;
+    bench__compare_opts def = {.significance_level = 0.05,
+                               .noise_threshold = BENCH__DEFAULT_NOISE_THRESHOLD};
+    double se = sqrt(2.0 / (double)r->processes) * r->process_log_sd;
+    double mde = bench__mde(se, (double)(r->processes - 1), 1, &def);
+    if (!(mde > def.noise_threshold))
+        return;
+    fprintf(o, "%*s%sSpread between processes %.1f%%%s:\n%*sa saved comparison sees changes "
+               "above about %.0f%%; --ab pairs the processes and sees less%s\n",
+            ID_WIDTH, "", yellow, 100.0 * r->process_cv, cause, ID_WIDTH, "", 100.0 * mde, reset);
+}
+
 static void pretty_result(bench__reporter *rep, const bench__result *r)
 {
     FILE *o = rep->out;
@@ -96,11 +148,8 @@ static void pretty_result(bench__reporter *rep, const bench__result *r)
             (unsigned long long)r->total_iters, bench__sampling_name(r->sampling_used),
             r->stop_reason ? r->stop_reason : "?", reset);
     bench__print_metrics(o, r, rep->color);
-    if (r->processes >= 2 && r->process_cv > BENCH__LARGE_PROCESS_CV)
-        fprintf(o, "%sLarge spread between processes: the per-process medians vary by %.1f%% "
-                   "(coefficient of variation); this benchmark depends on per-process luck "
-                   "(memory placement, heap state), so its interval is wide%s\n",
-                yellow, 100.0 * r->process_cv, reset);
+    if (r->processes >= 2)
+        print_spread(o, r, yellow, reset);
     else if (r->processes == 1)
         fprintf(o, "%sOne process only (its samples are too long for more in the budget): the "
                    "interval cannot include the spread between processes%s\n", yellow, reset);

@@ -96,6 +96,10 @@ typedef struct bench__result {
     double process_cv;
     double process_log_sd; /* sd of ln(per-process median); NaN with fewer than 2 processes */
     bench__proc_info *proc_info; /* per process (processes of them), or NULL */
+    /* With 2 or more processes: the speed groups of the per-process medians, and what their
+     * spread can be blamed on from what the processes recorded (stats.h). groups 0: none. */
+    bench__modes modes;
+    bench__spread_cause spread_cause;
     /* The plan the warm-up made (with sampling_used): linear d or flat count, the per-iteration
      * estimate it rests on (ns), and the rounds (processes) the budget fits. */
     uint64_t plan_step;

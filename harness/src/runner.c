@@ -1075,6 +1075,28 @@ int bench__run_all(const bench__instance *const *list, size_t n, const bench__ru
     return 0;
 }
 
+/* The speed groups of r's processes, and what their spread can be blamed on (stats.h). */
+static void explain_processes(bench__result *r)
+{
+    unsigned p = r->processes;
+    double *logs = malloc(p * sizeof *logs), *faults = malloc(p * sizeof *faults);
+    int *cpu = malloc(p * sizeof *cpu);
+    if (logs && faults && cpu &&
+        bench__process_log_medians(r->iters, r->totals_ns, r->process, r->nsamples, p, logs) ==
+            0) {
+        bench__find_modes(logs, p, &r->modes);
+        for (unsigned j = 0; j < p; j++) {
+            bool known = r->proc_info && r->proc_info[j].known;
+            cpu[j] = known ? r->proc_info[j].cpu : -1;
+            faults[j] = known ? r->proc_info[j].minflt + r->proc_info[j].majflt : NAN;
+        }
+        bench__spread_cause_find(logs, cpu, faults, p, &r->spread_cause);
+    }
+    free(logs);
+    free(faults);
+    free(cpu);
+}
+
 int bench__analyze(bench__result *r, const bench__run_options *opt)
 {
     size_t n = r->nsamples;
@@ -1112,6 +1134,7 @@ int bench__analyze(bench__result *r, const bench__run_options *opt)
             r->process_cv = cv;
             r->process_log_sd = lsd;
         }
+        explain_processes(r);
     }
     return 0;
 }

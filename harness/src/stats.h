@@ -12,6 +12,7 @@
 #ifndef HARNESS_STATS_H
 #define HARNESS_STATS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -103,6 +104,43 @@ int bench__bootstrap(const double *iters, const double *totals, size_t n, size_t
                      double level, uint64_t seed, bench__estimates *out);
 
 /**
+ * Speed groups ("modes") among n values, the logs of per-process medians: real code can sit in
+ * two speed states across processes (a cJSON parse alternated 0.72x / 1.28x), and then their
+ * mean is a speed no process ran at. Two groups are reported when the widest gap between sorted
+ * neighbours (at least 2 values on each side) exceeds the 99.9% quantile that gap reaches, in
+ * units of the pooled sd within the two sides, among n normal values (a table simulated for n
+ * = 6 .. 40; beyond 40 the value for 40), and the groups' means differ by at least
+ * BENCH__MODE_MIN_GAP. Fewer than 6 values: one group.
+ */
+#define BENCH__MODE_MIN_GAP 0.05
+typedef struct bench__modes {
+    unsigned groups;   /* 1, or 2 */
+    unsigned count[2]; /* values in the lower and the upper group (count[0] = n with one) */
+    double mean[2];    /* mean of each group's values */
+    double sd;         /* sd within the groups, pooled (with one group: of all values) */
+} bench__modes;
+void bench__find_modes(const double *x, size_t n, bench__modes *out);
+
+/**
+ * What the spread between p processes can be blamed on, from what each process recorded:
+ * logs[j] the log of process j's median, cpu[j] the CPU it ran on (-1: unknown), faults[j] its
+ * page faults (NAN: unknown). A cause is named only when measured:
+ *   by_cpu     the processes of two CPUs (at least 2 each) differ by at least 3% with a Welch t
+ *              above 4: cpu_slow ran slower than cpu_fast by cpu_ratio - 1;
+ *   by_faults  with at least 6 processes whose faults differ by at least 10%, the rank correlation
+ *              of faults and times is at least 0.8: more faults, slower.
+ */
+typedef struct bench__spread_cause {
+    bool by_cpu;
+    int cpu_fast, cpu_slow;
+    double cpu_ratio; /* slow / fast */
+    bool by_faults;
+    double faults_rho; /* Spearman's rank correlation */
+} bench__spread_cause;
+void bench__spread_cause_find(const double *logs, const int *cpu, const double *faults, size_t p,
+                              bench__spread_cause *out);
+
+/**
  * The two-level estimate of a benchmark measured in p processes: the median of each process's
  * per-iteration times, then their geometric mean with a Student t interval at `level` over the logs
  * of those medians (p - 1 degrees of freedom), so that the spread between processes, not only the
@@ -114,6 +152,13 @@ int bench__bootstrap(const double *iters, const double *totals, size_t n, size_t
 int bench__process_estimate(const double *iters, const double *totals, const uint32_t *process,
                             size_t n, unsigned p, double level, bench__estimate *out, double *cv,
                             double *log_sd);
+
+/**
+ * The natural log of each of p processes' median per-iteration time into out[0..p). Returns 0;
+ * -1 when a process has no sample or a zero median, or memory runs out.
+ */
+int bench__process_log_medians(const double *iters, const double *totals,
+                               const uint32_t *process, size_t n, unsigned p, double *out);
 
 /**
  * The median of the n samples' time per iteration and its percentile-bootstrap interval at
