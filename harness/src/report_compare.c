@@ -62,9 +62,14 @@ void bench__print_change_line(FILE *o, const bench__change *c, bool color)
                  : c->drift_from_suite ? ", the drift the benchmarks showed"
                  : c->drift_measured   ? ", measured by the drift canaries"
                                      : "");
-    fprintf(o, "%*schange: [%s %s%s%s %s] (p = %.4f; detectable change %s%s)\n", INDENT, "", lo,
-            paint(color, "\033[1m"), mid, paint(color, "\033[0m"), hi, c->p, mde_text(c),
-            noise);
+    const char *groups = c->modes_compared ? "; two speed groups on both sides, compared group "
+                                             "with group"
+                         : c->modes_differ ? "; the sides have different speed groups: compared "
+                                             "over all processes"
+                                           : "";
+    fprintf(o, "%*schange: [%s %s%s%s %s] (p = %.4f; detectable change %s%s%s)\n", INDENT, "",
+            lo, paint(color, "\033[1m"), mid, paint(color, "\033[0m"), hi, c->p, mde_text(c),
+            noise, groups);
 }
 
 static const char *sentence(bench__verdict v)

@@ -552,6 +552,52 @@ static void test_huge_side_uses_order_statistics(void **state)
     free(y);
 }
 
+/* A side of 10 processes, `slow` of them at 1.4x the others' speed, 5 samples each with a
+ * deterministic spread of about 1%. */
+static bench__side two_speed_side(unsigned slow)
+{
+    double it[50], tot[50];
+    uint32_t proc[50];
+    for (unsigned j = 0; j < 10; j++)
+        for (unsigned k = 0; k < 5; k++) {
+            size_t i = j * 5 + k;
+            it[i] = 1;
+            tot[i] = (j < slow ? 140.0 : 100.0) * (1.0 + 0.01 * (double)((j * 7 + k * 3) % 5) / 4);
+            proc[i] = j;
+        }
+    bench__side s;
+    assert_int_equal(bench__side_from_processes(it, tot, proc, 50, 10, 0.95, &s), 0);
+    return s;
+}
+
+/* Like with like: the same two speeds, 3 of 10 processes slow in one run and 7 in the other.
+ * Over all processes that is +14% (the geometric means differ); group with group it is no
+ * change. A side with one group against one with two is compared over all processes, and says
+ * so. */
+static void test_modes_compared_group_with_group(void **state)
+{
+    (void)state;
+    bench__side old = two_speed_side(3), cur = two_speed_side(7);
+    assert_int_equal(old.modes.groups, 2);
+    assert_int_equal(cur.modes.groups, 2);
+    assert_true(cur.median / old.median > 1.10);
+    bench__compare_opts o = opts(0.02, 0.015);
+    o.drift_known = true;
+    o.drift_sd = 0.002;
+    bench__change c;
+    bench__compare_one(&old, &cur, &o, &c);
+    assert_true(c.modes_compared);
+    assert_false(c.modes_differ);
+    assert_true(fabs(c.log_change) < 0.005);
+    assert_int_equal(c.verdict, BENCH__V_NO_CHANGE);
+    bench__side one = two_speed_side(0);
+    assert_int_equal(one.modes.groups, 1);
+    bench__compare_one(&one, &cur, &o, &c);
+    assert_false(c.modes_compared);
+    assert_true(c.modes_differ);
+    assert_true(c.log_change > 0.2);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -569,6 +615,7 @@ int main(void)
         cmocka_unit_test(test_suite_drift_hand),
         cmocka_unit_test(test_bootstrap_median_matches_full_bootstrap),
         cmocka_unit_test(test_huge_side_uses_order_statistics),
+        cmocka_unit_test(test_modes_compared_group_with_group),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -10,6 +10,10 @@
  * processes and for --quick's 3; an interval from the pooled samples, which treats them as
  * independent (what one process alone can give), falls far short. A heavy-tailed, skewed
  * process effect (regime switching: most processes lucky, some not) is checked too.
+ *
+ * Also the speed groups of the processes (bench__find_modes: by hand, false groups among normal
+ * sets by simulation, separated groups found) and the causes of their spread
+ * (bench__spread_cause_find: by CPU, by page faults, and none where there is none).
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -176,6 +180,117 @@ static void test_coverage_regimes(void **state)
     assert_true(c.pooled < 0.6);
 }
 
+static double gauss(bench__rng *r)
+{
+    double u1 = 1.0 - bench__rng_uniform(r), u2 = bench__rng_uniform(r);
+    return sqrt(-2.0 * log(u1)) * cos(2.0 * M_PI * u2);
+}
+
+/* Two tight groups 0.50 apart (about 1.65x): found, with their sizes and means. Fewer than 6
+ * values, or groups closer than 5%, are one group. */
+static void test_modes_by_hand(void **state)
+{
+    (void)state;
+    const double x[] = {0.52, 0.0, 0.5, 0.01, 0.51, 0.02};
+    bench__modes m;
+    bench__find_modes(x, 6, &m);
+    assert_int_equal(m.groups, 2);
+    assert_int_equal(m.count[0], 3);
+    assert_int_equal(m.count[1], 3);
+    assert_close(m.mean[0], 0.01, 1e-12);
+    assert_close(m.mean[1], 0.51, 1e-12);
+    assert_close(m.sd, 0.01, 1e-12); /* pooled: ss = 4 x 0.0001, over 6 - 2 */
+    bench__find_modes(x, 5, &m);
+    assert_int_equal(m.groups, 1);
+    assert_int_equal(m.count[0], 5);
+    const double close[] = {0.0, 0.001, 0.002, 0.04, 0.041, 0.042}; /* 4% apart */
+    bench__find_modes(close, 6, &m);
+    assert_int_equal(m.groups, 1);
+}
+
+/* Among 20000 sets of 10 (and of 20) normal values, two groups are seen in at most 0.3% (the
+ * table's 99.9% quantile); two groups 15 sd apart (5/5 and 3/7), or the 0.72x / 1.28x
+ * alternation a real parser showed, are found in at least 95%. */
+static void test_modes_by_simulation(void **state)
+{
+    (void)state;
+    bench__rng r;
+    bench__rng_seed(&r, 4242);
+    double x[20];
+    static const size_t sizes[] = {10, 20};
+    for (size_t s = 0; s < 2; s++) {
+        size_t n = sizes[s], false_groups = 0;
+        for (int t = 0; t < 20000; t++) {
+            for (size_t i = 0; i < n; i++)
+                x[i] = 0.03 * gauss(&r);
+            bench__modes m;
+            bench__find_modes(x, n, &m);
+            false_groups += m.groups == 2;
+        }
+        print_message("%zu normal values: two groups in %zu of 20000\n", n, false_groups);
+        assert_true(false_groups <= 60);
+    }
+    size_t found = 0, trials = 4000;
+    for (size_t t = 0; t < trials; t++) {
+        size_t k = t % 2 ? 5 : 3;
+        for (size_t i = 0; i < 10; i++)
+            x[i] = 0.01 * gauss(&r) + (i < k ? 0.0 : 0.15);
+        bench__modes m;
+        bench__find_modes(x, 10, &m);
+        found += m.groups == 2 && m.count[0] == k;
+    }
+    assert_true(found >= 0.95 * (double)trials);
+    /* The alternating parser: 0.72x and 1.28x of their middle, 3% noise within each. */
+    found = 0;
+    for (size_t t = 0; t < trials; t++) {
+        for (size_t i = 0; i < 10; i++)
+            x[i] = log(i % 2 ? 1.28 : 0.72) + 0.03 * gauss(&r);
+        bench__modes m;
+        bench__find_modes(x, 10, &m);
+        found += m.groups == 2;
+    }
+    assert_true(found >= 0.95 * (double)trials);
+}
+
+/* By CPU: processes on CPU 1 run 10% slower than those on CPU 0 (1% noise): named, with the
+ * ratio. The same times spread without regard to CPU: no cause. Page faults that rise with the
+ * time: named; unknown faults: not. */
+static void test_spread_causes(void **state)
+{
+    (void)state;
+    bench__rng r;
+    bench__rng_seed(&r, 7);
+    double logs[10], faults[10], nofaults[10];
+    int cpu[10];
+    for (int j = 0; j < 10; j++) {
+        cpu[j] = j % 2;
+        logs[j] = (cpu[j] ? log(1.10) : 0.0) + 0.01 * gauss(&r);
+        faults[j] = 500;
+        nofaults[j] = NAN;
+    }
+    bench__spread_cause c;
+    bench__spread_cause_find(logs, cpu, faults, 10, &c);
+    assert_true(c.by_cpu);
+    assert_int_equal(c.cpu_fast, 0);
+    assert_int_equal(c.cpu_slow, 1);
+    assert_close(c.cpu_ratio, 1.10, 0.02);
+    assert_false(c.by_faults); /* the faults do not vary */
+    for (int j = 0; j < 10; j++)
+        logs[j] = 0.05 * gauss(&r);
+    bench__spread_cause_find(logs, cpu, nofaults, 10, &c);
+    assert_false(c.by_cpu);
+    assert_false(c.by_faults);
+    for (int j = 0; j < 10; j++) {
+        logs[j] = 0.02 * j + 0.001 * gauss(&r);
+        faults[j] = 1000 + 100 * j;
+        cpu[j] = -1;
+    }
+    bench__spread_cause_find(logs, cpu, faults, 10, &c);
+    assert_false(c.by_cpu);
+    assert_true(c.by_faults);
+    assert_close(c.faults_rho, 1.0, 1e-12);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -185,6 +300,9 @@ int main(void)
         cmocka_unit_test(test_coverage_quick),
         cmocka_unit_test(test_coverage_no_process_effect),
         cmocka_unit_test(test_coverage_regimes),
+        cmocka_unit_test(test_modes_by_hand),
+        cmocka_unit_test(test_modes_by_simulation),
+        cmocka_unit_test(test_spread_causes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
