@@ -445,7 +445,9 @@ static int run_process(int argc, char **argv, const bench__run_options *opt,
      * to bench_main as it likes, and the workers still find their job. So does the process's
      * layout, drawn anew for each (layout.c). */
     bench__layout lay = {0};
-    if (!opt->fixed_layout) {
+    /* Timed plans only: a count of instructions (the fixed plan) must not depend on where the
+     * heap happened to start. */
+    if (!opt->fixed_layout && opt->plan == BENCH__PLAN_TIMED) {
         bench__rng rng;
         bench__rng_seed(&rng, bench__id_seed(opt->seed ^ (0x9e3779b97f4a7c15ULL * (proc + 1)),
                                              r->inst->id));

@@ -55,21 +55,26 @@ void bench__print_change_line(FILE *o, const bench__change *c, bool color)
     pct(lo, sizeof lo, c->ratio_lower);
     pct(mid, sizeof mid, c->ratio);
     pct(hi, sizeof hi, c->ratio_upper);
-    char noise[64] = "";
+    char noise[96] = "";
     if (c->run_noise > 0 && !c->interleaved) /* --ab prints its pair-to-pair sd itself */
-        snprintf(noise, sizeof noise, "; run-to-run noise %.2f%%%s", c->run_noise * 100.0,
-                 c->calibrated         ? ", calibrated"
-                 : c->drift_from_suite ? ", the drift the benchmarks showed"
-                 : c->drift_measured   ? ", measured by the drift canaries"
-                                     : "");
+        snprintf(noise, sizeof noise, "; %s %.2f%%",
+                 c->calibrated         ? "run-to-run noise (calibrated)"
+                 : c->drift_from_suite ? "machine drift allowed (what the benchmarks showed)"
+                 : c->drift_measured   ? "machine drift allowed (the canaries' smallest)"
+                                       : "run-to-run noise (default)",
+                 c->run_noise * 100.0);
     const char *groups = c->modes_compared ? "; two speed groups on both sides, compared group "
                                              "with group"
                          : c->modes_differ ? "; the sides have different speed groups: compared "
                                              "over all processes"
                                            : "";
-    fprintf(o, "%*schange: [%s %s%s%s %s] (p = %.4f; detectable change %s%s%s)\n", INDENT, "",
-            lo, paint(color, "\033[1m"), mid, paint(color, "\033[0m"), hi, c->p, mde_text(c),
-            noise, groups);
+    /* Against saved numbers the line is this benchmark's alone, before the suite's drift, the
+     * family level and any confirmation: the summary settles it, and says so. */
+    bool saved = !c->interleaved && !c->confirmed && c->tests <= 1;
+    fprintf(o, "%*schange: [%s %s%s%s %s] (%sp = %.4f; detectable change %s%s%s)%s\n", INDENT, "",
+            lo, paint(color, "\033[1m"), mid, paint(color, "\033[0m"), hi,
+            saved ? "saved numbers, this benchmark alone: " : "", c->p, mde_text(c), noise,
+            groups, saved ? "; the summary settles it" : "");
 }
 
 static const char *sentence(bench__verdict v)
@@ -215,8 +220,10 @@ int bench__print_compare_summary(FILE *o, const char *baseline, const char *cons
         ncompared += bench__verdict_has_numbers(changes[i].verdict);
         if (bench__verdict_has_numbers(changes[i].verdict) && logs) {
             logs[nlogs++] = changes[i].log_change;
-            up += changes[i].log_change > 0;
-            down += changes[i].log_change < 0;
+            /* Only a decided change counts as having moved: an inconclusive +40% [-64%, +269%]
+             * is no evidence of a shared cause. */
+            up += changes[i].verdict == BENCH__V_REGRESSED;
+            down += changes[i].verdict == BENCH__V_IMPROVED;
         }
     }
     qsort(rows, n, sizeof *rows, cmp_row);
@@ -244,9 +251,12 @@ int bench__print_compare_summary(FILE *o, const char *baseline, const char *cons
                     paint(color, verdict_color(c->verdict)), bench__verdict_name(c->verdict),
                     reset, id, (c->ratio - 1.0) * 100.0, c->old_median, c->new_median);
         else
-            fprintf(o, "  %s%-13s%s %-40s %8s [%s, %s] p=%.4f detectable %s\n",
+            fprintf(o, "  %s%-13s%s %-40s %8s [%s, %s] p=%.4f detectable %s%s\n",
                     paint(color, verdict_color(c->verdict)), bench__verdict_name(c->verdict),
-                    reset, id, mid, lo, hi, c->p_adjusted, mde_text(c));
+                    reset, id, mid, lo, hi, c->p_adjusted, mde_text(c),
+                    c->confirmed ? " (confirmed, paired)"
+                    : c->same_program ? " (same program)"
+                                      : "");
     }
     if (opt->exact) {
         /* Exact counts: the numbers say it all; nothing drifts between two counts. */

@@ -33,7 +33,10 @@ GOLDEN = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fixture
 
 # Per-benchmark fields whose values depend on time: compared by type only.
 TIMED = {"warm_up.time_ns", "measurement_wall_s", "samples.totals_ns", "estimates", "r2",
-         "outliers", "process_cv"}
+         "outliers", "process_cv", "process_info"}
+# Per-benchmark fields present only when the processes happened to show them (two speed groups,
+# a spread a CPU explains): left out of every comparison.
+BY_CHANCE = {"modes", "spread_cause"}
 # Simulated cache misses are not exact per iteration (test_instructions.py says why).
 INEXACT_METRICS = {"d1_misses", "ll_misses"}
 # Context fields compared by value; the rest by name only (they describe the machine).
@@ -79,6 +82,8 @@ def names(v):
 def mask_benchmark(b):
     out = {}
     for k, v in b.items():
+        if k in BY_CHANCE:
+            continue
         if k in TIMED:
             out[k] = shape(v)
         elif k == "warm_up":
@@ -109,7 +114,8 @@ def mask_time_doc(doc):
     """A time run's document: names and types only; the context's names only."""
     out = shape(doc)
     out["context"] = names(doc["context"])
-    out["benchmarks"] = {b["id"]: shape(b) for b in doc["benchmarks"]}
+    out["benchmarks"] = {b["id"]: shape({k: v for k, v in b.items() if k not in BY_CHANCE})
+                         for b in doc["benchmarks"]}
     return out
 
 
