@@ -185,6 +185,9 @@ void bench__context_collect(bench__context *c, const bench__run_options *opt);
 
 /** Measures the canaries (about 0.6 s) into out, ns per unit each. 0, or BENCH_ENOMEM. */
 int bench__canaries_measure(double out[BENCH__NCANARIES]);
+/** The memory canary's buffer for a largest last-level cache of llc_bytes (0: unknown): four
+ * times it, at least 64 MiB, at most 1 GiB, in whole MiB. */
+size_t bench__canary_memory_bytes(size_t llc_bytes);
 /**
  * The machine's drift from `then` to `now`: drift[k] = now/then - 1 for each canary known on both
  * sides (NaN otherwise), and in words ("reads from memory 12.0% slower, ...") into words.
