@@ -53,6 +53,14 @@ typedef struct bench__gpu {
     double bandwidth_bytes_per_s; /* theoretical: 2 x memory clock x bus width / 8, B/s */
     char driver_version[16];  /* CUDA version the driver supports, e.g. "13.0"; "" none */
     char runtime_version[16]; /* CUDA runtime built in, e.g. "13.0"; "" without CUDA */
+    char module_loading[8];   /* CUDA module loading in effect: "eager", "lazy", "" unknown */
+    bool module_loading_set;  /* the harness set CUDA_MODULE_LOADING=EAGER (it was unset) */
+    bool nvml_available;      /* GPU state (clocks, power, ...) is read through NVML */
+    char nvml_reason[256];    /* why not, when !nvml_available; "" otherwise */
+    int sm_clock_default_mhz; /* NVML's default applications SM clock, MHz */
+    int sm_clock_max_mhz;     /* NVML's highest SM clock, MHz */
+    int mem_clock_max_mhz;    /* NVML's highest memory clock, MHz */
+    int sm_clock_locked_mhz;  /* SM clock locked for this run (--gpu-lock-clocks), MHz; -1 none */
 } bench__gpu;
 /* ---- end GPU context ---- */
 

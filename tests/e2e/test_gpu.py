@@ -33,8 +33,14 @@ GPU_SUITE_IDS = [
 GPU_KEYS = [
     "available", "reason", "device_count", "name", "pci_bus_id", "compute_capability", "sm_count",
     "memory_bytes", "l2_bytes", "memory_bus_width_bits", "clock_khz", "memory_clock_khz",
-    "theoretical_bandwidth_bytes_per_s", "driver_version", "runtime_version",
+    "theoretical_bandwidth_bytes_per_s", "driver_version", "runtime_version", "module_loading",
+    "module_loading_set_by_harness", "nvml_available", "nvml_reason", "sm_clock_default_mhz",
+    "sm_clock_max_mhz", "memory_clock_max_mhz", "sm_clock_locked_mhz",
 ]
+# Per-sample GPU state (NVML) of a measured CUDA benchmark, and the facts derived from it.
+NVML_METRICS = ["gpu_sm_cycles", "gpu_mem_cycles", "gpu_energy", "gpu_slowdown_ns"]
+NVML_FACTS = ["gpu_sm_clock_reference_mhz", "gpu_sm_clock_threshold_mhz", "gpu_throttled_samples",
+              "gpu_sm_clock_mhz", "gpu_mem_clock_mhz", "gpu_power_w", "gpu_temperature_max_c"]
 
 
 def run(prog, *args, env=None):
@@ -105,10 +111,36 @@ class ContextTest(Case):
                       "clock_khz", "memory_clock_khz", "theoretical_bandwidth_bytes_per_s"):
                 self.assertGreater(g[k], 0, k)
             self.assertRegex(g["driver_version"], r"^\d+\.\d+$")
+            self.assertIn(g["module_loading"], ("eager", "lazy", ""))
+            if g["nvml_available"]:
+                self.assertEqual(g["nvml_reason"], "")
+            else:
+                self.assertTrue(g["nvml_reason"], "an unavailable NVML must say why")
         else:
             self.assertTrue(g["reason"], "an unavailable GPU must say why")
             self.assertEqual(g["name"], "")
             self.assertEqual(g["sm_count"], -1)
+            self.assertFalse(g["nvml_available"])
+            self.assertEqual(g["nvml_reason"], "no usable GPU")
+            self.assertEqual(g["sm_clock_default_mhz"], -1)
+        self.assertEqual(g["sm_clock_locked_mhz"], -1)
+
+    def test_lock_clocks_without_permission_or_gpu_warns(self):
+        """--gpu-lock-clocks where it cannot lock: a warning, the run goes on, exit 0."""
+        g = gpu_context()
+        if g["available"] and g["nvml_available"] and os.geteuid() == 0:
+            self.skipTest("root with a GPU and NVML: locking would really change the clocks")
+        p, doc = self.run_json(FIXTURE, "--gpu-lock-clocks", "1200", "--exact", "cpu/spin")
+        self.assert_exit(p, 0)
+        self.assertRegex(p.stderr, r"bench: warning: --gpu-lock-clocks: the SM clock is not "
+                                   r"locked \(.+\); the GPU runs at the clocks it chooses")
+        self.assertEqual(doc["context"]["gpu"]["sm_clock_locked_mhz"], -1)
+        self.assertEqual(doc["benchmarks"][0]["status"], "ok")
+
+    def test_lock_clocks_range_is_checked(self):
+        p = run(FIXTURE, "--gpu-lock-clocks", "50", "--exact", "cpu/spin")
+        self.assert_exit(p, 2)
+        self.assertIn("--gpu-lock-clocks", p.stderr)
 
     def test_runtime_version_matches_build(self):
         g = gpu_context()
@@ -211,7 +243,8 @@ class RunTest(Case):
     def test_fixture_measures_cuda_benchmarks(self):
         p, doc = self.run_json(FIXTURE, "^(cuda|cpu)/")
         self.assert_exit(p, 0)
-        self.assertEqual(sorted(ran_lines(p.stderr)), sorted(CUDA_IDS))
+        # Each benchmark's body runs once in each of its worker processes.
+        self.assertEqual(sorted(set(ran_lines(p.stderr))), sorted(CUDA_IDS))
         self.assertNotIn("stream=no", p.stderr)
         for r in doc["benchmarks"]:
             self.assertEqual(r["status"], "ok", r)
@@ -224,6 +257,36 @@ class RunTest(Case):
             for k in ("gpu_mem_used_before_bytes", "gpu_mem_used_after_bytes"):
                 self.assertGreater(r["facts"][k]["value"], 0, k)
                 self.assertEqual(r["facts"][k]["unit"], "B")
+            if doc["context"]["gpu"]["nvml_available"]:
+                for k in NVML_METRICS:
+                    self.assertEqual(len(r["metrics"][k]["totals"]),
+                                     len(r["samples"]["totals_ns"]), k)
+                for k in NVML_FACTS:
+                    self.assertIn(k, r["facts"], r["id"])
+                self.assertGreater(r["facts"]["gpu_sm_clock_mhz"]["value"], 0)
+
+    def test_eager_loading_unless_chosen(self):
+        env = dict(os.environ)
+        env.pop("CUDA_MODULE_LOADING", None)
+        g = gpu_context(env={"CUDA_MODULE_LOADING": "EAGER"})
+        self.assertEqual(g["module_loading"], "eager")
+        self.assertFalse(g["module_loading_set_by_harness"])
+        p, doc = self.run_json(FIXTURE, "--exact", "cpu/spin", env=env)
+        self.assert_exit(p, 0)
+        self.assertEqual(doc["context"]["gpu"]["module_loading"], "eager")
+        self.assertTrue(doc["context"]["gpu"]["module_loading_set_by_harness"])
+
+    def test_blocking_benchmarks_run_under_lazy_loading(self):
+        """The user's CUDA_MODULE_LOADING=LAZY stands, and the cold, blocking benchmarks still
+        run: their first timed block loads the body's kernels without holding the stream."""
+        env = env_with(CUDA_MODULE_LOADING="LAZY")
+        p, doc = self.run_json(FIXTURE, "--exact", "cuda/cold_blocking", env=env)
+        self.assert_exit(p, 0)
+        self.assertEqual(doc["context"]["gpu"]["module_loading"], "lazy")
+        p, doc = self.run_json(BENCH, "--quick", "--exact", "gpu/vector_similarity_batch_cold/10000",
+                               env=env)
+        self.assert_exit(p, 0)
+        self.assertEqual(doc["benchmarks"][0]["status"], "ok")
 
     def test_hidden_gpu_is_skipped(self):
         env = {"CUDA_VISIBLE_DEVICES": ""}
