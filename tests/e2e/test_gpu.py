@@ -29,6 +29,7 @@ GPU_SUITE_IDS = [
     "gpu/read_probe/10000", "gpu/read_probe/100000",
     "gpu/vector_similarity_batch/10000", "gpu/vector_similarity_batch/100000",
     "gpu/vector_similarity_batch_cold/10000",
+    "gpu/vector_similarity_batch_simple/10000", "gpu/vector_similarity_batch_simple/100000",
 ]
 GPU_KEYS = [
     "available", "reason", "device_count", "name", "pci_bus_id", "compute_capability", "sm_count",
