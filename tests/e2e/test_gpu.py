@@ -17,6 +17,7 @@ import os
 import re
 import subprocess
 import sys
+import tempfile
 import unittest
 
 FIXTURE = os.environ.get("E2E_GPU_FIXTURE", "")
@@ -308,6 +309,120 @@ class RunTest(Case):
             self.assertEqual(r["status"], "ok", r)
             self.assertGreater(r["throughput"]["bytes_per_iteration"], 0)
             self.assertIn("host_wall", r["metrics"])
+
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def fake_gpu_run():
+    """A results document as a GPU run of the gpu/ group writes it (numbers chosen by hand)."""
+    gpu = {"available": True, "name": "Fake H200", "compute_capability": "9.0", "sm_count": 132,
+           "clock_khz": 1980000, "theoretical_bandwidth_bytes_per_s": 4.8e12,
+           "nvml_available": True, "nvml_reason": "", "sm_clock_default_mhz": 1980,
+           "sm_clock_max_mhz": 1980, "module_loading": "eager"}
+
+    def entry(name, n, ns, nbytes, throttled=0, samples=40):
+        return {"id": f"gpu/{name}/{n}", "name": name, "param": n, "status": "ok",
+                "estimates": {"median": {"point": ns}},
+                "throughput": {"bytes_per_iteration": nbytes},
+                "samples": {"totals_ns": [1e6] * samples},
+                "metrics": {"host_wall": {"per_iteration": {"median": {"point": ns * 1.1}}}},
+                "facts": {"gpu_sm_clock_mhz": {"value": 1975.0},
+                          "gpu_throttled_samples": {"value": throttled}}}
+    cand = 100000 * 768 * 4
+    return {"context": {"gpu": gpu}, "benchmarks": [
+        entry("read_probe", 100000, 71630.0, cand),
+        entry("vector_similarity_batch", 100000, 300000.0, cand + 400000 + 196608, throttled=3),
+        entry("vector_similarity_batch_simple", 100000, 599400.0, cand + 400000 + 196608),
+        {"id": "gpu/vector_similarity_batch_cold/10000", "name": "vector_similarity_batch_cold",
+         "param": 10000, "status": "failed", "message": "CUDA error: something"},
+    ]}
+
+
+class ReportTest(Case):
+    """scripts/gpu_report.py on a hand-made GPU run: the figures gpu_check.sh and
+    device_check.sh print, checked without a GPU."""
+
+    def report(self, doc, torch=None):
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "run.json")
+            with open(path, "w", encoding="utf-8") as f:
+                json.dump(doc, f)
+            args = [sys.executable, os.path.join(ROOT, "scripts", "gpu_report.py"), path]
+            if torch is not None:
+                tpath = os.path.join(d, "torch.json")
+                with open(tpath, "w", encoding="utf-8") as f:
+                    json.dump(torch, f)
+                args += ["--torch", tpath]
+            p = subprocess.run(args, capture_output=True, text=True, check=False, timeout=60)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        return p.stdout
+
+    def test_bandwidth_compute_and_throttling(self):
+        out = self.report(fake_gpu_run())
+        # 132 SMs x 128 lanes x 2 x 1.98 GHz
+        self.assertIn("FP32 peak 66.9 TFLOP/s", out)
+        probe = next(ln for ln in out.splitlines() if ln.startswith("gpu/read_probe/100000"))
+        # 307.2 MB in 71.63 us: 4289 GB/s, 0.89 of 4800
+        self.assertRegex(probe, r" 4289 +0\.89 +1\.00 ")
+        search = next(ln for ln in out.splitlines()
+                      if ln.startswith("gpu/vector_similarity_batch/100000"))
+        # 2 x 64 x 100000 x 768 flop in 300 us: 32.77 TFLOP/s, 0.49 of the peak
+        self.assertRegex(search, r" 32\.77 +0\.49 +1975 +3/43$")
+        self.assertIn("throttled samples (mean SM clock below 75% of the reference, left out of "
+                      "the estimates): 3", out)
+        self.assertIn("gpu/vector_similarity_batch_cold/10000: failed: CUDA error: something", out)
+        self.assertIn("NVML: default SM clock 1980 MHz", out)
+
+    def test_against_pytorch(self):
+        torch = {"fp32_ns": {"100000": 418500.0}, "tf32_ns": {"100000": 264900.0}}
+        out = self.report(fake_gpu_run(), torch)
+        row = next(ln for ln in out.splitlines() if ln.strip().startswith("100000"))
+        self.assertRegex(row, r"300\.0 us +599\.4 us +418\.5 us +264\.9 us +32\.8 +1\.40x "
+                              r"+0\.88x")
+
+    def test_unreadable_file_is_exit_2(self):
+        p = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "gpu_report.py"),
+                            "/nonexistent/run.json"], capture_output=True, text=True,
+                           check=False, timeout=60)
+        self.assertEqual(p.returncode, 2)
+
+
+class ScriptsTest(Case):
+    """gpu_check.sh and device_check.sh say what they need and stop cleanly where it is
+    missing."""
+
+    def test_gpu_check_without_a_gpu_is_exit_2(self):
+        if gpu_available():
+            self.skipTest("a GPU is available: scripts/gpu_check.sh runs for real there")
+        build = os.path.dirname(os.path.dirname(BENCH))
+        with tempfile.TemporaryDirectory() as d:
+            p = subprocess.run([os.path.join(ROOT, "scripts", "gpu_check.sh"), "-n", "-b", build,
+                                "-o", d], capture_output=True, text=True, check=False,
+                               timeout=120)
+        self.assert_exit(p, 2)
+        if HAVE_CUDA == "0":
+            self.assertIn("gpu_check: this build has no CUDA layer", p.stderr)
+        else:
+            self.assertIn("gpu_check: no usable GPU: " + gpu_context(BENCH)["reason"], p.stderr)
+
+    def test_gpu_check_checks_its_options(self):
+        p = subprocess.run([os.path.join(ROOT, "scripts", "gpu_check.sh"), "-A", "x"],
+                           capture_output=True, text=True, check=False, timeout=60)
+        self.assert_exit(p, 2)
+        self.assertIn("-A takes whole seconds", p.stderr)
+
+    def test_device_check_needs_a_prepared_build(self):
+        with tempfile.TemporaryDirectory() as d:
+            p = subprocess.run([os.path.join(ROOT, "scripts", "device_check.sh"), "run", d,
+                                os.path.join(d, "no-build")], capture_output=True, text=True,
+                               check=False, timeout=60)
+            self.assert_exit(p, 2)
+            self.assertIn("no prepared build", p.stderr)
+        p = subprocess.run([os.path.join(ROOT, "scripts", "device_check.sh")],
+                           capture_output=True, text=True, check=False, timeout=60)
+        self.assert_exit(p, 2)
+        self.assertIn("Usage: scripts/device_check.sh prepare", p.stderr)
 
 
 def main():
