@@ -459,8 +459,11 @@ void bench__cuda_analyze(bench__result *r)
     if (!sm || n == 0 || find_fact(r, "gpu_throttled_samples"))
         return; /* no GPU state, no samples, or done already */
     const bench__fact *ref = find_fact(r, "gpu_sm_clock_reference_mhz");
-    /* A lock set by this process (the manager) is the reference of every sample it gathered. */
+    /* A lock set by this process (the manager) is the reference of every sample it gathered;
+     * its workers, which did not lock, named the default clock. */
     double base = cu.locked_mhz > 0 ? (double)cu.locked_mhz : ref ? ref->value : -1;
+    if (cu.locked_mhz > 0)
+        bench__fact_add(r, "gpu_sm_clock_reference_mhz", "MHz", base);
     size_t throttled = 0;
     bool *keep = malloc(n * sizeof *keep);
     if (!keep)
