@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# The GPU checks for a machine lent for a few minutes (docs/gpu.md), in two steps: `prepare`
-# builds on the development machine, whose packages the lent machine lacks; `run` runs there,
+# The GPU checks for a machine borrowed for a few minutes (docs/gpu.md), in two steps: `prepare`
+# builds on the development machine, whose packages the GPU machine lacks; `run` runs there,
 # from the repository root, in well under 10 minutes, everything GPU-related that cannot run
 # without a GPU, and writes its output under OUT_DIR.
 #
 # Usage: scripts/device_check.sh prepare [BUILD_DIR]
 #        scripts/device_check.sh run OUT_DIR [BUILD_DIR]
-#   BUILD_DIR defaults to build-device (ignored by git; carry it to the lent machine).
+#   BUILD_DIR defaults to build-device (ignored by git; carry it to the GPU machine).
 #
 # prepare: a Release build with CUDA (-Werror) into BUILD_DIR; the shared libraries the programs
 #   need beyond a stock system (libcjson, libcpuid, libpfm, libcmocka) copied into
@@ -16,8 +16,9 @@
 #   they differ, then: the machine's facts (nvidia-smi clocks, power and throttle reasons, the
 #   CPU's caches); scripts/gpu_check.sh on the build as it is (ctest -L gpu, the end-to-end GPU
 #   run, the gpu/ group with bandwidth, TFLOP/s, clocks and throttled samples, an A/A --ab of
-#   6 s per benchmark); PyTorch's FP32 and TF32 times of the same searches
-#   (scripts/gpu_torch_compare.py) and the side-by-side table (scripts/gpu_report.py --torch);
+#   6 s per benchmark of the read probes and the hot searches); PyTorch's FP32 and TF32 times of
+#   the same searches (scripts/gpu_torch_compare.py) and the side-by-side table
+#   (scripts/gpu_report.py --torch);
 #   a saved baseline and a comparison with it seconds later, for the drift canaries. With
 #   DEVICE_CHECK_NCU=1 also Nsight Compute's speed of light and occupancy of the dots kernel
 #   (--clock-control none: the clocks are never touched). Nothing here changes the GPU's
@@ -133,14 +134,15 @@ run() {
     fi
     failed=()
     local self="scripts/device_check.sh"
-    step 30 "facts" "$self" _facts
+    step 20 "facts" "$self" _facts
     # From the source directory the build names (gpu_check.sh works from its own checkout), so
     # that ctest finds what it was built with.
-    step 330 "gpu_check" "$src/scripts/gpu_check.sh" -n -b "$build" -o "$out" -A 6
-    step 120 "PyTorch" python3 scripts/gpu_torch_compare.py --json "$out/torch.json"
+    step 360 "gpu_check" "$src/scripts/gpu_check.sh" -n -b "$build" -o "$out" -A 6 \
+        -F '^gpu/(read_probe|vector_similarity_batch)/'
+    step 90 "PyTorch" python3 scripts/gpu_torch_compare.py --json "$out/torch.json"
     step 60 "drift canaries" "$self" _canaries "$build/benches/bench" "$out"
     if [[ "${DEVICE_CHECK_NCU:-0}" == 1 ]]; then
-        step 120 "Nsight Compute" ncu --clock-control none --kernel-name regex:dots_kernel \
+        step 60 "Nsight Compute" ncu --clock-control none --kernel-name regex:dots_kernel \
             --launch-count 2 --section SpeedOfLight --section Occupancy \
             "$build/benches/bench" --profile-time 1 --exact gpu/vector_similarity_batch/10000
     fi

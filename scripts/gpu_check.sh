@@ -11,12 +11,13 @@
 # where every benchmark should come out "no change".
 #
 # Usage: scripts/gpu_check.sh [-q] [-a] [-p] [-n] [-b BUILD_DIR] [-o OUT_DIR] [-A SECONDS]
-#                             [-- BENCH_ARGS...]
+#                             [-F REGEX] [-- BENCH_ARGS...]
 #   -q  quick benchmark run (--quick)       -a  run the whole ctest suite, not only `gpu`
 #   -p  also profile with scripts/gpu_profile.sh when nsys/ncu are installed
 #   -n  no build: use BUILD_DIR as it is    -b  build directory (default build-gpu)
 #   -o  where logs and JSON go (default BUILD_DIR)
 #   -A  seconds per benchmark of the A/A --ab run (default 10; 0 skips it)
+#   -F  the benchmarks of the A/A run (default ^gpu/)
 #   BENCH_ARGS go to the benchmark run.
 # Results: OUT_DIR/gpu_check.json (the benchmark run's JSON), gpu_check.ctest.log,
 # gpu_check.ab.log.
@@ -33,7 +34,8 @@ no_build=false
 build="build-gpu"
 out=""
 ab_time=10
-while getopts ":qapnb:o:A:h" opt; do
+ab_filter='^gpu/'
+while getopts ":qapnb:o:A:F:h" opt; do
     case "$opt" in
         q) quick=(--quick) ;;
         a) all_tests=true ;;
@@ -42,6 +44,7 @@ while getopts ":qapnb:o:A:h" opt; do
         b) build="$OPTARG" ;;
         o) out="$OPTARG" ;;
         A) ab_time="$OPTARG" ;;
+        F) ab_filter="$OPTARG" ;;
         h) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
         :) echo "gpu_check: -$OPTARG needs a value" >&2; exit 2 ;;
         *) echo "gpu_check: unknown option -$OPTARG (try -h)" >&2; exit 2 ;;
@@ -141,7 +144,7 @@ if [[ "$ab_time" -gt 0 ]]; then
     # A copy with a name of the same length: layout effects of the file name stay equal.
     copy="$(dirname "$bench")/bencA"
     cp "$bench" "$copy"
-    "$bench" --ab "$copy" --ab-time "$ab_time" '^gpu/' 2>&1 | tee "$out/gpu_check.ab.log" ||
+    "$bench" --ab "$copy" --ab-time "$ab_time" "$ab_filter" 2>&1 | tee "$out/gpu_check.ab.log" ||
         arc=$?
     rm -f "$copy"
     echo "(an A/A comparison should find \"no change\" for every benchmark; exit $arc)"
