@@ -4,7 +4,9 @@
  * of 768 floats on the GPU (workloads/wl_gpu.h), hot (L2 kept warm, sample after sample) and cold
  * (L2 flushed and the stream blocked before every single search, nvbench's cold measurement), and
  * a device read-bandwidth probe over the same candidate block, so the search's effective
- * bandwidth can be put against the device's in one run (scripts/gpu_check.sh does that).
+ * bandwidth can be put against the device's in one run (scripts/gpu_check.sh does that). The
+ * `_simple` variants run the first kernel of the dot products (WL_GPU_SCORES_SIMPLE), kept so
+ * that a GPU run shows what the register-blocked default gains over it.
  *
  * Each is a CUDA benchmark: its time is GPU time between CUDA events, host wall time goes to the
  * metric "host_wall". Without a usable GPU, or in a build without CUDA, each is skipped with the
@@ -44,8 +46,9 @@ static float *make_queries(void)
     return q;
 }
 
-/* The candidates of `count` rows on the device, with the queries set; NULL after bench_fail. */
-static wl_gpu_similarity *upload(bench_t *b, size_t count)
+/* The candidates of `count` rows on the device, with the queries set and the dot products'
+ * kernel chosen; NULL after bench_fail. */
+static wl_gpu_similarity *upload(bench_t *b, size_t count, int kernel)
 {
     int rc = 0;
     char msg[256];
@@ -64,6 +67,8 @@ static wl_gpu_similarity *upload(bench_t *b, size_t count)
     float *q = make_queries();
     rc = q ? wl_gpu_similarity_set_queries(s, q, QUERIES) : WL_E_NOMEM;
     free(q);
+    if (rc == 0)
+        rc = wl_gpu_similarity_set_scores_kernel(s, kernel);
     if (rc != 0) {
         bench_fail(b, "cannot set the queries: %s (%s)", wl_strerror(rc),
                    wl_gpu_similarity_error(s));
@@ -95,9 +100,9 @@ static void check_results(bench_t *b, wl_gpu_similarity *s, void *stream, size_t
 }
 
 /* One batched search of QUERIES queries against `count` candidates per iteration. */
-static void search(bench_t *b, size_t count, bool cold)
+static void search(bench_t *b, size_t count, bool cold, int kernel)
 {
-    wl_gpu_similarity *s = upload(b, count);
+    wl_gpu_similarity *s = upload(b, count, kernel);
     if (!s)
         return;
     void *stream = bench_cuda_stream(b);
@@ -132,20 +137,27 @@ static void search(bench_t *b, size_t count, bool cold)
 
 BENCH_FN(gpu, vector_similarity_batch, .kind = BENCH_KIND_CUDA, BENCH_PARAMS(10000, 100000))
 {
-    search(b, (size_t)bench_param(b), false);
+    search(b, (size_t)bench_param(b), false, WL_GPU_SCORES_BLOCKED);
 }
 
 BENCH_FN(gpu, vector_similarity_batch_cold, .kind = BENCH_KIND_CUDA, .cuda_cold = 1,
          .cuda_blocking = 1, BENCH_PARAMS(10000))
 {
-    search(b, (size_t)bench_param(b), true);
+    search(b, (size_t)bench_param(b), true, WL_GPU_SCORES_BLOCKED);
+}
+
+/* The same search with the first kernel of the dot products, for comparison. */
+BENCH_FN(gpu, vector_similarity_batch_simple, .kind = BENCH_KIND_CUDA,
+         BENCH_PARAMS(10000, 100000))
+{
+    search(b, (size_t)bench_param(b), false, WL_GPU_SCORES_SIMPLE);
 }
 
 /* The device's streaming-read bandwidth over the same candidate block (4ND bytes). */
 BENCH_FN(gpu, read_probe, .kind = BENCH_KIND_CUDA, BENCH_PARAMS(10000, 100000))
 {
     size_t count = (size_t)bench_param(b);
-    wl_gpu_similarity *s = upload(b, count);
+    wl_gpu_similarity *s = upload(b, count, WL_GPU_SCORES_BLOCKED);
     if (!s)
         return;
     void *stream = bench_cuda_stream(b);

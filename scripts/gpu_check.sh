@@ -5,14 +5,22 @@
 # `gpu`: the probe, the CUDA benchmarks end to end, the GPU similarity against the CPU on several
 # seeds) and insists that none of them was skipped, then runs the suite's `gpu/` benchmarks and
 # prints each kernel's effective bandwidth against the device's theoretical bandwidth
-# (2 x memory clock x bus width) and against the read probe over the same buffer, and the
-# similarity's FP32 rate against the device's peak.
+# (2 x memory clock x bus width) and against the read probe over the same buffer, the
+# similarity's FP32 rate against the device's peak, each benchmark's mean SM clock and throttled
+# samples (NVML), and last an A/A comparison (--ab of the program against a copy of itself),
+# where every benchmark should come out "no change".
 #
-# Usage: scripts/gpu_check.sh [-q] [-a] [-p] [-b BUILD_DIR] [-- BENCH_ARGS...]
+# Usage: scripts/gpu_check.sh [-q] [-a] [-p] [-n] [-b BUILD_DIR] [-o OUT_DIR] [-A SECONDS]
+#                             [-F REGEX] [-- BENCH_ARGS...]
 #   -q  quick benchmark run (--quick)       -a  run the whole ctest suite, not only `gpu`
 #   -p  also profile with scripts/gpu_profile.sh when nsys/ncu are installed
-#   -b  build directory (default build-gpu) BENCH_ARGS go to the benchmark run
-# Results: BUILD_DIR/gpu_check.json (the benchmark run's JSON).
+#   -n  no build: use BUILD_DIR as it is    -b  build directory (default build-gpu)
+#   -o  where logs and JSON go (default BUILD_DIR)
+#   -A  seconds per benchmark of the A/A --ab run (default 10; 0 skips it)
+#   -F  the benchmarks of the A/A run (default ^gpu/)
+#   BENCH_ARGS go to the benchmark run.
+# Results: OUT_DIR/gpu_check.json (the benchmark run's JSON), gpu_check.ctest.log,
+# gpu_check.ab.log.
 #
 # Exit: 0 all passed; 1 a test failed or was skipped; 2 usage error, build error, no CUDA in the
 # build or no usable GPU; 3 a benchmark failed.
@@ -22,13 +30,21 @@ cd "$(dirname "$0")/.."
 quick=()
 all_tests=false
 profile=false
+no_build=false
 build="build-gpu"
-while getopts ":qapb:h" opt; do
+out=""
+ab_time=10
+ab_filter='^gpu/'
+while getopts ":qapnb:o:A:F:h" opt; do
     case "$opt" in
         q) quick=(--quick) ;;
         a) all_tests=true ;;
         p) profile=true ;;
+        n) no_build=true ;;
         b) build="$OPTARG" ;;
+        o) out="$OPTARG" ;;
+        A) ab_time="$OPTARG" ;;
+        F) ab_filter="$OPTARG" ;;
         h) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
         :) echo "gpu_check: -$OPTARG needs a value" >&2; exit 2 ;;
         *) echo "gpu_check: unknown option -$OPTARG (try -h)" >&2; exit 2 ;;
@@ -36,6 +52,12 @@ while getopts ":qapb:h" opt; do
 done
 shift $((OPTIND - 1))
 if [[ $# -gt 0 && "$1" == "--" ]]; then shift; fi
+if ! [[ "$ab_time" =~ ^[0-9]+$ ]]; then
+    echo "gpu_check: -A takes whole seconds, not '$ab_time'" >&2
+    exit 2
+fi
+out="${out:-$build}"
+mkdir -p "$out"
 
 if command -v nvidia-smi >/dev/null 2>&1; then
     echo "== nvidia-smi"
@@ -43,25 +65,34 @@ if command -v nvidia-smi >/dev/null 2>&1; then
         --format=csv || true
 fi
 
-echo "== build ($build, Release, CUDA)"
 jobs="$(nproc 2>/dev/null || echo 2)"
-start=$SECONDS
-mkdir -p "$build"
-if ! cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DHARNESS_WERROR=ON \
-    >"$build/gpu_check.configure.log" 2>&1 ||
-    ! cmake --build "$build" -j "$jobs" >"$build/gpu_check.build.log" 2>&1; then
-    echo "gpu_check: the build failed; see $build/gpu_check.configure.log and" \
-        "$build/gpu_check.build.log" >&2
-    tail -n 30 "$build/gpu_check.build.log" "$build/gpu_check.configure.log" 2>/dev/null >&2 || true
-    exit 2
+if $no_build; then
+    echo "== build: using $build as it is"
+    if [[ ! -x "$build/benches/bench" ]]; then
+        echo "gpu_check: -n: no $build/benches/bench" >&2
+        exit 2
+    fi
+else
+    echo "== build ($build, Release, CUDA)"
+    start=$SECONDS
+    mkdir -p "$build"
+    if ! cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DHARNESS_WERROR=ON \
+        >"$out/gpu_check.configure.log" 2>&1 ||
+        ! cmake --build "$build" -j "$jobs" >"$out/gpu_check.build.log" 2>&1; then
+        echo "gpu_check: the build failed; see $out/gpu_check.configure.log and" \
+            "$out/gpu_check.build.log" >&2
+        tail -n 30 "$out/gpu_check.build.log" "$out/gpu_check.configure.log" 2>/dev/null >&2 ||
+            true
+        exit 2
+    fi
+    echo "built in $((SECONDS - start)) s"
 fi
-echo "built in $((SECONDS - start)) s"
 bench="$build/benches/bench"
 version="$("$bench" --version)"
 echo "$version"
 if [[ "$version" != *"CUDA events: CUDA "* ]]; then
     echo "gpu_check: this build has no CUDA layer (CMake did not find nvcc and the CUDA toolkit;" \
-        "set CUDACXX or put nvcc on PATH); see $build/gpu_check.configure.log" >&2
+        "set CUDACXX or put nvcc on PATH); see $out/gpu_check.configure.log" >&2
     exit 2
 fi
 "$bench" --context | grep -E '^(gpu|cuda) ' || true
@@ -73,7 +104,7 @@ fi
 echo "== GPU tests (ctest$($all_tests || echo ' -L gpu'))"
 label=(-L gpu)
 if $all_tests; then label=(); fi
-log="$build/gpu_check.ctest.log"
+log="$out/gpu_check.ctest.log"
 rc=0
 ctest --test-dir "$build" "${label[@]}" --output-on-failure -j "$jobs" 2>&1 | tee "$log" || rc=$?
 if [[ $rc -ne 0 ]]; then
@@ -96,7 +127,7 @@ if [[ "$e2e_out" != "OK" ]]; then
 fi
 
 echo "== GPU benchmarks (^gpu/)"
-json="$build/gpu_check.json"
+json="$out/gpu_check.json"
 brc=0
 "$bench" "${quick[@]}" --json "$json" "$@" '^gpu/' || brc=$?
 if [[ $brc -ne 0 && $brc -ne 1 ]]; then
@@ -104,54 +135,26 @@ if [[ $brc -ne 0 && $brc -ne 1 ]]; then
     [[ -f "$json" ]] || exit 3
 fi
 
-echo "== bandwidth and compute against the device"
-python3 - "$json" <<'EOF'
-import json, re, sys
+echo "== bandwidth, compute and clocks against the device"
+python3 scripts/gpu_report.py "$json"
 
-doc = json.load(open(sys.argv[1]))
-gpu = doc["context"]["gpu"]
-theo = gpu["theoretical_bandwidth_bytes_per_s"]
-cc = gpu["compute_capability"]
-# FP32 lanes per SM: 64 on Volta, Turing and A100 (8.0), 128 on GA10x, Ada, Hopper, Blackwell.
-lanes = 64 if cc in ("7.0", "7.2", "7.5", "8.0") else 128
-peak = gpu["sm_count"] * lanes * 2 * gpu["clock_khz"] * 1e3 if gpu["sm_count"] > 0 else 0
-print(f"device: {gpu['name']} (cc {cc}, {gpu['sm_count']} SMs), theoretical bandwidth "
-      f"{theo / 1e9:.0f} GB/s, FP32 peak {peak / 1e12:.1f} TFLOP/s (boost clock)")
-rows, probe = [], {}
-for r in doc["benchmarks"]:
-    if r["status"] != "ok":
-        print(f"{r['id']}: {r['status']}: {r.get('message', '')}")
-        continue
-    t = r["estimates"]["median"]["point"]  # ns per iteration, GPU time
-    host = r.get("metrics", {}).get("host_wall", {}).get("per_iteration", {}).get("median", {})
-    bytes_ = r["throughput"].get("bytes_per_iteration", 0)
-    bw = bytes_ / (t * 1e-9) if t > 0 else 0
-    n = r["param"]
-    if r["name"] == "read_probe":
-        probe[n] = bw
-    rows.append((r, t, host.get("point"), bw, n))
-print(f"{'benchmark':42} {'GPU time':>11} {'host wall':>11} {'GB/s':>8} {'of theo':>8} "
-      f"{'of probe':>8} {'TFLOP/s':>8} {'of peak':>8}")
-for r, t, host, bw, n in rows:
-    frac_probe = f"{bw / probe[n]:.2f}" if n in probe and probe[n] > 0 else "-"
-    tf = peak_frac = "-"
-    if r["name"].startswith("vector_similarity"):
-        flops = 2.0 * 64 * n * 768  # 64 queries x N candidates x D = 768
-        tf = f"{flops / (t * 1e-9) / 1e12:.2f}"
-        if peak > 0:
-            peak_frac = f"{flops / (t * 1e-9) / peak:.2f}"
-    hw = f"{host / 1e3:.1f} us" if host is not None else "-"
-    print(f"{r['id']:42} {t / 1e3:8.1f} us {hw:>11} {bw / 1e9:8.0f} "
-          f"{(bw / theo if theo > 0 else 0):8.2f} {frac_probe:>8} {tf:>8} {peak_frac:>8}")
-print("GB/s counts the inputs read once per iteration (docs/gpu.md); at 64 queries the search "
-      "does 32 flop per candidate byte, so it is bound by FP32 compute before memory on most GPUs.")
-EOF
+arc=0
+if [[ "$ab_time" -gt 0 ]]; then
+    echo "== A/A: --ab of the program against a copy of itself (${ab_time} s per benchmark)"
+    # A copy with a name of the same length: layout effects of the file name stay equal.
+    copy="$(dirname "$bench")/bencA"
+    cp "$bench" "$copy"
+    "$bench" --ab "$copy" --ab-time "$ab_time" "$ab_filter" 2>&1 | tee "$out/gpu_check.ab.log" ||
+        arc=$?
+    rm -f "$copy"
+    echo "(an A/A comparison should find \"no change\" for every benchmark; exit $arc)"
+fi
 
 if $profile; then
     echo "== profile"
     scripts/gpu_profile.sh || echo "gpu_check: profiling did not complete (see above)" >&2
 fi
-if [[ $brc -eq 3 ]]; then
+if [[ $brc -eq 3 || $arc -eq 3 ]]; then
     exit 3
 fi
 echo "gpu_check: all GPU checks passed"

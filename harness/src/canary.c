@@ -5,15 +5,18 @@
  *
  * The probes, each about 0.15 s: a dependent multiply-add chain (core clock and latency), eight
  * independent floating-point multiply-add streams (arithmetic throughput, which a busy SMT
- * sibling steals), repeated reads of a 256 KiB buffer (L2-sized data) and of a 64 MiB buffer
- * (memory bandwidth, which other tenants of the socket share). Each value is the median of the
- * time per unit of work over 101 repetitions of about 1 ms (see REPS); only ratios between two
- * runs on one machine mean anything.
+ * sibling steals), repeated reads of a 256 KiB buffer (L2-sized data) and of a buffer four times
+ * the largest last-level cache, at least 64 MiB and at most 1 GiB (memory bandwidth, which other
+ * tenants of the socket share; see memory_bytes). Each value is the median of the time per unit
+ * of work over 101 repetitions of about 1 ms (see REPS); only ratios between two runs on one
+ * machine mean anything.
  */
 #include <math.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "base.h"
 #include "context.h"
@@ -21,7 +24,7 @@
 #include "stats.h"
 
 const char *const bench__canary_names[BENCH__NCANARIES] = {"latency_chain", "compute",
-                                                           "l2_read", "dram_read"};
+                                                           "l2_read", "memory_read"};
 const char *const bench__canary_words[BENCH__NCANARIES] = {
     "dependent arithmetic (a latency chain)", "arithmetic throughput", "reads of L2-sized data",
     "reads from memory"};
@@ -74,7 +77,7 @@ typedef struct buffer {
     const uint64_t *w;
     size_t words;
     size_t pos; /* where the next repetition reads on: the buffer is read round and round, so a
-                 * short repetition of the 64 MiB one still reads memory, not cache */
+                 * short repetition of the memory one still reads memory, not cache */
 } buffer;
 
 /* units: KiB read (the buffer over and over). */
@@ -125,15 +128,87 @@ static double measure(kernel_fn fn, void *arg)
     return bench__median_inplace(v, REPS);
 }
 
+/* The largest cache of level 3 or above that sysfs describes for CPU 0, in bytes (the caches of
+ * one level are alike on every socket or chiplet); 0 if none. */
+static size_t largest_llc_sysfs(void)
+{
+    size_t best = 0;
+    for (int idx = 0; idx < 16; idx++) {
+        char path[96];
+        snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/level", idx);
+        FILE *f = fopen(path, "r");
+        if (!f)
+            break;
+        int level = 0;
+        if (fscanf(f, "%d", &level) != 1)
+            level = 0;
+        fclose(f);
+        if (level < 3)
+            continue;
+        snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/size", idx);
+        if (!(f = fopen(path, "r")))
+            continue;
+        unsigned long long v = 0;
+        char unit = 'B';
+        int got = fscanf(f, "%llu%c", &v, &unit);
+        fclose(f);
+        if (got < 1)
+            continue;
+        size_t scale = unit == 'K' ? (size_t)1 << 10 : unit == 'M' ? (size_t)1 << 20
+                       : unit == 'G'                 ? (size_t)1 << 30
+                                                     : 1;
+        if ((size_t)v * scale > best)
+            best = (size_t)v * scale;
+    }
+    return best;
+}
+
+size_t bench__canary_memory_bytes(size_t llc_bytes)
+{
+    const size_t lo = (size_t)64 << 20, hi = (size_t)1 << 30;
+    size_t want = llc_bytes > hi / 4 ? hi : 4 * llc_bytes;
+    if (want < lo)
+        want = lo;
+    return want & ~(((size_t)1 << 20) - 1); /* whole MiB */
+}
+
+/*
+ * Why the memory probe's buffer follows the last-level cache: its reads must come from memory
+ * in every run, or the probe measures whichever share of the buffer the cache happened to keep.
+ * The first design read a fixed 64 MiB, which fits in the L3 of many server CPUs (105 MB and
+ * more per socket); how much of it stayed there then depended on what else the cache held and
+ * where the process ran. That is the likely cause of a comparison 30 s after a save, on a quiet
+ * 16-core GPU host, reading this probe "98.6% slower": cache speed in one run, memory speed in
+ * the next (on the development VM a 4 MiB buffer reads at 51 ns/KiB and a 64 MiB one at 113,
+ * the same factor of two). Four times the largest cache
+ * instance (one socket's L3, or one chiplet's) leaves at most a quarter of the buffer in the
+ * cache, whatever its replacement policy: STREAM's rule. The largest instance, not the sum, since
+ * one thread's reads fill its own cache only.
+ */
+static size_t memory_bytes(void)
+{
+    size_t llc = largest_llc_sysfs();
+#ifdef _SC_LEVEL3_CACHE_SIZE
+    if (llc == 0) {
+        long v = sysconf(_SC_LEVEL3_CACHE_SIZE);
+        if (v > 0)
+            llc = (size_t)v;
+    }
+#endif
+    return bench__canary_memory_bytes(llc);
+}
+
 int bench__canaries_measure(double out[BENCH__NCANARIES])
 {
     for (int k = 0; k < BENCH__NCANARIES; k++)
         out[k] = NAN;
     out[0] = measure(chain_kernel, NULL);
     out[1] = measure(compute_kernel, NULL);
-    size_t sizes[2] = {(size_t)256 << 10, (size_t)64 << 20};
+    size_t sizes[2] = {(size_t)256 << 10, memory_bytes()};
     for (int k = 0; k < 2; k++) {
         uint64_t *w = malloc(sizes[k]);
+        while (!w && k == 1 && sizes[k] > ((size_t)64 << 20)) /* short of memory: a smaller one */
+            w = malloc(sizes[k] /= 2);
         if (!w)
             return BENCH_ENOMEM;
         for (size_t i = 0; i < sizes[k] / sizeof *w; i++)

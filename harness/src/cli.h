@@ -51,6 +51,7 @@ typedef struct bench__cli {
     const char *perf_events; /* --perf-events LIST */
     bool list_events;
     bool alloc_stats;
+    unsigned gpu_lock_mhz;   /* --gpu-lock-clocks MHZ: the SM clock locked for the run; 0 off */
     const char *gbench_path; /* --export-gbench FILE */
     /* ---- instruction mode (instr.c) ---- */
     bool instructions;            /* --instructions */

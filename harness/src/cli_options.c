@@ -50,6 +50,8 @@ static const char usage_text[] =
     "      --sampling MODE        auto, linear or flat (default auto)\n"
     "      --profile-time S       run each selected benchmark for S seconds with no\n"
     "                             statistics, for an outside profiler (perf record, ...)\n"
+    "      --gpu-lock-clocks MHZ  lock the GPU's SM clock at MHZ for the run, 100..10000\n"
+    "                             (NVML; needs root; without permission: a warning)\n"
     "Processes:\n"
     "      --processes N          measure each benchmark in N fresh worker processes,\n"
     "                             interleaved across benchmarks, 1..1000 (default 10; 3 with\n"
@@ -196,7 +198,7 @@ typedef enum opt_id {
     O_LOAD, O_BASEDIR, O_LENIENT, O_STRICT, O_CALIBRATE, O_SIGNIF, O_NOISE, O_FAILREG, O_AB,
     O_AB_TIME, O_AB_PAIRS, O_AB_SCHEDULE, O_FIXED_LAYOUT, O_FAIL_INCONCLUSIVE, O_PROFILE_TIME, O_PERF_EVENTS, O_LIST_EVENTS, O_ALLOC_STATS,
     O_EXPORT_GBENCH, O_INSTR, O_INSTR_ITERS, O_INSTR_CACHE, O_PROCESSES,
-    O_IN_PROCESS, O_TIMEOUT, O_CONFIRM_TIME,
+    O_IN_PROCESS, O_TIMEOUT, O_CONFIRM_TIME, O_GPU_LOCK,
 } opt_id;
 
 typedef struct opt_def {
@@ -253,6 +255,7 @@ static const opt_def options[] = {
     {"in-process", 0, false, O_IN_PROCESS},
     {"timeout", 0, true, O_TIMEOUT},
     {"confirm-time", 0, true, O_CONFIRM_TIME},
+    {"gpu-lock-clocks", 0, true, O_GPU_LOCK},
 };
 
 /* Baseline names become file names: a safe character set, nothing that can leave the
@@ -452,6 +455,11 @@ static int apply_option(bench__cli *c, opt_id id, const char *flag, const char *
         return 0;
     case O_IN_PROCESS:
         c->run.in_process = true;
+        return 0;
+    case O_GPU_LOCK:
+        if (parse_u64(flag, v, 100, 10000, "a clock in MHz in [100, 10000]", &u))
+            return -1;
+        c->gpu_lock_mhz = (unsigned)u;
         return 0;
     case O_TIMEOUT:
         return parse_double(flag, v, 0, 86400 * 7, true, false,

@@ -443,6 +443,12 @@ static void result_done(size_t k, bench__result *r, void *arg)
         cl->show_change(stdout, c, r, p->color);
         fflush(stdout);
     }
+    char note[256];
+    if (e && r->status == BENCH__OK && bench__cuda_clock_note(r, e, note, sizeof note)) {
+        char id[BENCH__ESCAPED_ID];
+        fprintf(stderr, "bench: note: '%s' %s\n", bench__escape(id, sizeof id, r->inst->id),
+                note);
+    }
     if (r->status == BENCH__FAILED) {
         char id[BENCH__ESCAPED_ID], why[4 * sizeof r->message];
         fprintf(stderr, "bench: benchmark '%s' failed: %s\n",
@@ -587,11 +593,25 @@ static void make_reporter(pipeline *p)
     }
 }
 
+/* --gpu-lock-clocks: locks the SM clock in this process (the manager) for the whole run; where
+ * that is not permitted, the run goes on at the GPU's own clocks, with a warning. */
+static void lock_gpu_clocks(const bench__cli *c)
+{
+    char msg[512];
+    if (c->gpu_lock_mhz && bench__cuda_lock_clocks(c->gpu_lock_mhz, msg, sizeof msg) != 0)
+        fprintf(stderr, "bench: warning: --gpu-lock-clocks: the SM clock is not locked (%s); "
+                        "the GPU runs at the clocks it chooses\n", msg);
+}
+
 int bench__cli_run(bench__cli *c, int argc, char **argv, const bench__instance *all, size_t n,
                    const bool *selected, size_t nsel)
 {
-    if (c->ab)
-        return ab_run(c, all, n, selected);
+    lock_gpu_clocks(c);
+    if (c->ab) {
+        int ab_exit = ab_run(c, all, n, selected);
+        bench__cuda_unlock_clocks();
+        return ab_exit;
+    }
     pipeline p;
     memset(&p, 0, sizeof p);
     p.c = c;
@@ -683,6 +703,7 @@ int bench__cli_run(bench__cli *c, int argc, char **argv, const bench__instance *
     }
     write_outputs(&p);
 out:
+    bench__cuda_unlock_clocks();
     if (set_up)
         p.cl->teardown(c);
     for (size_t i = 0; p.results && i < p.k; i++)

@@ -80,6 +80,14 @@ typedef struct bench__gpu {
     double bandwidth_bytes_per_s; /* theoretical: 2 x memory clock x bus width / 8, B/s */
     char driver_version[16];  /* CUDA version the driver supports, e.g. "13.0"; "" none */
     char runtime_version[16]; /* CUDA runtime built in, e.g. "13.0"; "" without CUDA */
+    char module_loading[8];   /* CUDA module loading in effect: "eager", "lazy", "" unknown */
+    bool module_loading_set;  /* the harness set CUDA_MODULE_LOADING=EAGER (it was unset) */
+    bool nvml_available;      /* GPU state (clocks, power, ...) is read through NVML */
+    char nvml_reason[256];    /* why not, when !nvml_available; "" otherwise */
+    int sm_clock_default_mhz; /* NVML's default applications SM clock, MHz */
+    int sm_clock_max_mhz;     /* NVML's highest SM clock, MHz */
+    int mem_clock_max_mhz;    /* NVML's highest memory clock, MHz */
+    int sm_clock_locked_mhz;  /* SM clock locked for this run (--gpu-lock-clocks), MHz; -1 none */
 } bench__gpu;
 /* ---- end GPU context ---- */
 
@@ -229,6 +237,9 @@ void bench__context_collect(bench__context *c, const bench__run_options *opt);
 
 /** Measures the canaries (about 0.6 s) into out, ns per unit each. 0, or BENCH_ENOMEM. */
 int bench__canaries_measure(double out[BENCH__NCANARIES]);
+/** The memory canary's buffer for a largest last-level cache of llc_bytes (0: unknown): four
+ * times it, at least 64 MiB, at most 1 GiB, in whole MiB. */
+size_t bench__canary_memory_bytes(size_t llc_bytes);
 /**
  * The machine's drift from `then` to `now`: drift[k] = now/then - 1 for each canary known on both
  * sides (NaN otherwise), and in words ("reads from memory 12.0% slower, ...") into words.

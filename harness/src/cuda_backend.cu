@@ -11,6 +11,13 @@
  *
  * It belongs to the CUDA component (libharness-cuda), not to the core library: cuda_component.c
  * hands these operations to the core when a program links the component.
+ *
+ * Lazy module loading (CUDA's default since 12.2) loads a kernel's module at its first launch,
+ * and a load may wait for the device: behind a blocking kernel that holds the stream it waits
+ * until the blocking kernel gives up. The probe sets CUDA_MODULE_LOADING=EAGER before the first
+ * CUDA call unless the user chose a mode, and runs a blocking benchmark's first timed block
+ * without holding the stream, so the body's kernels load there; a session loads its own kernels
+ * (the blocking kernel, the L2 flush's memset) when it opens. query reports the mode in effect.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,6 +38,7 @@ struct bench__cuda_session {
     int *flag_dev;           /* the same two ints, as the device sees them */
     unsigned long long timeout_ns; /* blocking kernel's limit, ns */
     bool blocked;            /* a blocking kernel is queued and not yet released */
+    int loading;             /* module loading in effect (BENCH__CUDA_LOADING_*) */
 };
 
 /* Writes "WHAT: error string (cudaErrorName)" and returns nonzero when err is not cudaSuccess. */
@@ -76,6 +84,27 @@ __global__ void bench__cuda_block_stream(volatile int *flag, unsigned long long 
 
 /* ---- device facts ---- */
 
+/* The driver's module loading mode (cuModuleGetLoadingMode, through the runtime so that nothing
+ * links libcuda); BENCH__CUDA_LOADING_UNKNOWN when the driver cannot say. Initialises CUDA. */
+static int loading_mode(void)
+{
+    typedef int (*get_mode_fn)(int *); /* CUresult cuModuleGetLoadingMode(CUmoduleLoadingMode *) */
+    get_mode_fn get = NULL;
+    cudaDriverEntryPointQueryResult found = cudaDriverEntryPointSymbolNotFound;
+    if (cudaGetDriverEntryPointByVersion("cuModuleGetLoadingMode", (void **)&get, 12000,
+                                         cudaEnableDefault, &found) != cudaSuccess ||
+        found != cudaDriverEntryPointSuccess || !get) {
+        (void)cudaGetLastError();
+        return BENCH__CUDA_LOADING_UNKNOWN;
+    }
+    int mode = 0;
+    if (get(&mode) != 0)
+        return BENCH__CUDA_LOADING_UNKNOWN;
+    return mode == BENCH__CUDA_LOADING_EAGER || mode == BENCH__CUDA_LOADING_LAZY
+               ? mode
+               : BENCH__CUDA_LOADING_UNKNOWN;
+}
+
 static void query(bench__cuda_info *info)
 {
     memset(info, 0, sizeof *info);
@@ -116,6 +145,7 @@ static void query(bench__cuda_info *info)
         return;
     }
     info->device_count = n;
+    info->module_loading = loading_mode();
     if (n < 1) {
         snprintf(info->reason, sizeof info->reason, "no CUDA device (cudaGetDeviceCount: 0)");
         return;
@@ -215,6 +245,20 @@ static int session_setup(bench__cuda_session *s, const bench__cuda_config *cfg, 
         double t = cfg->block_timeout_s > 0 ? cfg->block_timeout_s : 10.0;
         s->timeout_ns = (unsigned long long)(t * 1e9);
     }
+    s->loading = loading_mode();
+    /* Load the session's own kernels now, while nothing holds the stream: cudaFuncGetAttributes
+     * loads a kernel under lazy loading, and a released blocking kernel and one flush run each
+     * path once. */
+    if (s->flag) {
+        cudaFuncAttributes attr;
+        CHECK(cudaFuncGetAttributes(&attr, bench__cuda_block_stream),
+              "loading the blocking kernel (cudaFuncGetAttributes)");
+        bench__cuda_block_stream<<<1, 1, 0, s->stream>>>(s->flag_dev, s->timeout_ns);
+        CHECK(cudaGetLastError(), "launching the blocking kernel (released)");
+    }
+    if (s->l2)
+        CHECK(cudaMemsetAsync(s->l2, 0, s->l2_bytes, s->stream), "cudaMemsetAsync (L2 flush)");
+    CHECK(cudaStreamSynchronize(s->stream), "loading the session's kernels (cudaStreamSynchronize)");
     return 0;
 }
 
@@ -240,13 +284,13 @@ static void *session_stream(bench__cuda_session *s)
     return s ? (void *)s->stream : NULL;
 }
 
-static int session_begin(bench__cuda_session *s, char *msg, size_t msglen)
+static int session_begin(bench__cuda_session *s, int hold, char *msg, size_t msglen)
 {
     /* An error left by the body's untimed code (its own launches) is reported as such. */
     CHECK(cudaGetLastError(), "a CUDA call of the benchmark before its timed block");
     if (s->l2) /* Cold: evict the benchmark's data from L2 by writing the scratch buffer. */
         CHECK(cudaMemsetAsync(s->l2, 0, s->l2_bytes, s->stream), "cudaMemsetAsync (L2 flush)");
-    if (s->flag) {
+    if (s->flag && hold) {
         /* The blocking kernel holds the stream while the block enqueues: the GPU then runs the
          * block's launches back to back, and host launch latency stays out of the events. */
         s->flag[0] = 0;
@@ -280,11 +324,23 @@ static int session_finish(bench__cuda_session *s, double *gpu_ns, char *msg, siz
     CHECK(cudaEventSynchronize(s->stop), "waiting for the timed block (cudaEventSynchronize)");
     CHECK(cudaGetLastError(), "a launch in the timed block");
     if (s->flag && s->flag[1]) {
-        snprintf(msg, msglen,
-                 "the blocking kernel timed out after %.1f s: the timed block enqueued more "
-                 "work than the launch queue holds, or waited for the stream (not allowed with "
-                 ".cuda_blocking); use BENCH_CUDA_ITER with a smaller batch",
-                 (double)s->timeout_ns / 1e9);
+        const char *env = getenv("CUDA_MODULE_LOADING");
+        if (s->loading == BENCH__CUDA_LOADING_LAZY)
+            snprintf(msg, msglen,
+                     "the blocking kernel timed out after %.1f s: CUDA lazy module loading is on "
+                     "(CUDA_MODULE_LOADING=%s), and a kernel launched for the first time in a "
+                     "timed block waits for the device, which the blocking kernel holds: unset "
+                     "CUDA_MODULE_LOADING (the harness then loads eagerly) or set it to EAGER, "
+                     "and launch every kernel in the benchmark's first timed block; else the "
+                     "block enqueued more work than the launch queue holds, or waited for the "
+                     "stream",
+                     (double)s->timeout_ns / 1e9, env ? env : "unset, the driver's default");
+        else
+            snprintf(msg, msglen,
+                     "the blocking kernel timed out after %.1f s: the timed block enqueued more "
+                     "work than the launch queue holds, or waited for the stream (not allowed "
+                     "with .cuda_blocking); use BENCH_CUDA_ITER with a smaller batch",
+                     (double)s->timeout_ns / 1e9);
         return -1;
     }
     float ms = 0;
@@ -306,7 +362,7 @@ static void range_pop(void)
 extern "C" const bench__cuda_ops *bench__cuda_ops_cuda(void)
 {
     static const bench__cuda_ops ops = {
-        query, mem_used, session_open, session_close, session_stream,
+        1, query, mem_used, session_open, session_close, session_stream,
         session_begin, session_finish, range_push, range_pop,
     };
     return &ops;

@@ -11,7 +11,8 @@
  *
  * Invariant of a session: between begin and finish exactly one timed block runs; finish always
  * releases the blocking kernel (even when a call fails), so a failure never leaves the GPU
- * spinning.
+ * spinning. A session loads the kernels it launches itself (the blocking kernel, the L2 flush)
+ * when it opens, so that neither waits for a module load while the stream is held.
  */
 #ifndef HARNESS_CUDA_BACKEND_H
 #define HARNESS_CUDA_BACKEND_H
@@ -38,7 +39,11 @@ typedef struct bench__cuda_info {
     int memory_clock_khz;   /* peak memory clock, kHz */
     int driver_version;     /* CUDA version of the driver, 1000*major + 10*minor; 0: no driver */
     int runtime_version;    /* CUDA runtime built in, same encoding; -1: built without CUDA */
+    int module_loading;     /* CUDA module loading in effect: 1 eager, 2 lazy, 0 unknown */
 } bench__cuda_info;
+
+/** Values of bench__cuda_info.module_loading (CUmoduleLoadingMode's). */
+enum { BENCH__CUDA_LOADING_UNKNOWN = 0, BENCH__CUDA_LOADING_EAGER = 1, BENCH__CUDA_LOADING_LAZY = 2 };
 
 /** One CUDA benchmark's resources: its stream, two events, L2 scratch, blocking flag. */
 typedef struct bench__cuda_session bench__cuda_session;
@@ -55,6 +60,9 @@ typedef struct bench__cuda_config {
  * CUDA call and the CUDA error) in msg.
  */
 typedef struct bench__cuda_ops {
+    /* 1: the backend calls the CUDA runtime, which reads CUDA_MODULE_LOADING when it first
+     * initialises; the probe sets that variable (docs/gpu.md) before the backend's first call. */
+    int cuda_runtime;
     /* Facts about device 0 into *info. Never fails: an unusable device is info->available 0. */
     void (*query)(bench__cuda_info *info);
     /* Device-wide memory in use (total - free), bytes. Creates the CUDA context if needed. */
@@ -66,8 +74,9 @@ typedef struct bench__cuda_ops {
     void (*close)(bench__cuda_session *s);
     /* The session's cudaStream_t. */
     void *(*stream)(bench__cuda_session *s);
-    /* Before a timed block: [L2 flush] [blocking kernel] start event, all on the stream. */
-    int (*begin)(bench__cuda_session *s, char *msg, size_t msglen);
+    /* Before a timed block: [L2 flush] [blocking kernel, when the session blocks and hold is
+     * 1] start event, all on the stream. */
+    int (*begin)(bench__cuda_session *s, int hold, char *msg, size_t msglen);
     /* After a timed block: stop event, release the blocking kernel, wait for the stop event,
      * check for errors of the block's launches; *gpu_ns gets the GPU time between the events. */
     int (*finish)(bench__cuda_session *s, double *gpu_ns, char *msg, size_t msglen);

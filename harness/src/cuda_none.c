@@ -39,6 +39,7 @@ static void none_query(bench__cuda_info *info)
     info->l2_bytes = info->bus_width_bits = info->clock_khz = info->memory_clock_khz = -1;
     info->driver_version = -1;
     info->runtime_version = -1;
+    info->module_loading = 0;
 }
 
 static int none_fail(char *msg, size_t msglen)
@@ -72,9 +73,10 @@ static void *none_stream(bench__cuda_session *s)
     return NULL;
 }
 
-static int none_begin(bench__cuda_session *s, char *msg, size_t msglen)
+static int none_begin(bench__cuda_session *s, int hold, char *msg, size_t msglen)
 {
     (void)s;
+    (void)hold;
     return none_fail(msg, msglen);
 }
 
@@ -110,6 +112,7 @@ const bench__cuda_ops *bench__cuda_ops_default(void)
     if (registered_ops)
         return registered_ops;
     static const bench__cuda_ops ops = {
+        .cuda_runtime = 0, /* no CUDA runtime: CUDA_MODULE_LOADING is left alone */
         .query = none_query,
         .mem_used = none_mem_used,
         .open = none_open,

@@ -181,6 +181,14 @@ static cJSON *context_json(const bench__context *c)
     cJSON_AddNumberToObject(go, "theoretical_bandwidth_bytes_per_s", g->bandwidth_bytes_per_s);
     cJSON_AddStringToObject(go, "driver_version", g->driver_version);
     cJSON_AddStringToObject(go, "runtime_version", g->runtime_version);
+    cJSON_AddStringToObject(go, "module_loading", g->module_loading);
+    cJSON_AddBoolToObject(go, "module_loading_set_by_harness", g->module_loading_set);
+    cJSON_AddBoolToObject(go, "nvml_available", g->nvml_available);
+    cJSON_AddStringToObject(go, "nvml_reason", g->nvml_reason);
+    cJSON_AddNumberToObject(go, "sm_clock_default_mhz", g->sm_clock_default_mhz);
+    cJSON_AddNumberToObject(go, "sm_clock_max_mhz", g->sm_clock_max_mhz);
+    cJSON_AddNumberToObject(go, "memory_clock_max_mhz", g->mem_clock_max_mhz);
+    cJSON_AddNumberToObject(go, "sm_clock_locked_mhz", g->sm_clock_locked_mhz);
     /* ---- end GPU ---- */
     return o;
 }

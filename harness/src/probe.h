@@ -35,7 +35,7 @@ struct bench__result;
 
 /** Most metrics (values recorded per sample beside the time) and facts one benchmark has. */
 #define BENCH__MAX_METRICS 24
-#define BENCH__MAX_FACTS 8
+#define BENCH__MAX_FACTS 16
 
 /**
  * A quantity a probe records for every sample beside the time: the sample's total, divided by
@@ -100,6 +100,10 @@ typedef struct bench__probe {
     /* A primary probe's metric name for its time when another probe gives the time (the wall
      * clock's "host_wall", unit ns); NULL: it cannot stand aside. */
     const char *time_metric;
+    /* A primary probe's shortest useful sample for the benchmark it attached to last, ns, set
+     * by attach (its timer's resolution and fixed costs: CUDA events); 0: the clock's. The
+     * planner takes the larger of this and the clock's min_sample_ns. */
+    double min_sample_ns;
     void *state; /* the probe's own */
     /* At the end of the run: releases the probe (may be NULL). */
     void (*destroy)(struct bench__probe *p);
@@ -143,5 +147,32 @@ int bench__alloc_preload(int argc, char **argv, char *msg, size_t msglen);
  * or driver. Always present; first in the run's probe list.
  */
 bench__probe *bench__cuda_probe(void);
+
+/**
+ * Before a CUDA benchmark's estimate (called by bench__analyze): leaves out the samples that ran
+ * throttled, those whose mean SM clock (metric gpu_sm_cycles over the GPU time) is below 75% of
+ * the reference clock (fact gpu_sm_clock_reference_mhz, or the clock this process locked); all
+ * stay when all are throttled. Adds the facts gpu_throttled_samples, gpu_sm_clock_threshold_mhz
+ * and the kept samples' mean gpu_sm_clock_mhz, gpu_mem_clock_mhz and gpu_power_w. Does nothing
+ * to a benchmark without GPU-state metrics.
+ */
+void bench__cuda_analyze(struct bench__result *r);
+
+struct bench__entry;
+/**
+ * When r and its baseline entry e both have GPU clocks and their mean SM clocks differ by more
+ * than 2%: writes a one-line note saying so into buf and returns 1; else 0.
+ */
+int bench__cuda_clock_note(const struct bench__result *r, const struct bench__entry *e,
+                           char *buf, size_t len);
+
+/**
+ * Locks device 0's SM clock at mhz through NVML (--gpu-lock-clocks) until
+ * bench__cuda_unlock_clocks. 0; or BENCH_EUNAVAIL with the reason in msg (no GPU, no NVML, not
+ * permitted: NVML needs root for it).
+ */
+int bench__cuda_lock_clocks(unsigned mhz, char *msg, size_t msglen);
+/** Undoes bench__cuda_lock_clocks (a warning on stderr if that fails); no-op without a lock. */
+void bench__cuda_unlock_clocks(void);
 
 #endif /* HARNESS_PROBE_H */

@@ -264,7 +264,11 @@ static void plan(bench_t *b)
     if (!(t > 1e-6))
         t = 1e-6; /* an empty body: the plan is then bounded by MAX_SAMPLE_ITERS */
     b->est_ns = t;
-    double min_iters = ceil(b->clk->min_sample_ns / t);
+    /* The primary probe may need longer samples than the clock (CUDA events: probe.h). */
+    double min_ns = b->clk->min_sample_ns;
+    if (b->primary && b->primary->min_sample_ns > min_ns)
+        min_ns = b->primary->min_sample_ns;
+    double min_iters = ceil(min_ns / t);
     if (min_iters < 1)
         min_iters = 1;
 
@@ -1099,6 +1103,7 @@ static void explain_processes(bench__result *r)
 
 int bench__analyze(bench__result *r, const bench__run_options *opt)
 {
+    bench__cuda_analyze(r); /* throttled GPU samples are left out first (cuda.c) */
     size_t n = r->nsamples;
     uint64_t seed = bench__id_seed(opt->seed, r->inst ? r->inst->id : "");
     if (bench__bootstrap(r->iters, r->totals_ns, n, opt->nresamples, opt->confidence_level, seed,

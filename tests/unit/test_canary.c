@@ -1,7 +1,8 @@
 /*
  * test_canary.c: the drift canaries. Measuring gives a positive time per unit for each probe;
- * the drift between two measurements is told in words and, for the change test, as one number
- * (the root mean square of the log ratios), checked against hand-worked values.
+ * the memory probe's buffer follows the last-level cache; the drift between two measurements is
+ * told in words and, for the change test, as one number (the root mean square of the log
+ * ratios), checked against hand-worked values.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -50,9 +51,24 @@ static void test_drift_in_words_and_as_one_number(void **state)
     assert_true(isnan(bench__canaries_shared_drift(none)));
 }
 
+/* The memory probe reads four times the largest cache, so its reads come from memory whatever
+ * the cache keeps; bounded so that the probe stays short and fits in memory. */
+static void test_memory_buffer_follows_the_cache(void **state)
+{
+    (void)state;
+    const size_t mib = (size_t)1 << 20;
+    assert_true(bench__canary_memory_bytes(0) == 64 * mib);          /* unknown cache */
+    assert_true(bench__canary_memory_bytes(8 * mib) == 64 * mib);    /* small L3: the floor */
+    assert_true(bench__canary_memory_bytes(36608 * 1024) == 143 * mib); /* 35.75 MiB */
+    assert_true(bench__canary_memory_bytes(105000000) == 400 * mib); /* a 105 MB server L3 */
+    assert_true(bench__canary_memory_bytes(320 * mib) == 1024 * mib); /* capped at 1 GiB */
+    assert_true(bench__canary_memory_bytes(SIZE_MAX / 2) == 1024 * mib); /* no overflow */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_memory_buffer_follows_the_cache),
         cmocka_unit_test(test_measure_gives_every_probe),
         cmocka_unit_test(test_drift_in_words_and_as_one_number),
     };

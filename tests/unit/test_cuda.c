@@ -4,8 +4,12 @@
  * with the reason and its body never runs; with one, each timed block is bracketed by begin and
  * finish and its GPU time is the sample's time, the wall clock's goes to "host_wall"; settings
  * reach the backend; a CUDA error fails the benchmark and ends its loop; CPU benchmarks are left
- * alone; the context's GPU facts. Last, the real backend of this build must answer sensibly on
- * this machine (a device, or why there is none).
+ * alone; the context's GPU facts. Module loading: CUDA_MODULE_LOADING=EAGER is set before the
+ * backend's first call unless the user chose, and a session's first timed block does not hold
+ * the stream. Samples are long enough for CUDA events. GPU state comes from a fake libnvidia-ml
+ * (fake_nvml.c, FAKE_NVML_PATH): per-sample clock, energy and slowdown metrics, throttled samples
+ * left out of the estimate, clock notes for comparisons, clock locking. Last, the real backend
+ * of this build must answer sensibly on this machine (a device, or why there is none).
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -13,11 +17,15 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cuda_backend.h"
 #include "internal.h"
+#include "store.h"
 
 /* ---- benchmarks ---- */
 
@@ -82,6 +90,9 @@ static struct {
     int finish_fails_at; /* the n-th finish fails (0: never) */
     int begin_fails_at;
     int opens, closes, begins, finishes, pushes, pops, mem_calls;
+    int holds;               /* begins asked to hold the stream */
+    int first_hold;          /* the first begin's hold (-1 before any) */
+    char loading_seen[16];   /* CUDA_MODULE_LOADING when query ran ("(unset)" if unset) */
     bench__cuda_config cfg;
     char range[256];
     uint64_t calls_at_begin;
@@ -91,7 +102,13 @@ static int fake_session, fake_stream;
 
 static void fake_query(bench__cuda_info *info)
 {
+    const char *env = getenv("CUDA_MODULE_LOADING");
+    snprintf(fk.loading_seen, sizeof fk.loading_seen, "%s", env ? env : "(unset)");
     memset(info, 0, sizeof *info);
+    /* As CUDA does: the mode the variable asks for, lazy by default. */
+    info->module_loading = env && strcmp(env, "EAGER") == 0 ? BENCH__CUDA_LOADING_EAGER
+                                                            : BENCH__CUDA_LOADING_LAZY;
+    snprintf(info->pci_bus_id, sizeof info->pci_bus_id, "0000:19:00.0");
     info->available = fk.available;
     if (!fk.available)
         snprintf(info->reason, sizeof info->reason, "no CUDA device (fake)");
@@ -144,10 +161,13 @@ static void *fake_stream_of(bench__cuda_session *s)
     return &fake_stream;
 }
 
-static int fake_begin(bench__cuda_session *s, char *msg, size_t msglen)
+static int fake_begin(bench__cuda_session *s, int hold, char *msg, size_t msglen)
 {
     assert_ptr_equal(s, &fake_session);
     fk.begins++;
+    fk.holds += hold;
+    if (fk.first_hold < 0)
+        fk.first_hold = hold;
     fk.calls_at_begin = calls;
     if (fk.begins == fk.begin_fails_at) {
         snprintf(msg, msglen, "cudaEventRecord (start): fake failure");
@@ -180,6 +200,7 @@ static void fake_pop(void)
 }
 
 static const bench__cuda_ops fake_ops = {
+    .cuda_runtime = 1,
     .query = fake_query,
     .mem_used = fake_mem_used,
     .open = fake_open,
@@ -198,7 +219,10 @@ static int setup(void **state)
     (void)state;
     memset(&fk, 0, sizeof fk);
     fk.available = 1;
+    fk.first_hold = -1;
     fk.l2_bytes = 50 * 1024 * 1024;
+    /* No NVML unless a test asks for the fake one. */
+    setenv("BENCH_NVML_LIBRARY", "/nonexistent/libnvidia-ml.so.1", 1);
     calls = 0;
     bodies = 0;
     seen_stream = NULL;
@@ -423,6 +447,296 @@ static void test_context_from_backend(void **state)
     assert_string_equal(g.reason, "no CUDA device (fake)");
 }
 
+/* ---- module loading ---- */
+
+/* Unset, the harness asks for eager loading before the backend's first call (query). */
+static void test_eager_loading_set_before_the_first_call(void **state)
+{
+    (void)state;
+    unsetenv("CUDA_MODULE_LOADING");
+    bench__cuda_set_ops(&fake_ops); /* a fresh process, as far as the probe knows */
+    bench__gpu g;
+    bench__cuda_context_collect(&g);
+    assert_string_equal(fk.loading_seen, "EAGER");
+    assert_string_equal(g.module_loading, "eager");
+    assert_true(g.module_loading_set);
+    unsetenv("CUDA_MODULE_LOADING");
+}
+
+/* The user's choice stands, and the context says which mode is in effect. */
+static void test_users_loading_mode_is_kept(void **state)
+{
+    (void)state;
+    setenv("CUDA_MODULE_LOADING", "LAZY", 1);
+    bench__cuda_set_ops(&fake_ops);
+    bench__gpu g;
+    bench__cuda_context_collect(&g);
+    assert_string_equal(fk.loading_seen, "LAZY");
+    assert_string_equal(getenv("CUDA_MODULE_LOADING"), "LAZY");
+    assert_string_equal(g.module_loading, "lazy");
+    assert_false(g.module_loading_set);
+    unsetenv("CUDA_MODULE_LOADING");
+}
+
+/* A backend without the CUDA runtime (the none twin) leaves the environment alone. */
+static void test_no_runtime_no_variable(void **state)
+{
+    (void)state;
+    unsetenv("CUDA_MODULE_LOADING");
+    bench__cuda_ops no_runtime = fake_ops;
+    no_runtime.cuda_runtime = 0;
+    bench__cuda_set_ops(&no_runtime);
+    bench__gpu g;
+    bench__cuda_context_collect(&g);
+    assert_string_equal(fk.loading_seen, "(unset)");
+    assert_null(getenv("CUDA_MODULE_LOADING"));
+    assert_false(g.module_loading_set);
+}
+
+/* The first timed block of a session does not hold the stream (it loads the body's kernels
+ * under lazy loading); every later one does. */
+static void test_first_block_does_not_hold(void **state)
+{
+    (void)state;
+    bench__result r;
+    run(&bench__desc_tc__cold_blocking, &r);
+    assert_int_equal(r.status, BENCH__OK);
+    assert_true(fk.begins >= 3);
+    assert_int_equal(fk.first_hold, 0);
+    assert_int_equal(fk.holds, fk.begins - 1);
+    bench__result_destroy(&r);
+}
+
+/* ---- samples long enough for CUDA events ---- */
+
+static void test_samples_are_long_enough_for_events(void **state)
+{
+    (void)state;
+    bench__result r;
+    run(&bench__desc_tc__plain, &r);
+    assert_int_equal(r.status, BENCH__OK);
+    assert_true(r.nsamples >= 3);
+    for (size_t i = 0; i < r.nsamples; i++) /* 1 ms of GPU time at least, whatever the clock */
+        assert_true(r.totals_ns[i] >= 1e6);
+    bench__result_destroy(&r);
+    memset(&fk, 0, sizeof fk);
+    fk.available = 1;
+    fk.first_hold = -1;
+    fk.l2_bytes = 50 * 1024 * 1024;
+    run(&bench__desc_tc__cold_blocking, &r); /* blocking: 0.25 ms, so a block fits the queue */
+    assert_int_equal(r.status, BENCH__OK);
+    for (size_t i = 0; i < r.nsamples; i++)
+        assert_true(r.totals_ns[i] >= 2.5e5);
+    bench__result_destroy(&r);
+}
+
+/* ---- GPU state through NVML (the fake libnvidia-ml) ---- */
+
+static void use_fake_nvml(const char *sm_mhz)
+{
+    setenv("BENCH_NVML_LIBRARY", FAKE_NVML_PATH, 1);
+    setenv("FAKE_NVML_SM_MHZ", sm_mhz, 1);
+    setenv("FAKE_NVML_MEM_MHZ", "2619", 1);
+    setenv("FAKE_NVML_POWER_MW", "300000", 1);
+    setenv("FAKE_NVML_TEMP_C", "45,47,46", 1);
+    setenv("FAKE_NVML_REASONS", "0", 1);
+    unsetenv("FAKE_NVML_LOCK");
+    unsetenv("FAKE_NVML_LOG");
+    bench__cuda_set_ops(&fake_ops); /* forgets the NVML of an earlier test */
+}
+
+static bool near(double a, double b)
+{
+    return fabs(a - b) <= 1e-9 * fabs(b) + 1e-9;
+}
+
+static void test_gpu_state_per_sample(void **state)
+{
+    (void)state;
+    use_fake_nvml("1980");
+    bench__result r;
+    run(&bench__desc_tc__plain, &r);
+    assert_int_equal(r.status, BENCH__OK);
+    const bench__metric *sm = bench__metric_find(&r, "gpu_sm_cycles");
+    const bench__metric *mem = bench__metric_find(&r, "gpu_mem_cycles");
+    const bench__metric *en = bench__metric_find(&r, "gpu_energy");
+    const bench__metric *slow = bench__metric_find(&r, "gpu_slowdown_ns");
+    assert_true(sm && mem && en && slow);
+    assert_string_equal(sm->unit, "cycles");
+    assert_string_equal(en->unit, "J");
+    for (size_t i = 0; i < r.nsamples; i++) {
+        /* clock x GPU time: 1980 MHz over t ns is 1.98 t cycles; 300 W over t ns is 3e-7 t J */
+        assert_true(near(sm->totals[i], 1.98 * r.totals_ns[i]));
+        assert_true(near(mem->totals[i], 2.619 * r.totals_ns[i]));
+        assert_true(near(en->totals[i], 3e-7 * r.totals_ns[i]));
+        assert_true(slow->totals[i] == 0);
+    }
+    assert_true(fact(&r, "gpu_sm_clock_reference_mhz")->value == 1980);
+    assert_true(fact(&r, "gpu_temperature_max_c")->value >= 45);
+    assert_true(fact(&r, "gpu_throttled_samples")->value == 0);
+    assert_true(near(fact(&r, "gpu_sm_clock_mhz")->value, 1980));
+    assert_true(near(fact(&r, "gpu_mem_clock_mhz")->value, 2619));
+    assert_true(near(fact(&r, "gpu_power_w")->value, 300));
+    bench__result_destroy(&r);
+}
+
+/* Every sample below 75% of the default clock: all are flagged, and all stay (nothing else to
+ * estimate from). A slowdown reason is recorded as time under it. */
+static void test_all_samples_throttled(void **state)
+{
+    (void)state;
+    use_fake_nvml("900");
+    setenv("FAKE_NVML_REASONS", "0x20", 1); /* thermal slowdown (software) */
+    bench__cuda_set_ops(&fake_ops);
+    bench__result r;
+    run(&bench__desc_tc__plain, &r);
+    assert_int_equal(r.status, BENCH__OK);
+    assert_true(r.nsamples >= 3);
+    assert_true(fact(&r, "gpu_throttled_samples")->value == (double)r.nsamples);
+    assert_true(near(fact(&r, "gpu_sm_clock_threshold_mhz")->value, 0.75 * 1980));
+    const bench__metric *slow = bench__metric_find(&r, "gpu_slowdown_ns");
+    for (size_t i = 0; i < r.nsamples; i++)
+        assert_true(slow->totals[i] == r.totals_ns[i]);
+    bench__result_destroy(&r);
+}
+
+/* Without NVML: no GPU-state metrics, and the context says why. */
+static void test_nvml_unavailable(void **state)
+{
+    (void)state;
+    bench__result r;
+    run(&bench__desc_tc__plain, &r);
+    assert_int_equal(r.status, BENCH__OK);
+    assert_null(bench__metric_find(&r, "gpu_sm_cycles"));
+    assert_null(fact(&r, "gpu_throttled_samples"));
+    bench__result_destroy(&r);
+    bench__gpu g;
+    bench__cuda_context_collect(&g);
+    assert_false(g.nvml_available);
+    assert_non_null(strstr(g.nvml_reason, "could not be loaded"));
+    assert_int_equal(g.sm_clock_default_mhz, -1);
+}
+
+/* A result of six samples (two processes of three) with these mean SM clocks. */
+static void throttle_case(bench__result *r, const double *mhz, const uint32_t *proc, size_t n,
+                          unsigned nproc)
+{
+    memset(r, 0, sizeof *r);
+    r->settings.sample_size = (int)n;
+    r->iters = malloc(n * sizeof *r->iters);
+    r->totals_ns = malloc(n * sizeof *r->totals_ns);
+    r->process = malloc(n * sizeof *r->process);
+    assert_true(r->iters && r->totals_ns && r->process);
+    assert_int_equal(bench__metric_add(r, "gpu_sm_cycles", "cycles", "nvml"), 0);
+    for (size_t i = 0; i < n; i++) {
+        r->iters[i] = 10;
+        r->totals_ns[i] = 1e6 + (double)i; /* sample i is recognisable by its time */
+        r->metrics[0].totals[i] = mhz[i] * r->totals_ns[i] * 1e-3;
+        r->process[i] = proc[i];
+        r->total_iters += 10;
+    }
+    r->nsamples = n;
+    r->processes = nproc;
+    bench__fact_add(r, "gpu_sm_clock_reference_mhz", "MHz", 1980);
+}
+
+/* Samples below 0.75 x 1980 = 1485 MHz leave; the rest stay in order; a process left with no
+ * sample is dropped from the numbering. */
+static void test_throttled_samples_left_out(void **state)
+{
+    (void)state;
+    const double mhz[] = {1980, 1975, 1000, 1980, 1400, 1500};
+    const uint32_t proc[] = {0, 0, 1, 2, 2, 3};
+    bench__result r;
+    throttle_case(&r, mhz, proc, 6, 4);
+    bench__cuda_analyze(&r);
+    assert_int_equal(r.nsamples, 4);
+    const double kept[] = {0, 1, 3, 5};
+    const uint32_t kept_proc[] = {0, 0, 1, 2};
+    for (size_t i = 0; i < 4; i++) {
+        assert_true(r.totals_ns[i] == 1e6 + kept[i]);
+        assert_true(near(r.metrics[0].totals[i], mhz[(size_t)kept[i]] * r.totals_ns[i] * 1e-3));
+        assert_int_equal(r.process[i], kept_proc[i]);
+    }
+    assert_int_equal(r.processes, 3);
+    assert_true(r.total_iters == 40);
+    assert_true(fact(&r, "gpu_throttled_samples")->value == 2);
+    assert_true(near(fact(&r, "gpu_sm_clock_threshold_mhz")->value, 1485));
+    /* done once: a second call changes nothing */
+    bench__cuda_analyze(&r);
+    assert_int_equal(r.nsamples, 4);
+    assert_true(fact(&r, "gpu_throttled_samples")->value == 2);
+    bench__result_destroy(&r);
+}
+
+/* A comparison says so when its sides ran at different SM clocks (more than 2% apart). */
+static void test_clock_note(void **state)
+{
+    (void)state;
+    const double fast[] = {1980, 1980, 1980, 1980, 1980, 1980};
+    const uint32_t proc[] = {0, 0, 0, 1, 1, 1};
+    bench__result r;
+    throttle_case(&r, fast, proc, 6, 2);
+    double cycles[6], ns[6];
+    bench__saved_metric m = {.name = "gpu_sm_cycles", .unit = "cycles", .totals = cycles};
+    bench__entry e = {.nsamples = 6, .totals_ns = ns, .nmetrics = 1, .metrics = &m};
+    for (size_t i = 0; i < 6; i++) {
+        ns[i] = 2e6;
+        cycles[i] = 1755 * ns[i] * 1e-3; /* the baseline ran at 1755 MHz */
+    }
+    char note[256];
+    assert_int_equal(bench__cuda_clock_note(&r, &e, note, sizeof note), 1);
+    assert_non_null(strstr(note, "1980 MHz"));
+    assert_non_null(strstr(note, "1755 MHz"));
+    for (size_t i = 0; i < 6; i++)
+        cycles[i] = 1960 * ns[i] * 1e-3; /* 1% apart: no note */
+    assert_int_equal(bench__cuda_clock_note(&r, &e, note, sizeof note), 0);
+    e.nmetrics = 0; /* a baseline without clocks: nothing to say */
+    assert_int_equal(bench__cuda_clock_note(&r, &e, note, sizeof note), 0);
+    bench__result_destroy(&r);
+}
+
+/* Locking goes through NVML and is undone; the lock is the throttle rule's reference and the
+ * context's; where NVML refuses, the reason comes back and nothing is locked. */
+static void test_clock_locking(void **state)
+{
+    (void)state;
+    char log[] = "/tmp/test_cuda_nvml_XXXXXX";
+    int fd = mkstemp(log);
+    assert_true(fd >= 0);
+    close(fd);
+    use_fake_nvml("1500");
+    setenv("FAKE_NVML_LOG", log, 1);
+    char msg[256];
+    assert_int_equal(bench__cuda_lock_clocks(1500, msg, sizeof msg), 0);
+    bench__gpu g;
+    bench__cuda_context_collect(&g);
+    assert_int_equal(g.sm_clock_locked_mhz, 1500);
+    assert_true(g.nvml_available);
+    assert_int_equal(g.sm_clock_default_mhz, 1980);
+    bench__result r;
+    run(&bench__desc_tc__plain, &r); /* at the locked 1500 MHz: not throttled */
+    assert_true(fact(&r, "gpu_throttled_samples")->value == 0);
+    bench__result_destroy(&r);
+    bench__cuda_unlock_clocks();
+    bench__cuda_context_collect(&g);
+    assert_int_equal(g.sm_clock_locked_mhz, -1);
+    setenv("FAKE_NVML_LOCK", "denied", 1);
+    assert_int_equal(bench__cuda_lock_clocks(1200, msg, sizeof msg), BENCH_EUNAVAIL);
+    assert_non_null(strstr(msg, "Insufficient Permissions"));
+    bench__cuda_unlock_clocks(); /* nothing locked: no call */
+    char text[512] = "";
+    FILE *f = fopen(log, "r");
+    assert_non_null(f);
+    size_t got = fread(text, 1, sizeof text - 1, f);
+    fclose(f);
+    text[got] = '\0';
+    unlink(log);
+    assert_non_null(strstr(text, "device 0000:19:00.0\n")); /* found by PCI bus id */
+    assert_non_null(strstr(text, "lock 1500 1500\nreset\nlock 1200 1200\n"));
+    assert_null(strstr(text, "lock 1200 1200\nreset"));
+}
+
 /* The real backend of this build: a device with its facts, or a reason. Never a crash. */
 static void test_real_backend_answers(void **state)
 {
@@ -461,6 +775,19 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_cpu_benchmarks_are_left_alone, setup, teardown),
         cmocka_unit_test_setup_teardown(test_stream_in_cpu_benchmark_fails, setup, teardown),
         cmocka_unit_test_setup_teardown(test_context_from_backend, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_eager_loading_set_before_the_first_call, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_users_loading_mode_is_kept, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_no_runtime_no_variable, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_first_block_does_not_hold, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_samples_are_long_enough_for_events, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_gpu_state_per_sample, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_all_samples_throttled, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_nvml_unavailable, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_throttled_samples_left_out, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_clock_note, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_clock_locking, setup, teardown),
         cmocka_unit_test_setup_teardown(test_real_backend_answers, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -12,6 +12,12 @@
  * rank the scores must agree within eps_D, and the ids must agree wherever the CPU's r-th score is
  * more than 2 eps_D away from its neighbours (no near-tie can swap them).
  *
+ * Both kernels of the dot products are checked: the default register-blocked one, which splits D
+ * when the grid would not fill the GPU (the emulated GPU holds 2 blocks, so the cases of one
+ * tile split in two; test_split_dimension makes it hold 16, WL_GPU_EMU_BLOCKS_PER_SM, and splits
+ * three ways, with a ragged last split), and the first, simpler one (WL_GPU_SCORES_SIMPLE) on a
+ * few shapes.
+ *
  * Without a usable GPU (or in a build without CUDA) the program prints the reason and exits 77,
  * which ctest reports as skipped. The same file also runs against the kernels emulated on the CPU
  * (tests/workloads/gpu_emu, ctest workloads/gpu_similarity_emulated), so CI without a GPU still
@@ -33,6 +39,7 @@
 #include <workloads/wl_gpu.h>
 
 static double max_err_seen; /* largest |cos_gpu - cos_cpu| over all checked hits */
+static int kernel = WL_GPU_SCORES_BLOCKED; /* the dot products' kernel under test */
 static double max_ratio_seen; /* largest error / tol */
 
 static double gamma_d(size_t d)
@@ -87,6 +94,25 @@ static float *random_queries(size_t q, size_t d, uint64_t seed)
     return v;
 }
 
+/* One search with the kernel under test: upload, search, copy back. Returns wl's code. */
+static int search(const wl_candidates *c, const float *queries, size_t nq, size_t k, wl_hit *hits,
+                  size_t *count, char *msg, size_t msglen)
+{
+    if (kernel == WL_GPU_SCORES_BLOCKED) /* the default: the one-call API */
+        return wl_gpu_similarity_topk_batch(c, queries, nq, k, hits, count, msg, msglen);
+    wl_gpu_similarity *s = NULL;
+    int rc = wl_gpu_similarity_new(&s, c, nq, k, msg, msglen);
+    if (rc != 0)
+        return rc;
+    if ((rc = wl_gpu_similarity_set_scores_kernel(s, kernel)) != 0 ||
+        (rc = wl_gpu_similarity_set_queries(s, queries, nq)) != 0 ||
+        (rc = wl_gpu_similarity_enqueue(s, NULL)) != 0 ||
+        (rc = wl_gpu_similarity_results(s, NULL, hits, count)) != 0)
+        snprintf(msg, msglen, "%s", wl_gpu_similarity_error(s));
+    wl_gpu_similarity_free(s);
+    return rc;
+}
+
 /* Runs the GPU search and checks every query against the CPU (see the top of the file). */
 static void check_against_cpu(const wl_candidates *c, const float *queries, size_t nq, size_t k)
 {
@@ -96,12 +122,12 @@ static void check_against_cpu(const wl_candidates *c, const float *queries, size
     wl_hit *cpu = calloc(k + 1, sizeof *cpu);
     assert_true(gpu && again && cpu);
     size_t count = 99, count2 = 0;
-    int rc = wl_gpu_similarity_topk_batch(c, queries, nq, k, gpu, &count, msg, sizeof msg);
+    int rc = search(c, queries, nq, k, gpu, &count, msg, sizeof msg);
     if (rc != 0)
         fail_msg("GPU search failed: %s (%s)", wl_strerror(rc), msg);
     assert_int_equal(count, k < n ? k : n);
     /* Deterministic: the same search again gives the same bits. */
-    rc = wl_gpu_similarity_topk_batch(c, queries, nq, k, again, &count2, msg, sizeof msg);
+    rc = search(c, queries, nq, k, again, &count2, msg, sizeof msg);
     assert_int_equal(rc, 0);
     for (size_t q = 0; q < nq; q++)
         assert_memory_equal(gpu + q * k, again + q * k, count * sizeof *gpu);
@@ -226,6 +252,28 @@ static void test_ties_and_zero_vectors(void **state)
     check_against_cpu(&c, query, 2, 10);
 }
 
+/* The first kernel of the dot products, kept for comparison: the same checks on shapes that
+ * cover its tiles (ragged D and N, two query tiles, the largest k). */
+static void test_simple_kernel(void **state)
+{
+    (void)state;
+    kernel = WL_GPU_SCORES_SIMPLE;
+    random_case(300, 100, 9, 32, 21);
+    random_case(257, 33, 65, 5, 22);
+    kernel = WL_GPU_SCORES_BLOCKED;
+}
+
+/* D split in parts (3 each on the emulation made to hold 16 blocks; as many as the SMs ask for on
+ * a GPU), the second case with a ragged last split. The variable is read by the emulation only. */
+static void test_split_dimension(void **state)
+{
+    (void)state;
+    setenv("WL_GPU_EMU_BLOCKS_PER_SM", "8", 1);
+    random_case(600, 768, 10, 10, 31);
+    random_case(130, 200, 5, 7, 32);
+    unsetenv("WL_GPU_EMU_BLOCKS_PER_SM");
+}
+
 static void test_api_errors(void **state)
 {
     (void)state;
@@ -249,6 +297,8 @@ static void test_api_errors(void **state)
     assert_int_equal(wl_gpu_similarity_set_queries(s, q, 4), 0);
     assert_int_equal(wl_gpu_similarity_enqueue(s, NULL), 0);
     assert_int_equal(wl_gpu_similarity_read_probe_enqueue(s, NULL), 0);
+    assert_int_equal(wl_gpu_similarity_set_scores_kernel(s, 7), WL_E_INVAL); /* no such kernel */
+    assert_non_null(strstr(wl_gpu_similarity_error(s), "no kernel 7"));
     wl_hit hits[4 * 3];
     size_t count = 0;
     assert_int_equal(wl_gpu_similarity_results(s, NULL, hits, &count), 0);
@@ -272,6 +322,8 @@ int main(void)
         cmocka_unit_test(test_api_errors),
         cmocka_unit_test(test_ties_and_zero_vectors),
         cmocka_unit_test(test_shapes),
+        cmocka_unit_test(test_split_dimension),
+        cmocka_unit_test(test_simple_kernel),
         cmocka_unit_test(test_random_seeds),
     };
     int failed = cmocka_run_group_tests(tests, NULL, NULL);

@@ -59,6 +59,13 @@ int wl_gpu_similarity_results(wl_gpu_similarity *s, void *stream, wl_hit *hits, 
     return WL_E_UNAVAILABLE;
 }
 
+int wl_gpu_similarity_set_scores_kernel(wl_gpu_similarity *s, int kernel)
+{
+    (void)s;
+    (void)kernel;
+    return WL_E_UNAVAILABLE;
+}
+
 int wl_gpu_similarity_read_probe_enqueue(wl_gpu_similarity *s, void *stream)
 {
     (void)s;

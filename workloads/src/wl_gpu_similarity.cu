@@ -3,18 +3,27 @@
  *
  * A search is three or four kernels on the caller's stream:
  *   1. query_norms: |q| per query, one warp each (a shuffle reduction).
- *   2. scores: cos(q, c) for every query and candidate, tiled like a GEMM (S = Q x C^T): a block
- *      computes a 64 x 64 tile of scores from 32-float slices of 64 queries and 64 candidates
- *      staged in shared memory, each thread a 4 x 4 block of it in registers, and prefetches the
- *      next slices into registers while it computes, so the candidate block is streamed once per
- *      64 queries. The epilogue divides by |q| |c| with the CPU's rules (0 for a zero denominator
- *      or a NaN quotient) and writes the Q x N scores.
- *   3. topk_partial: for each query and slice of 4096 candidates, a block keeps a sorted top-k
- *      list per thread, then merges them with k rounds of a block-wide "best head" reduction.
+ *   2. dots_kernel (the default, WL_GPU_SCORES_BLOCKED): every dot product q . c, tiled like a
+ *      GEMM (S = Q x C^T). A block of 128 threads computes a 64-query x 128-candidate tile over
+ *      one split of D: 16-float slices of the queries and candidates are staged in shared memory
+ *      (k-major, two buffers, so one barrier per slice), each thread keeps an 8 x 8 block of
+ *      dot products in registers and reads its operands as float4s, and the next slices are
+ *      loaded from global memory (float4s along D) while this one is multiplied. The number of
+ *      splits of D (split-K) is chosen per search so that the grid fills the GPU's resident
+ *      blocks in whole waves: a 64-query batch over 10,000 candidates is only 79 tiles, fewer
+ *      than the SMs, and is split six ways. Each split writes its partial dot products.
+ *      Or (WL_GPU_SCORES_SIMPLE, the first kernel, kept for comparison) scores_kernel: 64 x 64
+ *      tiles, 32-float slices, 4 x 4 outputs per thread from scalar shared-memory reads, whose
+ *      epilogue writes the cosines directly.
+ *   3. topk_partial: for each query and slice of candidates, a block adds the splits' partial
+ *      dot products in split order, divides by |q| |c| with the CPU's rules (score 0 for a zero
+ *      denominator or a NaN quotient), keeps a sorted top-k list per thread, then merges the
+ *      lists with k rounds of a block-wide "best head" reduction.
  *   4. topk_merge (when there is more than one slice): the same merge over the slices' lists.
  * The ranking is the CPU's total order (score descending, then id ascending). Every launch is
  * followed by cudaGetLastError; every CUDA call is checked and its error kept in the object.
- * Accumulation order is fixed by the code, so results are deterministic for a given GPU and build.
+ * Accumulation order is fixed by the code and the split count by the sizes and the GPU, so
+ * results are deterministic for a given GPU and build.
  */
 #include <limits.h>
 #include <math.h>
@@ -46,8 +55,26 @@
 #define THREADS (TX * TY) /* 256 */
 #define LOAD_ROWS (THREADS / BK) /* rows a block's threads load per pass: 8 */
 
+/* The register-blocked dot products: RB_BM queries x RB_BN candidates per block, RB_BK floats of
+ * D per slice, RB_TM x RB_TN per thread; rows padded by RB_PAD floats (keeps float4 alignment,
+ * halves the bank conflicts of the transposing stores). */
+#define RB_BM 64
+#define RB_BN 128
+#define RB_BK 16
+#define RB_TM 8
+#define RB_TN 8
+#define RB_TX (RB_BN / RB_TN)         /* 16 threads along candidates */
+#define RB_TY (RB_BM / RB_TM)         /* 8 threads along queries */
+#define RB_THREADS (RB_TX * RB_TY)    /* 128 */
+#define RB_PAD 4
+#define RB_LOAD_ROWS (RB_THREADS / 4) /* rows loaded per pass: 4 threads x float4 per row */
+#define RB_MIN_SLICES 4               /* a split of D spans at least this many slices */
+#define RB_MAX_SPLITS 16
+
 #define TOPK_THREADS 128
-#define TOPK_SLICE 4096 /* candidates per top-k block (at least) */
+#define TOPK_SLICE 4096     /* candidates per top-k block, when the queries fill the GPU */
+#define TOPK_MIN_SLICE 1024 /* ... and at least, when they do not */
+#define TOPK_BLOCKS_PER_SM 4 /* top-k blocks wanted per SM (one block per query and slice) */
 #define PROBE_THREADS 256
 
 struct wl_gpu_similarity {
@@ -57,11 +84,14 @@ struct wl_gpu_similarity {
     int parts;          /* top-k slices per query */
     int slice;          /* candidates per slice */
     int probe_blocks;   /* blocks of the read probe */
+    int kernel;         /* WL_GPU_SCORES_* */
+    int slots;          /* blocks of dots_kernel the GPU holds at once (SMs x occupancy) */
+    int max_splits;     /* splits of D the scores buffer has room for */
     float *cand;        /* device: n x d */
     float *cnorm;       /* device: n */
     float *query;       /* device: max_q x d */
     float *qnorm;       /* device: max_q */
-    float *scores;      /* device: max_q x n */
+    float *scores;      /* device: max_splits x max_q x n partial dot products (or cosines) */
     wl_hit *part;       /* device: max_q x parts x k (when parts > 1) */
     wl_hit *out;        /* device: max_q x k */
     float *probe_out;   /* device: probe_blocks */
@@ -215,6 +245,142 @@ __global__ void __launch_bounds__(THREADS)
     }
 }
 
+/* Four floats of row `row` (of `rows`) from column `col` (of `ncols`, the row length; the split
+ * ends at `end`), zeros outside; one float4 load when `vec` (ncols % 4 == 0, so every row starts
+ * 16-byte aligned, and col % 4 == 0). */
+__device__ __forceinline__ float4 load4(const float *__restrict__ m, int row, int rows, int col,
+                                        int end, int ncols, bool vec)
+{
+    float4 v;
+    v.x = v.y = v.z = v.w = 0.0f;
+    if (row >= rows)
+        return v;
+    const float *p = m + (size_t)row * (size_t)ncols + col;
+    if (vec && col + 3 < end)
+        return *reinterpret_cast<const float4 *>(p);
+    if (col < end)
+        v.x = p[0];
+    if (col + 1 < end)
+        v.y = p[1];
+    if (col + 2 < end)
+        v.z = p[2];
+    if (col + 3 < end)
+        v.w = p[3];
+    return v;
+}
+
+/*
+ * Partial dot products of a RB_BM x RB_BN tile over D[k0, k0 + kspan), split blockIdx.z (see the
+ * top of the file): out[(split x nq + q) x n + c]. Thread (tx, ty) owns queries ty*4 + {0..3} and
+ * 32 + ty*4 + {0..3}, candidates tx*4 + {0..3} and 64 + tx*4 + {0..3}, so that a warp's operand
+ * reads are two broadcast float4s (queries) and 16 consecutive float4s (candidates).
+ */
+__global__ void __launch_bounds__(RB_THREADS)
+    dots_kernel(const float *__restrict__ qm, int nq, const float *__restrict__ cm, int n, int d,
+                int kspan, float *__restrict__ out)
+{
+    /* k-major slices, [buffer][k][row]: a thread's operands for one k are adjacent. */
+    __shared__ __align__(16) float as[2][RB_BK][RB_BM + RB_PAD];
+    __shared__ __align__(16) float bs[2][RB_BK][RB_BN + RB_PAD];
+    int tid = threadIdx.x, tx = tid % RB_TX, ty = tid / RB_TX;
+    int lrow = tid / 4, lcol = (tid % 4) * 4; /* loader: 4 threads read a row's 16 floats */
+    int n0 = blockIdx.x * RB_BN, q0 = blockIdx.y * RB_BM;
+    int k0 = blockIdx.z * kspan, k1 = min(d, k0 + kspan);
+    int slices = k1 > k0 ? (k1 - k0 + RB_BK - 1) / RB_BK : 0;
+    bool vec = d % 4 == 0;
+    float acc[RB_TM][RB_TN];
+#pragma unroll
+    for (int i = 0; i < RB_TM; i++)
+#pragma unroll
+        for (int j = 0; j < RB_TN; j++)
+            acc[i][j] = 0.0f;
+    float4 ra[RB_BM / RB_LOAD_ROWS], rb[RB_BN / RB_LOAD_ROWS]; /* the next slices */
+
+#define RB_LOAD(kb)                                                                                \
+    do {                                                                                           \
+        _Pragma("unroll") for (int m = 0; m < RB_BM / RB_LOAD_ROWS; m++) ra[m] =                   \
+            load4(qm, q0 + lrow + RB_LOAD_ROWS * m, nq, (kb) + lcol, k1, d, vec);                  \
+        _Pragma("unroll") for (int m = 0; m < RB_BN / RB_LOAD_ROWS; m++) rb[m] =                   \
+            load4(cm, n0 + lrow + RB_LOAD_ROWS * m, n, (kb) + lcol, k1, d, vec);                   \
+    } while (0)
+#define RB_STORE(buf)                                                                              \
+    do {                                                                                           \
+        _Pragma("unroll") for (int m = 0; m < RB_BM / RB_LOAD_ROWS; m++)                          \
+        {                                                                                          \
+            int r_ = lrow + RB_LOAD_ROWS * m;                                                      \
+            as[buf][lcol][r_] = ra[m].x;                                                           \
+            as[buf][lcol + 1][r_] = ra[m].y;                                                       \
+            as[buf][lcol + 2][r_] = ra[m].z;                                                       \
+            as[buf][lcol + 3][r_] = ra[m].w;                                                       \
+        }                                                                                          \
+        _Pragma("unroll") for (int m = 0; m < RB_BN / RB_LOAD_ROWS; m++)                          \
+        {                                                                                          \
+            int r_ = lrow + RB_LOAD_ROWS * m;                                                      \
+            bs[buf][lcol][r_] = rb[m].x;                                                           \
+            bs[buf][lcol + 1][r_] = rb[m].y;                                                       \
+            bs[buf][lcol + 2][r_] = rb[m].z;                                                       \
+            bs[buf][lcol + 3][r_] = rb[m].w;                                                       \
+        }                                                                                          \
+    } while (0)
+
+    if (slices > 0) {
+        RB_LOAD(k0);
+        RB_STORE(0);
+    }
+    __syncthreads();
+    for (int sl = 0; sl < slices; sl++) {
+        int cur = sl & 1;
+        if (sl + 1 < slices)
+            RB_LOAD(k0 + (sl + 1) * RB_BK); /* in flight while this slice is multiplied */
+#pragma unroll
+        for (int kk = 0; kk < RB_BK; kk++) {
+            float4 a0 = *reinterpret_cast<const float4 *>(&as[cur][kk][ty * 4]);
+            float4 a1 = *reinterpret_cast<const float4 *>(&as[cur][kk][32 + ty * 4]);
+            float4 b0 = *reinterpret_cast<const float4 *>(&bs[cur][kk][tx * 4]);
+            float4 b1 = *reinterpret_cast<const float4 *>(&bs[cur][kk][64 + tx * 4]);
+            float a[RB_TM] = {a0.x, a0.y, a0.z, a0.w, a1.x, a1.y, a1.z, a1.w};
+            float b[RB_TN] = {b0.x, b0.y, b0.z, b0.w, b1.x, b1.y, b1.z, b1.w};
+#pragma unroll
+            for (int i = 0; i < RB_TM; i++)
+#pragma unroll
+                for (int j = 0; j < RB_TN; j++)
+                    acc[i][j] = fmaf(a[i], b[j], acc[i][j]);
+        }
+        /* The other buffer was last read before the previous barrier: safe to fill. */
+        if (sl + 1 < slices)
+            RB_STORE(cur ^ 1);
+        __syncthreads();
+    }
+#undef RB_LOAD
+#undef RB_STORE
+
+    float *dst = out + (size_t)blockIdx.z * (size_t)nq * (size_t)n;
+#pragma unroll
+    for (int i = 0; i < RB_TM; i++) {
+        int q = q0 + (i < 4 ? ty * 4 + i : 32 + ty * 4 + (i - 4));
+        if (q >= nq)
+            continue;
+        float *row = dst + (size_t)q * (size_t)n;
+#pragma unroll
+        for (int h = 0; h < 2; h++) {
+            int c = n0 + h * 64 + tx * 4;
+            if (n % 4 == 0 && c + 3 < n) {
+                float4 v;
+                v.x = acc[i][4 * h];
+                v.y = acc[i][4 * h + 1];
+                v.z = acc[i][4 * h + 2];
+                v.w = acc[i][4 * h + 3];
+                *reinterpret_cast<float4 *>(row + c) = v;
+            } else {
+#pragma unroll
+                for (int j = 0; j < 4; j++)
+                    if (c + j < n)
+                        row[c + j] = acc[i][4 * h + j];
+            }
+        }
+    }
+}
+
 /*
  * The best `kout` of `count` entries (load(e, &score, &id) gives entry e) into out[0..kout), best
  * first, by a block of TOPK_THREADS threads. Each thread keeps its best k (sorted) of the entries
@@ -277,22 +443,39 @@ __device__ void block_topk(int count, Load load, int k, wl_hit *out, int kout)
     }
 }
 
-/* Top k of one slice of one query's scores; unused slots of the list get a sentinel that every
- * real entry beats. */
+/*
+ * Top k of one slice of one query's scores; unused slots of the list get a sentinel that every
+ * real entry beats. With splits > 0, scores holds `splits` partial dot products per pair (split
+ * s of query q at [(s x nq + q) x n]): they are added in split order and divided by |q| |c| with
+ * the CPU's rules. With splits == 0 the scores are final (scores_kernel's).
+ */
 __global__ void __launch_bounds__(TOPK_THREADS)
-    topk_partial(const float *__restrict__ scores, int n, int k, int slice, int parts,
-                 wl_hit *__restrict__ part)
+    topk_partial(const float *__restrict__ scores, int splits, int nq,
+                 const float *__restrict__ qn, const float *__restrict__ cn, int n, int k,
+                 int slice, int parts, wl_hit *__restrict__ part)
 {
     int q = blockIdx.x, p = blockIdx.y;
     int lo = p * slice, hi = min(n, lo + slice);
     int count = hi > lo ? hi - lo : 0;
     const float *row = scores + (size_t)q * (size_t)n + lo;
+    size_t split_stride = (size_t)nq * (size_t)n;
+    float qq = splits > 0 ? qn[q] : 0.0f;
     wl_hit *dst = part + ((size_t)q * (size_t)parts + (size_t)p) * (size_t)k;
     int kout = min(k, count);
     block_topk(
         count,
         [&](int e, float *s, uint32_t *id) {
-            *s = row[e];
+            if (splits == 0) {
+                *s = row[e];
+            } else {
+                float dot = row[e];
+                for (int sp = 1; sp < splits; sp++)
+                    dot += row[(size_t)sp * split_stride + e];
+                /* The CPU's rule: 0 for a zero denominator or a NaN quotient. */
+                float den = qq * cn[lo + e];
+                float v = den == 0.0f ? 0.0f : dot / den;
+                *s = isnan(v) ? 0.0f : v;
+            }
             *id = (uint32_t)(lo + e);
         },
         k, dst, kout);
@@ -419,24 +602,77 @@ static int dev_alloc(wl_gpu_similarity *s, void **p, size_t bytes, const char *w
     return 0;
 }
 
+/*
+ * How many ways to split D for `q` queries: the fewest splits that bring the grid's waves (tiles
+ * x splits over the resident blocks, rounded up) times the slices per split to its minimum, at
+ * most `limit`, each split at least RB_MIN_SLICES slices long. One wave of whole tiles is the
+ * ideal; a grid of 1.5 waves leaves a third of the GPU idle in its second, and a grid smaller
+ * than one leaves SMs idle outright. Splits cost an extra pass over the partial dot products
+ * (written here, read by the top-k), so the smallest of equally good counts wins.
+ */
+static int choose_splits(const wl_gpu_similarity *s, int q, int limit)
+{
+    long tiles = (long)((s->n + RB_BN - 1) / RB_BN) * (long)((q + RB_BM - 1) / RB_BM);
+    long slices = (s->d + RB_BK - 1) / RB_BK;
+    long most = slices / RB_MIN_SLICES;
+    if (most > limit)
+        most = limit;
+    if (most > RB_MAX_SPLITS)
+        most = RB_MAX_SPLITS;
+    int best = 1;
+    long best_cost = -1;
+    for (long sp = 1; sp <= (most > 1 ? most : 1); sp++) {
+        long waves = (tiles * sp + s->slots - 1) / s->slots;
+        long cost = waves * ((slices + sp - 1) / sp);
+        if (best_cost < 0 || cost < best_cost) {
+            best_cost = cost;
+            best = (int)sp;
+        }
+    }
+    return best;
+}
+
 static int setup(wl_gpu_similarity *s, const wl_candidates *c)
 {
     bool ovf = false;
     size_t n = (size_t)s->n, d = (size_t)s->d, q = (size_t)s->max_q, k = (size_t)s->k;
+    int rc;
+    CHECK_S(s, cudaSetDevice(0), "cudaSetDevice(0)");
+    int sms = 0, per_sm = 0;
+    CHECK_S(s, cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0),
+            "cudaDeviceGetAttribute (SM count)");
+    CHECK_S(s, cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, dots_kernel, RB_THREADS, 0),
+            "cudaOccupancyMaxActiveBlocksPerMultiprocessor (dots_kernel)");
+    s->slots = (sms > 0 ? sms : 1) * (per_sm > 0 ? per_sm : 1);
+    /* Top-k slices of TOPK_SLICE candidates; more and shorter ones (down to TOPK_MIN_SLICE) when
+     * a full batch's queries times slices would leave SMs idle: 64 queries over 10,000
+     * candidates make 192 blocks of 4096, 9 per query make 576. The merge then reads parts x k
+     * entries per query. */
+    size_t want = ((size_t)(sms > 0 ? sms : 1) * TOPK_BLOCKS_PER_SM + q - 1) / q;
+    size_t parts = (n + TOPK_SLICE - 1) / TOPK_SLICE;
+    size_t most = (n + TOPK_MIN_SLICE - 1) / TOPK_MIN_SLICE;
+    if (parts < want)
+        parts = want < most ? want : most;
+    if (parts < 1)
+        parts = 1;
+    if (parts > 65535) /* the grid's y limit */
+        parts = 65535;
+    s->slice = (int)((n + parts - 1) / parts);
+    s->parts = n > 0 ? (int)((n + (size_t)s->slice - 1) / (size_t)s->slice) : 1;
+    if (s->slice < 1)
+        s->slice = 1;
+    /* Room for the splits of a full batch; a smaller batch has fewer tiles and could use more,
+     * but makes do with these. */
+    s->max_splits = choose_splits(s, s->max_q, RB_MAX_SPLITS);
     size_t cand_b = mul(mul(n, d, &ovf), sizeof(float), &ovf);
     size_t query_b = mul(mul(q, d, &ovf), sizeof(float), &ovf);
-    size_t scores_b = mul(mul(q, n, &ovf), sizeof(float), &ovf);
-    size_t part_b = mul(mul(mul(q, (size_t)s->parts, &ovf), k, &ovf), sizeof(wl_hit), &ovf);
+    size_t scores_b = mul(mul(mul(q, n, &ovf), (size_t)s->max_splits, &ovf), sizeof(float), &ovf);
     size_t out_b = mul(mul(q, k, &ovf), sizeof(wl_hit), &ovf);
+    size_t part_b = mul(mul(mul(q, (size_t)s->parts, &ovf), k, &ovf), sizeof(wl_hit), &ovf);
     if (ovf) {
         snprintf(s->err, sizeof s->err, "sizes overflow (N %zu, D %zu, Q %zu)", n, d, q);
         return WL_E_OVERFLOW;
     }
-    int rc;
-    CHECK_S(s, cudaSetDevice(0), "cudaSetDevice(0)");
-    int sms = 0;
-    CHECK_S(s, cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0),
-            "cudaDeviceGetAttribute (SM count)");
     s->probe_blocks = (sms > 0 ? sms : 1) * 8; /* enough threads to saturate the memory */
     if ((rc = dev_alloc(s, (void **)&s->cand, cand_b, "candidates")) != 0 ||
         (rc = dev_alloc(s, (void **)&s->cnorm, n * sizeof(float), "norms")) != 0 ||
@@ -488,12 +724,7 @@ extern "C" int wl_gpu_similarity_new(wl_gpu_similarity **out, const wl_candidate
     s->d = (int)c->dim;
     s->k = (int)k;
     s->max_q = (int)max_queries;
-    /* Slices of at least TOPK_SLICE candidates, at most 65535 of them (the grid's y limit). */
-    size_t slice = TOPK_SLICE;
-    if (c->count / 65535 + 1 > slice)
-        slice = c->count / 65535 + 1;
-    s->slice = (int)slice;
-    s->parts = c->count > 0 ? (int)((c->count + slice - 1) / slice) : 1;
+    s->kernel = WL_GPU_SCORES_BLOCKED;
     rc = setup(s, c);
     if (rc != 0) {
         set_msg(msg, msglen, s->err);
@@ -537,20 +768,44 @@ extern "C" int wl_gpu_similarity_enqueue(wl_gpu_similarity *s, void *stream)
     WL_LAUNCH(query_norms, dim3((unsigned)((q * 32 + 255) / 256)), dim3(256), st, s->query, s->d,
               q, s->qnorm);
     CHECK_S(s, cudaGetLastError(), "launching query_norms");
-    dim3 grid((unsigned)((s->n + BN - 1) / BN), (unsigned)((q + BM - 1) / BM));
-    WL_LAUNCH(scores_kernel, grid, dim3(THREADS), st, s->query, s->qnorm, q, s->cand, s->cnorm,
-              s->n, s->d, s->scores);
-    CHECK_S(s, cudaGetLastError(), "launching scores_kernel");
+    int splits = 0; /* 0: scores_kernel wrote final cosines */
+    if (s->kernel == WL_GPU_SCORES_SIMPLE) {
+        dim3 grid((unsigned)((s->n + BN - 1) / BN), (unsigned)((q + BM - 1) / BM));
+        WL_LAUNCH(scores_kernel, grid, dim3(THREADS), st, s->query, s->qnorm, q, s->cand,
+                  s->cnorm, s->n, s->d, s->scores);
+        CHECK_S(s, cudaGetLastError(), "launching scores_kernel");
+    } else {
+        splits = choose_splits(s, q, s->max_splits);
+        int slices = (s->d + RB_BK - 1) / RB_BK;
+        int kspan = ((slices + splits - 1) / splits) * RB_BK;
+        dim3 grid((unsigned)((s->n + RB_BN - 1) / RB_BN), (unsigned)((q + RB_BM - 1) / RB_BM),
+                  (unsigned)splits);
+        WL_LAUNCH(dots_kernel, grid, dim3(RB_THREADS), st, s->query, q, s->cand, s->n, s->d,
+                  kspan, s->scores);
+        CHECK_S(s, cudaGetLastError(), "launching dots_kernel");
+    }
     int kout = s->k < s->n ? s->k : s->n;
     wl_hit *first = s->parts > 1 ? s->part : s->out;
     WL_LAUNCH(topk_partial, dim3((unsigned)q, (unsigned)s->parts), dim3(TOPK_THREADS), st,
-              s->scores, s->n, s->k, s->slice, s->parts, first);
+              s->scores, splits, q, s->qnorm, s->cnorm, s->n, s->k, s->slice, s->parts, first);
     CHECK_S(s, cudaGetLastError(), "launching topk_partial");
     if (s->parts > 1) {
         WL_LAUNCH(topk_merge, dim3((unsigned)q), dim3(TOPK_THREADS), st, s->part, s->parts, s->k,
                   kout, s->out);
         CHECK_S(s, cudaGetLastError(), "launching topk_merge");
     }
+    return 0;
+}
+
+extern "C" int wl_gpu_similarity_set_scores_kernel(wl_gpu_similarity *s, int kernel)
+{
+    if (!s)
+        return WL_E_INVAL;
+    if (kernel != WL_GPU_SCORES_BLOCKED && kernel != WL_GPU_SCORES_SIMPLE) {
+        snprintf(s->err, sizeof s->err, "set_scores_kernel: no kernel %d", kernel);
+        return WL_E_INVAL;
+    }
+    s->kernel = kernel;
     return 0;
 }
 

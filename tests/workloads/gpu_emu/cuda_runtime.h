@@ -51,6 +51,7 @@ extern dim3 blockDim, gridDim;
 #define __forceinline__ inline
 #define __launch_bounds__(n)
 #define __shared__ static /* one block at a time: a static is the block's shared memory */
+#define __align__(n) __attribute__((aligned(n)))
 
 typedef int cudaError_t;
 enum { cudaSuccess = 0, cudaErrorMemoryAllocation = 2 };
@@ -65,6 +66,15 @@ inline cudaError_t cudaDriverGetVersion(int *v) { *v = 13000; return cudaSuccess
 inline cudaError_t cudaGetDeviceCount(int *n) { *n = 1; return cudaSuccess; }
 inline cudaError_t cudaSetDevice(int) { return cudaSuccess; }
 inline cudaError_t cudaDeviceGetAttribute(int *v, cudaDeviceAttr, int) { *v = 2; return 0; }
+/* Resident blocks per SM: $WL_GPU_EMU_BLOCKS_PER_SM, default 1. More make the emulated GPU's
+ * grid of resident blocks larger, so that small searches split D as a big GPU's do. */
+template <typename K>
+inline cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int *n, K, int, size_t)
+{
+    const char *v = getenv("WL_GPU_EMU_BLOCKS_PER_SM");
+    *n = v && atoi(v) > 0 ? atoi(v) : 1;
+    return cudaSuccess;
+}
 inline cudaError_t cudaMalloc(void **p, size_t bytes)
 {
     *p = malloc(bytes);

@@ -44,7 +44,8 @@ typedef struct wl_gpu_similarity wl_gpu_similarity;
  * pointers, k or max_queries out of range); WL_E_OVERFLOW (N above WL_MAX_NODES, sizes overflow);
  * WL_E_NOMEM (host or device memory); WL_E_UNAVAILABLE (no usable CUDA, or a CUDA call failed).
  * On failure *out is NULL and msg says why (the CUDA call and error).
- * Device memory: 4ND + 4N (candidates, norms) + 4QD + 4Q (queries, norms) + 4QN (scores) + small.
+ * Device memory: 4ND + 4N (candidates, norms) + 4QD + 4Q (queries, norms) + 4PQN (partial dot
+ * products: P splits of D, 1 when Q x N fills the GPU, at most 16) + small.
  */
 int wl_gpu_similarity_new(wl_gpu_similarity **out, const wl_candidates *c, size_t max_queries,
                           size_t k, char *msg, size_t msglen);
@@ -61,13 +62,28 @@ int wl_gpu_similarity_set_queries(wl_gpu_similarity *s, const float *queries, si
 
 /**
  * Enqueues one search of the queries set on stream (a cudaStream_t; NULL is the legacy default
- * stream) and returns without waiting: query norms, all Q x N cosine scores (a tiled, GEMM-like
- * pass that reads the candidate block once per 64 queries), then the top k of each query. Every
- * launch is checked (cudaGetLastError). Returns 0, WL_E_INVAL (no queries set) or
- * WL_E_UNAVAILABLE (a launch failed; see wl_gpu_similarity_error).
- * Cost: reads 4ND + 4N + 4QD bytes of inputs, writes and reads 4QN bytes of scores, 2QND flops.
+ * stream) and returns without waiting: query norms, all Q x N dot products (a tiled, GEMM-like
+ * pass that reads the candidate block once per 64 queries, D split in P parts when the grid
+ * would not fill the GPU), then the cosines' top k of each query. Every launch is checked
+ * (cudaGetLastError). Returns 0, WL_E_INVAL (no queries set) or WL_E_UNAVAILABLE (a launch
+ * failed; see wl_gpu_similarity_error).
+ * Cost: reads 4ND + 4N + 4QD bytes of inputs, writes and reads 4PQN bytes of partial dot
+ * products, 2QND flops.
  */
 int wl_gpu_similarity_enqueue(wl_gpu_similarity *s, void *stream);
+
+/** The kernels that compute a search's dot products (wl_gpu_similarity_set_scores_kernel). */
+enum {
+    WL_GPU_SCORES_BLOCKED = 0, /* the default: 64 x 128 tiles, 8 x 8 per thread, split-K */
+    WL_GPU_SCORES_SIMPLE = 1,  /* the first kernel, for comparison: 64 x 64 tiles, 4 x 4 */
+};
+
+/**
+ * Chooses the kernel of later searches' dot products (docs/gpu.md): WL_GPU_SCORES_BLOCKED (the
+ * default) or WL_GPU_SCORES_SIMPLE. The results agree within the documented error bound, not
+ * bit for bit (the sums run in another order). Returns 0 or WL_E_INVAL (unknown kernel).
+ */
+int wl_gpu_similarity_set_scores_kernel(wl_gpu_similarity *s, int kernel);
 
 /**
  * Waits for stream, then copies the last search's results to hits (caller-owned, room for
