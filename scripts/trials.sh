@@ -88,7 +88,10 @@ judge() { # judge OUTPUT CHANGED
                 wrong=$((wrong + 1))
                 names+="$id($verdict) "
                 ;;
-            inconclusive) undecided=$((undecided + 1)) ;;
+            inconclusive)
+                undecided=$((undecided + 1))
+                names+="$id(inconclusive) "
+                ;;
         esac
     done <<<"$(rows "$out")"
     echo "$wrong $undecided $found ${names:-}"

@@ -104,7 +104,7 @@ static const char usage_text[] =
     "                             S seconds each, 0..3600 (default 10, or 90 s shared,\n"
     "                             at least 4 each, when more than 9; 0: never)\n"
     "                             (these comparison options need --baseline or --ab)\n"
-    "Interleaved A/B of two builds:\n"
+    "Paired A/B of two builds:\n"
     "      --ab OTHER             measure OTHER (old build of this suite) against this program\n"
     "                             in alternating ABBA/BAAB rounds; runs nothing else\n"
     "      --ab-time S            seconds per benchmark on average, 1..3600 (default 10): the\n"
