@@ -23,8 +23,9 @@ other (PROGRAM --ab, interleaved on this machine) and fails on a regression.
   BASE_REF     git revision to compare against (default HEAD: the last commit against the
                working tree's changes; in a pull request, the target branch, e.g. origin/main)
   BENCH_ARG    passed on to the benchmark program, e.g. --noise-threshold 0.02
-  -t SECONDS   measurement time per benchmark (--ab-time; default 20)
-  -p PAIRS     worker pairs per benchmark (--ab-pairs; default 8)
+  -t SECONDS   time per benchmark on average, spent on the undecided ones (--ab-time;
+               default 10)
+  -p PAIRS     most worker pairs of one benchmark (--ab-pairs; default 32)
   -f FILTER    benchmarks to compare (FILTER syntax of the program; repeatable; default: all)
   -C DIR       the project's source directory, inside a git checkout (default: the top level
                of the checkout holding the current directory)
@@ -51,8 +52,8 @@ die() { # die MESSAGE...: a usage or build error (exit 2)
     exit 2
 }
 
-seconds=20
-pairs=8
+seconds=10
+pairs=32
 filters=()
 dir=""
 program="${GATE_PROGRAM:-}"
