@@ -16,22 +16,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "unit_helpers.h"
 #include "compare.h"
 #include "run.h"
-
-static void assert_close(double got, double want, double tol)
-{
-    if (!(fabs(got - want) <= tol)) {
-        print_error("got %.17g, want %.17g (tol %g)\n", got, want, tol);
-        fail();
-    }
-}
-
-static double normal(bench__rng *r)
-{
-    double u1 = 1.0 - bench__rng_uniform(r), u2 = bench__rng_uniform(r);
-    return sqrt(-2.0 * log(u1)) * cos(2.0 * M_PI * u2);
-}
 
 /*
  * Four pairs with ln ratios .01 .02 .03 .04: mean .025, sd sqrt(.0005/3), se = sd/2 =

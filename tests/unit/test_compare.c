@@ -15,22 +15,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "unit_helpers.h"
 #include "base.h"
 #include "compare.h"
-
-static void assert_close(double got, double want, double tol)
-{
-    if (!(fabs(got - want) <= tol)) {
-        print_error("got %.17g, want %.17g (tol %g)\n", got, want, tol);
-        fail();
-    }
-}
-
-static double normal(bench__rng *r)
-{
-    double u1 = 1.0 - bench__rng_uniform(r), u2 = bench__rng_uniform(r);
-    return sqrt(-2.0 * log(u1)) * cos(2.0 * M_PI * u2);
-}
 
 static void test_t_and_beta_published(void **state)
 {

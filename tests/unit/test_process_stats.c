@@ -25,15 +25,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "unit_helpers.h"
 #include "stats.h"
-
-static void assert_close(double got, double want, double tol)
-{
-    if (!(fabs(got - want) <= tol)) {
-        print_error("got %.17g, want %.17g (tol %g)\n", got, want, tol);
-        fail();
-    }
-}
 
 /* Hand-worked: process 0 has per-iteration times 1, 2, 3 (median 2), process 1 has 4, 8
  * (median 6). Geometric mean sqrt(12); sd of the logs ln(3)/sqrt(2); t(0.975, 1) = 12.7062047;
@@ -72,12 +65,6 @@ static void test_refuses_what_it_cannot_estimate(void **state)
 }
 
 /* ---- simulation ---- */
-
-static double normal(bench__rng *r)
-{
-    double u1 = bench__rng_uniform(r), u2 = bench__rng_uniform(r);
-    return sqrt(-2.0 * log(1.0 - u1)) * cos(2.0 * M_PI * u2);
-}
 
 typedef enum { EFFECT_NORMAL, EFFECT_REGIMES } effect_kind;
 
@@ -180,12 +167,6 @@ static void test_coverage_regimes(void **state)
     assert_true(c.pooled < 0.6);
 }
 
-static double gauss(bench__rng *r)
-{
-    double u1 = 1.0 - bench__rng_uniform(r), u2 = bench__rng_uniform(r);
-    return sqrt(-2.0 * log(u1)) * cos(2.0 * M_PI * u2);
-}
-
 /* Two tight groups 0.50 apart (about 1.65x): found, with their sizes and means. Fewer than 6
  * values, or groups closer than 5%, are one group. */
 static void test_modes_by_hand(void **state)
@@ -222,7 +203,7 @@ static void test_modes_by_simulation(void **state)
         size_t n = sizes[s], false_groups = 0;
         for (int t = 0; t < 20000; t++) {
             for (size_t i = 0; i < n; i++)
-                x[i] = 0.03 * gauss(&r);
+                x[i] = 0.03 * normal(&r);
             bench__modes m;
             bench__find_modes(x, n, &m);
             false_groups += m.groups == 2;
@@ -234,7 +215,7 @@ static void test_modes_by_simulation(void **state)
     for (size_t t = 0; t < trials; t++) {
         size_t k = t % 2 ? 5 : 3;
         for (size_t i = 0; i < 10; i++)
-            x[i] = 0.01 * gauss(&r) + (i < k ? 0.0 : 0.15);
+            x[i] = 0.01 * normal(&r) + (i < k ? 0.0 : 0.15);
         bench__modes m;
         bench__find_modes(x, 10, &m);
         found += m.groups == 2 && m.count[0] == k;
@@ -244,7 +225,7 @@ static void test_modes_by_simulation(void **state)
     found = 0;
     for (size_t t = 0; t < trials; t++) {
         for (size_t i = 0; i < 10; i++)
-            x[i] = log(i % 2 ? 1.28 : 0.72) + 0.03 * gauss(&r);
+            x[i] = log(i % 2 ? 1.28 : 0.72) + 0.03 * normal(&r);
         bench__modes m;
         bench__find_modes(x, 10, &m);
         found += m.groups == 2;
@@ -264,7 +245,7 @@ static void test_spread_causes(void **state)
     int cpu[10];
     for (int j = 0; j < 10; j++) {
         cpu[j] = j % 2;
-        logs[j] = (cpu[j] ? log(1.10) : 0.0) + 0.01 * gauss(&r);
+        logs[j] = (cpu[j] ? log(1.10) : 0.0) + 0.01 * normal(&r);
         faults[j] = 500;
         nofaults[j] = NAN;
     }
@@ -276,12 +257,12 @@ static void test_spread_causes(void **state)
     assert_close(c.cpu_ratio, 1.10, 0.02);
     assert_false(c.by_faults); /* the faults do not vary */
     for (int j = 0; j < 10; j++)
-        logs[j] = 0.05 * gauss(&r);
+        logs[j] = 0.05 * normal(&r);
     bench__spread_cause_find(logs, cpu, nofaults, 10, &c);
     assert_false(c.by_cpu);
     assert_false(c.by_faults);
     for (int j = 0; j < 10; j++) {
-        logs[j] = 0.02 * j + 0.001 * gauss(&r);
+        logs[j] = 0.02 * j + 0.001 * normal(&r);
         faults[j] = 1000 + 100 * j;
         cpu[j] = -1;
     }
