@@ -45,25 +45,36 @@ static void worker_kill(worker *w)
     bench__proc_kill(w);
 }
 
-/* Reads one line from a worker; "" at the end of its output or when the run is interrupted. */
-static void worker_line(worker *w, char *buf, size_t len)
+/* Reads one line from a worker, waiting at most timeout_s (<= 0: the default --timeout); ""
+ * at the end of its output, when it timed out (it is then killed) or when the run is
+ * interrupted. */
+static void worker_line(worker *w, char *buf, size_t len, double timeout_s)
 {
-    if (bench__proc_line(w, buf, len, 0) != 1)
+    double t = timeout_s > 0 ? timeout_s : BENCH__DEFAULT_TIMEOUT;
+    if (bench__proc_line(w, buf, len, bench__now_ns() + (int64_t)(t * 1e9)) != 1)
         buf[0] = '\0';
 }
 
-/* Starts `prog --ab-worker id` and waits until its setup is done ("READY"). */
-static int worker_start(worker *w, const char *prog, const char *id, char *msg, size_t msglen)
+/* Starts `prog --ab-worker id` (from exec_fd when >= 0) and waits until its setup is done
+ * ("READY"). */
+static int worker_start(worker *w, const char *prog, int exec_fd, const char *id,
+                        double timeout_s, char *msg, size_t msglen)
 {
     char *argv[] = {(char *)prog, "--ab-worker", (char *)id, NULL};
     bench__proc_spec spec = {.path = prog, .argv = argv, .channel = BENCH__PROC_STDOUT,
-                             .commands = true};
+                             .commands = true, .exec_by_fd = exec_fd >= 0, .exec_fd = exec_fd};
     if (bench__proc_start(w, &spec, msg, msglen) != 0)
         return BENCH_EIO;
     char line[640];
-    worker_line(w, line, sizeof line);
+    worker_line(w, line, sizeof line, timeout_s);
     if (strcmp(line, "READY") == 0)
         return 0;
+    if (w->end == BENCH__PROC_TIMED_OUT) {
+        bench__msg(msg, msglen, "%s did not finish its setup within %g s (--timeout)", prog,
+                   timeout_s > 0 ? timeout_s : BENCH__DEFAULT_TIMEOUT);
+        worker_kill(w);
+        return BENCH_EIO;
+    }
     /* A benchmark the other build lacks is "new" (BENCH_EINVAL), one either build skips is
      * "skipped" (BENCH_EUNAVAIL); anything else is an error, so a gate never passes because
      * nothing could be measured. */
@@ -85,21 +96,21 @@ static int worker_start(worker *w, const char *prog, const char *id, char *msg, 
     return rc;
 }
 
-static int worker_sample(worker *w, uint64_t iters, double *ns)
+static int worker_sample(worker *w, uint64_t iters, double *ns, double timeout_s)
 {
     char line[640];
     snprintf(line, sizeof line, "R %llu", (unsigned long long)iters);
     if (bench__proc_send(w, line) != 0)
         return BENCH_EIO;
-    worker_line(w, line, sizeof line);
+    worker_line(w, line, sizeof line, timeout_s);
     return sscanf(line, "T %lf", ns) == 1 && isfinite(*ns) && *ns >= 0 ? 0 : BENCH_EIO;
 }
 
-static void worker_stop(worker *w)
+static void worker_stop(worker *w, double timeout_s)
 {
     char line[640];
     if (bench__proc_send(w, "Q") == 0)
-        worker_line(w, line, sizeof line); /* "END ..." */
+        worker_line(w, line, sizeof line, fmin(timeout_s > 0 ? timeout_s : 10.0, 10.0));
     bench__proc_wait(w, bench__now_ns() + (int64_t)10e9);
 }
 
@@ -196,8 +207,9 @@ typedef struct ab_outcome {
     char message[512]; /* why it was not compared */
 } ab_outcome;
 
-/* Runs one interleaved comparison; m is the number of benchmarks compared (Bonferroni). */
-static int ab_one(const char *old_prog, const char *new_prog, const char *id,
+/* Runs one interleaved comparison; m is the number of benchmarks compared (Bonferroni). The
+ * old program starts from old_fd when it is >= 0. */
+static int ab_one(const char *old_prog, int old_fd, const char *new_prog, const char *id,
                   const bench__ab_options *o, size_t m, ab_outcome *out)
 {
     memset(out, 0, sizeof *out);
@@ -225,10 +237,13 @@ static int ab_one(const char *old_prog, const char *new_prog, const char *id,
          * when the old build lacks it. */
         int first = (p + 1) % 2;
         const char *prog[2] = {old_prog, new_prog};
-        if ((rc = worker_start(&w[first], prog[first], id, out->message, sizeof out->message)))
+        const int fd[2] = {old_fd, -1};
+        double to = o->timeout_s;
+        if ((rc = worker_start(&w[first], prog[first], fd[first], id, to, out->message,
+                               sizeof out->message)))
             break;
-        if ((rc = worker_start(&w[1 - first], prog[1 - first], id, out->message,
-                               sizeof out->message))) {
+        if ((rc = worker_start(&w[1 - first], prog[1 - first], fd[1 - first], id, to,
+                               out->message, sizeof out->message))) {
             worker_kill(&w[first]);
             break;
         }
@@ -237,7 +252,7 @@ static int ab_one(const char *old_prog, const char *new_prog, const char *id,
             /* Calibrate the iteration count on B, then hold it for the whole comparison. */
             uint64_t n = 1;
             for (;;) {
-                if ((rc = worker_sample(&w[1], n, &t)))
+                if ((rc = worker_sample(&w[1], n, &t, to)))
                     break;
                 if (t >= sample_ns / 8 || n >= (UINT64_C(1) << 40))
                     break;
@@ -253,14 +268,14 @@ static int ab_one(const char *old_prog, const char *new_prog, const char *id,
         /* Warm-up of the fresh pair, discarded: two samples each, in ABBA order. */
         int order_warm[4] = {0, 1, 1, 0};
         for (int k = 0; k < 4 && rc == 0; k++)
-            rc = worker_sample(&w[order_warm[k]], iters, &t);
+            rc = worker_sample(&w[order_warm[k]], iters, &t, to);
         int64_t pair_start = bench__now_ns();
         size_t first_round = nr;
         static const int order[8] = {0, 1, 1, 0, 1, 0, 0, 1}; /* ABBA then BAAB */
         while (rc == 0 && (double)(bench__now_ns() - pair_start) < pair_ns && nr < cap) {
             double sum[2] = {0, 0}, v;
             for (int k = 0; k < 8 && rc == 0; k++) {
-                rc = worker_sample(&w[order[k]], iters, &v);
+                rc = worker_sample(&w[order[k]], iters, &v, to);
                 sum[order[k]] += v;
                 if (order[k] == 0 && na < 4 * cap)
                     a_ns[na++] = v / (double)iters;
@@ -271,10 +286,13 @@ static int ab_one(const char *old_prog, const char *new_prog, const char *id,
                 logs[nr++] = log(sum[1] / sum[0]);
         }
         if (rc != 0)
-            bench__msg(out->message, sizeof out->message,
-                       "a worker stopped in the middle of the comparison (crashed?)");
-        worker_stop(&w[0]);
-        worker_stop(&w[1]);
+            bench__msg(out->message, sizeof out->message, "%s",
+                       w[0].end == BENCH__PROC_TIMED_OUT || w[1].end == BENCH__PROC_TIMED_OUT
+                           ? "a worker did not answer within --timeout in the middle of the "
+                             "comparison"
+                           : "a worker stopped in the middle of the comparison (crashed?)");
+        worker_stop(&w[0], to);
+        worker_stop(&w[1], to);
         /* The pair's one number: the median over its rounds, robust to a disturbed round.
          * (Reorders the pair's stretch of logs, which nothing reads again.) */
         if (rc == 0 && nr > first_round)
@@ -306,13 +324,14 @@ done:
     return rc;
 }
 
-int bench__ab_confirm(const char *old_prog, const char *id, const bench__ab_options *o,
-                      size_t m, bench__change *out, char *msg, size_t msglen)
+int bench__ab_confirm(const char *old_prog, int old_fd, const char *id,
+                      const bench__ab_options *o, size_t m, bench__change *out, char *msg,
+                      size_t msglen)
 {
     bench__proc_interrupts_install();
     ab_outcome res;
     /* B is this very program: /proc/self/exe in the worker is the file this process runs. */
-    int rc = ab_one(old_prog, "/proc/self/exe", id, o, m, &res);
+    int rc = ab_one(old_prog, old_fd, "/proc/self/exe", id, o, m, &res);
     *out = res.change;
     out->old_median = res.old_ns;
     out->new_median = res.new_ns;
@@ -367,7 +386,7 @@ int bench__ab_run(const char *other, const bench__instance *all, const bool *sel
         if (!selected[i])
             continue;
         ab_outcome out;
-        int rc = ab_one(other, self, all[i].id, o, m, &out);
+        int rc = ab_one(other, -1, self, all[i].id, o, m, &out);
         if (bench__proc_interrupted()) {
             fprintf(stderr, "bench: interrupted by %s: stopped the worker processes\n",
                     bench__signal_name(bench__proc_interrupted()));

@@ -95,6 +95,9 @@ static const char usage_text[] =
     "                             interleaved run of the program saved with the baseline,\n"
     "                             S seconds each, 0..3600 (default 10, or 90 s shared,\n"
     "                             at least 4 each, when more than 9; 0: never)\n"
+    "      --trust-snapshots      with --baseline: run the baseline's program snapshot even\n"
+    "                             when this user's key did not sign it (a cache another\n"
+    "                             machine saved); its file checks still apply\n"
     "                             (these comparison options need --baseline or --ab)\n"
     "Interleaved A/B of two builds:\n"
     "      --ab OTHER             measure OTHER (old build of this suite) against this program\n"
@@ -185,7 +188,7 @@ typedef enum opt_id {
     O_LOAD, O_BASEDIR, O_LENIENT, O_STRICT, O_CALIBRATE, O_SIGNIF, O_NOISE, O_FAILREG, O_AB,
     O_AB_TIME, O_AB_PAIRS, O_AB_WORKER, O_PROFILE_TIME, O_PERF_EVENTS, O_LIST_EVENTS, O_ALLOC_STATS,
     O_EXPORT_GBENCH, O_INSTR, O_INSTR_ITERS, O_INSTR_CACHE, O_PROCESSES,
-    O_IN_PROCESS, O_TIMEOUT, O_CONFIRM_TIME,
+    O_IN_PROCESS, O_TIMEOUT, O_CONFIRM_TIME, O_TRUST_SNAPSHOTS,
 } opt_id;
 
 typedef struct opt_def {
@@ -240,6 +243,7 @@ static const opt_def options[] = {
     {"in-process", 0, false, O_IN_PROCESS},
     {"timeout", 0, true, O_TIMEOUT},
     {"confirm-time", 0, true, O_CONFIRM_TIME},
+    {"trust-snapshots", 0, false, O_TRUST_SNAPSHOTS},
 };
 
 /* Baseline names become file names: a safe character set, nothing that can leave the
@@ -420,6 +424,9 @@ static int apply_option(bench__cli *c, opt_id id, const char *flag, const char *
         c->confirm_time_set = true;
         return parse_double(flag, v, 0, 3600, false, false, "a number of seconds in [0, 3600]",
                             &c->confirm_time);
+    case O_TRUST_SNAPSHOTS:
+        c->trust_snapshots = true;
+        return 0;
     case O_PROCESSES:
         if (parse_u64(flag, v, 1, 1000, "an integer in [1, 1000]", &u))
             return -1;
@@ -589,8 +596,9 @@ static int check_combinations(const bench__cli *c)
                 gate);
         return -1;
     }
-    if (c->confirm_time_set && !c->baseline) {
-        fprintf(stderr, "bench: --confirm-time needs --baseline NAME\n");
+    if ((c->confirm_time_set || c->trust_snapshots) && !c->baseline) {
+        fprintf(stderr, "bench: %s needs --baseline NAME\n",
+                c->confirm_time_set ? "--confirm-time" : "--trust-snapshots");
         return -1;
     }
     if ((c->ab_time_set || c->ab_pairs_set) && !c->ab) {

@@ -544,8 +544,9 @@ static void write_outputs(pipeline *p)
     if (c->save_baseline) {
         char path[4096];
         bench__cli_baseline_path(c, c->save_baseline, path, sizeof path);
+        double timeout = c->run.timeout_s > 0 ? c->run.timeout_s : BENCH__DEFAULT_TIMEOUT;
         if (bench__save_named(bench__cli_baseline_dir(c), c->save_baseline, path, &p->ctx,
-                              p->results, p->k, p->cl->times) != 0)
+                              p->results, p->k, p->cl->times, timeout) != 0)
             rc = BENCH_EXIT_USAGE;
     }
     if (p->exit_code == BENCH_EXIT_OK)

@@ -72,10 +72,15 @@ static void cleanup_handler(int sig)
     errno = saved_errno;
 }
 
+/* How many guards are in place: only the outermost installs and restores. */
+static int guard_depth;
+
 /* Installs the cleanup handler for every terminating signal that is not ignored, and ignores
  * SIGXFSZ (a write beyond RLIMIT_FSIZE then fails with EFBIG instead of killing). */
 static void guard_signals(void)
 {
+    if (guard_depth++ > 0)
+        return;
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = cleanup_handler;
@@ -99,12 +104,24 @@ static void guard_signals(void)
 
 static void unguard_signals(void)
 {
+    if (guard_depth == 0 || --guard_depth > 0)
+        return;
     for (size_t i = 0; i < NSIG_CLEANUP; i++)
         if (handler_installed[i]) {
             sigaction(cleanup_signals[i], &saved_actions[i], NULL);
             handler_installed[i] = false;
         }
     sigaction(SIGXFSZ, &saved_xfsz, NULL);
+}
+
+void bench__tmp_guard(void)
+{
+    guard_signals();
+}
+
+void bench__tmp_unguard(void)
+{
+    unguard_signals();
 }
 
 int bench__tmp_register(const char *name)

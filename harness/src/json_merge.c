@@ -41,6 +41,20 @@ static int baseline_merge_write(const char *path, const bench__context *ctx,
         return BENCH_ENOMEM;
     }
     cJSON *arr = cJSON_GetObjectItemCaseSensitive(root, "benchmarks");
+    /* Each entry this run measured names the program that measured it: a file merged from
+     * saves of several programs still says which program each number belongs to. */
+    cJSON *mine;
+    cJSON_ArrayForEach(mine, arr) {
+        const cJSON *status = cJSON_GetObjectItemCaseSensitive(mine, "status");
+        if (!ctx->program_hash[0] || !cJSON_IsString(status) ||
+            strcmp(status->valuestring, "ok") != 0)
+            continue;
+        cJSON *po = cJSON_CreateObject();
+        cJSON_AddStringToObject(po, "hash", ctx->program_hash);
+        if (ctx->program_libs[0])
+            cJSON_AddStringToObject(po, "libraries", ctx->program_libs);
+        cJSON_AddItemToObject(mine, "program", po);
+    }
     int rc = 0;
     struct stat st;
     if (stat(path, &st) == 0) {
@@ -110,8 +124,10 @@ static int baseline_merge_write(const char *path, const bench__context *ctx,
     return bench__write_json_text(path, out, msg, msglen);
 }
 
-int bench__baseline_save(const char *path, const bench__context *ctx, const bench__result *all,
-                         size_t n, char *msg, size_t msglen)
+int bench__baseline_save_then(const char *path, const bench__context *ctx,
+                              const bench__result *all, size_t n,
+                              int (*after)(void *arg, char *msg, size_t msglen), void *arg,
+                              char *msg, size_t msglen)
 {
     /* Two runs saving the same baseline at once would each merge into the file as they read
      * it, and the later rename would drop the other's entries: one at a time. */
@@ -120,6 +136,14 @@ int bench__baseline_save(const char *path, const bench__context *ctx, const benc
     if (rc)
         return rc;
     rc = baseline_merge_write(path, ctx, all, n, msg, msglen);
+    if (rc == 0 && after)
+        rc = after(arg, msg, msglen);
     bench__lock_release(lock);
     return rc;
+}
+
+int bench__baseline_save(const char *path, const bench__context *ctx, const bench__result *all,
+                         size_t n, char *msg, size_t msglen)
+{
+    return bench__baseline_save_then(path, ctx, all, n, NULL, NULL, msg, msglen);
 }

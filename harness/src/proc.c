@@ -6,7 +6,7 @@
  * calls only; a worker dies with its parent (PR_SET_PDEATHSIG), so a manager killed with SIGKILL
  * leaves no orphan measuring on; reads never block past their deadline (poll).
  */
-#define _GNU_SOURCE /* pipe2 */
+#define _GNU_SOURCE /* pipe2, environ */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -136,6 +136,10 @@ int bench__proc_start(bench__proc *p, const bench__proc_spec *s, char *msg, size
         signal(SIGINT, SIG_DFL);
         signal(SIGTERM, SIG_DFL);
         signal(SIGHUP, SIG_DFL);
+        /* The program's descriptor goes out of the way of the ones set up below first. */
+        int exec_fd = s->exec_by_fd ? fcntl(s->exec_fd, F_DUPFD_CLOEXEC, 10) : -1;
+        if (s->exec_by_fd && exec_fd < 0)
+            _exit(127);
         int null = open("/dev/null", O_RDWR);
         if (s->commands)
             child_dup(down[0], STDIN_FILENO);
@@ -150,7 +154,12 @@ int bench__proc_start(bench__proc *p, const bench__proc_spec *s, char *msg, size
         } else if (null >= 0) {
             dup2(null, STDOUT_FILENO);
         }
-        execv(s->path, s->argv);
+        if (s->quiet && null >= 0)
+            dup2(null, STDERR_FILENO);
+        if (s->exec_by_fd)
+            fexecve(exec_fd, s->argv, environ);
+        else
+            execv(s->path, s->argv);
         fprintf(stderr, "bench: cannot run %s: %s\n", s->path, strerror(errno));
         _exit(127);
     }

@@ -92,6 +92,8 @@ typedef struct bench__ab_options {
     double significance_level; /* alpha over all compared benchmarks (Bonferroni) */
     double noise_threshold;    /* smallest relative change reported as a regression */
     bool strict;               /* --baseline-strict: new and removed benchmarks are an error */
+    double timeout_s;          /* a worker that takes longer to answer (its setup, a sample)
+                                  is stopped; <= 0: BENCH__DEFAULT_TIMEOUT (--timeout) */
     const char *const *removed; /* ids the old build lists for the FILTERs and this one lacks */
     size_t nremoved;
 } bench__ab_options;
@@ -104,14 +106,17 @@ int bench__ab_run(const char *other, const bench__instance *all, const bool *sel
                   const bench__ab_options *o, bool fail_on_regression, bool color);
 
 /**
- * Confirms one benchmark's change by an interleaved A/B run of old_prog (A, a saved program
- * snapshot) against this program (B), as --ab measures (o: time and pairs; m: benchmarks
- * confirmed together, for Bonferroni). Fills *out with the paired estimate, interval, p and
- * verdict. Returns 0; BENCH_EINVAL when old_prog lacks or skips the benchmark; BENCH_EIO when a
- * worker failed or old_prog cannot run; msg says why.
+ * Confirms one benchmark's change by an interleaved A/B run of a saved program snapshot (A)
+ * against this program (B), as --ab measures (o: time, pairs and each worker's time-out; m:
+ * benchmarks confirmed together, for Bonferroni). A's workers start from old_fd, the sealed copy
+ * bench__snapshot_open checked (old_prog only names it in messages): never from a path read
+ * again. Fills *out with the paired estimate, interval, p and verdict. Returns 0; BENCH_EINVAL
+ * when the snapshot lacks or skips the benchmark; BENCH_EIO when a worker failed, timed out or
+ * the snapshot cannot run; msg says why.
  */
-int bench__ab_confirm(const char *old_prog, const char *id, const bench__ab_options *o,
-                      size_t m, struct bench__change *out, char *msg, size_t msglen);
+int bench__ab_confirm(const char *old_prog, int old_fd, const char *id,
+                      const bench__ab_options *o, size_t m, struct bench__change *out, char *msg,
+                      size_t msglen);
 
 /** Seconds and worker pairs of the interleaved run that confirms a suspect change against a
  * baseline's program snapshot (--confirm-time). Without --confirm-time, each suspect gets

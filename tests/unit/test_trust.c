@@ -1,16 +1,26 @@
 /*
  * test_trust.c: what decides whether a program snapshot may run. SHA-256 and HMAC-SHA-256
- * against the published test vectors (FIPS 180-2 appendix B, RFC 4231 section 4).
+ * against the published test vectors (FIPS 180-2 appendix B, RFC 4231 section 4); the per-user
+ * key (created 0600 in a 0700 directory, refused when others may read or write it, or when it is
+ * a symbolic link); snapshot signatures; and the checks on the snapshot file itself (a symbolic
+ * link, a script, a file others may write, one whose hash differs) before it is copied into a
+ * sealed memory file.
  */
+#define _GNU_SOURCE /* F_GET_SEALS */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include "internal.h"
 #include "sha256.h"
 
 static void hex_of(const void *data, size_t n, char *out)
@@ -99,11 +109,213 @@ static void test_hmac_rfc4231(void **state)
     assert_string_equal(out, "9b09ffa71b942fcb27635fbcd5b0e944bfdc63644f0713938a7f51535c3a35e2");
 }
 
+/* ---- the key and signatures ---- */
+
+static char root[64];
+
+static int make_root(void **state)
+{
+    (void)state;
+    snprintf(root, sizeof root, "/tmp/bench-test-trust-XXXXXX");
+    if (!mkdtemp(root))
+        return -1;
+    char cfg[128];
+    snprintf(cfg, sizeof cfg, "%s/config", root);
+    return setenv("XDG_CONFIG_HOME", cfg, 1);
+}
+
+static int remove_root(void **state)
+{
+    (void)state;
+    char cmd[160];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+static void path_of(char *buf, size_t len, const char *name)
+{
+    snprintf(buf, len, "%s/%s", root, name);
+}
+
+static void test_key_is_made_private_and_reused(void **state)
+{
+    (void)state;
+    unsigned char a[32], b[32];
+    char msg[512], dir[160], key[160];
+    /* No key yet: verifying finds none, and does not make one. */
+    assert_int_equal(bench__user_key(false, a, msg, sizeof msg), BENCH_EUNAVAIL);
+    assert_int_equal(bench__user_key(true, a, msg, sizeof msg), 0);
+    assert_int_equal(bench__user_key(false, b, msg, sizeof msg), 0);
+    assert_memory_equal(a, b, sizeof a);
+    path_of(dir, sizeof dir, "config/harness");
+    path_of(key, sizeof key, "config/harness/key");
+    struct stat st;
+    assert_int_equal(stat(dir, &st), 0);
+    assert_int_equal(st.st_mode & 0777, 0700);
+    assert_int_equal(stat(key, &st), 0);
+    assert_int_equal(st.st_mode & 0777, 0600);
+    assert_int_equal(st.st_size, 65);
+    /* Readable by others: refused, named, with the fix. */
+    assert_int_equal(chmod(key, 0644), 0);
+    assert_int_equal(bench__user_key(false, b, msg, sizeof msg), BENCH_EIO);
+    assert_non_null(strstr(msg, "may be read or written by other users"));
+    assert_non_null(strstr(msg, key));
+    assert_int_equal(chmod(key, 0600), 0);
+    /* A symbolic link in its place: never followed. */
+    char moved[160];
+    path_of(moved, sizeof moved, "elsewhere");
+    assert_int_equal(rename(key, moved), 0);
+    assert_int_equal(symlink(moved, key), 0);
+    assert_int_equal(bench__user_key(false, b, msg, sizeof msg), BENCH_EIO);
+    assert_non_null(strstr(msg, "symbolic link"));
+    assert_int_equal(unlink(key), 0);
+    assert_int_equal(rename(moved, key), 0);
+    /* A directory others may write: refused. */
+    assert_int_equal(chmod(dir, 0777), 0);
+    assert_int_equal(bench__user_key(false, b, msg, sizeof msg), BENCH_EIO);
+    assert_int_equal(chmod(dir, 0700), 0);
+    assert_int_equal(bench__user_key(false, b, msg, sizeof msg), 0);
+}
+
+static void test_signatures(void **state)
+{
+    (void)state;
+    char mac[BENCH__MAC_TEXT], msg[512];
+    const char *h1 = "sha256:00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff";
+    const char *h2 = "sha256:10112233445566778899aabbccddeeff00112233445566778899aabbccddeeff";
+    assert_int_equal(bench__snapshot_sign(h1, mac, sizeof mac, msg, sizeof msg), 0);
+    assert_int_equal(strncmp(mac, "hmac-sha256:", 12), 0);
+    assert_int_equal(strlen(mac), 12 + 64);
+    assert_int_equal(bench__snapshot_verify(h1, mac, msg, sizeof msg), 0);
+    /* Another hash, an edited signature, none at all: refused, each with its reason. */
+    assert_int_equal(bench__snapshot_verify(h2, mac, msg, sizeof msg), BENCH_EINVAL);
+    assert_non_null(strstr(msg, "does not match this user's key"));
+    char edited[BENCH__MAC_TEXT];
+    snprintf(edited, sizeof edited, "%s", mac);
+    edited[20] = edited[20] == '0' ? '1' : '0';
+    assert_int_equal(bench__snapshot_verify(h1, edited, msg, sizeof msg), BENCH_EINVAL);
+    assert_int_equal(bench__snapshot_verify(h1, "", msg, sizeof msg), BENCH_EINVAL);
+    assert_non_null(strstr(msg, "not signed"));
+    /* Another user's key (another configuration directory): the same signature fails. */
+    char other[160];
+    path_of(other, sizeof other, "other-config");
+    const char *mine = getenv("XDG_CONFIG_HOME");
+    char saved[160];
+    snprintf(saved, sizeof saved, "%s", mine);
+    setenv("XDG_CONFIG_HOME", other, 1);
+    assert_int_equal(bench__snapshot_verify(h1, mac, msg, sizeof msg), BENCH_EINVAL);
+    assert_non_null(strstr(msg, "cannot be checked"));
+    char mac2[BENCH__MAC_TEXT];
+    assert_int_equal(bench__snapshot_sign(h1, mac2, sizeof mac2, msg, sizeof msg), 0);
+    assert_string_not_equal(mac, mac2);
+    setenv("XDG_CONFIG_HOME", saved, 1);
+}
+
+/* ---- the snapshot file ---- */
+
+static void write_file(const char *path, const void *data, size_t n, mode_t mode)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, mode);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, data, n), (ssize_t)n);
+    close(fd);
+    assert_int_equal(chmod(path, mode), 0);
+}
+
+static void text_hash(const void *data, size_t n, char *out)
+{
+    memcpy(out, "sha256:", 7);
+    hex_of(data, n, out + 7);
+}
+
+static void test_snapshot_checks(void **state)
+{
+    (void)state;
+    char dir[160], path[192], msg[512], hash[BENCH__HASH_TEXT];
+    path_of(dir, sizeof dir, "baselines");
+    assert_int_equal(mkdir(dir, 0755), 0);
+    /* An ELF header and some bytes: what a snapshot starts with (it is never run here). */
+    unsigned char elf[4096];
+    for (size_t i = 0; i < sizeof elf; i++)
+        elf[i] = (unsigned char)(i * 7);
+    memcpy(elf, "\177ELF", 4);
+    text_hash(elf, sizeof elf, hash);
+    snprintf(path, sizeof path, "%s/m.program", dir);
+    write_file(path, elf, sizeof elf, 0755);
+    int fd = -1;
+    assert_int_equal(bench__snapshot_open(dir, "m.program", hash, 0, &fd, msg, sizeof msg), 0);
+    /* The copy holds the bytes that were checked, and no one can change it. */
+    unsigned char back[sizeof elf + 1];
+    assert_int_equal(pread(fd, back, sizeof back, 0), (ssize_t)sizeof elf);
+    assert_memory_equal(back, elf, sizeof elf);
+    assert_int_equal(write(fd, "x", 1), -1);
+    int seals = fcntl(fd, F_GET_SEALS);
+    assert_true(seals >= 0 && (seals & F_SEAL_WRITE) && (seals & F_SEAL_SEAL));
+    assert_true(fcntl(fd, F_GETFD) & FD_CLOEXEC);
+    close(fd);
+
+    /* Another hash than the one recorded. */
+    char other[BENCH__HASH_TEXT];
+    text_hash("x", 1, other);
+    assert_int_equal(bench__snapshot_open(dir, "m.program", other, 0, &fd, msg, sizeof msg),
+                     BENCH_EINVAL);
+    assert_non_null(strstr(msg, "not the one it measured"));
+    assert_int_equal(fd, -1);
+    /* Writable by group or others: the file, then the directory. */
+    assert_int_equal(chmod(path, 0775), 0);
+    assert_int_equal(bench__snapshot_open(dir, "m.program", hash, 0, &fd, msg, sizeof msg),
+                     BENCH_EINVAL);
+    assert_non_null(strstr(msg, "other users may write it"));
+    assert_int_equal(chmod(path, 0755), 0);
+    assert_int_equal(chmod(dir, 0777), 0);
+    assert_int_equal(bench__snapshot_open(dir, "m.program", hash, 0, &fd, msg, sizeof msg),
+                     BENCH_EINVAL);
+    assert_non_null(strstr(msg, "directory is not safe"));
+    assert_int_equal(chmod(dir, 0755), 0);
+    /* Owned by another user (only root can make one). */
+    if (geteuid() == 0) {
+        assert_int_equal(chown(path, 65534, 65534), 0);
+        assert_int_equal(bench__snapshot_open(dir, "m.program", hash, 0, &fd, msg, sizeof msg),
+                         BENCH_EINVAL);
+        assert_non_null(strstr(msg, "owned by another user"));
+        assert_int_equal(chown(path, 0, 0), 0);
+    }
+    /* A symbolic link to the very same bytes: never followed. */
+    char real[192];
+    snprintf(real, sizeof real, "%s/real", root);
+    assert_int_equal(rename(path, real), 0);
+    assert_int_equal(symlink(real, path), 0);
+    assert_int_equal(bench__snapshot_open(dir, "m.program", hash, 0, &fd, msg, sizeof msg),
+                     BENCH_EINVAL);
+    assert_non_null(strstr(msg, "symbolic link"));
+    assert_int_equal(unlink(path), 0);
+    /* Missing. */
+    assert_int_equal(bench__snapshot_open(dir, "m.program", hash, 0, &fd, msg, sizeof msg),
+                     BENCH_EUNAVAIL);
+    assert_non_null(strstr(msg, "missing"));
+    /* A script whose hash is recorded: not an ELF program, never run. */
+    const char *script = "#!/bin/sh\necho ran\n";
+    text_hash(script, strlen(script), hash);
+    write_file(path, script, strlen(script), 0755);
+    assert_int_equal(bench__snapshot_open(dir, "m.program", hash, 0, &fd, msg, sizeof msg),
+                     BENCH_EINVAL);
+    assert_non_null(strstr(msg, "not an ELF executable"));
+    /* A directory in its place. */
+    assert_int_equal(unlink(path), 0);
+    assert_int_equal(mkdir(path, 0755), 0);
+    assert_int_equal(bench__snapshot_open(dir, "m.program", hash, 0, &fd, msg, sizeof msg),
+                     BENCH_EINVAL);
+    assert_int_equal(fd, -1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sha256_vectors),
         cmocka_unit_test(test_hmac_rfc4231),
+        cmocka_unit_test(test_key_is_made_private_and_reused),
+        cmocka_unit_test(test_signatures),
+        cmocka_unit_test(test_snapshot_checks),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return cmocka_run_group_tests(tests, make_root, remove_root);
 }
