@@ -318,11 +318,8 @@ bool bench__cli_in_program(const void *where, const char *id)
 char *bench__cli_other_list(const bench__cli *c, const char *prog)
 {
     const char **argv = calloc(c->nfilters + 5, sizeof *argv);
-    int fd[2];
-    if (!argv || pipe(fd) != 0) {
-        free(argv);
+    if (!argv)
         return NULL;
-    }
     size_t k = 0;
     argv[k++] = prog;
     argv[k++] = "--list";
@@ -331,35 +328,24 @@ char *bench__cli_other_list(const bench__cli *c, const char *prog)
     argv[k++] = "--";
     for (size_t i = 0; i < c->nfilters; i++)
         argv[k++] = c->filters[i];
-    fflush(stdout);
-    fflush(stderr);
-    pid_t pid = fork();
-    if (pid == 0) {
-        int null = open("/dev/null", O_WRONLY);
-        dup2(fd[1], STDOUT_FILENO);
-        if (null >= 0)
-            dup2(null, STDERR_FILENO);
-        close(fd[0]);
-        close(fd[1]);
-        execv(prog, (char *const *)argv);
-        _exit(127);
-    }
+    /* Like every child of the harness, under a deadline: --timeout, as its workers are. */
+    bench__proc p;
+    bench__proc_spec spec = {.path = prog, .argv = (char *const *)argv,
+                             .channel = BENCH__PROC_STDOUT, .quiet = true};
+    char why[256];
+    bench__proc_interrupts_install();
+    int rc = bench__proc_start(&p, &spec, why, sizeof why);
     free(argv);
-    close(fd[1]);
+    if (rc != 0)
+        return NULL;
+    double timeout = c->abo.timeout_s > 0 ? c->abo.timeout_s : BENCH__DEFAULT_TIMEOUT;
+    int64_t deadline = bench__now_ns() + (int64_t)(timeout * 1e9);
     size_t len = 0, cap = 4096;
-    char *text = pid > 0 ? malloc(cap) : NULL;
-    ssize_t got = 0;
-    while (text && (got = read(fd[0], text + len, cap - 1 - len)) != 0) {
-        if (got < 0 && errno == EINTR)
-            continue;
-        if (got < 0 || cap > BENCH__MAX_FILE_BYTES) {
-            free(text);
-            text = NULL;
-            break;
-        }
-        len += (size_t)got;
-        if (len + 1 == cap) {
-            char *more = realloc(text, cap * 2);
+    char *text = malloc(cap), line[512];
+    while (text && (rc = bench__proc_line(&p, line, sizeof line, deadline)) == 1) {
+        size_t n = strlen(line);
+        if (len + n + 2 > cap) {
+            char *more = cap > BENCH__MAX_FILE_BYTES ? NULL : realloc(text, cap * 2);
             if (!more) {
                 free(text);
                 text = NULL;
@@ -368,12 +354,12 @@ char *bench__cli_other_list(const bench__cli *c, const char *prog)
             text = more;
             cap *= 2;
         }
+        memcpy(text + len, line, n);
+        len += n;
+        text[len++] = '\n';
     }
-    close(fd[0]);
-    int status = 0;
-    while (pid > 0 && waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-    }
-    if (text && (!WIFEXITED(status) || WEXITSTATUS(status) != 0)) {
+    bench__proc_end end = bench__proc_wait(&p, deadline);
+    if (text && (rc != 0 || end != BENCH__PROC_EXITED || p.code != 0)) {
         free(text);
         text = NULL;
     }

@@ -57,7 +57,8 @@ static const char usage_text[] =
     "      --in-process           measure everything in this one process (for debuggers and\n"
     "                             profilers: gdb, perf record, callgrind, heaptrack)\n"
     "      --timeout S            stop a worker process that runs longer than S seconds and\n"
-    "                             report its benchmark as timed out (default 300)\n"
+    "                             report its benchmark as timed out (default 300); with --ab\n"
+    "                             and confirmations, one that takes longer to answer\n"
     "Counters and allocations:\n"
     "      --perf-events LIST     count perf events around every sample: comma-separated\n"
     "                             libpfm4 names or presets (ipc, cache, branch, sw)\n"
@@ -629,10 +630,14 @@ static int check_combinations(const bench__cli *c)
         return -1;
     }
     bool isolated = !c->run.in_process && c->run.profile_time <= 0 && !c->ab;
-    if ((c->run.processes || c->run.timeout_s > 0) && !isolated) {
-        fprintf(stderr, "bench: --processes and --timeout set the worker processes of a "
-                        "measuring run: they cannot be combined with --in-process, "
-                        "--profile-time or --ab\n");
+    if (c->run.processes && !isolated) {
+        fprintf(stderr, "bench: --processes sets the worker processes of a measuring run: it "
+                        "cannot be combined with --in-process, --profile-time or --ab\n");
+        return -1;
+    }
+    if (c->run.timeout_s > 0 && !isolated && !c->ab) {
+        fprintf(stderr, "bench: --timeout limits worker processes: it cannot be combined with "
+                        "--in-process or --profile-time, which start none\n");
         return -1;
     }
     if (isolated && !c->instructions && (c->run.cli.rounds || c->run.cli.target_precision)) {
@@ -693,6 +698,7 @@ int bench__cli_parse(bench__cli *c, int argc, char **argv)
         return -1;
     if (c->run.profile_time > 0)
         c->run.plan = BENCH__PLAN_PROFILE;
+    c->abo.timeout_s = c->run.timeout_s;
     c->abo.significance_level = c->cmp.significance_level;
     c->abo.noise_threshold = c->noise_threshold_set ? c->cmp.noise_threshold
                                                     : BENCH__DEFAULT_AB_NOISE_THRESHOLD;

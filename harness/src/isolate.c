@@ -37,6 +37,7 @@
  * which starts under the plan's launcher (valgrind) instead of directly.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -95,6 +96,9 @@ int bench__worker_main(const bench__instance *all, size_t n, const char *job,
                 BENCH__PROC_CHANNEL_FD);
         return BENCH_EXIT_USAGE;
     }
+    /* The channel is this process's alone: a program a benchmark starts and leaves running
+     * in the background must not hold it open, or the manager would wait for it. */
+    fcntl(BENCH__PROC_CHANNEL_FD, F_SETFD, FD_CLOEXEC);
     unsigned index, count;
     int mode;
     unsigned long long step;
@@ -399,8 +403,10 @@ static int run_process(int argc, char **argv, const bench__run_options *opt,
     char line[8192];
     bool ended = false, bad = false;
     s->metrics_seen = 0;
-    while ((rc = bench__proc_line(&p, line, sizeof line, deadline)) == 1)
-        if (!bad && !ended && !take(r, s, proc, line, &ended))
+    /* Up to the END line, not the end of the channel: a process the benchmark started may
+     * hold it open long after the worker exited. Then the worker's own exit, by the deadline. */
+    while (!ended && (rc = bench__proc_line(&p, line, sizeof line, deadline)) == 1)
+        if (!bad && !take(r, s, proc, line, &ended))
             bad = true;
     if (rc == BENCH_EUSAGE) {
         bench__proc_kill(&p);
