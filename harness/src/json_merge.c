@@ -31,6 +31,34 @@ static int cmp_item_id(const void *a, const void *b)
     return strcmp(entry_id(*(const cJSON *const *)a), entry_id(*(const cJSON *const *)b));
 }
 
+/*
+ * Whether the loader would read `text` (`entries` benchmarks) back as the file `path`, by the
+ * limits it applies to every file: its size and its number of entries (each entry's samples are
+ * within the loader's limit by the command line's). A save that passed them would replace a
+ * usable baseline with one the next run refuses. BENCH_EINVAL with the reason otherwise.
+ * (Reading the text back in full would check more, but costs as much as the load itself: about
+ * 4 s for a 16 MiB baseline on the development machine.)
+ */
+static int fits_the_loader(const char *path, const char *text, int entries, char *msg,
+                           size_t msglen)
+{
+    size_t len = strlen(text) + 1; /* the writer adds a newline */
+    if (len > BENCH__MAX_FILE_BYTES) {
+        bench__msg(msg, msglen, "%s: the baseline would be %zu bytes, over the %u-byte limit "
+                                "of a baseline file: not saved, the previous file is kept (save "
+                                "fewer benchmarks or samples, or under another name)",
+                   path, len, BENCH__MAX_FILE_BYTES);
+        return BENCH_EINVAL;
+    }
+    if (entries > BENCH__MAX_ENTRIES) {
+        bench__msg(msg, msglen, "%s: the baseline would hold %d benchmarks, over the limit of "
+                                "%d: not saved, the previous file is kept (save under another "
+                                "name)", path, entries, BENCH__MAX_ENTRIES);
+        return BENCH_EINVAL;
+    }
+    return 0;
+}
+
 /* The read-merge-write of bench__baseline_save, under the baseline's lock. */
 static int baseline_merge_write(const char *path, const bench__context *ctx,
                                 const bench__result *all, size_t n, char *msg, size_t msglen)
@@ -121,6 +149,12 @@ static int baseline_merge_write(const char *path, const bench__context *ctx,
     free(items);
     char *out = cJSON_Print(root);
     cJSON_Delete(root);
+    if (!out)
+        return bench__write_json_text(path, out, msg, msglen); /* says: out of memory */
+    if ((rc = fits_the_loader(path, out, k, msg, msglen)) != 0) {
+        cJSON_free(out);
+        return rc;
+    }
     return bench__write_json_text(path, out, msg, msglen);
 }
 

@@ -152,7 +152,10 @@ int bench__baseline_save(const char *path, const bench__context *ctx, const benc
  * bench__baseline_save that also calls after(arg, msg, msglen) under the baseline's lock, once
  * the file was replaced (NULL: nothing): a snapshot renamed there can never be paired with
  * another save's file. Each entry saved records the program that measured it (ctx's program
- * hash and libraries). Returns 0 or a negative error code (after's, when it fails) with a one-line reason in msg.
+ * hash and libraries). Before anything is replaced, the text to be written is held to the
+ * loader's limits: a save that would make a file the loader refuses (over BENCH__MAX_FILE_BYTES,
+ * more than BENCH__MAX_ENTRIES entries) fails with BENCH_EINVAL and keeps the old file.
+ * Returns 0 or a negative error code (after's, when it fails) with a one-line reason in msg.
  */
 int bench__baseline_save_then(const char *path, const bench__context *ctx,
                               const bench__result *all, size_t n,
