@@ -172,6 +172,8 @@ int bench__save_named(const char *dir, const char *name, const char *path,
     if (rc != 0) {
         if (step.snap)
             bench__snapshot_discard(&snap);
+        if (rc == BENCH_EUSAGE && bench__proc_interrupted())
+            return -1; /* the caller says so */
         fprintf(stderr, "bench: saving baseline '%s' failed: %s\n", name,
                 bench__escape(shown, sizeof shown, msg));
         return -1;

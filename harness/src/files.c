@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include "base.h"
+#include "proc.h"
 #include "store.h"
 
 /* ---- the registry of live temporary files ---- */
@@ -476,6 +477,10 @@ int bench__lock_acquire(const char *path, int *fd_out, char *msg, size_t msglen)
         for (;;) {
             if (flock(fd, LOCK_EX | LOCK_NB) == 0)
                 break;
+            if (bench__proc_interrupted()) {
+                bench__msg(msg, msglen, "%s: interrupted while waiting for the lock", lock);
+                goto done;
+            }
             if (errno != EWOULDBLOCK && errno != EINTR) {
                 bench__msg(msg, msglen, "%s: cannot lock: %s", lock, strerror(errno));
                 goto done;

@@ -155,6 +155,12 @@ static int baseline_merge_write(const char *path, const bench__context *ctx,
         cJSON_free(out);
         return rc;
     }
+    /* The last moment a signal can still stop the save with nothing replaced. */
+    if (bench__proc_interrupted()) {
+        cJSON_free(out);
+        bench__msg(msg, msglen, "%s: interrupted before it was replaced", path);
+        return BENCH_EUSAGE;
+    }
     return bench__write_json_text(path, out, msg, msglen);
 }
 

@@ -51,21 +51,24 @@ static void on_interrupt(int sig)
             kill(live[i], SIGKILL);
 }
 
+static const int interrupt_signals[] = {SIGINT, SIGTERM, SIGHUP};
+
 void bench__proc_interrupts_install(void)
 {
-    static bool done;
-    if (done)
-        return;
-    done = true;
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_interrupt;
     sigemptyset(&sa.sa_mask);
     /* No SA_RESTART: a blocked poll or waitpid returns EINTR and the caller sees the flag. */
-    const int sigs[] = {SIGINT, SIGTERM, SIGHUP};
-    for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
-        sigaction(sigs[i], &sa, NULL);
+    for (size_t i = 0; i < sizeof interrupt_signals / sizeof interrupt_signals[0]; i++)
+        sigaction(interrupt_signals[i], &sa, NULL);
     signal(SIGPIPE, SIG_IGN);
+}
+
+void bench__proc_interrupts_release(void)
+{
+    for (size_t i = 0; i < sizeof interrupt_signals / sizeof interrupt_signals[0]; i++)
+        signal(interrupt_signals[i], SIG_DFL);
 }
 
 int bench__proc_interrupted(void)

@@ -97,6 +97,12 @@ void bench__proc_describe(const bench__proc *p, double timeout_s, char *buf, siz
  * and the files asked for are still written. Idempotent.
  */
 void bench__proc_interrupts_install(void);
+/**
+ * Gives SIGINT, SIGTERM and SIGHUP back their default action (they end the process at once),
+ * for a stage that never looks at bench__proc_interrupted (benchmarks measured in this very
+ * process); bench__proc_interrupts_install takes them again. A signal recorded before stays.
+ */
+void bench__proc_interrupts_release(void);
 /** The signal that interrupted the run, or 0. */
 int bench__proc_interrupted(void);
 
