@@ -44,7 +44,10 @@ int bench__cli_load_named(const bench__cli *c, const char *name, bench__saved *o
     char path[4096], msg[768];
     bench__cli_baseline_path(c, name, path, sizeof path);
     int rc = bench__saved_load(path, out, msg, sizeof msg);
-    if (rc == BENCH_EIO && access(path, F_OK) != 0) {
+    /* Only a file that is not there is "not found": one that cannot be read (permissions)
+     * says so in the loader's own words. */
+    struct stat st;
+    if (rc == BENCH_EIO && stat(path, &st) != 0 && errno == ENOENT) {
         fprintf(stderr, "bench: baseline '%s' not found: %s does not exist (save one with "
                         "%s--save-baseline %s)\n", name, path, bench__client_for(c)->save_with,
                 name);

@@ -65,7 +65,8 @@ static const char usage_text[] =
     "      --list-events          list the events libpfm4 knows here and which open\n"
     "      --alloc-stats          count allocations and bytes per iteration, peak heap\n"
     "Statistics:\n"
-    "      --nresamples N         bootstrap resamples, 10..10000000 (default 10000)\n"
+    "      --nresamples N         bootstrap resamples, 10..10000000 (default 10000), at most\n"
+    "                             268435456 draws (resamples x samples) per benchmark\n"
     "      --confidence-level C   confidence level of intervals, 0 < C < 1 (default 0.95)\n"
     "      --seed N               bootstrap seed, 0..4294967295 (default 1)\n"
     "Output:\n"
@@ -143,11 +144,45 @@ static int bad_value(const char *flag, const char *value, const char *what)
     return -1;
 }
 
+/* Whether v is a number as it is written in decimal: digits with at most one point (and, with
+ * `exponent`, an exponent such as e-3), nothing else. strtod and strtoull also take leading
+ * spaces, signs, hexadecimal ("0x10") and "inf": none of these is a value a flag means. */
+static bool plain_decimal(const char *v, bool exponent)
+{
+    size_t digits = 0;
+    bool point = false;
+    for (; *v && *v != 'e' && *v != 'E'; v++) {
+        if (*v >= '0' && *v <= '9')
+            digits++;
+        else if (*v == '.' && exponent && !point)
+            point = true;
+        else
+            return false;
+    }
+    if (digits == 0)
+        return false;
+    if (!*v)
+        return true;
+    if (!exponent)
+        return false;
+    v++;
+    if (*v == '+' || *v == '-')
+        v++;
+    if (!*v)
+        return false;
+    for (; *v; v++)
+        if (*v < '0' || *v > '9')
+            return false;
+    return true;
+}
+
 static int parse_double(const char *flag, const char *v, double lo, double hi, bool lo_open,
                         bool hi_open, const char *what, double *out)
 {
     char *end;
     errno = 0;
+    if (!plain_decimal(v, true))
+        return bad_value(flag, v, what);
     double d = strtod(v, &end);
     if (errno || end == v || *end != '\0' || !isfinite(d) || d < lo || d > hi ||
         (lo_open && d == lo) || (hi_open && d == hi))
@@ -161,7 +196,7 @@ static int parse_u64(const char *flag, const char *v, uint64_t lo, uint64_t hi, 
 {
     char *end;
     errno = 0;
-    if (*v == '-' || *v == '+' || *v == '\0')
+    if (!plain_decimal(v, false))
         return bad_value(flag, v, what);
     unsigned long long x = strtoull(v, &end, 10);
     if (errno || *end != '\0' || x < lo || x > hi)
@@ -514,6 +549,116 @@ static int parse_args(bench__cli *c, int argc, char **argv)
 
 /* ---- selection ---- */
 
+/*
+ * What glibc's matcher could spend on a FILTER, bounded before it sees one: a back-reference
+ * (\1 to \9) makes matching exponential in the id's length ("(a*)*\1x" over an id of 160
+ * characters took 8 s here, and 255 characters minutes), and a repetition count {m,n} copies its
+ * atom n times, nested counts multiplying ("((((a{1,100}){1,100}){1,100}){1,100})" exhausted
+ * memory, "(a{1,100}){1,100}x" took 1.5 s per id). So back-references are refused, and so is a
+ * pattern whose counted copies add up to more than BENCH__FILTER_MAX_STATES.
+ */
+#define BENCH__FILTER_MAX_STATES 1000
+/** Groups nested deeper are refused too (regcomp, like this count, recurses per level). */
+#define BENCH__FILTER_MAX_DEPTH 64
+
+/* The states the ERE at *p expands to, up to the closing parenthesis of this group (or the end);
+ * *backref is set on \1-\9. Saturates well above the limit. */
+static double filter_states(const char **p, int depth, bool *backref)
+{
+    double total = 0, atom = 0;
+    while (**p && !(**p == ')' && depth > 0)) {
+        const char *q = *p;
+        if (*q == '(') {
+            (*p)++;
+            if (depth >= BENCH__FILTER_MAX_DEPTH)
+                return 1e12; /* refused: said as too many states */
+            atom = 1 + filter_states(p, depth + 1, backref);
+            if (**p == ')')
+                (*p)++;
+        } else if (*q == '[') {
+            /* A bracket expression is one state; "]" first (after an optional "^") is a
+             * member, and "[:alpha:]"-style classes hold their own "]". */
+            q++;
+            if (*q == '^')
+                q++;
+            if (*q == ']')
+                q++;
+            while (*q && *q != ']') {
+                if (q[0] == '[' && (q[1] == ':' || q[1] == '.' || q[1] == '=')) {
+                    char close = q[1];
+                    q += 2;
+                    while (*q && !(q[0] == close && q[1] == ']'))
+                        q++;
+                    q += *q ? 2 : 0;
+                } else {
+                    q++;
+                }
+            }
+            *p = *q ? q + 1 : q;
+            atom = 1;
+        } else if (*q == '\\') {
+            if (q[1] >= '1' && q[1] <= '9')
+                *backref = true;
+            *p = q[1] ? q + 2 : q + 1;
+            atom = 1;
+        } else if (*q == '{' && q[1] >= '0' && q[1] <= '9') {
+            /* {m} and {m,n} copy the atom before it m and n times, {m,} m + 1 times. */
+            char *end;
+            double lo = strtod(q + 1, &end), copies = lo;
+            if (*end == ',') {
+                end++;
+                copies = *end >= '0' && *end <= '9' ? strtod(end, &end) : lo + 1;
+            }
+            while (*end && *end != '}')
+                end++;
+            *p = *end ? end + 1 : end;
+            copies = fmax(copies, 1);
+            total += atom * (copies - 1);
+            atom *= copies;
+            if (total > 1e12)
+                total = 1e12;
+            continue;
+        } else if (*q == '|') {
+            (*p)++;
+            atom = 0;
+            continue;
+        } else {
+            (*p)++;
+            if (*q == '*' || *q == '+' || *q == '?')
+                continue;
+            atom = 1;
+        }
+        total += atom;
+    }
+    return total;
+}
+
+/* Why a FILTER is refused before regcomp sees it, into why; false when it is fine. */
+static bool filter_refused(const char *re, char *why, size_t len)
+{
+    bool backref = false;
+    const char *p = re;
+    double states = 0;
+    while (*p) {
+        states += filter_states(&p, 0, &backref);
+        if (*p == ')')
+            p++; /* unbalanced: regcomp says so */
+    }
+    if (backref) {
+        bench__msg(why, len, "%s", "back-references (\\1 to \\9) are not supported in FILTERs "
+                                   "(matching them can take exponential time)");
+        return true;
+    }
+    if (states > BENCH__FILTER_MAX_STATES) {
+        bench__msg(why, len, "it expands to more than %d states (repetition counts {m,n} "
+                             "copy what they repeat, nested ones multiply; groups nest at most "
+                             "%d deep): matching would take too long",
+                   BENCH__FILTER_MAX_STATES, BENCH__FILTER_MAX_DEPTH);
+        return true;
+    }
+    return false;
+}
+
 /* Marks which of the ids the filters select. */
 int bench__cli_select(const bench__cli *c, const char *const *ids, size_t n, bool *selected)
 {
@@ -522,6 +667,14 @@ int bench__cli_select(const bench__cli *c, const char *const *ids, size_t n, boo
     int rc = 0;
     if (!c->exact) {
         for (; compiled < c->nfilters; compiled++) {
+            char refused[256];
+            if (filter_refused(c->filters[compiled], refused, sizeof refused)) {
+                char shown[BENCH__ESCAPED_ID * 4];
+                fprintf(stderr, "bench: filter '%s' is refused: %s\n",
+                        bench__escape(shown, sizeof shown, c->filters[compiled]), refused);
+                rc = -1;
+                goto done;
+            }
             int e = regcomp(&re[compiled], c->filters[compiled], REG_EXTENDED | REG_NOSUB);
             if (e != 0) {
                 char why[128];

@@ -608,6 +608,38 @@ static void make_reporter(pipeline *p)
     }
 }
 
+/*
+ * The bootstrap's work per benchmark is its samples times --nresamples draws (times one more per
+ * metric), about 50-120 ns each here: 2^28 draws are about 20 s. A run that asks for more is
+ * refused before anything runs (--sample-size 100000 with --nresamples 10000000 would have taken
+ * a day per benchmark).
+ */
+#define BENCH__MAX_BOOTSTRAP_DRAWS ((double)(1u << 28))
+
+/* Refuses (one line, -1) when a selected benchmark's samples times --nresamples exceed the
+ * bound. */
+static int check_bootstrap_work(const bench__cli *c, const bench__instance *all, size_t n,
+                                const bool *selected)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (!selected[i])
+            continue;
+        bench__settings s;
+        bench__resolve_settings(&s, &c->run, all[i].desc, all[i].group);
+        double draws = (double)s.sample_size * (double)c->run.nresamples;
+        if (draws > BENCH__MAX_BOOTSTRAP_DRAWS) {
+            char id[BENCH__ESCAPED_ID];
+            fprintf(stderr, "bench: --nresamples %zu: %s takes up to %d samples, and %.3g "
+                            "bootstrap draws per benchmark are over the limit of %.0f: lower "
+                            "--nresamples or --sample-size\n",
+                    c->run.nresamples, bench__escape(id, sizeof id, all[i].id), s.sample_size,
+                    draws, BENCH__MAX_BOOTSTRAP_DRAWS);
+            return -1;
+        }
+    }
+    return 0;
+}
+
 int bench__cli_run(bench__cli *c, int argc, char **argv, const bench__instance *all, size_t n,
                    const bool *selected, size_t nsel)
 {
@@ -627,6 +659,14 @@ int bench__cli_run(bench__cli *c, int argc, char **argv, const bench__instance *
     char msg[1024] = "";
     if (p.cl->configure)
         p.cl->configure(c);
+    if (p.cl->times && check_bootstrap_work(c, all, n, selected) != 0) {
+        p.exit_code = BENCH_EXIT_USAGE;
+        goto out;
+    }
+    /* From here until the exit code is decided, SIGINT, SIGTERM and SIGHUP are recorded, not
+     * fatal: each stage ends early and nothing is written after one (the exit code is then
+     * 128 + the signal). Benchmarks measured in this process give them back (see below). */
+    bench__proc_interrupts_install();
     /* Plan and probes first: a mode that cannot run here (no valgrind) says so before
      * anything else. */
     if (p.cl->setup(c, false, msg, sizeof msg) != 0) {

@@ -17,7 +17,9 @@
  * re-raises. SIGXFSZ (a file-size limit) is
  * ignored during the write, so the write fails with EFBIG and is cleaned up like any failure.
  * For what no handler can catch (SIGKILL, a power cut), each save first removes temporary files
- * in its directory whose process is gone and that are older than BENCH__STALE_TMP_S.
+ * in its directory whose process is gone and that are older than BENCH__STALE_TMP_S: those of
+ * results and baselines, of program snapshots (NAME.program.tmp.PID.XXXXXX, snapshot.c), and
+ * the snapshot copies older versions named .NAME.program.PID.tmp. Only regular files are removed.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -170,6 +172,22 @@ static long tmp_name_pid(const char *name)
     return pid > 0 ? pid : 0;
 }
 
+/* The process id in a program snapshot's temporary file of older versions, ".NAME.program.PID.tmp",
+ * or 0 when it is not one. */
+static long legacy_snapshot_pid(const char *name)
+{
+    size_t n = strlen(name);
+    if (n < 15 || name[0] != '.' || strcmp(name + n - 4, ".tmp") != 0)
+        return 0;
+    const char *end = name + n - 4, *p = end;
+    while (p > name && p[-1] >= '0' && p[-1] <= '9')
+        p--;
+    if (p == end || end - p > 10 || p - name < 9 || strncmp(p - 9, ".program.", 9) != 0)
+        return 0;
+    long pid = strtol(p, NULL, 10);
+    return pid > 0 ? pid : 0;
+}
+
 void bench__tmp_sweep(const char *dir, double older_than_s)
 {
     DIR *d = opendir(dir);
@@ -180,6 +198,8 @@ void bench__tmp_sweep(const char *dir, double older_than_s)
     struct dirent *e;
     while ((e = readdir(d))) {
         long pid = tmp_name_pid(e->d_name);
+        if (pid == 0)
+            pid = legacy_snapshot_pid(e->d_name);
         if (pid <= 0 || pid == (long)getpid())
             continue;
         if (kill((pid_t)pid, 0) == 0 || errno != ESRCH)

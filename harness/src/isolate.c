@@ -86,6 +86,18 @@ static void get_message(char *out, size_t len, const char *s)
     out[k] = '\0';
 }
 
+/* A job that did not come from a manager (a user's, or a test runner's, environment) is
+ * refused on stderr too: descriptor 3 may be open to anything then. */
+static int refuse_job(FILE *out, const char *why)
+{
+    fprintf(stderr, "bench: %s: %s (this variable is for the worker processes bench starts, not "
+                    "for users)\n", JOB_ENV, why);
+    fputs("END failed ", out);
+    put_message(out, why);
+    fclose(out);
+    return BENCH_EXIT_USAGE;
+}
+
 int bench__worker_main(const bench__instance *all, size_t n, const char *job,
                        const bench__run_options *base)
 {
@@ -105,20 +117,18 @@ int bench__worker_main(const bench__instance *all, size_t n, const char *job,
     double est;
     int off = 0;
     if (sscanf(job, "%u %u %d %llu %lg %n", &index, &count, &mode, &step, &est, &off) != 5 ||
-        off == 0 || count < 1 || index >= count || mode < 0 || mode > BENCH_SAMPLING_FLAT) {
-        fputs("END failed malformed worker job\n", out);
-        fclose(out);
-        return BENCH_EXIT_USAGE;
-    }
+        off == 0 || count < 1 || index >= count || mode < 0 || mode > BENCH_SAMPLING_FLAT)
+        return refuse_job(out, "malformed worker job");
     const char *id = job + off;
     const bench__instance *inst = NULL;
     for (size_t i = 0; i < n && !inst; i++)
         if (strcmp(all[i].id, id) == 0)
             inst = &all[i];
     if (!inst) {
-        fprintf(out, "END failed this program has no benchmark '%s'\n", id);
-        fclose(out);
-        return BENCH_EXIT_USAGE;
+        char why[384], shown[4 * sizeof why];
+        bench__msg(why, sizeof why, "this program has no benchmark '%s'",
+                   bench__escape(shown, sizeof shown, id));
+        return refuse_job(out, why);
     }
     bench__quiet_warnings = index > 0;
     bench__run_options opt = *base;
@@ -164,12 +174,11 @@ int bench__worker_main(const bench__instance *all, size_t n, const char *job,
 
 int bench__worker_refuse(const char *why)
 {
+    /* Said on stderr as well: whoever set the job hears why, whatever descriptor 3 is. */
+    fprintf(stderr, "bench: %s\n", why);
     FILE *out = fdopen(BENCH__PROC_CHANNEL_FD, "w");
-    if (!out) {
-        /* Not started by a manager: whoever set the job hears why. */
-        fprintf(stderr, "bench: %s\n", why);
+    if (!out)
         return BENCH_EXIT_USAGE;
-    }
     fputs("END failed ", out);
     put_message(out, why);
     fclose(out);

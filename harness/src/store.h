@@ -53,8 +53,9 @@ void bench__tmp_guard(void);
 /** Undoes bench__tmp_guard. */
 void bench__tmp_unguard(void);
 /**
- * Removes the files in dir named like temporary files (ANY.tmp.PID.XXXXXX) whose process PID is
- * gone and that were last modified at least older_than_s seconds ago.
+ * Removes the regular files in dir named like temporary files (ANY.tmp.PID.XXXXXX, and the
+ * snapshot copies of older versions, .NAME.program.PID.tmp) whose process PID is gone and that
+ * were last modified at least older_than_s seconds ago.
  */
 void bench__tmp_sweep(const char *dir, double older_than_s);
 
