@@ -3,8 +3,11 @@
  * it, so that a later comparison can run the very program that was measured, interleaved with
  * the current one (cli_baseline.c, ab.c; trust.c decides whether it may run).
  *
- * Identity is the SHA-256 of the executable's bytes ("sha256:HEX"), and of its shared libraries
- * (paths and contents). A snapshot is a copy of the running executable (/proc/self/exe) beside
+ * Identity is the SHA-256 of the executable's bytes ("sha256:HEX"), which a signature can vouch
+ * for (trust.c). Its shared libraries are told apart by a 64-bit FNV-1a hash of their paths and
+ * contents ("fnv1a64:HEX"): nothing runs on that hash's word, it only says whether the program
+ * would run with other libraries than when it was measured, and it is read on every run (some
+ * 20 MB in a sanitizer build, where SHA-256 would add seconds). A snapshot is a copy of the running executable (/proc/self/exe) beside
  * the baseline, NAME.program, written to a temporary file NAME.program.tmp.PID.XXXXXX first and
  * renamed into place under the baseline's lock once the baseline that names it was saved: a
  * failed save leaves the previous baseline and its program as they were, and a baseline never
@@ -109,6 +112,28 @@ static int cmp_str(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+#define FNV_OFFSET 0xcbf29ce484222325ULL
+#define FNV_PRIME 0x100000001b3ULL
+
+/* FNV-1a of the bytes of fd into *h, continuing from its value. */
+static int fnv_file(int fd, uint64_t *h, char *msg, size_t msglen)
+{
+    static unsigned char buf[1 << 16];
+    for (;;) {
+        ssize_t n = read(fd, buf, sizeof buf);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0) {
+            bench__msg(msg, msglen, "reading a shared library failed: %s", strerror(errno));
+            return BENCH_EIO;
+        }
+        if (n == 0)
+            return 0;
+        for (ssize_t i = 0; i < n; i++)
+            *h = (*h ^ buf[i]) * FNV_PRIME;
+    }
+}
+
 int bench__libraries_hash(char *out, size_t len, char *msg, size_t msglen)
 {
     enum { MAX_LIBS = 256 };
@@ -140,26 +165,26 @@ int bench__libraries_hash(char *out, size_t len, char *msg, size_t msglen)
     }
     fclose(f);
     qsort(paths, n, sizeof *paths, cmp_str);
-    /* Each library's path (with its NUL) and the hash of its contents, in path order. */
-    bench__sha256_ctx all;
-    bench__sha256_init(&all);
+    /* Each library's path and the hash of its contents, in path order (as older versions
+     * computed it, so their baselines compare). */
+    uint64_t h = FNV_OFFSET;
     int rc = 0;
     for (size_t i = 0; i < n; i++) {
-        bench__sha256_update(&all, paths[i], strlen(paths[i]) + 1);
+        for (const char *q = paths[i]; *q; q++)
+            h = (h ^ (unsigned char)*q) * FNV_PRIME;
         int fd = open(paths[i], O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-        unsigned char fh[BENCH__SHA256_BYTES] = {0};
+        uint64_t fh = 0;
         if (fd >= 0) {
-            bench__sha256_ctx one;
-            bench__sha256_init(&one);
-            rc = rc ? rc : hash_copy(fd, -1, &one, NULL, 0, msg, msglen);
-            bench__sha256_final(&one, fh);
+            fh = FNV_OFFSET;
+            rc = rc ? rc : fnv_file(fd, &fh, msg, msglen);
             close(fd);
         }
-        bench__sha256_update(&all, fh, sizeof fh);
+        for (int b = 0; b < 8; b++)
+            h = (h ^ ((fh >> (8 * b)) & 0xff)) * FNV_PRIME;
         free(paths[i]);
     }
     if (rc == 0)
-        hash_text(&all, out, len);
+        bench__msg(out, len, "fnv1a64:%016llx", (unsigned long long)h);
     return rc;
 }
 

@@ -81,7 +81,7 @@ class SnapshotTest(unittest.TestCase):
         with open(prog, "rb") as a, open(snap, "rb") as b:
             self.assertEqual(a.read(), b.read())
         program = dict(doc["context"]["program"])
-        self.assertRegex(program.pop("libraries"), r"^sha256:[0-9a-f]{64}$")
+        self.assertRegex(program.pop("libraries"), r"^fnv1a64:[0-9a-f]{16}$")
         self.assertRegex(program.pop("mac"), r"^hmac-sha256:[0-9a-f]{64}$")
         self.assertEqual(program, {"hash": sha256(prog), "bytes": os.path.getsize(prog),
                                    "file": "before.program"})
@@ -197,9 +197,9 @@ class SnapshotTest(unittest.TestCase):
         path = os.path.join(self.base, "before.json")
         with open(path, encoding="utf-8") as f:
             doc = json.load(f)
-        self.assertRegex(doc["context"]["program"]["libraries"], r"^sha256:[0-9a-f]{64}$")
+        self.assertRegex(doc["context"]["program"]["libraries"], r"^fnv1a64:[0-9a-f]{16}$")
         for entry in doc["benchmarks"]:
-            entry["program"]["libraries"] = "sha256:" + "0" * 64
+            entry["program"]["libraries"] = "fnv1a64:0000000000000000"
         with open(path, "w", encoding="utf-8") as f:
             json.dump(doc, f)
         p, res = self.compare(self.copy("fix_slow100", b"E2ESLOW100\n"), "--fail-on-regression")
