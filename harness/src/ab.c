@@ -102,11 +102,12 @@ static int pin(pid_t pid, int cpu)
     return sched_setaffinity(pid, sizeof set, &set);
 }
 
-/* Starts `prog` as the driven worker of benchmark `id` with layout `lay`, pinned to `cpu` (-1:
- * not), and waits (at most timeout_s) until its setup is done ("READY"). Returns 0;
+/* Starts `prog` (from exec_fd when it is >= 0: the sealed copy of a checked snapshot) as the
+ * driven worker of benchmark `id` with layout `lay`, pinned to `cpu` (-1: not), and waits (at
+ * most timeout_s) until its setup is done ("READY"). Returns 0;
  * BENCH_EINVAL when prog lacks the benchmark; BENCH_EUNAVAIL when it skips it; BENCH_EUSAGE when
  * the run was interrupted; BENCH_EIO otherwise, with the reason in msg. */
-static int worker_start(bench__proc *w, const char *prog, const char *id,
+static int worker_start(bench__proc *w, const char *prog, int exec_fd, const char *id,
                         const bench__layout *lay, int cpu, double timeout_s, char *msg,
                         size_t msglen)
 {
@@ -116,7 +117,7 @@ static int worker_start(bench__proc *w, const char *prog, const char *id,
      * told to list no benchmark: it ends at once instead of running its whole suite. */
     char *argv[] = {(char *)prog, "--list", "^$", NULL};
     bench__proc_spec spec = {.path = prog, .argv = argv, .channel = BENCH__PROC_FD3,
-                             .commands = true};
+                             .commands = true, .exec_by_fd = exec_fd >= 0, .exec_fd = exec_fd};
     setenv(JOB_ENV, job, 1);
     bench__layout_export(lay);
     int rc = bench__proc_start(w, &spec, msg, msglen);
@@ -212,6 +213,7 @@ typedef struct ab_bench {
 
 typedef struct ab_run {
     const char *prog[2]; /* 0: A (old), 1: B (new) */
+    int fd[2];           /* each side's executable when started from a descriptor, else -1 */
     const bench__ab_options *o;
     int *cpus;           /* the CPUs this process may use */
     size_t ncpus;
@@ -312,10 +314,10 @@ static int one_pair(ab_run *run, ab_bench *b)
      * build) starts first in the first pair: a benchmark it skips is "skipped" even when the old
      * build lacks it. */
     int first = (int)((p + 1) % 2);
-    int rc = worker_start(&w[first], run->prog[first], it->id, &lay[first], cpu, o->timeout_s,
-                          it->message, sizeof it->message);
-    if (rc == 0 && (rc = worker_start(&w[1 - first], run->prog[1 - first], it->id,
-                                      &lay[1 - first], cpu, o->timeout_s, it->message,
+    int rc = worker_start(&w[first], run->prog[first], run->fd[first], it->id, &lay[first], cpu,
+                          o->timeout_s, it->message, sizeof it->message);
+    if (rc == 0 && (rc = worker_start(&w[1 - first], run->prog[1 - first], run->fd[1 - first],
+                                      it->id, &lay[1 - first], cpu, o->timeout_s, it->message,
                                       sizeof it->message)) != 0)
         bench__proc_kill(&w[first]);
     if (rc != 0)
@@ -459,14 +461,17 @@ static size_t allowed_cpus(int **out)
     return k;
 }
 
-int bench__ab_compare(const char *old_prog, const char *new_prog, bench__ab_item *items,
-                      size_t n, const bench__ab_options *o, bench__ab_done_fn done, void *arg)
+int bench__ab_compare(const char *old_prog, int old_fd, const char *new_prog,
+                      bench__ab_item *items, size_t n, const bench__ab_options *o,
+                      bench__ab_done_fn done, void *arg)
 {
     bench__proc_interrupts_install();
     ab_run run;
     memset(&run, 0, sizeof run);
     run.prog[0] = old_prog;
     run.prog[1] = new_prog;
+    run.fd[0] = old_fd;
+    run.fd[1] = -1;
     run.o = o;
     run.ncpus = allowed_cpus(&run.cpus);
     const bench__clock_info *clk = bench__clock_calibrate();
@@ -652,7 +657,7 @@ int bench__ab_run(const char *other, const bench__instance *all, const bool *sel
            nlooks);
     fflush(stdout);
     ab_print pr = {.color = color, .exit_code = BENCH_EXIT_OK};
-    int rc = bench__ab_compare(other, self, items, m, o, print_item, &pr);
+    int rc = bench__ab_compare(other, -1, self, items, m, o, print_item, &pr);
     if (rc == BENCH_EUSAGE || bench__proc_interrupted()) {
         fprintf(stderr, "bench: interrupted by %s: stopped the worker processes\n",
                 bench__signal_name(bench__proc_interrupted()));

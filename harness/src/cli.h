@@ -47,6 +47,8 @@ typedef struct bench__cli {
     bool ab_schedule_set;  /* --ab-schedule was given */
     double confirm_time;   /* --confirm-time S: s per suspect benchmark; 0 off */
     bool confirm_time_set;
+    bool trust_snapshots;  /* --trust-snapshots: run a baseline's snapshot without this user's
+                              signature (the file-system checks still apply) */
     bool ab_pairs_set;     /* --ab-pairs was given */
     const char *perf_events; /* --perf-events LIST */
     bool list_events;
@@ -93,13 +95,16 @@ void bench__cli_baseline_path(const bench__cli *c, const char *name, char *buf, 
 int bench__cli_load_named(const bench__cli *c, const char *name, bench__saved *out);
 /**
  * Saves the OK results of a run as baseline `name` at `path` in directory `dir` (created when
- * missing), without their comparison; with `snapshot`, the measured program beside it (a run of
- * times; --instructions keeps none: its counts need no confirming run). Says what it saved on
- * stderr; on failure prints one line and returns -1.
+ * missing), without their comparison; with `snapshot`, the measured program beside it, signed
+ * with this user's key (a run of times; --instructions keeps none: its counts need no
+ * confirming run), copied within timeout_s seconds. A snapshot that cannot be kept is a warning,
+ * and then no older one stays beside the new file. Says what it saved on stderr; on failure
+ * prints one line and returns -1; also -1, silently, when the run was interrupted (nothing was
+ * replaced then).
  */
 int bench__save_named(const char *dir, const char *name, const char *path,
                       const bench__context *ctx, const bench__result *results, size_t n,
-                      bool snapshot);
+                      bool snapshot, double timeout_s);
 /** Compares the contexts into *out and warns about each kind of difference on its own line. */
 void bench__cli_warn_context(const bench__context_id *now, const bench__context_id *then,
                              const char *name, bench__context_change *out);

@@ -44,7 +44,10 @@ int bench__cli_load_named(const bench__cli *c, const char *name, bench__saved *o
     char path[4096], msg[768];
     bench__cli_baseline_path(c, name, path, sizeof path);
     int rc = bench__saved_load(path, out, msg, sizeof msg);
-    if (rc == BENCH_EIO && access(path, F_OK) != 0) {
+    /* Only a file that is not there is "not found": one that cannot be read (permissions)
+     * says so in the loader's own words. */
+    struct stat st;
+    if (rc == BENCH_EIO && stat(path, &st) != 0 && errno == ENOENT) {
         fprintf(stderr, "bench: baseline '%s' not found: %s does not exist (save one with "
                         "%s--save-baseline %s)\n", name, path, bench__client_for(c)->save_with,
                 name);
@@ -59,9 +62,36 @@ int bench__cli_load_named(const bench__cli *c, const char *name, bench__saved *o
     return 0;
 }
 
+/* The part of a save that happens under the baseline's lock once its file is replaced
+ * (bench__baseline_save_then): the snapshot goes into place beside the file that names it, or,
+ * when this save keeps none, a snapshot of an earlier save goes, so that no program is left
+ * beside a file that does not name it. Never fails the save: what went wrong is a warning. */
+typedef struct snapshot_step {
+    const char *dir;
+    const char *name;
+    bench__snapshot *snap; /* NULL: this save keeps no program */
+    char warning[1024];    /* "" or why the program beside the baseline is not this one */
+} snapshot_step;
+
+static int snapshot_after_save(void *arg, char *msg, size_t msglen)
+{
+    (void)msg;
+    (void)msglen;
+    snapshot_step *st = arg;
+    if (st->snap &&
+        bench__snapshot_commit(st->dir, st->name, st->snap, st->warning, sizeof st->warning) == 0)
+        return 0;
+    char path[4200];
+    bench__msg(path, sizeof path, "%s/%s.program", st->dir, st->name);
+    if (unlink(path) != 0 && errno != ENOENT && !st->warning[0])
+        bench__msg(st->warning, sizeof st->warning, "cannot remove the older %s: %s", path,
+                   strerror(errno));
+    return 0;
+}
+
 int bench__save_named(const char *dir, const char *name, const char *path,
                       const bench__context *ctx, const bench__result *results, size_t n,
-                      bool snapshot)
+                      bool snapshot, double timeout_s)
 {
     size_t measured = 0;
     for (size_t i = 0; i < n; i++)
@@ -92,31 +122,68 @@ int bench__save_named(const char *dir, const char *name, const char *path,
         }
     bench__context sctx = *ctx;
     sctx.comparison = NULL;
-    char msg[1024], tmp[4200];
+    sctx.program_file[0] = '\0';
+    sctx.program_mac[0] = '\0';
+    char msg[1024], shown[4 * sizeof msg];
     /* The program that was measured goes beside the baseline, so that a later comparison can
-     * run it interleaved with its own program (bench__cli_confirm_suspects). */
-    bool snap = snapshot && bench__snapshot_prepare(dir, name, tmp, sizeof tmp,
-                                                    sctx.program_hash, sizeof sctx.program_hash,
-                                                    &sctx.program_bytes, msg, sizeof msg) == 0;
-    if (snap)
-        bench__msg(sctx.program_file, sizeof sctx.program_file, "%s.program", name);
-    else if (snapshot)
-        fprintf(stderr, "bench: warning: baseline '%s' keeps no copy of this program (%s): a "
-                        "later comparison cannot confirm a change by running it\n",
-                name, msg);
-    int rc = bench__baseline_save(path, &sctx, ok, k, msg, sizeof msg);
+     * run it interleaved with its own program (bench__cli_confirm_suspects), signed with this
+     * user's key so that only a copy this user's harness made is ever run. */
+    bench__snapshot snap;
+    snapshot_step step = {.dir = dir, .name = name, .snap = NULL, .warning = ""};
+    int rc = 0;
+    if (snapshot) {
+        rc = bench__snapshot_prepare(dir, name, timeout_s, &snap, msg, sizeof msg);
+        if (rc == BENCH_EUSAGE) {
+            free(ok);
+            return -1; /* interrupted: the caller says so */
+        }
+        if (rc == 0 && strcmp(snap.hash, ctx->program_hash) != 0) {
+            /* The file was rewritten in place since the run began: not what was measured. */
+            bench__snapshot_discard(&snap);
+            bench__msg(msg, sizeof msg, "%s", ctx->program_hash[0]
+                                                  ? "the program's file changed during the run"
+                                                  : "this program's hash is unknown");
+            rc = BENCH_EIO;
+        }
+        if (rc == 0) {
+            step.snap = &snap;
+            bench__msg(sctx.program_file, sizeof sctx.program_file, "%s.program", name);
+            char why[512];
+            if (bench__snapshot_sign(snap.hash, sctx.program_mac, sizeof sctx.program_mac, why,
+                                     sizeof why) != 0) {
+                sctx.program_mac[0] = '\0';
+                fprintf(stderr, "bench: warning: baseline '%s' keeps its program unsigned (%s): "
+                                "a later comparison runs it only with --trust-snapshots\n",
+                        name, bench__escape(shown, sizeof shown, why));
+            }
+        } else {
+            fprintf(stderr, "bench: warning: baseline '%s' keeps no copy of this program (%s): "
+                            "a later comparison cannot confirm a change by running it\n",
+                    name, bench__escape(shown, sizeof shown, msg));
+            rc = 0;
+        }
+    }
+    if (bench__proc_interrupted()) {
+        if (step.snap)
+            bench__snapshot_discard(&snap);
+        free(ok);
+        return -1;
+    }
+    rc = bench__baseline_save_then(path, &sctx, ok, k, snapshot ? snapshot_after_save : NULL,
+                                   &step, msg, sizeof msg);
     free(ok);
     if (rc != 0) {
-        if (snap)
-            unlink(tmp);
-        char shown[4 * sizeof msg];
+        if (step.snap)
+            bench__snapshot_discard(&snap);
+        if (rc == BENCH_EUSAGE && bench__proc_interrupted())
+            return -1; /* the caller says so */
         fprintf(stderr, "bench: saving baseline '%s' failed: %s\n", name,
                 bench__escape(shown, sizeof shown, msg));
         return -1;
     }
-    if (snap && bench__snapshot_commit(dir, name, tmp, msg, sizeof msg) != 0)
+    if (step.warning[0])
         fprintf(stderr, "bench: warning: baseline '%s' was saved but its copy of the program "
-                        "was not: %s\n", name, msg);
+                        "was not: %s\n", name, bench__escape(shown, sizeof shown, step.warning));
     fprintf(stderr, "bench: saved %zu benchmark%s to baseline '%s' (%s)\n", k, k == 1 ? "" : "s",
             name, path);
     return 0;
@@ -259,11 +326,8 @@ bool bench__cli_in_program(const void *where, const char *id)
 char *bench__cli_other_list(const bench__cli *c, const char *prog)
 {
     const char **argv = calloc(c->nfilters + 5, sizeof *argv);
-    int fd[2];
-    if (!argv || pipe(fd) != 0) {
-        free(argv);
+    if (!argv)
         return NULL;
-    }
     size_t k = 0;
     argv[k++] = prog;
     argv[k++] = "--list";
@@ -272,35 +336,24 @@ char *bench__cli_other_list(const bench__cli *c, const char *prog)
     argv[k++] = "--";
     for (size_t i = 0; i < c->nfilters; i++)
         argv[k++] = c->filters[i];
-    fflush(stdout);
-    fflush(stderr);
-    pid_t pid = fork();
-    if (pid == 0) {
-        int null = open("/dev/null", O_WRONLY);
-        dup2(fd[1], STDOUT_FILENO);
-        if (null >= 0)
-            dup2(null, STDERR_FILENO);
-        close(fd[0]);
-        close(fd[1]);
-        execv(prog, (char *const *)argv);
-        _exit(127);
-    }
+    /* Like every child of the harness, under a deadline: --timeout, as its workers are. */
+    bench__proc p;
+    bench__proc_spec spec = {.path = prog, .argv = (char *const *)argv,
+                             .channel = BENCH__PROC_STDOUT, .quiet = true};
+    char why[256];
+    bench__proc_interrupts_install();
+    int rc = bench__proc_start(&p, &spec, why, sizeof why);
     free(argv);
-    close(fd[1]);
+    if (rc != 0)
+        return NULL;
+    double timeout = c->abo.timeout_s > 0 ? c->abo.timeout_s : BENCH__DEFAULT_TIMEOUT;
+    int64_t deadline = bench__now_ns() + (int64_t)(timeout * 1e9);
     size_t len = 0, cap = 4096;
-    char *text = pid > 0 ? malloc(cap) : NULL;
-    ssize_t got = 0;
-    while (text && (got = read(fd[0], text + len, cap - 1 - len)) != 0) {
-        if (got < 0 && errno == EINTR)
-            continue;
-        if (got < 0 || cap > BENCH__MAX_FILE_BYTES) {
-            free(text);
-            text = NULL;
-            break;
-        }
-        len += (size_t)got;
-        if (len + 1 == cap) {
-            char *more = realloc(text, cap * 2);
+    char *text = malloc(cap), line[512];
+    while (text && (rc = bench__proc_line(&p, line, sizeof line, deadline)) == 1) {
+        size_t n = strlen(line);
+        if (len + n + 2 > cap) {
+            char *more = cap > BENCH__MAX_FILE_BYTES ? NULL : realloc(text, cap * 2);
             if (!more) {
                 free(text);
                 text = NULL;
@@ -309,12 +362,12 @@ char *bench__cli_other_list(const bench__cli *c, const char *prog)
             text = more;
             cap *= 2;
         }
+        memcpy(text + len, line, n);
+        len += n;
+        text[len++] = '\n';
     }
-    close(fd[0]);
-    int status = 0;
-    while (pid > 0 && waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-    }
-    if (text && (!WIFEXITED(status) || WEXITSTATUS(status) != 0)) {
+    bench__proc_end end = bench__proc_wait(&p, deadline);
+    if (text && (rc != 0 || end != BENCH__PROC_EXITED || p.code != 0)) {
         free(text);
         text = NULL;
     }
@@ -459,127 +512,235 @@ static void drift_guard(bench__change *ch, size_t m, double drift)
         bench__verdict_drift_guard(&ch[j], drift);
 }
 
+/* How a suspect verdict can be settled beyond the saved numbers. */
+typedef enum settle {
+    SETTLE_NUMBERS = 0, /* not at all: it rests on the saved numbers */
+    SETTLE_UNKNOWN,     /* the entry does not say which program measured it (older files) */
+    SETTLE_LIBS,        /* the shared libraries changed since the entry was measured */
+    SETTLE_OTHER,       /* measured by a program that is neither this one nor the snapshot */
+    SETTLE_NO_COPY,     /* measured by the baseline's program, of which it keeps no copy */
+    SETTLE_SAME,        /* this very program measured it: not a change of the code */
+    SETTLE_CONFIRM,     /* the baseline's snapshot measured it: run it interleaved */
+    SETTLE_KINDS
+} settle;
+
+/* Which program measured an entry, against this program and the baseline's snapshot. */
+static settle how_to_settle(const bench__entry *e, const bench__saved *old,
+                            const bench__context *ctx)
+{
+    if (!e || !e->program_hash[0] || strncmp(e->program_hash, "sha256:", 7) != 0)
+        return SETTLE_UNKNOWN;
+    /* A program runs with today's shared libraries: when they changed since the entry was
+     * measured, neither "the same program" nor a run of the snapshot would see what changed. */
+    bool libs_changed = e->program_libs[0] && ctx->program_libs[0] &&
+                        strcmp(e->program_libs, ctx->program_libs) != 0;
+    bool same = ctx->program_hash[0] && strcmp(e->program_hash, ctx->program_hash) == 0;
+    bool snapshot = strcmp(e->program_hash, old->ctx.program_hash) == 0;
+    if ((same || snapshot) && libs_changed)
+        return SETTLE_LIBS;
+    return same                        ? SETTLE_SAME
+           : !snapshot                 ? SETTLE_OTHER
+           : old->ctx.program_file[0] ? SETTLE_CONFIRM
+                                       : SETTLE_NO_COPY;
+}
+
+/* The first suspect id of kind k, for a note ("s/work" or "s/work and 2 more"). */
+static void first_of(const char *const *ids, const settle *how, size_t m, settle k, size_t count,
+                     char *buf, size_t len)
+{
+    for (size_t j = 0; j < m; j++)
+        if (how[j] == k) {
+            char id[BENCH__ESCAPED_ID];
+            bench__escape(id, sizeof id, ids[j]);
+            if (count > 1)
+                bench__msg(buf, len, "%s and %zu more", id, count - 1);
+            else
+                bench__msg(buf, len, "%s", id);
+            return;
+        }
+    buf[0] = '\0';
+}
+
+/*
+ * Opens the baseline's snapshot to run it, when it may run: signed with this user's key (or
+ * --trust-snapshots), in a directory and file no other user may write, not a symbolic link, an
+ * ELF program whose bytes hash to what the baseline recorded. On success *fd is the sealed copy
+ * to start it from. Otherwise returns BENCH_EUSAGE when the run was interrupted, or prints why
+ * it is not run and returns 1.
+ */
+static int open_snapshot(const bench__cli *c, const bench__saved *old, const char *path,
+                         size_t nconfirm, int *fd)
+{
+    const char *name = c->baseline;
+    char why[768] = "", shown[4 * sizeof why];
+    int rc = 0;
+    if (!c->trust_snapshots)
+        rc = bench__snapshot_verify(old->ctx.program_hash, old->ctx.program_mac, why,
+                                    sizeof why);
+    if (rc == 0) {
+        double timeout = c->run.timeout_s > 0 ? c->run.timeout_s : BENCH__DEFAULT_TIMEOUT;
+        rc = bench__snapshot_open(bench__cli_baseline_dir(c), old->ctx.program_file,
+                                  old->ctx.program_hash,
+                                  bench__now_ns() + (int64_t)(timeout * 1e9), fd, why,
+                                  sizeof why);
+        if (rc == BENCH_EUSAGE)
+            return BENCH_EUSAGE;
+    } else {
+        bench__msg(why + strlen(why), sizeof why - strlen(why), "%s",
+                   "; --trust-snapshots runs it anyway if you trust whoever wrote the baseline "
+                   "directory");
+    }
+    if (rc == 0)
+        return 0;
+    fprintf(stderr, "bench: note: the program saved with baseline '%s' (%s) is not run: %s: "
+                    "%zu verdict%s rest on the saved numbers alone\n",
+            name, path, bench__escape(shown, sizeof shown, why), nconfirm,
+            nconfirm == 1 ? "" : "s");
+    return 1;
+}
+
 int bench__cli_confirm_suspects(const bench__cli *c, const bench__saved *old,
                                 const bench__context *ctx, const char *const *ids,
                                 bench__change *ch, size_t m, double drift)
 {
-    size_t nsus = 0;
-    for (size_t j = 0; j < m; j++)
-        nsus += bench__verdict_suspect(ch[j].verdict);
-    if (nsus == 0)
-        return 0;
-    const char *name = c->baseline;
-    if (!old->ctx.program_hash[0]) {
-        fprintf(stderr, "bench: note: baseline '%s' keeps no program snapshot (saved by an "
-                        "older version): %zu verdict%s rest on the saved numbers alone, which "
-                        "cannot tell the machine's drift from a change of the code\n",
-                name, nsus, nsus == 1 ? "" : "s");
+    size_t nsus = 0, count[SETTLE_KINDS] = {0};
+    settle *how = calloc(m ? m : 1, sizeof *how);
+    if (!how) {
+        fprintf(stderr, "bench: out of memory\n");
         drift_guard(ch, m, drift);
         return 0;
     }
-    /* A snapshot runs with today's shared libraries: when they changed since the save, neither
-     * "the same program" nor a confirmation against the snapshot would see what changed. */
-    bool libs_changed = old->ctx.program_libs[0] && ctx->program_libs[0] &&
-                        strcmp(old->ctx.program_libs, ctx->program_libs) != 0;
-    if (libs_changed) {
+    /* Each suspect by the program that measured its entry: a baseline merged from saves of
+     * several programs holds entries of each, and only its latest program is kept beside it. */
+    for (size_t j = 0; j < m; j++) {
+        if (!bench__verdict_suspect(ch[j].verdict))
+            continue;
+        nsus++;
+        how[j] = how_to_settle(bench__saved_find(old, ids[j]), old, ctx);
+        count[how[j]]++;
+    }
+    const char *name = c->baseline;
+    char first[BENCH__ESCAPED_ID + 32];
+    if (count[SETTLE_UNKNOWN]) {
+        size_t n = count[SETTLE_UNKNOWN];
+        fprintf(stderr, "bench: note: baseline '%s' does not say which program measured %s "
+                        "(saved by an older version): %zu verdict%s rest on the saved numbers "
+                        "alone, which cannot tell the machine's drift from a change of the "
+                        "code\n",
+                name, n == nsus ? "its suspect benchmarks" : "some suspect benchmarks", n,
+                n == 1 ? "" : "s");
+    }
+    if (count[SETTLE_LIBS]) {
+        size_t n = count[SETTLE_LIBS];
         fprintf(stderr, "bench: note: the shared libraries this program runs have changed since "
                         "baseline '%s' was saved, which a run of its program snapshot would not "
                         "see: %zu verdict%s rest on the saved numbers\n",
-                name, nsus, nsus == 1 ? "" : "s");
-        drift_guard(ch, m, drift);
-        return 0;
+                name, n, n == 1 ? "" : "s");
     }
-    if (ctx->program_hash[0] && strcmp(ctx->program_hash, old->ctx.program_hash) == 0) {
+    if (count[SETTLE_OTHER]) {
+        size_t n = count[SETTLE_OTHER];
+        first_of(ids, how, m, SETTLE_OTHER, n, first, sizeof first);
+        fprintf(stderr, "bench: note: baseline '%s' mixes programs: %s %s measured by another "
+                        "program than this one and the one saved with it, so neither can settle "
+                        "%s: %zu verdict%s rest on the saved numbers\n",
+                name, first, n == 1 ? "was" : "were", n == 1 ? "it" : "them", n,
+                n == 1 ? "" : "s");
+    }
+    if (count[SETTLE_NO_COPY]) {
+        size_t n = count[SETTLE_NO_COPY];
+        fprintf(stderr, "bench: note: baseline '%s' keeps no copy of the program that measured "
+                        "%zu suspect benchmark%s (it could not be saved): %zu verdict%s rest on "
+                        "the saved numbers\n",
+                name, n, n == 1 ? "" : "s", n, n == 1 ? "" : "s");
+    }
+    if (count[SETTLE_SAME]) {
+        size_t n = count[SETTLE_SAME];
         fprintf(stderr, "bench: note: this program is the one baseline '%s' measured (%s): "
                         "the %zu change%s seen since come from the machine or the environment, "
                         "not the code, and are not verdicts on it\n",
-                name, ctx->program_hash, nsus, nsus == 1 ? "" : "s");
+                name, ctx->program_hash, n, n == 1 ? "" : "s");
         for (size_t j = 0; j < m; j++)
-            if (bench__verdict_suspect(ch[j].verdict)) {
+            if (bench__verdict_suspect(ch[j].verdict) && how[j] == SETTLE_SAME) {
                 ch[j].verdict = BENCH__V_NO_CHANGE;
                 ch[j].same_program = true;
             }
-        return 0;
     }
-    if (c->confirm_time_set && c->confirm_time <= 0) {
-        drift_guard(ch, m, drift);
-        return 0;
-    }
-    char snap[4200], hash[32] = "", why[512];
+    size_t nconfirm = count[SETTLE_CONFIRM];
+    int fd = -1, rc = 0;
+    char snap[4200];
     bench__msg(snap, sizeof snap, "%s/%s", bench__cli_baseline_dir(c), old->ctx.program_file);
-    if (!old->ctx.program_file[0] ||
-        (bench__program_hash(snap, hash, sizeof hash, NULL, why, sizeof why) != 0 &&
-         (hash[0] = '\0', true)) ||
-        strcmp(hash, old->ctx.program_hash) != 0) {
-        fprintf(stderr, "bench: note: the program saved with baseline '%s' (%s) is %s: %zu "
-                        "verdict%s rest on the saved numbers alone\n",
-                name, snap, !old->ctx.program_file[0] ? "not recorded"
-                            : hash[0] && strcmp(hash, old->ctx.program_hash) != 0
-                                ? "not the one it measured (changed since)"
-                                : "missing",
-                nsus, nsus == 1 ? "" : "s");
-        drift_guard(ch, m, drift);
-        return 0;
+    if (nconfirm > 0 && !(c->confirm_time_set && c->confirm_time <= 0)) {
+        int orc = open_snapshot(c, old, snap, nconfirm, &fd);
+        if (orc == BENCH_EUSAGE) {
+            free(how);
+            return -1;
+        }
     }
-    bench__ab_options o = c->abo;
-    o.seconds = c->confirm_time_set
-                    ? c->confirm_time
-                    : fmax(BENCH__CONFIRM_MIN_TIME,
-                           fmin(BENCH__DEFAULT_CONFIRM_TIME, BENCH__CONFIRM_BUDGET / (double)nsus));
-    o.significance_level = c->cmp.significance_level;
-    o.noise_threshold = c->cmp.noise_threshold;
-    o.progress = isatty(STDERR_FILENO);
-    bench__ab_item *items = calloc(nsus, sizeof *items);
-    size_t *where = calloc(nsus, sizeof *where);
-    if (!items || !where) {
-        free(items);
-        free(where);
-        fprintf(stderr, "bench: note: out of memory: %zu verdict%s rest on the saved numbers\n",
-                nsus, nsus == 1 ? "" : "s");
-        drift_guard(ch, m, drift);
-        return 0;
-    }
+    /* The suspects to confirm, and where their rows are. */
+    bench__ab_item *items = fd >= 0 ? calloc(nconfirm, sizeof *items) : NULL;
+    size_t *where = fd >= 0 ? calloc(nconfirm, sizeof *where) : NULL;
     size_t k = 0;
-    for (size_t j = 0; j < m; j++)
-        if (bench__verdict_suspect(ch[j].verdict)) {
+    for (size_t j = 0; j < m; j++) {
+        if (!bench__verdict_suspect(ch[j].verdict) || how[j] == SETTLE_SAME)
+            continue;
+        if (how[j] == SETTLE_CONFIRM && items && where) {
             where[k] = j;
             items[k++].id = ids[j];
+        } else {
+            drift_guard(&ch[j], 1, drift);
         }
-    fprintf(stderr, "bench: confirming %zu verdict%s: the program saved with baseline '%s' "
-                    "against this one, paired (%.0f s in all, spent on the undecided ones)\n",
-            nsus, nsus == 1 ? "" : "s", name, o.seconds * (double)nsus);
-    /* B is this very program: /proc/self/exe in the worker is the file this process runs. */
-    int rc = bench__ab_compare(snap, "/proc/self/exe", items, nsus, &o, NULL, NULL);
-    if (rc == BENCH_EUSAGE || bench__proc_interrupted()) {
-        free(items);
-        free(where);
-        return -1;
     }
-    for (size_t q = 0; q < nsus; q++) {
-        bench__change *x = &ch[where[q]];
-        bench__ab_item *it = &items[q];
-        if (rc != 0 || it->rc != 0 || it->change.verdict == BENCH__V_INCOMPARABLE) {
-            char shown[4 * sizeof it->message];
-            fprintf(stderr, "bench: note: '%s' could not be confirmed (%s): its verdict rests "
-                            "on the saved numbers\n", it->id,
-                    bench__escape(shown, sizeof shown,
-                                  rc != 0 ? "out of memory" : it->message[0] ? it->message
-                                                                             : "no rounds"));
-            bench__verdict_drift_guard(x, drift);
-            continue;
+    if (k > 0) {
+        bench__ab_options o = c->abo;
+        o.seconds = c->confirm_time_set ? c->confirm_time
+                                        : fmax(BENCH__CONFIRM_MIN_TIME,
+                                               fmin(BENCH__DEFAULT_CONFIRM_TIME,
+                                                    BENCH__CONFIRM_BUDGET / (double)k));
+        o.significance_level = c->cmp.significance_level;
+        o.noise_threshold = c->cmp.noise_threshold;
+        o.progress = isatty(STDERR_FILENO);
+        fprintf(stderr, "bench: confirming %zu verdict%s: the program saved with baseline '%s' "
+                        "against this one, paired (%.0f s in all, spent on the undecided ones)\n",
+                k, k == 1 ? "" : "s", name, o.seconds * (double)k);
+        /* B is this very program: /proc/self/exe in the worker is the file this process runs. */
+        int arc = bench__ab_compare(snap, fd, "/proc/self/exe", items, k, &o, NULL, NULL);
+        if (arc == BENCH_EUSAGE || bench__proc_interrupted())
+            rc = -1;
+        for (size_t q = 0; q < k && rc == 0; q++) {
+            bench__change *x = &ch[where[q]];
+            bench__ab_item *it = &items[q];
+            char id[BENCH__ESCAPED_ID];
+            bench__escape(id, sizeof id, it->id);
+            if (arc != 0 || it->rc != 0 || it->change.verdict == BENCH__V_INCOMPARABLE) {
+                char shown[4 * sizeof it->message];
+                fprintf(stderr, "bench: note: '%s' could not be confirmed (%s): its verdict "
+                                "rests on the saved numbers\n", id,
+                        bench__escape(shown, sizeof shown,
+                                      arc != 0          ? "out of memory"
+                                      : it->message[0] ? it->message
+                                                        : "no rounds"));
+                drift_guard(x, 1, drift);
+                continue;
+            }
+            char line[160];
+            bench__msg(line, sizeof line, "%s -> %s", bench__verdict_name(x->verdict),
+                       bench__verdict_name(it->change.verdict));
+            fprintf(stderr, "bench: confirmed %s: %s, %+.2f%% [%+.2f%%, %+.2f%%] paired (%zu "
+                            "worker pairs)\n",
+                    id, line, 100.0 * (it->change.ratio - 1.0),
+                    100.0 * (it->change.ratio_lower - 1.0),
+                    100.0 * (it->change.ratio_upper - 1.0), it->pairs);
+            it->change.confirmed = true;
+            *x = it->change;
         }
-        char line[160];
-        bench__msg(line, sizeof line, "%s -> %s", bench__verdict_name(x->verdict),
-                   bench__verdict_name(it->change.verdict));
-        fprintf(stderr, "bench: confirmed %s: %s, %+.2f%% [%+.2f%%, %+.2f%%] paired (%zu worker "
-                        "pairs)\n",
-                it->id, line, 100.0 * (it->change.ratio - 1.0),
-                100.0 * (it->change.ratio_lower - 1.0), 100.0 * (it->change.ratio_upper - 1.0),
-                it->pairs);
-        it->change.confirmed = true;
-        *x = it->change;
+    } else if (fd >= 0 && (!items || !where)) {
+        fprintf(stderr, "bench: out of memory: %zu verdict%s rest on the saved numbers\n",
+                nconfirm, nconfirm == 1 ? "" : "s");
     }
     free(items);
     free(where);
-    return 0;
+    if (fd >= 0)
+        close(fd);
+    free(how);
+    return rc;
 }

@@ -59,8 +59,9 @@ static const char usage_text[] =
     "      --in-process           measure everything in this one process (for debuggers and\n"
     "                             profilers: gdb, perf record, callgrind, heaptrack)\n"
     "      --timeout S            stop a worker process that runs longer than S seconds and\n"
-    "                             report its benchmark as timed out (default 300; with --ab,\n"
-    "                             the longest any one step of a worker may take)\n"
+    "                             report its benchmark as timed out (default 300; with --ab\n"
+    "                             and confirmations, the longest any one step of a worker\n"
+    "                             may take: its setup, a sample)\n"
     "      --fixed-layout         keep each worker's own stack, heap and environment offsets\n"
     "                             (default: drawn at random per worker process, so that\n"
     "                             layout luck averages out instead of looking like a change)\n"
@@ -70,7 +71,8 @@ static const char usage_text[] =
     "      --list-events          list the events libpfm4 knows here and which open\n"
     "      --alloc-stats          count allocations and bytes per iteration, peak heap\n"
     "Statistics:\n"
-    "      --nresamples N         bootstrap resamples, 10..10000000 (default 10000)\n"
+    "      --nresamples N         bootstrap resamples, 10..10000000 (default 10000), at most\n"
+    "                             268435456 draws (resamples x samples) per benchmark\n"
     "      --confidence-level C   confidence level of intervals, 0 < C < 1 (default 0.95)\n"
     "      --seed N               bootstrap seed, 0..4294967295 (default 1)\n"
     "Output:\n"
@@ -103,6 +105,9 @@ static const char usage_text[] =
     "                             interleaved run of the program saved with the baseline,\n"
     "                             S seconds each, 0..3600 (default 10, or 90 s shared,\n"
     "                             at least 4 each, when more than 9; 0: never)\n"
+    "      --trust-snapshots      with --baseline: run the baseline's program snapshot even\n"
+    "                             when this user's key did not sign it (a cache another\n"
+    "                             machine saved); its file checks still apply\n"
     "                             (these comparison options need --baseline or --ab)\n"
     "Paired A/B of two builds:\n"
     "      --ab OTHER             measure OTHER (old build of this suite) against this program\n"
@@ -152,11 +157,45 @@ static int bad_value(const char *flag, const char *value, const char *what)
     return -1;
 }
 
+/* Whether v is a number as it is written in decimal: digits with at most one point (and, with
+ * `exponent`, an exponent such as e-3), nothing else. strtod and strtoull also take leading
+ * spaces, signs, hexadecimal ("0x10") and "inf": none of these is a value a flag means. */
+static bool plain_decimal(const char *v, bool exponent)
+{
+    size_t digits = 0;
+    bool point = false;
+    for (; *v && *v != 'e' && *v != 'E'; v++) {
+        if (*v >= '0' && *v <= '9')
+            digits++;
+        else if (*v == '.' && exponent && !point)
+            point = true;
+        else
+            return false;
+    }
+    if (digits == 0)
+        return false;
+    if (!*v)
+        return true;
+    if (!exponent)
+        return false;
+    v++;
+    if (*v == '+' || *v == '-')
+        v++;
+    if (!*v)
+        return false;
+    for (; *v; v++)
+        if (*v < '0' || *v > '9')
+            return false;
+    return true;
+}
+
 static int parse_double(const char *flag, const char *v, double lo, double hi, bool lo_open,
                         bool hi_open, const char *what, double *out)
 {
     char *end;
     errno = 0;
+    if (!plain_decimal(v, true))
+        return bad_value(flag, v, what);
     double d = strtod(v, &end);
     if (errno || end == v || *end != '\0' || !isfinite(d) || d < lo || d > hi ||
         (lo_open && d == lo) || (hi_open && d == hi))
@@ -170,7 +209,7 @@ static int parse_u64(const char *flag, const char *v, uint64_t lo, uint64_t hi, 
 {
     char *end;
     errno = 0;
-    if (*v == '-' || *v == '+' || *v == '\0')
+    if (!plain_decimal(v, false))
         return bad_value(flag, v, what);
     unsigned long long x = strtoull(v, &end, 10);
     if (errno || *end != '\0' || x < lo || x > hi)
@@ -198,7 +237,7 @@ typedef enum opt_id {
     O_LOAD, O_BASEDIR, O_LENIENT, O_STRICT, O_CALIBRATE, O_SIGNIF, O_NOISE, O_FAILREG, O_AB,
     O_AB_TIME, O_AB_PAIRS, O_AB_SCHEDULE, O_FIXED_LAYOUT, O_FAIL_INCONCLUSIVE, O_PROFILE_TIME, O_PERF_EVENTS, O_LIST_EVENTS, O_ALLOC_STATS,
     O_EXPORT_GBENCH, O_INSTR, O_INSTR_ITERS, O_INSTR_CACHE, O_PROCESSES,
-    O_IN_PROCESS, O_TIMEOUT, O_CONFIRM_TIME, O_GPU_LOCK,
+    O_IN_PROCESS, O_TIMEOUT, O_CONFIRM_TIME, O_GPU_LOCK, O_TRUST_SNAPSHOTS,
 } opt_id;
 
 typedef struct opt_def {
@@ -256,6 +295,7 @@ static const opt_def options[] = {
     {"timeout", 0, true, O_TIMEOUT},
     {"confirm-time", 0, true, O_CONFIRM_TIME},
     {"gpu-lock-clocks", 0, true, O_GPU_LOCK},
+    {"trust-snapshots", 0, false, O_TRUST_SNAPSHOTS},
 };
 
 /* Baseline names become file names: a safe character set, nothing that can leave the
@@ -448,6 +488,9 @@ static int apply_option(bench__cli *c, opt_id id, const char *flag, const char *
         c->confirm_time_set = true;
         return parse_double(flag, v, 0, 3600, false, false, "a number of seconds in [0, 3600]",
                             &c->confirm_time);
+    case O_TRUST_SNAPSHOTS:
+        c->trust_snapshots = true;
+        return 0;
     case O_PROCESSES:
         if (parse_u64(flag, v, 1, 1000, "an integer in [1, 1000]", &u))
             return -1;
@@ -539,6 +582,116 @@ static int parse_args(bench__cli *c, int argc, char **argv)
 
 /* ---- selection ---- */
 
+/*
+ * What glibc's matcher could spend on a FILTER, bounded before it sees one: a back-reference
+ * (\1 to \9) makes matching exponential in the id's length ("(a*)*\1x" over an id of 160
+ * characters took 8 s here, and 255 characters minutes), and a repetition count {m,n} copies its
+ * atom n times, nested counts multiplying ("((((a{1,100}){1,100}){1,100}){1,100})" exhausted
+ * memory, "(a{1,100}){1,100}x" took 1.5 s per id). So back-references are refused, and so is a
+ * pattern whose counted copies add up to more than BENCH__FILTER_MAX_STATES.
+ */
+#define BENCH__FILTER_MAX_STATES 1000
+/** Groups nested deeper are refused too (regcomp, like this count, recurses per level). */
+#define BENCH__FILTER_MAX_DEPTH 64
+
+/* The states the ERE at *p expands to, up to the closing parenthesis of this group (or the end);
+ * *backref is set on \1-\9. Saturates well above the limit. */
+static double filter_states(const char **p, int depth, bool *backref)
+{
+    double total = 0, atom = 0;
+    while (**p && !(**p == ')' && depth > 0)) {
+        const char *q = *p;
+        if (*q == '(') {
+            (*p)++;
+            if (depth >= BENCH__FILTER_MAX_DEPTH)
+                return 1e12; /* refused: said as too many states */
+            atom = 1 + filter_states(p, depth + 1, backref);
+            if (**p == ')')
+                (*p)++;
+        } else if (*q == '[') {
+            /* A bracket expression is one state; "]" first (after an optional "^") is a
+             * member, and "[:alpha:]"-style classes hold their own "]". */
+            q++;
+            if (*q == '^')
+                q++;
+            if (*q == ']')
+                q++;
+            while (*q && *q != ']') {
+                if (q[0] == '[' && (q[1] == ':' || q[1] == '.' || q[1] == '=')) {
+                    char close = q[1];
+                    q += 2;
+                    while (*q && !(q[0] == close && q[1] == ']'))
+                        q++;
+                    q += *q ? 2 : 0;
+                } else {
+                    q++;
+                }
+            }
+            *p = *q ? q + 1 : q;
+            atom = 1;
+        } else if (*q == '\\') {
+            if (q[1] >= '1' && q[1] <= '9')
+                *backref = true;
+            *p = q[1] ? q + 2 : q + 1;
+            atom = 1;
+        } else if (*q == '{' && q[1] >= '0' && q[1] <= '9') {
+            /* {m} and {m,n} copy the atom before it m and n times, {m,} m + 1 times. */
+            char *end;
+            double lo = strtod(q + 1, &end), copies = lo;
+            if (*end == ',') {
+                end++;
+                copies = *end >= '0' && *end <= '9' ? strtod(end, &end) : lo + 1;
+            }
+            while (*end && *end != '}')
+                end++;
+            *p = *end ? end + 1 : end;
+            copies = fmax(copies, 1);
+            total += atom * (copies - 1);
+            atom *= copies;
+            if (total > 1e12)
+                total = 1e12;
+            continue;
+        } else if (*q == '|') {
+            (*p)++;
+            atom = 0;
+            continue;
+        } else {
+            (*p)++;
+            if (*q == '*' || *q == '+' || *q == '?')
+                continue;
+            atom = 1;
+        }
+        total += atom;
+    }
+    return total;
+}
+
+/* Why a FILTER is refused before regcomp sees it, into why; false when it is fine. */
+static bool filter_refused(const char *re, char *why, size_t len)
+{
+    bool backref = false;
+    const char *p = re;
+    double states = 0;
+    while (*p) {
+        states += filter_states(&p, 0, &backref);
+        if (*p == ')')
+            p++; /* unbalanced: regcomp says so */
+    }
+    if (backref) {
+        bench__msg(why, len, "%s", "back-references (\\1 to \\9) are not supported in FILTERs "
+                                   "(matching them can take exponential time)");
+        return true;
+    }
+    if (states > BENCH__FILTER_MAX_STATES) {
+        bench__msg(why, len, "it expands to more than %d states (repetition counts {m,n} "
+                             "copy what they repeat, nested ones multiply; groups nest at most "
+                             "%d deep): matching would take too long",
+                   BENCH__FILTER_MAX_STATES, BENCH__FILTER_MAX_DEPTH);
+        return true;
+    }
+    return false;
+}
+
 /* Marks which of the ids the filters select. */
 int bench__cli_select(const bench__cli *c, const char *const *ids, size_t n, bool *selected)
 {
@@ -547,6 +700,14 @@ int bench__cli_select(const bench__cli *c, const char *const *ids, size_t n, boo
     int rc = 0;
     if (!c->exact) {
         for (; compiled < c->nfilters; compiled++) {
+            char refused[256];
+            if (filter_refused(c->filters[compiled], refused, sizeof refused)) {
+                char shown[BENCH__ESCAPED_ID * 4];
+                fprintf(stderr, "bench: filter '%s' is refused: %s\n",
+                        bench__escape(shown, sizeof shown, c->filters[compiled]), refused);
+                rc = -1;
+                goto done;
+            }
             int e = regcomp(&re[compiled], c->filters[compiled], REG_EXTENDED | REG_NOSUB);
             if (e != 0) {
                 char why[128];
@@ -624,8 +785,9 @@ static int check_combinations(const bench__cli *c)
                 gate);
         return -1;
     }
-    if (c->confirm_time_set && !c->baseline) {
-        fprintf(stderr, "bench: --confirm-time needs --baseline NAME\n");
+    if ((c->confirm_time_set || c->trust_snapshots) && !c->baseline) {
+        fprintf(stderr, "bench: %s needs --baseline NAME\n",
+                c->confirm_time_set ? "--confirm-time" : "--trust-snapshots");
         return -1;
     }
     if ((c->ab_time_set || c->ab_pairs_set || c->ab_schedule_set) && !c->ab) {
@@ -656,10 +818,14 @@ static int check_combinations(const bench__cli *c)
         return -1;
     }
     bool isolated = !c->run.in_process && c->run.profile_time <= 0 && !c->ab;
-    if ((c->run.processes || (c->run.timeout_s > 0 && !c->ab)) && !isolated) {
-        fprintf(stderr, "bench: --processes and --timeout set the worker processes of a "
-                        "measuring run: they cannot be combined with --in-process or "
-                        "--profile-time, nor --processes with --ab\n");
+    if (c->run.processes && !isolated) {
+        fprintf(stderr, "bench: --processes sets the worker processes of a measuring run: it "
+                        "cannot be combined with --in-process, --profile-time or --ab\n");
+        return -1;
+    }
+    if (c->run.timeout_s > 0 && !isolated && !c->ab) {
+        fprintf(stderr, "bench: --timeout limits worker processes: it cannot be combined with "
+                        "--in-process or --profile-time, which start none\n");
         return -1;
     }
     if (c->run.fixed_layout && (c->run.in_process || c->run.profile_time > 0)) {

@@ -333,6 +333,8 @@ typedef struct pipeline {
     bench__reporter rep;
     bool color;
     int exit_code;
+    bool decided;                   /* the exit code is final: interrupts no longer count */
+    const char *written;            /* the files written so far, for an interrupt's message */
 } pipeline;
 
 /* Loads --baseline and finds what it has that this program lacks; -1 after one line. */
@@ -468,6 +470,15 @@ static int interrupted(const char *what)
     return 128 + sig;
 }
 
+/* Whether the run was interrupted; if so, says so (stopped `what`) and sets the exit code. */
+static bool stop_here(pipeline *p, const char *what)
+{
+    if (!bench__proc_interrupted())
+        return false;
+    p->exit_code = interrupted(what);
+    return true;
+}
+
 /*
  * The comparison stage over the whole suite: a run of times settles its verdicts together
  * (the family level and the suite's drift, then confirmation of suspects); then the summary
@@ -537,36 +548,59 @@ out:
     return rc;
 }
 
-/* The reporting stage's end: the report's tail, --json, --export-gbench, --save-baseline. */
+/* The reporting stage's end: the report's tail, --json, --export-gbench, --save-baseline.
+ * An interrupt stops it before the next of them (bench__cli_run says what was written). */
 static void write_outputs(pipeline *p)
 {
     bench__cli *c = p->c;
     char msg[1024], shown[4 * sizeof msg]; /* messages quote paths: escaped */
     int rc = BENCH_EXIT_OK;
+    if (bench__proc_interrupted())
+        return;
     if (p->rep.end(&p->rep, &p->ctx, p->results, p->k) != 0 || fflush(stdout) != 0 ||
         ferror(stdout)) {
         fprintf(stderr, "bench: writing the report to stdout failed\n");
         rc = BENCH_EXIT_USAGE;
     }
-    if (c->json_path &&
-        bench__json_write_file(c->json_path, &p->ctx, p->results, p->k, msg, sizeof msg) != 0) {
-        fprintf(stderr, "bench: %s\n", bench__escape(shown, sizeof shown, msg));
-        rc = BENCH_EXIT_USAGE;
+    if (bench__proc_interrupted())
+        return;
+    if (c->json_path) {
+        if (bench__json_write_file(c->json_path, &p->ctx, p->results, p->k, msg, sizeof msg)) {
+            fprintf(stderr, "bench: %s\n", bench__escape(shown, sizeof shown, msg));
+            rc = BENCH_EXIT_USAGE;
+        } else {
+            p->written = "--json";
+        }
     }
-    if (c->gbench_path &&
-        bench__gbench_write_file(c->gbench_path, &p->ctx, p->results, p->k, msg, sizeof msg) != 0) {
-        fprintf(stderr, "bench: %s\n", bench__escape(shown, sizeof shown, msg));
-        rc = BENCH_EXIT_USAGE;
+    if (bench__proc_interrupted())
+        return;
+    if (c->gbench_path) {
+        if (bench__gbench_write_file(c->gbench_path, &p->ctx, p->results, p->k, msg,
+                                     sizeof msg)) {
+            fprintf(stderr, "bench: %s\n", bench__escape(shown, sizeof shown, msg));
+            rc = BENCH_EXIT_USAGE;
+        } else {
+            p->written = p->written ? "--json and --export-gbench" : "--export-gbench";
+        }
     }
+    if (bench__proc_interrupted())
+        return;
     /* A run of times keeps its program beside the baseline (for confirming runs); counts need
-     * none. */
+     * none. An interrupt stops the save before it replaces anything; once the baseline and its
+     * program are replaced, together, the exit code is decided. */
     if (c->save_baseline) {
         char path[4096];
         bench__cli_baseline_path(c, c->save_baseline, path, sizeof path);
+        double timeout = c->run.timeout_s > 0 ? c->run.timeout_s : BENCH__DEFAULT_TIMEOUT;
         if (bench__save_named(bench__cli_baseline_dir(c), c->save_baseline, path, &p->ctx,
-                              p->results, p->k, p->cl->times) != 0)
+                              p->results, p->k, p->cl->times, timeout) != 0) {
+            if (bench__proc_interrupted())
+                return;
             rc = BENCH_EXIT_USAGE;
+        }
     }
+    /* Decided: a signal from here on changes nothing. */
+    p->decided = true;
     if (p->exit_code == BENCH_EXIT_OK)
         p->exit_code = rc;
 }
@@ -603,6 +637,38 @@ static void lock_gpu_clocks(const bench__cli *c)
                         "the GPU runs at the clocks it chooses\n", msg);
 }
 
+/*
+ * The bootstrap's work per benchmark is its samples times --nresamples draws (times one more per
+ * metric), about 50-120 ns each here: 2^28 draws are about 20 s. A run that asks for more is
+ * refused before anything runs (--sample-size 100000 with --nresamples 10000000 would have taken
+ * a day per benchmark).
+ */
+#define BENCH__MAX_BOOTSTRAP_DRAWS ((double)(1u << 28))
+
+/* Refuses (one line, -1) when a selected benchmark's samples times --nresamples exceed the
+ * bound. */
+static int check_bootstrap_work(const bench__cli *c, const bench__instance *all, size_t n,
+                                const bool *selected)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (!selected[i])
+            continue;
+        bench__settings s;
+        bench__resolve_settings(&s, &c->run, all[i].desc, all[i].group);
+        double draws = (double)s.sample_size * (double)c->run.nresamples;
+        if (draws > BENCH__MAX_BOOTSTRAP_DRAWS) {
+            char id[BENCH__ESCAPED_ID];
+            fprintf(stderr, "bench: --nresamples %zu: %s takes up to %d samples, and %.3g "
+                            "bootstrap draws per benchmark are over the limit of %.0f: lower "
+                            "--nresamples or --sample-size\n",
+                    c->run.nresamples, bench__escape(id, sizeof id, all[i].id), s.sample_size,
+                    draws, BENCH__MAX_BOOTSTRAP_DRAWS);
+            return -1;
+        }
+    }
+    return 0;
+}
+
 int bench__cli_run(bench__cli *c, int argc, char **argv, const bench__instance *all, size_t n,
                    const bool *selected, size_t nsel)
 {
@@ -626,6 +692,14 @@ int bench__cli_run(bench__cli *c, int argc, char **argv, const bench__instance *
     char msg[1024] = "";
     if (p.cl->configure)
         p.cl->configure(c);
+    if (p.cl->times && check_bootstrap_work(c, all, n, selected) != 0) {
+        p.exit_code = BENCH_EXIT_USAGE;
+        goto out;
+    }
+    /* From here until the exit code is decided, SIGINT, SIGTERM and SIGHUP are recorded, not
+     * fatal: each stage ends early and nothing is written after one (the exit code is then
+     * 128 + the signal). Benchmarks measured in this process give them back (see below). */
+    bench__proc_interrupts_install();
     /* Plan and probes first: a mode that cannot run here (no valgrind) says so before
      * anything else. */
     if (p.cl->setup(c, false, msg, sizeof msg) != 0) {
@@ -644,12 +718,16 @@ int bench__cli_run(bench__cli *c, int argc, char **argv, const bench__instance *
     }
     c->run.progress = isatty(STDERR_FILENO) && c->format == BENCH__FMT_PRETTY;
     collect_context(&p, bench__user_builds_init(&builds, all, selected, n) == 0 ? &builds : NULL);
+    if (stop_here(&p, "before measuring"))
+        goto out;
     if (c->calibrate && calibration_runs(c, argc, argv, &cal, &ncal) != 0) {
         p.exit_code = bench__proc_interrupted() ? 128 + bench__proc_interrupted()
                                                 : BENCH_EXIT_FAILED;
         goto out;
     }
     if (c->run.plan == BENCH__PLAN_PROFILE) {
+        /* Iterations in this very process, which never looks at an interrupt: one ends it. */
+        bench__proc_interrupts_release();
         p.exit_code = profile_run(c, all, selected, n);
         goto out;
     }
@@ -673,10 +751,14 @@ int bench__cli_run(bench__cli *c, int argc, char **argv, const bench__instance *
     int rc;
     if (c->run.in_process) {
         /* A closed stdout (`bench | head`) must not kill the run before its files are
-         * written; in worker mode bench__run_isolated sees to this with the interrupts. */
+         * written; in worker mode bench__run_isolated sees to this with the interrupts. The
+         * benchmarks run in this process, which never looks at an interrupt while they do: a
+         * signal ends it at once, writing nothing. */
+        bench__proc_interrupts_release();
         signal(SIGPIPE, SIG_IGN);
         bench__crash_handlers_install();
         rc = bench__run_all(list, p.k, &c->run, p.results, result_done, &p);
+        bench__proc_interrupts_install();
     } else {
         rc = bench__run_isolated(list, p.k, &c->run, argc, argv, p.results, result_done, &p);
     }
@@ -690,18 +772,31 @@ int bench__cli_run(bench__cli *c, int argc, char **argv, const bench__instance *
         p.exit_code = BENCH_EXIT_USAGE;
         goto out;
     }
+    /* A signal after the last worker ended (during its analysis, say) counts too. */
+    if (stop_here(&p, "after the measurements"))
+        goto out;
     if (cal)
         bench__noise_from_runs(p.results, p.k, cal, ncal);
     if (c->baseline) {
         int cmp_exit = compare_suite(&p);
-        if (cmp_exit < 0) {
-            p.exit_code = interrupted("the confirmation");
+        if (cmp_exit < 0 || bench__proc_interrupted()) {
+            p.exit_code = interrupted("the comparison");
             goto out;
         }
         if (p.exit_code == BENCH_EXIT_OK)
             p.exit_code = cmp_exit;
     }
     write_outputs(&p);
+    if (!p.decided && bench__proc_interrupted()) {
+        int sig = bench__proc_interrupted();
+        fflush(stdout);
+        if (p.written)
+            fprintf(stderr, "bench: interrupted by %s: stopped after writing %s; nothing else "
+                            "was written\n", bench__signal_name(sig), p.written);
+        else
+            p.exit_code = interrupted("before writing the results");
+        p.exit_code = 128 + sig;
+    }
 out:
     bench__cuda_unlock_clocks();
     if (set_up)

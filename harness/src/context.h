@@ -12,6 +12,7 @@
 
 #include "options.h"
 #include "probe.h"
+#include "sha256.h"
 
 /* ---- run context and reporters ---- */
 
@@ -124,11 +125,13 @@ typedef struct bench__context {
      * every benchmark file recorded (BENCH_BUILD_REVISION); "" unknown. */
     char git_revision[64];
     char cwd_git_revision[64]; /* the working directory's checkout's; "" outside one */
-    /* The running program's identity (snapshot.c), e.g. "fnv1a64:0123456789abcdef"; "" when
-     * not read. A saved baseline also names its snapshot, the program's copy beside it. */
-    char program_hash[32];
+    /* The running program's identity (snapshot.c), "sha256:" and 64 hex digits; "" when not
+     * read. A saved baseline also names its snapshot, the program's copy beside it, and holds
+     * the snapshot's signature with the saving user's key (trust.c). */
+    char program_hash[BENCH__HASH_TEXT];
     char program_file[96]; /* baselines only: "NAME.program"; "" none */
-    char program_libs[32]; /* hash over the shared libraries it runs code from; "" unknown */
+    char program_mac[BENCH__MAC_TEXT]; /* baselines only: "hmac-sha256:HEX"; "" unsigned */
+    char program_libs[BENCH__HASH_TEXT]; /* hash over the shared libraries it runs code from */
     double program_bytes;  /* size of the program, bytes; 0 unknown */
     /* Drift canaries, ns per unit of each probe's work; NaN (or 0) when not measured. */
     double canary[BENCH__NCANARIES];
@@ -167,9 +170,10 @@ typedef struct bench__context_id {
     /* neither: told apart, never compared */
     char timestamp[32];
     char git_revision[64];
-    char program_hash[32]; /* "" when the file has none */
+    char program_hash[BENCH__HASH_TEXT]; /* "" when the file has none */
     char program_file[96]; /* the snapshot beside a baseline; "" none */
-    char program_libs[32]; /* "" when the file has none */
+    char program_mac[BENCH__MAC_TEXT]; /* the snapshot's signature; "" none */
+    char program_libs[BENCH__HASH_TEXT]; /* "" when the file has none */
     double canary[BENCH__NCANARIES]; /* 0 when the file has none */
     char mode[16]; /* context.mode of a saved run: "instructions", or "" for times */
 } bench__context_id;

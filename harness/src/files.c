@@ -17,7 +17,9 @@
  * re-raises. SIGXFSZ (a file-size limit) is
  * ignored during the write, so the write fails with EFBIG and is cleaned up like any failure.
  * For what no handler can catch (SIGKILL, a power cut), each save first removes temporary files
- * in its directory whose process is gone and that are older than BENCH__STALE_TMP_S.
+ * in its directory whose process is gone and that are older than BENCH__STALE_TMP_S: those of
+ * results and baselines, of program snapshots (NAME.program.tmp.PID.XXXXXX, snapshot.c), and
+ * the snapshot copies older versions named .NAME.program.PID.tmp. Only regular files are removed.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -32,6 +34,7 @@
 #include <unistd.h>
 
 #include "base.h"
+#include "proc.h"
 #include "store.h"
 
 /* ---- the registry of live temporary files ---- */
@@ -72,10 +75,15 @@ static void cleanup_handler(int sig)
     errno = saved_errno;
 }
 
+/* How many guards are in place: only the outermost installs and restores. */
+static int guard_depth;
+
 /* Installs the cleanup handler for every terminating signal that is not ignored, and ignores
  * SIGXFSZ (a write beyond RLIMIT_FSIZE then fails with EFBIG instead of killing). */
 static void guard_signals(void)
 {
+    if (guard_depth++ > 0)
+        return;
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = cleanup_handler;
@@ -99,12 +107,24 @@ static void guard_signals(void)
 
 static void unguard_signals(void)
 {
+    if (guard_depth == 0 || --guard_depth > 0)
+        return;
     for (size_t i = 0; i < NSIG_CLEANUP; i++)
         if (handler_installed[i]) {
             sigaction(cleanup_signals[i], &saved_actions[i], NULL);
             handler_installed[i] = false;
         }
     sigaction(SIGXFSZ, &saved_xfsz, NULL);
+}
+
+void bench__tmp_guard(void)
+{
+    guard_signals();
+}
+
+void bench__tmp_unguard(void)
+{
+    unguard_signals();
 }
 
 int bench__tmp_register(const char *name)
@@ -152,6 +172,22 @@ static long tmp_name_pid(const char *name)
     return pid > 0 ? pid : 0;
 }
 
+/* The process id in a program snapshot's temporary file of older versions, ".NAME.program.PID.tmp",
+ * or 0 when it is not one. */
+static long legacy_snapshot_pid(const char *name)
+{
+    size_t n = strlen(name);
+    if (n < 15 || name[0] != '.' || strcmp(name + n - 4, ".tmp") != 0)
+        return 0;
+    const char *end = name + n - 4, *p = end;
+    while (p > name && p[-1] >= '0' && p[-1] <= '9')
+        p--;
+    if (p == end || end - p > 10 || p - name < 9 || strncmp(p - 9, ".program.", 9) != 0)
+        return 0;
+    long pid = strtol(p, NULL, 10);
+    return pid > 0 ? pid : 0;
+}
+
 void bench__tmp_sweep(const char *dir, double older_than_s)
 {
     DIR *d = opendir(dir);
@@ -162,6 +198,8 @@ void bench__tmp_sweep(const char *dir, double older_than_s)
     struct dirent *e;
     while ((e = readdir(d))) {
         long pid = tmp_name_pid(e->d_name);
+        if (pid == 0)
+            pid = legacy_snapshot_pid(e->d_name);
         if (pid <= 0 || pid == (long)getpid())
             continue;
         if (kill((pid_t)pid, 0) == 0 || errno != ESRCH)
@@ -459,6 +497,10 @@ int bench__lock_acquire(const char *path, int *fd_out, char *msg, size_t msglen)
         for (;;) {
             if (flock(fd, LOCK_EX | LOCK_NB) == 0)
                 break;
+            if (bench__proc_interrupted()) {
+                bench__msg(msg, msglen, "%s: interrupted while waiting for the lock", lock);
+                goto done;
+            }
             if (errno != EWOULDBLOCK && errno != EINTR) {
                 bench__msg(msg, msglen, "%s: cannot lock: %s", lock, strerror(errno));
                 goto done;

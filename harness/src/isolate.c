@@ -38,6 +38,7 @@
  */
 #define _GNU_SOURCE /* sched_getcpu */
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <sched.h>
 #include <stdlib.h>
@@ -113,6 +114,18 @@ static void put_proc_line(FILE *out, const bench__layout *lay)
             lay->stack, lay->heap, lay->env, ru.ru_minflt, ru.ru_majflt);
 }
 
+/* A job that did not come from a manager (a user's, or a test runner's, environment) is
+ * refused on stderr too: descriptor 3 may be open to anything then. */
+static int refuse_job(FILE *out, const char *why)
+{
+    fprintf(stderr, "bench: %s: %s (this variable is for the worker processes bench starts, not "
+                    "for users)\n", JOB_ENV, why);
+    fputs("END failed ", out);
+    put_message(out, why);
+    fclose(out);
+    return BENCH_EXIT_USAGE;
+}
+
 int bench__worker_main(const bench__instance *all, size_t n, const char *job,
                        const bench__run_options *base)
 {
@@ -123,6 +136,9 @@ int bench__worker_main(const bench__instance *all, size_t n, const char *job,
                 BENCH__PROC_CHANNEL_FD);
         return BENCH_EXIT_USAGE;
     }
+    /* The channel is this process's alone: a program a benchmark starts and leaves running
+     * in the background must not hold it open, or the manager would wait for it. */
+    fcntl(BENCH__PROC_CHANNEL_FD, F_SETFD, FD_CLOEXEC);
     unsigned index, count;
     int mode;
     unsigned long long step;
@@ -132,18 +148,20 @@ int bench__worker_main(const bench__instance *all, size_t n, const char *job,
     bool layout_ok = bench__layout_take(&lay) == 0;
     if (sscanf(job, "%u %u %d %llu %lg %n", &index, &count, &mode, &step, &est, &off) != 5 ||
         off == 0 || count < 1 || index >= count || mode < 0 || mode > BENCH__JOB_DRIVEN ||
-        !layout_ok) {
-        fputs("END failed malformed worker job\n", out);
-        fclose(out);
-        return BENCH_EXIT_USAGE;
-    }
+        !layout_ok)
+        return refuse_job(out, "malformed worker job");
     const char *id = job + off;
     const bench__instance *inst = NULL;
     for (size_t i = 0; i < n && !inst; i++)
         if (strcmp(all[i].id, id) == 0)
             inst = &all[i];
     if (!inst) {
-        fprintf(out, "END failed this program has no benchmark '%s'\n", id);
+        char why[384], shown[4 * sizeof why];
+        /* Not a user's mistake: a paired comparison asks an older build for what it may lack. */
+        fputs("END failed ", out);
+        bench__msg(why, sizeof why, "this program has no benchmark '%s'",
+                   bench__escape(shown, sizeof shown, id));
+        put_message(out, why);
         fclose(out);
         return BENCH_EXIT_USAGE;
     }
@@ -202,12 +220,11 @@ int bench__worker_main(const bench__instance *all, size_t n, const char *job,
 
 int bench__worker_refuse(const char *why)
 {
+    /* Said on stderr as well: whoever set the job hears why, whatever descriptor 3 is. */
+    fprintf(stderr, "bench: %s\n", why);
     FILE *out = fdopen(BENCH__PROC_CHANNEL_FD, "w");
-    if (!out) {
-        /* Not started by a manager: whoever set the job hears why. */
-        fprintf(stderr, "bench: %s\n", why);
+    if (!out)
         return BENCH_EXIT_USAGE;
-    }
     fputs("END failed ", out);
     put_message(out, why);
     fclose(out);
@@ -468,8 +485,10 @@ static int run_process(int argc, char **argv, const bench__run_options *opt,
     char line[8192];
     bool ended = false, bad = false;
     s->metrics_seen = 0;
-    while ((rc = bench__proc_line(&p, line, sizeof line, deadline)) == 1)
-        if (!bad && !ended && !take(r, s, proc, line, &ended))
+    /* Up to the END line, not the end of the channel: a process the benchmark started may
+     * hold it open long after the worker exited. Then the worker's own exit, by the deadline. */
+    while (!ended && (rc = bench__proc_line(&p, line, sizeof line, deadline)) == 1)
+        if (!bad && !take(r, s, proc, line, &ended))
             bad = true;
     if (rc == BENCH_EUSAGE) {
         bench__proc_kill(&p);

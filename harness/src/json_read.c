@@ -73,6 +73,27 @@ static int opt_long(const vctx *v, const cJSON *obj, const char *key, const char
     return 0;
 }
 
+/* Whether s is `prefix` and then exactly `digits` lowercase hex digits. */
+static bool valid_hex_after(const char *s, const char *prefix, size_t digits)
+{
+    size_t n = strlen(prefix);
+    if (strncmp(s, prefix, n) != 0 || strlen(s) != n + digits)
+        return false;
+    for (s += n; *s; s++)
+        if (!((*s >= '0' && *s <= '9') || (*s >= 'a' && *s <= 'f')))
+            return false;
+    return true;
+}
+
+/* A program's identity: SHA-256, or the FNV-1a of files saved by older versions (read, never
+ * trusted: no snapshot is run on its word, and no program of today has it). */
+static bool valid_hash(const char *s)
+{
+    return valid_hex_after(s, "sha256:", 64) || valid_hex_after(s, "fnv1a64:", 16);
+}
+
+#define HASH_EXPECTED "expected \"sha256:\" and 64 hex digits (or \"fnv1a64:\" and 16)"
+
 static int load_context(const vctx *v, const cJSON *ctx, bench__context_id *id)
 {
     memset(id, 0, sizeof *id);
@@ -113,15 +134,17 @@ static int load_context(const vctx *v, const cJSON *ctx, bench__context_id *id)
                              sizeof id->program_hash)) ||
             (rc = opt_string(v, prog, "file", "context.program", id->program_file,
                              sizeof id->program_file)) ||
+            (rc = opt_string(v, prog, "mac", "context.program", id->program_mac,
+                             sizeof id->program_mac)) ||
             (rc = opt_string(v, prog, "libraries", "context.program", id->program_libs,
                              sizeof id->program_libs)))
             return rc;
-        if (id->program_libs[0] &&
-            (strncmp(id->program_libs, "fnv1a64:", 8) != 0 || strlen(id->program_libs) != 24))
-            return verr(v, "context.program.libraries",
-                        "expected \"fnv1a64:\" and 16 hex digits");
-        if (strncmp(id->program_hash, "fnv1a64:", 8) != 0 || strlen(id->program_hash) != 24)
-            return verr(v, "context.program.hash", "expected \"fnv1a64:\" and 16 hex digits");
+        if (id->program_libs[0] && !valid_hash(id->program_libs))
+            return verr(v, "context.program.libraries", HASH_EXPECTED);
+        if (!valid_hash(id->program_hash))
+            return verr(v, "context.program.hash", HASH_EXPECTED);
+        if (id->program_mac[0] && !valid_hex_after(id->program_mac, "hmac-sha256:", 64))
+            return verr(v, "context.program.mac", "expected \"hmac-sha256:\" and 64 hex digits");
         /* The snapshot is run from the baseline's directory: a plain file name only. */
         for (const char *q = id->program_file; *q; q++)
             if (!((*q >= 'a' && *q <= 'z') || (*q >= 'A' && *q <= 'Z') ||
@@ -366,6 +389,20 @@ static int load_entry(const vctx *v, const cJSON *b, int index, bench__entry *e)
     int rc = load_samples(v, b, jp, e);
     if (rc)
         return rc;
+    /* A baseline's entry says which program measured it (files saved by older versions do
+     * not). */
+    const cJSON *prog = member(b, "program");
+    if (prog) {
+        bench__msg(p, sizeof p, "%s.program", jp);
+        if (!cJSON_IsObject(prog))
+            return verr(v, p, "expected an object");
+        if ((rc = opt_string(v, prog, "hash", p, e->program_hash, sizeof e->program_hash)) ||
+            (rc = opt_string(v, prog, "libraries", p, e->program_libs,
+                             sizeof e->program_libs)))
+            return rc;
+        if (!valid_hash(e->program_hash) || (e->program_libs[0] && !valid_hash(e->program_libs)))
+            return verr(v, p, HASH_EXPECTED);
+    }
     if ((rc = load_metrics(v, b, jp, e)))
         return rc;
     const cJSON *thr = member(b, "throughput");

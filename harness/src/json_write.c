@@ -110,6 +110,8 @@ static cJSON *context_json(const bench__context *c)
             cJSON_AddStringToObject(po, "libraries", c->program_libs);
         if (c->program_file[0])
             cJSON_AddStringToObject(po, "file", c->program_file);
+        if (c->program_mac[0])
+            cJSON_AddStringToObject(po, "mac", c->program_mac);
     }
     if (c->have_canaries) {
         cJSON *co = cJSON_AddObjectToObject(o, "canaries");

@@ -6,7 +6,7 @@
  * calls only; a worker dies with its parent (PR_SET_PDEATHSIG), so a manager killed with SIGKILL
  * leaves no orphan measuring on; reads never block past their deadline (poll).
  */
-#define _GNU_SOURCE /* pipe2 */
+#define _GNU_SOURCE /* pipe2, environ */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -51,21 +51,24 @@ static void on_interrupt(int sig)
             kill(live[i], SIGKILL);
 }
 
+static const int interrupt_signals[] = {SIGINT, SIGTERM, SIGHUP};
+
 void bench__proc_interrupts_install(void)
 {
-    static bool done;
-    if (done)
-        return;
-    done = true;
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_interrupt;
     sigemptyset(&sa.sa_mask);
     /* No SA_RESTART: a blocked poll or waitpid returns EINTR and the caller sees the flag. */
-    const int sigs[] = {SIGINT, SIGTERM, SIGHUP};
-    for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
-        sigaction(sigs[i], &sa, NULL);
+    for (size_t i = 0; i < sizeof interrupt_signals / sizeof interrupt_signals[0]; i++)
+        sigaction(interrupt_signals[i], &sa, NULL);
     signal(SIGPIPE, SIG_IGN);
+}
+
+void bench__proc_interrupts_release(void)
+{
+    for (size_t i = 0; i < sizeof interrupt_signals / sizeof interrupt_signals[0]; i++)
+        signal(interrupt_signals[i], SIG_DFL);
 }
 
 int bench__proc_interrupted(void)
@@ -136,6 +139,10 @@ int bench__proc_start(bench__proc *p, const bench__proc_spec *s, char *msg, size
         signal(SIGINT, SIG_DFL);
         signal(SIGTERM, SIG_DFL);
         signal(SIGHUP, SIG_DFL);
+        /* The program's descriptor goes out of the way of the ones set up below first. */
+        int exec_fd = s->exec_by_fd ? fcntl(s->exec_fd, F_DUPFD_CLOEXEC, 10) : -1;
+        if (s->exec_by_fd && exec_fd < 0)
+            _exit(127);
         int null = open("/dev/null", O_RDWR);
         if (s->commands)
             child_dup(down[0], STDIN_FILENO);
@@ -150,7 +157,12 @@ int bench__proc_start(bench__proc *p, const bench__proc_spec *s, char *msg, size
         } else if (null >= 0) {
             dup2(null, STDOUT_FILENO);
         }
-        execv(s->path, s->argv);
+        if (s->quiet && null >= 0)
+            dup2(null, STDERR_FILENO);
+        if (s->exec_by_fd)
+            fexecve(exec_fd, s->argv, environ);
+        else
+            execv(s->path, s->argv);
         fprintf(stderr, "bench: cannot run %s: %s\n", s->path, strerror(errno));
         _exit(127);
     }

@@ -49,10 +49,16 @@ typedef struct bench__proc {
 
 /** What to start. */
 typedef struct bench__proc_spec {
-    const char *path;   /* program to exec */
+    const char *path;   /* program to exec; with exec_by_fd only its name in messages */
     char *const *argv;  /* its argv, NULL-terminated (argv[0] included) */
     bench__proc_channel channel;
     bool commands;      /* give it a pipe on stdin (bench__proc_send); else stdin is /dev/null */
+    bool quiet;         /* its stderr goes to /dev/null */
+    /* Start the program from this open descriptor (fexecve) instead of looking `path` up: the
+     * bytes that were checked are the bytes that run (a sealed snapshot copy,
+     * bench__snapshot_open). The worker does not inherit the descriptor. */
+    bool exec_by_fd;
+    int exec_fd;
 } bench__proc_spec;
 
 /**
@@ -91,6 +97,12 @@ void bench__proc_describe(const bench__proc *p, double timeout_s, char *buf, siz
  * and the files asked for are still written. Idempotent.
  */
 void bench__proc_interrupts_install(void);
+/**
+ * Gives SIGINT, SIGTERM and SIGHUP back their default action (they end the process at once),
+ * for a stage that never looks at bench__proc_interrupted (benchmarks measured in this very
+ * process); bench__proc_interrupts_install takes them again. A signal recorded before stays.
+ */
+void bench__proc_interrupts_release(void);
 /** The signal that interrupted the run, or 0. */
 int bench__proc_interrupted(void);
 

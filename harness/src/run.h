@@ -111,7 +111,8 @@ typedef struct bench__ab_options {
     double noise_threshold;    /* smallest relative change reported as a regression */
     bench__ab_schedule schedule;
     bool fixed_layout;         /* no layout randomisation of the workers */
-    double timeout_s;          /* the longest any one wait for a worker may take */
+    double timeout_s;          /* a worker that takes longer to answer (its setup, a sample) is
+                                * stopped; <= 0: BENCH__DEFAULT_TIMEOUT (--timeout) */
     uint64_t seed;             /* layouts are drawn from it */
     bool progress;             /* live progress on stderr */
     const char *const *removed; /* ids the old build lists for the FILTERs and this one lacks */
@@ -153,13 +154,17 @@ typedef struct bench__ab_item {
 typedef void (*bench__ab_done_fn)(bench__ab_item *item, void *arg);
 
 /**
- * Compares old_prog (A) with new_prog (B) on the n benchmarks items[i].id, in pairs of their
- * worker processes, spending at most o->seconds x n (one pair's overrun beyond) on those still
- * undecided. Fills each item; `done` (may be NULL) sees each once it is final. Returns 0, or
- * BENCH_EUSAGE when interrupted (items then incomplete), or BENCH_ENOMEM.
+ * Compares A with new_prog (B) on the n benchmarks items[i].id, in pairs of their worker
+ * processes, spending at most o->seconds x n (one pair's overrun beyond) on those still
+ * undecided. A's workers start from old_fd when it is >= 0 (a sealed copy of a saved program
+ * snapshot that bench__snapshot_open checked: never from a path read again), else from
+ * old_prog; old_prog names A in messages either way. Fills each item; `done` (may be NULL) sees
+ * each once it is final. Returns 0, or BENCH_EUSAGE when interrupted (items then incomplete), or
+ * BENCH_ENOMEM.
  */
-int bench__ab_compare(const char *old_prog, const char *new_prog, bench__ab_item *items,
-                      size_t n, const bench__ab_options *o, bench__ab_done_fn done, void *arg);
+int bench__ab_compare(const char *old_prog, int old_fd, const char *new_prog,
+                      bench__ab_item *items, size_t n, const bench__ab_options *o,
+                      bench__ab_done_fn done, void *arg);
 
 /** Coordinator side of --ab: compares `other` (old) with this program (new). Exit code. */
 int bench__ab_run(const char *other, const bench__instance *all, const bool *selected, size_t n,

@@ -7,6 +7,7 @@ The fixture's cmp/chain is slower by N% when its program file ends with the mark
 the original, run beside it, is not. A byte appended to a copy changes its hash without changing
 what it does. E2E_FIXTURE points at the fixture.
 """
+import hashlib
 import json
 import math
 import os
@@ -23,12 +24,9 @@ FAST = ["--warm-up-time", "0.05", "--measurement-time", "0.3", "--nresamples", "
         "--processes", "5"]
 
 
-def fnv1a64(path):
-    h = 0xcbf29ce484222325
+def sha256(path):
     with open(path, "rb") as f:
-        for byte in f.read():
-            h = ((h ^ byte) * 0x100000001b3) & 0xFFFFFFFFFFFFFFFF
-    return f"fnv1a64:{h:016x}"
+        return "sha256:" + hashlib.sha256(f.read()).hexdigest()
 
 
 class SnapshotTest(unittest.TestCase):
@@ -47,6 +45,8 @@ class SnapshotTest(unittest.TestCase):
         return path
 
     def run_prog(self, prog, *args, env=None):
+        # The key that signs snapshots lives in the test's own configuration directory.
+        env = dict(env or os.environ, XDG_CONFIG_HOME=os.path.join(self.dir, "config"))
         return subprocess.run([prog, "--baseline-dir", self.base, *FAST, *args],
                               capture_output=True, text=True, timeout=240, env=env,
                               check=False)
@@ -82,8 +82,11 @@ class SnapshotTest(unittest.TestCase):
             self.assertEqual(a.read(), b.read())
         program = dict(doc["context"]["program"])
         self.assertRegex(program.pop("libraries"), r"^fnv1a64:[0-9a-f]{16}$")
-        self.assertEqual(program, {"hash": fnv1a64(prog), "bytes": os.path.getsize(prog),
+        self.assertRegex(program.pop("mac"), r"^hmac-sha256:[0-9a-f]{64}$")
+        self.assertEqual(program, {"hash": sha256(prog), "bytes": os.path.getsize(prog),
                                    "file": "before.program"})
+        # Each entry names the program that measured it.
+        self.assertEqual({b["program"]["hash"] for b in doc["benchmarks"]}, {sha256(prog)})
         self.assertEqual([n for n in os.listdir(self.base) if n.startswith(".")], [],
                          "a temporary file was left behind")
 
@@ -195,7 +198,8 @@ class SnapshotTest(unittest.TestCase):
         with open(path, encoding="utf-8") as f:
             doc = json.load(f)
         self.assertRegex(doc["context"]["program"]["libraries"], r"^fnv1a64:[0-9a-f]{16}$")
-        doc["context"]["program"]["libraries"] = "fnv1a64:0000000000000000"
+        for entry in doc["benchmarks"]:
+            entry["program"]["libraries"] = "fnv1a64:0000000000000000"
         with open(path, "w", encoding="utf-8") as f:
             json.dump(doc, f)
         p, res = self.compare(self.copy("fix_slow100", b"E2ESLOW100\n"), "--fail-on-regression")

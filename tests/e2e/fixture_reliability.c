@@ -1,0 +1,134 @@
+/*
+ * fixture_reliability.c: e2e_reliability, the program test_reliability.py drives to check what a
+ * run does when its surroundings misbehave: a baseline directory someone else wrote, a baseline
+ * merged from two programs, an old build that never finishes its setup, a benchmark that leaves
+ * a process running in the background, a signal after the last worker ended.
+ *
+ * Like e2e_fixture's cmp/chain, s/work is slower by N% when the program's file ends with the
+ * marker "E2ESLOW<N>\n": a copy with that appended is "a slower build", and stays so when it is
+ * copied again as a baseline's snapshot. A copy ending with "E2EHANG\n" never finishes the setup
+ * of s/work while E2E_HANG_SETUP is set: an old build that blocks. The other behaviours are off
+ * unless their environment variable asks for them, so every benchmark runs plainly by default.
+ */
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <harness/bench.h>
+
+/* The last bytes of this program's file, NUL-terminated, into tail (room for 33). */
+static void program_tail(char tail[33])
+{
+    FILE *f = fopen("/proc/self/exe", "rb");
+    tail[0] = '\0';
+    if (f && fseek(f, -32, SEEK_END) == 0) {
+        size_t n = fread(tail, 1, 32, f);
+        tail[n] = '\0';
+        /* the marker is text after binary bytes: make NULs before it harmless to strstr */
+        for (size_t i = 0; i < n; i++)
+            if (tail[i] == '\0')
+                tail[i] = ' ';
+    }
+    if (f)
+        fclose(f);
+}
+
+static uint64_t chain(uint64_t x, unsigned steps)
+{
+    for (unsigned i = 0; i < steps; i++) {
+        x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+        __asm__ volatile("" : "+r"(x));
+    }
+    return x;
+}
+
+BENCH_GROUP(s, .warm_up_time = 0.02, .measurement_time = 0.2);
+
+BENCH_FN(s, work)
+{
+    char tail[33];
+    program_tail(tail);
+    const char *slow = strstr(tail, "E2ESLOW");
+    double pct = slow ? atof(slow + 7) : 0.0;
+    if (getenv("E2E_HANG_SETUP") && strstr(tail, "E2EHANG"))
+        for (;;)
+            pause(); /* an old build whose setup never ends */
+    unsigned steps = (unsigned)(2000.0 * (1.0 + pct / 100.0));
+    uint64_t x = 1;
+    BENCH_ITER(b) {
+        x = chain(x, steps);
+    }
+    bench_black_box(x);
+}
+
+BENCH_FN(s, work2)
+{
+    uint64_t x = 1;
+    BENCH_ITER(b) {
+        x = chain(x, 500);
+    }
+    bench_black_box(x);
+}
+
+/*
+ * The setup starts a process that outlives the worker: `sleep` in the background, as a benchmark
+ * that starts a server might, for E2E_BACKGROUND_SLEEP seconds; its process id is appended to the
+ * file E2E_BACKGROUND_PIDS so the test can stop it. It inherits whatever the worker did not mark
+ * close-on-exec.
+ */
+BENCH_GROUP(background, .warm_up_time = 0.01, .measurement_time = 0.05);
+
+BENCH_FN(background, sleeper)
+{
+    const char *secs = getenv("E2E_BACKGROUND_SLEEP"), *pids = getenv("E2E_BACKGROUND_PIDS");
+    if (secs && pids) {
+        char cmd[512];
+        snprintf(cmd, sizeof cmd, "sleep %d >/dev/null 2>&1 & echo $! >> '%s'", atoi(secs), pids);
+        if (system(cmd) != 0)
+            bench_fail(b, "could not start the background process");
+    }
+    uint64_t x = 1;
+    BENCH_ITER(b) {
+        x = bench_black_box(x * 3 + 1);
+    }
+    bench_black_box(x);
+}
+
+/*
+ * With E2E_TERM_MANAGER set, the worker leaves behind a process that waits until the manager
+ * has reaped the worker (its /proc entry is gone) and then sends the manager SIGTERM: a signal
+ * that arrives after the last worker ended, while the manager analyses, compares and writes.
+ * The process closes every descriptor first, so it holds no pipe of the run.
+ */
+BENCH_GROUP(sig, .warm_up_time = 0.01, .measurement_time = 0.05);
+
+BENCH_FN(sig, term_manager)
+{
+    if (getenv("E2E_TERM_MANAGER")) {
+        pid_t worker = getpid(), manager = getppid();
+        pid_t child = fork();
+        if (child == 0) {
+            if (fork() != 0)
+                _exit(0);
+            for (int fd = 0; fd < 1024; fd++)
+                close(fd);
+            char proc[64];
+            snprintf(proc, sizeof proc, "/proc/%ld", (long)worker);
+            for (int i = 0; i < 60000 && access(proc, F_OK) == 0; i++)
+                usleep(500);
+            kill(manager, SIGTERM);
+            _exit(0);
+        }
+        if (child > 0)
+            waitpid(child, NULL, 0);
+    }
+    uint64_t x = 1;
+    BENCH_ITER(b) {
+        x = bench_black_box(x * 3 + 1);
+    }
+    bench_black_box(x);
+}

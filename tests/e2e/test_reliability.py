@@ -1,0 +1,489 @@
+#!/usr/bin/env python3
+"""End-to-end tests of what a run does when its surroundings misbehave (docs/comparison.md#threat-
+model, docs/cli.md): a baseline directory written by someone else must never get its code run
+(a replaced snapshot, a symbolic link, a file swapped after the check, a script that speaks the
+worker protocol); a baseline merged from two programs is compared entry by entry; a save never
+writes a file the loader refuses; every child is under a deadline; a signal after the last
+worker still stops the run; and the smaller cases: a file-size limit during the snapshot copy,
+stale temporary files, a stray BENCH_WORKER_JOB, filters and numbers that would hang or mislead.
+
+E2E_RELIABILITY is the fixture program (fixture_reliability.c): s/work is N% slower in a copy
+whose file ends with "E2ESLOW<N>\\n", and never finishes its setup in a copy ending with
+"E2EHANG\\n" while E2E_HANG_SETUP is set. Each test uses its own baseline directory and its own
+key directory (XDG_CONFIG_HOME). The hashes a forged baseline carries are computed in the format
+the baseline itself uses, so that the same tests show what older versions did.
+"""
+import hashlib
+import json
+import os
+import resource
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+
+FIXTURE = os.environ.get("E2E_RELIABILITY", "")
+FIXTURES_DIR = os.environ.get("E2E_FIXTURES_DIR", "")
+FAST = ["--warm-up-time", "0.02", "--measurement-time", "0.2", "--nresamples", "500",
+        "--processes", "5"]
+# Where no verdict has to be right, only a suspect to exist: shorter.
+LIGHT = ["--warm-up-time", "0.02", "--measurement-time", "0.1", "--nresamples", "200",
+         "--processes", "2"]
+
+
+def program_hash(path, like):
+    """The hash of a file, in the format of `like` (an existing hash)."""
+    with open(path, "rb") as f:
+        data = f.read()
+    if like.startswith("fnv1a64:"):
+        h = 0xcbf29ce484222325
+        for byte in data:
+            h = ((h ^ byte) * 0x100000001b3) & 0xFFFFFFFFFFFFFFFF
+        return f"fnv1a64:{h:016x}"
+    return "sha256:" + hashlib.sha256(data).hexdigest()
+
+
+class Case(unittest.TestCase):
+    def setUp(self):
+        self.dir = tempfile.mkdtemp(prefix="bench-e2e-rel-")
+        self.addCleanup(shutil.rmtree, self.dir, True)
+        self.base = os.path.join(self.dir, "baselines")
+        self.env = dict(os.environ, XDG_CONFIG_HOME=os.path.join(self.dir, "config"))
+        for var in ("E2E_HANG_SETUP", "E2E_BACKGROUND_SLEEP", "E2E_TERM_MANAGER", "BENCH_WORKER_JOB"):
+            self.env.pop(var, None)
+
+    def copy(self, name, append=b""):
+        path = os.path.join(self.dir, name)
+        shutil.copyfile(FIXTURE, path)
+        if append:
+            with open(path, "ab") as f:
+                f.write(append)
+        os.chmod(path, 0o755)
+        return path
+
+    def run_prog(self, prog, *args, env=None, timeout=120, **kw):
+        return subprocess.run([prog, "--baseline-dir", self.base, *args], capture_output=True,
+                              text=True, timeout=timeout, env=dict(self.env, **(env or {})),
+                              check=False, **kw)
+
+    def save(self, prog, name, *filters, extra=(), fast=FAST):
+        p = self.run_prog(prog, *fast, *extra, "--save-baseline", name, *filters)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        return p
+
+    def json_path(self, name):
+        return os.path.join(self.base, name + ".json")
+
+    def load(self, name):
+        with open(self.json_path(name), encoding="utf-8") as f:
+            return json.load(f)
+
+    def store(self, name, doc):
+        with open(self.json_path(name), "w", encoding="utf-8") as f:
+            json.dump(doc, f)
+
+    def compare(self, prog, name, *args, env=None, timeout=120, fast=FAST):
+        out = os.path.join(self.dir, "r.json")
+        if os.path.exists(out):
+            os.unlink(out)
+        p = self.run_prog(prog, *fast, "--baseline", name, "--json", out, *args, env=env,
+                          timeout=timeout)
+        doc = None
+        if os.path.exists(out):
+            with open(out, encoding="utf-8") as f:
+                doc = {b["id"]: b for b in json.load(f)["benchmarks"]}
+        return p, doc
+
+
+class SnapshotTrustTest(Case):
+    """A snapshot runs only when it is provably the program this user's harness saved."""
+
+    @classmethod
+    def setUpClass(cls):
+        """One saved baseline (and the key that signed it) that every test copies."""
+        cls.template = tempfile.mkdtemp(prefix="bench-e2e-rel-saved-")
+        fast = os.path.join(cls.template, "fast")
+        shutil.copyfile(FIXTURE, fast)
+        os.chmod(fast, 0o755)
+        env = dict(os.environ, XDG_CONFIG_HOME=os.path.join(cls.template, "config"))
+        p = subprocess.run([fast, "--baseline-dir", os.path.join(cls.template, "baselines"),
+                            *FAST, "--save-baseline", "m", "^s/work$"], capture_output=True,
+                           text=True, timeout=120, env=env, check=False)
+        if p.returncode != 0:
+            raise RuntimeError(p.stderr)
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.template, True)
+
+    def setUp(self):
+        super().setUp()
+        self.marker = os.path.join(self.dir, "ran")
+        shutil.copytree(os.path.join(self.template, "baselines"), self.base)
+        if os.path.isdir(os.path.join(self.template, "config")):
+            shutil.copytree(os.path.join(self.template, "config"),
+                            os.path.join(self.dir, "config"))
+        self.slow = self.copy("slow", b"E2ESLOW200\n")
+
+    def script(self, name, body):
+        path = os.path.join(self.dir, name)
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(body)
+        os.chmod(path, 0o755)
+        return path
+
+    def forge(self, src, link=False):
+        """Puts src where the snapshot is (or a symbolic link to it) and edits every hash the
+        baseline records to src's, as anyone who can write the directory can."""
+        snap = os.path.join(self.base, "m.program")
+        os.unlink(snap)
+        if link:
+            os.symlink(src, snap)
+        else:
+            shutil.copyfile(src, snap)
+            os.chmod(snap, 0o755)
+        doc = self.load("m")
+        h = program_hash(src, doc["context"]["program"]["hash"])
+        doc["context"]["program"]["hash"] = h
+        for entry in doc["benchmarks"]:
+            if "program" in entry:
+                entry["program"]["hash"] = h
+        self.store("m", doc)
+
+    def assert_not_run(self, p):
+        self.assertFalse(os.path.exists(self.marker), "the replaced snapshot ran:\n" + p.stderr)
+        self.assertNotIn("bench: confirmed", p.stderr)
+
+    def test_a_replaced_by_a_script(self):
+        self.forge(self.script("evil.sh", f"#!/bin/sh\ntouch '{self.marker}'\n"))
+        p, doc = self.compare(self.slow, "m", "--fail-on-regression", "^s/work$")
+        self.assert_not_run(p)
+        self.assertIn("is not run", p.stderr)
+        self.assertEqual(doc["s/work"]["change"]["settled_by"], "saved numbers")
+        self.assertEqual(p.returncode, 1, p.stderr)
+
+    def test_b_symbolic_link(self):
+        self.forge(self.script("evil.sh", f"#!/bin/sh\ntouch '{self.marker}'\n"), link=True)
+        p, _ = self.compare(self.slow, "m", "^s/work$", fast=LIGHT)
+        self.assert_not_run(p)
+        # Even when the signature is waived, a symbolic link is never followed.
+        p, _ = self.compare(self.slow, "m", "--trust-snapshots", "^s/work$", fast=LIGHT)
+        self.assert_not_run(p)
+        self.assertIn("symbolic link", p.stderr)
+
+    def test_c_swapped_after_the_check(self):
+        """The real snapshot and baseline; the file is replaced while the confirmation runs:
+        what runs is the copy that was checked, never the path read again."""
+        evil = self.script("evil.sh", f"#!/bin/sh\ntouch '{self.marker}'\nsleep 1\n")
+        proc = subprocess.Popen(
+            [self.slow, "--baseline-dir", self.base, *LIGHT, "--baseline", "m",
+             "--confirm-time", "1.5", "^s/work$"], stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE, text=True, env=self.env)
+        seen = []
+        for line in proc.stderr:
+            seen.append(line)
+            if "bench: confirming" in line:
+                tmp = os.path.join(self.base, ".swap")
+                shutil.copyfile(evil, tmp)
+                os.chmod(tmp, 0o755)
+                os.rename(tmp, os.path.join(self.base, "m.program"))
+                break
+        rest = proc.communicate(timeout=120)[1]
+        stderr = "".join(seen) + rest
+        self.assertTrue(any("bench: confirming" in line for line in seen), stderr)
+        self.assertFalse(os.path.exists(self.marker), "the swapped file ran:\n" + stderr)
+        self.assertIn("bench: confirmed s/work", stderr)
+
+    def test_d_script_speaking_the_worker_protocol(self):
+        """A fake old build that answers every sample with a huge time would turn a 3x
+        regression into an improvement: it must not run, and the gate must fail."""
+        fake = self.script("fake.sh", "#!/bin/sh\n"
+                           f"touch '{self.marker}'\n"
+                           "echo READY\n"
+                           "while read cmd n; do\n"
+                           "  case \"$cmd\" in\n"
+                           "    R) echo 'T 100000000000000' ;;\n"
+                           "    *) echo 'END ok '; exit 0 ;;\n"
+                           "  esac\n"
+                           "done\n")
+        self.forge(fake)
+        p, doc = self.compare(self.slow, "m", "--fail-on-regression", "^s/work$")
+        self.assert_not_run(p)
+        self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
+        self.assertEqual(doc["s/work"]["change"]["verdict"], "regressed")
+        # Even with --trust-snapshots: only an ELF program this harness saved is ever run.
+        p, doc = self.compare(self.slow, "m", "--fail-on-regression", "--trust-snapshots",
+                              "^s/work$")
+        self.assert_not_run(p)
+        self.assertIn("not an ELF executable", p.stderr)
+        self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
+
+    def test_another_users_key_and_trust_snapshots(self):
+        """A baseline signed with another key (a cache from another machine) is not run, unless
+        --trust-snapshots says its writer is trusted (the checks of the file still apply:
+        test_trust.c)."""
+        other = {"XDG_CONFIG_HOME": os.path.join(self.dir, "other-config")}
+        os.makedirs(os.path.join(other["XDG_CONFIG_HOME"], "harness"), mode=0o700)
+        key = os.path.join(other["XDG_CONFIG_HOME"], "harness", "key")
+        with open(os.open(key, os.O_WRONLY | os.O_CREAT, 0o600), "w", encoding="ascii") as f:
+            f.write("ab" * 32 + "\n")
+        p, doc = self.compare(self.slow, "m", "--confirm-time", "1", "^s/work$", env=other,
+                              fast=LIGHT)
+        self.assertIn("does not match this user's key", p.stderr)
+        self.assertIn("--trust-snapshots", p.stderr)
+        self.assertEqual(doc["s/work"]["change"]["settled_by"], "saved numbers")
+        p, doc = self.compare(self.slow, "m", "--confirm-time", "1", "--trust-snapshots",
+                              "^s/work$", env=other, fast=LIGHT)
+        self.assertIn("bench: confirmed s/work", p.stderr)
+        self.assertEqual(doc["s/work"]["change"]["settled_by"], "interleaved run")
+
+
+class MixedProgramTest(Case):
+    """A baseline merged from saves of two programs: each entry is settled by its own program."""
+
+    def test_update_by_another_build_is_not_the_same_program(self):
+        fast, slow = self.copy("fast"), self.copy("slow", b"E2ESLOW200\n")
+        self.save(fast, "m", "^s/")
+        self.save(slow, "m", "^s/work2$")
+        p, res = self.compare(slow, "m", "--fail-on-regression", "^s/")
+        work = res["s/work"]["change"]
+        self.assertEqual((work["verdict"], work["settled_by"]), ("regressed", "saved numbers"),
+                         p.stderr)
+        self.assertGreater(work["ratio"], 2.0)
+        self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
+        self.assertIn("mixes programs: s/work was measured by another program", p.stderr)
+        # The entry the slow build measured is settled by the rule of the same program.
+        self.assertNotEqual(res["s/work2"]["change"]["verdict"], "regressed")
+        hashes = {b["id"]: b["program"]["hash"] for b in self.load("m")["benchmarks"]}
+        self.assertNotEqual(hashes["s/work"], hashes["s/work2"])
+
+
+class SaveLimitTest(Case):
+    """A save that would grow a baseline past what the loader reads is refused, and the old
+    file is kept as it was."""
+
+    def test_save_past_the_size_limit_is_refused(self):
+        """A baseline just under the loader's 16 MiB (skipped entries with long messages keep
+        it cheap to read and write); saving one more benchmark into it would pass the limit."""
+        with open(os.path.join(FIXTURES_DIR, "good.json"), encoding="utf-8") as f:
+            doc = json.load(f)
+        limit = 16 * 1024 * 1024
+        pad = limit - 2000 - len(json.dumps(doc, separators=(",", ":")))
+        k = 0
+        while pad > 200:
+            size = min(pad - 100, 1 << 20)
+            entry = {"id": f"pad/{k}", "group": "pad", "name": str(k), "param": None,
+                     "status": "skipped", "message": "m" * size}
+            doc["benchmarks"].append(entry)
+            pad -= len(json.dumps(entry, separators=(",", ":"))) + 1
+            k += 1
+        text = json.dumps(doc, separators=(",", ":"))
+        self.assertLess(len(text), limit)
+        os.makedirs(self.base)
+        with open(self.json_path("big"), "w", encoding="utf-8") as f:
+            f.write(text)
+        p = self.run_prog(self.copy("fast"), *FAST, "--save-baseline", "big", "--exact",
+                          "s/work2")
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertIn("over the 16777216-byte limit", p.stderr)
+        with open(self.json_path("big"), encoding="utf-8") as f:
+            self.assertEqual(f.read(), text, "the previous baseline was replaced")
+        self.assertEqual(sorted(os.listdir(self.base)), ["big.json", "big.json.lock"])
+
+
+class DeadlineTest(Case):
+    """Every child is under a deadline, and a process a benchmark leaves running holds up
+    nothing."""
+
+    def test_background_process_does_not_hold_the_worker(self):
+        pids = os.path.join(self.dir, "pids")
+
+        def stop_background():
+            if not os.path.exists(pids):
+                return
+            with open(pids, encoding="utf-8") as f:
+                for line in f:
+                    try:
+                        os.kill(int(line), signal.SIGKILL)
+                    except (ValueError, ProcessLookupError):
+                        pass
+        self.addCleanup(stop_background)
+        start = time.monotonic()
+        p = self.run_prog(FIXTURE, "--processes", "2", "--timeout", "10", "--output-format",
+                          "json", "--exact", "background/sleeper",
+                          env={"E2E_BACKGROUND_SLEEP": "40", "E2E_BACKGROUND_PIDS": pids}, timeout=60)
+        took = time.monotonic() - start
+        self.assertEqual(p.returncode, 0, p.stderr)
+        result = json.loads(p.stdout)["benchmarks"][0]
+        self.assertEqual(result["status"], "ok", result.get("message"))
+        self.assertTrue(os.path.exists(pids), "the background process never started")
+        self.assertLess(took, 10, "the manager waited for the background process")
+
+    def test_confirmation_of_a_blocking_old_build_times_out(self):
+        self.save(self.copy("hang", b"E2EHANG\n"), "m", "^s/work$", fast=LIGHT)
+        p, doc = self.compare(self.copy("slow", b"E2ESLOW200\n"), "m", "--timeout", "2",
+                              "^s/work$", env={"E2E_HANG_SETUP": "1"}, timeout=90, fast=LIGHT)
+        self.assertIn("could not be confirmed", p.stderr)
+        self.assertIn("did not finish its setup within 2 s", p.stderr)
+        self.assertEqual(doc["s/work"]["change"]["settled_by"], "saved numbers")
+
+    def test_ab_with_a_blocking_old_build_times_out(self):
+        hang = self.copy("hang", b"E2EHANG\n")
+        p = self.run_prog(self.copy("new"), "--ab", hang, "--ab-time", "1", "--timeout", "2",
+                          "--exact", "s/work", env={"E2E_HANG_SETUP": "1"}, timeout=90)
+        self.assertEqual(p.returncode, 3, p.stdout + p.stderr)
+        self.assertIn("did not finish its setup within 2 s", p.stdout)
+
+
+class SignalTest(Case):
+    def test_signal_after_the_last_worker_stops_the_run(self):
+        """SIGTERM while the manager analyses the last benchmark: exit 143, and neither the
+        results nor the baseline (nor its program) are written."""
+        out = os.path.join(self.dir, "out.json")
+        p = self.run_prog(FIXTURE, "--processes", "1", "--sample-size", "50", "--nresamples",
+                          "100000", "--json", out, "--save-baseline", "m", "--exact",
+                          "sig/term_manager", env={"E2E_TERM_MANAGER": "1"}, timeout=60)
+        self.assertEqual(p.returncode, 128 + signal.SIGTERM, p.stderr)
+        self.assertIn("interrupted by SIGTERM", p.stderr)
+        self.assertFalse(os.path.exists(out))
+        self.assertFalse(os.path.exists(self.json_path("m")))
+        self.assertFalse(os.path.exists(os.path.join(self.base, "m.program")))
+
+
+def limit_file_size(limit, ignore_xfsz):
+    def apply():
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+        if ignore_xfsz:
+            signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    return apply
+
+
+class SmallTest(Case):
+    def file_limit(self):
+        size = os.path.getsize(FIXTURE)
+        self.assertGreater(size, 200000)
+        return 100000  # room for a baseline of one benchmark, not for the program
+
+    def test_file_size_limit_during_the_snapshot_copy(self):
+        prog = self.copy("fast")
+        p = self.run_prog(prog, *FAST, "--save-baseline", "m", "--exact", "s/work2",
+                          preexec_fn=limit_file_size(self.file_limit(), False))
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("keeps no copy of this program", p.stderr)
+        self.assertIn("File too large", p.stderr)
+        self.assertEqual(sorted(os.listdir(self.base)), ["m.json", "m.json.lock"])
+        self.assertNotIn("file", self.load("m")["context"]["program"])
+
+    def test_snapshot_that_does_not_fit_leaves_no_stale_program(self):
+        prog = self.copy("fast")
+        self.save(prog, "m", "--exact", "s/work2")
+        p = self.run_prog(self.copy("other", b"x"), *FAST, "--save-baseline", "m", "--exact",
+                          "s/work2", preexec_fn=limit_file_size(self.file_limit(), True))
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("keeps no copy of this program", p.stderr)
+        names = sorted(os.listdir(self.base))
+        self.assertEqual(names, ["m.json", "m.json.lock"], "a stale program was left")
+
+    def test_stale_snapshot_copies_are_swept(self):
+        os.makedirs(self.base)
+        dead = 2147483640  # beyond any pid_max: no such process
+        old = time.time() - 3600
+        stale = [f".m.program.{dead}.tmp", f"m.program.tmp.{dead}.Ab12Cd"]
+        keep = [f".m.program.{dead + 1}.tmp"]  # fresh: its writer may be on another machine
+        for name in stale + keep:
+            with open(os.path.join(self.base, name), "wb") as f:
+                f.write(b"partial")
+        for name in stale:
+            os.utime(os.path.join(self.base, name), (old, old))
+        os.symlink("/etc/hostname", os.path.join(self.base, f".n.program.{dead}.tmp"))
+        os.utime(os.path.join(self.base, f".n.program.{dead}.tmp"), (old, old),
+                 follow_symlinks=False)
+        self.save(self.copy("fast"), "m", "--exact", "s/work2")
+        names = set(os.listdir(self.base))
+        for name in stale:
+            self.assertNotIn(name, names)
+        for name in keep + [f".n.program.{dead}.tmp"]:
+            self.assertIn(name, names)
+
+    def test_stray_worker_job_says_so_on_stderr(self):
+        r, w = os.pipe()
+        self.addCleanup(os.close, r)
+
+        def fd3():
+            os.dup2(w, 3)
+        # Descriptor 3 open in the program, as a test runner may leave it: close_fds would
+        # close it after preexec_fn.
+        p = subprocess.run([FIXTURE, "--exact", "s/work2"], capture_output=True, text=True,
+                           timeout=60, env=dict(self.env, BENCH_WORKER_JOB="garbage"),
+                           preexec_fn=fd3, close_fds=False, check=False)
+        os.close(w)
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertIn("BENCH_WORKER_JOB: malformed worker job", p.stderr)
+        self.assertEqual(p.stderr.strip().count("\n"), 0, p.stderr)
+
+    def test_filters_that_would_take_forever_are_refused(self):
+        """A back-reference over ids of 255 characters ran for minutes; nested repetition counts
+        exhaust memory. Both are refused at once, with one line."""
+        with open(os.path.join(FIXTURES_DIR, "good.json"), encoding="utf-8") as f:
+            doc = json.load(f)
+        for i, entry in enumerate(doc["benchmarks"]):
+            entry["group"], entry["name"] = "a" * 127, "a" * (127 - i) + "b" * i
+            entry["id"] = entry["group"] + "/" + entry["name"]
+        os.makedirs(self.base)
+        self.store("long", doc)
+        for pattern in ("(a*)*\\1x", "(a{1,100}){1,100}x"):
+            p = self.run_prog(FIXTURE, "--load-baseline", "long", "--baseline", "long", pattern,
+                              timeout=30)
+            self.assertEqual(p.returncode, 2, p.stderr)
+            self.assertIn(f"filter '{pattern}' is refused", p.stderr)
+            self.assertEqual(p.stderr.strip().count("\n"), 0, p.stderr)
+        p = self.run_prog(FIXTURE, "--list", "(x{1,8}){1,8}y|s/work2")
+        self.assertEqual((p.returncode, p.stdout), (0, "s/work2\n"), p.stderr)
+
+    def test_bootstrap_work_is_bounded(self):
+        p = self.run_prog(FIXTURE, "--sample-size", "100000", "--nresamples", "10000000",
+                          "--exact", "s/work2", timeout=30)
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertIn("bootstrap draws per benchmark are over the limit", p.stderr)
+
+    def test_unreadable_baseline_directory_is_not_missing(self):
+        os.makedirs(self.base)
+        self.store("m", {"schema_version": 1})
+        as_user = None
+        if os.geteuid() == 0:
+            os.chmod(self.dir, 0o755)
+            os.chmod(self.base, 0o700)
+
+            def as_user():
+                os.setgroups([])
+                os.setgid(65534)
+                os.setuid(65534)
+        else:
+            os.chmod(self.base, 0)
+            self.addCleanup(os.chmod, self.base, 0o755)
+        p = self.run_prog(FIXTURE, "--load-baseline", "m", "--baseline", "m",
+                          preexec_fn=as_user)
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertIn("Permission denied", p.stderr)
+        self.assertNotIn("does not exist", p.stderr)
+
+    def test_numbers_are_plain_decimals(self):
+        for flag, value in (("--sample-size", "0x10"), ("--sample-size", " 10"),
+                            ("--seed", "+5"), ("--measurement-time", "0x1p-2"),
+                            ("--timeout", " 5"), ("--measurement-time", "1.5 "),
+                            ("--noise-threshold", "inf")):
+            p = self.run_prog(FIXTURE, flag, value, "--list")
+            self.assertEqual(p.returncode, 2, f"{flag} {value!r}: {p.stdout}{p.stderr}")
+            self.assertIn(f"{flag}: '{value}' is not", p.stderr)
+        p = self.run_prog(FIXTURE, "--sample-size", "10", "--measurement-time", "1e-1",
+                          "--list", "s/work2")
+        self.assertEqual(p.returncode, 0, p.stderr)
+
+
+if __name__ == "__main__":
+    if not FIXTURE:
+        sys.exit("E2E_RELIABILITY is not set (ctest sets it)")
+    unittest.main()
