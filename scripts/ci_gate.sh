@@ -23,8 +23,8 @@ other (PROGRAM --ab, interleaved on this machine) and fails on a regression.
   BASE_REF     git revision to compare against (default HEAD: the last commit against the
                working tree's changes; in a pull request, the target branch, e.g. origin/main)
   BENCH_ARG    passed on to the benchmark program, e.g. --noise-threshold 0.02
-  -t SECONDS   time per benchmark on average, spent on the undecided ones (--ab-time;
-               default 10)
+  -t SECONDS   seconds per benchmark on average (--ab-time; default 10), spent on the
+               benchmarks still undecided
   -p PAIRS     most worker pairs of one benchmark (--ab-pairs; default 32)
   -f FILTER    benchmarks to compare (FILTER syntax of the program; repeatable; default: all)
   -C DIR       the project's source directory, inside a git checkout (default: the top level
