@@ -519,6 +519,26 @@ class WordingTest(unittest.TestCase):
             self.assertRegex(t, r"^[0-9.e+-]+ [KMGT]?B/s$", f"tick {t!r} is not a rate")
 
 
+    def test_speed_groups_are_said(self):
+        """A result whose processes fell into two speed groups (JSON `modes`) and whose spread
+        the CPUs explain (`spread_cause`) says both under its process plot."""
+        data, _ = self.report("modes-src")
+        b = next(x for x in data["benchmarks"] if x["id"] == "fix/copy/8")
+        b["modes"] = [{"processes": 6, "median_ns": 712.4}, {"processes": 4, "median_ns": 1281.0}]
+        b["spread_cause"] = {"kind": "cpu", "cpu_fast": 0, "cpu_slow": 1, "ratio": 1.12}
+        results = os.path.join(self.tmp, "modes.json")
+        with open(results, "w", encoding="utf-8") as f:
+            json.dump(data, f)
+        out = os.path.join(self.tmp, "modes")
+        r = run([sys.executable, HTML_REPORT, results, "--out", out,
+                 "--baselines-dir", os.path.join(self.tmp, "none")])
+        self.assertEqual(r.returncode, 0, r.stderr)
+        _, page = self.samples_row(out, "fix/copy/8")
+        text = html.unescape(page)
+        self.assertIn("Two speed groups: 6 processes at 712.4 ns, 4 at 1.281 µs", text)
+        self.assertIn("Processes on CPU 1 were 12.0% slower than on CPU 0", text)
+
+
 class BadInputTest(unittest.TestCase):
     """Bad input: exit 2 with one line naming the file."""
 
