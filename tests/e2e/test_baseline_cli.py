@@ -322,6 +322,33 @@ class BaselineTest(unittest.TestCase):
         with open(os.path.join(self.dir, name + ".json"), "w", encoding="utf-8") as f:
             json.dump(data, f)
 
+    def test_wide_intervals_are_inconclusive_and_can_fail_a_gate(self):
+        """Two files of the same speeds whose entries were measured in one process: each
+        interval carries the default 1.5% run-to-run noise of both runs and the family level over
+        five benchmarks, so it reaches past the 2% threshold. That is "inconclusive", never
+        "no change"; --fail-on-inconclusive makes it exit 1 and names each one."""
+        self.write_moved_together("old", 1.0)
+        self.write_moved_together("new", 1.0)
+        p = self.bench("--load-baseline", "new", "--baseline", "old")
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        rows = re.findall(r"(?m)^  (no change|inconclusive) +(g/b[0-9]) +([+-][0-9.]+)% "
+                          r"\[([+-][0-9.]+)%, ([+-][0-9.]+)%\] p=[0-9.]+ detectable ([0-9.]+)%",
+                          p.stdout)
+        self.assertEqual(len(rows), 5, p.stdout)
+        for verdict, bid, _, lo, hi, mde in rows:
+            self.assertTrue(float(lo) < -2 and float(hi) > 2, (bid, lo, hi))
+            self.assertEqual(verdict, "inconclusive", bid)
+            self.assertGreater(float(mde), 2.0, bid)
+        self.assertRegex(p.stdout, r"(?m)^0 regressed, 0 improved, 0 unchanged .*, 5 inconclusive$")
+        p = self.bench("--load-baseline", "new", "--baseline", "old", "--fail-on-inconclusive")
+        self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
+        named = re.findall(r"(?m)^bench: --fail-on-inconclusive: '(g/b[0-9])' is inconclusive",
+                           p.stderr)
+        self.assertEqual(sorted(named), [f"g/b{k}" for k in range(5)], p.stderr)
+        p = self.bench("--fail-on-inconclusive", "--exact", "fix/a")
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("--fail-on-inconclusive needs a comparison", p.stderr)
+
     def test_moved_together_blames_the_machine_only_when_it_changed(self):
         self.write_moved_together("old", 1.0)
         cases = [

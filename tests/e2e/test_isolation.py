@@ -75,6 +75,26 @@ class ProcessesTest(IsolationCase):
         self.assertIsInstance(r["process_cv"], float)
         self.assertGreaterEqual(r["process_cv"], 0)
 
+    def test_each_process_records_its_cpu_and_layout(self):
+        """Every worker says where it ran and which layout it drew: offsets within a page in
+        16-byte steps, drawn anew per process (eight processes cannot all agree by chance);
+        --fixed-layout keeps the program's own (no offsets)."""
+        b, _ = self.json_run("--processes", "8", "--exact", "fix/a")
+        info = b["fix/a"]["process_info"]
+        self.assertEqual(len(info), 8)
+        for x in info:
+            self.assertTrue(x["random_layout"])
+            self.assertGreaterEqual(x["cpu"], 0)
+            self.assertGreater(x["page_faults"], 0)
+            for key in ("stack_offset", "heap_offset", "env_padding"):
+                self.assertTrue(0 <= x[key] < 4096 and x[key] % 16 == 0, (key, x[key]))
+        for key in ("stack_offset", "heap_offset", "env_padding"):
+            self.assertGreater(len({x[key] for x in info}), 1, key)
+        b, _ = self.json_run("--processes", "3", "--fixed-layout", "--exact", "fix/a")
+        for x in b["fix/a"]["process_info"]:
+            self.assertFalse(x["random_layout"])
+            self.assertEqual((x["stack_offset"], x["heap_offset"], x["env_padding"]), (0, 0, 0))
+
     def test_quick_is_three_processes(self):
         b, _ = self.json_run("--quick", "--exact", "fix/a")
         self.assertEqual(b["fix/a"]["processes"], 3)
