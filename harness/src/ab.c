@@ -209,6 +209,8 @@ typedef struct ab_bench {
     double *pair_log;  /* per pair: median over its rounds of ln(B/A) */
     double *pair_a_ns; /* per pair: median of A's samples, ns per iteration */
     size_t cap;
+    size_t started;    /* pairs of it started: which side starts first, and on which CPU */
+    size_t index;      /* its place in the comparison */
 } ab_bench;
 
 typedef struct ab_run {
@@ -217,7 +219,6 @@ typedef struct ab_run {
     const bench__ab_options *o;
     int *cpus;           /* the CPUs this process may use */
     size_t ncpus;
-    size_t pairs_started; /* over the whole comparison: picks the CPU and who starts first */
     bench__rng rng;      /* layouts */
     FILE *samples;       /* the sample log, or NULL */
     double sample_ns;
@@ -299,8 +300,13 @@ static int one_pair(ab_run *run, ab_bench *b)
 {
     bench__ab_item *it = b->item;
     const bench__ab_options *o = run->o;
-    size_t p = run->pairs_started++;
-    int cpu = o->schedule == BENCH__AB_PINNED && run->ncpus > 0 ? run->cpus[p % run->ncpus] : -1;
+    /* Counted per benchmark: with the benchmarks taken in turn, a count over the whole
+     * comparison would keep the same parity for a benchmark through all its pairs, so the same
+     * side would always start first and the same CPU take every pair of it. */
+    size_t p = b->started++;
+    int cpu = o->schedule == BENCH__AB_PINNED && run->ncpus > 0
+                  ? run->cpus[(p + b->index) % run->ncpus]
+                  : -1;
     if (o->schedule == BENCH__AB_DUET && run->ncpus >= 2)
         cpu = run->cpus[0];
     bench__layout lay[2] = {{0}, {0}};
@@ -310,9 +316,9 @@ static int one_pair(ab_run *run, ab_bench *b)
     }
     bench__proc w[2];
     memset(w, 0, sizeof w);
-    /* Alternate which side starts first, so neither always gets the fresher machine. B (this
-     * build) starts first in the first pair: a benchmark it skips is "skipped" even when the old
-     * build lacks it. */
+    /* Alternate which side starts first, so neither always gets the fresher machine (nor
+     * always allocates its memory first). B (this build) starts first in the first pair: a
+     * benchmark it skips is "skipped" even when the old build lacks it. */
     int first = (int)((p + 1) % 2);
     int rc = worker_start(&w[first], run->prog[first], run->fd[first], it->id, &lay[first], cpu,
                           o->timeout_s, it->message, sizeof it->message);
@@ -494,6 +500,7 @@ int bench__ab_compare(const char *old_prog, int old_fd, const char *new_prog,
     }
     for (size_t i = 0; i < n; i++) {
         bs[i].item = &items[i];
+        bs[i].index = i;
         items[i].change.verdict = BENCH__V_INCOMPARABLE;
         items[i].rc = 0;
         items[i].message[0] = '\0';
