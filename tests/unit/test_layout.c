@@ -101,7 +101,8 @@ static void run_in_child(const bench__layout *l, uintptr_t at[2])
 
 /* The benchmark's frame lies lower by the stack offsets' difference, and its first small block
  * later by the heap offsets' difference (glibc serves both pads and block from the top of the
- * heap, one after the other). */
+ * heap, one after the other). AddressSanitizer's allocator serves blocks from size classes of
+ * its own, so under it only the stack is checked. */
 static void test_run_moves_stack_and_heap(void **state)
 {
     (void)state;
@@ -112,7 +113,9 @@ static void test_run_moves_stack_and_heap(void **state)
     run_in_child(&a, x);
     run_in_child(&b, y);
     assert_int_equal(x[0] - y[0], 1024);
+#if !defined(__SANITIZE_ADDRESS__)
     assert_int_equal(y[1] - x[1], 2048);
+#endif
 }
 
 int main(void)
