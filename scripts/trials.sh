@@ -17,6 +17,8 @@
 #         chain1     trial/chain does 1% more steps
 #         mem2       trial/scan_mem reads 2% more bytes (bandwidth-bound)
 #       TRIALS_ARGS adds options to every comparison (e.g. --ab-schedule duet).
+#       TRIALS_CFLAGS builds every variant with these C flags (e.g. -falign-functions=64), in
+#       build-trials-cflags/ instead.
 #   scripts/trials.sh schedules [RUNS] [SECONDS]
 #       A/A paired comparisons of the ten benchmarks with each --ab-schedule in turn (pinned,
 #       duet, unpinned; the order rotates), RUNS rounds: the pair-to-pair sd per benchmark and
@@ -38,7 +40,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 mode="${1:-}"
 runs="${2:-}"
-dir=build-trials
+dir=build-trials${TRIALS_CFLAGS:+-cflags}
 target=harness/known_cost_chain_1000
 # Ten benchmarks of the reference suite, the slowed one among them, for the baseline trials.
 ten='^(harness/(black_box_x64|empty|known_cost_chain_1000|memset/4096|memset/262144|'
@@ -49,7 +51,7 @@ variant() { # variant NAME TARGET CMAKE_DEFINITIONS...: builds TARGET of a varia
     local name="$1" tgt="$2"
     shift 2
     if ! { cmake -S . -B "$dir/$name" -DCMAKE_BUILD_TYPE=Release -DHARNESS_BUILD_TESTS=OFF \
-        "$@" && cmake --build "$dir/$name" -j "$(nproc)" --target "$tgt"; } \
+        -DCMAKE_C_FLAGS="${TRIALS_CFLAGS:-}" "$@" && cmake --build "$dir/$name" -j "$(nproc)" --target "$tgt"; } \
         >"$dir/$name.log" 2>&1; then
         echo "trials.sh: building $name failed (see $dir/$name.log)" >&2
         exit 2
