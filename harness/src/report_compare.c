@@ -246,6 +246,13 @@ int bench__print_compare_summary(FILE *o, const char *baseline, const char *cons
         pct(hi, sizeof hi, c->ratio_upper);
         if (!bench__verdict_has_numbers(c->verdict))
             fprintf(o, "  %-13s %s\n", bench__verdict_name(c->verdict), id);
+        else if (c->same_program)
+            /* The verdict rests on the program's identity, not on the numbers: no interval,
+             * which would read as evidence (a "no change" beside [-98%, +2511%]). */
+            fprintf(o, "  %s%-13s%s %-40s %8s (same program: the numbers moved, the code did "
+                       "not)\n",
+                    paint(color, verdict_color(c->verdict)), bench__verdict_name(c->verdict),
+                    reset, id, mid);
         else if (opt->exact)
             fprintf(o, "  %s%-13s%s %-40s %+8.3f%% (%.1f -> %.1f)\n",
                     paint(color, verdict_color(c->verdict)), bench__verdict_name(c->verdict),
@@ -254,9 +261,7 @@ int bench__print_compare_summary(FILE *o, const char *baseline, const char *cons
             fprintf(o, "  %s%-13s%s %-40s %8s [%s, %s] p=%.4f detectable %s%s\n",
                     paint(color, verdict_color(c->verdict)), bench__verdict_name(c->verdict),
                     reset, id, mid, lo, hi, c->p_adjusted, mde_text(c),
-                    c->confirmed ? " (confirmed, paired)"
-                    : c->same_program ? " (same program)"
-                                      : "");
+                    c->confirmed ? " (confirmed, paired)" : "");
     }
     if (opt->exact) {
         /* Exact counts: the numbers say it all; nothing drifts between two counts. */

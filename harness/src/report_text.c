@@ -339,12 +339,16 @@ static void md_text(FILE *o, const char *s)
     }
 }
 
-/* The change column's cell: "+1.23% [+0.80%, +1.66%] (regressed; detectable 0.95%)", or the
- * status alone ("skipped", "new"). */
+/* The change column's cell: "+1.23% [+0.80%, +1.66%] (regressed; detectable 0.95%)", "+9.10%
+ * (no change: same program)" where the program's identity settled it, or the status alone
+ * ("skipped", "new"). */
 static void md_change(FILE *o, const bench__change *c)
 {
     if (!c)
         fputs(" |", o);
+    else if (c->same_program)
+        fprintf(o, " %+.2f%% (%s: same program) |", (c->ratio - 1.0) * 100.0,
+                bench__verdict_name(c->verdict));
     else if (bench__verdict_has_numbers(c->verdict) && isfinite(c->mde))
         fprintf(o, " %+.2f%% [%+.2f%%, %+.2f%%] (%s; detectable %.2f%%) |",
                 (c->ratio - 1.0) * 100.0, (c->ratio_lower - 1.0) * 100.0,

@@ -121,6 +121,10 @@ class SnapshotTest(unittest.TestCase):
         chain = doc["cmp/chain"]["change"]
         self.assertEqual((chain["verdict"], chain["settled_by"]), ("no change", "same program"))
         self.assertGreater(chain["ratio"], 1.5, "the numbers still show the change")
+        # The summary row says what settled it, with no interval that would read as evidence.
+        out = p.stdout + p.stderr
+        self.assertRegex(out, r"\n  no change +cmp/chain +\+[0-9.]+% \(same program: the "
+                              r"numbers moved, the code did not\)\n")
 
     def test_missing_snapshot_falls_back_to_the_numbers(self):
         self.save(self.copy("fix"))
