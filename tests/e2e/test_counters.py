@@ -120,7 +120,10 @@ class ContextSwitchTest(unittest.TestCase):
         if not opens_here("context-switches"):
             self.skipTest("context-switches does not open here (kernel mode refused?)")
         got, _ = run_json(self, ["--perf-events", "context-switches", "--exact", "counters/spin"])
-        self.assertLess(per_iter(got["counters/spin"], "context-switches"), 0.1)
+        # Far below the blocking loop's one per iteration: the loop never leaves the CPU of its
+        # own accord, and only preemption counts. (On a 2-CPU machine at -j2, one of five runs
+        # measured 0.114 a 20 µs iteration: short samples that caught a time slice's end.)
+        self.assertLess(per_iter(got["counters/spin"], "context-switches"), 0.4)
 
 
 class UnavailableEventTest(unittest.TestCase):
