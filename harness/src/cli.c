@@ -1,9 +1,9 @@
 /*
  * cli.c: the bench program's entry point: bench_main parses the command line (cli_options.c),
  * answers what needs no benchmark (--help, --version, --context, --load-baseline,
- * --history-show, --list-events), serves as a worker process when started as one (with its mode's client),
- * selects the benchmarks, and hands the run to cli_run.c's pipeline. Also the library's default
- * main(), which a program's own main() replaces.
+ * --history-show, --list-events), serves as a worker process when started as one (with its
+ * mode's client), selects the benchmarks, and hands the run to cli_run.c's pipeline. Also the
+ * library's default main(), which a program's own main() replaces.
  */
 #include <fcntl.h>
 #include <stdlib.h>
