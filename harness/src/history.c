@@ -391,6 +391,15 @@ static void fmt_pct(char *buf, size_t len, double x)
     bench__msg(buf, len, "%+.2f%%", 100 * x);
 }
 
+/* p resized to cap elements of size bytes; when that fails, p as it was and *ok false. */
+static void *resize(void *p, size_t cap, size_t size, bool *ok)
+{
+    void *q = realloc(p, cap * size);
+    if (!q)
+        *ok = false;
+    return q ? q : p;
+}
+
 /* The list of runs. */
 static int show_runs(FILE *o, sqlite3 *db)
 {
@@ -433,14 +442,12 @@ static int show_series(FILE *o, sqlite3 *db, const char *id)
     char **revs = NULL;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         if (n == cap) {
+            bool ok = true;
             cap = cap ? 2 * cap : 64;
-            double *nl = realloc(logs, cap * sizeof *logs);
-            logs = nl ? nl : logs;
-            sqlite3_int64 *nr = realloc(runs, cap * sizeof *runs);
-            runs = nr ? nr : runs;
-            char **nv = realloc(revs, cap * sizeof *revs);
-            revs = nv ? nv : revs;
-            if (!nl || !nr || !nv) {
+            logs = resize(logs, cap, sizeof *logs, &ok);
+            runs = resize(runs, cap, sizeof *runs, &ok);
+            revs = resize(revs, cap, sizeof *revs, &ok);
+            if (!ok) {
                 rc = SQLITE_NOMEM;
                 break;
             }
@@ -525,17 +532,13 @@ int bench__history_show(FILE *o, const char *path, bench__history_selector selec
     while (src == SQLITE_OK || src == SQLITE_ROW) {
         if ((src = sqlite3_step(st)) != SQLITE_ROW)
             break;
+        bool ok = true;
         if (n == cap) {
             cap = cap ? 2 * cap : 64;
-            char **ni = realloc(ids, cap * sizeof *ids);
-            if (!ni) {
-                src = SQLITE_NOMEM;
-                break;
-            }
-            ids = ni;
+            ids = resize(ids, cap, sizeof *ids, &ok);
         }
         const unsigned char *s = sqlite3_column_text(st, 0);
-        if (!(ids[n] = strdup(s ? (const char *)s : ""))) {
+        if (!ok || !(ids[n] = strdup(s ? (const char *)s : ""))) {
             src = SQLITE_NOMEM;
             break;
         }

@@ -11,6 +11,7 @@
 - Hostile files (not SQLite, empty, SQLite of another schema, another schema version, a
   directory) get exit 2 and one line naming the file, before anything runs, with the file's bytes
   unchanged; so does --history-show, and a history that does not exist.
+- Concurrent runs on one new history all get recorded.
 - --history is refused in the modes that record nothing of times.
 """
 import hashlib
@@ -182,6 +183,16 @@ class HistoryTest(unittest.TestCase):
                 self.assertEqual(digest(path), before, f"{path} was modified")
         self.assertFalse(os.path.exists(path + "-wal"))
 
+    def sqlite_file(self, name, *statements):
+        """An SQLite database made by Python's sqlite3 with these statements; its path."""
+        path = os.path.join(self.dir, name)
+        db = sqlite3.connect(path)
+        for sql in statements:
+            db.execute(sql)
+        db.commit()
+        db.close()
+        return path
+
     def test_hostile_files(self):
         text = os.path.join(self.dir, "notes.txt")
         with open(text, "w", encoding="utf-8") as f:
@@ -190,20 +201,11 @@ class HistoryTest(unittest.TestCase):
         empty = os.path.join(self.dir, "empty.db")
         open(empty, "wb").close()
         self.hostile(empty, "is an empty file")
-        other = os.path.join(self.dir, "other.db")
-        db = sqlite3.connect(other)
-        db.execute("CREATE TABLE t (x)")
-        db.execute("INSERT INTO t VALUES (1)")
-        db.commit()
-        db.close()
-        self.hostile(other, "of another kind")
-        newer = os.path.join(self.dir, "newer.db")
-        db = sqlite3.connect(newer)
-        db.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT)")
-        db.execute("INSERT INTO meta VALUES ('schema_version', '2')")
-        db.commit()
-        db.close()
-        self.hostile(newer, "schema_version '2'")
+        self.hostile(self.sqlite_file("other.db", "CREATE TABLE t (x)", "INSERT INTO t VALUES (1)"),
+                     "of another kind")
+        self.hostile(self.sqlite_file("newer.db", "CREATE TABLE meta (key PRIMARY KEY, value)",
+                                      "INSERT INTO meta VALUES ('schema_version', '2')"),
+                     "schema_version '2'")
         # A truncated copy of a real history: its header is SQLite's, its pages are gone.
         real = os.path.join(self.dir, "real.db")
         p = run(FIXTURE, "--exact", "fix/a", *FAST, "--history", real)
@@ -220,6 +222,25 @@ class HistoryTest(unittest.TestCase):
         p = run(FIXTURE, "--history-show", os.path.join(self.dir, "absent.db"))
         self.assertEqual(p.returncode, 2)
         self.assertIn("does not exist", p.stderr)
+
+    def test_concurrent_writers(self):
+        """Four runs start at once on a history that does not exist yet: one makes it, and all
+        four are recorded whole."""
+        env = dict(os.environ)
+        env.pop("BENCH_HISTORY", None)
+        procs = [subprocess.Popen([FIXTURE, *FAST, "--exact", "fix/a", "--history", self.db],
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                                  env=env) for _ in range(4)]
+        for p in procs:
+            _, err = p.communicate(timeout=120)
+            self.assertEqual(p.returncode, 0, err)
+        db = sqlite3.connect(self.db)
+        try:
+            self.assertEqual(db.execute("SELECT count(*) FROM runs").fetchone()[0], 4)
+            self.assertEqual(db.execute("SELECT count(*) FROM results").fetchone()[0], 4)
+        finally:
+            db.close()
+        self.assertEqual([f for f in os.listdir(self.dir) if ".new-" in f], [])
 
     def test_refused_combinations(self):
         for args in (["--ab", FIXTURE], ["--profile-time", "1"], ["--instructions"],
