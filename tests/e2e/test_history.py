@@ -11,7 +11,7 @@
 - Hostile files (not SQLite, empty, SQLite of another schema, another schema version, a
   directory) get exit 2 and one line naming the file, before anything runs, with the file's bytes
   unchanged; so does --history-show, and a history that does not exist.
-- Concurrent runs on one new history all get recorded.
+- Concurrent runs on one new history all get recorded; --calibrate's separate runs are not.
 - --history is refused in the modes that record nothing of times.
 """
 import hashlib
@@ -241,6 +241,19 @@ class HistoryTest(unittest.TestCase):
         finally:
             db.close()
         self.assertEqual([f for f in os.listdir(self.dir) if ".new-" in f], [])
+
+    def test_calibration_runs_are_not_recorded(self):
+        """--calibrate's separate runs are not runs of their own: one row, from either way of
+        naming the history."""
+        for extra, env in ((["--history", self.db], None), ([], {"BENCH_HISTORY": self.db})):
+            p = run(FIXTURE, *FAST, "--exact", "fix/a", "--calibrate", "2", "--save-baseline",
+                    "cal", "--baseline-dir", self.dir, *extra, env_extra=env)
+            self.assertEqual(p.returncode, 0, p.stderr)
+        db = sqlite3.connect(self.db)
+        try:
+            self.assertEqual(db.execute("SELECT count(*) FROM runs").fetchone()[0], 2)
+        finally:
+            db.close()
 
     def test_refused_combinations(self):
         for args in (["--ab", FIXTURE], ["--profile-time", "1"], ["--instructions"],
