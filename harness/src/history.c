@@ -288,7 +288,7 @@ static int insert_run(sqlite3 *db, const bench__context *ctx, const char *baseli
 }
 
 /* One result and its per-process medians. */
-static int insert_result(sqlite3 *db, sqlite3_stmt *st, sqlite3_stmt *pst, sqlite3_int64 run,
+static int insert_result(sqlite3_stmt *st, sqlite3_stmt *pst, sqlite3_int64 run,
                          const bench__result *r)
 {
     bool ok = r->status == BENCH__OK;
@@ -334,7 +334,6 @@ static int insert_result(sqlite3 *db, sqlite3_stmt *st, sqlite3_stmt *pst, sqlit
         }
     }
     free(logs);
-    (void)db;
     return rc;
 }
 
@@ -362,7 +361,7 @@ int bench__history_append(const char *path, const bench__context *ctx,
         src = sqlite3_prepare_v2(db, "INSERT INTO process_medians VALUES (?1, ?2, ?3, ?4)", -1,
                                  &pst, NULL);
     for (size_t i = 0; i < n && src == SQLITE_OK; i++)
-        src = insert_result(db, st, pst, run, &results[i]);
+        src = insert_result(st, pst, run, &results[i]);
     sqlite3_finalize(st);
     sqlite3_finalize(pst);
     if (src == SQLITE_OK)
