@@ -8,8 +8,9 @@
 set -euo pipefail
 
 what="${1:-build}"
-# help2man: the man page bench(1), made from --help at build time.
-build_pkgs=(cmake make gcc pkg-config libcjson-dev libcpuid-dev libpfm4-dev help2man)
+# help2man: the man page bench(1), made from --help at build time. libsqlite3-dev: the run
+# history (--history); like libpfm4 and libcpuid it is optional, and the build goes on without it.
+build_pkgs=(cmake make gcc pkg-config libcjson-dev libcpuid-dev libpfm4-dev libsqlite3-dev help2man)
 # man-db: e2e/installed_tools reads the installed man page with man.
 # libjemalloc2: the --alloc-stats tests under a preloaded jemalloc; clang and its runtime
 # libraries: the baseline loader's libFuzzer target (tests/fuzz).

@@ -1,9 +1,9 @@
 /*
  * cli.c: the bench program's entry point: bench_main parses the command line (cli_options.c),
  * answers what needs no benchmark (--help, --version, --context, --load-baseline,
- * --list-events), serves as a worker process when started as one (with its mode's client),
- * selects the benchmarks, and hands the run to cli_run.c's pipeline. Also the library's default
- * main(), which a program's own main() replaces.
+ * --history-show, --list-events), serves as a worker process when started as one (with its
+ * mode's client), selects the benchmarks, and hands the run to cli_run.c's pipeline. Also the
+ * library's default main(), which a program's own main() replaces.
  */
 #include <fcntl.h>
 #include <stdlib.h>
@@ -13,6 +13,7 @@
 #include "cli.h"
 #include "client.h"
 #include "cuda_backend.h"
+#include "history.h"
 #include "perf_events.h"
 
 #ifndef HARNESS_FEATURES
@@ -102,6 +103,27 @@ out:
     return nsel;
 }
 
+/* --history-show's selection: the FILTERs over the ids the history holds. */
+static int select_history(const char *const *ids, size_t n, bool *selected, void *arg)
+{
+    return bench__cli_select(arg, ids, n, selected);
+}
+
+/* --history-show FILE: the runs, then each selected benchmark's series and change points. */
+static int show_history(const bench__cli *c)
+{
+    char msg[1024], shown[4 * sizeof msg];
+    int rc = bench__history_show(stdout, c->history_show, select_history, (void *)c, msg,
+                                 sizeof msg);
+    if (rc != 0) {
+        if (msg[0])
+            fprintf(stderr, "bench: %s\n", bench__escape(shown, sizeof shown, msg));
+        fflush(stdout);
+        return BENCH_EXIT_USAGE;
+    }
+    return bench__cli_finish_stdout(BENCH_EXIT_OK);
+}
+
 int bench_main(int argc, char **argv)
 {
     bench__cli c;
@@ -125,6 +147,8 @@ int bench_main(int argc, char **argv)
     }
     if (c.load_baseline)
         return bench__cli_compare_files(&c);
+    if (c.history_show)
+        return show_history(&c);
     if (c.list_events)
         return bench__cli_finish_stdout(bench__perf_list_events(stdout));
 

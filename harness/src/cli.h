@@ -55,6 +55,8 @@ typedef struct bench__cli {
     bool alloc_stats;
     unsigned gpu_lock_mhz;   /* --gpu-lock-clocks MHZ: the SM clock locked for the run; 0 off */
     const char *gbench_path; /* --export-gbench FILE */
+    const char *history_path; /* --history FILE, else $BENCH_HISTORY for a run of times */
+    const char *history_show; /* --history-show FILE */
     /* ---- instruction mode (instr.c) ---- */
     bool instructions;            /* --instructions */
     uint64_t instr_iterations;    /* --instructions-iterations N; 0: per benchmark */

@@ -80,6 +80,11 @@ static const char usage_text[] =
     "                             (default pretty)\n"
     "      --json FILE            also write the results as JSON to FILE (atomically)\n"
     "      --export-gbench FILE   also write them in Google Benchmark's JSON format\n"
+    "      --history FILE         also append this run to the SQLite database FILE (made when\n"
+    "                             absent; default $BENCH_HISTORY): a run of times only\n"
+    "      --history-show FILE    list the runs in history FILE, then each benchmark's series\n"
+    "                             that the FILTERs select, its change points and trend;\n"
+    "                             runs nothing\n"
     "      --color WHEN           auto, always or never (default auto; NO_COLOR is respected)\n"
     "      --context              print the system context (CPU, GPU, OS, compiler, ...) and exit\n"
     "Baselines and comparison:\n"
@@ -237,7 +242,8 @@ typedef enum opt_id {
     O_LOAD, O_BASEDIR, O_LENIENT, O_STRICT, O_CALIBRATE, O_SIGNIF, O_NOISE, O_FAILREG, O_AB,
     O_AB_TIME, O_AB_PAIRS, O_AB_SCHEDULE, O_FIXED_LAYOUT, O_FAIL_INCONCLUSIVE, O_PROFILE_TIME, O_PERF_EVENTS, O_LIST_EVENTS, O_ALLOC_STATS,
     O_EXPORT_GBENCH, O_INSTR, O_INSTR_ITERS, O_INSTR_CACHE, O_PROCESSES,
-    O_IN_PROCESS, O_TIMEOUT, O_CONFIRM_TIME, O_GPU_LOCK, O_TRUST_SNAPSHOTS,
+    O_IN_PROCESS, O_TIMEOUT, O_CONFIRM_TIME, O_GPU_LOCK, O_TRUST_SNAPSHOTS, O_HISTORY,
+    O_HISTORY_SHOW,
 } opt_id;
 
 typedef struct opt_def {
@@ -296,6 +302,8 @@ static const opt_def options[] = {
     {"confirm-time", 0, true, O_CONFIRM_TIME},
     {"gpu-lock-clocks", 0, true, O_GPU_LOCK},
     {"trust-snapshots", 0, false, O_TRUST_SNAPSHOTS},
+    {"history", 0, true, O_HISTORY},
+    {"history-show", 0, true, O_HISTORY_SHOW},
 };
 
 /* Baseline names become file names: a safe character set, nothing that can leave the
@@ -507,6 +515,12 @@ static int apply_option(bench__cli *c, opt_id id, const char *flag, const char *
     case O_TIMEOUT:
         return parse_double(flag, v, 0, 86400 * 7, true, false,
                             "a number of seconds in (0, 604800]", &c->run.timeout_s);
+    case O_HISTORY:
+    case O_HISTORY_SHOW:
+        if (*v == '\0')
+            return bad_value(flag, v, "a file name");
+        *(id == O_HISTORY ? &c->history_path : &c->history_show) = v;
+        return 0;
     case O_EXPORT_GBENCH:
         if (*v == '\0')
             return bad_value(flag, v, "a file name");
@@ -843,6 +857,20 @@ static int check_combinations(const bench__cli *c)
         fprintf(stderr, "bench: --calibrate needs --save-baseline NAME to store the noise in\n");
         return -1;
     }
+    /* ---- the run history (history.c) ---- */
+    if (c->history_show && (c->history_path || c->load_baseline || c->save_baseline ||
+                            c->baseline || c->ab || c->calibrate || c->list || c->json_path)) {
+        fprintf(stderr, "bench: --history-show reads a history and runs nothing: it cannot be "
+                        "combined with --history, baselines, --ab, --calibrate, --json or "
+                        "--list\n");
+        return -1;
+    }
+    if (c->history_path && (c->ab || c->load_baseline || c->run.profile_time > 0 ||
+                            c->instructions)) {
+        fprintf(stderr, "bench: --history records runs of times: it cannot be combined with "
+                        "--ab, --load-baseline, --profile-time or --instructions\n");
+        return -1;
+    }
     /* ---- instruction mode (instr.c) ---- */
     if ((c->instr_iterations_set || c->instr_cache_sim) && !c->instructions) {
         fprintf(stderr, "bench: --instructions-iterations and --instructions-cache-sim need "
@@ -886,6 +914,12 @@ int bench__cli_parse(bench__cli *c, int argc, char **argv)
     c->abo.schedule = BENCH__AB_PINNED;
     if (parse_args(c, argc, argv) != 0 || check_combinations(c) != 0)
         return -1;
+    /* $BENCH_HISTORY records the runs of times that name no --history (a CI job sets it once);
+     * the modes that record nothing ignore it. */
+    const char *env = getenv("BENCH_HISTORY");
+    if (!c->history_path && env && *env && !c->ab && !c->load_baseline && !c->history_show &&
+        c->run.profile_time <= 0 && !c->instructions)
+        c->history_path = env;
     /* Every argument is checked before anything is done, --help and --list included: an
      * invalid filter is exit 2 whatever else is asked. */
     if (bench__cli_select(c, NULL, 0, NULL) != 0)

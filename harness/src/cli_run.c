@@ -16,6 +16,7 @@
 #include "cli.h"
 #include "client.h"
 #include "compare.h"
+#include "history.h"
 #include "instr.h"
 #include "internal.h"
 #include "proc.h"
@@ -31,7 +32,7 @@ static const struct {
     {"--calibrate", true},     {"--json", true},         {"--output-format", true},
     {"--color", true},         {"--fail-on-regression", false}, {"--baseline-lenient", false},
     {"--baseline-dir", true},  {"--export-gbench", true}, {"--baseline-strict", false},
-    {"--significance-level", true}, {"--noise-threshold", true},
+    {"--significance-level", true}, {"--noise-threshold", true}, {"--history", true},
 };
 
 /* Runs the selected benchmarks in `runs` - 1 child processes of this program for calibration;
@@ -82,6 +83,8 @@ static int calibration_runs(const bench__cli *c, int argc, char **argv, bench__s
         cargv[k++] = argv[i];
     }
     cargv[k] = NULL;
+    /* Only this process records the run in the history: not its calibration runs. */
+    setenv("BENCH_HISTORY", "", 1);
     int rc = 0;
     for (size_t r = 0; r < nchild && rc == 0; r++) {
         fprintf(stderr, "bench: calibration run %zu of %d (a separate process)\n", r + 1,
@@ -599,6 +602,14 @@ static void write_outputs(pipeline *p)
             rc = BENCH_EXIT_USAGE;
         }
     }
+    /* The history gets every run of times, compared or not, in one transaction; like the
+     * baseline's save, it is not stopped halfway by a signal. */
+    if (c->history_path && p->cl->times &&
+        bench__history_append(c->history_path, &p->ctx, p->results, p->k, c->baseline, msg,
+                              sizeof msg) != 0) {
+        fprintf(stderr, "bench: %s\n", bench__escape(shown, sizeof shown, msg));
+        rc = BENCH_EXIT_USAGE;
+    }
     /* Decided: a signal from here on changes nothing. */
     p->decided = true;
     if (p->exit_code == BENCH_EXIT_OK)
@@ -713,6 +724,14 @@ int bench__cli_run(bench__cli *c, int argc, char **argv, const bench__instance *
      * comparison, and are an error only with --baseline-strict, checked after the run: whether
      * a benchmark is skipped here, which wins over both, is known only once it ran. */
     if (c->baseline && load_baseline(&p, all, n) != 0) {
+        p.exit_code = BENCH_EXIT_USAGE;
+        goto out;
+    }
+    /* So is the history: a foreign or damaged file is refused before anything runs. */
+    if (c->history_path && p.cl->times &&
+        bench__history_check(c->history_path, msg, sizeof msg) != 0) {
+        char shown[4 * sizeof msg];
+        fprintf(stderr, "bench: %s\n", bench__escape(shown, sizeof shown, msg));
         p.exit_code = BENCH_EXIT_USAGE;
         goto out;
     }

@@ -1,0 +1,65 @@
+/*
+ * changepoint.h: change points and trends in a series of run medians (the run history,
+ * history.c; docs/results-format.md). Pure functions over arrays, like stats.h: no I/O, no
+ * globals, deterministic.
+ *
+ * The series is the natural log of each run's median time per iteration, oldest first. Change
+ * points are found by binary segmentation: in a segment, every split that leaves at least
+ * BENCH__CP_MIN_SEGMENT runs on each side is tested with Student's t-test (variance pooled over
+ * the two sides) on the log medians; the best split counts when its p-value times the number
+ * of splits the whole series has (Bonferroni) is below alpha, and then both sides are searched
+ * again. A series of pure noise therefore reports a change point with probability at most
+ * about alpha. A steady drift is told apart from steps: when the Mann-Kendall test finds a
+ * monotonic trend (p < alpha) and a straight line (Theil-Sen) fits the series at least as well
+ * as the steps found (residual sum of squares), the series is reported as a trend and its steps
+ * are dropped. Pure noise shows a trend at rate about alpha too.
+ */
+#ifndef HARNESS_CHANGEPOINT_H
+#define HARNESS_CHANGEPOINT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/** Fewest runs on each side of a change point. */
+#define BENCH__CP_MIN_SEGMENT 5
+/** Most change points reported for one series. */
+#define BENCH__CP_MAX 32
+/** The trend is estimated over the newest this many points (Theil-Sen takes all pairs). */
+#define BENCH__TREND_MAX_POINTS 1000
+
+/** One change point. */
+typedef struct bench__cp {
+    size_t index;       /* the first point after the change (0-based) */
+    double step;        /* relative change of the median: exp(mean after - mean before) - 1 */
+    double step_lower;  /* its 1 - alpha t interval, relative */
+    double step_upper;
+    double p_adjusted;  /* t-test p times the splits of the series (at most 1) */
+} bench__cp;
+
+/** A monotonic trend. */
+typedef struct bench__trend {
+    bool found;         /* Mann-Kendall p < alpha and a line fits as well as the steps */
+    double per_point;   /* relative change per point: exp(Theil-Sen slope of the logs) - 1 */
+    double lower;       /* its 1 - alpha interval (Sen's), relative per point */
+    double upper;
+    double p;           /* Mann-Kendall two-sided p (normal approximation) */
+    size_t points;      /* points it was estimated over (the newest ones) */
+} bench__trend;
+
+/** What a series holds. */
+typedef struct bench__cp_result {
+    size_t ncp;                  /* change points, by index */
+    bench__cp cp[BENCH__CP_MAX];
+    size_t nabsorbed;            /* steps found but explained by the trend (not in cp) */
+    bench__trend trend;
+} bench__cp_result;
+
+/**
+ * Finds the change points and trend of logs[0..n) (natural logs of run medians, oldest first)
+ * at level alpha (0 < alpha < 1) into *out. Returns 0, or -1 on bad arguments or when memory
+ * runs out. Fewer than 2 * BENCH__CP_MIN_SEGMENT points have no change point; fewer than 3, no
+ * trend.
+ */
+int bench__changepoints(const double *logs, size_t n, double alpha, bench__cp_result *out);
+
+#endif /* HARNESS_CHANGEPOINT_H */

@@ -1,0 +1,274 @@
+#!/usr/bin/env python3
+"""End-to-end tests of the run history (--history, BENCH_HISTORY, --history-show).
+
+- The reference suite's program run twice with a history (once through --history, once through
+  BENCH_HISTORY) leaves a database of schema version 1 in WAL mode with both runs, each
+  benchmark's median and per-process medians; --history-show lists them.
+- A comparison with a baseline records its verdict.
+- A history of 40 runs with a 3% step (written with SQLite, in the program's own schema) shows
+  one change point near the step with the revision after it; a drift of 1% per run shows as a
+  trend and no change point.
+- Hostile files (not SQLite, empty, SQLite of another schema, another schema version, a
+  directory) get exit 2 and one line naming the file, before anything runs, with the file's bytes
+  unchanged; so does --history-show, and a history that does not exist.
+- Concurrent runs on one new history all get recorded; --calibrate's separate runs are not.
+- --history is refused in the modes that record nothing of times.
+"""
+import hashlib
+import os
+import random
+import re
+import shutil
+import sqlite3
+import subprocess
+import tempfile
+import unittest
+
+BENCH = os.environ.get("E2E_BENCH", "")
+FIXTURE = os.environ.get("E2E_FIXTURE", "")
+FAST = ["--warm-up-time", "0.01", "--measurement-time", "0.05", "--nresamples", "100",
+        "--color", "never", "--processes", "2"]
+
+
+def run(program, *args, env_extra=None, timeout=120):
+    env = dict(os.environ)
+    for name in ("BENCH_HISTORY", "BENCH_BASELINE_DIR"):
+        env.pop(name, None)
+    env.update(env_extra or {})
+    return subprocess.run([program, *args], capture_output=True, text=True, env=env,
+                          timeout=timeout, check=False)
+
+
+def digest(path):
+    with open(path, "rb") as f:
+        return hashlib.sha256(f.read()).hexdigest()
+
+
+def history_available():
+    p = run(BENCH, "--version")
+    return "history: SQLite" in p.stdout
+
+
+class HistoryTest(unittest.TestCase):
+    def setUp(self):
+        if not history_available():
+            self.skipTest("this build has no SQLite (bench --version says history: compiled out)")
+        self.dir = tempfile.mkdtemp(prefix="bench-history-")
+        self.db = os.path.join(self.dir, "runs.db")
+
+    def tearDown(self):
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+    def test_two_runs_then_show(self):
+        one = ["--quick", "--processes", "2", "--exact", "harness/empty", "--color", "never"]
+        p = run(BENCH, *one, "--history", self.db)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        p = run(BENCH, *one, env_extra={"BENCH_HISTORY": self.db})
+        self.assertEqual(p.returncode, 0, p.stderr)
+        db = sqlite3.connect(self.db)
+        try:
+            self.assertEqual(db.execute("SELECT value FROM meta WHERE key = 'schema_version'")
+                             .fetchone()[0], "1")
+            self.assertEqual(db.execute("PRAGMA journal_mode").fetchone()[0], "wal")
+            runs = db.execute("SELECT id, time, compiler, program_hash, quick FROM runs "
+                              "ORDER BY id").fetchall()
+            self.assertEqual(len(runs), 2)
+            for r in runs:
+                self.assertRegex(r[1], r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$")
+                self.assertTrue(r[2])
+                self.assertRegex(r[3], r"^sha256:[0-9a-f]{64}$")
+                self.assertEqual(r[4], 1)
+            rows = db.execute("SELECT benchmark, status, median_ns, lower_ns, upper_ns, samples,"
+                              " processes, verdict FROM results ORDER BY run_id").fetchall()
+            self.assertEqual(len(rows), 2)
+            for b, status, med, lo, hi, samples, procs, verdict in rows:
+                self.assertEqual((b, status, procs, verdict), ("harness/empty", "ok", 2, None))
+                self.assertTrue(0 < lo <= med <= hi)
+                self.assertGreater(samples, 0)
+            self.assertEqual(db.execute("SELECT count(*) FROM process_medians").fetchone()[0], 4)
+        finally:
+            db.close()
+        p = run(BENCH, "--history-show", self.db)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(p.stderr, "")
+        self.assertRegex(p.stdout, r"(?m)^\s+1\s+\d{4}-")
+        self.assertRegex(p.stdout, r"(?m)^\s+2\s+\d{4}-")
+        self.assertIn("harness/empty: 2 runs", p.stdout)
+        self.assertIn("change points: none (too few runs to tell)", p.stdout)
+        # A FILTER that selects nothing the history holds: the runs, and no series.
+        p = run(BENCH, "--history-show", self.db, "no-such-benchmark")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertNotIn("harness/empty:", p.stdout)
+
+    def test_comparison_verdict_is_recorded(self):
+        base = ["--baseline-dir", self.dir, "--exact", "fix/a", *FAST]
+        p = run(FIXTURE, *base, "--save-baseline", "b")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        p = run(FIXTURE, *base, "--baseline", "b", "--confirm-time", "0", "--history", self.db)
+        self.assertIn(p.returncode, (0, 1), p.stderr)
+        db = sqlite3.connect(self.db)
+        try:
+            verdict, = db.execute("SELECT verdict FROM results").fetchone()
+            baseline, = db.execute("SELECT baseline FROM runs").fetchone()
+        finally:
+            db.close()
+        self.assertIn(verdict, ("regressed", "improved", "no change", "within noise",
+                                "inconclusive"))
+        self.assertEqual(baseline, "b")
+
+    def synthetic(self, series):
+        """A history in the program's schema (made by a real run), its rows replaced by
+        series: {benchmark: [median_ns, ...]}, run i at revision rev{i:02d}."""
+        p = run(FIXTURE, *FAST, "--exact", "fix/a", "--history", self.db)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        db = sqlite3.connect(self.db)
+        try:
+            db.execute("DELETE FROM process_medians")
+            db.execute("DELETE FROM results")
+            db.execute("DELETE FROM runs")
+            n = max(len(v) for v in series.values())
+            for i in range(n):
+                db.execute("INSERT INTO runs (id, time, git_revision, quick) VALUES (?, ?, ?, 0)",
+                           (i + 1, "2026-11-01T00:00:00Z", f"rev{i:02d}"))
+            for name, values in series.items():
+                for i, v in enumerate(values):
+                    db.execute("INSERT INTO results (run_id, benchmark, status, median_ns, "
+                               "samples, processes) VALUES (?, ?, 'ok', ?, 100, 10)",
+                               (i + 1, name, v))
+            db.commit()
+        finally:
+            db.close()
+
+    def block(self, text, name):
+        m = re.search(rf"(?ms)^{re.escape(name)}: .*?(?=^\S|\Z)", text)
+        self.assertIsNotNone(m, f"no block for {name} in:\n{text}")
+        return m.group(0)
+
+    def test_step_and_drift_are_told_apart(self):
+        rng = random.Random(7)
+        step = [1000 * (1.03 if i >= 25 else 1) * (1 + 0.01 * rng.gauss(0, 1)) for i in range(40)]
+        drift = [1000 * 1.01 ** i * (1 + 0.01 * rng.gauss(0, 1)) for i in range(40)]
+        self.synthetic({"s/step": step, "s/drift": drift})
+        p = run(FIXTURE, "--history-show", self.db)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        b = self.block(p.stdout, "s/step")
+        points = re.findall(r"change point: at run (\d+) \(first revision after it (rev\d+)\): "
+                            r"\+([\d.]+)% \[\+([\d.]+)%, \+([\d.]+)%\]", b)
+        self.assertEqual(len(points), 1, b)
+        run_id, rev, size, lo, hi = points[0]
+        self.assertIn(int(run_id), (25, 26, 27), b)
+        self.assertEqual(rev, f"rev{int(run_id) - 1:02d}")
+        self.assertTrue(float(lo) <= 3 <= float(hi), b)
+        self.assertIn("trend: none", b)
+        b = self.block(p.stdout, "s/drift")
+        self.assertNotIn("change point:", b)
+        self.assertRegex(b, r"trend: \+[01]\.\d\d% per run \[")
+        # A FILTER selects the series shown; the runs are listed whatever it selects.
+        p = run(FIXTURE, "--history-show", self.db, "drift")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("s/drift:", p.stdout)
+        self.assertNotIn("s/step:", p.stdout)
+
+    def hostile(self, path, why):
+        before = digest(path) if os.path.isfile(path) else None
+        for args in (["--exact", "fix/a", *FAST, "--history", path], ["--history-show", path]):
+            p = run(FIXTURE, *args)
+            self.assertEqual(p.returncode, 2, (args, p.stdout, p.stderr))
+            lines = [ln for ln in p.stderr.splitlines() if "warning" not in ln]
+            self.assertEqual(len(lines), 1, p.stderr)
+            self.assertIn(f"history '{path}'", lines[0])
+            self.assertIn(why, lines[0])
+            self.assertEqual(p.stdout, "", "nothing may run before the history is checked")
+            if before is not None:
+                self.assertEqual(digest(path), before, f"{path} was modified")
+        self.assertFalse(os.path.exists(path + "-wal"))
+
+    def sqlite_file(self, name, *statements):
+        """An SQLite database made by Python's sqlite3 with these statements; its path."""
+        path = os.path.join(self.dir, name)
+        db = sqlite3.connect(path)
+        for sql in statements:
+            db.execute(sql)
+        db.commit()
+        db.close()
+        return path
+
+    def test_hostile_files(self):
+        text = os.path.join(self.dir, "notes.txt")
+        with open(text, "w", encoding="utf-8") as f:
+            f.write("not a database\n")
+        self.hostile(text, "is not an SQLite database")
+        empty = os.path.join(self.dir, "empty.db")
+        open(empty, "wb").close()
+        self.hostile(empty, "is an empty file")
+        self.hostile(self.sqlite_file("other.db", "CREATE TABLE t (x)", "INSERT INTO t VALUES (1)"),
+                     "of another kind")
+        self.hostile(self.sqlite_file("newer.db", "CREATE TABLE meta (key PRIMARY KEY, value)",
+                                      "INSERT INTO meta VALUES ('schema_version', '2')"),
+                     "schema_version '2'")
+        # A truncated copy of a real history: its header is SQLite's, its pages are gone.
+        real = os.path.join(self.dir, "real.db")
+        p = run(FIXTURE, "--exact", "fix/a", *FAST, "--history", real)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        damaged = os.path.join(self.dir, "damaged.db")
+        with open(real, "rb") as f:
+            head = f.read(100)
+        with open(damaged, "wb") as f:
+            f.write(head + b"\xff" * 412)
+        self.hostile(damaged, "")
+        sub = os.path.join(self.dir, "subdir")
+        os.mkdir(sub)
+        self.hostile(sub, "is not a regular file")
+        p = run(FIXTURE, "--history-show", os.path.join(self.dir, "absent.db"))
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("does not exist", p.stderr)
+
+    def test_concurrent_writers(self):
+        """Four runs start at once on a history that does not exist yet: one makes it, and all
+        four are recorded whole."""
+        env = dict(os.environ)
+        env.pop("BENCH_HISTORY", None)
+        procs = [subprocess.Popen([FIXTURE, *FAST, "--exact", "fix/a", "--history", self.db],
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                                  env=env) for _ in range(4)]
+        for p in procs:
+            _, err = p.communicate(timeout=120)
+            self.assertEqual(p.returncode, 0, err)
+        db = sqlite3.connect(self.db)
+        try:
+            self.assertEqual(db.execute("SELECT count(*) FROM runs").fetchone()[0], 4)
+            self.assertEqual(db.execute("SELECT count(*) FROM results").fetchone()[0], 4)
+        finally:
+            db.close()
+        self.assertEqual([f for f in os.listdir(self.dir) if ".new-" in f], [])
+
+    def test_calibration_runs_are_not_recorded(self):
+        """--calibrate's separate runs are not runs of their own: one row, from either way of
+        naming the history."""
+        for extra, env in ((["--history", self.db], None), ([], {"BENCH_HISTORY": self.db})):
+            p = run(FIXTURE, *FAST, "--exact", "fix/a", "--calibrate", "2", "--save-baseline",
+                    "cal", "--baseline-dir", self.dir, *extra, env_extra=env)
+            self.assertEqual(p.returncode, 0, p.stderr)
+        db = sqlite3.connect(self.db)
+        try:
+            self.assertEqual(db.execute("SELECT count(*) FROM runs").fetchone()[0], 2)
+        finally:
+            db.close()
+
+    def test_refused_combinations(self):
+        for args in (["--ab", FIXTURE], ["--profile-time", "1"], ["--instructions"],
+                     ["--load-baseline", "x", "--baseline", "y"]):
+            p = run(FIXTURE, *args, "--history", self.db)
+            self.assertEqual(p.returncode, 2, args)
+            self.assertIn("--history records runs of times", p.stderr)
+        p = run(FIXTURE, "--history-show", self.db, "--json", "x.json")
+        self.assertEqual(p.returncode, 2)
+        self.assertFalse(os.path.exists(self.db))
+        # --list records nothing, even with the variable set.
+        p = run(FIXTURE, "--list", env_extra={"BENCH_HISTORY": self.db})
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertFalse(os.path.exists(self.db))
+
+
+if __name__ == "__main__":
+    unittest.main()

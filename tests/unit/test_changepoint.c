@@ -1,0 +1,177 @@
+/*
+ * test_changepoint.c: change points and trends in a series of run medians (changepoint.c), on
+ * synthetic series of log medians with seeded normal noise: a 3% step at run 25 of 40 with 1%
+ * noise per run (found at 25 +- 1, 3% inside its interval, nothing else), a 2% step among noisy
+ * runs, a drift of 1% per run (a trend, not a scatter of steps), pure noise (change points at
+ * most at the rate the level allows), and hand-worked edge cases.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "unit_helpers.h"
+#include "changepoint.h"
+
+#define ALPHA 0.05
+#define N 40
+
+/* ln(1000 ns) plus step (a relative change) from `at` on, drift per run (relative), and normal
+ * noise of sd `noise` in the log. */
+static void series(double *y, size_t n, size_t at, double step, double drift, double noise,
+                   uint64_t seed)
+{
+    bench__rng r;
+    bench__rng_seed(&r, seed);
+    for (size_t i = 0; i < n; i++)
+        y[i] = log(1000.0) + (i >= at ? log1p(step) : 0) + (double)i * log1p(drift) +
+               noise * normal(&r);
+}
+
+/* One seed, every claim: the step at run 25 (0-based: the first run after it), within one run,
+ * its size in its interval, no other change point, no trend. */
+static void test_step_one_seed(void **state)
+{
+    (void)state;
+    double y[N];
+    bench__cp_result cr;
+    series(y, N, 25, 0.03, 0, 0.01, 1);
+    assert_int_equal(bench__changepoints(y, N, ALPHA, &cr), 0);
+    assert_int_equal(cr.ncp, 1);
+    assert_true(cr.cp[0].index >= 24 && cr.cp[0].index <= 26);
+    assert_true(cr.cp[0].step_lower <= 0.03 && 0.03 <= cr.cp[0].step_upper);
+    assert_true(cr.cp[0].step_lower > 0);
+    assert_true(cr.cp[0].p_adjusted < ALPHA);
+    assert_false(cr.trend.found);
+}
+
+/* Over 100 seeds: the step is found within one run of 25 with nothing else in nearly all, and
+ * its interval holds 3% about as often as its level says (95%; at least 85 of 100 asked). */
+static void test_step_many_seeds(void **state)
+{
+    (void)state;
+    int exact = 0, covered = 0;
+    for (uint64_t seed = 100; seed < 200; seed++) {
+        double y[N];
+        bench__cp_result cr;
+        series(y, N, 25, 0.03, 0, 0.01, seed);
+        assert_int_equal(bench__changepoints(y, N, ALPHA, &cr), 0);
+        if (cr.ncp == 1 && cr.cp[0].index >= 24 && cr.cp[0].index <= 26 && !cr.trend.found) {
+            exact++;
+            covered += cr.cp[0].step_lower <= 0.03 && 0.03 <= cr.cp[0].step_upper;
+        }
+    }
+    print_message("3%% step: %d of 100 exact, %d covered\n", exact, covered);
+    assert_true(exact >= 90);
+    assert_true(covered >= 85);
+}
+
+/* A 2% step at run 20 of 40 among runs with 1% noise: found within two runs in most seeds. */
+static void test_small_step(void **state)
+{
+    (void)state;
+    int found = 0;
+    for (uint64_t seed = 300; seed < 400; seed++) {
+        double y[N];
+        bench__cp_result cr;
+        series(y, N, 20, 0.02, 0, 0.01, seed);
+        assert_int_equal(bench__changepoints(y, N, ALPHA, &cr), 0);
+        found += cr.ncp == 1 && cr.cp[0].index >= 18 && cr.cp[0].index <= 22;
+    }
+    print_message("2%% step: found in %d of 100\n", found);
+    assert_true(found >= 80);
+}
+
+/* A drift of 1% per run with 1% noise: a trend of about 1% per run (inside its interval), and
+ * no change points. */
+static void test_drift_is_a_trend(void **state)
+{
+    (void)state;
+    int trends = 0, covered = 0;
+    for (uint64_t seed = 500; seed < 600; seed++) {
+        double y[N];
+        bench__cp_result cr;
+        series(y, N, N, 0, 0.01, 0.01, seed);
+        assert_int_equal(bench__changepoints(y, N, ALPHA, &cr), 0);
+        if (cr.trend.found && cr.ncp == 0) {
+            trends++;
+            covered += cr.trend.lower <= 0.01 && 0.01 <= cr.trend.upper;
+        }
+        if (seed == 500) {
+            assert_true(cr.trend.found);
+            assert_int_equal(cr.ncp, 0);
+            assert_close(cr.trend.per_point, 0.01, 0.002);
+            assert_true(cr.trend.p < 1e-6);
+            assert_int_equal(cr.trend.points, N);
+        }
+    }
+    print_message("drift: a trend in %d of 100, covered %d\n", trends, covered);
+    assert_int_equal(trends, 100);
+    assert_true(covered >= 85);
+}
+
+/* Pure noise, 200 seeded series: the share with any change point is at most alpha (Bonferroni
+ * makes it less); asked: at most 200 alpha plus three binomial standard deviations. */
+static void test_noise_false_alarms(void **state)
+{
+    (void)state;
+    int alarms = 0, trends = 0;
+    const int series_count = 200;
+    for (uint64_t seed = 1000; seed < 1000 + (uint64_t)series_count; seed++) {
+        double y[N];
+        bench__cp_result cr;
+        series(y, N, N, 0, 0, 0.01, seed);
+        assert_int_equal(bench__changepoints(y, N, ALPHA, &cr), 0);
+        alarms += cr.ncp + cr.nabsorbed > 0;
+        trends += cr.trend.found;
+    }
+    double bound = series_count * ALPHA + 3 * sqrt(series_count * ALPHA * (1 - ALPHA));
+    print_message("noise: %d of %d with a change point, %d with a trend (bound %.1f)\n", alarms,
+                  series_count, trends, bound);
+    assert_true(alarms <= bound);
+    assert_true(trends <= bound);
+}
+
+/* Worked by hand: two constant sides are split exactly where they change, by the exact step;
+ * too short a series has none; bad arguments are refused. */
+static void test_edges(void **state)
+{
+    (void)state;
+    double y[12];
+    bench__cp_result cr;
+    for (size_t i = 0; i < 12; i++)
+        y[i] = i < 7 ? 0 : log(1.5);
+    assert_int_equal(bench__changepoints(y, 12, ALPHA, &cr), 0);
+    assert_int_equal(cr.ncp, 1);
+    assert_int_equal(cr.cp[0].index, 7);
+    assert_close(cr.cp[0].step, 0.5, 1e-12);
+    /* 9 points: no split leaves 5 on each side. */
+    assert_int_equal(bench__changepoints(y + 3, 9, ALPHA, &cr), 0);
+    assert_int_equal(cr.ncp, 0);
+    assert_int_equal(bench__changepoints(y, 2, ALPHA, &cr), 0);
+    assert_false(cr.trend.found);
+    assert_int_equal(bench__changepoints(y, 12, 0, &cr), -1);
+    assert_int_equal(bench__changepoints(y, 12, 1, &cr), -1);
+    y[3] = NAN;
+    assert_int_equal(bench__changepoints(y, 12, ALPHA, &cr), -1);
+    assert_int_equal(bench__changepoints(NULL, 0, ALPHA, &cr), 0);
+    assert_int_equal(cr.ncp, 0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_step_one_seed),
+        cmocka_unit_test(test_step_many_seeds),
+        cmocka_unit_test(test_small_step),
+        cmocka_unit_test(test_drift_is_a_trend),
+        cmocka_unit_test(test_noise_false_alarms),
+        cmocka_unit_test(test_edges),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
