@@ -269,6 +269,14 @@ for prog in "$tmp/prog_pc" "$tmp/cmake_build/prog_cmake"; do
     if needed "$prog" | grep -Eq '^lib(stdc\+\+|pfm|cudart)'; then
         fail "$prog links the core alone but needs: $(needed "$prog" | tr '\n' ' ')"
     fi
+    # Code placement: each benchmark's function starts on a 64-byte boundary, the flag that
+    # harness.pc and harnessConfig.cmake give the programs that link the harness.
+    fns=0
+    while read -r addr _ name; do
+        fns=$((fns + 1))
+        (((16#$addr) % 64 == 0)) || fail "$prog: $name at 0x$addr is not 64-byte aligned"
+    done < <(nm "$prog" | grep -E ' [tT] bench__fn_')
+    [[ "$fns" -gt 0 ]] || fail "$prog: no benchmark function (bench__fn_*) in its symbols"
     version="$("$prog" --version)" || fail "$prog --version exited $?"
     [[ "$version" != *"perf_event counters: libpfm4"* && "$version" != *"CUDA events: CUDA"* ]] ||
         fail "$prog links the core alone but says it has a component: $version"
