@@ -17,8 +17,8 @@
 #         chain1     trial/chain does 1% more steps
 #         mem2       trial/scan_mem reads 2% more bytes (bandwidth-bound)
 #       TRIALS_ARGS adds options to every comparison (e.g. --ab-schedule duet).
-#       TRIALS_CFLAGS builds every variant with these C flags (e.g. -falign-functions=64), in
-#       build-trials-cflags/ instead.
+#       TRIALS_CMAKE_ARGS configures every variant with more CMake arguments, in
+#       build-trials-args/ instead (e.g. -DHARNESS_ALIGN_FUNCTIONS=OFF: code placement's effect).
 #   scripts/trials.sh schedules [RUNS] [SECONDS]
 #       A/A paired comparisons of the ten benchmarks with each --ab-schedule in turn (pinned,
 #       duet, unpinned; the order rotates), RUNS rounds: the pair-to-pair sd per benchmark and
@@ -40,7 +40,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 mode="${1:-}"
 runs="${2:-}"
-dir=build-trials${TRIALS_CFLAGS:+-cflags}
+dir=build-trials${TRIALS_CMAKE_ARGS:+-args}
 target=harness/known_cost_chain_1000
 # Ten benchmarks of the reference suite, the slowed one among them, for the baseline trials.
 ten='^(harness/(black_box_x64|empty|known_cost_chain_1000|memset/4096|memset/262144|'
@@ -50,8 +50,10 @@ ten+='decay_10k_memories)|scaling/activation/1000)$'
 variant() { # variant NAME TARGET CMAKE_DEFINITIONS...: builds TARGET of a variant
     local name="$1" tgt="$2"
     shift 2
+    local -a more
+    read -r -a more <<<"${TRIALS_CMAKE_ARGS:-}"
     if ! { cmake -S . -B "$dir/$name" -DCMAKE_BUILD_TYPE=Release -DHARNESS_BUILD_TESTS=OFF \
-        -DCMAKE_C_FLAGS="${TRIALS_CFLAGS:-}" "$@" && cmake --build "$dir/$name" -j "$(nproc)" --target "$tgt"; } \
+        ${more[@]+"${more[@]}"} "$@" && cmake --build "$dir/$name" -j "$(nproc)" --target "$tgt"; } \
         >"$dir/$name.log" 2>&1; then
         echo "trials.sh: building $name failed (see $dir/$name.log)" >&2
         exit 2

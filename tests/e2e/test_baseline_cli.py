@@ -250,14 +250,14 @@ class BaselineTest(unittest.TestCase):
 
     def test_speedup_is_an_improvement(self):
         self.assertEqual(self.bench("--save-baseline", "slow", "^cmp/chain$",
-                                    slowdown=200).returncode, 0)
+                                    slowdown=900).returncode, 0)
         p = self.bench("--baseline", "slow", "--fail-on-regression", "^cmp/chain$")
         self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
         self.assertIn("cmp/chain: Performance has improved.", p.stdout)
 
     def test_compare_two_saved_baselines(self):
         self.assertEqual(self.bench("--save-baseline", "old", "^cmp/").returncode, 0)
-        self.assertEqual(self.bench("--save-baseline", "new", "^cmp/", slowdown=200).returncode, 0)
+        self.assertEqual(self.bench("--save-baseline", "new", "^cmp/", slowdown=900).returncode, 0)
         p = self.bench("--load-baseline", "new", "--baseline", "old", "--fail-on-regression")
         self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
         self.assertNotIn("time:", p.stdout)  # nothing ran

@@ -208,7 +208,7 @@ class SnapshotTest(unittest.TestCase):
             entry["program"]["libraries"] = "fnv1a64:0000000000000000"
         with open(path, "w", encoding="utf-8") as f:
             json.dump(doc, f)
-        p, res = self.compare(self.copy("fix_slow100", b"E2ESLOW100\n"), "--fail-on-regression")
+        p, res = self.compare(self.copy("fix_slow900", b"E2ESLOW900\n"), "--fail-on-regression")
         self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
         self.assertIn("shared libraries this program runs have changed", p.stderr)
         self.assertNotIn("confirming", p.stderr)
