@@ -64,6 +64,13 @@ class HistoryTest(unittest.TestCase):
     def tearDown(self):
         shutil.rmtree(self.dir, ignore_errors=True)
 
+    def runs_recorded(self):
+        db = sqlite3.connect(self.db)
+        try:
+            return db.execute("SELECT count(*) FROM runs").fetchone()[0]
+        finally:
+            db.close()
+
     def test_two_runs_then_show(self):
         one = ["--quick", "--processes", "2", "--exact", "harness/empty", "--color", "never"]
         p = run(BENCH, *one, "--history", self.db)
@@ -254,11 +261,7 @@ class HistoryTest(unittest.TestCase):
             p = run(FIXTURE, *FAST, "--exact", "fix/a", "--calibrate", "2", "--save-baseline",
                     "cal", "--baseline-dir", self.dir, *extra, env_extra=env)
             self.assertEqual(p.returncode, 0, p.stderr)
-        db = sqlite3.connect(self.db)
-        try:
-            self.assertEqual(db.execute("SELECT count(*) FROM runs").fetchone()[0], 2)
-        finally:
-            db.close()
+        self.assertEqual(self.runs_recorded(), 2)
 
     def test_refused_combinations(self):
         for args in (["--ab", FIXTURE], ["--profile-time", "1"], ["--instructions"],
@@ -306,11 +309,7 @@ class HistoryTest(unittest.TestCase):
         self.assertTrue(20 < float(step) < 60 and float(lo) <= float(step) <= float(hi),
                         p.stderr)
         self.assertNotIn("cmp/steady: regressed", p.stderr)
-        db = sqlite3.connect(self.db)
-        try:
-            self.assertEqual(db.execute("SELECT count(*) FROM runs").fetchone()[0], 7)
-        finally:
-            db.close()
+        self.assertEqual(self.runs_recorded(), 7)
 
     def test_history_gate_refused(self):
         for args, why in ((["--history-gate", "10"], "--history-gate needs a run of times"),
