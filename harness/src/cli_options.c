@@ -808,8 +808,11 @@ static int check_combinations(const bench__cli *c)
      * --baseline would pass whatever happened: refuse it instead. */
     const char *gate = comparison_option(c);
     if (gate && !c->baseline && !c->ab) {
-        fprintf(stderr, "bench: %s needs a comparison: give --baseline NAME, --ab OTHER or "
-                        "--history-gate K\n", gate);
+        /* The level and the threshold are the history gate's too. */
+        bool history_too = strcmp(gate, "--significance-level") == 0 ||
+                           strcmp(gate, "--noise-threshold") == 0;
+        fprintf(stderr, "bench: %s needs a comparison: give --baseline NAME or --ab OTHER%s\n",
+                gate, history_too ? " (or --history-gate K)" : "");
         return -1;
     }
     if ((c->confirm_time_set || c->trust_snapshots) && !c->baseline) {
