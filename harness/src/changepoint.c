@@ -33,25 +33,45 @@ typedef struct split {
     double p, df, d, se;
 } split;
 
+/* Student's t test of y[a..k) against y[k..b) (a < k < b, at least 3 points), the variance
+ * pooled over both sides (see the top of the file). */
+static split test_split(const double *s1, const double *s2, size_t a, size_t k, size_t b)
+{
+    double n1 = (double)(k - a), n2 = (double)(b - k);
+    double m1 = (s1[k] - s1[a]) / n1, m2 = (s1[b] - s1[k]) / n2;
+    double ss1 = fmax(0, s2[k] - s2[a] - n1 * m1 * m1);
+    double ss2 = fmax(0, s2[b] - s2[k] - n2 * m2 * m2);
+    double df = n1 + n2 - 2, se = sqrt((ss1 + ss2) / df * (1 / n1 + 1 / n2)), d = m2 - m1;
+    /* Both sides constant: a change exactly when their values differ. */
+    double p = se > 0 ? bench__t_two_sided_p(d / se, df) : d != 0 ? 0 : 1;
+    return (split){k, p, df, d, se};
+}
+
 static bool best_split(const double *s1, const double *s2, size_t a, size_t b, split *out)
 {
     const size_t m = BENCH__CP_MIN_SEGMENT;
     bool any = false;
     for (size_t k = a + m; k + m <= b; k++) {
-        double n1 = (double)(k - a), n2 = (double)(b - k);
-        double m1 = (s1[k] - s1[a]) / n1, m2 = (s1[b] - s1[k]) / n2;
-        double ss1 = fmax(0, s2[k] - s2[a] - n1 * m1 * m1);
-        double ss2 = fmax(0, s2[b] - s2[k] - n2 * m2 * m2);
-        /* Student's t with the variance pooled over both sides (see the top of the file). */
-        double df = n1 + n2 - 2, se = sqrt((ss1 + ss2) / df * (1 / n1 + 1 / n2)), d = m2 - m1;
-        /* Both sides constant: a change exactly when their values differ. */
-        double p = se > 0 ? bench__t_two_sided_p(d / se, df) : d != 0 ? 0 : 1;
-        if (!any || p < out->p) {
-            *out = (split){k, p, df, d, se};
+        split s = test_split(s1, s2, a, k, b);
+        if (!any || s.p < out->p) {
+            *out = s;
             any = true;
         }
     }
     return any;
+}
+
+/* The change point of split s, its interval at 1 - alpha. */
+static bench__cp make_cp(const split *s, double alpha, double adjusted)
+{
+    double t = s->se > 0 ? bench__t_quantile(1 - alpha / 2, s->df) : 0;
+    return (bench__cp){
+        .index = s->k,
+        .step = expm1(s->d),
+        .step_lower = expm1(s->d - t * s->se),
+        .step_upper = expm1(s->d + t * s->se),
+        .p_adjusted = adjusted,
+    };
 }
 
 static int cmp_cp(const void *x, const void *y)
@@ -84,14 +104,7 @@ static void segment(const double *s1, const double *s2, size_t n, double alpha,
         double adjusted = fmin(1, s.p * (double)(n - 2 * BENCH__CP_MIN_SEGMENT + 1));
         if (!(adjusted < alpha))
             continue;
-        double t = s.se > 0 ? bench__t_quantile(1 - alpha / 2, s.df) : 0;
-        out->cp[out->ncp++] = (bench__cp){
-            .index = s.k,
-            .step = expm1(s.d),
-            .step_lower = expm1(s.d - t * s.se),
-            .step_upper = expm1(s.d + t * s.se),
-            .p_adjusted = adjusted,
-        };
+        out->cp[out->ncp++] = make_cp(&s, alpha, adjusted);
         stack[top][0] = a;
         stack[top++][1] = s.k;
         stack[top][0] = s.k;
@@ -141,6 +154,47 @@ static int trend(const double *y, size_t n, double alpha, bench__trend *t, doubl
     return 0;
 }
 
+/* Prefix sums *s1, *s2 (n + 1 each, caller frees) of logs[i] - logs[0] and of its square;
+ * -1 when memory runs out. */
+static int prefix_sums(const double *logs, size_t n, double **s1, double **s2)
+{
+    *s1 = malloc((n + 1) * sizeof **s1);
+    *s2 = malloc((n + 1) * sizeof **s2);
+    if (!*s1 || !*s2) {
+        free(*s1);
+        free(*s2);
+        return -1;
+    }
+    /* Centred first, so the sums of squares keep their precision (logs of ns are ~10 while
+     * the noise is ~0.01). */
+    (*s1)[0] = (*s2)[0] = 0;
+    for (size_t i = 0; i < n; i++) {
+        double y = logs[i] - logs[0];
+        (*s1)[i + 1] = (*s1)[i] + y;
+        (*s2)[i + 1] = (*s2)[i] + y * y;
+    }
+    return 0;
+}
+
+int bench__cp_newest_step(const double *logs, size_t n, double alpha, double tests,
+                          bench__cp *out)
+{
+    if (!out || !logs || n < 3 || !(alpha > 0 && alpha < 1) || !(tests >= 1))
+        return -1;
+    for (size_t i = 0; i < n; i++)
+        if (!isfinite(logs[i]))
+            return -1;
+    double *s1, *s2;
+    if (prefix_sums(logs, n, &s1, &s2) != 0)
+        return -1;
+    /* The newest point is a side of its own: the spread comes from the earlier points alone. */
+    split s = test_split(s1, s2, 0, n - 1, n);
+    *out = make_cp(&s, alpha / tests, fmin(1, s.p * tests));
+    free(s1);
+    free(s2);
+    return 0;
+}
+
 int bench__changepoints(const double *logs, size_t n, double alpha, bench__cp_result *out)
 {
     if (!out || (n > 0 && !logs) || !(alpha > 0 && alpha < 1))
@@ -151,21 +205,9 @@ int bench__changepoints(const double *logs, size_t n, double alpha, bench__cp_re
             return -1;
     if (n < 3)
         return 0;
-    double *s1 = malloc((n + 1) * sizeof *s1), *s2 = malloc((n + 1) * sizeof *s2);
-    if (!s1 || !s2) {
-        free(s1);
-        free(s2);
+    double *s1, *s2, centre = logs[0];
+    if (prefix_sums(logs, n, &s1, &s2) != 0)
         return -1;
-    }
-    /* Centred first, so the sums of squares keep their precision (logs of ns are ~10 while
-     * the noise is ~0.01). */
-    double centre = logs[0];
-    s1[0] = s2[0] = 0;
-    for (size_t i = 0; i < n; i++) {
-        double y = logs[i] - centre;
-        s1[i + 1] = s1[i] + y;
-        s2[i + 1] = s2[i] + y * y;
-    }
     segment(s1, s2, n, alpha, out);
     /* The trend over the newest points, and whether a line fits them as well as the steps. */
     size_t first = n > BENCH__TREND_MAX_POINTS ? n - BENCH__TREND_MAX_POINTS : 0;
@@ -197,4 +239,26 @@ int bench__changepoints(const double *logs, size_t n, double alpha, bench__cp_re
     free(s1);
     free(s2);
     return rc;
+}
+
+int bench__gate_window(const double *logs, size_t n, double noise_threshold, double alpha,
+                       double tests, bench__gate_result *out)
+{
+    if (!out || !(noise_threshold >= 0))
+        return -1;
+    memset(out, 0, sizeof *out);
+    bench__cp_result cr;
+    if (bench__cp_newest_step(logs, n, alpha, tests, &out->step) != 0 ||
+        bench__changepoints(logs, n, alpha / tests, &cr) != 0)
+        return -1;
+    /* The rule of a comparison's "regressed" (verdict.c): the interval above zero and the
+     * estimate above the noise threshold. */
+    out->step_fails = out->step.step_lower > 0 && out->step.step > noise_threshold;
+    out->trend = cr.trend;
+    double steps = (double)(n - 1);
+    out->trend_total = expm1(steps * log1p(cr.trend.per_point));
+    out->trend_total_lower = expm1(steps * log1p(cr.trend.lower));
+    out->trend_slows = cr.trend.found && cr.trend.per_point > 0;
+    out->trend_fails = out->trend_slows && out->trend_total_lower > noise_threshold;
+    return 0;
 }

@@ -57,6 +57,8 @@ typedef struct bench__cli {
     const char *gbench_path; /* --export-gbench FILE */
     const char *history_path; /* --history FILE, else $BENCH_HISTORY for a run of times */
     const char *history_show; /* --history-show FILE */
+    size_t history_gate;      /* --history-gate K: earlier runs the newest is tested against;
+                                 0 off */
     /* ---- instruction mode (instr.c) ---- */
     bool instructions;            /* --instructions */
     uint64_t instr_iterations;    /* --instructions-iterations N; 0: per benchmark */

@@ -85,6 +85,10 @@ static const char usage_text[] =
     "      --history-show FILE    list the runs in history FILE, then each benchmark's series\n"
     "                             that the FILTERs select, its change points and trend;\n"
     "                             runs nothing\n"
+    "      --history-gate K       with --history: exit 1 when a benchmark's newest run is a\n"
+    "                             step above --noise-threshold against its last K runs,\n"
+    "                             5..1000 (10 is a good start), or its slowing trend over\n"
+    "                             them is; needs 5 earlier runs to judge\n"
     "      --color WHEN           auto, always or never (default auto; NO_COLOR is respected)\n"
     "      --context              print the system context (CPU, GPU, OS, compiler, ...) and exit\n"
     "Baselines and comparison:\n"
@@ -113,7 +117,8 @@ static const char usage_text[] =
     "      --trust-snapshots      with --baseline: run the baseline's program snapshot even\n"
     "                             when this user's key did not sign it (a cache another\n"
     "                             machine saved); its file checks still apply\n"
-    "                             (these comparison options need --baseline or --ab)\n"
+    "                             (these comparison options need --baseline or --ab;\n"
+    "                             --history-gate takes the level and threshold too)\n"
     "Paired A/B of two builds:\n"
     "      --ab OTHER             measure OTHER (old build of this suite) against this program\n"
     "                             in alternating ABBA/BAAB rounds; runs nothing else\n"
@@ -244,6 +249,7 @@ typedef enum opt_id {
     O_EXPORT_GBENCH, O_INSTR, O_INSTR_ITERS, O_INSTR_CACHE, O_PROCESSES,
     O_IN_PROCESS, O_TIMEOUT, O_CONFIRM_TIME, O_GPU_LOCK, O_TRUST_SNAPSHOTS, O_HISTORY,
     O_HISTORY_SHOW,
+    O_HISTORY_GATE,
 } opt_id;
 
 typedef struct opt_def {
@@ -304,6 +310,7 @@ static const opt_def options[] = {
     {"trust-snapshots", 0, false, O_TRUST_SNAPSHOTS},
     {"history", 0, true, O_HISTORY},
     {"history-show", 0, true, O_HISTORY_SHOW},
+    {"history-gate", 0, true, O_HISTORY_GATE},
 };
 
 /* Baseline names become file names: a safe character set, nothing that can leave the
@@ -515,6 +522,11 @@ static int apply_option(bench__cli *c, opt_id id, const char *flag, const char *
     case O_TIMEOUT:
         return parse_double(flag, v, 0, 86400 * 7, true, false,
                             "a number of seconds in (0, 604800]", &c->run.timeout_s);
+    case O_HISTORY_GATE:
+        if (parse_u64(flag, v, 5, 1000, "an integer in [5, 1000]", &u))
+            return -1;
+        c->history_gate = (size_t)u;
+        return 0;
     case O_HISTORY:
     case O_HISTORY_SHOW:
         if (*v == '\0')
@@ -769,14 +781,15 @@ int bench__cli_finish_stdout(int exit_code)
     return exit_code;
 }
 
-/* The first option given that only means something in a comparison, or NULL. */
+/* The first option given that only means something in a comparison, or NULL. The history
+ * gate is a comparison too, with the runs before: it takes the level and the threshold. */
 static const char *comparison_option(const bench__cli *c)
 {
     if (c->fail_on_regression)
         return "--fail-on-regression";
-    if (c->significance_set)
+    if (c->significance_set && !c->history_gate)
         return "--significance-level";
-    if (c->noise_threshold_set)
+    if (c->noise_threshold_set && !c->history_gate)
         return "--noise-threshold";
     if (c->strict_set)
         return c->strict ? "--baseline-strict" : "--baseline-lenient";
@@ -795,8 +808,11 @@ static int check_combinations(const bench__cli *c)
      * --baseline would pass whatever happened: refuse it instead. */
     const char *gate = comparison_option(c);
     if (gate && !c->baseline && !c->ab) {
-        fprintf(stderr, "bench: %s needs a comparison: give --baseline NAME or --ab OTHER\n",
-                gate);
+        /* The level and the threshold are the history gate's too. */
+        bool history_too = strcmp(gate, "--significance-level") == 0 ||
+                           strcmp(gate, "--noise-threshold") == 0;
+        fprintf(stderr, "bench: %s needs a comparison: give --baseline NAME or --ab OTHER%s\n",
+                gate, history_too ? " (or --history-gate K)" : "");
         return -1;
     }
     if ((c->confirm_time_set || c->trust_snapshots) && !c->baseline) {
@@ -926,6 +942,11 @@ int bench__cli_parse(bench__cli *c, int argc, char **argv)
         return -1;
     if (c->run.profile_time > 0)
         c->run.plan = BENCH__PLAN_PROFILE;
+    if (c->history_gate && (!c->history_path || c->list || c->run.profile_time > 0)) {
+        fprintf(stderr, "bench: --history-gate needs a run of times recorded with --history "
+                        "FILE (or $BENCH_HISTORY)\n");
+        return -1;
+    }
     c->abo.significance_level = c->cmp.significance_level;
     c->abo.noise_threshold = c->noise_threshold_set ? c->cmp.noise_threshold
                                                     : BENCH__DEFAULT_AB_NOISE_THRESHOLD;

@@ -33,6 +33,7 @@ static const struct {
     {"--color", true},         {"--fail-on-regression", false}, {"--baseline-lenient", false},
     {"--baseline-dir", true},  {"--export-gbench", true}, {"--baseline-strict", false},
     {"--significance-level", true}, {"--noise-threshold", true}, {"--history", true},
+    {"--history-gate", true},
 };
 
 /* Runs the selected benchmarks in `runs` - 1 child processes of this program for calibration;
@@ -604,11 +605,23 @@ static void write_outputs(pipeline *p)
     }
     /* The history gets every run of times, compared or not, in one transaction; like the
      * baseline's save, it is not stopped halfway by a signal. */
+    long long run_id = 0;
     if (c->history_path && p->cl->times &&
-        bench__history_append(c->history_path, &p->ctx, p->results, p->k, c->baseline, msg,
-                              sizeof msg) != 0) {
+        bench__history_append(c->history_path, &p->ctx, p->results, p->k, c->baseline, &run_id,
+                              msg, sizeof msg) != 0) {
         fprintf(stderr, "bench: %s\n", bench__escape(shown, sizeof shown, msg));
         rc = BENCH_EXIT_USAGE;
+    } else if (c->history_gate && p->cl->times) {
+        /* The run just recorded against the runs before it (on stderr: stdout may be JSON). */
+        bool regressed = false;
+        if (bench__history_gate(stderr, c->history_path, run_id, c->history_gate,
+                                c->cmp.noise_threshold, c->cmp.significance_level, &regressed,
+                                msg, sizeof msg) != 0) {
+            fprintf(stderr, "bench: %s\n", bench__escape(shown, sizeof shown, msg));
+            rc = BENCH_EXIT_USAGE;
+        } else if (regressed && rc == BENCH_EXIT_OK) {
+            rc = BENCH_EXIT_REGRESSION;
+        }
     }
     /* Decided: a signal from here on changes nothing. */
     p->decided = true;

@@ -339,7 +339,7 @@ static int insert_result(sqlite3_stmt *st, sqlite3_stmt *pst, sqlite3_int64 run,
 
 int bench__history_append(const char *path, const bench__context *ctx,
                           const bench__result *results, size_t n, const char *baseline,
-                          char *msg, size_t len)
+                          long long *run_id, char *msg, size_t len)
 {
     sqlite3 *db;
     int rc = open_db(path, true, &db, msg, len);
@@ -371,6 +371,8 @@ int bench__history_append(const char *path, const bench__context *ctx,
                    db_error(db, src));
         sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
         rc = BENCH_EIO;
+    } else if (run_id) {
+        *run_id = (long long)run;
     }
     sqlite3_close(db);
     return rc;
@@ -567,6 +569,143 @@ int bench__history_show(FILE *o, const char *path, bench__history_selector selec
         free(ids[i]);
     free(ids);
     free(selected);
+    sqlite3_close(db);
+    return rc;
+}
+
+/* ---- --history-gate ---- */
+
+/* One benchmark of the gated run: its id and its newest n medians' logs, oldest first. */
+typedef struct gated {
+    char *id;
+    double *logs;
+    size_t n;
+} gated;
+
+/* The benchmarks of run `run` that ran ok, each with its newest window + 1 medians (the run's
+ * own last) into *out (*nout of them; the caller frees). */
+static int gate_series(sqlite3 *db, sqlite3_int64 run, size_t window, gated **out,
+                       size_t *nout)
+{
+    sqlite3_stmt *ids = NULL, *st = NULL;
+    gated *g = NULL;
+    size_t n = 0, cap = 0;
+    int rc = sqlite3_prepare_v2(db, "SELECT benchmark FROM results WHERE run_id = ?1 AND"
+                                    " status = 'ok' AND median_ns > 0 ORDER BY benchmark",
+                                -1, &ids, NULL);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_prepare_v2(db, "SELECT median_ns FROM results WHERE benchmark = ?1 AND"
+                                    " status = 'ok' AND median_ns > 0 AND run_id <= ?2"
+                                    " ORDER BY run_id DESC LIMIT ?3", -1, &st, NULL);
+    if (rc == SQLITE_OK)
+        sqlite3_bind_int64(ids, 1, run);
+    while (rc == SQLITE_OK && (rc = sqlite3_step(ids)) == SQLITE_ROW) {
+        rc = SQLITE_OK;
+        bool ok = true;
+        if (n == cap) {
+            cap = cap ? 2 * cap : 16;
+            g = resize(g, cap, sizeof *g, &ok);
+        }
+        const unsigned char *id = sqlite3_column_text(ids, 0);
+        if (!ok || !(g[n].id = strdup(id ? (const char *)id : ""))) {
+            rc = SQLITE_NOMEM;
+            break;
+        }
+        g[n].n = 0;
+        if (!(g[n++].logs = malloc((window + 1) * sizeof *g->logs))) {
+            rc = SQLITE_NOMEM;
+            break;
+        }
+        gated *b = &g[n - 1];
+        sqlite3_reset(st);
+        sqlite3_bind_text(st, 1, b->id, -1, SQLITE_TRANSIENT);
+        sqlite3_bind_int64(st, 2, run);
+        sqlite3_bind_int64(st, 3, (sqlite3_int64)window + 1);
+        while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+            b->logs[b->n++] = log(sqlite3_column_double(st, 0));
+        rc = rc == SQLITE_DONE ? SQLITE_OK : rc;
+        /* Newest first from the query: oldest first for the tests. */
+        for (size_t i = 0; i < b->n / 2; i++) {
+            double t = b->logs[i];
+            b->logs[i] = b->logs[b->n - 1 - i];
+            b->logs[b->n - 1 - i] = t;
+        }
+    }
+    sqlite3_finalize(ids);
+    sqlite3_finalize(st);
+    *out = g;
+    *nout = n;
+    return rc == SQLITE_DONE ? SQLITE_OK : rc;
+}
+
+/* The gate's judgement of b, one of `tests`, printed; true when it fails. */
+static bool gate_one(FILE *o, const gated *b, double tests, double noise, double alpha)
+{
+    bench__gate_result g;
+    char shown[BENCH__ESCAPED_ID], s[32], lo[32], hi[32], total[32];
+    if (bench__gate_window(b->logs, b->n, noise, alpha, tests, &g) != 0)
+        return false;
+    bench__escape(shown, sizeof shown, b->id);
+    if (g.step_fails) {
+        fmt_pct(s, sizeof s, g.step.step);
+        fmt_pct(lo, sizeof lo, g.step.step_lower);
+        fmt_pct(hi, sizeof hi, g.step.step_upper);
+        fprintf(o, "%s: regressed against the last %zu runs: %s [%s, %s]\n", shown, b->n - 1,
+                s, lo, hi);
+    }
+    if (g.trend_slows) {
+        fmt_pct(s, sizeof s, g.trend.per_point);
+        fmt_pct(lo, sizeof lo, g.trend.lower);
+        fmt_pct(hi, sizeof hi, g.trend.upper);
+        fmt_pct(total, sizeof total, g.trend_total);
+        fprintf(o, "%s: %sslowing trend over the last %zu runs: %s per run [%s, %s], %s over "
+                   "them\n", shown, g.trend_fails ? "" : "warning: ", b->n, s, lo, hi, total);
+    }
+    return g.step_fails || g.trend_fails;
+}
+
+int bench__history_gate(FILE *o, const char *path, long long run_id, size_t window,
+                        double noise_threshold, double alpha, bool *regressed, char *msg,
+                        size_t len)
+{
+    *regressed = false;
+    sqlite3 *db;
+    int rc = open_db(path, false, &db, msg, len);
+    if (rc != 0)
+        return rc;
+    gated *g = NULL;
+    size_t n = 0, tested = 0;
+    int src = gate_series(db, (sqlite3_int64)run_id, window, &g, &n);
+    if (src != SQLITE_OK) {
+        bench__msg(msg, len, "history '%s' cannot be read: %s", path, db_error(db, src));
+        rc = BENCH_EIO;
+    }
+    for (size_t i = 0; i < n && rc == 0; i++)
+        tested += g[i].n - 1 >= BENCH__HISTORY_GATE_MIN;
+    /* Bonferroni over the benchmarks tested: the gate's false alarms are at most about alpha
+     * per run of the whole suite, not per benchmark. */
+    double tests = tested ? (double)tested : 1;
+    if (rc == 0)
+        fprintf(o, "history gate: %zu of %zu benchmark%s tested against up to %zu earlier runs "
+                   "(noise threshold %g, family level %g)\n", tested, n, n == 1 ? "" : "s",
+                window, noise_threshold, alpha);
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        const gated *b = &g[i];
+        if (b->n - 1 < BENCH__HISTORY_GATE_MIN) {
+            char shown[BENCH__ESCAPED_ID];
+            fprintf(o, "%s: not gated: %zu earlier run%s in the history, fewer than %d\n",
+                    bench__escape(shown, sizeof shown, b->id), b->n - 1, b->n == 2 ? "" : "s",
+                    BENCH__HISTORY_GATE_MIN);
+            continue;
+        }
+        if (gate_one(o, b, tests, noise_threshold, alpha))
+            *regressed = true;
+    }
+    for (size_t i = 0; i < n; i++) {
+        free(g[i].id);
+        free(g[i].logs);
+    }
+    free(g);
     sqlite3_close(db);
     return rc;
 }

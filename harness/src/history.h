@@ -16,6 +16,7 @@
 #include <stdio.h>
 
 #include "base.h"
+#include "changepoint.h"
 #include "context.h"
 #include "result.h"
 
@@ -33,12 +34,29 @@ int bench__history_check(const char *path, char *msg, size_t len);
 /**
  * Appends one run: its context, the n results (each with its comparison when it has one) and
  * their per-process medians, in one transaction; creates the database when `path` is absent.
- * `baseline` names the baseline the run was compared with (NULL: none). 0, or a negative error
- * code with one line in msg (nothing was written then).
+ * `baseline` names the baseline the run was compared with (NULL: none). The new run's id goes
+ * to *run_id (when not NULL). 0, or a negative error code with one line in msg (nothing was
+ * written then).
  */
 int bench__history_append(const char *path, const bench__context *ctx,
                           const bench__result *results, size_t n, const char *baseline,
-                          char *msg, size_t len);
+                          long long *run_id, char *msg, size_t len);
+
+/** Fewest earlier runs a benchmark needs before --history-gate tests it. */
+#define BENCH__HISTORY_GATE_MIN BENCH__CP_MIN_SEGMENT
+
+/**
+ * --history-gate: for each benchmark of run `run_id` that ran ok, tests its median as a step
+ * against its last `window` earlier runs (bench__cp_newest_step, Bonferroni over the
+ * benchmarks tested, family level alpha) and looks for a trend over the same runs
+ * (bench__changepoints at alpha over the benchmarks). Prints one line per finding to o.
+ * *regressed is set when a benchmark's step is significant and above noise_threshold, or when
+ * the lower end of its slowing trend's interval, compounded over the window, is above it.
+ * Reads only. 0, or a negative error code with one line in msg.
+ */
+int bench__history_gate(FILE *o, const char *path, long long run_id, size_t window,
+                        double noise_threshold, double alpha, bool *regressed, char *msg,
+                        size_t len);
 
 /**
  * Selects the benchmark ids to show: marks selected[0..n) for ids[0..n); 0, or -1 after one

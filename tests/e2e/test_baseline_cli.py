@@ -203,8 +203,11 @@ class BaselineTest(unittest.TestCase):
                 self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
                 lines = err_lines(p.stderr)
                 self.assertEqual(len(lines), 1, lines)
+                # The level and the threshold also serve the history gate, and say so.
+                tail = (r" \(or --history-gate K\)" if args[0] in ("--significance-level",
+                                                                 "--noise-threshold") else "")
                 self.assertRegex(lines[0], rf"^bench: {args[0]} needs a comparison: give "
-                                           r"--baseline NAME or --ab OTHER$")
+                                           rf"--baseline NAME or --ab OTHER{tail}$")
                 self.assertNotIn("time:", p.stdout)
         for flag in ["--ab-time", "--ab-pairs"]:
             p = self.bench(flag, "5", "--exact", "fix/a")

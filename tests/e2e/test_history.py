@@ -13,7 +13,12 @@
   unchanged; so does --history-show, and a history that does not exist.
 - Concurrent runs on one new history all get recorded; --calibrate's separate runs are not.
 - --history is refused in the modes that record nothing of times.
+- --history-gate: six steady runs of the fixture's cmp/ benchmarks into a new history pass (the
+  first five name each benchmark as not gated, too few earlier runs); a seventh with cmp/chain
+  made 40% slower (E2E_SLOWDOWN_PERCENT) exits 1 naming cmp/chain only, with stdout still clean
+  JSON; the gate without a history, or with too small a window, is refused.
 """
+import json
 import hashlib
 import os
 import random
@@ -58,6 +63,13 @@ class HistoryTest(unittest.TestCase):
 
     def tearDown(self):
         shutil.rmtree(self.dir, ignore_errors=True)
+
+    def runs_recorded(self):
+        db = sqlite3.connect(self.db)
+        try:
+            return db.execute("SELECT count(*) FROM runs").fetchone()[0]
+        finally:
+            db.close()
 
     def test_two_runs_then_show(self):
         one = ["--quick", "--processes", "2", "--exact", "harness/empty", "--color", "never"]
@@ -249,11 +261,7 @@ class HistoryTest(unittest.TestCase):
             p = run(FIXTURE, *FAST, "--exact", "fix/a", "--calibrate", "2", "--save-baseline",
                     "cal", "--baseline-dir", self.dir, *extra, env_extra=env)
             self.assertEqual(p.returncode, 0, p.stderr)
-        db = sqlite3.connect(self.db)
-        try:
-            self.assertEqual(db.execute("SELECT count(*) FROM runs").fetchone()[0], 2)
-        finally:
-            db.close()
+        self.assertEqual(self.runs_recorded(), 2)
 
     def test_refused_combinations(self):
         for args in (["--ab", FIXTURE], ["--profile-time", "1"], ["--instructions"],
@@ -268,6 +276,54 @@ class HistoryTest(unittest.TestCase):
         p = run(FIXTURE, "--list", env_extra={"BENCH_HISTORY": self.db})
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertFalse(os.path.exists(self.db))
+
+    GATE = ["--warm-up-time", "0.01", "--measurement-time", "0.05", "--nresamples", "100",
+            "--color", "never", "--processes", "3", "--history-gate", "6",
+            "--noise-threshold", "0.1", "cmp/"]
+
+    def test_history_gate(self):
+        for i in range(6):
+            # One of the runs names its history through the environment, as a CI job would.
+            where = ([], {"BENCH_HISTORY": self.db}) if i == 2 else (["--history", self.db], None)
+            p = run(FIXTURE, *self.GATE, *where[0], env_extra=where[1])
+            self.assertEqual(p.returncode, 0, p.stderr)
+            self.assertNotIn("regressed", p.stderr)
+            if i < 5:
+                self.assertIn("history gate: 0 of 2 benchmarks", p.stderr)
+                for name in ("cmp/chain", "cmp/steady"):
+                    self.assertIn(f"{name}: not gated: {i} earlier run{'' if i == 1 else 's'} "
+                                  "in the history, fewer than 5", p.stderr)
+            else:
+                self.assertIn("history gate: 2 of 2 benchmarks tested against up to 6 earlier "
+                              "runs", p.stderr)
+                self.assertNotIn("not gated", p.stderr)
+        p = run(FIXTURE, *self.GATE, "--history", self.db, "--output-format", "json",
+                env_extra={"E2E_SLOWDOWN_PERCENT": "40"})
+        self.assertEqual(p.returncode, 1, p.stderr)
+        json.loads(p.stdout)
+        found = re.findall(r"^(\S+): regressed against the last (\d+) runs: \+([\d.]+)% "
+                           r"\[\+([\d.]+)%, \+([\d.]+)%\]$", p.stderr, re.M)
+        self.assertEqual(len(found), 1, p.stderr)
+        name, k, step, lo, hi = found[0]
+        self.assertEqual((name, k), ("cmp/chain", "6"))
+        self.assertTrue(20 < float(step) < 60 and float(lo) <= float(step) <= float(hi),
+                        p.stderr)
+        self.assertNotIn("cmp/steady: regressed", p.stderr)
+        self.assertEqual(self.runs_recorded(), 7)
+
+    def test_history_gate_refused(self):
+        for args, why in ((["--history-gate", "10"], "--history-gate needs a run of times"),
+                          (["--history-gate", "4", "--history", self.db],
+                           "an integer in [5, 1000]"),
+                          (["--history-gate", "10", "--history-show", self.db], "")):
+            p = run(FIXTURE, *args)
+            self.assertEqual(p.returncode, 2, (args, p.stderr))
+            self.assertIn(why, p.stderr)
+            self.assertEqual(len(p.stderr.splitlines()), 1, p.stderr)
+        self.assertFalse(os.path.exists(self.db))
+        p = run(FIXTURE, "--noise-threshold", "0.1")
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("--history-gate K", p.stderr)
 
 
 if __name__ == "__main__":

@@ -3,7 +3,11 @@
  * synthetic series of log medians with seeded normal noise: a 3% step at run 25 of 40 with 1%
  * noise per run (found at 25 +- 1, 3% inside its interval, nothing else), a 2% step among noisy
  * runs, a drift of 1% per run (a trend, not a scatter of steps), pure noise (change points at
- * most at the rate the level allows), and hand-worked edge cases.
+ * most at the rate the level allows), and hand-worked edge cases. Then the history gate
+ * (bench__cp_newest_step, bench__gate_window): the newest run's step against a window worked by
+ * hand (closed-form t distribution of 4 degrees of freedom), a 5% slowdown of the newest run
+ * caught, a steady window passing at the rate the level allows, and a drift of 1% per run that
+ * the one-step test misses named by the trend.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -163,6 +167,119 @@ static void test_edges(void **state)
     assert_int_equal(cr.ncp, 0);
 }
 
+/* The newest point against five earlier ones, worked by hand: earlier logs 0, +-0.01, +-0.02
+ * (mean 0, sum of squares 0.001, df 4, se sqrt(0.001 / 4 (1/5 + 1))), newest 0.1. The p-value
+ * and quantiles come from the closed form of Student's t with 4 degrees of freedom,
+ * P(|T| < t) = sin q (1 + cos^2 q / 2) with tan q = t / 2, not from the harness's code. */
+static void test_newest_step_by_hand(void **state)
+{
+    (void)state;
+    const double base = log(1000.0);
+    double y[6] = {0, 0.01, -0.01, 0.02, -0.02, 0.1};
+    for (size_t i = 0; i < 6; i++)
+        y[i] += base;
+    bench__cp cp;
+    assert_int_equal(bench__cp_newest_step(y, 6, ALPHA, 1, &cp), 0);
+    assert_int_equal(cp.index, 5);
+    assert_close(cp.step, 0.10517091807564763, 1e-12);
+    assert_close(cp.step_lower, 0.0532815329409152, 1e-7);
+    assert_close(cp.step_upper, 0.15961660767927427, 1e-7);
+    assert_close(cp.p_adjusted, 0.004468575556053289, 1e-8);
+    /* One of three tests: p times 3, the interval at 1 - 0.05 / 3. */
+    assert_int_equal(bench__cp_newest_step(y, 6, ALPHA, 3, &cp), 0);
+    assert_close(cp.step_lower, 0.03189525595340001, 1e-7);
+    assert_close(cp.step_upper, 0.18364994035337237, 1e-7);
+    assert_close(cp.p_adjusted, 0.013405726668159867, 1e-8);
+    assert_int_equal(bench__cp_newest_step(y, 2, ALPHA, 1, &cp), -1);
+    assert_int_equal(bench__cp_newest_step(y, 6, ALPHA, 0.5, &cp), -1);
+    y[0] = NAN;
+    assert_int_equal(bench__cp_newest_step(y, 6, ALPHA, 1, &cp), -1);
+}
+
+#define GATE_K 10 /* earlier runs in the gate's window */
+#define GATE_NOISE 0.005 /* sd of a run's log median, as measured between real runs here */
+#define GATE_THRESHOLD 0.02 /* the default --noise-threshold */
+
+/* The newest of 11 runs 5% slower, one of 10 benchmarks: its step fails the gate in (nearly)
+ * every seed, with 5% inside the interval; no trend fails. */
+static void test_gate_catches_a_step(void **state)
+{
+    (void)state;
+    int caught = 0, covered = 0, trend_failed = 0;
+    for (uint64_t seed = 2000; seed < 2100; seed++) {
+        double y[GATE_K + 1];
+        bench__gate_result g;
+        series(y, GATE_K + 1, GATE_K, 0.05, 0, GATE_NOISE, seed);
+        assert_int_equal(bench__gate_window(y, GATE_K + 1, GATE_THRESHOLD, ALPHA, 10, &g), 0);
+        caught += g.step_fails;
+        covered += g.step.step_lower <= 0.05 && 0.05 <= g.step.step_upper;
+        trend_failed += g.trend_fails;
+    }
+    print_message("gate, 5%% step: caught %d of 100, covered %d, trend failed %d\n", caught,
+                  covered, trend_failed);
+    assert_true(caught >= 95);
+    assert_true(covered >= 90);
+    assert_true(trend_failed <= 5);
+}
+
+/* A steady window: with no threshold the step test alone alarms at most at its level (200
+ * seeds, asked: 200 alpha plus three binomial sds); with the default threshold of 2%, four
+ * noise sds, never. */
+static void test_gate_steady_passes(void **state)
+{
+    (void)state;
+    int alarms = 0, failed = 0;
+    const int count = 200;
+    for (uint64_t seed = 3000; seed < 3000 + (uint64_t)count; seed++) {
+        double y[GATE_K + 1];
+        bench__gate_result g;
+        series(y, GATE_K + 1, GATE_K + 1, 0, 0, GATE_NOISE, seed);
+        assert_int_equal(bench__gate_window(y, GATE_K + 1, 0, ALPHA, 1, &g), 0);
+        alarms += g.step.p_adjusted < ALPHA;
+        assert_int_equal(bench__gate_window(y, GATE_K + 1, GATE_THRESHOLD, ALPHA, 1, &g), 0);
+        failed += g.step_fails || g.trend_fails;
+    }
+    double bound = count * ALPHA + 3 * sqrt(count * ALPHA * (1 - ALPHA));
+    print_message("gate, steady: %d of %d steps significant (bound %.1f), %d failed\n", alarms,
+                  count, bound, failed);
+    assert_true(alarms <= bound);
+    assert_int_equal(failed, 0);
+}
+
+/* A drift of 1% per run over the window: the newest run is about 5% above the earlier runs'
+ * mean, but their own spread (the drift) hides it from the one-step test; the trend names it
+ * and, 10% over the window with its lower end above 2%, fails the gate. A drift of 0.1% per run
+ * (1% over the window) is at most a warning. */
+static void test_gate_names_a_drift(void **state)
+{
+    (void)state;
+    int missed = 0, failed = 0, warned_small = 0, failed_small = 0;
+    for (uint64_t seed = 4000; seed < 4100; seed++) {
+        double y[GATE_K + 1];
+        bench__gate_result g;
+        series(y, GATE_K + 1, GATE_K + 1, 0, 0.01, GATE_NOISE, seed);
+        assert_int_equal(bench__gate_window(y, GATE_K + 1, GATE_THRESHOLD, ALPHA, 10, &g), 0);
+        missed += !g.step_fails;
+        failed += g.trend_fails;
+        if (seed == 4000) {
+            assert_false(g.step_fails);
+            assert_true(g.trend_slows && g.trend_fails);
+            assert_int_equal(g.trend.points, GATE_K + 1);
+            assert_close(g.trend_total, expm1(GATE_K * log1p(g.trend.per_point)), 1e-12);
+            assert_true(g.trend.lower <= 0.01 && 0.01 <= g.trend.upper);
+        }
+        series(y, GATE_K + 1, GATE_K + 1, 0, 0.001, GATE_NOISE, seed);
+        assert_int_equal(bench__gate_window(y, GATE_K + 1, GATE_THRESHOLD, ALPHA, 10, &g), 0);
+        warned_small += g.trend_slows;
+        failed_small += g.trend_fails || g.step_fails;
+    }
+    print_message("gate, 1%%/run drift: step missed %d of 100, trend failed %d; 0.1%%/run: "
+                  "warned %d, failed %d\n", missed, failed, warned_small, failed_small);
+    assert_true(missed >= 90);
+    assert_true(failed >= 90);
+    assert_int_equal(failed_small, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -172,6 +289,10 @@ int main(void)
         cmocka_unit_test(test_drift_is_a_trend),
         cmocka_unit_test(test_noise_false_alarms),
         cmocka_unit_test(test_edges),
+        cmocka_unit_test(test_newest_step_by_hand),
+        cmocka_unit_test(test_gate_catches_a_step),
+        cmocka_unit_test(test_gate_steady_passes),
+        cmocka_unit_test(test_gate_names_a_drift),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
