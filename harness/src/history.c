@@ -411,13 +411,22 @@ static int show_runs(FILE *o, sqlite3 *db)
         -1, &st, NULL);
     if (rc != SQLITE_OK)
         return rc;
-    fprintf(o, "%6s  %-20s  %-16s  %-5s  %-20s  %10s  %s\n", "run", "time", "revision", "dirty",
+    /* The revision column as wide as its longest entry ("0123456789ab-dirty" is 18). */
+    int w = 16;
+    sqlite3_stmt *wst;
+    if (sqlite3_prepare_v2(db, "SELECT max(length(coalesce(git_revision, cwd_git_revision)))"
+                               " FROM runs", -1, &wst, NULL) == SQLITE_OK) {
+        if (sqlite3_step(wst) == SQLITE_ROW && sqlite3_column_int(wst, 0) > w)
+            w = sqlite3_column_int(wst, 0) < 255 ? sqlite3_column_int(wst, 0) : 255;
+        sqlite3_finalize(wst);
+    }
+    fprintf(o, "%6s  %-20s  %-*s  %-5s  %-20s  %10s  %s\n", "run", "time", w, "revision", "dirty",
             "host", "benchmarks", "baseline");
     char a[256], b[256], c[256], d[256];
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         int dirty = sqlite3_column_type(st, 3) == SQLITE_NULL ? -1 : sqlite3_column_int(st, 3);
-        fprintf(o, "%6lld  %-20s  %-16s  %-5s  %-20s  %10d  %s\n",
-                (long long)sqlite3_column_int64(st, 0), column(st, 1, a, sizeof a),
+        fprintf(o, "%6lld  %-20s  %-*s  %-5s  %-20s  %10d  %s\n",
+                (long long)sqlite3_column_int64(st, 0), column(st, 1, a, sizeof a), w,
                 column(st, 2, b, sizeof b), dirty < 0 ? "-" : dirty ? "yes" : "no",
                 column(st, 4, c, sizeof c), sqlite3_column_int(st, 5),
                 column(st, 6, d, sizeof d));
@@ -469,10 +478,15 @@ static int show_series(FILE *o, sqlite3 *db, const char *id)
         char shown[BENCH__ESCAPED_ID], rev[256], t[32];
         fprintf(o, "\n%s: %zu run%s\n", bench__escape(shown, sizeof shown, id), n,
                 n == 1 ? "" : "s");
-        fprintf(o, "  %6s  %-16s  %s\n", "run", "revision", "median");
+        int w = 16; /* the revision column, as wide as its longest entry */
+        for (size_t i = 0; i < n; i++) {
+            int len = (int)strlen(bench__escape(rev, sizeof rev, revs[i]));
+            w = len > w ? len : w;
+        }
+        fprintf(o, "  %6s  %-*s  %s\n", "run", w, "revision", "median");
         for (size_t i = 0; i < n; i++) {
             bench__fmt_time(t, sizeof t, exp(logs[i]));
-            fprintf(o, "  %6lld  %-16s  %s\n", (long long)runs[i],
+            fprintf(o, "  %6lld  %-*s  %s\n", (long long)runs[i], w,
                     bench__escape(rev, sizeof rev, revs[i]), t);
         }
         bench__cp_result cr;

@@ -156,6 +156,31 @@ class HistoryTest(unittest.TestCase):
         self.assertIsNotNone(m, f"no block for {name} in:\n{text}")
         return m.group(0)
 
+    def test_columns_fit_long_revisions(self):
+        """A revision longer than the column's 16 characters (a dirty checkout's
+        "0123456789ab-dirty") widens its column instead of pushing its row out of line."""
+        self.synthetic({"fix/a": [100.0, 101.0, 99.0]})
+        db = sqlite3.connect(self.db)
+        try:
+            db.execute("UPDATE runs SET git_revision = '0123456789ab-dirty' WHERE id = 2")
+            db.commit()
+        finally:
+            db.close()
+        p = run(BENCH, "--history-show", self.db, "fix/a")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        for head, rows in (("run  time", r"^\s+\d+\s+2026-"), ("run  revision", r"^\s+\d+\s+rev")):
+            lines = p.stdout.splitlines()
+            top = next(line for line in lines if head in line)
+            body = [line for line in lines if re.match(rows, line) or "-dirty" in line]
+            body = body[:3] if head == "run  time" else body[-3:]
+            self.assertEqual(len(body), 3, p.stdout)
+            # The column after the revision starts at one place in the header and every row.
+            after = top.index("revision") + len("0123456789ab-dirty") + 2
+            for line in body:
+                self.assertEqual(line[after - 2:after], "  ", p.stdout)
+                self.assertNotEqual(line[after], " ", p.stdout)
+                self.assertEqual(line[after - 3] == " ", "-dirty" not in line, p.stdout)
+
     def test_step_and_drift_are_told_apart(self):
         rng = random.Random(7)
         step = [1000 * (1.03 if i >= 25 else 1) * (1 + 0.01 * rng.gauss(0, 1)) for i in range(40)]
