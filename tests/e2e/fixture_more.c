@@ -16,6 +16,8 @@
 
 #include <harness/bench.h>
 
+#include "fixture_marker.h"
+
 /* Defined in this file although group `fix` has its BENCH_GROUP in fixture_benches.c. */
 BENCH_FN(fix, b)
 {
@@ -151,15 +153,6 @@ BENCH_FN(trouble, iter_twice)
  * comparison test can make exactly this benchmark slower or faster than its baseline. */
 BENCH_GROUP(cmp, .warm_up_time = 0.05, .measurement_time = 0.3);
 
-static uint64_t chain(uint64_t x, unsigned steps)
-{
-    for (unsigned i = 0; i < steps; i++) {
-        x = x * 6364136223846793005ULL + 1442695040888963407ULL;
-        __asm__ volatile("" : "+r"(x));
-    }
-    return x;
-}
-
 /*
  * The chain's slowdown in percent: E2E_SLOWDOWN_PERCENT, plus N when the program file ends with
  * the marker "E2ESLOW<N>\n". A copy of this program with that appended is "a new build" that is
@@ -169,19 +162,9 @@ static uint64_t chain(uint64_t x, unsigned steps)
 static double slowdown_percent(void)
 {
     const char *pct = getenv("E2E_SLOWDOWN_PERCENT");
-    double p = pct ? atof(pct) : 0.0;
-    FILE *f = fopen("/proc/self/exe", "rb");
-    char tail[33] = "";
-    if (f && fseek(f, -32, SEEK_END) == 0) {
-        size_t n = fread(tail, 1, 32, f);
-        tail[n] = '\0';
-        for (size_t i = 0; i + 7 <= n; i++)
-            if (memcmp(tail + i, "E2ESLOW", 7) == 0)
-                p += atof(tail + i + 7);
-    }
-    if (f)
-        fclose(f);
-    return p;
+    char tail[33];
+    fixture_tail(tail);
+    return (pct ? atof(pct) : 0.0) + fixture_slow_percent(tail);
 }
 
 BENCH_FN(cmp, chain)
@@ -189,7 +172,7 @@ BENCH_FN(cmp, chain)
     unsigned steps = (unsigned)(2000.0 * (1.0 + slowdown_percent() / 100.0));
     uint64_t x = 1;
     BENCH_ITER(b) {
-        x = chain(x, steps);
+        x = fixture_chain(x, steps);
     }
     bench_black_box(x);
 }
@@ -198,7 +181,7 @@ BENCH_FN(cmp, steady)
 {
     uint64_t x = 1;
     BENCH_ITER(b) {
-        x = chain(x, 500);
+        x = fixture_chain(x, 500);
     }
     bench_black_box(x);
 }

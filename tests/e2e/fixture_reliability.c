@@ -20,47 +20,22 @@
 
 #include <harness/bench.h>
 
-/* The last bytes of this program's file, NUL-terminated, into tail (room for 33). */
-static void program_tail(char tail[33])
-{
-    FILE *f = fopen("/proc/self/exe", "rb");
-    tail[0] = '\0';
-    if (f && fseek(f, -32, SEEK_END) == 0) {
-        size_t n = fread(tail, 1, 32, f);
-        tail[n] = '\0';
-        /* the marker is text after binary bytes: make NULs before it harmless to strstr */
-        for (size_t i = 0; i < n; i++)
-            if (tail[i] == '\0')
-                tail[i] = ' ';
-    }
-    if (f)
-        fclose(f);
-}
-
-static uint64_t chain(uint64_t x, unsigned steps)
-{
-    for (unsigned i = 0; i < steps; i++) {
-        x = x * 6364136223846793005ULL + 1442695040888963407ULL;
-        __asm__ volatile("" : "+r"(x));
-    }
-    return x;
-}
+#include "fixture_marker.h"
 
 BENCH_GROUP(s, .warm_up_time = 0.02, .measurement_time = 0.2);
 
 BENCH_FN(s, work)
 {
     char tail[33];
-    program_tail(tail);
-    const char *slow = strstr(tail, "E2ESLOW");
-    double pct = slow ? atof(slow + 7) : 0.0;
+    fixture_tail(tail);
+    double pct = fixture_slow_percent(tail);
     if (getenv("E2E_HANG_SETUP") && strstr(tail, "E2EHANG"))
         for (;;)
             pause(); /* an old build whose setup never ends */
     unsigned steps = (unsigned)(2000.0 * (1.0 + pct / 100.0));
     uint64_t x = 1;
     BENCH_ITER(b) {
-        x = chain(x, steps);
+        x = fixture_chain(x, steps);
     }
     bench_black_box(x);
 }
@@ -69,7 +44,7 @@ BENCH_FN(s, work2)
 {
     uint64_t x = 1;
     BENCH_ITER(b) {
-        x = chain(x, 500);
+        x = fixture_chain(x, 500);
     }
     bench_black_box(x);
 }
