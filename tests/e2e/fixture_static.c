@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "cli/internal.h"
 
 /* The runner's functions that alloc.c's probe calls; never reached here. */
 int bench__metric_add(struct bench__result *r, const char *name, const char *unit,

@@ -18,8 +18,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "compare.h"
-#include "internal.h"
+#include "cli/internal.h"
+#include "stats/compare.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -1,7 +1,7 @@
 /*
  * fake_nvml.c: a stand-in for the driver's libnvidia-ml.so.1, built as a shared library for the
- * tests (BENCH_NVML_LIBRARY names it; harness/src/nvml.h). It exports the nvml* functions that
- * harness/src/nvml.c looks up, with NVML's ABI, and answers with values scripted by environment
+ * tests (BENCH_NVML_LIBRARY names it; harness/src/probes/nvml.h). It exports the nvml* functions that
+ * harness/src/probes/nvml.c looks up, with NVML's ABI, and answers with values scripted by environment
  * variables read at nvmlInit_v2:
  *
  *   FAKE_NVML_INIT=fail          nvmlInit_v2 fails ("Driver Not Loaded")

@@ -16,9 +16,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "run/run.h"
+#include "stats/compare.h"
 #include "unit_helpers.h"
-#include "compare.h"
-#include "run.h"
 
 /*
  * Four pairs with ln ratios .01 .02 .03 .04: mean .025, sd sqrt(.0005/3), se = sd/2 =

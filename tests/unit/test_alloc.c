@@ -22,7 +22,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "cli/internal.h"
 
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 #define SANITIZED 1

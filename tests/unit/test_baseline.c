@@ -21,7 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "cli/internal.h"
 
 static char tmpdir[64];
 

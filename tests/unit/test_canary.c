@@ -13,7 +13,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "internal.h"
+#include "cli/internal.h"
 
 static void test_measure_gives_every_probe(void **state)
 {

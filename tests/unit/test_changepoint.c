@@ -19,8 +19,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "stats/changepoint.h"
 #include "unit_helpers.h"
-#include "changepoint.h"
 
 #define ALPHA 0.05
 #define N 40

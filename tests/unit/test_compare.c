@@ -15,9 +15,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/base.h"
+#include "stats/compare.h"
 #include "unit_helpers.h"
-#include "base.h"
-#include "compare.h"
 
 static void test_t_and_beta_published(void **state)
 {

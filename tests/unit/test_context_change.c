@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "compare.h"
+#include "stats/compare.h"
 
 static bench__context_id base_id(void)
 {

@@ -1,5 +1,5 @@
 /*
- * test_cuda.c: the CUDA layer's probe (harness/src/cuda.c) driven by the real runner with a fake
+ * test_cuda.c: the CUDA layer's probe (harness/src/probes/cuda.c) driven by the real runner with a fake
  * backend, so every path is tested without a GPU: a CUDA benchmark without a device is skipped
  * with the reason and its body never runs; with one, each timed block is bracketed by begin and
  * finish and its GPU time is the sample's time, the wall clock's goes to "host_wall"; settings
@@ -23,9 +23,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cuda_backend.h"
-#include "internal.h"
-#include "store.h"
+#include "cli/internal.h"
+#include "probes/cuda_backend.h"
+#include "store/store.h"
 
 /* ---- benchmarks ---- */
 

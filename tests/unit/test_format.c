@@ -15,7 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "cli/internal.h"
 
 static void test_fmt_time(void **state)
 {

@@ -11,7 +11,7 @@
 
 #include <math.h>
 
-#include "instr.h"
+#include "run/instr.h"
 
 static void test_difference_cancels_the_constant(void **state)
 {

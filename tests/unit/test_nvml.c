@@ -1,5 +1,5 @@
 /*
- * test_nvml.c: the NVML layer (harness/src/nvml.c) against a fake libnvidia-ml (fake_nvml.c,
+ * test_nvml.c: the NVML layer (harness/src/probes/nvml.c) against a fake libnvidia-ml (fake_nvml.c,
  * loaded through the test hook BENCH_NVML_LIBRARY): a missing library, a failing nvmlInit and an
  * unknown device are "unavailable" with the reason; readings come back in NVML's units turned
  * into MHz, degrees, W and reason bits; the reference clocks; a clock event reason's words;
@@ -14,8 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "base.h"
-#include "nvml.h"
+#include "core/base.h"
+#include "probes/nvml.h"
 
 static int setup(void **state)
 {

@@ -17,9 +17,9 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#include "internal.h"
-#include "perf_events.h"
-#include "report_metrics.h"
+#include "cli/internal.h"
+#include "probes/perf_events.h"
+#include "report/report_metrics.h"
 
 /* ---- lists ---- */
 

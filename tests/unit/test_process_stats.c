@@ -25,8 +25,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "stats/stats.h"
 #include "unit_helpers.h"
-#include "stats.h"
 
 /* Hand-worked: process 0 has per-iteration times 1, 2, 3 (median 2), process 1 has 4, 8
  * (median 6). Geometric mean sqrt(12); sd of the logs ln(3)/sqrt(2); t(0.975, 1) = 12.7062047;

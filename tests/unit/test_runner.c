@@ -15,7 +15,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "internal.h"
+#include "cli/internal.h"
 
 static uint64_t calls, setups, max_batch_seen;
 

@@ -13,8 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "stats/stats.h"
 #include "unit_helpers.h"
-#include "stats.h"
 
 static void test_mean_sd_hand(void **state)
 {

@@ -13,7 +13,7 @@
 
 #include <string.h>
 
-#include "context.h"
+#include "sys/context.h"
 
 static void test_vm_topology_and_caches(void **state)
 {

@@ -20,8 +20,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "internal.h"
-#include "sha256.h"
+#include "cli/internal.h"
+#include "core/sha256.h"
 
 static void hex_of(const void *data, size_t n, char *out)
 {

@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "user_build.h"
+#include "sys/user_build.h"
 
 #define OPT (BENCH_BUILD_RECORDED | BENCH_BUILD_OPTIMIZE)
 #define NOOPT (BENCH_BUILD_RECORDED | BENCH_BUILD_NO_INLINE)

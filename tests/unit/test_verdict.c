@@ -14,8 +14,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "stats/compare.h"
 #include "unit_helpers.h"
-#include "compare.h"
 
 static const bench__compare_opts opts = {.significance_level = 0.05, .noise_threshold = 0.02};
 

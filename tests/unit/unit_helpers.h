@@ -8,7 +8,7 @@
 
 #include <math.h>
 
-#include "stats.h"
+#include "stats/stats.h"
 
 /* Fails the test unless |got - want| <= tol, naming both. */
 static inline void assert_close(double got, double want, double tol)

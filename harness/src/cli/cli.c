@@ -1,0 +1,190 @@
+/*
+ * cli.c: the bench program's entry point: bench_main parses the command line (cli_options.c),
+ * answers what needs no benchmark (--help, --version, --context, --load-baseline,
+ * --history-show, --list-events), serves as a worker process when started as one (with its
+ * mode's client), selects the benchmarks, and hands the run to cli_run.c's pipeline. Also the
+ * library's default main(), which a program's own main() replaces.
+ */
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "probes/cuda_backend.h"
+#include "probes/perf_events.h"
+#include "run/client.h"
+#include "store/history.h"
+
+#ifndef HARNESS_FEATURES
+#define HARNESS_FEATURES "unknown"
+#endif
+
+/*
+ * A worker process of an isolated run (isolate.c): measures the job that came in the
+ * environment (BENCH_WORKER_JOB), which no process it starts should inherit, with the plan and
+ * probes of the run's mode (its client sets them up as in the manager). Returns the exit code.
+ */
+static int run_worker_job(bench__cli *c, const char *job, const bench__instance *all, size_t n)
+{
+    char job_copy[512], msg[512];
+    bench__msg(job_copy, sizeof job_copy, "%s", job);
+    unsetenv("BENCH_WORKER_JOB");
+    const bench__client *cl = bench__client_for(c);
+    /* The manager made the same probes and gave their warnings already. */
+    fflush(stderr);
+    int saved = dup(STDERR_FILENO), null = open("/dev/null", O_WRONLY);
+    if (saved >= 0 && null >= 0)
+        dup2(null, STDERR_FILENO);
+    int prc = cl->setup(c, true, msg, sizeof msg);
+    if (saved >= 0 && null >= 0)
+        dup2(saved, STDERR_FILENO);
+    if (saved >= 0)
+        close(saved);
+    if (null >= 0)
+        close(null);
+    if (prc != 0) {
+        cl->teardown(c);
+        return bench__worker_refuse(msg);
+    }
+    int wrc = bench__worker_main(all, n, job_copy, &c->run);
+    cl->teardown(c);
+    return wrc;
+}
+
+/* Prints the selected ids, one per line (--list); checks the probes' arguments too. */
+static int list_selected(bench__cli *c, const bench__instance *all, size_t n,
+                         const bool *selected)
+{
+    char msg[512];
+    if (bench__cli_make_probes(c, msg, sizeof msg) != 0) {
+        fprintf(stderr, "bench: %s\n", msg);
+        bench__cli_destroy_probes(c);
+        return BENCH_EXIT_USAGE;
+    }
+    bench__cli_destroy_probes(c);
+    for (size_t i = 0; i < n; i++)
+        if (selected[i]) {
+            bench__fputs_escaped(stdout, all[i].id);
+            putchar('\n');
+        }
+    return bench__cli_finish_stdout(BENCH_EXIT_OK);
+}
+
+/* Marks the benchmarks the FILTERs select into *selected (malloc'd) and counts them; -1 after
+ * one line on stderr when none is. */
+static long select_benchmarks(const bench__cli *c, const bench__instance *all, size_t n,
+                              bool **selected)
+{
+    *selected = calloc(n ? n : 1, sizeof **selected);
+    const char **ids = calloc(n ? n : 1, sizeof *ids);
+    long nsel = -1;
+    if (!*selected || !ids) {
+        fprintf(stderr, "bench: out of memory\n");
+        goto out;
+    }
+    for (size_t i = 0; i < n; i++)
+        ids[i] = all[i].id;
+    if (bench__cli_select(c, ids, n, *selected) != 0)
+        goto out;
+    nsel = 0;
+    for (size_t i = 0; i < n; i++)
+        nsel += (*selected)[i];
+    if (nsel == 0) {
+        if (n == 0)
+            fprintf(stderr, "bench: this program has no benchmarks (no BENCH_FN was linked in)\n");
+        else
+            fprintf(stderr, "bench: no benchmark matches the filter%s (see --list)\n",
+                    c->nfilters > 1 ? "s" : "");
+        nsel = -1;
+    }
+out:
+    free(ids);
+    return nsel;
+}
+
+/* --history-show's selection: the FILTERs over the ids the history holds. */
+static int select_history(const char *const *ids, size_t n, bool *selected, void *arg)
+{
+    return bench__cli_select(arg, ids, n, selected);
+}
+
+/* --history-show FILE: the runs, then each selected benchmark's series and change points. */
+static int show_history(const bench__cli *c)
+{
+    char msg[1024], shown[4 * sizeof msg];
+    int rc = bench__history_show(stdout, c->history_show, select_history, (void *)c, msg,
+                                 sizeof msg);
+    if (rc != 0) {
+        if (msg[0])
+            fprintf(stderr, "bench: %s\n", bench__escape(shown, sizeof shown, msg));
+        fflush(stdout);
+        return BENCH_EXIT_USAGE;
+    }
+    return bench__cli_finish_stdout(BENCH_EXIT_OK);
+}
+
+int bench_main(int argc, char **argv)
+{
+    bench__cli c;
+    if (bench__cli_parse(&c, argc, argv) != 0)
+        return BENCH_EXIT_USAGE;
+    if (c.help) {
+        bench__cli_print_usage(stdout, argc > 0 ? argv[0] : NULL);
+        return bench__cli_finish_stdout(BENCH_EXIT_OK);
+    }
+    if (c.version) {
+        /* The counters and CUDA layers say whether this program links their components. */
+        printf("bench (harness) %s\nbuilt with: %s, %s, %s\n", bench_version(),
+               bench__perf_feature(), bench__cuda_feature(), HARNESS_FEATURES);
+        return bench__cli_finish_stdout(BENCH_EXIT_OK);
+    }
+    if (c.context) {
+        bench__context ctx;
+        bench__context_collect(&ctx, &c.run);
+        bench__context_print(stdout, &ctx);
+        return bench__cli_finish_stdout(BENCH_EXIT_OK);
+    }
+    if (c.load_baseline)
+        return bench__cli_compare_files(&c);
+    if (c.history_show)
+        return show_history(&c);
+    if (c.list_events)
+        return bench__cli_finish_stdout(bench__perf_list_events(stdout));
+
+    bench__instance *all = NULL;
+    size_t n = 0;
+    char msg[1024] = "";
+    /* Allocation counting needs its preload library: re-executes with it before anything. */
+    if (c.alloc_stats && bench__alloc_preload(argc, argv, msg, sizeof msg) != 0) {
+        fprintf(stderr, "bench: --alloc-stats: %s\n", msg);
+        return BENCH_EXIT_USAGE;
+    }
+    int rc = bench__registry_list(&all, &n, msg, sizeof msg);
+    if (rc != 0) {
+        fprintf(stderr, "bench: %s\n", msg[0] ? msg : bench__strerror(rc));
+        return BENCH_EXIT_USAGE;
+    }
+    int exit_code;
+    bool *selected = NULL;
+    const char *job = getenv("BENCH_WORKER_JOB");
+    long nsel;
+    if (job)
+        exit_code = run_worker_job(&c, job, all, n);
+    else if ((nsel = select_benchmarks(&c, all, n, &selected)) < 0)
+        exit_code = BENCH_EXIT_USAGE;
+    else if (c.list)
+        exit_code = list_selected(&c, all, n, selected);
+    else
+        exit_code = bench__cli_run(&c, argc, argv, all, n, selected, (size_t)nsel);
+    free(selected);
+    free(all);
+    return exit_code;
+}
+
+/* The default entry point: a file of BENCH_FNs needs no main(). A program's own main() (strong)
+ * replaces this weak one and may call bench_main() itself. */
+__attribute__((weak)) int main(int argc, char **argv)
+{
+    return bench_main(argc, argv);
+}

@@ -1,0 +1,852 @@
+/*
+ * cli_run.c: the one run pipeline, once options are parsed and benchmarks selected: select,
+ * plan, measure (in worker processes), estimate, compare, report, exit code. Every measuring
+ * mode is a client of it (client.h): the default run of times (its client is here) and
+ * --instructions (instr.c). Also the two modes that measure nothing the pipeline reports:
+ * --profile-time (iterations for an outside profiler) and --ab (hands over to ab.c's paired run
+ * of two builds), and calibration runs.
+ */
+#include <errno.h>
+#include <math.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "cli/internal.h"
+#include "run/client.h"
+#include "run/instr.h"
+#include "stats/compare.h"
+#include "store/history.h"
+#include "sys/proc.h"
+#include "sys/user_build.h"
+
+/* Options a calibration run does not pass on to its child processes (they take a value when
+ * marked). */
+static const struct {
+    const char *name;
+    bool takes_value;
+} calibration_drop[] = {
+    {"--save-baseline", true}, {"--baseline", true},     {"--load-baseline", true},
+    {"--calibrate", true},     {"--json", true},         {"--output-format", true},
+    {"--color", true},         {"--fail-on-regression", false}, {"--baseline-lenient", false},
+    {"--baseline-dir", true},  {"--export-gbench", true}, {"--baseline-strict", false},
+    {"--significance-level", true}, {"--noise-threshold", true}, {"--history", true},
+    {"--history-gate", true},
+};
+
+/* Runs the selected benchmarks in `runs` - 1 child processes of this program for calibration;
+ * the current process's own run is the last one. */
+static int calibration_runs(const bench__cli *c, int argc, char **argv, bench__saved **out,
+                            size_t *nout)
+{
+    *out = NULL;
+    *nout = 0;
+    size_t nchild = (size_t)c->calibrate - 1;
+    bench__saved *runs = calloc(nchild, sizeof *runs);
+    char **cargv = calloc((size_t)argc + 8, sizeof *cargv);
+    char dir[] = "/tmp/bench-calibrate-XXXXXX";
+    if (!runs || !cargv || !mkdtemp(dir)) {
+        fprintf(stderr, "bench: cannot prepare calibration runs: %s\n", strerror(errno));
+        free(runs);
+        free(cargv);
+        return -1;
+    }
+    char json[64], msg[768];
+    bench__msg(json, sizeof json, "%s/run.json", dir);
+    size_t k = 0;
+    cargv[k++] = argv[0];
+    /* The child's own options come first: after a "--" in the user's arguments they would be
+     * taken for filters. */
+    cargv[k++] = "--output-format=csv";
+    cargv[k++] = "--json";
+    cargv[k++] = json;
+    for (int i = 1; i < argc; i++) {
+        bool drop = false, with_value = false;
+        for (size_t d = 0; d < sizeof calibration_drop / sizeof calibration_drop[0]; d++) {
+            size_t len = strlen(calibration_drop[d].name);
+            if (strncmp(argv[i], calibration_drop[d].name, len) == 0 &&
+                (argv[i][len] == '\0' || argv[i][len] == '=')) {
+                drop = true;
+                with_value = calibration_drop[d].takes_value && argv[i][len] == '\0';
+            }
+        }
+        if (strcmp(argv[i], "--") == 0) {
+            for (; i < argc; i++)
+                cargv[k++] = argv[i];
+            break;
+        }
+        if (drop) {
+            i += with_value;
+            continue;
+        }
+        cargv[k++] = argv[i];
+    }
+    cargv[k] = NULL;
+    /* Only this process records the run in the history: not its calibration runs. */
+    setenv("BENCH_HISTORY", "", 1);
+    int rc = 0;
+    for (size_t r = 0; r < nchild && rc == 0; r++) {
+        fprintf(stderr, "bench: calibration run %zu of %d (a separate process)\n", r + 1,
+                c->calibrate);
+        if (bench__run_self(cargv, msg, sizeof msg) != 0 ||
+            bench__saved_load(json, &runs[r], msg, sizeof msg) != 0) {
+            fprintf(stderr, "bench: calibration run %zu failed: %s\n", r + 1, msg);
+            rc = -1;
+            break;
+        }
+        unlink(json);
+    }
+    fprintf(stderr, "bench: calibration run %d of %d (this process)\n", c->calibrate,
+            c->calibrate);
+    unlink(json);
+    rmdir(dir);
+    free(cargv);
+    if (rc != 0) {
+        for (size_t r = 0; r < nchild; r++)
+            bench__saved_destroy(&runs[r]);
+        free(runs);
+        return -1;
+    }
+    *out = runs;
+    *nout = nchild;
+    return 0;
+}
+
+/* ---- the client of the default mode: times ---- */
+
+#define MAX_PROBES 4
+
+/* The run's probes: CUDA (always: it gives the time of CUDA benchmarks), then perf events and
+ * allocation statistics when asked for; the runner adds the wall clock to every benchmark. */
+int bench__cli_make_probes(bench__cli *c, char *msg, size_t msglen)
+{
+    static bench__probe *probes[MAX_PROBES];
+    size_t k = 0;
+    char why[512];
+    probes[k++] = bench__cuda_probe();
+    c->run.probes = probes;
+    c->run.nprobes = k;
+    if (c->perf_events) {
+        bench__probe *p;
+        if (bench__perf_probe_create(c->perf_events, &p, why, sizeof why) != 0) {
+            bench__msg(msg, msglen, "--perf-events: %s", why);
+            return -1;
+        }
+        probes[k++] = p;
+        c->run.nprobes = k;
+    }
+    if (c->alloc_stats) {
+        bench__probe *p;
+        if (bench__alloc_probe_create(&p, why, sizeof why) != 0) {
+            bench__msg(msg, msglen, "--alloc-stats: %s", why);
+            return -1;
+        }
+        probes[k++] = p;
+        c->run.nprobes = k;
+    }
+    return 0;
+}
+
+void bench__cli_destroy_probes(bench__cli *c)
+{
+    for (size_t p = 0; p < c->run.nprobes; p++)
+        if (c->run.probes[p]->destroy)
+            c->run.probes[p]->destroy(c->run.probes[p]);
+    c->run.nprobes = 0;
+}
+
+static int time_setup(bench__cli *c, bool worker, char *msg, size_t msglen)
+{
+    (void)worker;
+    return bench__cli_make_probes(c, msg, msglen);
+}
+
+/* Compares each metric of r that the baseline entry also has, like time but without the
+ * suite-wide correction: metrics are witnesses, not verdicts of their own. */
+static void compare_metrics(const bench__cli *c, const bench__entry *e, bench__result *r)
+{
+    if (r->nmetrics == 0 || e->nmetrics == 0)
+        return;
+    r->metric_changes = calloc(r->nmetrics, sizeof *r->metric_changes);
+    if (!r->metric_changes)
+        return;
+    for (size_t i = 0; i < r->nmetrics; i++) {
+        bench__change *ch = &r->metric_changes[i];
+        ch->verdict = BENCH__V_INCOMPARABLE;
+        const bench__metric *m = &r->metrics[i];
+        for (size_t j = 0; j < e->nmetrics; j++) {
+            if (strcmp(e->metrics[j].name, m->name) != 0)
+                continue;
+            bench__side a, b;
+            memset(&b, 0, sizeof b);
+            bench__compare_opts o = c->cmp;
+            if (e->processes >= 2 && r->processes >= 2 && e->process && r->process &&
+                bench__side_from_processes(e->iters, e->metrics[j].totals, e->process,
+                                           e->nsamples, e->processes,
+                                           c->run.confidence_level, &a) == 0 &&
+                bench__side_from_processes(r->iters, m->totals, r->process, r->nsamples,
+                                           r->processes, c->run.confidence_level, &b) == 0) {
+                /* Both sides over processes: their spreads are the metric's own; the machine's
+                 * drift in time says nothing of a count, so no drift term is added. */
+                o.drift_known = true;
+                o.drift_sd = 0;
+            } else {
+                uint64_t seed = bench__id_seed(bench__id_seed(c->run.seed, e->id), m->name);
+                if (bench__side_from_samples(e->iters, e->metrics[j].totals, e->nsamples,
+                                             c->run.nresamples, c->run.confidence_level, seed,
+                                             &a) != 0)
+                    break;
+                bench__side_from_estimate(&m->est.median, c->run.confidence_level, &b);
+            }
+            bench__compare_one(&a, &b, &o, ch);
+            break;
+        }
+    }
+}
+
+/* A provisional verdict as the result finishes; the suite's pass (the family level over all
+ * benchmarks, the suite's drift, confirmation) settles it before the summary. */
+static bool time_compare(const bench__cli *c, const bench__entry *e, bench__result *r,
+                         bench__change *ch, bench__side *old_side)
+{
+    if (bench__cli_side_from_entry(c, e, old_side) != 0)
+        return false;
+    bench__side cur;
+    bench__cli_side_from_result(c, r, &cur);
+    bench__compare_one(old_side, &cur, &c->cmp, ch);
+    r->change = ch;
+    compare_metrics(c, e, r);
+    return true;
+}
+
+static void time_show_change(FILE *o, const bench__cli *c, const bench__result *r, bool color)
+{
+    if (!r->change)
+        return;
+    bench__print_change_line(o, r->change, color);
+    bench__print_metric_changes(o, r, &c->cmp, color);
+}
+
+const bench__client bench__time_client = {
+    .mode = NULL,
+    .save_with = "",
+    .method = "Bonferroni",
+    .mismatch = "holds instruction counts (saved with --instructions): compare it with "
+                "--instructions, or pick a baseline of times",
+    .times = true,
+    .setup = time_setup,
+    .teardown = bench__cli_destroy_probes,
+    .compare = time_compare,
+    .pretty = bench__reporter_pretty,
+    .show_change = time_show_change,
+};
+
+const bench__client *bench__client_for(const bench__cli *c)
+{
+    return c->instructions ? &bench__instr_client : &bench__time_client;
+}
+
+const bench__client *bench__client_of_mode(const char *mode)
+{
+    return bench__instr_is_mode(mode) ? &bench__instr_client : &bench__time_client;
+}
+
+/* ---- --profile-time: iterations for an outside profiler, no statistics ---- */
+
+static int profile_run(const bench__cli *c, const bench__instance *all, const bool *selected,
+                       size_t n)
+{
+    int exit_code = BENCH_EXIT_OK;
+    bench__crash_handlers_install();
+    for (size_t i = 0; i < n; i++) {
+        if (!selected[i])
+            continue;
+        bench__result r;
+        memset(&r, 0, sizeof r);
+        bench__run_instance(&all[i], &c->run, &r);
+        char id[BENCH__ESCAPED_ID], why[4 * sizeof r.message];
+        bench__escape(id, sizeof id, all[i].id);
+        bench__escape(why, sizeof why, r.message);
+        if (r.status == BENCH__OK) {
+            char per[32];
+            bench__fmt_time(per, sizeof per,
+                            r.profile_iters ? r.profile_ns / (double)r.profile_iters : 0);
+            printf("%s: profiled %llu iterations in %.2f s (%s per iteration)\n", id,
+                   (unsigned long long)r.profile_iters, r.measure_wall_s, per);
+        } else if (r.status == BENCH__SKIPPED) {
+            printf("%s: skipped: %s\n", id, why);
+        } else {
+            fprintf(stderr, "bench: benchmark '%s' failed: %s\n", id, why);
+            exit_code = BENCH_EXIT_FAILED;
+        }
+        bench__result_destroy(&r);
+    }
+    return bench__cli_finish_stdout(exit_code);
+}
+
+/* ---- --ab: two builds, paired (ab.c) ---- */
+
+static int ab_run(bench__cli *c, const bench__instance *all, size_t n, const bool *selected)
+{
+    /* The old build's benchmarks for the same FILTERs that this one lacks: removed. */
+    char *text = bench__cli_other_list(c, c->ab);
+    size_t lines = 0, nremoved = 0;
+    for (const char *p = text; p && *p; p++)
+        lines += *p == '\n';
+    const char **removed = calloc(lines ? lines : 1, sizeof *removed);
+    for (char *line = text, *nl; removed && line && (nl = strchr(line, '\n')); line = nl + 1) {
+        *nl = '\0';
+        if (*line && !bench__cli_has_instance(all, n, line))
+            removed[nremoved++] = line;
+    }
+    c->abo.removed = removed;
+    c->abo.nremoved = nremoved;
+    c->abo.progress = isatty(STDERR_FILENO);
+    bench__gate gate = bench__cli_gate(c);
+    int exit_code = bench__cli_finish_stdout(bench__ab_run(c->ab, all, selected, n, &c->abo,
+                                                           &gate,
+                                                           bench__cli_use_color(c->color)));
+    free(removed);
+    free(text);
+    return exit_code;
+}
+
+/* ---- the pipeline ---- */
+
+/* One run through the pipeline: what its stages share. */
+typedef struct pipeline {
+    bench__cli *c;
+    const bench__client *cl;
+    bench__saved old;               /* the baseline (--baseline), else empty */
+    const char **absent_ids;        /* the baseline's selected benchmarks this program lacks */
+    bench__verdict *absent_verdicts; /* ... removed, or skipped when the baseline skipped them */
+    size_t nabsent;
+    const char **removed;           /* of those, the removed ones (for the results' context) */
+    size_t nremoved;
+    bench__comparison comparison;
+    bench__context ctx;
+    bench__context_change context;  /* how the machine changed since the baseline (times) */
+    double drift;                   /* the largest drift of a canary since the baseline */
+    bench__result *results;         /* the selected benchmarks' results, in order */
+    size_t k;
+    bench__change *changes;         /* per result: its change (compared[i]) or status */
+    bench__side *old_sides;         /* per result: the baseline's side (times) */
+    bool *compared;                 /* per result: compared with the baseline by numbers */
+    bench__reporter rep;
+    bool color;
+    int exit_code;
+    bool decided;                   /* the exit code is final: interrupts no longer count */
+    const char *written;            /* the files written so far, for an interrupt's message */
+} pipeline;
+
+/* Loads --baseline and finds what it has that this program lacks; -1 after one line. */
+static int load_baseline(pipeline *p, const bench__instance *all, size_t n)
+{
+    bench__cli *c = p->c;
+    if (bench__cli_load_named(c, p->cl, c->baseline, &p->old) != 0)
+        return -1;
+    if (bench__instr_is_mode(p->old.ctx.mode) != bench__instr_is_mode(p->cl->mode)) {
+        fprintf(stderr, "bench: baseline '%s' %s\n", c->baseline, p->cl->mismatch);
+        return -1;
+    }
+    size_t cap = p->old.n ? p->old.n : 1;
+    p->absent_ids = calloc(cap, sizeof *p->absent_ids);
+    p->absent_verdicts = calloc(cap, sizeof *p->absent_verdicts);
+    p->removed = calloc(cap, sizeof *p->removed);
+    struct program prog = {all, n};
+    long na = p->absent_ids && p->absent_verdicts && p->removed
+                  ? bench__cli_absent_entries(c, &p->old, bench__cli_in_program, &prog,
+                                              p->absent_ids, p->absent_verdicts)
+                  : -1;
+    if (na < 0) {
+        if (!p->absent_ids || !p->absent_verdicts || !p->removed)
+            fprintf(stderr, "bench: out of memory\n");
+        return -1;
+    }
+    p->nabsent = (size_t)na;
+    for (size_t j = 0; j < p->nabsent; j++)
+        if (p->absent_verdicts[j] == BENCH__V_REMOVED)
+            p->removed[p->nremoved++] = p->absent_ids[j];
+    p->comparison = (bench__comparison){c->baseline, p->removed, p->nremoved};
+    return 0;
+}
+
+/* The context every result carries: the machine, how the benchmarks were built (builds may be
+ * NULL: unknown), and for a run of times the program's identity and the drift canaries. */
+static void collect_context(pipeline *p, const bench__user_builds *builds)
+{
+    bench__cli *c = p->c;
+    bench__context *ctx = &p->ctx;
+    bench__context_collect(ctx, &c->run);
+    ctx->mode = p->cl->mode;
+    if (builds)
+        bench__user_builds_attach(ctx, builds);
+    char why[256];
+    if (p->cl->times) {
+        if (bench__program_hash("/proc/self/exe", ctx->program_hash, sizeof ctx->program_hash,
+                                &ctx->program_bytes, why, sizeof why) != 0)
+            ctx->program_hash[0] = '\0';
+        if (bench__libraries_hash(ctx->program_libs, sizeof ctx->program_libs, why,
+                                  sizeof why) != 0)
+            ctx->program_libs[0] = '\0';
+        /* A baseline keeps the machine's drift canaries, and a comparison measures them
+         * again. */
+        if ((c->save_baseline || c->baseline) && bench__canaries_measure(ctx->canary) == 0)
+            ctx->have_canaries = true;
+        for (size_t i = 0; i < ctx->nwarnings; i++)
+            fprintf(stderr, "bench: warning: %s\n", ctx->warnings[i]);
+    } else if (builds && bench__user_builds_warning(builds, why, sizeof why)) {
+        /* Counts of an unoptimised build are as unrepresentative as its times; the machine's
+         * timing warnings do not concern them. */
+        fprintf(stderr, "bench: warning: %s\n", why);
+    }
+    if (!c->baseline)
+        return;
+    ctx->comparison = &p->comparison;
+    if (!p->cl->times)
+        return;
+    bench__context_id now;
+    bench__context_id_from(&now, ctx);
+    bench__cli_warn_context(&now, &p->old.ctx, c->baseline, &p->context);
+    double d[BENCH__NCANARIES];
+    char words[512];
+    if (ctx->have_canaries &&
+        bench__canaries_drift(ctx->canary, p->old.ctx.canary, d, words, sizeof words) > 0) {
+        for (int q = 0; q < BENCH__NCANARIES; q++)
+            if (isfinite(d[q]) && fabs(d[q]) > p->drift)
+                p->drift = fabs(d[q]);
+        c->cmp.drift_sd = bench__canaries_shared_drift(d);
+        c->cmp.drift_known = isfinite(c->cmp.drift_sd);
+        /* Said only when it matters: a drift beyond the noise threshold. */
+        if (p->drift > c->cmp.noise_threshold)
+            fprintf(stderr, "bench: warning: the machine changed since baseline '%s' was "
+                            "saved (drift canaries): %s\n", c->baseline, words);
+    }
+}
+
+/* The measuring stage's callback: estimates, compares and reports result k once it is final. */
+static void result_done(size_t k, bench__result *r, void *arg)
+{
+    pipeline *p = arg;
+    const bench__cli *c = p->c;
+    const bench__client *cl = p->cl;
+    if (cl->estimate && r->status == BENCH__OK)
+        cl->estimate(r);
+    const bench__entry *e = c->baseline ? bench__saved_find(&p->old, r->inst->id) : NULL;
+    bench__verdict status = BENCH__V_INCOMPARABLE;
+    p->changes[k].verdict = BENCH__V_INCOMPARABLE;
+    if (c->baseline && bench__comparable(e ? &e->status : NULL, &r->status, &status)) {
+        p->compared[k] = cl->compare(c, e, r, &p->changes[k], &p->old_sides[k]);
+    } else if (status == BENCH__V_SKIPPED || status == BENCH__V_NEW) {
+        p->changes[k].verdict = status;
+        r->change = &p->changes[k];
+    }
+    p->rep.result(&p->rep, r);
+    /* A skipped benchmark's own line already says so: no change line under it. */
+    if (r->status == BENCH__OK && c->format == BENCH__FMT_PRETTY) {
+        cl->show_change(stdout, c, r, p->color);
+        fflush(stdout);
+    }
+    char note[256];
+    if (e && r->status == BENCH__OK && bench__cuda_clock_note(r, e, note, sizeof note)) {
+        char id[BENCH__ESCAPED_ID];
+        fprintf(stderr, "bench: note: '%s' %s\n", bench__escape(id, sizeof id, r->inst->id),
+                note);
+    }
+    if (r->status == BENCH__FAILED) {
+        char id[BENCH__ESCAPED_ID], why[4 * sizeof r->message];
+        fprintf(stderr, "bench: benchmark '%s' failed: %s\n",
+                bench__escape(id, sizeof id, r->inst->id),
+                bench__escape(why, sizeof why, r->message));
+        p->exit_code = BENCH_EXIT_FAILED;
+    }
+}
+
+/* Says that the run was interrupted; the exit code. */
+static int interrupted(const char *what)
+{
+    int sig = bench__proc_interrupted();
+    fflush(stdout);
+    fprintf(stderr, "bench: interrupted by %s: stopped %s; no results or baseline were "
+                    "written\n", bench__signal_name(sig), what);
+    return 128 + sig;
+}
+
+/* Whether the run was interrupted; if so, says so (stopped `what`) and sets the exit code. */
+static bool stop_here(pipeline *p, const char *what)
+{
+    if (!bench__proc_interrupted())
+        return false;
+    p->exit_code = interrupted(what);
+    return true;
+}
+
+/*
+ * The comparison stage over the whole suite: a run of times settles its verdicts together
+ * (the family level and the suite's drift, then confirmation of suspects); then the summary
+ * lists the compared
+ * benchmarks, those with a status (skipped, new) and the baseline's that this program lacks.
+ * Returns the comparison's exit code, or -1 when interrupted.
+ */
+static int compare_suite(pipeline *p)
+{
+    bench__cli *c = p->c;
+    size_t k = p->k, rows = k + p->nabsent, m = 0;
+    bench__side *a = calloc(k ? k : 1, sizeof *a), *b = calloc(k ? k : 1, sizeof *b);
+    bench__change *ch = calloc(rows ? rows : 1, sizeof *ch);
+    const char **ids = calloc(rows ? rows : 1, sizeof *ids);
+    size_t *map = calloc(k ? k : 1, sizeof *map);
+    int rc = BENCH_EXIT_USAGE;
+    if (!a || !b || !ch || !ids || !map) {
+        fprintf(stderr, "bench: out of memory\n");
+        goto out;
+    }
+    for (size_t i = 0; i < k; i++)
+        if (p->compared[i]) {
+            if (p->cl->times) {
+                a[m] = p->old_sides[i];
+                bench__cli_side_from_result(c, &p->results[i], &b[m]);
+            }
+            ch[m] = p->changes[i];
+            ids[m] = p->results[i].inst->id;
+            map[m++] = i;
+        }
+    if (p->cl->times) {
+        if (bench__compare_all(a, b, m, &c->cmp, ch) != 0) {
+            fprintf(stderr, "bench: out of memory\n");
+            goto out;
+        }
+        if (bench__cli_confirm_suspects(c, &p->old, &p->ctx, ids, ch, m, p->drift) != 0) {
+            rc = -1;
+            goto out;
+        }
+        for (size_t j = 0; j < m; j++)
+            p->changes[map[j]] = ch[j];
+    }
+    size_t t = m;
+    for (size_t i = 0; i < k; i++) {
+        const bench__change *rch = p->results[i].change;
+        if (!p->compared[i] && rch &&
+            (rch->verdict == BENCH__V_SKIPPED || rch->verdict == BENCH__V_NEW)) {
+            ch[t].verdict = rch->verdict;
+            ids[t++] = p->results[i].inst->id;
+        }
+    }
+    for (size_t j = 0; j < p->nabsent; j++) {
+        ch[t].verdict = p->absent_verdicts[j];
+        ids[t++] = p->absent_ids[j];
+    }
+    FILE *o = c->format == BENCH__FMT_PRETTY ? stdout : stderr;
+    char what[128];
+    bench__msg(what, sizeof what, "baseline '%s'", c->baseline);
+    rc = bench__cli_summarize(c, p->cl, o, what, ids, ch, t, p->cl->times ? &p->context : NULL,
+                              o == stdout ? p->color : isatty(STDERR_FILENO));
+out:
+    free(a);
+    free(b);
+    free(ch);
+    free(ids);
+    free(map);
+    return rc;
+}
+
+/* The reporting stage's end: the report's tail, --json, --export-gbench, --save-baseline.
+ * An interrupt stops it before the next of them (bench__cli_run says what was written). */
+static void write_outputs(pipeline *p)
+{
+    bench__cli *c = p->c;
+    char msg[1024], shown[4 * sizeof msg]; /* messages quote paths: escaped */
+    int rc = BENCH_EXIT_OK;
+    if (bench__proc_interrupted())
+        return;
+    if (p->rep.end(&p->rep, &p->ctx, p->results, p->k) != 0 || fflush(stdout) != 0 ||
+        ferror(stdout)) {
+        fprintf(stderr, "bench: writing the report to stdout failed\n");
+        rc = BENCH_EXIT_USAGE;
+    }
+    if (bench__proc_interrupted())
+        return;
+    if (c->json_path) {
+        if (bench__json_write_file(c->json_path, &p->ctx, p->results, p->k, msg, sizeof msg)) {
+            fprintf(stderr, "bench: %s\n", bench__escape(shown, sizeof shown, msg));
+            rc = BENCH_EXIT_USAGE;
+        } else {
+            p->written = "--json";
+        }
+    }
+    if (bench__proc_interrupted())
+        return;
+    if (c->gbench_path) {
+        if (bench__gbench_write_file(c->gbench_path, &p->ctx, p->results, p->k, msg,
+                                     sizeof msg)) {
+            fprintf(stderr, "bench: %s\n", bench__escape(shown, sizeof shown, msg));
+            rc = BENCH_EXIT_USAGE;
+        } else {
+            p->written = p->written ? "--json and --export-gbench" : "--export-gbench";
+        }
+    }
+    if (bench__proc_interrupted())
+        return;
+    /* A run of times keeps its program beside the baseline (for confirming runs); counts need
+     * none. An interrupt stops the save before it replaces anything; once the baseline and its
+     * program are replaced, together, the exit code is decided. */
+    if (c->save_baseline) {
+        char path[4096];
+        bench__cli_baseline_path(c, c->save_baseline, path, sizeof path);
+        double timeout = c->run.timeout_s > 0 ? c->run.timeout_s : BENCH__DEFAULT_TIMEOUT;
+        if (bench__save_named(bench__cli_baseline_dir(c), c->save_baseline, path, &p->ctx,
+                              p->results, p->k, p->cl->times, timeout) != 0) {
+            if (bench__proc_interrupted())
+                return;
+            rc = BENCH_EXIT_USAGE;
+        }
+    }
+    /* The history gets every run of times, compared or not, in one transaction; like the
+     * baseline's save, it is not stopped halfway by a signal. */
+    long long run_id = 0;
+    if (c->history_path && p->cl->times &&
+        bench__history_append(c->history_path, &p->ctx, p->results, p->k, c->baseline, &run_id,
+                              msg, sizeof msg) != 0) {
+        fprintf(stderr, "bench: %s\n", bench__escape(shown, sizeof shown, msg));
+        rc = BENCH_EXIT_USAGE;
+    } else if (c->history_gate && p->cl->times) {
+        /* The run just recorded against the runs before it (on stderr: stdout may be JSON). */
+        bool regressed = false;
+        if (bench__history_gate(stderr, c->history_path, run_id, c->history_gate,
+                                c->cmp.noise_threshold, c->cmp.significance_level, &regressed,
+                                msg, sizeof msg) != 0) {
+            fprintf(stderr, "bench: %s\n", bench__escape(shown, sizeof shown, msg));
+            rc = BENCH_EXIT_USAGE;
+        } else if (regressed && rc == BENCH_EXIT_OK) {
+            rc = BENCH_EXIT_REGRESSION;
+        }
+    }
+    /* Decided: a signal from here on changes nothing. */
+    p->decided = true;
+    if (p->exit_code == BENCH_EXIT_OK)
+        p->exit_code = rc;
+}
+
+/* Sets up the reporter of the output format. */
+static void make_reporter(pipeline *p)
+{
+    switch (p->c->format) {
+    case BENCH__FMT_JSON:
+        bench__reporter_json(&p->rep, stdout);
+        break;
+    case BENCH__FMT_CSV:
+        bench__reporter_csv(&p->rep, stdout);
+        break;
+    case BENCH__FMT_MARKDOWN:
+        bench__reporter_markdown(&p->rep, stdout);
+        break;
+    case BENCH__FMT_BENCHER:
+        bench__reporter_bencher(&p->rep, stdout);
+        break;
+    default:
+        p->cl->pretty(&p->rep, stdout, p->color);
+        break;
+    }
+}
+
+/* --gpu-lock-clocks: locks the SM clock in this process (the manager) for the whole run; where
+ * that is not permitted, the run goes on at the GPU's own clocks, with a warning. */
+static void lock_gpu_clocks(const bench__cli *c)
+{
+    char msg[512];
+    if (c->gpu_lock_mhz && bench__cuda_lock_clocks(c->gpu_lock_mhz, msg, sizeof msg) != 0)
+        fprintf(stderr, "bench: warning: --gpu-lock-clocks: the SM clock is not locked (%s); "
+                        "the GPU runs at the clocks it chooses\n", msg);
+}
+
+/*
+ * The bootstrap's work per benchmark is its samples times --nresamples draws (times one more per
+ * metric), about 50-120 ns each here: 2^28 draws are about 20 s. A run that asks for more is
+ * refused before anything runs (--sample-size 100000 with --nresamples 10000000 would have taken
+ * a day per benchmark).
+ */
+#define BENCH__MAX_BOOTSTRAP_DRAWS ((double)(1u << 28))
+
+/* Refuses (one line, -1) when a selected benchmark's samples times --nresamples exceed the
+ * bound. */
+static int check_bootstrap_work(const bench__cli *c, const bench__instance *all, size_t n,
+                                const bool *selected)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (!selected[i])
+            continue;
+        bench__settings s;
+        bench__resolve_settings(&s, &c->run, all[i].desc, all[i].group);
+        double draws = (double)s.sample_size * (double)c->run.nresamples;
+        if (draws > BENCH__MAX_BOOTSTRAP_DRAWS) {
+            char id[BENCH__ESCAPED_ID];
+            fprintf(stderr, "bench: --nresamples %zu: %s takes up to %d samples, and %.3g "
+                            "bootstrap draws per benchmark are over the limit of %.0f: lower "
+                            "--nresamples or --sample-size\n",
+                    c->run.nresamples, bench__escape(id, sizeof id, all[i].id), s.sample_size,
+                    draws, BENCH__MAX_BOOTSTRAP_DRAWS);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+int bench__cli_run(bench__cli *c, int argc, char **argv, const bench__instance *all, size_t n,
+                   const bool *selected, size_t nsel)
+{
+    lock_gpu_clocks(c);
+    if (c->ab) {
+        int ab_exit = ab_run(c, all, n, selected);
+        bench__cuda_unlock_clocks();
+        return ab_exit;
+    }
+    pipeline p;
+    memset(&p, 0, sizeof p);
+    p.c = c;
+    p.cl = bench__client_for(c);
+    p.color = bench__cli_use_color(c->color);
+    p.exit_code = BENCH_EXIT_OK;
+    const bench__instance **list = NULL;
+    bench__saved *cal = NULL;
+    size_t ncal = 0;
+    bool set_up = false;
+    bench__user_builds builds = {0}; /* how the selected benchmarks' files were compiled */
+    char msg[1024] = "";
+    if (p.cl->configure)
+        p.cl->configure(c);
+    if (p.cl->times && check_bootstrap_work(c, all, n, selected) != 0) {
+        p.exit_code = BENCH_EXIT_USAGE;
+        goto out;
+    }
+    /* From here until the exit code is decided, SIGINT, SIGTERM and SIGHUP are recorded, not
+     * fatal: each stage ends early and nothing is written after one (the exit code is then
+     * 128 + the signal). Benchmarks measured in this process give them back (see below). */
+    bench__proc_interrupts_install();
+    /* Plan and probes first: a mode that cannot run here (no valgrind) says so before
+     * anything else. */
+    if (p.cl->setup(c, false, msg, sizeof msg) != 0) {
+        fprintf(stderr, "bench: %s\n", msg);
+        p.exit_code = BENCH_EXIT_USAGE;
+        goto out;
+    }
+    set_up = true;
+    /* A comparison is checked before anything runs: a missing or broken baseline fails fast.
+     * Benchmarks it lacks (new) or that this program lacks (removed) are reported with the
+     * comparison, and are an error only with --baseline-strict, checked after the run: whether
+     * a benchmark is skipped here, which wins over both, is known only once it ran. */
+    if (c->baseline && load_baseline(&p, all, n) != 0) {
+        p.exit_code = BENCH_EXIT_USAGE;
+        goto out;
+    }
+    /* So is the history: a foreign or damaged file is refused before anything runs. */
+    if (c->history_path && p.cl->times &&
+        bench__history_check(c->history_path, msg, sizeof msg) != 0) {
+        char shown[4 * sizeof msg];
+        fprintf(stderr, "bench: %s\n", bench__escape(shown, sizeof shown, msg));
+        p.exit_code = BENCH_EXIT_USAGE;
+        goto out;
+    }
+    c->run.progress = isatty(STDERR_FILENO) && c->format == BENCH__FMT_PRETTY;
+    collect_context(&p, bench__user_builds_init(&builds, all, selected, n) == 0 ? &builds : NULL);
+    if (stop_here(&p, "before measuring"))
+        goto out;
+    if (c->calibrate && calibration_runs(c, argc, argv, &cal, &ncal) != 0) {
+        p.exit_code = bench__proc_interrupted() ? 128 + bench__proc_interrupted()
+                                                : BENCH_EXIT_FAILED;
+        goto out;
+    }
+    if (c->run.plan == BENCH__PLAN_PROFILE) {
+        /* Iterations in this very process, which never looks at an interrupt: one ends it. */
+        bench__proc_interrupts_release();
+        p.exit_code = profile_run(c, all, selected, n);
+        goto out;
+    }
+    make_reporter(&p);
+    p.results = calloc(nsel ? nsel : 1, sizeof *p.results);
+    p.changes = calloc(nsel ? nsel : 1, sizeof *p.changes);
+    p.old_sides = calloc(nsel ? nsel : 1, sizeof *p.old_sides);
+    p.compared = calloc(nsel ? nsel : 1, sizeof *p.compared);
+    list = calloc(nsel ? nsel : 1, sizeof *list);
+    if (!p.results || !p.changes || !p.old_sides || !p.compared || !list) {
+        fprintf(stderr, "bench: out of memory\n");
+        p.exit_code = BENCH_EXIT_USAGE;
+        goto out;
+    }
+    for (size_t i = 0; i < n; i++)
+        if (selected[i])
+            list[p.k++] = &all[i];
+    if (p.cl->announce)
+        p.cl->announce(c, p.k);
+    p.rep.begin(&p.rep, &p.ctx);
+    int rc;
+    if (c->run.in_process) {
+        /* A closed stdout (`bench | head`) must not kill the run before its files are
+         * written; in worker mode bench__run_isolated sees to this with the interrupts. The
+         * benchmarks run in this process, which never looks at an interrupt while they do: a
+         * signal ends it at once, writing nothing. */
+        bench__proc_interrupts_release();
+        signal(SIGPIPE, SIG_IGN);
+        bench__crash_handlers_install();
+        rc = bench__run_all(list, p.k, &c->run, p.results, result_done, &p);
+        bench__proc_interrupts_install();
+    } else {
+        rc = bench__run_isolated(list, p.k, &c->run, argc, argv, p.results, result_done, &p);
+    }
+    if (rc == BENCH_EUSAGE && bench__proc_interrupted()) {
+        /* Interrupted: the workers are gone; nothing half-done is written or saved. */
+        p.exit_code = interrupted("the worker processes");
+        goto out;
+    }
+    if (rc != 0) {
+        fprintf(stderr, "bench: out of memory\n");
+        p.exit_code = BENCH_EXIT_USAGE;
+        goto out;
+    }
+    /* A signal after the last worker ended (during its analysis, say) counts too. */
+    if (stop_here(&p, "after the measurements"))
+        goto out;
+    if (cal)
+        bench__noise_from_runs(p.results, p.k, cal, ncal);
+    if (c->baseline) {
+        int cmp_exit = compare_suite(&p);
+        if (cmp_exit < 0 || bench__proc_interrupted()) {
+            p.exit_code = interrupted("the comparison");
+            goto out;
+        }
+        if (p.exit_code == BENCH_EXIT_OK)
+            p.exit_code = cmp_exit;
+    }
+    write_outputs(&p);
+    if (!p.decided && bench__proc_interrupted()) {
+        int sig = bench__proc_interrupted();
+        fflush(stdout);
+        if (p.written)
+            fprintf(stderr, "bench: interrupted by %s: stopped after writing %s; nothing else "
+                            "was written\n", bench__signal_name(sig), p.written);
+        else
+            p.exit_code = interrupted("before writing the results");
+        p.exit_code = 128 + sig;
+    }
+out:
+    bench__cuda_unlock_clocks();
+    if (set_up)
+        p.cl->teardown(c);
+    for (size_t i = 0; p.results && i < p.k; i++)
+        bench__result_destroy(&p.results[i]);
+    for (size_t r = 0; cal && r < ncal; r++)
+        bench__saved_destroy(&cal[r]);
+    free(cal);
+    free(p.absent_ids);
+    free(p.absent_verdicts);
+    free(p.removed);
+    bench__saved_destroy(&p.old);
+    free(p.old_sides);
+    free(p.changes);
+    free(p.compared);
+    free(p.results);
+    free(list);
+    bench__user_builds_destroy(&builds);
+    return p.exit_code;
+}

@@ -1,0 +1,178 @@
+/*
+ * probe.h: the clock and the one interface of every measurement around a sample (the wall
+ * clock, perf counters, allocation counts, CUDA events, instruction counts): probes, the
+ * metrics and facts they record, and the constructors of the probes (the wall clock's and the
+ * optional layers').
+ */
+#ifndef HARNESS_PROBE_H
+#define HARNESS_PROBE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "stats/stats.h"
+
+/* ---- clock ---- */
+
+/** What start-up calibration measured about the clock. */
+typedef struct bench__clock_info {
+    const char *name;     /* e.g. "CLOCK_MONOTONIC" */
+    double cost_ns;       /* ns per read, back to back */
+    double resolution_ns; /* smallest step observed between reads (at least clock_getres) */
+    double min_sample_ns; /* shortest allowed sample: 1000 x max(cost, resolution) */
+} bench__clock_info;
+
+/** Reads the monotonic clock in ns. */
+int64_t bench__now_ns(void);
+/** Measures the clock's cost and resolution (about 2 ms); idempotent. */
+const bench__clock_info *bench__clock_calibrate(void);
+
+struct bench__result;
+
+/* ---- probes: extra measurements around every sample (perf counters, allocations, GPU) ---- */
+
+/** Most metrics (values recorded per sample beside the time) and facts one benchmark has. */
+#define BENCH__MAX_METRICS 24
+#define BENCH__MAX_FACTS 16
+
+/**
+ * A quantity a probe records for every sample beside the time: the sample's total, divided by
+ * the sample's iterations for the per-iteration estimate.
+ */
+typedef struct bench__metric {
+    char name[64];       /* e.g. "task-clock", "allocations", "host_wall" */
+    char unit[16];       /* unit of one value, e.g. "ns", "events", "B" */
+    char source[16];     /* the probe that recorded it: "perf", "alloc", "cuda", ... */
+    double *totals;      /* per sample: total over the sample (same samples as r->iters) */
+    bool scaled;         /* some value was estimated from a part of the sample (multiplexing) */
+    double min_fraction; /* smallest fraction of a sample the value was counted for (1: all) */
+    bench__estimates est; /* per iteration, like the time's */
+} bench__metric;
+
+/** A per-benchmark figure that is not per sample (peak heap, max RSS, ...). */
+typedef struct bench__fact {
+    char name[64];
+    char unit[16];
+    double value;
+} bench__fact;
+
+/**
+ * A probe measures something around every sample: the wall clock, perf counters, allocation
+ * counts, CUDA events, instruction counts. The runner attaches each probe of the run to each
+ * benchmark before its body runs, then the wall clock's probe (bench__wall_probe) last; it
+ * starts attached probes before a sample (in order, so the wall clock last) and stops them after
+ * it (the wall clock first, then in reverse order), so their own cost stays out of the time and
+ * the time's out of theirs. Start and stop run once per sample (or timed block), never inside
+ * the iteration loop; they must not allocate and must be cheap; a probe that cannot be cheap
+ * (e.g. synchronising a GPU) says so in its documentation.
+ *
+ * Which probe gives the sample's time is the plan's rule, not a mode's: of the attached probes
+ * that can (`primary`), the first one does; the wall clock, attached last, is the default. A
+ * later one that can give a time records it as its metric `time_metric` instead (the wall
+ * clock's is "host_wall"); one without a `time_metric` fails the benchmark.
+ */
+typedef struct bench__probe {
+    const char *name;
+    /*
+     * Before the body: registers the probe's metrics on r with bench__metric_add (it records
+     * them in that order) and returns 0 to measure this benchmark; returns 1 to leave this
+     * benchmark alone; or sets r to skipped (bench__result_skip) and returns 1 when the benchmark
+     * cannot run at all (e.g. a GPU benchmark without a GPU).
+     */
+    int (*attach)(struct bench__probe *p, struct bench__result *r);
+    void (*start)(struct bench__probe *p);
+    /* Writes the sample's values, one per metric it registered, in registration order; sets
+     * *fraction to the part of the sample they were counted for (1.0 unless multiplexed). */
+    void (*stop)(struct bench__probe *p, double *values, double *fraction);
+    /* Optional, primary probes only: called, when this probe gives the time, just before the
+     * wall clock stops, so the host wall time covers the work's completion (a CUDA probe waits
+     * for its stop event here). */
+    void (*complete)(struct bench__probe *p);
+    /* After the body: may add facts (bench__fact_add); releases per-benchmark resources. */
+    void (*detach)(struct bench__probe *p, struct bench__result *r);
+    /*
+     * The probe can give the sample's time: its first value, in ns, comes before the values of
+     * the metrics it registered (CUDA events: GPU time; the wall clock: elapsed time).
+     */
+    bool primary;
+    /* A primary probe's metric name for its time when another probe gives the time (the wall
+     * clock's "host_wall", unit ns); NULL: it cannot stand aside. */
+    const char *time_metric;
+    /* A primary probe's shortest useful sample for the benchmark it attached to last, ns, set
+     * by attach (its timer's resolution and fixed costs: CUDA events); 0: the clock's. The
+     * planner takes the larger of this and the clock's min_sample_ns. */
+    double min_sample_ns;
+    void *state; /* the probe's own */
+    /* At the end of the run: releases the probe (may be NULL). */
+    void (*destroy)(struct bench__probe *p);
+} bench__probe;
+
+/**
+ * The wall clock (CLOCK_MONOTONIC, ns; measure.c): the default primary probe, attached by the
+ * runner to every benchmark, innermost. Its value is the sample's elapsed time, or the metric
+ * "host_wall" when another probe gives the time. One benchmark runs at a time: a single probe.
+ */
+bench__probe *bench__wall_probe(void);
+
+/*
+ * The probes of the optional layers. Each create function returns 0 and a probe; or a negative
+ * error code with a one-line reason in msg: BENCH_EINVAL for a bad request (an event name
+ * nobody knows: exit 2), BENCH_EUNAVAIL when the layer is compiled out or cannot work here.
+ * Warnings about parts that cannot work (an event the machine cannot count) go to stderr, once.
+ */
+
+/** perf_event counter groups for a comma-separated list of events and presets (perf.c). */
+int bench__perf_probe_create(const char *spec, bench__probe **out, char *msg, size_t msglen);
+/** --list-events: what libpfm4 knows on this machine and what opens; returns the exit code. */
+int bench__perf_list_events(FILE *out);
+
+/**
+ * Allocation statistics: the malloc family counted per iteration (alloc.c) by the preload
+ * library libharness_alloc.so; BENCH_EUNAVAIL (reason in msg) when it is not loaded.
+ */
+int bench__alloc_probe_create(bench__probe **out, char *msg, size_t msglen);
+/**
+ * Makes sure the allocation shim is loaded: returns 0 when it is; otherwise re-executes the
+ * program (/proc/self/exe with argv[0..argc)) with the shim first in LD_PRELOAD, and does not
+ * return. BENCH_EUNAVAIL with the reason in msg when that cannot work: a statically linked
+ * program, the shim not found, already re-executed without success, under valgrind.
+ */
+int bench__alloc_preload(int argc, char **argv, char *msg, size_t msglen);
+
+/**
+ * The CUDA layer's probe (cuda.c): attaches to CUDA benchmarks only (times them with CUDA
+ * events: a primary probe), and skips them with the reason when there is no CUDA build, device
+ * or driver. Always present; first in the run's probe list.
+ */
+bench__probe *bench__cuda_probe(void);
+
+/**
+ * Before a CUDA benchmark's estimate (called by bench__analyze): leaves out the samples that ran
+ * throttled, those whose mean SM clock (metric gpu_sm_cycles over the GPU time) is below 75% of
+ * the reference clock (fact gpu_sm_clock_reference_mhz, or the clock this process locked); all
+ * stay when all are throttled. Adds the facts gpu_throttled_samples, gpu_sm_clock_threshold_mhz
+ * and the kept samples' mean gpu_sm_clock_mhz, gpu_mem_clock_mhz and gpu_power_w. Does nothing
+ * to a benchmark without GPU-state metrics.
+ */
+void bench__cuda_analyze(struct bench__result *r);
+
+struct bench__entry;
+/**
+ * When r and its baseline entry e both have GPU clocks and their mean SM clocks differ by more
+ * than 2%: writes a one-line note saying so into buf and returns 1; else 0.
+ */
+int bench__cuda_clock_note(const struct bench__result *r, const struct bench__entry *e,
+                           char *buf, size_t len);
+
+/**
+ * Locks device 0's SM clock at mhz through NVML (--gpu-lock-clocks) until
+ * bench__cuda_unlock_clocks. 0; or BENCH_EUNAVAIL with the reason in msg (no GPU, no NVML, not
+ * permitted: NVML needs root for it).
+ */
+int bench__cuda_lock_clocks(unsigned mhz, char *msg, size_t msglen);
+/** Undoes bench__cuda_lock_clocks (a warning on stderr if that fails); no-op without a lock. */
+void bench__cuda_unlock_clocks(void);
+
+#endif /* HARNESS_PROBE_H */

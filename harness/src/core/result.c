@@ -1,0 +1,101 @@
+/*
+ * result.c: the lifetime of a benchmark's result (result.h): the metrics and facts probes add
+ * to it, skipping it with a reason, and freeing what it owns. Every layer that fills a result
+ * (the runner, the probes, the JSON reader) goes through these, so a result is always freed the
+ * same way.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/base.h"
+#include "core/probe.h"
+#include "core/result.h"
+
+void bench__result_destroy(bench__result *r)
+{
+    free(r->iters);
+    free(r->totals_ns);
+    free(r->process);
+    free(r->proc_info);
+    r->iters = r->totals_ns = NULL;
+    r->process = NULL;
+    r->proc_info = NULL;
+    for (size_t i = 0; i < r->nmetrics; i++) {
+        free(r->metrics[i].totals);
+        r->metrics[i].totals = NULL;
+    }
+    free(r->metric_changes);
+    r->metric_changes = NULL;
+    r->nmetrics = 0;
+    r->nsamples = 0;
+}
+
+int bench__metric_add(bench__result *r, const char *name, const char *unit, const char *source)
+{
+    if (r->nmetrics >= BENCH__MAX_METRICS) {
+        if (r->status == BENCH__OK) {
+            r->status = BENCH__FAILED;
+            bench__msg(r->message, sizeof r->message,
+                       "more than %d metrics per benchmark (metric '%s')", BENCH__MAX_METRICS,
+                       name);
+        }
+        return -1;
+    }
+    size_t cap = (size_t)r->settings.sample_size;
+    if (cap < r->nsamples)
+        cap = r->nsamples;
+    if (cap < 1)
+        cap = 1;
+    bench__metric *m = &r->metrics[r->nmetrics];
+    memset(m, 0, sizeof *m);
+    m->totals = calloc(cap, sizeof *m->totals);
+    if (!m->totals) {
+        if (r->status == BENCH__OK) {
+            r->status = BENCH__FAILED;
+            bench__msg(r->message, sizeof r->message, "out of memory for metric '%s'", name);
+        }
+        return -1;
+    }
+    bench__msg(m->name, sizeof m->name, "%s", name);
+    bench__msg(m->unit, sizeof m->unit, "%s", unit);
+    bench__msg(m->source, sizeof m->source, "%s", source);
+    m->min_fraction = 1.0;
+    return (int)r->nmetrics++;
+}
+
+const bench__metric *bench__metric_find(const bench__result *r, const char *name)
+{
+    for (size_t i = 0; i < r->nmetrics; i++)
+        if (strcmp(r->metrics[i].name, name) == 0)
+            return &r->metrics[i];
+    return NULL;
+}
+
+void bench__fact_add(bench__result *r, const char *name, const char *unit, double value)
+{
+    size_t i = 0;
+    while (i < r->nfacts && strcmp(r->facts[i].name, name) != 0)
+        i++;
+    if (i == BENCH__MAX_FACTS)
+        return;
+    if (i == r->nfacts)
+        r->nfacts++;
+    bench__msg(r->facts[i].name, sizeof r->facts[i].name, "%s", name);
+    bench__msg(r->facts[i].unit, sizeof r->facts[i].unit, "%s", unit);
+    r->facts[i].value = value;
+}
+
+void bench__result_skip(bench__result *r, const char *fmt, ...)
+{
+    if (r->status != BENCH__OK)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    r->status = BENCH__SKIPPED;
+    vsnprintf(r->message, sizeof r->message, fmt, ap);
+    va_end(ap);
+}
+
+/* Releases the probes attached so far (a later one stopped the benchmark from running). */

@@ -1,0 +1,132 @@
+/*
+ * result.h: what one benchmark's run produced: status, samples, estimates, metrics and facts,
+ * and how it failed. Invariant: a bench__result owns every pointer in it and is freed with
+ * bench__result_destroy.
+ */
+#ifndef HARNESS_RESULT_H
+#define HARNESS_RESULT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/options.h"
+#include "core/probe.h"
+#include "core/registry.h"
+#include "stats/stats.h"
+
+struct bench__change;
+
+/* ---- results ---- */
+
+typedef enum bench__status {
+    BENCH__OK = 0,
+    BENCH__SKIPPED,
+    BENCH__FAILED,
+} bench__status;
+
+/** How a failed benchmark failed (isolate.c contains the last three in its worker processes). */
+typedef enum bench__failure {
+    BENCH__FAIL_NONE = 0,
+    BENCH__FAIL_ERROR,     /* the benchmark reported it (bench_fail) or the harness found a fault */
+    BENCH__FAIL_CRASHED,   /* its process died of a signal; failure_code is the signal */
+    BENCH__FAIL_EXITED,    /* its process exited (exit()) before finishing; failure_code the code */
+    BENCH__FAIL_TIMED_OUT, /* its process ran past --timeout and was killed */
+} bench__failure;
+
+/** "error", "crashed", "exited", "timed out" ("" for none). */
+const char *bench__failure_name(bench__failure f);
+
+/** Between-run noise of a benchmark, measured by calibration (--calibrate). */
+typedef struct bench__noise {
+    int runs;        /* separate processes measured; 0: not calibrated */
+    double log_mean; /* mean over the runs of ln(median ns per iteration) */
+    double log_sd;   /* sample standard deviation of those logs */
+} bench__noise;
+
+/** What one worker process said about itself (isolate.c): where it ran, its layout, its page
+ * faults; the spread between processes is explained only by what was recorded here. */
+typedef struct bench__proc_info {
+    bool known;      /* the process sent its PROC line */
+    int cpu;         /* CPU it took its last sample on; -1 unknown */
+    bool layout;     /* its layout was randomised (layout.c) */
+    unsigned stack;  /* layout offsets, bytes */
+    unsigned heap;
+    unsigned env;
+    double minflt;   /* minor page faults of the whole process */
+    double majflt;   /* major page faults */
+} bench__proc_info;
+
+/** Everything measured and estimated for one benchmark instance. */
+typedef struct bench__result {
+    const bench__instance *inst;
+    bench__status status;
+    char message[512];      /* reason for skip or failure */
+    bench__settings settings;
+    bench_sampling sampling_used; /* LINEAR or FLAT */
+    const char *stop_reason;      /* "precision", "time budget", "sample size" */
+    size_t nsamples;
+    double *iters;          /* per sample: iterations */
+    double *totals_ns;      /* per sample: total wall time, ns */
+    uint64_t warm_up_iters; /* iterations run during warm-up */
+    double warm_up_ns;      /* ns spent in warm-up samples */
+    double measure_wall_s;  /* s of sampling, bookkeeping included, summed over rounds */
+    unsigned rounds;        /* rounds the samples came from (runner.c) */
+    uint64_t total_iters;   /* iterations over all samples */
+    bench__estimates est;   /* ns per iteration */
+    bench__outliers outliers;
+    size_t nresamples;
+    double confidence_level;
+    bench__noise noise;     /* set by calibration; saved with baselines */
+    const struct bench__change *change; /* comparison with the baseline, when there is one */
+    size_t nmetrics;        /* per-sample metrics from probes, beside the time */
+    bench__metric metrics[BENCH__MAX_METRICS];
+    struct bench__change *metric_changes; /* per metric, when compared (owned); else NULL */
+    size_t nfacts;
+    bench__fact facts[BENCH__MAX_FACTS];
+    uint64_t profile_iters; /* profile mode: iterations run */
+    double profile_ns;      /* profile mode: ns spent in them */
+    bench__failure failure; /* when status is BENCH__FAILED: how */
+    int failure_code;       /* the signal (crashed) or exit code (exited); 0 otherwise */
+    /* Isolated measurement: the processes the samples came from (0: measured in this process),
+     * each sample's process (0 .. processes - 1; NULL in-process), and the coefficient of
+     * variation of the per-process medians (NaN with fewer than 2 processes). */
+    unsigned processes;
+    uint32_t *process;
+    double process_cv;
+    double process_log_sd; /* sd of ln(per-process median); NaN with fewer than 2 processes */
+    bench__proc_info *proc_info; /* per process (processes of them), or NULL */
+    /* With 2 or more processes: the speed groups of the per-process medians, and what their
+     * spread can be blamed on from what the processes recorded (stats.h). groups 0: none. */
+    bench__modes modes;
+    bench__spread_cause spread_cause;
+    /* The plan the warm-up made (with sampling_used): linear d or flat count, the per-iteration
+     * estimate it rests on (ns), and the rounds (processes) the budget fits. */
+    uint64_t plan_step;
+    double plan_est_ns;
+    unsigned plan_rounds;
+} bench__result;
+
+/**
+ * Adds a metric to r with room for its samples; returns its index, or -1 (r is then failed with
+ * the reason: too many metrics, or out of memory).
+ */
+int bench__metric_add(struct bench__result *r, const char *name, const char *unit,
+                      const char *source);
+/** Adds (or replaces) a fact of r; silently drops it when r has BENCH__MAX_FACTS already. */
+void bench__fact_add(struct bench__result *r, const char *name, const char *unit, double value);
+/** The metric of r with this name, or NULL. */
+const bench__metric *bench__metric_find(const struct bench__result *r, const char *name);
+/** Marks r skipped with a reason (before its body ran); the first reason wins. */
+void bench__result_skip(struct bench__result *r, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/** Frees what a result owns (not the struct itself); safe on a zeroed result. */
+void bench__result_destroy(bench__result *r);
+/** "ok", "skipped" or "failed". */
+const char *bench__status_name(bench__status s);
+
+/** A coefficient of variation of the per-process medians above this is reported as large. */
+#define BENCH__LARGE_PROCESS_CV 0.05
+
+#endif /* HARNESS_RESULT_H */

@@ -1,0 +1,50 @@
+/*
+ * report.h: output formats and the reporters that print results as they finish.
+ */
+#ifndef HARNESS_REPORT_H
+#define HARNESS_REPORT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#include "core/result.h"
+#include "sys/context.h"
+
+/** Output formats. */
+typedef enum bench__format {
+    BENCH__FMT_PRETTY = 0,
+    BENCH__FMT_JSON,
+    BENCH__FMT_CSV,
+    BENCH__FMT_MARKDOWN,
+    BENCH__FMT_BENCHER,
+} bench__format;
+
+/** A reporter consumes results as they finish; `end` writes whatever waits for the whole run. */
+typedef struct bench__reporter {
+    void (*begin)(struct bench__reporter *rep, const bench__context *ctx);
+    void (*result)(struct bench__reporter *rep, const bench__result *r);
+    int (*end)(struct bench__reporter *rep, const bench__context *ctx,
+               const bench__result *all, size_t n);
+    FILE *out;
+    bool color;
+} bench__reporter;
+
+/**
+ * Sets up a reporter that writes everything in `end`, once the whole run is known (JSON,
+ * Markdown, bencher): its begin and result hooks do nothing.
+ */
+void bench__reporter_at_end(bench__reporter *rep, FILE *out,
+                            int (*end)(bench__reporter *rep, const bench__context *ctx,
+                                       const bench__result *all, size_t n));
+void bench__reporter_pretty(bench__reporter *rep, FILE *out, bool color);
+void bench__reporter_csv(bench__reporter *rep, FILE *out);
+void bench__reporter_markdown(bench__reporter *rep, FILE *out);
+void bench__reporter_json(bench__reporter *rep, FILE *out);
+/** The line format continuous-benchmarking services read (report_interop.c). */
+void bench__reporter_bencher(bench__reporter *rep, FILE *out);
+/** Writes the results in Google Benchmark's JSON format, atomically (report_interop.c). */
+int bench__gbench_write_file(const char *path, const bench__context *ctx, const bench__result *all,
+                             size_t n, char *msg, size_t msglen);
+
+#endif /* HARNESS_REPORT_H */

@@ -1,0 +1,457 @@
+/*
+ * report_text.c: the human-readable reporters: pretty (terminal, modelled on Criterion.rs), CSV
+ * and Markdown. Each consumes bench__result values; none reads a clock or a file.
+ *
+ * Pretty output streams one block per benchmark as it finishes; CSV streams one row per
+ * benchmark; Markdown prints its table at the end, with a change column (verdict or status) and
+ * a row per removed benchmark when the run is compared with a baseline. Ids, names and messages
+ * are untrusted text: each goes through bench__escape (control characters shown as \xNN), and CSV
+ * text cells that a spreadsheet would take for a formula get the OWASP guard.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "core/base.h"
+#include "core/options.h"
+#include "core/probe.h"
+#include "core/result.h"
+#include "report/report.h"
+#include "report/report_metrics.h"
+#include "stats/compare.h"
+#include "stats/stats.h"
+#include "sys/context.h"
+#include "sys/user_build.h"
+
+#define ID_WIDTH 24
+
+static const char *sgr(const bench__reporter *rep, const char *code)
+{
+    return rep->color ? code : "";
+}
+
+/* Throughput per second from ns per iteration; the lower time gives the higher rate. */
+static double rate(double per_iter, double ns)
+{
+    return ns > 0 ? per_iter * 1e9 / ns : NAN;
+}
+
+/* The cause of the spread between processes, when one was measured: " (processes on CPU 1 were
+ * 12.0% slower than on CPU 0)"; "" otherwise. */
+static const char *spread_cause_text(const bench__result *r, char *buf, size_t len)
+{
+    const bench__spread_cause *c = &r->spread_cause;
+    if (c->by_cpu)
+        snprintf(buf, len, " (processes on CPU %d were %.1f%% slower than on CPU %d)",
+                 c->cpu_slow, 100.0 * (c->cpu_ratio - 1.0), c->cpu_fast);
+    else if (c->by_faults)
+        snprintf(buf, len, " (the processes with more page faults were slower: rank correlation "
+                           "%.2f)", c->faults_rho);
+    else
+        buf[0] = '\0';
+    return buf;
+}
+
+/*
+ * What the spread between r's processes means for the user, said only where it changes what they
+ * should do: two speed groups (a headline that no process ran at), or a spread so wide that a
+ * saved comparison of this benchmark cannot see a change of the default threshold. A cause is
+ * named only when the processes' records show one (CPU, page faults). Not for a benchmark whose
+ * iterations take under a nanosecond: it measures the loop, not code.
+ */
+static void print_spread(FILE *o, const bench__result *r, const char *yellow, const char *reset)
+{
+    char cause[160];
+    spread_cause_text(r, cause, sizeof cause);
+    const bench__modes *m = &r->modes;
+    if (m->groups == 2) {
+        char lo[32], hi[32];
+        bench__fmt_time(lo, sizeof lo, exp(m->mean[0]));
+        bench__fmt_time(hi, sizeof hi, exp(m->mean[1]));
+        fprintf(o, "%*s%sTwo speed groups among its %u processes: %u at %s, %u at %s (+%.0f%%)%s;"
+                   "\n%*sthe time above lies between them, and comparisons take them group by "
+                   "group%s\n",
+                ID_WIDTH, "", yellow, r->processes, m->count[0], lo, m->count[1], hi,
+                100.0 * expm1(m->mean[1] - m->mean[0]), cause, ID_WIDTH, "", reset);
+        return;
+    }
+    if (!(r->process_cv > BENCH__LARGE_PROCESS_CV) || !(r->est.median.point >= 1.0))
+        return;
+    bench__compare_opts def = {.significance_level = 0.05,
+                               .noise_threshold = BENCH__DEFAULT_NOISE_THRESHOLD};
+    double se = sqrt(2.0 / (double)r->processes) * r->process_log_sd;
+    double mde = bench__mde(se, (double)(r->processes - 1), 1, &def);
+    if (!(mde > def.noise_threshold))
+        return;
+    fprintf(o, "%*s%sSpread between processes %.1f%%%s:\n%*sa saved comparison sees changes "
+               "above about %.0f%%; --ab pairs the processes and sees less%s\n",
+            ID_WIDTH, "", yellow, 100.0 * r->process_cv, cause, ID_WIDTH, "", 100.0 * mde, reset);
+}
+
+static void pretty_result(bench__reporter *rep, const bench__result *r)
+{
+    FILE *o = rep->out;
+    const char *bold = sgr(rep, "\033[1m"), *reset = sgr(rep, "\033[0m");
+    const char *green = sgr(rep, "\033[32m"), *yellow = sgr(rep, "\033[33m");
+    const char *red = sgr(rep, "\033[31m"), *dim = sgr(rep, "\033[2m");
+    char id[BENCH__ESCAPED_ID], message[4 * sizeof r->message];
+    bench__escape(id, sizeof id, r->inst->id);
+    bench__escape(message, sizeof message, r->message);
+    size_t idlen = strlen(id);
+
+    if (r->status == BENCH__SKIPPED) {
+        fprintf(o, "%s%-*s%s %sskipped:%s %s\n", green, ID_WIDTH - 1, id, reset, yellow, reset,
+                message);
+        return;
+    }
+    if (r->status == BENCH__FAILED) {
+        fprintf(o, "%s%-*s%s %sFAILED:%s %s\n", green, ID_WIDTH - 1, id, reset, red, reset,
+                message);
+        return;
+    }
+    if (idlen >= ID_WIDTH)
+        fprintf(o, "%s%s%s\n%*s", green, id, reset, ID_WIDTH, "");
+    else
+        fprintf(o, "%s%-*s%s", green, ID_WIDTH, id, reset);
+
+    const bench__estimate *m = &r->est.median;
+    char lo[32], mid[32], hi[32];
+    bench__fmt_time(lo, sizeof lo, m->lower);
+    bench__fmt_time(mid, sizeof mid, m->point);
+    bench__fmt_time(hi, sizeof hi, m->upper);
+    fprintf(o, "time:   [%s %s%s%s %s]\n", lo, bold, mid, reset, hi);
+
+    uint64_t per[2] = {r->settings.bytes_per_iter, r->settings.elements_per_iter};
+    const char *unit[2] = {"B", "elem"};
+    for (int k = 0; k < 2; k++) {
+        if (!per[k])
+            continue;
+        bench__fmt_rate(lo, sizeof lo, rate((double)per[k], m->upper), unit[k]);
+        bench__fmt_rate(mid, sizeof mid, rate((double)per[k], m->point), unit[k]);
+        bench__fmt_rate(hi, sizeof hi, rate((double)per[k], m->lower), unit[k]);
+        fprintf(o, "%*sthrpt:  [%s %s%s%s %s]\n", ID_WIDTH, "", lo, bold, mid, reset, hi);
+    }
+
+    char slope[32], mean[32], fastest[32];
+    bench__fmt_time(slope, sizeof slope, r->est.slope.point);
+    bench__fmt_time(mean, sizeof mean, r->est.mean.point);
+    bench__fmt_time(fastest, sizeof fastest, r->est.min);
+    char rounds[32] = "";
+    if (r->processes > 0)
+        snprintf(rounds, sizeof rounds, " in %u process%s", r->processes,
+                 r->processes == 1 ? "" : "es");
+    else if (r->rounds > 1)
+        snprintf(rounds, sizeof rounds, " in %u rounds", r->rounds);
+    fprintf(o, "%*s%smean %s, slope %s (R\xc2\xb2 %.4f), fastest %s; %zu samples%s, %llu "
+               "iterations, %s, stopped at %s%s\n",
+            ID_WIDTH, "", dim, mean, slope, r->est.r2, fastest, r->nsamples, rounds,
+            (unsigned long long)r->total_iters, bench__sampling_name(r->sampling_used),
+            r->stop_reason ? r->stop_reason : "?", reset);
+    bench__print_metrics(o, r, rep->color);
+    if (r->processes >= 2)
+        print_spread(o, r, yellow, reset);
+    else if (r->processes == 1)
+        fprintf(o, "%sOne process only (its samples are too long for more in the budget): the "
+                   "interval cannot include the spread between processes%s\n", yellow, reset);
+
+    const bench__outliers *ol = &r->outliers;
+    size_t total = ol->low_severe + ol->low_mild + ol->high_mild + ol->high_severe;
+    if (total > 0) {
+        double n = (double)r->nsamples;
+        fprintf(o, "%sFound %zu outlier%s among %zu measurements (%.2f%%)%s\n", yellow, total,
+                total == 1 ? "" : "s",
+                r->nsamples, 100.0 * (double)total / n, reset);
+        const size_t counts[4] = {ol->low_severe, ol->low_mild, ol->high_mild, ol->high_severe};
+        const char *names[4] = {"low severe", "low mild", "high mild", "high severe"};
+        for (int k = 0; k < 4; k++)
+            if (counts[k])
+                fprintf(o, "  %zu (%.2f%%) %s\n", counts[k], 100.0 * (double)counts[k] / n,
+                        names[k]);
+    }
+    fflush(o);
+}
+
+static void pretty_begin(bench__reporter *rep, const bench__context *ctx)
+{
+    (void)rep;
+    (void)ctx;
+}
+
+static int pretty_end(bench__reporter *rep, const bench__context *ctx, const bench__result *all,
+                      size_t n)
+{
+    (void)ctx;
+    size_t ok = 0, skipped = 0, failed = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (all[i].status == BENCH__OK)
+            ok++;
+        else if (all[i].status == BENCH__SKIPPED)
+            skipped++;
+        else
+            failed++;
+    }
+    fprintf(rep->out, "\n%zu benchmark%s: %zu measured, %zu skipped, %zu failed\n", n,
+            n == 1 ? "" : "s", ok, skipped, failed);
+    return 0;
+}
+
+void bench__reporter_pretty(bench__reporter *rep, FILE *out, bool color)
+{
+    memset(rep, 0, sizeof *rep);
+    rep->begin = pretty_begin;
+    rep->result = pretty_result;
+    rep->end = pretty_end;
+    rep->out = out;
+    rep->color = color;
+}
+
+/* ---- CSV (RFC 4180) ---- */
+
+/* A text cell: escaped, guarded against formula injection, quoted (quotes doubled). */
+static void csv_string(FILE *o, const char *s)
+{
+    char buf[4 * sizeof ((bench__result *)0)->message];
+    bench__escape(buf, sizeof buf, s);
+    fputc('"', o);
+    if (bench__csv_needs_guard(buf))
+        fputc('\'', o);
+    for (const char *p = buf; *p; p++) {
+        if (*p == '"')
+            fputc('"', o);
+        fputc(*p, o);
+    }
+    fputc('"', o);
+}
+
+/* The part of a list cell that names a metric or fact: escaped, quotes doubled. */
+static void csv_name(FILE *o, const char *s)
+{
+    char buf[4 * sizeof ((bench__metric *)0)->name];
+    bench__escape(buf, sizeof buf, s);
+    for (const char *p = buf; *p; p++) {
+        if (*p == '"')
+            fputc('"', o);
+        fputc(*p, o);
+    }
+}
+
+static void csv_begin(bench__reporter *rep, const bench__context *ctx)
+{
+    (void)ctx;
+    fputs("id,group,name,param,status,samples,iterations,median_ns,median_lower_ns,"
+          "median_upper_ns,mean_ns,mean_lower_ns,mean_upper_ns,std_dev_ns,mad_ns,slope_ns,"
+          "slope_lower_ns,slope_upper_ns,r2,outliers,bytes_per_iteration,"
+          "elements_per_iteration,message,min_ns,metrics,facts\n",
+          rep->out);
+}
+
+static void csv_result(bench__reporter *rep, const bench__result *r)
+{
+    FILE *o = rep->out;
+    csv_string(o, r->inst->id);
+    fputc(',', o);
+    csv_string(o, r->inst->desc->group);
+    fputc(',', o);
+    csv_string(o, r->inst->desc->name);
+    if (r->inst->has_param)
+        fprintf(o, ",%lld", (long long)r->inst->param);
+    else
+        fputc(',', o);
+    fprintf(o, ",%s,%zu,%llu", bench__status_name(r->status), r->nsamples,
+            (unsigned long long)r->total_iters);
+    if (r->status == BENCH__OK) {
+        const bench__estimates *e = &r->est;
+        const bench__outliers *ol = &r->outliers;
+        fprintf(o, ",%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6f,%zu",
+                e->median.point, e->median.lower, e->median.upper, e->mean.point, e->mean.lower,
+                e->mean.upper, e->std_dev.point, e->mad.point, e->slope.point, e->slope.lower,
+                e->slope.upper, e->r2,
+                ol->low_severe + ol->low_mild + ol->high_mild + ol->high_severe);
+    } else {
+        fputs(",,,,,,,,,,,,,", o);
+    }
+    fprintf(o, ",%llu,%llu,", (unsigned long long)r->settings.bytes_per_iter,
+            (unsigned long long)r->settings.elements_per_iter);
+    csv_string(o, r->message);
+    /* The fastest sample, then metrics and facts, each a space-separated list in one cell:
+     * name=median[lower;upper]unit (with *scaled=FRACTION when multiplexed) and name=value.
+     * The guard is decided on the cell's first name, the only part that can start it. */
+    if (r->status == BENCH__OK)
+        fprintf(o, ",%.6g,\"", r->est.min);
+    else
+        fputs(",,\"", o);
+    bool ok = r->status == BENCH__OK;
+    if (ok && r->nmetrics > 0 && bench__csv_needs_guard(r->metrics[0].name))
+        fputc('\'', o);
+    for (size_t i = 0; ok && i < r->nmetrics; i++) {
+        const bench__metric *m = &r->metrics[i];
+        fputs(i ? " " : "", o);
+        csv_name(o, m->name);
+        fprintf(o, "=%.6g[%.6g;%.6g]", m->est.median.point, m->est.median.lower,
+                m->est.median.upper);
+        csv_name(o, m->unit);
+        if (m->scaled)
+            fprintf(o, "*scaled=%.2f", m->min_fraction);
+    }
+    fputs("\",\"", o);
+    if (ok && r->nfacts > 0 && bench__csv_needs_guard(r->facts[0].name))
+        fputc('\'', o);
+    for (size_t i = 0; ok && i < r->nfacts; i++) {
+        fputs(i ? " " : "", o);
+        csv_name(o, r->facts[i].name);
+        fprintf(o, "=%.6g", r->facts[i].value);
+    }
+    fputs("\"\n", o);
+    fflush(o);
+}
+
+static int csv_end(bench__reporter *rep, const bench__context *ctx, const bench__result *all,
+                   size_t n)
+{
+    (void)rep;
+    (void)ctx;
+    (void)all;
+    (void)n;
+    return 0;
+}
+
+void bench__reporter_csv(bench__reporter *rep, FILE *out)
+{
+    memset(rep, 0, sizeof *rep);
+    rep->begin = csv_begin;
+    rep->result = csv_result;
+    rep->end = csv_end;
+    rep->out = out;
+}
+
+/* ---- Markdown ---- */
+
+/* Escaped (control characters as \xNN), then Markdown's own characters backslashed. */
+static void md_text(FILE *o, const char *s)
+{
+    char buf[4 * sizeof ((bench__result *)0)->message];
+    bench__escape(buf, sizeof buf, s);
+    for (const char *p = buf; *p; p++) {
+        if (*p == '|' || *p == '\\' || *p == '*' || *p == '_' || *p == '`' || *p == '<' ||
+            *p == '[')
+            fputc('\\', o);
+        fputc(*p, o);
+    }
+}
+
+/* The change column's cell: "+1.23% [+0.80%, +1.66%] (regressed; detectable 0.95%)", "+9.10%
+ * (no change: same program)" where the program's identity settled it, or the status alone
+ * ("skipped", "new"). */
+static void md_change(FILE *o, const bench__change *c)
+{
+    if (!c)
+        fputs(" |", o);
+    else if (c->same_program)
+        fprintf(o, " %+.2f%% (%s: same program) |", (c->ratio - 1.0) * 100.0,
+                bench__verdict_name(c->verdict));
+    else if (bench__verdict_has_numbers(c->verdict) && isfinite(c->mde))
+        fprintf(o, " %+.2f%% [%+.2f%%, %+.2f%%] (%s; detectable %.2f%%) |",
+                (c->ratio - 1.0) * 100.0, (c->ratio_lower - 1.0) * 100.0,
+                (c->ratio_upper - 1.0) * 100.0, bench__verdict_name(c->verdict), c->mde * 100.0);
+    else if (bench__verdict_has_numbers(c->verdict))
+        fprintf(o, " %+.2f%% (%s) |", (c->ratio - 1.0) * 100.0, bench__verdict_name(c->verdict));
+    else
+        fprintf(o, " %s |", bench__verdict_name(c->verdict));
+}
+
+static int md_end(bench__reporter *rep, const bench__context *ctx, const bench__result *all,
+                  size_t n)
+{
+    FILE *o = rep->out;
+    /* One more column per metric name any result has: its median per iteration. */
+    const char *names[BENCH__MAX_METRICS];
+    size_t nnames = 0;
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = 0; all[i].status == BENCH__OK && j < all[i].nmetrics; j++) {
+            size_t k = 0;
+            while (k < nnames && strcmp(names[k], all[i].metrics[j].name) != 0)
+                k++;
+            if (k == nnames && nnames < BENCH__MAX_METRICS)
+                names[nnames++] = all[i].metrics[j].name;
+        }
+    /* With --baseline, a last column: the change against it, or the comparison status. */
+    const bench__comparison *cmp = ctx->comparison;
+    fprintf(o, "| Benchmark | Time (median) | %.0f%% CI | Throughput | Samples | Outliers |",
+            ctx->confidence_level * 100.0);
+    for (size_t k = 0; k < nnames; k++) {
+        fputc(' ', o);
+        md_text(o, names[k]);
+        fputs(" /iter |", o);
+    }
+    if (cmp) {
+        fputs(" Change vs ", o);
+        md_text(o, cmp->baseline);
+        fputs(" |", o);
+    }
+    fputs("\n|---|---:|---|---:|---:|---:|", o);
+    for (size_t k = 0; k < nnames; k++)
+        fputs("---:|", o);
+    if (cmp)
+        fputs("---|", o);
+    fputc('\n', o);
+    for (size_t i = 0; i < n; i++) {
+        const bench__result *r = &all[i];
+        fputs("| ", o);
+        md_text(o, r->inst->id);
+        if (r->status != BENCH__OK) {
+            fprintf(o, " | %s | ", bench__status_name(r->status));
+            md_text(o, r->message);
+            fputs(" | | | |", o);
+            for (size_t k = 0; k < nnames; k++)
+                fputs(" |", o);
+            if (cmp)
+                md_change(o, r->change);
+            fputc('\n', o);
+            continue;
+        }
+        char mid[32], lo[32], hi[32], thr[48] = "";
+        bench__fmt_time(mid, sizeof mid, r->est.median.point);
+        bench__fmt_time(lo, sizeof lo, r->est.median.lower);
+        bench__fmt_time(hi, sizeof hi, r->est.median.upper);
+        if (r->settings.bytes_per_iter)
+            bench__fmt_rate(thr, sizeof thr, rate((double)r->settings.bytes_per_iter,
+                                                  r->est.median.point), "B");
+        else if (r->settings.elements_per_iter)
+            bench__fmt_rate(thr, sizeof thr, rate((double)r->settings.elements_per_iter,
+                                                  r->est.median.point), "elem");
+        const bench__outliers *ol = &r->outliers;
+        fprintf(o, " | %s | [%s, %s] | %s | %zu | %zu |", mid, lo, hi, thr, r->nsamples,
+                ol->low_severe + ol->low_mild + ol->high_mild + ol->high_severe);
+        for (size_t k = 0; k < nnames; k++) {
+            const bench__metric *m = bench__metric_find(r, names[k]);
+            char cell[48] = "";
+            if (m)
+                bench__fmt_metric(cell, sizeof cell, m->est.median.point, m->unit);
+            fprintf(o, " %s%s |", cell, m && m->scaled ? " (scaled)" : "");
+        }
+        if (cmp)
+            md_change(o, r->change);
+        fputc('\n', o);
+    }
+    /* Benchmarks the baseline has and this program does not: a row each, nothing measured. */
+    for (size_t i = 0; cmp && i < cmp->nremoved; i++) {
+        fputs("| ", o);
+        md_text(o, cmp->removed[i]);
+        fputs(" | | | | | |", o);
+        for (size_t k = 0; k < nnames; k++)
+            fputs(" |", o);
+        fputs(" removed |\n", o);
+    }
+    /* A table of unoptimised benchmarks travels without the run's stderr: it says so itself. */
+    char warning[256];
+    if (bench__user_builds_warning(ctx->user_builds, warning, sizeof warning)) {
+        fputs("\n> **Warning:** ", o);
+        md_text(o, warning);
+        fputc('\n', o);
+    }
+    return 0;
+}
+
+void bench__reporter_markdown(bench__reporter *rep, FILE *out)
+{
+    bench__reporter_at_end(rep, out, md_end);
+}

@@ -1,0 +1,697 @@
+/*
+ * ab.c: the paired comparison of two programs, benchmark by benchmark: `--ab OLD` (this program
+ * against another build of the same suite), and the interleaved run that confirms a suspect
+ * verdict of a saved-baseline comparison against the baseline's program snapshot.
+ *
+ * Why paired. Most of a benchmark's variance on a shared machine lies between processes and
+ * between moments: which CPU a process runs on and what shares it, where its code and data land,
+ * the machine's load in that second. Two runs a minute apart differ by several percent for that
+ * alone. Here the two programs' worker processes run side by side and take turns at a fine grain,
+ * so every disturbance hits both alike and cancels in their ratio instead of widening it:
+ *   - A pair: one worker process of each program (the one worker protocol of isolate.c, plan
+ *     "driven": the job in BENCH_WORKER_JOB, each sample commanded on its stdin as "R n", its
+ *     time back on descriptor 3 as "T ns"). Both do their benchmark's setup, then run samples of
+ *     the same iteration count (samples of about 0.5 ms, short enough that most escape another
+ *     process's time slice) in rounds of ABBA then BAAB; a round gives ln(median B / median A)
+ *     over its four samples each, the pair the median of its rounds (robust to disturbed
+ *     samples and rounds).
+ *   - Place (the schedule): by default both workers of a pair are pinned to the same CPU, taking
+ *     turns on it, and successive pairs go round the CPUs this process may use. What one CPU's
+ *     neighbours do then hits both programs; unpinned workers land on whichever CPU is free
+ *     and measured pair-to-pair spreads 3-20x larger here. "duet" runs A and B at the same moment
+ *     on two CPUs and swaps them (Bulej et al.); "unpinned" is the scheduler's choice.
+ *   - Layout: each worker draws its own stack, heap and environment offsets (layout.c), so the
+ *     placement luck of a process is a random effect that averages out over pairs rather than a
+ *     fixed difference between two builds whose names and constants differ.
+ *   - The pairs are the independent units: one t statistic over them (bench__ab_stats).
+ *
+ * Time where it is needed. The comparison has a budget (seconds per benchmark times the
+ * benchmarks) and spends it on the benchmarks still undecided: one pair of each undecided
+ * benchmark in turn, so they spread over the same minutes, and each is looked at when its pairs
+ * reach the next of a fixed schedule of looks (6, 9, 14, 21, 32 pairs by default). A benchmark
+ * stops at the first look that decides it, either way (regressed, improved, no change, within
+ * noise; verdict.c). The error stays controlled under this optional stopping because every
+ * interval is at the level 1 - alpha / (benchmarks x looks): by the union bound, the chance that
+ * any interval at any look misses its true change is at most alpha, whenever one stops
+ * (tests/unit/test_ab_stats.c checks the coverage by simulation). When the budget runs out, a
+ * benchmark still undecided is decided at the pairs it has (one of its looks), and is
+ * "inconclusive" when even then its interval reaches beyond the noise threshold, with the
+ * smallest change the run could have detected.
+ */
+#define _GNU_SOURCE /* sched_setaffinity, CPU_SET */
+#include <errno.h>
+#include <math.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/base.h"
+#include "core/registry.h"
+#include "run/layout.h"
+#include "run/run.h"
+#include "stats/compare.h"
+#include "stats/stats.h"
+#include "sys/proc.h"
+
+#define JOB_ENV "BENCH_WORKER_JOB"
+
+/* ---- the statistics of one benchmark ---- */
+
+void bench__ab_stats(const double *pair_log, size_t n, double tests, const bench__compare_opts *o,
+                     bench__change *c)
+{
+    memset(c, 0, sizeof *c);
+    c->p = c->p_adjusted = 1.0;
+    c->verdict = BENCH__V_INCOMPARABLE;
+    if (n < 2)
+        return;
+    double sd = bench__std_dev(pair_log, n);
+    bench__decide(c, bench__mean(pair_log, n), sd / sqrt((double)n), (double)(n - 1), tests, o);
+    c->run_noise = sd;
+    c->interleaved = true;
+}
+
+size_t bench__ab_looks(int max_pairs, size_t *looks, size_t cap)
+{
+    size_t k = 0, n = BENCH__AB_FIRST_LOOK < max_pairs ? BENCH__AB_FIRST_LOOK : (size_t)max_pairs;
+    while (k < cap) {
+        looks[k++] = n;
+        if (n >= (size_t)max_pairs)
+            break;
+        size_t next = (size_t)ceil((double)n * BENCH__AB_LOOK_GROWTH);
+        n = next < (size_t)max_pairs ? next : (size_t)max_pairs;
+    }
+    return k;
+}
+
+const char *bench__ab_schedule_name(bench__ab_schedule s)
+{
+    return s == BENCH__AB_DUET ? "duet" : s == BENCH__AB_UNPINNED ? "unpinned" : "pinned";
+}
+
+/* ---- one worker ---- */
+
+static int pin(pid_t pid, int cpu)
+{
+    if (cpu < 0)
+        return 0;
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(cpu, &set);
+    return sched_setaffinity(pid, sizeof set, &set);
+}
+
+/* Starts `prog` (from exec_fd when it is >= 0: the sealed copy of a checked snapshot) as the
+ * driven worker of benchmark `id` with layout `lay`, pinned to `cpu` (-1: not), and waits (at
+ * most timeout_s) until its setup is done ("READY"). Returns 0;
+ * BENCH_EINVAL when prog lacks the benchmark; BENCH_EUNAVAIL when it skips it; BENCH_EUSAGE when
+ * the run was interrupted; BENCH_EIO otherwise, with the reason in msg. */
+static int worker_start(bench__proc *w, const char *prog, int exec_fd, const char *id,
+                        const bench__layout *lay, int cpu, double timeout_s, char *msg,
+                        size_t msglen)
+{
+    char job[384];
+    bench__msg(job, sizeof job, "0 1 %d 0 0 %s", BENCH__JOB_DRIVEN, id);
+    /* A program that does not take the job (built with a harness without this protocol) is
+     * told to list no benchmark: it ends at once instead of running its whole suite. */
+    char *argv[] = {(char *)prog, "--list", "^$", NULL};
+    bench__proc_spec spec = {.path = prog, .argv = argv, .channel = BENCH__PROC_FD3,
+                             .commands = true, .exec_by_fd = exec_fd >= 0, .exec_fd = exec_fd};
+    setenv(JOB_ENV, job, 1);
+    bench__layout_export(lay);
+    int rc = bench__proc_start(w, &spec, msg, msglen);
+    bench__layout_unexport();
+    unsetenv(JOB_ENV);
+    if (rc != 0)
+        return BENCH_EIO;
+    pin(w->pid, cpu);
+    char line[640];
+    int64_t deadline = bench__now_ns() + (int64_t)(timeout_s * 1e9);
+    int lr;
+    /* A worker whose benchmark ends before its timed loop (skipped, failed) says where it ran
+     * (PROC) before its END. */
+    while ((lr = bench__proc_line(w, line, sizeof line, deadline)) == 1 &&
+           strncmp(line, "PROC ", 5) == 0)
+        ;
+    if (lr == BENCH_EUSAGE) {
+        bench__proc_kill(w);
+        return BENCH_EUSAGE;
+    }
+    if (lr == 1 && strcmp(line, "READY") == 0)
+        return 0;
+    rc = BENCH_EIO;
+    if (lr == 1 && strncmp(line, "END skipped ", 12) == 0) {
+        rc = BENCH_EUNAVAIL;
+        bench__msg(msg, msglen, "skipped in %s: %s", prog, line + 12);
+    } else if (lr == 1 && strncmp(line, "END failed this program has no benchmark", 40) == 0) {
+        rc = BENCH_EINVAL;
+        bench__msg(msg, msglen, "%s has no benchmark '%s'", prog, id);
+    } else if (lr == 1 && strcmp(line, "END failed malformed worker job") == 0) {
+        bench__msg(msg, msglen, "%s does not take this version's paired comparison (built with "
+                                "an older harness? rebuild it with this one)", prog);
+    } else if (lr == 1 && strncmp(line, "END ", 4) == 0) {
+        bench__msg(msg, msglen, "in %s: %s", prog, line + 4);
+    } else if (lr == BENCH_EIO) {
+        bench__msg(msg, msglen, "%s did not finish its setup within %.0f s (--timeout)", prog,
+                   timeout_s);
+    } else {
+        bench__proc_wait(w, bench__now_ns() + (int64_t)1e9);
+        char how[128];
+        bench__proc_describe(w, timeout_s, how, sizeof how);
+        bench__msg(msg, msglen, "%s %s before its setup was done (a build whose harness does "
+                                "not take part in paired comparisons?)", prog, how);
+    }
+    bench__proc_kill(w);
+    return rc;
+}
+
+static int send_sample(bench__proc *w, uint64_t iters)
+{
+    char line[64];
+    snprintf(line, sizeof line, "R %llu", (unsigned long long)iters);
+    return bench__proc_send(w, line) == 0 ? 0 : BENCH_EIO;
+}
+
+static int read_sample(bench__proc *w, int64_t deadline, double *ns)
+{
+    char line[640];
+    int lr = bench__proc_line(w, line, sizeof line, deadline);
+    if (lr == BENCH_EUSAGE)
+        return BENCH_EUSAGE;
+    return lr == 1 && sscanf(line, "T %lf", ns) == 1 && isfinite(*ns) && *ns >= 0 ? 0 : BENCH_EIO;
+}
+
+static int worker_sample(bench__proc *w, uint64_t iters, int64_t deadline, double *ns)
+{
+    int rc = send_sample(w, iters);
+    return rc ? rc : read_sample(w, deadline, ns);
+}
+
+/* Ends a worker: asks it to stop, reads its last lines until END, and reaps it. */
+static void worker_stop(bench__proc *w, double timeout_s)
+{
+    int64_t deadline = bench__now_ns() + (int64_t)(fmin(timeout_s, 10.0) * 1e9);
+    char line[640];
+    if (bench__proc_send(w, "Q") == 0)
+        while (bench__proc_line(w, line, sizeof line, deadline) == 1 &&
+               strncmp(line, "END ", 4) != 0)
+            ;
+    bench__proc_wait(w, deadline);
+}
+
+/* ---- one benchmark's pairs ---- */
+
+typedef struct ab_bench {
+    bench__ab_item *item;
+    bool done;
+    size_t look;       /* index of the next look */
+    double *pair_log;  /* per pair: median over its rounds of ln(B/A) */
+    double *pair_a_ns; /* per pair: median of A's samples, ns per iteration */
+    size_t cap;
+    size_t started;    /* pairs of it started: which side starts first, and on which CPU */
+    size_t index;      /* its place in the comparison */
+} ab_bench;
+
+typedef struct ab_run {
+    const char *prog[2]; /* 0: A (old), 1: B (new) */
+    int fd[2];           /* each side's executable when started from a descriptor, else -1 */
+    const bench__ab_options *o;
+    int *cpus;           /* the CPUs this process may use */
+    size_t ncpus;
+    bench__rng rng;      /* layouts */
+    FILE *samples;       /* the sample log, or NULL */
+    double sample_ns;
+    double pair_ns;
+    double tests;        /* benchmarks x looks */
+    size_t looks[16];
+    size_t nlooks;
+} ab_run;
+
+/* The median of four values: the mean of the middle two. */
+static double median4(const double v[4])
+{
+    double a = fmin(v[0], v[1]), b = fmax(v[0], v[1]);
+    double c = fmin(v[2], v[3]), d = fmax(v[2], v[3]);
+    return 0.5 * (fmax(a, c) + fmin(b, d));
+}
+
+/* Writes one sample to the sample log (BENCH_AB_SAMPLES), when there is one. */
+static void log_sample(ab_run *run, const char *id, size_t pair, int side, int k, double ns)
+{
+    if (run->samples)
+        fprintf(run->samples, "%s %zu %c %d %.1f\n", id, pair, side ? 'B' : 'A', k, ns);
+}
+
+/*
+ * One round: four samples of A (0) and four of B (1), ABBA then BAAB one at a time on one CPU,
+ * or in a duet both at once, each on the other CPU in turn. Its value is ln(median B / median
+ * A): a sample that an interrupt or another process's time slice stretched (on a busy machine,
+ * one in several) moves neither median, where it would move a sum. A's samples (ns per
+ * iteration) are appended to a_ns.
+ */
+static int one_round(ab_run *run, bench__proc w[2], const char *id, size_t pair,
+                     uint64_t iters, int64_t deadline, double *value, double *a_ns, size_t *na,
+                     int *bad)
+{
+    static const int order[8] = {0, 1, 1, 0, 1, 0, 0, 1};
+    double v[2][4];
+    int cnt[2] = {0, 0}, rc = 0;
+    if (run->o->schedule == BENCH__AB_DUET && run->ncpus >= 2) {
+        /* A on the first CPU and B on the second, then swapped, then swapped back: ABBA over
+         * the two CPUs. */
+        static const int a_on[4] = {0, 1, 1, 0};
+        for (int k = 0; k < 4 && rc == 0; k++) {
+            pin(w[0].pid, run->cpus[a_on[k]]);
+            pin(w[1].pid, run->cpus[1 - a_on[k]]);
+            for (int s = 0; s < 2 && rc == 0; s++)
+                if ((rc = send_sample(&w[s], iters)))
+                    *bad = s;
+            for (int s = 0; s < 2 && rc == 0; s++)
+                if ((rc = read_sample(&w[s], deadline, &v[s][k])) == 0)
+                    log_sample(run, id, pair, s, k, v[s][k]);
+                else
+                    *bad = s;
+        }
+    } else {
+        for (int k = 0; k < 8 && rc == 0; k++) {
+            int s = order[k];
+            double t;
+            if ((rc = worker_sample(&w[s], iters, deadline, &t))) {
+                *bad = s;
+                break;
+            }
+            v[s][cnt[s]++] = t;
+            log_sample(run, id, pair, s, k, t);
+        }
+    }
+    if (rc != 0)
+        return rc;
+    for (int k = 0; k < 4; k++)
+        a_ns[(*na)++] = v[0][k] / (double)iters;
+    double ma = median4(v[0]), mb = median4(v[1]);
+    *value = ma > 0 && mb > 0 ? log(mb / ma) : NAN;
+    return 0;
+}
+
+/* Runs one pair of benchmark b. Returns 0 (a pair value added, or none when no round fit),
+ * BENCH_EUSAGE when interrupted, or another error with the reason in the item. */
+static int one_pair(ab_run *run, ab_bench *b)
+{
+    bench__ab_item *it = b->item;
+    const bench__ab_options *o = run->o;
+    /* Counted per benchmark: with the benchmarks taken in turn, a count over the whole
+     * comparison would keep the same parity for a benchmark through all its pairs, so the same
+     * side would always start first and the same CPU take every pair of it. */
+    size_t p = b->started++;
+    int cpu = o->schedule == BENCH__AB_PINNED && run->ncpus > 0
+                  ? run->cpus[(p + b->index) % run->ncpus]
+                  : -1;
+    if (o->schedule == BENCH__AB_DUET && run->ncpus >= 2)
+        cpu = run->cpus[0];
+    bench__layout lay[2] = {{0}, {0}};
+    if (!o->fixed_layout) {
+        bench__layout_draw(&run->rng, &lay[0]);
+        bench__layout_draw(&run->rng, &lay[1]);
+    }
+    bench__proc w[2];
+    memset(w, 0, sizeof w);
+    /* Alternate which side starts first, so neither always gets the fresher machine (nor
+     * always allocates its memory first). B (this build) starts first in the first pair: a
+     * benchmark it skips is "skipped" even when the old build lacks it. */
+    int first = (int)((p + 1) % 2);
+    int rc = worker_start(&w[first], run->prog[first], run->fd[first], it->id, &lay[first], cpu,
+                          o->timeout_s, it->message, sizeof it->message);
+    if (rc == 0 && (rc = worker_start(&w[1 - first], run->prog[1 - first], run->fd[1 - first],
+                                      it->id, &lay[1 - first], cpu, o->timeout_s, it->message,
+                                      sizeof it->message)) != 0)
+        bench__proc_kill(&w[first]);
+    if (rc != 0)
+        return rc;
+    int64_t t0 = bench__now_ns();
+    double t, value;
+    int bad = 1;
+    /* Every wait has a deadline: a worker that hangs in a sample is killed at --timeout. */
+#define DEADLINE (bench__now_ns() + (int64_t)(o->timeout_s * 1e9))
+    if (it->iters == 0) {
+        /* The iteration count: calibrated on B, then held for the whole comparison. */
+        uint64_t n = 1;
+        for (;;) {
+            if ((rc = worker_sample(&w[1], n, DEADLINE, &t)))
+                break;
+            if (t >= run->sample_ns / 8 || n >= (UINT64_C(1) << 40))
+                break;
+            n *= 2;
+        }
+        if (rc == 0) {
+            double per = t > 0 ? t / (double)n : 1.0;
+            double want = ceil(run->sample_ns / per);
+            it->iters = want < 1 ? 1 : want > (double)(UINT64_C(1) << 40) ? UINT64_C(1) << 40
+                                                                          : (uint64_t)want;
+        }
+    }
+    /* The fresh pair's warm-up, discarded: one round. */
+    double *logs = NULL, *a_ns = NULL;
+    size_t nr = 0, na = 0, cap = 64;
+    logs = malloc(cap * sizeof *logs);
+    a_ns = malloc(4 * cap * sizeof *a_ns);
+    if (!logs || !a_ns) {
+        rc = BENCH_ENOMEM;
+        bench__msg(it->message, sizeof it->message, "out of memory");
+    }
+    if (rc == 0)
+        rc = one_round(run, w, it->id, p, it->iters, DEADLINE, &value, a_ns, &na, &bad);
+    na = 0;
+    /* The pair measures for its share of the budget, but at least BENCH__AB_MIN_ROUNDS rounds:
+     * its value is their median. */
+    int64_t start = bench__now_ns();
+    while (rc == 0 && ((double)(bench__now_ns() - start) < run->pair_ns ||
+                       nr < BENCH__AB_MIN_ROUNDS)) {
+        if (nr == cap) {
+            double *l2 = realloc(logs, 2 * cap * sizeof *logs);
+            double *a2 = l2 ? realloc(a_ns, 8 * cap * sizeof *a_ns) : NULL;
+            if (l2)
+                logs = l2;
+            if (!l2 || !a2) {
+                rc = BENCH_ENOMEM;
+                bench__msg(it->message, sizeof it->message, "out of memory");
+                break;
+            }
+            a_ns = a2;
+            cap *= 2;
+        }
+        rc = one_round(run, w, it->id, p, it->iters, DEADLINE, &value, a_ns, &na, &bad);
+        if (rc == 0 && isfinite(value))
+            logs[nr++] = value;
+    }
+#undef DEADLINE
+    if (rc == BENCH_EUSAGE || bench__proc_interrupted()) {
+        bench__proc_kill(&w[0]);
+        bench__proc_kill(&w[1]);
+        free(logs);
+        free(a_ns);
+        return BENCH_EUSAGE;
+    }
+    if (rc != 0 && rc != BENCH_ENOMEM) {
+        /* Which side stopped, and how. */
+        bench__proc_wait(&w[bad], bench__now_ns() + (int64_t)1e9);
+        char how[128];
+        bench__proc_describe(&w[bad], o->timeout_s, how, sizeof how);
+        bench__msg(it->message, sizeof it->message, "the worker of %s %s in the middle of the "
+                                                    "comparison", run->prog[bad], how);
+    }
+    worker_stop(&w[0], o->timeout_s);
+    worker_stop(&w[1], o->timeout_s);
+    if (rc == 0 && nr > 0) {
+        if (b->cap == (size_t)it->pairs) {
+            size_t nc = b->cap ? 2 * b->cap : 16;
+            double *pl = realloc(b->pair_log, nc * sizeof *pl);
+            double *pa = pl ? realloc(b->pair_a_ns, nc * sizeof *pa) : NULL;
+            if (pl)
+                b->pair_log = pl;
+            if (!pl || !pa) {
+                free(logs);
+                free(a_ns);
+                bench__msg(it->message, sizeof it->message, "out of memory");
+                return BENCH_ENOMEM;
+            }
+            b->pair_a_ns = pa;
+            b->cap = nc;
+        }
+        b->pair_log[it->pairs] = bench__median_inplace(logs, nr);
+        b->pair_a_ns[it->pairs] = bench__median_inplace(a_ns, na);
+        it->pairs++;
+        it->rounds += nr;
+    }
+    it->seconds += (double)(bench__now_ns() - t0) / 1e9;
+    free(logs);
+    free(a_ns);
+    return rc;
+}
+
+/* Decides benchmark b at the pairs it has. */
+static void decide(ab_run *run, ab_bench *b)
+{
+    bench__ab_item *it = b->item;
+    bench__compare_opts copt = {.significance_level = run->o->significance_level,
+                                .noise_threshold = run->o->noise_threshold};
+    bench__ab_stats(b->pair_log, it->pairs, run->tests, &copt, &it->change);
+    if (it->pairs >= 1) {
+        /* A's time per iteration: the geometric mean of its pairs' medians; B's is A's times
+         * the estimated ratio, so the two figures shown are the estimate's own. */
+        double s = 0;
+        for (size_t i = 0; i < it->pairs; i++)
+            s += log(b->pair_a_ns[i]);
+        it->change.old_median = exp(s / (double)it->pairs);
+        it->change.new_median = it->change.old_median * it->change.ratio;
+    }
+    it->pair_sd = it->pairs >= 2 ? bench__std_dev(b->pair_log, it->pairs) : NAN;
+}
+
+/* The CPUs this process may run on, in order (none: pinning is off). */
+static size_t allowed_cpus(int **out)
+{
+    cpu_set_t set;
+    *out = NULL;
+    if (sched_getaffinity(0, sizeof set, &set) != 0)
+        return 0;
+    int n = CPU_COUNT(&set);
+    int *cpus = malloc((size_t)(n > 0 ? n : 1) * sizeof *cpus);
+    if (!cpus)
+        return 0;
+    size_t k = 0;
+    for (int c = 0; c < CPU_SETSIZE && k < (size_t)n; c++)
+        if (CPU_ISSET(c, &set))
+            cpus[k++] = c;
+    *out = cpus;
+    return k;
+}
+
+int bench__ab_compare(const char *old_prog, int old_fd, const char *new_prog,
+                      bench__ab_item *items, size_t n, const bench__ab_options *o,
+                      bench__ab_done_fn done, void *arg)
+{
+    bench__proc_interrupts_install();
+    ab_run run;
+    memset(&run, 0, sizeof run);
+    run.prog[0] = old_prog;
+    run.prog[1] = new_prog;
+    run.fd[0] = old_fd;
+    run.fd[1] = -1;
+    run.o = o;
+    run.ncpus = allowed_cpus(&run.cpus);
+    const bench__clock_info *clk = bench__clock_calibrate();
+    run.sample_ns = fmax(o->sample_ms * 1e6, clk->min_sample_ns);
+    /* Every sample, for whoever wants to look at them (docs/cli.md, environment). */
+    const char *log_path = getenv("BENCH_AB_SAMPLES");
+    if (log_path && *log_path && !(run.samples = fopen(log_path, "a")))
+        fprintf(stderr, "bench: warning: BENCH_AB_SAMPLES: cannot open %s: %s\n", log_path,
+                strerror(errno));
+    /* Half the most pairs fill the average budget: a benchmark that needs them all takes the
+     * time that the quickly decided ones leave. */
+    run.pair_ns = o->seconds * 1e9 * 2.0 / (double)(o->max_pairs > 0 ? o->max_pairs : 1);
+    run.nlooks = bench__ab_looks(o->max_pairs, run.looks, sizeof run.looks / sizeof run.looks[0]);
+    run.tests = (double)(n ? n : 1) * (double)run.nlooks;
+    bench__rng_seed(&run.rng, o->seed ^ 0xab5eedULL);
+    ab_bench *bs = calloc(n ? n : 1, sizeof *bs);
+    if (!bs) {
+        free(run.cpus);
+        return BENCH_ENOMEM;
+    }
+    for (size_t i = 0; i < n; i++) {
+        bs[i].item = &items[i];
+        bs[i].index = i;
+        items[i].change.verdict = BENCH__V_INCOMPARABLE;
+        items[i].rc = 0;
+        items[i].message[0] = '\0';
+        items[i].pairs = items[i].rounds = 0;
+        items[i].iters = 0;
+        items[i].seconds = 0;
+    }
+    int64_t start = bench__now_ns();
+    double budget_ns = o->seconds * 1e9 * (double)n;
+    int rc = 0;
+    size_t open = n;
+    for (unsigned cycle = 0; open > 0 && rc == 0; cycle++) {
+        for (size_t t = 0; t < n && rc == 0; t++) {
+            /* Odd cycles go backwards, so no benchmark always follows the same one. */
+            ab_bench *b = &bs[cycle % 2 ? n - 1 - t : t];
+            if (b->done)
+                continue;
+            bench__ab_item *it = b->item;
+            bool over = (double)(bench__now_ns() - start) >= budget_ns;
+            if (!over) {
+                if (o->progress) {
+                    fprintf(stderr, "\r%s: pair %zu (%zu of %zu benchmarks still undecided)\033[K",
+                            it->id, it->pairs + 1, open, n);
+                    fflush(stderr);
+                }
+                int prc = one_pair(&run, b);
+                if (prc == BENCH_EUSAGE) {
+                    rc = BENCH_EUSAGE;
+                    break;
+                }
+                if (prc != 0) {
+                    it->rc = prc == BENCH_ENOMEM ? BENCH_EIO : prc;
+                    b->done = true;
+                    open--;
+                    if (done)
+                        done(it, arg);
+                    continue;
+                }
+            }
+            /* A look at the next scheduled pair count, or the last one the budget allows. */
+            bool at_look = b->look < run.nlooks && it->pairs >= run.looks[b->look];
+            if (at_look || over) {
+                while (b->look < run.nlooks && it->pairs >= run.looks[b->look])
+                    b->look++;
+                decide(&run, b);
+                it->looks = at_look || b->look >= run.nlooks ? b->look : b->look + 1;
+                if (over || bench__verdict_decided(it->change.verdict) ||
+                    b->look >= run.nlooks) {
+                    if (it->pairs < 2)
+                        bench__msg(it->message, sizeof it->message,
+                                   "fewer than 2 worker pairs measured a round (raise the time "
+                                   "given to the comparison)");
+                    b->done = true;
+                    open--;
+                    if (done)
+                        done(it, arg);
+                }
+            }
+        }
+    }
+    if (o->progress)
+        fputs("\r\033[K", stderr);
+    for (size_t i = 0; i < n; i++) {
+        free(bs[i].pair_log);
+        free(bs[i].pair_a_ns);
+    }
+    free(bs);
+    free(run.cpus);
+    if (run.samples)
+        fclose(run.samples);
+    return rc;
+}
+
+/* ---- --ab: this program against another build ---- */
+
+typedef struct ab_print {
+    bool color;
+    int exit_code;
+} ab_print;
+
+/* Prints one benchmark's outcome as soon as it is decided. */
+static void print_item(bench__ab_item *it, void *arg)
+{
+    ab_print *pr = arg;
+    char id[BENCH__ESCAPED_ID];
+    printf("%s\n", bench__escape(id, sizeof id, it->id));
+    if (it->rc != 0 || it->change.verdict == BENCH__V_INCOMPARABLE) {
+        it->change.verdict = it->rc == BENCH_EUNAVAIL ? BENCH__V_SKIPPED
+                             : it->rc == BENCH_EINVAL ? BENCH__V_NEW
+                                                      : BENCH__V_INCOMPARABLE;
+        char why[4 * sizeof it->message];
+        printf("%24s%s: %s\n", "", bench__verdict_name(it->change.verdict),
+               bench__escape(why, sizeof why, it->message[0] ? it->message : "no rounds"));
+        if (it->rc == BENCH_EIO)
+            pr->exit_code = BENCH_EXIT_FAILED;
+    } else {
+        char a[32], b[32];
+        bench__fmt_time(a, sizeof a, it->change.old_median);
+        bench__fmt_time(b, sizeof b, it->change.new_median);
+        printf("%24sA (old): %s  B (new): %s per iteration (B is A times the paired ratio)\n",
+               "", a, b);
+        printf("%24s%zu worker pairs, %zu rounds of ABBA+BAAB, pair-to-pair sd %.2f%%, %llu "
+               "iterations a sample, %.1f s\n",
+               "", it->pairs, it->rounds, it->pair_sd * 100.0, (unsigned long long)it->iters,
+               it->seconds);
+        bench__print_change_line(stdout, &it->change, pr->color);
+        bench__print_verdict(stdout, &it->change, pr->color);
+    }
+    fflush(stdout);
+}
+
+int bench__ab_run(const char *other, const bench__instance *all, const bool *selected, size_t n,
+                  const bench__ab_options *o, const bench__gate *gate, bool color)
+{
+    char self[4096], why[512];
+    if (bench__proc_self(self, sizeof self, why, sizeof why) != 0) {
+        fprintf(stderr, "bench: --ab: %s\n", why);
+        return BENCH_EXIT_USAGE;
+    }
+    if (access(other, X_OK) != 0) {
+        fprintf(stderr, "bench: --ab: '%s' is not an executable program: %s\n", other,
+                strerror(errno));
+        return BENCH_EXIT_USAGE;
+    }
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++)
+        m += selected[i];
+    size_t rows = m + o->nremoved;
+    bench__ab_item *items = calloc(m ? m : 1, sizeof *items);
+    bench__change *ch = calloc(rows ? rows : 1, sizeof *ch);
+    const char **ids = calloc(rows ? rows : 1, sizeof *ids);
+    if (!items || !ch || !ids) {
+        free(items);
+        free(ch);
+        free(ids);
+        fprintf(stderr, "bench: out of memory\n");
+        return BENCH_EXIT_USAGE;
+    }
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        if (selected[i])
+            items[k++].id = all[i].id;
+    size_t looks[16];
+    size_t nlooks = bench__ab_looks(o->max_pairs, looks, sizeof looks / sizeof looks[0]);
+    char sched[96] = "";
+    for (size_t i = 0; i < nlooks; i++)
+        bench__msg(sched + strlen(sched), sizeof sched - strlen(sched), "%s%zu", i ? ", " : "",
+                   looks[i]);
+    printf("Paired A/B: A (old) = %s\n            B (new) = %s\n", other, self);
+    printf("%.1f s per benchmark on average (%.0f s in all), spent on the undecided ones; pairs "
+           "%s, both workers of a pair %s; %s; looks at %s pairs; intervals at %.4g "
+           "(Bonferroni over %zu benchmarks x %zu looks)\n\n",
+           o->seconds, o->seconds * (double)m, o->schedule == BENCH__AB_PINNED ? "pinned"
+                                               : o->schedule == BENCH__AB_DUET ? "in a duet"
+                                                                              : "unpinned",
+           o->schedule == BENCH__AB_PINNED ? "on one CPU, taking turns"
+           : o->schedule == BENCH__AB_DUET ? "running at once on two CPUs, swapped"
+                                           : "taking turns where the scheduler puts them",
+           o->fixed_layout ? "layouts fixed" : "random layout per worker",
+           sched, 1.0 - o->significance_level / ((double)(m ? m : 1) * (double)nlooks), m,
+           nlooks);
+    fflush(stdout);
+    ab_print pr = {.color = color, .exit_code = BENCH_EXIT_OK};
+    int rc = bench__ab_compare(other, -1, self, items, m, o, print_item, &pr);
+    if (rc == BENCH_EUSAGE || bench__proc_interrupted()) {
+        fprintf(stderr, "bench: interrupted by %s: stopped the worker processes\n",
+                bench__signal_name(bench__proc_interrupted()));
+        free(items);
+        free(ch);
+        free(ids);
+        return 128 + bench__proc_interrupted();
+    }
+    for (size_t i = 0; i < m; i++) {
+        ids[i] = items[i].id;
+        ch[i] = items[i].change;
+    }
+    /* The old build's benchmarks (for the same FILTERs) that this one lacks. */
+    for (size_t i = 0; i < o->nremoved; i++) {
+        ids[m + i] = o->removed[i];
+        ch[m + i].verdict = BENCH__V_REMOVED;
+    }
+    bench__compare_opts copt = {.significance_level = o->significance_level,
+                                .noise_threshold = o->noise_threshold};
+    /* In the summary's order, so that the strict messages come in it too. No context: A and B
+     * ran side by side on one machine, so no change of it can be blamed. */
+    (void)bench__sort_changes(ids, ch, rows);
+    bench__print_compare_summary(stdout, "A, the old build", ids, ch, rows, &copt,
+                                 "paired, Bonferroni", NULL, color);
+    int cmp_exit = bench__compare_exit(ids, ch, rows, gate, "A, the old build");
+    free(items);
+    free(ch);
+    free(ids);
+    return pr.exit_code == BENCH_EXIT_OK ? cmp_exit : pr.exit_code;
+}

@@ -1,0 +1,58 @@
+/*
+ * accessors.c: the public functions a benchmark body calls on its bench_t (bench.h): its
+ * parameter and id, the bytes and elements one iteration handles, and skipping or failing it
+ * with a reason. They touch the running benchmark's state only (body.h), never the clock.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+
+#include "core/base.h"
+#include "core/result.h"
+#include "run/body.h"
+
+int64_t bench_param(const bench_t *b)
+{
+    return b->inst->param;
+}
+
+const char *bench_id(const bench_t *b)
+{
+    return b->inst->id;
+}
+
+void bench_set_bytes(bench_t *b, uint64_t bytes_per_iter)
+{
+    b->r->settings.bytes_per_iter = bytes_per_iter;
+}
+
+void bench_set_elements(bench_t *b, uint64_t elements_per_iter)
+{
+    b->r->settings.elements_per_iter = elements_per_iter;
+}
+
+static void set_status(bench_t *b, bench__status st, const char *fmt, va_list ap)
+    __attribute__((format(printf, 3, 0)));
+
+static void set_status(bench_t *b, bench__status st, const char *fmt, va_list ap)
+{
+    if (b->r->status != BENCH__OK)
+        return; /* the first reason wins */
+    b->r->status = st;
+    vsnprintf(b->r->message, sizeof b->r->message, fmt, ap);
+}
+
+void bench_skip(bench_t *b, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    set_status(b, BENCH__SKIPPED, fmt, ap);
+    va_end(ap);
+}
+
+void bench_fail(bench_t *b, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    set_status(b, BENCH__FAILED, fmt, ap);
+    va_end(ap);
+}

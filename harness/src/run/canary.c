@@ -1,0 +1,252 @@
+/*
+ * canary.c: drift canaries, four short fixed probes of the machine saved with every baseline and
+ * measured again by every comparison with it, so that a comparison can say how the machine
+ * itself changed since the save, in words, and not take that drift for a change of the code.
+ *
+ * The probes, each about 0.15 s: a dependent multiply-add chain (core clock and latency), eight
+ * independent floating-point multiply-add streams (arithmetic throughput, which a busy SMT
+ * sibling steals), repeated reads of a 256 KiB buffer (L2-sized data) and of a buffer four times
+ * the largest last-level cache, at least 64 MiB and at most 1 GiB (memory bandwidth, which other
+ * tenants of the socket share; see memory_bytes). Each value is the median of the time per unit
+ * of work over 101 repetitions of about 1 ms (see REPS); only ratios between two runs on one
+ * machine mean anything.
+ */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/base.h"
+#include "core/probe.h"
+#include "stats/stats.h"
+#include "sys/context.h"
+
+const char *const bench__canary_names[BENCH__NCANARIES] = {"latency_chain", "compute",
+                                                           "l2_read", "memory_read"};
+const char *const bench__canary_words[BENCH__NCANARIES] = {
+    "dependent arithmetic (a latency chain)", "arithmetic throughput", "reads of L2-sized data",
+    "reads from memory"};
+
+/*
+ * Many short repetitions, not a few long ones. With two other runnable jobs per core (load 6 on
+ * 2 CPUs) every 25 ms repetition was interrupted and the old five-repetition median swung by
+ * 30-90% between two runs a minute apart. A 1 ms repetition often runs whole, so the median of
+ * 101 of them is steady (0.2% sd for the chain and compute probes over 8 runs at load 3) yet
+ * still moves when most repetitions are interrupted, as the benchmarks' own per-process medians
+ * do: the canaries are read as the speed a process gets, which is what the benchmarks see. (A
+ * low quantile was steadier still, but blind to a load that slowed every benchmark by 75%.)
+ */
+#define REPS 101
+#define REP_NS 1e6 /* one repetition's target length */
+
+/* Each kernel runs `units` units of its work and returns a value the compiler must keep. */
+typedef uint64_t (*kernel_fn)(uint64_t units, void *arg);
+
+static uint64_t chain_kernel(uint64_t units, void *arg)
+{
+    (void)arg;
+    uint64_t x = 1;
+    for (uint64_t i = 0; i < units; i++) {
+        x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+        __asm__ volatile("" : "+r"(x)); /* keeps every step, in order */
+    }
+    return x;
+}
+
+static uint64_t compute_kernel(uint64_t units, void *arg)
+{
+    (void)arg;
+    double a[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+    for (uint64_t i = 0; i < units; i += 8) {
+        /* Eight independent streams: without -ffast-math the compiler may neither merge nor
+         * reorder them, and the result is used below, so the loop stays as written. */
+        for (int k = 0; k < 8; k++)
+            a[k] = a[k] * 0.999999 + 1e-7;
+    }
+    double s = 0;
+    for (int k = 0; k < 8; k++)
+        s += a[k];
+    uint64_t r;
+    memcpy(&r, &s, sizeof r);
+    return r;
+}
+
+typedef struct buffer {
+    const uint64_t *w;
+    size_t words;
+    size_t pos; /* where the next repetition reads on: the buffer is read round and round, so a
+                 * short repetition of the memory one still reads memory, not cache */
+} buffer;
+
+/* units: KiB read (the buffer over and over). */
+static uint64_t read_kernel(uint64_t units, void *arg)
+{
+    buffer *b = arg;
+    uint64_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+    size_t pos = b->pos;
+    for (uint64_t u = 0; u < units; u++) {
+        for (size_t k = 0; k < 128; k += 4) { /* 128 words = 1 KiB */
+            s0 += b->w[pos + k];
+            s1 += b->w[pos + k + 1];
+            s2 += b->w[pos + k + 2];
+            s3 += b->w[pos + k + 3];
+        }
+        pos += 128;
+        if (pos >= b->words)
+            pos = 0;
+    }
+    b->pos = pos;
+    return s0 ^ s1 ^ s2 ^ s3;
+}
+
+/* The median over REPS repetitions of ns per unit, after the untimed ones that size a
+ * repetition. */
+static double measure(kernel_fn fn, void *arg)
+{
+    volatile uint64_t sink = 0;
+    uint64_t units = 1024;
+    /* Grow the repetition to about REP_NS (this also warms it up). */
+    for (;;) {
+        int64_t t0 = bench__now_ns();
+        sink ^= fn(units, arg);
+        double ns = (double)(bench__now_ns() - t0);
+        if (ns >= REP_NS / 4 || units >= (UINT64_C(1) << 40)) {
+            units = (uint64_t)fmax(1.0, (double)units * REP_NS / fmax(ns, 1.0));
+            break;
+        }
+        units *= 4;
+    }
+    double v[REPS];
+    for (int r = 0; r < REPS; r++) {
+        int64_t t0 = bench__now_ns();
+        sink ^= fn(units, arg);
+        v[r] = (double)(bench__now_ns() - t0) / (double)units;
+    }
+    (void)sink;
+    return bench__median_inplace(v, REPS);
+}
+
+/* The largest cache of level 3 or above that sysfs describes for CPU 0, in bytes (the caches of
+ * one level are alike on every socket or chiplet); 0 if none. */
+static size_t largest_llc_sysfs(void)
+{
+    size_t best = 0;
+    for (int idx = 0; idx < 16; idx++) {
+        char path[96];
+        snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/level", idx);
+        FILE *f = fopen(path, "r");
+        if (!f)
+            break;
+        int level = 0;
+        if (fscanf(f, "%d", &level) != 1)
+            level = 0;
+        fclose(f);
+        if (level < 3)
+            continue;
+        snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/size", idx);
+        if (!(f = fopen(path, "r")))
+            continue;
+        unsigned long long v = 0;
+        char unit = 'B';
+        int got = fscanf(f, "%llu%c", &v, &unit);
+        fclose(f);
+        if (got < 1)
+            continue;
+        size_t scale = unit == 'K' ? (size_t)1 << 10 : unit == 'M' ? (size_t)1 << 20
+                       : unit == 'G'                 ? (size_t)1 << 30
+                                                     : 1;
+        if ((size_t)v * scale > best)
+            best = (size_t)v * scale;
+    }
+    return best;
+}
+
+size_t bench__canary_memory_bytes(size_t llc_bytes)
+{
+    const size_t lo = (size_t)64 << 20, hi = (size_t)1 << 30;
+    size_t want = llc_bytes > hi / 4 ? hi : 4 * llc_bytes;
+    if (want < lo)
+        want = lo;
+    return want & ~(((size_t)1 << 20) - 1); /* whole MiB */
+}
+
+/*
+ * Why the memory probe's buffer follows the last-level cache: its reads must come from memory
+ * in every run, or the probe measures whichever share of the buffer the cache happened to keep.
+ * The first design read a fixed 64 MiB, which fits in the L3 of many server CPUs (105 MB and
+ * more per socket); how much of it stayed there then depended on what else the cache held and
+ * where the process ran. That is the likely cause of a comparison 30 s after a save, on a quiet
+ * 16-core GPU host, reading this probe "98.6% slower": cache speed in one run, memory speed in
+ * the next (on the development VM a 4 MiB buffer reads at 51 ns/KiB and a 64 MiB one at 113,
+ * the same factor of two). Four times the largest cache
+ * instance (one socket's L3, or one chiplet's) leaves at most a quarter of the buffer in the
+ * cache, whatever its replacement policy: STREAM's rule. The largest instance, not the sum, since
+ * one thread's reads fill its own cache only.
+ */
+static size_t memory_bytes(void)
+{
+    size_t llc = largest_llc_sysfs();
+#ifdef _SC_LEVEL3_CACHE_SIZE
+    if (llc == 0) {
+        long v = sysconf(_SC_LEVEL3_CACHE_SIZE);
+        if (v > 0)
+            llc = (size_t)v;
+    }
+#endif
+    return bench__canary_memory_bytes(llc);
+}
+
+int bench__canaries_measure(double out[BENCH__NCANARIES])
+{
+    for (int k = 0; k < BENCH__NCANARIES; k++)
+        out[k] = NAN;
+    out[0] = measure(chain_kernel, NULL);
+    out[1] = measure(compute_kernel, NULL);
+    size_t sizes[2] = {(size_t)256 << 10, memory_bytes()};
+    for (int k = 0; k < 2; k++) {
+        uint64_t *w = malloc(sizes[k]);
+        while (!w && k == 1 && sizes[k] > ((size_t)64 << 20)) /* short of memory: a smaller one */
+            w = malloc(sizes[k] /= 2);
+        if (!w)
+            return BENCH_ENOMEM;
+        for (size_t i = 0; i < sizes[k] / sizeof *w; i++)
+            w[i] = i * 0x9e3779b97f4a7c15ULL; /* touch every page before timing */
+        buffer b = {w, sizes[k] / sizeof *w, 0};
+        out[2 + k] = measure(read_kernel, &b);
+        free(w);
+    }
+    return 0;
+}
+
+int bench__canaries_drift(const double now[BENCH__NCANARIES],
+                          const double then[BENCH__NCANARIES], double drift[BENCH__NCANARIES],
+                          char *words, size_t len)
+{
+    int known = 0;
+    size_t used = 0;
+    words[0] = '\0';
+    for (int k = 0; k < BENCH__NCANARIES; k++) {
+        drift[k] = NAN;
+        if (!(now[k] > 0) || !(then[k] > 0) || !isfinite(now[k]) || !isfinite(then[k]))
+            continue;
+        drift[k] = now[k] / then[k] - 1.0;
+        known++;
+        int n = snprintf(words + used, used < len ? len - used : 0, "%s%s %.1f%% %s",
+                         used ? ", " : "", bench__canary_words[k], fabs(100.0 * drift[k]),
+                         drift[k] >= 0 ? "slower" : "faster");
+        if (n > 0)
+            used += (size_t)n;
+    }
+    return known;
+}
+
+double bench__canaries_shared_drift(const double drift[BENCH__NCANARIES])
+{
+    double least = NAN;
+    for (int k = 0; k < BENCH__NCANARIES; k++)
+        if (isfinite(drift[k]) && drift[k] > -1.0)
+            least = fmin(least, fabs(log1p(drift[k]))); /* fmin passes over the first NAN */
+    return least;
+}

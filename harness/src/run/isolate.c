@@ -1,0 +1,648 @@
+/*
+ * isolate.c: measurement in worker processes, the default way a run measures.
+ *
+ * Why. On a shared machine most of the variance of a benchmark's median lies between processes
+ * (placement in memory, heap state left by earlier benchmarks, transparent huge pages, cache
+ * colouring), and samples inside one process cannot see it: an interval built from them is far
+ * narrower than the difference between two runs. So each benchmark is measured in P fresh
+ * processes of this same program, exec'd with the same arguments and told their job through the
+ * BENCH_WORKER_JOB environment variable, one benchmark per process: no benchmark inherits the
+ * heap, caches or page tables another one left behind.
+ *
+ * How. The manager (this process) measures nothing. Process 0 of a benchmark warms up, makes the
+ * plan (sampling mode, iteration counts, and how many processes the budget fits) and measures the
+ * first share of it; processes 1 .. P-1 reuse that plan, so their values are comparable, and each
+ * takes every P-th sample of it after a short warm-up of its own. The processes of different
+ * benchmarks are interleaved in time (process 0 of every benchmark, then process 1 of every
+ * benchmark in the opposite order, ...), so that a slow minute of the machine spreads over all
+ * benchmarks instead of landing on one. No process stops early on a precision target: every
+ * benchmark gets its P processes, so the interval over them is not biased by optional stopping.
+ *
+ * A worker writes what it measured as lines on descriptor 3 (its stdout goes to the manager's
+ * stderr, so a benchmark's own printing never mixes with the report):
+ *     PLAN rounds mode step est_ns       process 0: the plan for the others
+ *     SET bytes elements                 per-iteration work the body declared
+ *     METRIC scaled min_fraction unit source name
+ *     FACT value unit name
+ *     WARM iterations ns                 warm-up totals
+ *     WALL seconds sampling reason       sampling wall time, mode and why it stopped
+ *     S iterations total_ns [metric totals...]   one sample
+ *     END ok|skipped|failed message
+ * A worker that dies of a signal, calls exit() or outlives --timeout is contained: that
+ * benchmark is failed with the cause, never saved, and the run goes on with the others.
+ *
+ * Every measuring mode measures here: the plan kind and the probes are its client's
+ * (client.h), set alike in the manager and in each worker. A timed plan is made by process 0
+ * and shared as above; a fixed plan (--instructions) needs no PLAN line and runs in one process,
+ * which starts under the plan's launcher (valgrind) instead of directly.
+ */
+#define _GNU_SOURCE /* sched_getcpu */
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include "core/base.h"
+#include "core/options.h"
+#include "core/registry.h"
+#include "core/result.h"
+#include "run/layout.h"
+#include "run/run.h"
+#include "sys/proc.h"
+
+#define JOB_ENV "BENCH_WORKER_JOB"
+
+bool bench__quiet_warnings;
+
+/* ---- worker side ---- */
+
+/* Writes a message on one line, exactly: a newline travels as \n and a backslash as \\
+ * (get_message undoes it); every other byte as it is, for the reporters to escape. */
+static void put_message(FILE *o, const char *s)
+{
+    for (; *s; s++) {
+        if (*s == '\n')
+            fputs("\\n", o);
+        else if (*s == '\\')
+            fputs("\\\\", o);
+        else
+            fputc(*s, o);
+    }
+    fputc('\n', o);
+}
+
+/* Undoes put_message into out. */
+static void get_message(char *out, size_t len, const char *s)
+{
+    size_t k = 0;
+    for (; *s && k + 1 < len; s++) {
+        if (*s == '\\' && (s[1] == 'n' || s[1] == '\\')) {
+            out[k++] = s[1] == 'n' ? '\n' : '\\';
+            s++;
+        } else {
+            out[k++] = *s;
+        }
+    }
+    out[k] = '\0';
+}
+
+/* One benchmark run inside the worker's layout (bench__layout_run calls it). */
+typedef struct worker_call {
+    const bench__instance *inst;
+    const bench__run_options *opt;
+    bench__result *r;
+} worker_call;
+
+static void worker_call_run(void *arg)
+{
+    worker_call *w = arg;
+    bench__run_instance(w->inst, w->opt, w->r);
+}
+
+/* The PROC line: where this process ran, its layout and page faults (the manager explains the
+ * spread between processes only by what is recorded here). */
+static void put_proc_line(FILE *out, const bench__layout *lay)
+{
+    struct rusage ru;
+    memset(&ru, 0, sizeof ru);
+    getrusage(RUSAGE_SELF, &ru);
+    fprintf(out, "PROC %d %d %u %u %u %ld %ld\n", sched_getcpu(), lay->random ? 1 : 0,
+            lay->stack, lay->heap, lay->env, ru.ru_minflt, ru.ru_majflt);
+}
+
+/* A job that did not come from a manager (a user's, or a test runner's, environment) is
+ * refused on stderr too: descriptor 3 may be open to anything then. */
+static int refuse_job(FILE *out, const char *why)
+{
+    fprintf(stderr, "bench: %s: %s (this variable is for the worker processes bench starts, not "
+                    "for users)\n", JOB_ENV, why);
+    fputs("END failed ", out);
+    put_message(out, why);
+    fclose(out);
+    return BENCH_EXIT_USAGE;
+}
+
+int bench__worker_main(const bench__instance *all, size_t n, const char *job,
+                       const bench__run_options *base)
+{
+    FILE *out = fdopen(BENCH__PROC_CHANNEL_FD, "w");
+    if (!out) {
+        fprintf(stderr, "bench: %s is set but descriptor %d is not open: this variable is for "
+                        "the worker processes bench starts, not for users\n", JOB_ENV,
+                BENCH__PROC_CHANNEL_FD);
+        return BENCH_EXIT_USAGE;
+    }
+    /* The channel is this process's alone: a program a benchmark starts and leaves running
+     * in the background must not hold it open, or the manager would wait for it. */
+    fcntl(BENCH__PROC_CHANNEL_FD, F_SETFD, FD_CLOEXEC);
+    unsigned index, count;
+    int mode;
+    unsigned long long step;
+    double est;
+    int off = 0;
+    bench__layout lay;
+    bool layout_ok = bench__layout_take(&lay) == 0;
+    if (sscanf(job, "%u %u %d %llu %lg %n", &index, &count, &mode, &step, &est, &off) != 5 ||
+        off == 0 || count < 1 || index >= count || mode < 0 || mode > BENCH__JOB_DRIVEN ||
+        !layout_ok)
+        return refuse_job(out, "malformed worker job");
+    const char *id = job + off;
+    const bench__instance *inst = NULL;
+    for (size_t i = 0; i < n && !inst; i++)
+        if (strcmp(all[i].id, id) == 0)
+            inst = &all[i];
+    if (!inst) {
+        char why[384], shown[4 * sizeof why];
+        /* Not a user's mistake: a paired comparison asks an older build for what it may lack. */
+        fputs("END failed ", out);
+        bench__msg(why, sizeof why, "this program has no benchmark '%s'",
+                   bench__escape(shown, sizeof shown, id));
+        put_message(out, why);
+        fclose(out);
+        return BENCH_EXIT_USAGE;
+    }
+    bench__quiet_warnings = index > 0;
+    bench__run_options opt = *base;
+    opt.progress = false;
+    bool driven = mode == BENCH__JOB_DRIVEN;
+    if (driven) {
+        /* A paired comparison (ab.c) decides every sample: "R iterations" on stdin, its time
+         * back on the channel ("T ns"), after "READY" once the setup is done. */
+        opt.plan = BENCH__PLAN_DRIVEN;
+        opt.worker_in = stdin;
+        opt.worker_out = out;
+    } else {
+        opt.job.active = true;
+        opt.job.index = index;
+        opt.job.count = count;
+        opt.job.mode = (bench_sampling)mode;
+        opt.job.step = step;
+        opt.job.est_ns = est;
+    }
+    bench__result r;
+    memset(&r, 0, sizeof r);
+    worker_call call = {inst, &opt, &r};
+    bench__layout_run(&lay, worker_call_run, &call);
+    if (r.status == BENCH__OK && !driven) {
+        if (index == 0 && opt.plan == BENCH__PLAN_TIMED)
+            fprintf(out, "PLAN %u %d %llu %.17g\n", r.plan_rounds, (int)r.sampling_used,
+                    (unsigned long long)r.plan_step, r.plan_est_ns);
+        fprintf(out, "SET %llu %llu\n", (unsigned long long)r.settings.bytes_per_iter,
+                (unsigned long long)r.settings.elements_per_iter);
+        for (size_t m = 0; m < r.nmetrics; m++)
+            fprintf(out, "METRIC %d %.17g %s %s %s\n", r.metrics[m].scaled ? 1 : 0,
+                    r.metrics[m].min_fraction, r.metrics[m].unit, r.metrics[m].source,
+                    r.metrics[m].name);
+        for (size_t f = 0; f < r.nfacts; f++)
+            fprintf(out, "FACT %.17g %s %s\n", r.facts[f].value, r.facts[f].unit,
+                    r.facts[f].name);
+        fprintf(out, "WARM %llu %.17g\n", (unsigned long long)r.warm_up_iters, r.warm_up_ns);
+        fprintf(out, "WALL %.17g %d %s\n", r.measure_wall_s, (int)r.sampling_used,
+                r.stop_reason ? r.stop_reason : "");
+        for (size_t k = 0; k < r.nsamples; k++) {
+            fprintf(out, "S %.17g %.17g", r.iters[k], r.totals_ns[k]);
+            for (size_t m = 0; m < r.nmetrics; m++)
+                fprintf(out, " %.17g", r.metrics[m].totals[k]);
+            fputc('\n', out);
+        }
+    }
+    put_proc_line(out, &lay);
+    fprintf(out, "END %s ", bench__status_name(r.status));
+    put_message(out, r.message);
+    bench__result_destroy(&r);
+    int rc = fclose(out) == 0 ? BENCH_EXIT_OK : BENCH_EXIT_USAGE;
+    return rc;
+}
+
+int bench__worker_refuse(const char *why)
+{
+    /* Said on stderr as well: whoever set the job hears why, whatever descriptor 3 is. */
+    fprintf(stderr, "bench: %s\n", why);
+    FILE *out = fdopen(BENCH__PROC_CHANNEL_FD, "w");
+    if (!out)
+        return BENCH_EXIT_USAGE;
+    fputs("END failed ", out);
+    put_message(out, why);
+    fclose(out);
+    return BENCH_EXIT_USAGE;
+}
+
+/* ---- manager side ---- */
+
+/* One benchmark's progress through its processes. */
+typedef struct iso {
+    unsigned count;   /* processes it is measured in (known after process 0) */
+    unsigned done;    /* processes finished */
+    bool finished;
+    bench_sampling mode;
+    uint64_t step;
+    double est_ns;
+    size_t capacity;  /* room for samples in the result's arrays */
+    size_t metrics_seen; /* METRIC lines of the running process */
+    unsigned info_capacity; /* room in the result's proc_info */
+} iso;
+
+/* The stop reasons a worker may send, as the static strings results point to. */
+static const char *known_reason(const char *s)
+{
+    static const char *const reasons[] = {"precision", "time budget", "sample size",
+                                          "fixed plan"};
+    for (size_t i = 0; i < sizeof reasons / sizeof reasons[0]; i++)
+        if (strcmp(s, reasons[i]) == 0)
+            return reasons[i];
+    return NULL;
+}
+
+static void fail(bench__result *r, bench__failure how, int code, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+static void fail(bench__result *r, bench__failure how, int code, const char *fmt, ...)
+{
+    if (r->status == BENCH__FAILED)
+        return; /* the first reason wins */
+    r->status = BENCH__FAILED;
+    r->failure = how;
+    r->failure_code = code;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(r->message, sizeof r->message, fmt, ap);
+    va_end(ap);
+}
+
+/* Parses one line of a worker; false on a protocol error (message in r). */
+static bool take(bench__result *r, iso *s, unsigned proc, char *line, bool *ended)
+{
+    char *rest = strchr(line, ' ');
+    rest = rest ? rest + 1 : line + strlen(line);
+    if (strncmp(line, "PLAN ", 5) == 0 && proc == 0) {
+        unsigned rounds;
+        int mode;
+        unsigned long long step;
+        double est;
+        if (sscanf(rest, "%u %d %llu %lg", &rounds, &mode, &step, &est) != 4 || rounds < 1 ||
+            rounds > s->count || mode < 0 || mode > BENCH_SAMPLING_FLAT || step < 1 ||
+            !(est > 0) || !isfinite(est))
+            return false;
+        s->count = rounds;
+        s->mode = (bench_sampling)mode;
+        s->step = step;
+        s->est_ns = est;
+        r->sampling_used = s->mode;
+        return true;
+    }
+    if (strncmp(line, "SET ", 4) == 0) {
+        unsigned long long bytes, elements;
+        if (sscanf(rest, "%llu %llu", &bytes, &elements) != 2)
+            return false;
+        r->settings.bytes_per_iter = bytes;
+        r->settings.elements_per_iter = elements;
+        return true;
+    }
+    if (strncmp(line, "METRIC ", 7) == 0) {
+        int scaled, off = 0;
+        double frac;
+        char unit[16], source[16];
+        if (sscanf(rest, "%d %lg %15s %15s %n", &scaled, &frac, unit, source, &off) != 4 ||
+            off == 0)
+            return false;
+        const char *name = rest + off;
+        size_t m = s->metrics_seen++;
+        if (proc == 0) {
+            if (bench__metric_add(r, name, unit, source) < 0)
+                return true; /* r is failed with the reason */
+        } else if (m >= r->nmetrics || strcmp(r->metrics[m].name, name) != 0) {
+            return false;
+        }
+        bench__metric *x = &r->metrics[m];
+        x->scaled |= scaled != 0;
+        if (frac < x->min_fraction)
+            x->min_fraction = frac;
+        return true;
+    }
+    if (strncmp(line, "FACT ", 5) == 0) {
+        double v;
+        char unit[16];
+        int off = 0;
+        if (sscanf(rest, "%lg %15s %n", &v, unit, &off) != 2 || off == 0)
+            return false;
+        /* Facts are per process (peak heap, ...): the largest over the processes is kept. */
+        const char *name = rest + off;
+        for (size_t f = 0; f < r->nfacts; f++)
+            if (strcmp(r->facts[f].name, name) == 0 && r->facts[f].value >= v)
+                return true;
+        bench__fact_add(r, name, unit, v);
+        return true;
+    }
+    if (strncmp(line, "WARM ", 5) == 0) {
+        unsigned long long it;
+        double ns;
+        if (sscanf(rest, "%llu %lg", &it, &ns) != 2)
+            return false;
+        r->warm_up_iters += it;
+        r->warm_up_ns += ns;
+        return true;
+    }
+    if (strncmp(line, "WALL ", 5) == 0) {
+        double w;
+        int mode, off = 0;
+        if (sscanf(rest, "%lg %d %n", &w, &mode, &off) != 2 || mode < 0 ||
+            mode > BENCH_SAMPLING_FLAT)
+            return false;
+        r->measure_wall_s += w;
+        r->sampling_used = (bench_sampling)mode;
+        const char *why = known_reason(rest + off);
+        if (why)
+            r->stop_reason = why;
+        return true;
+    }
+    if (line[0] == 'S' && line[1] == ' ') {
+        if (r->nsamples >= s->capacity)
+            return false;
+        char *p = rest, *end;
+        size_t k = r->nsamples;
+        double it = strtod(p, &end);
+        if (end == p)
+            return false;
+        p = end;
+        double tot = strtod(p, &end);
+        if (end == p || !(it >= 1) || !(tot >= 0) || !isfinite(tot))
+            return false;
+        for (size_t m = 0; m < r->nmetrics; m++) {
+            p = end;
+            r->metrics[m].totals[k] = strtod(p, &end);
+            if (end == p)
+                return false;
+        }
+        r->iters[k] = it;
+        r->totals_ns[k] = tot;
+        r->process[k] = proc;
+        r->total_iters += (uint64_t)it;
+        r->nsamples++;
+        return true;
+    }
+    if (strncmp(line, "PROC ", 5) == 0) {
+        int cpu, random;
+        unsigned st, hp, env;
+        double minflt, majflt;
+        if (sscanf(rest, "%d %d %u %u %u %lg %lg", &cpu, &random, &st, &hp, &env, &minflt,
+                   &majflt) != 7)
+            return false;
+        if (r->proc_info && proc < s->info_capacity)
+            r->proc_info[proc] = (bench__proc_info){.known = true, .cpu = cpu,
+                                                    .layout = random != 0, .stack = st,
+                                                    .heap = hp, .env = env, .minflt = minflt,
+                                                    .majflt = majflt};
+        return true;
+    }
+    if (strncmp(line, "END ", 4) == 0) {
+        *ended = true;
+        if (strncmp(rest, "ok", 2) == 0)
+            return true;
+        const char *raw = strchr(rest, ' ');
+        char msg[sizeof r->message];
+        get_message(msg, sizeof msg, raw ? raw + 1 : "");
+        if (strncmp(rest, "skipped", 7) == 0)
+            bench__result_skip(r, "%s", msg);
+        else
+            fail(r, BENCH__FAIL_ERROR, 0, "%s", msg);
+        return true;
+    }
+    return false;
+}
+
+/* The launcher's program name, without its directory. */
+static const char *launcher_name(const bench__run_options *opt)
+{
+    const char *slash = strrchr(opt->launcher[0], '/');
+    return slash ? slash + 1 : opt->launcher[0];
+}
+
+/* Runs process `proc` of benchmark r; returns BENCH_EUSAGE when the run was interrupted. */
+static int run_process(int argc, char **argv, const bench__run_options *opt,
+                       bench__result *r, iso *s, unsigned proc)
+{
+    char job[384], msg[512];
+    bench__msg(job, sizeof job, "%u %u %d %llu %.17g %s", proc, s->count, (int)s->mode,
+               (unsigned long long)s->step, s->est_ns, r->inst->id);
+    char **wargv = calloc(opt->nlauncher + (size_t)argc + 2, sizeof *wargv);
+    if (!wargv) {
+        fail(r, BENCH__FAIL_ERROR, 0, "%s", "out of memory");
+        return 0;
+    }
+    /* The running executable itself, even when its file was replaced or deleted since (a
+     * rebuild during the run): the kernel resolves /proc/self/exe in the child to the file
+     * this process was started from. Under a launcher, which would see its own executable
+     * there, the program goes by its path. */
+    char exe[4096];
+    const char *path = "/proc/self/exe";
+    size_t k = 0;
+    if (opt->nlauncher > 0) {
+        if (bench__proc_self(exe, sizeof exe, msg, sizeof msg) != 0) {
+            free(wargv);
+            fail(r, BENCH__FAIL_ERROR, 0, "%s", msg);
+            return 0;
+        }
+        path = opt->launcher[0];
+        for (size_t i = 0; i < opt->nlauncher; i++)
+            wargv[k++] = (char *)opt->launcher[i];
+        wargv[k++] = exe;
+        for (int i = 1; i < argc; i++)
+            wargv[k++] = argv[i];
+    } else {
+        for (int i = 0; i < argc; i++)
+            wargv[k++] = argv[i];
+    }
+    bench__proc p;
+    bench__proc_spec spec = {.path = path, .argv = wargv, .channel = BENCH__PROC_FD3};
+    /* The job travels in the environment: a program with its own main() passes its argv on
+     * to bench_main as it likes, and the workers still find their job. So does the process's
+     * layout, drawn anew for each (layout.c). */
+    bench__layout lay = {0};
+    /* Timed plans only: a count of instructions (the fixed plan) must not depend on where the
+     * heap happened to start. */
+    if (!opt->fixed_layout && opt->plan == BENCH__PLAN_TIMED) {
+        bench__rng rng;
+        bench__rng_seed(&rng, bench__id_seed(opt->seed ^ (0x9e3779b97f4a7c15ULL * (proc + 1)),
+                                             r->inst->id));
+        bench__layout_draw(&rng, &lay);
+    }
+    setenv(JOB_ENV, job, 1);
+    bench__layout_export(&lay);
+    int rc = bench__proc_start(&p, &spec, msg, sizeof msg);
+    bench__layout_unexport();
+    unsetenv(JOB_ENV);
+    free(wargv);
+    if (rc != 0) {
+        fail(r, BENCH__FAIL_ERROR, 0, "%s", msg);
+        return 0;
+    }
+    double timeout = opt->timeout_s > 0 ? opt->timeout_s : BENCH__DEFAULT_TIMEOUT;
+    int64_t deadline = bench__now_ns() + (int64_t)(timeout * 1e9);
+    char line[8192];
+    bool ended = false, bad = false;
+    s->metrics_seen = 0;
+    /* Up to the END line, not the end of the channel: a process the benchmark started may
+     * hold it open long after the worker exited. Then the worker's own exit, by the deadline. */
+    while (!ended && (rc = bench__proc_line(&p, line, sizeof line, deadline)) == 1)
+        if (!bad && !take(r, s, proc, line, &ended))
+            bad = true;
+    if (rc == BENCH_EUSAGE) {
+        bench__proc_kill(&p);
+        return BENCH_EUSAGE;
+    }
+    bench__proc_end end = bench__proc_wait(&p, deadline);
+    if (proc == 0 && ended && r->status == BENCH__OK && s->step == 0 &&
+        opt->plan == BENCH__PLAN_TIMED)
+        bad = true; /* process 0 of a timed plan must send it */
+    if (bench__proc_interrupted())
+        return BENCH_EUSAGE;
+    char how[128];
+    bench__proc_describe(&p, timeout, how, sizeof how);
+    char where[64] = "";
+    if (s->count > 1)
+        bench__msg(where, sizeof where, " (process %u of %u)", proc + 1, s->count);
+    if (end == BENCH__PROC_SIGNALED)
+        fail(r, BENCH__FAIL_CRASHED, p.code, "%s%s", how, where);
+    else if (end == BENCH__PROC_TIMED_OUT)
+        fail(r, BENCH__FAIL_TIMED_OUT, 0, "%s%s", how, where);
+    else if (!ended && end == BENCH__PROC_EXITED && opt->nlauncher > 0)
+        fail(r, BENCH__FAIL_EXITED, p.code, "%s before the benchmark finished (exit() inside "
+                                            "it, or %s failed: see its messages above)%s",
+             how, launcher_name(opt), where);
+    else if (!ended && end == BENCH__PROC_EXITED)
+        fail(r, BENCH__FAIL_EXITED, p.code, "%s before the benchmark finished (exit() inside "
+                                            "it?)%s", how, where);
+    else if (bad)
+        fail(r, BENCH__FAIL_ERROR, 0, "its worker process sent a malformed line%s", where);
+    else if (!ended)
+        fail(r, BENCH__FAIL_ERROR, 0, "its worker process %s%s", how, where);
+    return 0;
+}
+
+/* Sets a result up for its processes: settings, sample arrays; false when that fails. */
+static bool prepare(bench__result *r, iso *s, const bench__instance *inst,
+                    const bench__run_options *opt)
+{
+    r->inst = inst;
+    r->status = BENCH__OK;
+    r->nresamples = opt->nresamples;
+    r->confidence_level = opt->confidence_level;
+    r->process_cv = NAN;
+    r->process_log_sd = NAN;
+    bench__resolve_settings(&r->settings, opt, inst->desc, inst->group);
+    unsigned want = opt->processes ? opt->processes
+                    : opt->is_quick ? BENCH__QUICK_PROCESSES
+                                    : BENCH__DEFAULT_PROCESSES;
+    /* Each process takes at least one of the plan's samples. */
+    if (want > (unsigned)r->settings.sample_size)
+        want = (unsigned)r->settings.sample_size;
+    s->count = want;
+    s->capacity = (size_t)r->settings.sample_size;
+    r->iters = calloc(s->capacity, sizeof *r->iters);
+    r->totals_ns = calloc(s->capacity, sizeof *r->totals_ns);
+    r->process = calloc(s->capacity, sizeof *r->process);
+    r->proc_info = calloc(want ? want : 1, sizeof *r->proc_info);
+    s->info_capacity = want;
+    if (!r->iters || !r->totals_ns || !r->process || !r->proc_info) {
+        fail(r, BENCH__FAIL_ERROR, 0, "out of memory for %zu samples", s->capacity);
+        return false;
+    }
+    return true;
+}
+
+/* The last process of a benchmark is done: its samples become estimates. */
+static void finish(bench__result *r, iso *s, const bench__run_options *opt)
+{
+    s->finished = true;
+    r->processes = s->done;
+    r->rounds = s->done;
+    r->settings.rounds = (int)s->count;
+    if (r->status != BENCH__OK)
+        return;
+    if (r->nsamples == 0) {
+        fail(r, BENCH__FAIL_ERROR, 0, "%s", "no sample was taken");
+        return;
+    }
+    if (bench__analyze(r, opt) != 0)
+        fail(r, BENCH__FAIL_ERROR, 0, "%s", "statistics failed (out of memory?)");
+}
+
+/* Whether a benchmark of `e` processes runs one in round j of `total`: spread evenly, the
+ * first in round 0. */
+static bool takes_round(unsigned e, unsigned j, unsigned total)
+{
+    unsigned long long a = ((unsigned long long)j * e + total - 1) / total;
+    unsigned long long z = ((unsigned long long)(j + 1) * e + total - 1) / total;
+    return z > a;
+}
+
+int bench__run_isolated(const bench__instance *const *list, size_t n,
+                        const bench__run_options *opt, int argc, char **argv,
+                        bench__result *results, bench__done_fn done, void *arg)
+{
+    char msg[512];
+    iso *st = calloc(n ? n : 1, sizeof *st);
+    if (!st)
+        return BENCH_ENOMEM;
+    if (access("/proc/self/exe", X_OK) != 0) {
+        bench__msg(msg, sizeof msg, "cannot start worker processes: /proc/self/exe: %s (is "
+                                    "/proc mounted? --in-process measures without them)",
+                   strerror(errno));
+        for (size_t i = 0; i < n; i++) {
+            results[i].inst = list[i];
+            fail(&results[i], BENCH__FAIL_ERROR, 0, "%s", msg);
+            if (done)
+                done(i, &results[i], arg);
+        }
+        free(st);
+        return 0;
+    }
+    bench__proc_interrupts_install();
+    unsigned total = 1;
+    for (size_t i = 0; i < n; i++) {
+        if (!prepare(&results[i], &st[i], list[i], opt))
+            st[i].finished = true;
+        if (st[i].count > total)
+            total = st[i].count;
+    }
+    int rc = 0;
+    size_t reported = 0;
+    bool shown = false;
+    for (unsigned j = 0; j < total && rc == 0; j++) {
+        for (size_t t = 0; t < n && rc == 0; t++) {
+            /* Odd rounds go backwards, so no benchmark always follows the same neighbour (whose
+             * after-effects on caches and clocks would then always land on it). */
+            size_t i = j % 2 ? n - 1 - t : t;
+            iso *s = &st[i];
+            bench__result *r = &results[i];
+            if (!s->finished && (j == 0 || takes_round(s->count, j, total))) {
+                if (opt->progress) {
+                    fprintf(stderr, "\r%s: process %u of %u\033[K", r->inst->id, s->done + 1,
+                            s->count);
+                    shown = true;
+                }
+                rc = run_process(argc, argv, opt, r, s, s->done);
+                s->done++;
+                if (rc == 0 && (r->status != BENCH__OK || s->done >= s->count))
+                    finish(r, s, opt);
+            }
+            while (rc == 0 && reported < n && st[reported].finished) {
+                if (shown) {
+                    fputs("\r\033[K", stderr);
+                    shown = false;
+                }
+                if (done)
+                    done(reported, &results[reported], arg);
+                reported++;
+            }
+        }
+    }
+    if (shown)
+        fputs("\r\033[K", stderr);
+    free(st);
+    return rc;
+}

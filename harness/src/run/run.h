@@ -1,0 +1,185 @@
+/*
+ * run.h: running benchmarks: in this process (runner.c), in worker processes (isolate.c),
+ * interleaved A/B of two builds (ab.c), calibration (calibrate.c), crash reporting (crash.c).
+ */
+#ifndef HARNESS_RUN_H
+#define HARNESS_RUN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/options.h"
+#include "core/registry.h"
+#include "core/result.h"
+#include "stats/compare.h"
+#include "store/store.h"
+
+/** Runs one benchmark instance into `r` (zeroed by the caller); its rounds, if it has several,
+ * run back to back. Never fails the process. */
+void bench__run_instance(const bench__instance *inst, const bench__run_options *opt,
+                         bench__result *r);
+
+/** Called by bench__run_all with each result, in list order, as soon as it is final. */
+typedef void (*bench__done_fn)(size_t index, bench__result *r, void *arg);
+
+/**
+ * Runs the n instances of `list` into results[0..n-1] (zeroed by the caller), in rounds: round j
+ * of every instance that takes it, then round j + 1 (runner.c). `done` (may be NULL) sees each
+ * result once it is final. Returns 0, or BENCH_ENOMEM before running anything.
+ */
+int bench__run_all(const bench__instance *const *list, size_t n, const bench__run_options *opt,
+                   bench__result *results, bench__done_fn done, void *arg);
+
+/** Computes r->est and r->outliers from r's samples (and, with several processes, the
+ * median's interval over processes: bench__process_estimate). */
+int bench__analyze(bench__result *r, const bench__run_options *opt);
+
+/* ---- isolated measurement in worker processes (isolate.c) ---- */
+
+/** Default measuring processes per benchmark, and with --quick. */
+#define BENCH__DEFAULT_PROCESSES 10
+#define BENCH__QUICK_PROCESSES 3
+/** Default time limit of one worker process, s. */
+#define BENCH__DEFAULT_TIMEOUT 300.0
+
+/**
+ * Runs the n instances of `list` like bench__run_all, but each benchmark in fresh worker processes
+ * of this program (exec of /proc/self/exe with argv, or of its path under opt->launcher),
+ * interleaved across benchmarks: process 0 of every benchmark (which also makes the plan), then
+ * process 1 of every benchmark in the opposite order, and so on. A crash, exit() or time-out ends that benchmark's worker only; the benchmark is
+ * failed with the failure recorded and the others go on. Returns 0; BENCH_ENOMEM; or BENCH_EUSAGE
+ * when the run was interrupted (bench__proc_interrupted gives the signal; results are then
+ * incomplete and `done` has not seen all of them).
+ */
+int bench__run_isolated(const bench__instance *const *list, size_t n,
+                        const bench__run_options *opt, int argc, char **argv,
+                        bench__result *results, bench__done_fn done, void *arg);
+
+/**
+ * The job's sampling-mode field names a plan beyond the sampling modes: the worker of a paired
+ * comparison (ab.c), each of whose samples the manager commands on the worker's stdin.
+ */
+#define BENCH__JOB_DRIVEN 3
+
+/**
+ * The worker side: measures one part of benchmark `id` as `job` (the BENCH_WORKER_JOB
+ * environment variable) says and writes what it measured on descriptor 3. Returns the exit code.
+ */
+int bench__worker_main(const bench__instance *all, size_t n, const char *job,
+                       const bench__run_options *opt);
+
+/** A worker process that cannot take its job (its mode could not be set up): fails the
+ * benchmark with `why` for the manager to report. Returns the exit code. */
+int bench__worker_refuse(const char *why);
+
+/* ---- crash reporting ---- */
+
+/** Installs handlers that print which benchmark crashed, then exit 3. */
+void bench__crash_handlers_install(void);
+/** Names the benchmark that a crash would be blamed on (NULL: none running). */
+void bench__crash_set_current(const char *id);
+
+/* ---- paired comparison of two programs (ab.c) ---- */
+
+/** Where the two workers of a pair run (--ab-schedule). */
+typedef enum bench__ab_schedule {
+    BENCH__AB_PINNED = 0, /* both on one CPU, taking turns; pairs go round the allowed CPUs */
+    BENCH__AB_DUET,       /* at the same moment on two CPUs, swapped between samples */
+    BENCH__AB_UNPINNED,   /* wherever the scheduler puts them, taking turns */
+} bench__ab_schedule;
+
+/** "pinned", "duet", "unpinned". */
+const char *bench__ab_schedule_name(bench__ab_schedule s);
+
+typedef struct bench__ab_options {
+    double seconds;            /* budget per benchmark on average: the comparison may spend
+                                * seconds x benchmarks, on the undecided ones */
+    int max_pairs;             /* most worker pairs of one benchmark: its last look */
+    double sample_ms;          /* target duration of one sample, ms */
+    double significance_level; /* alpha over all benchmarks and looks (Bonferroni) */
+    double noise_threshold;    /* smallest relative change reported as a regression */
+    bench__ab_schedule schedule;
+    bool fixed_layout;         /* no layout randomisation of the workers */
+    double timeout_s;          /* a worker that takes longer to answer (its setup, a sample) is
+                                * stopped; <= 0: BENCH__DEFAULT_TIMEOUT (--timeout) */
+    uint64_t seed;             /* layouts are drawn from it */
+    bool progress;             /* live progress on stderr */
+    const char *const *removed; /* ids the old build lists for the FILTERs and this one lacks */
+    size_t nremoved;
+} bench__ab_options;
+
+/** The looks of the sequential design: the first at this many pairs (or max_pairs) ... */
+#define BENCH__AB_FIRST_LOOK 6
+/** ... each next one this many times as many, the last at max_pairs. */
+#define BENCH__AB_LOOK_GROWTH 1.5
+/** Defaults: seconds per benchmark, most pairs (looks at 6, 9, 14, 21, 32), sample length. */
+#define BENCH__AB_DEFAULT_SECONDS 10.0
+#define BENCH__AB_DEFAULT_MAX_PAIRS 32
+#define BENCH__AB_DEFAULT_SAMPLE_MS 0.5
+/** A pair measures at least this many rounds (a benchmark of long iterations takes longer). */
+#define BENCH__AB_MIN_ROUNDS 10
+
+/** The pair counts at which a benchmark is looked at, for at most max_pairs pairs, into
+ * looks[0..cap); returns how many (the last is max_pairs). */
+size_t bench__ab_looks(int max_pairs, size_t *looks, size_t cap);
+
+/** One benchmark of a paired comparison: its id in, its outcome out. */
+typedef struct bench__ab_item {
+    const char *id;
+    bench__change change; /* its verdict and numbers (old_median: A's time per iteration, the
+                           * geometric mean over pairs; new_median: that times the ratio) */
+    int rc;               /* 0; BENCH_EINVAL: the old program lacks it; BENCH_EUNAVAIL: skipped;
+                           * BENCH_EIO: a worker failed or could not start (message says why) */
+    char message[512];
+    size_t pairs;         /* worker pairs that measured */
+    size_t rounds;        /* rounds of ABBA+BAAB over all pairs */
+    size_t looks;         /* looks taken */
+    uint64_t iters;       /* iterations per sample */
+    double seconds;       /* wall time spent on it */
+    double pair_sd;       /* sd of the pairs' ln(B/A) */
+} bench__ab_item;
+
+/** Called with each item as soon as it is decided (or failed). */
+typedef void (*bench__ab_done_fn)(bench__ab_item *item, void *arg);
+
+/**
+ * Compares A with new_prog (B) on the n benchmarks items[i].id, in pairs of their worker
+ * processes, spending at most o->seconds x n (one pair's overrun beyond) on those still
+ * undecided. A's workers start from old_fd when it is >= 0 (a sealed copy of a saved program
+ * snapshot that bench__snapshot_open checked: never from a path read again), else from
+ * old_prog; old_prog names A in messages either way. Fills each item; `done` (may be NULL) sees
+ * each once it is final. Returns 0, or BENCH_EUSAGE when interrupted (items then incomplete), or
+ * BENCH_ENOMEM.
+ */
+int bench__ab_compare(const char *old_prog, int old_fd, const char *new_prog,
+                      bench__ab_item *items, size_t n, const bench__ab_options *o,
+                      bench__ab_done_fn done, void *arg);
+
+/** Coordinator side of --ab: compares `other` (old) with this program (new). Exit code. */
+int bench__ab_run(const char *other, const bench__instance *all, const bool *selected, size_t n,
+                  const bench__ab_options *o, const bench__gate *gate, bool color);
+
+/** The time a saved-baseline comparison gives the interleaved run that confirms its suspects
+ * against the baseline's program snapshot (--confirm-time S: S per suspect): by default
+ * BENCH__DEFAULT_CONFIRM_TIME per suspect, or a share of BENCH__CONFIRM_BUDGET when there are
+ * more suspects than that fits, but never less than BENCH__CONFIRM_MIN_TIME each. */
+#define BENCH__DEFAULT_CONFIRM_TIME 10.0
+#define BENCH__CONFIRM_BUDGET 90.0
+#define BENCH__CONFIRM_MIN_TIME 4.0
+
+/* ---- calibration (calibrate.c) ---- */
+
+/**
+ * Runs this program (/proc/self/exe) with argv, stdout discarded, and waits. Returns 0 when it
+ * exited 0, else BENCH_EIO with the reason in msg.
+ */
+int bench__run_self(char *const *argv, char *msg, size_t msglen);
+/**
+ * Sets each OK result's noise from its own median and the medians of the same id in `runs`
+ * (separate processes): the mean and sd of the natural logs over all of them.
+ */
+void bench__noise_from_runs(bench__result *results, size_t n, const bench__saved *runs,
+                            size_t nruns);
+
+#endif /* HARNESS_RUN_H */

@@ -1,0 +1,148 @@
+/*
+ * verdict.c: the one place where a comparison's numbers become a verdict. Every comparison (a
+ * run against a saved baseline, an interleaved A/B of two builds, the interleaved run that
+ * confirms a saved-baseline suspect, exact instruction counts) ends here; none holds a rule of
+ * its own.
+ *
+ * The input is a change D = ln(new/old) with its standard error s on df degrees of freedom
+ * (Student's t; infinite df: normal), and the number of tests the comparison makes (`tests`:
+ * benchmarks compared, times the looks a sequential design takes at each). One interval, at the
+ * family level 1 - alpha/tests (Bonferroni), gives everything, so no printed number can
+ * contradict the verdict beside it:
+ *   regressed     the interval lies above 0 and the estimate is more than T slower;
+ *   improved      the interval lies below 0 and the estimate is more than T faster;
+ *   no change     the interval lies inside +-T and holds 0;
+ *   within noise  the interval lies inside +-T and excludes 0 (a real change smaller than T);
+ *   inconclusive  anything else: the interval reaches beyond +-T and the data cannot say on
+ *                 which side of it the change lies (measure longer, or confirm by interleaving).
+ * "No change" is a claim that any change is smaller than T, so it needs an interval that says
+ * so: an interval of [-74%, +35%] is inconclusive, never "no change". The p-value printed is the
+ * same t statistic's, times `tests` (at most 1): below alpha exactly when the interval excludes 0.
+ *
+ * With each verdict goes the minimum detectable effect: the smallest true change that this
+ * comparison, with its standard error, degrees of freedom and family level, calls regressed in
+ * at least 80% of repetitions (BENCH__MDE_POWER). A "no change" is only as good as it.
+ */
+#include <math.h>
+
+#include "stats/compare.h"
+
+const char *bench__verdict_name(bench__verdict v)
+{
+    switch (v) {
+    case BENCH__V_REGRESSED:
+        return "regressed";
+    case BENCH__V_IMPROVED:
+        return "improved";
+    case BENCH__V_NO_CHANGE:
+        return "no change";
+    case BENCH__V_WITHIN_NOISE:
+        return "within noise";
+    case BENCH__V_INCONCLUSIVE:
+        return "inconclusive";
+    case BENCH__V_INCOMPARABLE:
+        return "not compared";
+    case BENCH__V_SKIPPED:
+        return "skipped";
+    case BENCH__V_NEW:
+        return "new";
+    case BENCH__V_REMOVED:
+        return "removed";
+    }
+    return "?";
+}
+
+bool bench__verdict_has_numbers(bench__verdict v)
+{
+    return v == BENCH__V_REGRESSED || v == BENCH__V_IMPROVED || v == BENCH__V_NO_CHANGE ||
+           v == BENCH__V_WITHIN_NOISE || v == BENCH__V_INCONCLUSIVE;
+}
+
+bool bench__verdict_decided(bench__verdict v)
+{
+    return v == BENCH__V_REGRESSED || v == BENCH__V_IMPROVED || v == BENCH__V_NO_CHANGE ||
+           v == BENCH__V_WITHIN_NOISE;
+}
+
+bool bench__verdict_suspect(bench__verdict v)
+{
+    return v == BENCH__V_REGRESSED || v == BENCH__V_IMPROVED || v == BENCH__V_INCONCLUSIVE;
+}
+
+double bench__mde(double se, double df, double tests, const bench__compare_opts *o)
+{
+    if (!(se >= 0) || !isfinite(se))
+        return INFINITY;
+    double tau = log1p(o->noise_threshold);
+    double tq = bench__t_quantile(1.0 - o->significance_level / (2.0 * tests), df);
+    double tp = bench__t_quantile(BENCH__MDE_POWER, df);
+    return expm1(fmax(tau, tq * se) + tp * se);
+}
+
+/* The verdict an interval [lo, hi] around the estimate d gives (log scale, tau = ln(1 + T)). */
+static bench__verdict from_interval(double d, double lo, double hi, double tau)
+{
+    if (lo > 0 && d > tau)
+        return BENCH__V_REGRESSED;
+    if (hi < 0 && d < -tau)
+        return BENCH__V_IMPROVED;
+    if (lo >= -tau && hi <= tau)
+        return lo > 0 || hi < 0 ? BENCH__V_WITHIN_NOISE : BENCH__V_NO_CHANGE;
+    return BENCH__V_INCONCLUSIVE;
+}
+
+void bench__decide(bench__change *c, double d, double se, double df, double tests,
+                   const bench__compare_opts *o)
+{
+    if (!(tests >= 1))
+        tests = 1;
+    c->log_change = d;
+    c->log_se = se;
+    c->df = df;
+    c->tests = tests;
+    c->p = 1.0;
+    c->p_adjusted = 1.0;
+    if (!isfinite(d) || !(se >= 0)) {
+        c->verdict = BENCH__V_INCOMPARABLE;
+        c->ratio = c->ratio_lower = c->ratio_upper = NAN;
+        c->mde = INFINITY;
+        return;
+    }
+    double tq = bench__t_quantile(1.0 - o->significance_level / (2.0 * tests), df);
+    double half = isfinite(se) ? tq * se : INFINITY;
+    double lo = d - half, hi = d + half;
+    c->ratio = exp(d);
+    c->ratio_lower = exp(lo);
+    c->ratio_upper = exp(hi);
+    /* se == 0 (every process agreed exactly): any change other than 0 is certain, and 0 is no
+     * evidence either way. */
+    double t = se > 0 ? d / se : d == 0 ? 0.0 : copysign(INFINITY, d);
+    c->p = isfinite(se) ? bench__t_two_sided_p(t, df) : 1.0;
+    c->p_adjusted = fmin(1.0, c->p * tests);
+    c->mde = bench__mde(se, df, tests, o);
+    c->verdict = from_interval(d, lo, hi, log1p(o->noise_threshold));
+}
+
+void bench__verdict_drift_guard(bench__change *c, double drift)
+{
+    /* Saved numbers alone: a claimed change that the machine's own drift since the save could
+     * explain is not a confident one. */
+    if (!(drift > 0))
+        return;
+    if ((c->verdict == BENCH__V_REGRESSED && c->ratio_lower - 1.0 <= drift) ||
+        (c->verdict == BENCH__V_IMPROVED && 1.0 - c->ratio_upper <= drift))
+        c->verdict = BENCH__V_INCONCLUSIVE;
+}
+
+bench__verdict bench__verdict_exact(double old, double cur, double threshold)
+{
+    /* Exact counts have no noise: the change itself against the threshold. */
+    if (!(old > 0) || !isfinite(old) || !isfinite(cur))
+        return BENCH__V_INCOMPARABLE;
+    double ratio = cur / old;
+    if (ratio - 1.0 > threshold)
+        return BENCH__V_REGRESSED;
+    if (1.0 - ratio > threshold)
+        return BENCH__V_IMPROVED;
+    return BENCH__V_NO_CHANGE;
+}

@@ -1,0 +1,189 @@
+/*
+ * json_merge.c: saving a baseline: this run's results merged into the file's (entries of
+ * benchmarks not run are kept), sorted by id, written atomically under the baseline's lock
+ * (PATH.lock), so two runs saving at once never lose each other's entries.
+ */
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "core/base.h"
+#include "core/result.h"
+#include "stats/compare.h"
+#include "store/json_check.h"
+#include "store/json_io.h"
+#include "store/store.h"
+#include "sys/context.h"
+#include "sys/proc.h"
+
+/* The id of a validated entry of a results file. */
+static const char *entry_id(const cJSON *item)
+{
+    return cJSON_GetObjectItemCaseSensitive(item, "id")->valuestring;
+}
+
+static int cmp_item_id(const void *a, const void *b)
+{
+    return strcmp(entry_id(*(const cJSON *const *)a), entry_id(*(const cJSON *const *)b));
+}
+
+/*
+ * Whether the loader would read `text` (`entries` benchmarks) back as the file `path`, by the
+ * limits it applies to every file: its size and its number of entries (each entry's samples are
+ * within the loader's limit by the command line's). A save that passed them would replace a
+ * usable baseline with one the next run refuses. BENCH_EINVAL with the reason otherwise.
+ * (Reading the text back in full would check more, but costs as much as the load itself: about
+ * 4 s for a 16 MiB baseline on the development machine.)
+ */
+static int fits_the_loader(const char *path, const char *text, int entries, char *msg,
+                           size_t msglen)
+{
+    size_t len = strlen(text) + 1; /* the writer adds a newline */
+    if (len > BENCH__MAX_FILE_BYTES) {
+        bench__msg(msg, msglen, "%s: the baseline would be %zu bytes, over the %u-byte limit "
+                                "of a baseline file: not saved, the previous file is kept (save "
+                                "fewer benchmarks or samples, or under another name)",
+                   path, len, BENCH__MAX_FILE_BYTES);
+        return BENCH_EINVAL;
+    }
+    if (entries > BENCH__MAX_ENTRIES) {
+        bench__msg(msg, msglen, "%s: the baseline would hold %d benchmarks, over the limit of "
+                                "%d: not saved, the previous file is kept (save under another "
+                                "name)", path, entries, BENCH__MAX_ENTRIES);
+        return BENCH_EINVAL;
+    }
+    return 0;
+}
+
+/* The read-merge-write of bench__baseline_save, under the baseline's lock. */
+static int baseline_merge_write(const char *path, const bench__context *ctx,
+                                const bench__result *all, size_t n, char *msg, size_t msglen)
+{
+    cJSON *root = bench__json_results_root(ctx, all, n);
+    if (!root) {
+        bench__msg(msg, msglen, "%s: out of memory", path);
+        return BENCH_ENOMEM;
+    }
+    cJSON *arr = cJSON_GetObjectItemCaseSensitive(root, "benchmarks");
+    /* Each entry this run measured names the program that measured it: a file merged from
+     * saves of several programs still says which program each number belongs to. */
+    cJSON *mine;
+    cJSON_ArrayForEach(mine, arr) {
+        const cJSON *status = cJSON_GetObjectItemCaseSensitive(mine, "status");
+        if (!ctx->program_hash[0] || !cJSON_IsString(status) ||
+            strcmp(status->valuestring, "ok") != 0)
+            continue;
+        cJSON *po = cJSON_CreateObject();
+        cJSON_AddStringToObject(po, "hash", ctx->program_hash);
+        if (ctx->program_libs[0])
+            cJSON_AddStringToObject(po, "libraries", ctx->program_libs);
+        cJSON_AddItemToObject(mine, "program", po);
+    }
+    int rc = 0;
+    struct stat st;
+    if (stat(path, &st) == 0) {
+        /* Merge: keep the old entries that this run did not measure. */
+        char *text;
+        size_t len;
+        bench__saved old;
+        cJSON *old_root = NULL;
+        rc = bench__json_read_file(path, &text, &len, msg, msglen);
+        if (!rc) {
+            rc = bench__json_parse_saved(path, text, len, &old, &old_root, msg, msglen);
+            free(text);
+        }
+        if (rc) {
+            char why[512];
+            bench__msg(why, sizeof why, "%s", msg);
+            bench__msg(msg, msglen, "refusing to replace an existing file that is not a valid "
+                                    "baseline (remove it or pick another name): %s", why);
+            cJSON_Delete(root);
+            return rc;
+        }
+        /* ---- instruction mode (instr.c): times and counts never share a file ---- */
+        bool old_counts = strcmp(old.ctx.mode, "instructions") == 0;
+        bool new_counts = ctx->mode && strcmp(ctx->mode, "instructions") == 0;
+        if (old_counts != new_counts) {
+            bench__msg(msg, msglen, "%s holds %s, and this run measured %s: pick another name "
+                                    "(or remove the file)",
+                       path, old_counts ? "instruction counts (--instructions)" : "times",
+                       new_counts ? "instruction counts" : "times");
+            cJSON_Delete(old_root);
+            bench__saved_destroy(&old);
+            cJSON_Delete(root);
+            return BENCH_EINVAL;
+        }
+        cJSON *old_arr = cJSON_GetObjectItemCaseSensitive(old_root, "benchmarks");
+        cJSON *item = old_arr->child;
+        while (item) {
+            cJSON *next = item->next;
+            const char *id = entry_id(item);
+            bool replaced = false;
+            for (size_t i = 0; i < n && !replaced; i++)
+                replaced = strcmp(all[i].inst->id, id) == 0;
+            if (!replaced)
+                cJSON_AddItemToArray(arr, cJSON_DetachItemViaPointer(old_arr, item));
+            item = next;
+        }
+        cJSON_Delete(old_root);
+        bench__saved_destroy(&old);
+    }
+    /* Sorted by id, so a baseline's layout does not depend on what was saved when. */
+    int count = cJSON_GetArraySize(arr);
+    cJSON **items = malloc((size_t)(count ? count : 1) * sizeof *items);
+    if (!items) {
+        cJSON_Delete(root);
+        bench__msg(msg, msglen, "%s: out of memory", path);
+        return BENCH_ENOMEM;
+    }
+    int k = 0;
+    while (arr->child)
+        items[k++] = cJSON_DetachItemViaPointer(arr, arr->child);
+    qsort(items, (size_t)k, sizeof *items, cmp_item_id);
+    for (int i = 0; i < k; i++)
+        cJSON_AddItemToArray(arr, items[i]);
+    free(items);
+    char *out = cJSON_Print(root);
+    cJSON_Delete(root);
+    if (!out)
+        return bench__write_json_text(path, out, msg, msglen); /* says: out of memory */
+    if ((rc = fits_the_loader(path, out, k, msg, msglen)) != 0) {
+        cJSON_free(out);
+        return rc;
+    }
+    /* The last moment a signal can still stop the save with nothing replaced. */
+    if (bench__proc_interrupted()) {
+        cJSON_free(out);
+        bench__msg(msg, msglen, "%s: interrupted before it was replaced", path);
+        return BENCH_EUSAGE;
+    }
+    return bench__write_json_text(path, out, msg, msglen);
+}
+
+int bench__baseline_save_then(const char *path, const bench__context *ctx,
+                              const bench__result *all, size_t n,
+                              int (*after)(void *arg, char *msg, size_t msglen), void *arg,
+                              char *msg, size_t msglen)
+{
+    /* Two runs saving the same baseline at once would each merge into the file as they read
+     * it, and the later rename would drop the other's entries: one at a time. */
+    int lock;
+    int rc = bench__lock_acquire(path, &lock, msg, msglen);
+    if (rc)
+        return rc;
+    rc = baseline_merge_write(path, ctx, all, n, msg, msglen);
+    if (rc == 0 && after)
+        rc = after(arg, msg, msglen);
+    bench__lock_release(lock);
+    return rc;
+}
+
+int bench__baseline_save(const char *path, const bench__context *ctx, const bench__result *all,
+                         size_t n, char *msg, size_t msglen)
+{
+    return bench__baseline_save_then(path, ctx, all, n, NULL, NULL, msg, msglen);
+}

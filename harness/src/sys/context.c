@@ -1,0 +1,155 @@
+/*
+ * context.c: facts about the run that travel with every result (harness version, time, host,
+ * compiler, clock calibration, statistics settings), the system part gathered by sysinfo.c,
+ * and the human listing printed by --context (its strings escaped: a host name or an os-release
+ * field can hold anything).
+ */
+#include <string.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/base.h"
+#include "core/options.h"
+#include "core/probe.h"
+#include "probes/cuda_backend.h"
+#include "sys/context.h"
+
+#ifndef HARNESS_BUILD_TYPE
+#define HARNESS_BUILD_TYPE "unknown"
+#endif
+#ifndef HARNESS_C_FLAGS
+#define HARNESS_C_FLAGS ""
+#endif
+
+void bench__context_collect(bench__context *c, const bench__run_options *opt)
+{
+    memset(c, 0, sizeof *c);
+    c->harness_version = bench_version();
+    time_t now = time(NULL);
+    struct tm tm;
+    if (gmtime_r(&now, &tm))
+        strftime(c->timestamp, sizeof c->timestamp, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    if (gethostname(c->hostname, sizeof c->hostname) != 0)
+        c->hostname[0] = '\0';
+    c->hostname[sizeof c->hostname - 1] = '\0';
+    struct utsname u;
+    if (uname(&u) == 0)
+        bench__msg(c->os, sizeof c->os, "%s %s %s", u.sysname, u.release, u.machine);
+    c->ncpus = sysconf(_SC_NPROCESSORS_ONLN);
+#if defined(__clang__)
+    c->compiler = "clang " __clang_version__;
+#elif defined(__GNUC__)
+    c->compiler = "gcc " __VERSION__;
+#else
+    c->compiler = "unknown";
+#endif
+    c->compiler_flags = HARNESS_C_FLAGS;
+    c->build_type = HARNESS_BUILD_TYPE;
+    c->clock = bench__clock_calibrate();
+    c->seed = opt->seed;
+    c->nresamples = opt->nresamples;
+    c->confidence_level = opt->confidence_level;
+    c->quick = opt->is_quick;
+    bench__sysinfo_collect(c);
+    bench__cuda_context_collect(&c->gpu); /* CUDA layer: the GPU, or why there is none */
+}
+
+void bench__context_id_from(bench__context_id *id, const bench__context *c)
+{
+    memset(id, 0, sizeof *id);
+    bench__msg(id->cpu_brand, sizeof id->cpu_brand, "%s", c->cpu.brand);
+    id->cores = c->cpu.cores;
+    id->threads = c->cpu.threads;
+    bench__msg(id->compiler, sizeof id->compiler, "%s", c->compiler);
+    bench__msg(id->compiler_flags, sizeof id->compiler_flags, "%s", c->compiler_flags);
+    bench__msg(id->build_type, sizeof id->build_type, "%s", c->build_type);
+    bench__msg(id->hostname, sizeof id->hostname, "%s", c->hostname);
+    bench__msg(id->kernel, sizeof id->kernel, "%s", c->kernel);
+    bench__msg(id->governor, sizeof id->governor, "%s", c->governor);
+    bench__msg(id->timestamp, sizeof id->timestamp, "%s", c->timestamp);
+    bench__msg(id->git_revision, sizeof id->git_revision, "%s", c->git_revision);
+    bench__msg(id->program_hash, sizeof id->program_hash, "%s", c->program_hash);
+    bench__msg(id->program_file, sizeof id->program_file, "%s", c->program_file);
+    bench__msg(id->program_libs, sizeof id->program_libs, "%s", c->program_libs);
+    bench__msg(id->program_mac, sizeof id->program_mac, "%s", c->program_mac);
+    for (int k = 0; k < BENCH__NCANARIES; k++)
+        id->canary[k] = c->have_canaries ? c->canary[k] : 0;
+}
+
+/* Room for one escaped context string (at most 256 bytes, 4 escaped bytes per byte). */
+typedef struct shown {
+    char s[1030];
+} shown;
+
+static const char *or_unknown_in(shown *buf, const char *s)
+{
+    return s && s[0] ? bench__escape(buf->s, sizeof buf->s, s) : "unknown";
+}
+
+/* The escaped string, or "unknown" for an empty one; valid until the end of the statement. */
+#define or_unknown(s) or_unknown_in(&(shown){{0}}, (s))
+
+void bench__context_print(FILE *o, const bench__context *c)
+{
+    const bench__cpu *cpu = &c->cpu;
+    fprintf(o, "harness      %s\n", c->harness_version);
+    fprintf(o, "time         %s\n", c->timestamp);
+    fprintf(o, "host         %s\n", or_unknown(c->hostname));
+    fprintf(o, "os           %s (%s)\n", or_unknown(c->os_name), or_unknown(c->os));
+    fprintf(o, "cpu          %s (%s)\n", or_unknown(cpu->brand), or_unknown(cpu->vendor));
+    fprintf(o, "             family %d, model %d, stepping %d\n", cpu->family, cpu->model,
+            cpu->stepping);
+    fprintf(o, "             %d cores, %d threads; %ld CPUs online\n", cpu->cores, cpu->threads,
+            c->ncpus);
+    fprintf(o, "caches       L1d %d KiB, L2 %d KiB, L3 %d KiB\n", cpu->l1d_kib, cpu->l2_kib,
+            cpu->l3_kib);
+    if (cpu->ndisagreements > 0) {
+        /* The figures above are the OS's; say what libcpuid claimed instead, once. */
+        fprintf(o, "             the OS's figures; libcpuid said");
+        for (int i = 0; i < cpu->ndisagreements; i++)
+            fprintf(o, "%s %s %d", i ? "," : "", cpu->disagreements[i].fact,
+                    cpu->disagreements[i].libcpuid);
+        fputc('\n', o);
+    }
+    fprintf(o, "simd         %s\n", or_unknown(cpu->features));
+    fprintf(o, "cpu facts    from %s\n", or_unknown(cpu->source));
+    if (c->memory_bytes > 0)
+        fprintf(o, "memory       %.1f GiB\n", c->memory_bytes / (1024.0 * 1024.0 * 1024.0));
+    fprintf(o, "governor     %s\n", or_unknown(c->governor));
+    fprintf(o, "boost        %s\n", or_unknown(c->boost));
+    if (c->loadavg[0] >= 0)
+        fprintf(o, "load         %.2f %.2f %.2f\n", c->loadavg[0], c->loadavg[1],
+                c->loadavg[2]);
+    fprintf(o, "compiler     %s\n", or_unknown(c->compiler));
+    fprintf(o, "flags        %s\n", or_unknown(c->compiler_flags));
+    fprintf(o, "build type   %s\n", or_unknown(c->build_type));
+    fprintf(o, "git          %s (the source this program was built from)\n",
+            or_unknown(c->git_revision));
+    fprintf(o, "cwd git      %s (the working directory's checkout)\n",
+            c->cwd_git_revision[0] ? or_unknown(c->cwd_git_revision) : "none");
+    fprintf(o, "clock        %s: %.1f ns per read, resolution %.1f ns, min sample %.1f \xc2\xb5s\n",
+            c->clock->name, c->clock->cost_ns, c->clock->resolution_ns,
+            c->clock->min_sample_ns / 1e3);
+    /* ---- GPU (CUDA layer) ---- */
+    const bench__gpu *g = &c->gpu;
+    if (!g->available) {
+        fprintf(o, "gpu          none: %s\n", or_unknown(g->reason));
+    } else {
+        fprintf(o, "gpu          %s (compute capability %d.%d, %d SMs, PCI %s)\n",
+                or_unknown(g->name),
+                g->cc_major, g->cc_minor, g->sm_count, or_unknown(g->pci_bus_id));
+        fprintf(o, "             %.1f GiB, L2 %.1f MiB; SM clock %d MHz, memory clock %d MHz x "
+                   "%d bit",
+                g->memory_bytes / (1024.0 * 1024.0 * 1024.0), g->l2_bytes / (1024.0 * 1024.0),
+                g->clock_khz / 1000, g->memory_clock_khz / 1000, g->bus_width_bits);
+        if (g->bandwidth_bytes_per_s > 0)
+            fprintf(o, " = %.0f GB/s theoretical", g->bandwidth_bytes_per_s / 1e9);
+        fputc('\n', o);
+    }
+    fprintf(o, "cuda         driver %s, runtime %s\n", or_unknown(g->driver_version),
+            g->runtime_version[0] ? g->runtime_version : "none (no CUDA in this program)");
+    /* ---- end GPU ---- */
+    for (size_t i = 0; i < c->nwarnings; i++)
+        fprintf(o, "warning      %s\n", or_unknown(c->warnings[i]));
+}
