@@ -7,7 +7,12 @@
 2. Each folder of harness/src/ includes only the folders its README.md names on its
    "May include:" line (its own always).
 
-Usage: check_architecture.py SRC_DIR OBJECT...   (exit 0 clean, 1 with one line per breach)
+3. The walk in docs/architecture.md (one sample from BENCH_ITER to the results file) names
+   only files that exist, and each of them once (--walk).
+
+Usage: check_architecture.py SRC_DIR [--walk MARKDOWN] OBJECT...
+           exit 0 clean, 1 with one line per breach
+       check_architecture.py --self-test CC   (the checks must catch made-up breaches)
 """
 import os
 import re
@@ -130,12 +135,77 @@ def include_rules(src_dir):
     return breaches
 
 
+def self_test(cc):
+    """Builds a made-up tree with one breach of each rule and checks that each is reported."""
+    import tempfile
+    with tempfile.TemporaryDirectory() as tmp:
+        src = os.path.join(tmp, "src")
+        for folder, allowed in (("low", "nothing"), ("high", "low")):
+            os.makedirs(os.path.join(src, folder))
+            with open(os.path.join(src, folder, "README.md"), "w", encoding="utf-8") as f:
+                f.write(f"# {folder}/\n\nMay include: {allowed}\n")
+        files = {
+            "low/a.c": '#include "high/b.h"\nint b(void);\nint a(void) { return b(); }\n',
+            "high/b.c": "int a(void);\nint b(void) { return 1; }\nint c(void) { return a(); }\n",
+            "high/b.h": "int b(void);\n",
+            "high/d.c": "int a(void);\nint d(void) { return a(); }\n",
+        }
+        objects = []
+        for name, text in files.items():
+            with open(os.path.join(src, name), "w", encoding="utf-8") as f:
+                f.write(text)
+        for name in files:
+            path = os.path.join(src, name)
+            if name.endswith(".c"):
+                obj = os.path.join(tmp, "obj", "src", name + ".o")
+                os.makedirs(os.path.dirname(obj), exist_ok=True)
+                subprocess.run([cc, "-c", "-I", src, path, "-o", obj], check=True)
+                objects.append(obj)
+        breaches = include_rules(src)
+        found = circles(call_graph(symbols(objects)))
+    want_include = ["low/a.c: includes high/b.h, but low/README.md allows nothing"]
+    want_circle = [["high/b.c", "low/a.c"]]
+    if breaches != want_include or found != want_circle:
+        print(f"self-test failed: includes {breaches}, circles {found}")
+        return 1
+    print("self-test: the made-up include breach and circle of calls were both reported")
+    return 0
+
+
+def walk_names(markdown, src_dir):
+    """The breaches of the walk section of `markdown`: a file that does not exist, or one named
+    twice."""
+    text = open(markdown, encoding="utf-8").read()
+    m = re.search(r"^## The walk.*?$(.*?)(?=^## )", text, re.M | re.S)
+    if not m:
+        return [f"{markdown}: no '## The walk' section"]
+    root = os.path.dirname(os.path.dirname(os.path.abspath(src_dir)))
+    names = re.findall(r"`((?:harness/include/harness|[a-z]+)/[a-z_0-9]+\.[ch])`", m.group(1))
+    breaches, seen = [], set()
+    for name in names:
+        path = os.path.join(root, name) if name.startswith("harness/") else \
+            os.path.join(src_dir, name)
+        if not os.path.exists(path):
+            breaches.append(f"{markdown}: the walk names {name}, which does not exist")
+        if name in seen:
+            breaches.append(f"{markdown}: the walk visits {name} twice")
+        seen.add(name)
+    if len(seen) < 5:
+        breaches.append(f"{markdown}: the walk names only {len(seen)} files")
+    return breaches
+
+
 def main(argv):
+    if len(argv) == 3 and argv[1] == "--self-test":
+        return self_test(argv[2])
     if len(argv) < 3:
         print(__doc__.strip().splitlines()[-1], file=sys.stderr)
         return 2
     src_dir, objects = argv[1], argv[2:]
     breaches = include_rules(src_dir)
+    if len(objects) >= 2 and objects[0] == "--walk":
+        breaches += walk_names(objects[1], src_dir)
+        objects = objects[2:]
     graph = call_graph(symbols(objects))
     for comp in circles(graph):
         pairs = [f"{a} -> {b}" for a in comp for b in sorted(graph[a]) if b in comp]

@@ -78,6 +78,32 @@ shim="$(find "$prefix" -name libharness_alloc.so | head -n 1)"
 [[ -n "$shim" ]] || fail "libharness_alloc.so (the --alloc-stats preload library) not installed"
 [[ -n "$config" ]] || fail "harnessConfig.cmake not installed under $prefix"
 
+# (0) The installed core exports its public API only: every global symbol it defines is named in
+# an installed header (a function of bench.h, or a bench__ name its macros expand to), is main()
+# (the weak one), or is one a component installed beside it calls. An internal is still in the
+# archive, but local (the check is not vacuous).
+core_lib="$(find "$prefix" -name libharness.a | head -n 1)"
+if [[ -n "$core_lib" ]]; then
+    allowed="$tmp/allowed.txt"
+    {
+        grep -ohE '\bbench_{1,2}[A-Za-z0-9_]+' "$prefix"/include/harness/*.h
+        echo main
+        find "$prefix" -name 'libharness-*.a' -exec nm -u {} + 2> /dev/null | awk '{print $NF}'
+    } | sort -u > "$allowed"
+    exported="$(nm -g --defined-only "$core_lib" | awk 'NF == 3 {print $3}' | sort -u)"
+    [[ -n "$exported" ]] || fail "$core_lib defines no global symbol"
+    extra_syms="$(comm -23 <(printf '%s\n' "$exported") "$allowed")"
+    [[ -z "$extra_syms" ]] ||
+        fail "$core_lib exports internals beyond the public API: $(echo "$extra_syms" | head -n 20)"
+    # (read into a variable: grep -q would end nm's pipe early, which pipefail reports)
+    all_syms="$(nm --defined-only "$core_lib")"
+    grep -qE ' t bench__bootstrap$' <<< "$all_syms" ||
+        fail "$core_lib lacks a local bench__bootstrap: the check above would prove nothing"
+    for want in bench_main bench_fail bench__loop_next bench__register; do
+        printf '%s\n' "$exported" | grep -qx "$want" || fail "$core_lib does not export $want"
+    done
+fi
+
 src="$tmp/src"
 mkdir -p "$src"
 cat > "$src/a.c" << 'EOF'

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""End-to-end tests of measurement in worker processes (isolate.c, proc.c; docs/measurement.md).
+"""End-to-end tests of measurement in worker processes (manager.c, worker.c, proc.c; docs/measurement.md).
 
 Each test runs the real e2e_fixture program (E2E_FIXTURE) as a user would and reads its exit
 code, stderr and JSON: the per-process samples and their labels, containment of a benchmark that

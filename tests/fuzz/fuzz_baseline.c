@@ -19,7 +19,7 @@
 #include <sys/stat.h>
 
 #include "cli/internal.h"
-#include "stats/compare.h"
+#include "compare/compare.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

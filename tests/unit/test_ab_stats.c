@@ -17,7 +17,7 @@
 #include <string.h>
 
 #include "run/run.h"
-#include "stats/compare.h"
+#include "compare/compare.h"
 #include "unit_helpers.h"
 
 /*

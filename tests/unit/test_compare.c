@@ -16,7 +16,7 @@
 #include <string.h>
 
 #include "core/base.h"
-#include "stats/compare.h"
+#include "compare/compare.h"
 #include "unit_helpers.h"
 
 static void test_t_and_beta_published(void **state)

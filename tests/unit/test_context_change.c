@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "stats/compare.h"
+#include "compare/compare.h"
 
 static bench__context_id base_id(void)
 {

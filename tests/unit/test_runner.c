@@ -211,7 +211,7 @@ static bench__run_options options(void)
     return o;
 }
 
-static bench__instance instance(bench_desc *d, bool has_param, int64_t param)
+static bench__instance instance(const bench_desc *d, bool has_param, int64_t param)
 {
     bench__instance in;
     memset(&in, 0, sizeof in);
@@ -223,7 +223,7 @@ static bench__instance instance(bench_desc *d, bool has_param, int64_t param)
     return in;
 }
 
-static void run(bench_desc *d, bench__result *r)
+static void run(const bench_desc *d, bench__result *r)
 {
     bench__run_options o = options();
     bench__instance in = instance(d, false, 0);
@@ -512,7 +512,7 @@ static counting_probe counting(void)
     return c;
 }
 
-static void run_with(bench_desc *d, bench__run_options *o, bench__result *r)
+static void run_with(const bench_desc *d, bench__run_options *o, bench__result *r)
 {
     bench__instance in = instance(d, false, 0);
     memset(r, 0, sizeof *r);
@@ -790,7 +790,7 @@ static void log_done(size_t index, bench__result *r, void *arg)
 }
 
 /* Runs `n` descriptors through bench__run_all. */
-static void run_list(bench_desc **ds, size_t n, bench__run_options *o, bench__result *rs,
+static void run_list(const bench_desc **ds, size_t n, bench__run_options *o, bench__result *rs,
                      done_log *log)
 {
     bench__instance in[4];
@@ -810,9 +810,9 @@ static void run_list(bench_desc **ds, size_t n, bench__run_options *o, bench__re
 
 /* Runs one benchmark through bench__run_all with the given rounds (0: its own setting) and
  * target precision (0: its own). */
-static void run_rounds(bench_desc *d, int rounds, double precision, bench__result *r)
+static void run_rounds(const bench_desc *d, int rounds, double precision, bench__result *r)
 {
-    bench_desc *ds[] = {d};
+    const bench_desc *ds[] = {d};
     bench__run_options o = options();
     o.cli.rounds = rounds;
     o.cli.target_precision = precision;
@@ -824,7 +824,7 @@ static void run_rounds(bench_desc *d, int rounds, double precision, bench__resul
 static void test_rounds_interleave(void **state)
 {
     (void)state;
-    bench_desc *ds[] = {&bench__desc_rt__round_a, &bench__desc_rt__round_b,
+    const bench_desc *ds[] = {&bench__desc_rt__round_a, &bench__desc_rt__round_b,
                         &bench__desc_rt__round_c};
     bench__run_options o = options();
     o.cli.rounds = 0; /* each benchmark's own: 2, 4 and 1 */
@@ -888,7 +888,7 @@ static void test_rounds_one_with_probes(void **state)
     (void)state;
     counting_probe c = counting();
     bench__probe *plist[] = {&c.p};
-    bench_desc *ds[] = {&bench__desc_rt__round_b};
+    const bench_desc *ds[] = {&bench__desc_rt__round_b};
     bench__run_options o = options();
     o.cli.rounds = 0;
     o.probes = plist;

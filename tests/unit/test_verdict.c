@@ -14,7 +14,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "stats/compare.h"
+#include "compare/compare.h"
 #include "unit_helpers.h"
 
 static const bench__compare_opts opts = {.significance_level = 0.05, .noise_threshold = 0.02};

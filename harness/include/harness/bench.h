@@ -24,6 +24,13 @@
 extern "C" {
 #endif
 
+/* Everything declared here is the library's interface, and the only part of it that the
+ * installed library exports: the harness is built with hidden visibility (docs/architecture.md,
+ * "Exported symbols and ABI"). */
+#if defined(__GNUC__)
+#pragma GCC visibility push(default)
+#endif
+
 /** The version of the harness library, "MAJOR.MINOR.PATCH". Static storage. */
 const char *bench_version(void);
 
@@ -55,12 +62,31 @@ typedef enum bench_sampling {
     int rounds                  /* runs of the body whose samples pool, interleaved with the  */ \
                                 /* other benchmarks' (docs/measurement.md) */
 
-/** Group settings (BENCH_GROUP). Fields other than the settings belong to the harness. */
+/*
+ * The descriptors below are what a program's BENCH_GROUP and BENCH_FN compile into. Their ABI
+ * (docs/architecture.md, "Exported symbols and ABI"): fields are never removed or reordered, new
+ * ones are only appended, and the harness never writes into them. Each is registered through a
+ * bench__node that carries its size as the program was compiled, so a library newer than the
+ * program reads the fields the program's header did not have as zero ("not set"), and a program
+ * compiled with a newer header than the library's still links and runs.
+ */
+
+/** Group settings (BENCH_GROUP). */
 typedef struct bench_group_desc {
     const char *name;
     BENCH__SETTINGS_FIELDS;
-    struct bench_group_desc *next; /* registry link, set by the harness */
 } bench_group_desc;
+
+/**
+ * The registry's link for one descriptor, a static object BENCH_FN and BENCH_GROUP define beside
+ * it. Its layout never changes.
+ */
+typedef struct bench__node {
+    const void *desc;         /* the bench_desc or bench_group_desc */
+    size_t size;              /* sizeof that descriptor where the program was compiled */
+    struct bench__node *next; /* the harness's: the registry's list */
+    void *copy;               /* the harness's: a full-size copy when `size` is smaller */
+} bench__node;
 
 /*
  * How the file that defines a benchmark was compiled: BENCH_FN records the compiler's predefined
@@ -170,23 +196,25 @@ typedef struct bench_desc {
                               enqueues, so launch latency stays out of the GPU time */
     int kind;              /* BENCH_KIND_CPU (0) or BENCH_KIND_CUDA; last, so BENCH_CUDA_FN's
                               appended .kind keeps C++'s declaration order of designators */
-    struct bench_desc *next; /* registry link, set by the harness */
+    /* New fields go here, at the end (see the ABI note above bench_group_desc). */
 } bench_desc;
 
-/** Adds a group descriptor to the registry (called by BENCH_GROUP's constructor). */
-void bench__register_group(bench_group_desc *g);
-/** Adds a benchmark descriptor to the registry (called by BENCH_FN's constructor). */
-void bench__register(bench_desc *d);
+/** Adds a group descriptor's node to the registry (called by BENCH_GROUP's constructor). */
+void bench__register_group(bench__node *n);
+/** Adds a benchmark descriptor's node to the registry (called by BENCH_FN's constructor). */
+void bench__register(bench__node *n);
 
 /**
  * BENCH_GROUP(group, settings...): optional settings for every benchmark of a group.
  * At most one BENCH_GROUP per group name in a program.
  */
 #define BENCH_GROUP(group_, ...)                                                                   \
-    static bench_group_desc bench__group_##group_ = {.name = #group_, __VA_ARGS__};               \
+    static const bench_group_desc bench__group_##group_ = {.name = #group_, __VA_ARGS__};         \
+    static bench__node bench__gnode_##group_ = {&bench__group_##group_,                            \
+                                                sizeof(bench_group_desc), 0, 0};                   \
     __attribute__((constructor)) static void bench__group_ctor_##group_(void)                      \
     {                                                                                              \
-        bench__register_group(&bench__group_##group_);                                            \
+        bench__register_group(&bench__gnode_##group_);                                            \
     }                                                                                              \
     struct bench__group_semicolon_##group_
 
@@ -199,7 +227,7 @@ void bench__register(bench_desc *d);
  */
 #define BENCH_FN(group_, name_, ...)                                                               \
     static void bench__fn_##group_##__##name_(bench_t *b);                                         \
-    static bench_desc bench__desc_##group_##__##name_ = {                                          \
+    static const bench_desc bench__desc_##group_##__##name_ = {                                    \
         .group = #group_,                                                                          \
         .name = #name_,                                                                            \
         .fn = bench__fn_##group_##__##name_,                                                       \
@@ -209,9 +237,11 @@ void bench__register(bench_desc *d);
         .build_flags = BENCH__BUILD_FLAGS,                                                         \
         .build_revision = BENCH__BUILD_REVISION,                                                   \
         __VA_ARGS__};                                                                              \
+    static bench__node bench__node_##group_##__##name_ = {&bench__desc_##group_##__##name_,        \
+                                                          sizeof(bench_desc), 0, 0};               \
     __attribute__((constructor)) static void bench__ctor_##group_##__##name_(void)                 \
     {                                                                                              \
-        bench__register(&bench__desc_##group_##__##name_);                                        \
+        bench__register(&bench__node_##group_##__##name_);                                        \
     }                                                                                              \
     static void bench__fn_##group_##__##name_(bench_t *b __attribute__((unused)))
 
@@ -344,6 +374,10 @@ void *bench_cuda_stream(bench_t *b);
  * Returns the exit code: 0 ok, 1 regression found, 2 usage or input error, 3 a benchmark failed.
  */
 int bench_main(int argc, char **argv);
+
+#if defined(__GNUC__)
+#pragma GCC visibility pop
+#endif
 
 #ifdef __cplusplus
 }

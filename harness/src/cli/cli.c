@@ -2,7 +2,7 @@
  * cli.c: the bench program's entry point: bench_main parses the command line (cli_options.c),
  * answers what needs no benchmark (--help, --version, --context, --load-baseline,
  * --history-show, --list-events), serves as a worker process when started as one (with its
- * mode's client), selects the benchmarks, and hands the run to cli_run.c's pipeline. Also the
+ * mode's client), selects the benchmarks, and hands the run to pipeline.c's pipeline. Also the
  * library's default main(), which a program's own main() replaces.
  */
 #include <fcntl.h>
@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
-#include "probes/cuda_backend.h"
+#include "core/cuda_backend.h"
 #include "probes/perf_events.h"
 #include "run/client.h"
 #include "store/history.h"
@@ -21,11 +21,11 @@
 #endif
 
 /*
- * A worker process of an isolated run (isolate.c): measures the job that came in the
+ * A worker process of an isolated run (run/worker.c): measures the job that came in the
  * environment (BENCH_WORKER_JOB), which no process it starts should inherit, with the plan and
  * probes of the run's mode (its client sets them up as in the manager). Returns the exit code.
  */
-static int run_worker_job(bench__cli *c, const char *job, const bench__instance *all, size_t n)
+static int run_worker_job(bench__request *c, const char *job, const bench__instance *all, size_t n)
 {
     char job_copy[512], msg[512];
     bench__msg(job_copy, sizeof job_copy, "%s", job);
@@ -53,27 +53,27 @@ static int run_worker_job(bench__cli *c, const char *job, const bench__instance 
 }
 
 /* Prints the selected ids, one per line (--list); checks the probes' arguments too. */
-static int list_selected(bench__cli *c, const bench__instance *all, size_t n,
+static int list_selected(bench__request *c, const bench__instance *all, size_t n,
                          const bool *selected)
 {
     char msg[512];
-    if (bench__cli_make_probes(c, msg, sizeof msg) != 0) {
+    if (bench__request_make_probes(c, msg, sizeof msg) != 0) {
         fprintf(stderr, "bench: %s\n", msg);
-        bench__cli_destroy_probes(c);
+        bench__request_destroy_probes(c);
         return BENCH_EXIT_USAGE;
     }
-    bench__cli_destroy_probes(c);
+    bench__request_destroy_probes(c);
     for (size_t i = 0; i < n; i++)
         if (selected[i]) {
             bench__fputs_escaped(stdout, all[i].id);
             putchar('\n');
         }
-    return bench__cli_finish_stdout(BENCH_EXIT_OK);
+    return bench__finish_stdout(BENCH_EXIT_OK);
 }
 
 /* Marks the benchmarks the FILTERs select into *selected (malloc'd) and counts them; -1 after
  * one line on stderr when none is. */
-static long select_benchmarks(const bench__cli *c, const bench__instance *all, size_t n,
+static long select_benchmarks(const bench__request *c, const bench__instance *all, size_t n,
                               bool **selected)
 {
     *selected = calloc(n ? n : 1, sizeof **selected);
@@ -85,7 +85,7 @@ static long select_benchmarks(const bench__cli *c, const bench__instance *all, s
     }
     for (size_t i = 0; i < n; i++)
         ids[i] = all[i].id;
-    if (bench__cli_select(c, ids, n, *selected) != 0)
+    if (bench__select(c, ids, n, *selected) != 0)
         goto out;
     nsel = 0;
     for (size_t i = 0; i < n; i++)
@@ -106,11 +106,11 @@ out:
 /* --history-show's selection: the FILTERs over the ids the history holds. */
 static int select_history(const char *const *ids, size_t n, bool *selected, void *arg)
 {
-    return bench__cli_select(arg, ids, n, selected);
+    return bench__select(arg, ids, n, selected);
 }
 
 /* --history-show FILE: the runs, then each selected benchmark's series and change points. */
-static int show_history(const bench__cli *c)
+static int show_history(const bench__request *c)
 {
     char msg[1024], shown[4 * sizeof msg];
     int rc = bench__history_show(stdout, c->history_show, select_history, (void *)c, msg,
@@ -121,36 +121,36 @@ static int show_history(const bench__cli *c)
         fflush(stdout);
         return BENCH_EXIT_USAGE;
     }
-    return bench__cli_finish_stdout(BENCH_EXIT_OK);
+    return bench__finish_stdout(BENCH_EXIT_OK);
 }
 
 int bench_main(int argc, char **argv)
 {
-    bench__cli c;
+    bench__request c;
     if (bench__cli_parse(&c, argc, argv) != 0)
         return BENCH_EXIT_USAGE;
     if (c.help) {
         bench__cli_print_usage(stdout, argc > 0 ? argv[0] : NULL);
-        return bench__cli_finish_stdout(BENCH_EXIT_OK);
+        return bench__finish_stdout(BENCH_EXIT_OK);
     }
     if (c.version) {
         /* The counters and CUDA layers say whether this program links their components. */
         printf("bench (harness) %s\nbuilt with: %s, %s, %s\n", bench_version(),
                bench__perf_feature(), bench__cuda_feature(), HARNESS_FEATURES);
-        return bench__cli_finish_stdout(BENCH_EXIT_OK);
+        return bench__finish_stdout(BENCH_EXIT_OK);
     }
     if (c.context) {
         bench__context ctx;
         bench__context_collect(&ctx, &c.run);
         bench__context_print(stdout, &ctx);
-        return bench__cli_finish_stdout(BENCH_EXIT_OK);
+        return bench__finish_stdout(BENCH_EXIT_OK);
     }
     if (c.load_baseline)
-        return bench__cli_compare_files(&c);
+        return bench__compare_files(&c);
     if (c.history_show)
         return show_history(&c);
     if (c.list_events)
-        return bench__cli_finish_stdout(bench__perf_list_events(stdout));
+        return bench__finish_stdout(bench__perf_list_events(stdout));
 
     bench__instance *all = NULL;
     size_t n = 0;
@@ -176,7 +176,7 @@ int bench_main(int argc, char **argv)
     else if (c.list)
         exit_code = list_selected(&c, all, n, selected);
     else
-        exit_code = bench__cli_run(&c, argc, argv, all, n, selected, (size_t)nsel);
+        exit_code = bench__pipeline_run(&c, argc, argv, all, n, selected, (size_t)nsel);
     free(selected);
     free(all);
     return exit_code;
@@ -184,7 +184,7 @@ int bench_main(int argc, char **argv)
 
 /* The default entry point: a file of BENCH_FNs needs no main(). A program's own main() (strong)
  * replaces this weak one and may call bench_main() itself. */
-__attribute__((weak)) int main(int argc, char **argv)
+__attribute__((weak, visibility("default"))) int main(int argc, char **argv)
 {
     return bench_main(argc, argv);
 }

@@ -1,177 +1,20 @@
 /*
- * cli.h: the command line of the bench program, parsed into one struct, and the pieces bench_main
- * dispatches to (cli_options.c parses, cli_baseline.c handles baselines, cli_run.c runs).
+ * cli.h: the command line of the bench program: parsed (cli_options.c) into the request the
+ * pipeline runs (run/pipeline.h), and the help.
  */
 #ifndef HARNESS_CLI_H
 #define HARNESS_CLI_H
 
-#include <stdbool.h>
-#include <stddef.h>
-#include <stdint.h>
 #include <stdio.h>
 
-#include "cli/internal.h"
-#include "stats/compare.h"
-
-#define MAX_FILTERS 64
-#define BASELINE_NAME_MAX 64
-
-/** Everything the command line asked for. */
-typedef struct bench__cli {
-    bench__run_options run;
-    const char *filters[MAX_FILTERS];
-    size_t nfilters;
-    bool list;
-    bool exact;
-    bool help;
-    bool version;
-    const char *json_path;
-    bench__format format;
-    int color; /* -1 auto, 0 never, 1 always */
-    bool context;
-    const char *save_baseline;
-    const char *baseline;
-    const char *load_baseline;
-    const char *baseline_dir;
-    bool strict;           /* --baseline-strict: new and removed benchmarks are an error */
-    bool strict_set;       /* --baseline-strict or --baseline-lenient was given */
-    bool fail_on_regression;
-    bool significance_set; /* --significance-level was given */
-    int calibrate; /* runs; 0: off */
-    bench__compare_opts cmp;
-    bool noise_threshold_set;
-    bool fail_on_inconclusive; /* --fail-on-inconclusive */
-    const char *ab;        /* --ab OTHER */
-    bench__ab_options abo;
-    bool ab_time_set;      /* --ab-time was given */
-    bool ab_schedule_set;  /* --ab-schedule was given */
-    double confirm_time;   /* --confirm-time S: s per suspect benchmark; 0 off */
-    bool confirm_time_set;
-    bool trust_snapshots;  /* --trust-snapshots: run a baseline's snapshot without this user's
-                              signature (the file-system checks still apply) */
-    bool ab_pairs_set;     /* --ab-pairs was given */
-    const char *perf_events; /* --perf-events LIST */
-    bool list_events;
-    bool alloc_stats;
-    unsigned gpu_lock_mhz;   /* --gpu-lock-clocks MHZ: the SM clock locked for the run; 0 off */
-    const char *gbench_path; /* --export-gbench FILE */
-    const char *history_path; /* --history FILE, else $BENCH_HISTORY for a run of times */
-    const char *history_show; /* --history-show FILE */
-    size_t history_gate;      /* --history-gate K: earlier runs the newest is tested against;
-                                 0 off */
-    /* ---- instruction mode (instr.c) ---- */
-    bool instructions;            /* --instructions */
-    uint64_t instr_iterations;    /* --instructions-iterations N; 0: per benchmark */
-    bool instr_iterations_set;
-    bool instr_cache_sim;         /* --instructions-cache-sim */
-    /* ---- end instruction mode ---- */
-} bench__cli;
-
-/** This program's benchmarks, for bench__cli_absent_entries. */
-struct program {
-    const bench__instance *all;
-    size_t n;
-};
-
-/* ---- cli_options.c ---- */
+#include "run/pipeline.h"
 
 /**
  * Parses argv into *c (built-in defaults first) and checks the combinations and FILTERs.
  * Returns 0, or -1 after one line on stderr (exit code 2).
  */
-int bench__cli_parse(bench__cli *c, int argc, char **argv);
+int bench__cli_parse(bench__request *c, int argc, char **argv);
 /** Prints the help; its usage line names the program as argv0's basename. */
 void bench__cli_print_usage(FILE *o, const char *argv0);
-/** Marks which of the n ids the FILTERs select; 0, or -1 after one line on stderr. */
-int bench__cli_select(const bench__cli *c, const char *const *ids, size_t n, bool *selected);
-/** Whether to color stdout (--color; auto: a terminal, NO_COLOR and TERM=dumb respected). */
-bool bench__cli_use_color(int mode);
-/** Flushes stdout; a write error (full disk, closed pipe) turns exit code 0 into 2. */
-int bench__cli_finish_stdout(int exit_code);
-
-/* ---- cli_baseline.c ---- */
-
-/** --baseline-dir, else $BENCH_BASELINE_DIR, else "baselines". */
-const char *bench__cli_baseline_dir(const bench__cli *c);
-/** DIR/NAME.json into buf. */
-void bench__cli_baseline_path(const bench__cli *c, const char *name, char *buf, size_t len);
-struct bench__client;
-
-/** Loads baseline `name`; on failure prints one line and returns -1. */
-int bench__cli_load_named(const bench__cli *c, const struct bench__client *cl, const char *name,
-                          bench__saved *out);
-/**
- * Saves the OK results of a run as baseline `name` at `path` in directory `dir` (created when
- * missing), without their comparison; with `snapshot`, the measured program beside it, signed
- * with this user's key (a run of times; --instructions keeps none: its counts need no
- * confirming run), copied within timeout_s seconds. A snapshot that cannot be kept is a warning,
- * and then no older one stays beside the new file. Says what it saved on stderr; on failure
- * prints one line and returns -1; also -1, silently, when the run was interrupted (nothing was
- * replaced then).
- */
-int bench__save_named(const char *dir, const char *name, const char *path,
-                      const bench__context *ctx, const bench__result *results, size_t n,
-                      bool snapshot, double timeout_s);
-/** Compares the contexts into *out and warns about each kind of difference on its own line. */
-void bench__cli_warn_context(const bench__context_id *now, const bench__context_id *then,
-                             const char *name, bench__context_change *out);
-/** The comparison side of a saved entry; 0, or -1 when out of memory. */
-int bench__cli_side_from_entry(const bench__cli *c, const bench__entry *e, bench__side *out);
-/** The comparison side of a result of this run. */
-void bench__cli_side_from_result(const bench__cli *c, const bench__result *r, bench__side *out);
-/** The gate's flags of the command line. */
-bench__gate bench__cli_gate(const bench__cli *c);
-/**
- * The exit code of a finished comparison of n rows (ids[i] names ch[i]) under the command line's
- * gate (bench__compare_exit).
- */
-int bench__cli_compare_exit(const bench__cli *c, const char *const *ids, const bench__change *ch,
-                            size_t n, const char *against);
-/**
- * Prints the summary of a finished comparison of n rows (ids[i] names ch[i]) under the
- * client's heading, worst first, and returns its exit code (bench__cli_compare_exit, the
- * strict messages in the summary's order). Sorts the rows in place.
- */
-int bench__cli_summarize(const bench__cli *c, const struct bench__client *cl, FILE *o,
-                         const char *what, const char **ids, bench__change *ch, size_t n,
-                         const bench__context_change *context, bool color);
-/** Whether `id` is one of the n instances. */
-bool bench__cli_has_instance(const bench__instance *all, size_t n, const char *id);
-/**
- * The entries of `old` that the FILTERs select and that `present` does not know (removed, or
- * skipped when the old side skipped them) into ids[] and verdicts[]; their count, or -1.
- */
-long bench__cli_absent_entries(const bench__cli *c, const bench__saved *old,
-                               bool (*present)(const void *where, const char *id),
-                               const void *where, const char **ids, bench__verdict *verdicts);
-/** `present` for bench__cli_absent_entries over a struct program. */
-bool bench__cli_in_program(const void *where, const char *id);
-/** What `PROG --list [--exact] -- FILTER...` prints (malloc'd), or NULL. */
-char *bench__cli_other_list(const bench__cli *c, const char *prog);
-/** --load-baseline NEW --baseline OLD: compares two files, runs nothing; the exit code. */
-int bench__cli_compare_files(const bench__cli *c);
-/**
- * Settles the suspect verdicts of a saved-baseline comparison (ch[0..m), ids naming them) by
- * the program's identity or an interleaved run of the baseline's snapshot; 0, or -1 when
- * interrupted.
- */
-int bench__cli_confirm_suspects(const bench__cli *c, const bench__saved *old,
-                                const bench__context *ctx, const char *const *ids,
-                                bench__change *ch, size_t m, double drift);
-
-/* ---- cli_run.c ---- */
-
-/** The run's probes (CUDA always, perf events and allocations when asked); 0, or -1 with one
- * line in msg. */
-int bench__cli_make_probes(bench__cli *c, char *msg, size_t msglen);
-/** Releases the probes bench__cli_make_probes made. */
-void bench__cli_destroy_probes(bench__cli *c);
-/**
- * Runs the nsel selected benchmarks of all[0..n) through the run pipeline, with the client of
- * the mode the command line asks for (client.h), or hands --ab over to ab.c. Returns the exit
- * code.
- */
-int bench__cli_run(bench__cli *c, int argc, char **argv, const bench__instance *all, size_t n,
-                   const bool *selected, size_t nsel);
 
 #endif /* HARNESS_CLI_H */

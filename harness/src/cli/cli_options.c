@@ -1,5 +1,5 @@
 /*
- * cli_options.c: the command line read into one struct (bench__cli): the help, the option table,
+ * cli_options.c: the command line read into one struct (bench__request): the help, the option table,
  * value parsers, the checks of combinations, and the selection of benchmarks by FILTERs.
  *
  * Every error is one line on stderr that names the flag, value or file, and a documented exit
@@ -20,8 +20,8 @@
 
 #include "cli/cli.h"
 #include "cli/internal.h"
+#include "compare/compare.h"
 #include "run/instr.h"
-#include "stats/compare.h"
 #include "sys/proc.h"
 
 /* The help, after its first line ("Usage: PROGRAM [OPTIONS] [FILTER...]",
@@ -70,6 +70,9 @@ static const char usage_text[] =
     "                             libpfm4 names or presets (ipc, cache, branch, sw)\n"
     "      --list-events          list the events libpfm4 knows here and which open\n"
     "      --alloc-stats          count allocations and bytes per iteration, peak heap\n"
+    "      --probe NAME[=ARG]     attach a probe by name, repeatable: perf=LIST (as\n"
+    "                             --perf-events), alloc (as --alloc-stats), rusage (voluntary\n"
+    "                             and involuntary context switches per iteration)\n"
     "Statistics:\n"
     "      --nresamples N         bootstrap resamples, 10..10000000 (default 10000), at most\n"
     "                             268435456 draws (resamples x samples) per benchmark\n"
@@ -228,6 +231,62 @@ static int parse_u64(const char *flag, const char *v, uint64_t lo, uint64_t hi, 
     return 0;
 }
 
+/* Asks for the probe kind `name` of the table with its argument (NULL: none); the kinds with
+ * options of their own keep those fields in step, which the option checks read. */
+static int ask_probe(bench__request *c, const char *name, const char *arg)
+{
+    size_t k;
+    if (!bench__probe_kind_find(name, &k))
+        return -1;
+    c->probe_on[k] = true;
+    c->probe_arg[k] = arg;
+    if (strcmp(name, "perf") == 0)
+        c->perf_events = arg;
+    else if (strcmp(name, "alloc") == 0)
+        c->alloc_stats = true;
+    return 0;
+}
+
+/* --probe NAME[=ARG]: a kind of the table, its argument when it takes one. */
+static int parse_probe(bench__request *c, const char *flag, const char *v)
+{
+    char name[64];
+    const char *eq = strchr(v, '=');
+    size_t len = eq ? (size_t)(eq - v) : strlen(v);
+    size_t nkinds;
+    const bench__probe_kind *const *kinds = bench__probe_kinds(&nkinds);
+    const bench__probe_kind *kind = NULL;
+    if (len < sizeof name) {
+        memcpy(name, v, len);
+        name[len] = '\0';
+        kind = bench__probe_kind_find(name, NULL);
+    }
+    if (!kind || kind->always) {
+        char list[256] = "";
+        for (size_t k = 0; k < nkinds; k++) {
+            if (kinds[k]->always)
+                continue;
+            size_t used = strlen(list);
+            snprintf(list + used, sizeof list - used, "%s%s%s", used ? ", " : "",
+                     kinds[k]->name, kinds[k]->takes_arg ? "=ARG" : "");
+        }
+        char what[300];
+        bench__msg(what, sizeof what, "one of %s", list);
+        return bad_value(flag, v, what);
+    }
+    if (kind->takes_arg && (!eq || eq[1] == '\0')) {
+        char what[96];
+        bench__msg(what, sizeof what, "%s=ARG (%s takes an argument)", kind->name, kind->name);
+        return bad_value(flag, v, what);
+    }
+    if (!kind->takes_arg && eq) {
+        char what[96];
+        bench__msg(what, sizeof what, "%s alone (%s takes no argument)", kind->name, kind->name);
+        return bad_value(flag, v, what);
+    }
+    return ask_probe(c, name, eq ? eq + 1 : NULL);
+}
+
 static int parse_choice(const char *flag, const char *v, const char *const *names, int n,
                         const char *what, int *out)
 {
@@ -245,7 +304,7 @@ typedef enum opt_id {
     O_LIST, O_EXACT, O_QUICK, O_WARM, O_MEAS, O_SAMPLES, O_ROUNDS, O_PRECISION, O_SAMPLING, O_NRES,
     O_CONF, O_SEED, O_FORMAT, O_JSON, O_COLOR, O_HELP, O_VERSION, O_CONTEXT, O_SAVE, O_BASE,
     O_LOAD, O_BASEDIR, O_LENIENT, O_STRICT, O_CALIBRATE, O_SIGNIF, O_NOISE, O_FAILREG, O_AB,
-    O_AB_TIME, O_AB_PAIRS, O_AB_SCHEDULE, O_FIXED_LAYOUT, O_FAIL_INCONCLUSIVE, O_PROFILE_TIME, O_PERF_EVENTS, O_LIST_EVENTS, O_ALLOC_STATS,
+    O_AB_TIME, O_AB_PAIRS, O_AB_SCHEDULE, O_FIXED_LAYOUT, O_FAIL_INCONCLUSIVE, O_PROFILE_TIME, O_PERF_EVENTS, O_LIST_EVENTS, O_ALLOC_STATS, O_PROBE,
     O_EXPORT_GBENCH, O_INSTR, O_INSTR_ITERS, O_INSTR_CACHE, O_PROCESSES,
     O_IN_PROCESS, O_TIMEOUT, O_CONFIRM_TIME, O_GPU_LOCK, O_TRUST_SNAPSHOTS, O_HISTORY,
     O_HISTORY_SHOW,
@@ -298,6 +357,7 @@ static const opt_def options[] = {
     {"perf-events", 0, true, O_PERF_EVENTS},
     {"list-events", 0, false, O_LIST_EVENTS},
     {"alloc-stats", 0, false, O_ALLOC_STATS},
+    {"probe", 0, true, O_PROBE},
     {"export-gbench", 0, true, O_EXPORT_GBENCH},
     {"instructions", 0, false, O_INSTR},
     {"instructions-iterations", 0, true, O_INSTR_ITERS},
@@ -328,7 +388,7 @@ static int check_name(const char *flag, const char *v)
     return 0;
 }
 
-static int apply_option(bench__cli *c, opt_id id, const char *flag, const char *v)
+static int apply_option(bench__request *c, opt_id id, const char *flag, const char *v)
 {
     uint64_t u;
     int choice;
@@ -394,8 +454,15 @@ static int apply_option(bench__cli *c, opt_id id, const char *flag, const char *
     case O_SEED:
         return parse_u64(flag, v, 0, UINT32_MAX, "an integer in [0, 4294967295]", &c->run.seed);
     case O_FORMAT: {
-        static const char *const names[] = {"pretty", "json", "csv", "markdown", "bencher"};
-        if (parse_choice(flag, v, names, 5, "pretty, json, csv, markdown or bencher", &choice))
+        const char *names[16];
+        char choices[256] = "";
+        for (size_t i = 0; i < bench__nformats && i < 16; i++) {
+            names[i] = bench__formats[i].name;
+            size_t used = strlen(choices);
+            snprintf(choices + used, sizeof choices - used, "%s%s",
+                     i == 0 ? "" : i + 1 == bench__nformats ? " or " : ", ", names[i]);
+        }
+        if (parse_choice(flag, v, names, (int)bench__nformats, choices, &choice))
             return -1;
         c->format = (bench__format)choice;
         return 0;
@@ -479,14 +546,14 @@ static int apply_option(bench__cli *c, opt_id id, const char *flag, const char *
     case O_PERF_EVENTS:
         if (*v == '\0')
             return bad_value(flag, v, "a list of events");
-        c->perf_events = v;
-        return 0;
+        return ask_probe(c, "perf", v);
     case O_LIST_EVENTS:
         c->list_events = true;
         return 0;
     case O_ALLOC_STATS:
-        c->alloc_stats = true;
-        return 0;
+        return ask_probe(c, "alloc", NULL);
+    case O_PROBE:
+        return parse_probe(c, flag, v);
     /* ---- instruction mode (instr.c) ---- */
     case O_INSTR:
         c->instructions = true;
@@ -549,14 +616,14 @@ static int apply_option(bench__cli *c, opt_id id, const char *flag, const char *
     return -1;
 }
 
-static int parse_args(bench__cli *c, int argc, char **argv)
+static int parse_args(bench__request *c, int argc, char **argv)
 {
     bool only_positional = false;
     for (int i = 1; i < argc; i++) {
         const char *arg = argv[i];
         if (only_positional || arg[0] != '-' || arg[1] == '\0') {
-            if (c->nfilters == MAX_FILTERS) {
-                fprintf(stderr, "bench: more than %d filters\n", MAX_FILTERS);
+            if (c->nfilters == BENCH__MAX_FILTERS) {
+                fprintf(stderr, "bench: more than %d filters\n", BENCH__MAX_FILTERS);
                 return -1;
             }
             c->filters[c->nfilters++] = arg;
@@ -606,184 +673,9 @@ static int parse_args(bench__cli *c, int argc, char **argv)
     return 0;
 }
 
-/* ---- selection ---- */
-
-/*
- * What glibc's matcher could spend on a FILTER, bounded before it sees one: a back-reference
- * (\1 to \9) makes matching exponential in the id's length ("(a*)*\1x" over an id of 160
- * characters took 8 s here, and 255 characters minutes), and a repetition count {m,n} copies its
- * atom n times, nested counts multiplying ("((((a{1,100}){1,100}){1,100}){1,100})" exhausted
- * memory, "(a{1,100}){1,100}x" took 1.5 s per id). So back-references are refused, and so is a
- * pattern whose counted copies add up to more than BENCH__FILTER_MAX_STATES.
- */
-#define BENCH__FILTER_MAX_STATES 1000
-/** Groups nested deeper are refused too (regcomp, like this count, recurses per level). */
-#define BENCH__FILTER_MAX_DEPTH 64
-
-/* The states the ERE at *p expands to, up to the closing parenthesis of this group (or the end);
- * *backref is set on \1-\9. Saturates well above the limit. */
-static double filter_states(const char **p, int depth, bool *backref)
-{
-    double total = 0, atom = 0;
-    while (**p && !(**p == ')' && depth > 0)) {
-        const char *q = *p;
-        if (*q == '(') {
-            (*p)++;
-            if (depth >= BENCH__FILTER_MAX_DEPTH)
-                return 1e12; /* refused: said as too many states */
-            atom = 1 + filter_states(p, depth + 1, backref);
-            if (**p == ')')
-                (*p)++;
-        } else if (*q == '[') {
-            /* A bracket expression is one state; "]" first (after an optional "^") is a
-             * member, and "[:alpha:]"-style classes hold their own "]". */
-            q++;
-            if (*q == '^')
-                q++;
-            if (*q == ']')
-                q++;
-            while (*q && *q != ']') {
-                if (q[0] == '[' && (q[1] == ':' || q[1] == '.' || q[1] == '=')) {
-                    char close = q[1];
-                    q += 2;
-                    while (*q && !(q[0] == close && q[1] == ']'))
-                        q++;
-                    q += *q ? 2 : 0;
-                } else {
-                    q++;
-                }
-            }
-            *p = *q ? q + 1 : q;
-            atom = 1;
-        } else if (*q == '\\') {
-            if (q[1] >= '1' && q[1] <= '9')
-                *backref = true;
-            *p = q[1] ? q + 2 : q + 1;
-            atom = 1;
-        } else if (*q == '{' && q[1] >= '0' && q[1] <= '9') {
-            /* {m} and {m,n} copy the atom before it m and n times, {m,} m + 1 times. */
-            char *end;
-            double lo = strtod(q + 1, &end), copies = lo;
-            if (*end == ',') {
-                end++;
-                copies = *end >= '0' && *end <= '9' ? strtod(end, &end) : lo + 1;
-            }
-            while (*end && *end != '}')
-                end++;
-            *p = *end ? end + 1 : end;
-            copies = fmax(copies, 1);
-            total += atom * (copies - 1);
-            atom *= copies;
-            if (total > 1e12)
-                total = 1e12;
-            continue;
-        } else if (*q == '|') {
-            (*p)++;
-            atom = 0;
-            continue;
-        } else {
-            (*p)++;
-            if (*q == '*' || *q == '+' || *q == '?')
-                continue;
-            atom = 1;
-        }
-        total += atom;
-    }
-    return total;
-}
-
-/* Why a FILTER is refused before regcomp sees it, into why; false when it is fine. */
-static bool filter_refused(const char *re, char *why, size_t len)
-{
-    bool backref = false;
-    const char *p = re;
-    double states = 0;
-    while (*p) {
-        states += filter_states(&p, 0, &backref);
-        if (*p == ')')
-            p++; /* unbalanced: regcomp says so */
-    }
-    if (backref) {
-        bench__msg(why, len, "%s", "back-references (\\1 to \\9) are not supported in FILTERs "
-                                   "(matching them can take exponential time)");
-        return true;
-    }
-    if (states > BENCH__FILTER_MAX_STATES) {
-        bench__msg(why, len, "it expands to more than %d states (repetition counts {m,n} "
-                             "copy what they repeat, nested ones multiply; groups nest at most "
-                             "%d deep): matching would take too long",
-                   BENCH__FILTER_MAX_STATES, BENCH__FILTER_MAX_DEPTH);
-        return true;
-    }
-    return false;
-}
-
-/* Marks which of the ids the filters select. */
-int bench__cli_select(const bench__cli *c, const char *const *ids, size_t n, bool *selected)
-{
-    regex_t re[MAX_FILTERS];
-    size_t compiled = 0;
-    int rc = 0;
-    if (!c->exact) {
-        for (; compiled < c->nfilters; compiled++) {
-            char refused[256];
-            if (filter_refused(c->filters[compiled], refused, sizeof refused)) {
-                char shown[BENCH__ESCAPED_ID * 4];
-                fprintf(stderr, "bench: filter '%s' is refused: %s\n",
-                        bench__escape(shown, sizeof shown, c->filters[compiled]), refused);
-                rc = -1;
-                goto done;
-            }
-            int e = regcomp(&re[compiled], c->filters[compiled], REG_EXTENDED | REG_NOSUB);
-            if (e != 0) {
-                char why[128];
-                regerror(e, &re[compiled], why, sizeof why);
-                fprintf(stderr, "bench: filter '%s' is not a valid regular expression: %s\n",
-                        c->filters[compiled], why);
-                rc = -1;
-                goto done;
-            }
-        }
-    }
-    for (size_t i = 0; i < n; i++) {
-        bool match = c->nfilters == 0;
-        for (size_t f = 0; f < c->nfilters && !match; f++)
-            match = c->exact ? strcmp(ids[i], c->filters[f]) == 0
-                             : regexec(&re[f], ids[i], 0, NULL, 0) == 0;
-        selected[i] = match;
-    }
-done:
-    for (size_t f = 0; f < compiled; f++)
-        regfree(&re[f]);
-    return rc;
-}
-
-bool bench__cli_use_color(int mode)
-{
-    if (mode >= 0)
-        return mode == 1;
-    const char *no_color = getenv("NO_COLOR");
-    const char *term = getenv("TERM");
-    if (no_color && *no_color)
-        return false;
-    if (term && strcmp(term, "dumb") == 0)
-        return false;
-    return isatty(STDOUT_FILENO);
-}
-
-/* Flushes stdout and reports a write error (a full disk, a closed pipe) as exit code 2. */
-int bench__cli_finish_stdout(int exit_code)
-{
-    if (fflush(stdout) != 0 || ferror(stdout)) {
-        fprintf(stderr, "bench: writing to stdout failed\n");
-        return exit_code == BENCH_EXIT_OK ? BENCH_EXIT_USAGE : exit_code;
-    }
-    return exit_code;
-}
-
 /* The first option given that only means something in a comparison, or NULL. The history
  * gate is a comparison too, with the runs before: it takes the level and the threshold. */
-static const char *comparison_option(const bench__cli *c)
+static const char *comparison_option(const bench__request *c)
 {
     if (c->fail_on_regression)
         return "--fail-on-regression";
@@ -798,7 +690,7 @@ static const char *comparison_option(const bench__cli *c)
     return NULL;
 }
 
-static int check_combinations(const bench__cli *c)
+static int check_combinations(const bench__request *c)
 {
     if (c->load_baseline && !c->baseline) {
         fprintf(stderr, "bench: --load-baseline needs --baseline OLD to compare with\n");
@@ -893,6 +785,14 @@ static int check_combinations(const bench__cli *c)
                         "--instructions\n");
         return -1;
     }
+    bool probes_asked = false;
+    for (size_t k = 0; k < BENCH__MAX_PROBE_KINDS; k++)
+        probes_asked = probes_asked || c->probe_on[k];
+    if (c->instructions && probes_asked && !c->perf_events && !c->alloc_stats) {
+        fprintf(stderr, "bench: --instructions counts instructions under valgrind: --probe does "
+                        "not apply\n");
+        return -1;
+    }
     if (c->instructions && (c->ab || c->calibrate || c->run.profile_time > 0 ||
                             c->perf_events || c->alloc_stats || c->gbench_path)) {
         fprintf(stderr, "bench: --instructions counts instructions under valgrind: it cannot be "
@@ -914,7 +814,7 @@ static int check_combinations(const bench__cli *c)
     return 0;
 }
 
-int bench__cli_parse(bench__cli *c, int argc, char **argv)
+int bench__cli_parse(bench__request *c, int argc, char **argv)
 {
     memset(c, 0, sizeof *c);
     c->run.nresamples = 10000;
@@ -938,7 +838,7 @@ int bench__cli_parse(bench__cli *c, int argc, char **argv)
         c->history_path = env;
     /* Every argument is checked before anything is done, --help and --list included: an
      * invalid filter is exit 2 whatever else is asked. */
-    if (bench__cli_select(c, NULL, 0, NULL) != 0)
+    if (bench__select(c, NULL, 0, NULL) != 0)
         return -1;
     if (c->run.profile_time > 0)
         c->run.plan = BENCH__PLAN_PROFILE;

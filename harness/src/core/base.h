@@ -68,6 +68,16 @@ void bench__fputs_escaped(FILE *o, const char *s);
 bool bench__csv_needs_guard(const char *s);
 
 /** snprintf that always terminates and never warns about truncation. */
-void bench__msg(char *buf, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/*
+ * The few internal functions the components (libharness-counters, libharness-cuda) call in the
+ * core: exported beside the public API, and nothing else (docs/architecture.md).
+ */
+#define BENCH__COMPONENT_API __attribute__((visibility("default")))
+
+BENCH__COMPONENT_API void bench__msg(char *buf, size_t len, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/** Flushes stdout; a write error (full disk, closed pipe) turns exit code 0 into 2. */
+int bench__finish_stdout(int exit_code);
 
 #endif /* HARNESS_BASE_H */

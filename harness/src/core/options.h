@@ -72,7 +72,7 @@ typedef struct bench__run_options {
      * under valgrind. */
     const char *const *launcher;
     size_t nlauncher;
-    /* Isolated measurement (isolate.c): measuring processes per benchmark (0: the default),
+    /* Isolated measurement (manager.c): measuring processes per benchmark (0: the default),
      * the time limit of one process (s), and --in-process (no worker processes at all). */
     unsigned processes;
     double timeout_s;
@@ -80,7 +80,7 @@ typedef struct bench__run_options {
     /* Worker processes keep the program's own layout: no random stack, heap and environment
      * offsets (layout.c; --fixed-layout). */
     bool fixed_layout;
-    /* Worker side: this process measures one part of one benchmark (isolate.c). */
+    /* Worker side: this process measures one part of one benchmark (worker.c). */
     struct bench__job {
         bool active;
         unsigned index;  /* which of the benchmark's processes this is; 0 makes the plan */

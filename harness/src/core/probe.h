@@ -90,7 +90,8 @@ typedef struct bench__probe {
      * wall clock stops, so the host wall time covers the work's completion (a CUDA probe waits
      * for its stop event here). */
     void (*complete)(struct bench__probe *p);
-    /* After the body: may add facts (bench__fact_add); releases per-benchmark resources. */
+    /* Optional: after the body: may add facts (bench__fact_add); releases per-benchmark
+     * resources. */
     void (*detach)(struct bench__probe *p, struct bench__result *r);
     /*
      * The probe can give the sample's time: its first value, in ns, comes before the values of
@@ -115,6 +116,49 @@ typedef struct bench__probe {
  * "host_wall" when another probe gives the time. One benchmark runs at a time: a single probe.
  */
 bench__probe *bench__wall_probe(void);
+
+/* ---- the table of probes (probes/probes.c) ---- */
+
+/** Most kinds of probe the table holds. */
+#define BENCH__MAX_PROBE_KINDS 8
+
+/**
+ * A kind of probe: one line of the table in probes/probes.c, defined in the probe's own file
+ * with BENCH__PROBE_KIND(name). The command line asks for it by `--probe NAME[=ARG]` (or its
+ * own option), the pipeline creates it through `create`, and the analysis calls `analyze`.
+ */
+typedef struct bench__probe_kind {
+    const char *name; /* --probe NAME */
+    const char *flag; /* an option of its own that also asks for it ("--perf-events"); NULL */
+    bool always;      /* in every run, asked or not (CUDA: it gives BENCH_CUDA_FNs their time) */
+    bool takes_arg;   /* NAME=ARG (required); else NAME alone */
+    /* Makes the probe (arg: NULL for an always probe not asked for); 0, or an error code with
+     * the reason in msg. The probe is released by its destroy hook. */
+    int (*create)(const char *arg, bench__probe **out, char *msg, size_t msglen);
+    /* Optional: before a result's estimates are computed from its pooled samples (in the
+     * manager), e.g. to leave out samples the probe knows are not representative. */
+    void (*analyze)(struct bench__result *r);
+} bench__probe_kind;
+
+/** Defines a probe kind in its own file: BENCH__PROBE_KIND(rusage) = {.name = "rusage", ...}; */
+#define BENCH__PROBE_KIND(id)                                                                      \
+    extern const bench__probe_kind bench__probe_kind_##id;                                         \
+    const bench__probe_kind bench__probe_kind_##id
+
+/** The table, in the order probes attach (probes.c); `n` gets its length. */
+const bench__probe_kind *const *bench__probe_kinds(size_t *n);
+/** The kind named `name` (its index in *index when not NULL), or NULL. */
+const bench__probe_kind *bench__probe_kind_find(const char *name, size_t *index);
+/**
+ * Makes the run's probes: every `always` kind, and each kind k with on[k] (arg[k] its
+ * argument), in table order, into out (room for BENCH__MAX_PROBE_KINDS). Returns the number
+ * made, or -1 with "OPTION: reason" in msg (OPTION: the kind's own flag, else --probe NAME);
+ * probes made before the failure are destroyed.
+ */
+int bench__probes_make(const bool *on, const char *const *arg, bench__probe **out, char *msg,
+                       size_t msglen);
+/** Calls every kind's analyze hook on r (bench__analyze, before the estimates). */
+void bench__probes_analyze(struct bench__result *r);
 
 /*
  * The probes of the optional layers. Each create function returns 0 and a probe; or a negative
@@ -158,13 +202,14 @@ bench__probe *bench__cuda_probe(void);
  */
 void bench__cuda_analyze(struct bench__result *r);
 
-struct bench__entry;
+/** The CUDA probe's metric of SM cycles per sample (its mean clock is cycles over GPU time). */
+#define BENCH__GPU_SM_CYCLES "gpu_sm_cycles"
 /**
- * When r and its baseline entry e both have GPU clocks and their mean SM clocks differ by more
- * than 2%: writes a one-line note saying so into buf and returns 1; else 0.
+ * When r has GPU clocks and its mean SM clock differs from the baseline's (then_mhz, from its
+ * saved samples; not above 0: unknown) by more than 2%: writes a one-line note saying so into
+ * buf and returns 1; else 0.
  */
-int bench__cuda_clock_note(const struct bench__result *r, const struct bench__entry *e,
-                           char *buf, size_t len);
+int bench__cuda_clock_note(const struct bench__result *r, double then_mhz, char *buf, size_t len);
 
 /**
  * Locks device 0's SM clock at mhz through NVML (--gpu-lock-clocks) until

@@ -1,9 +1,12 @@
 /*
  * registry.c: the list of registered benchmarks and groups.
  *
- * BENCH_FN and BENCH_GROUP constructors push static descriptors onto two intrusive lists before
- * main(); nothing is allocated then. At run time the lists are expanded into instances (one per
- * parameter value) and sorted by id, so output and baselines do not depend on link order.
+ * BENCH_FN and BENCH_GROUP constructors push the static nodes of their descriptors onto two
+ * lists before main(); nothing is allocated then, and the descriptors themselves are never
+ * written. At run time the lists are expanded into instances (one per parameter value) and
+ * sorted by id, so output and baselines do not depend on link order. A descriptor compiled with
+ * an older header than this library's (its node's size is smaller) is read through a zeroed
+ * full-size copy, so the fields it lacks read as "not set" (the ABI of bench.h).
  * Invariant: ids are unique; a duplicate is reported as an error, never silently merged.
  */
 #include <stdlib.h>
@@ -12,26 +15,51 @@
 #include "core/base.h"
 #include "core/registry.h"
 
-static bench_desc *registry_head;
-static bench_group_desc *group_head;
+static bench__node *registry_head;
+static bench__node *group_head;
 
-void bench__register(bench_desc *d)
+void bench__register(bench__node *n)
 {
-    d->next = registry_head;
-    registry_head = d;
+    n->next = registry_head;
+    registry_head = n;
 }
 
-void bench__register_group(bench_group_desc *g)
+void bench__register_group(bench__node *n)
 {
-    g->next = group_head;
-    group_head = g;
+    n->next = group_head;
+    group_head = n;
+}
+
+/* The node's descriptor as this library's struct of `full` bytes: itself when the program's is as
+ * large, else a zeroed copy of that size holding what the program's has (NULL: no memory). */
+static const void *full_size(bench__node *n, size_t full)
+{
+    if (n->size >= full)
+        return n->desc;
+    if (!n->copy) {
+        n->copy = calloc(1, full);
+        if (n->copy)
+            memcpy(n->copy, n->desc, n->size);
+    }
+    return n->copy;
+}
+
+static const bench_desc *desc_of(bench__node *n)
+{
+    return full_size(n, sizeof(bench_desc));
+}
+
+static const bench_group_desc *group_of(bench__node *n)
+{
+    return full_size(n, sizeof(bench_group_desc));
 }
 
 const char *bench__registry_build_revision(void)
 {
     const char *rev = NULL;
-    for (const bench_desc *d = registry_head; d; d = d->next) {
-        if (!(d->build_flags & BENCH_BUILD_RECORDED))
+    for (bench__node *n = registry_head; n; n = n->next) {
+        const bench_desc *d = desc_of(n);
+        if (!d || !(d->build_flags & BENCH_BUILD_RECORDED))
             continue;
         if (!d->build_revision || !d->build_revision[0])
             return NULL; /* a file built without a known revision: the program's is unknown */
@@ -57,16 +85,24 @@ int bench__registry_list(bench__instance **out, size_t *n, char *msg, size_t msg
 {
     *out = NULL;
     *n = 0;
-    for (const bench_group_desc *g = group_head; g; g = g->next)
-        for (const bench_group_desc *h = g->next; h; h = h->next)
+    for (bench__node *a = group_head; a; a = a->next)
+        for (bench__node *b = a->next; b; b = b->next) {
+            const bench_group_desc *g = group_of(a), *h = group_of(b);
+            if (!g || !h)
+                return BENCH_ENOMEM;
             if (strcmp(g->name, h->name) == 0) {
                 bench__msg(msg, msglen, "group '%s' has more than one BENCH_GROUP", g->name);
                 return BENCH_EDUP;
             }
+        }
 
     size_t count = 0;
-    for (const bench_desc *d = registry_head; d; d = d->next)
+    for (bench__node *node = registry_head; node; node = node->next) {
+        const bench_desc *d = desc_of(node);
+        if (!d)
+            return BENCH_ENOMEM;
         count += d->nparams ? d->nparams : 1;
+    }
     if (count == 0)
         return 0;
     bench__instance *v = calloc(count, sizeof *v);
@@ -74,11 +110,14 @@ int bench__registry_list(bench__instance **out, size_t *n, char *msg, size_t msg
         return BENCH_ENOMEM;
 
     size_t k = 0;
-    for (const bench_desc *d = registry_head; d; d = d->next) {
+    for (bench__node *node = registry_head; node; node = node->next) {
+        const bench_desc *d = desc_of(node);
         const bench_group_desc *grp = NULL;
-        for (const bench_group_desc *g = group_head; g; g = g->next)
-            if (strcmp(g->name, d->group) == 0)
+        for (bench__node *m = group_head; m; m = m->next) {
+            const bench_group_desc *g = group_of(m);
+            if (g && strcmp(g->name, d->group) == 0)
                 grp = g;
+        }
         size_t np = d->nparams ? d->nparams : 1;
         for (size_t p = 0; p < np; p++, k++) {
             bench__instance *in = &v[k];

@@ -25,7 +25,7 @@ typedef enum bench__status {
     BENCH__FAILED,
 } bench__status;
 
-/** How a failed benchmark failed (isolate.c contains the last three in its worker processes). */
+/** How a failed benchmark failed (the manager contains the last three in its worker processes). */
 typedef enum bench__failure {
     BENCH__FAIL_NONE = 0,
     BENCH__FAIL_ERROR,     /* the benchmark reported it (bench_fail) or the harness found a fault */
@@ -44,7 +44,7 @@ typedef struct bench__noise {
     double log_sd;   /* sample standard deviation of those logs */
 } bench__noise;
 
-/** What one worker process said about itself (isolate.c): where it ran, its layout, its page
+/** What one worker process said about itself (worker.c): where it ran, its layout, its page
  * faults; the spread between processes is explained only by what was recorded here. */
 typedef struct bench__proc_info {
     bool known;      /* the process sent its PROC line */

@@ -14,8 +14,6 @@
 #include "core/base.h"
 #include "core/options.h"
 #include "core/result.h"
-#include "report/report.h"
-#include "sys/context.h"
 
 const char *bench_version(void)
 {
@@ -249,25 +247,15 @@ const char *bench__sampling_name(bench_sampling s)
     }
 }
 
-static void at_end_begin(bench__reporter *rep, const bench__context *ctx)
-{
-    (void)rep;
-    (void)ctx;
-}
+/* Set in a worker process that is not its benchmark's first (options.h). */
+bool bench__quiet_warnings;
 
-static void at_end_result(bench__reporter *rep, const bench__result *r)
+/* Flushes stdout and reports a write error (a full disk, a closed pipe) as exit code 2. */
+int bench__finish_stdout(int exit_code)
 {
-    (void)rep;
-    (void)r;
-}
-
-void bench__reporter_at_end(bench__reporter *rep, FILE *out,
-                            int (*end)(bench__reporter *rep, const bench__context *ctx,
-                                       const bench__result *all, size_t n))
-{
-    memset(rep, 0, sizeof *rep);
-    rep->begin = at_end_begin;
-    rep->result = at_end_result;
-    rep->end = end;
-    rep->out = out;
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        fprintf(stderr, "bench: writing to stdout failed\n");
+        return exit_code == BENCH_EXIT_OK ? BENCH_EXIT_USAGE : exit_code;
+    }
+    return exit_code;
 }

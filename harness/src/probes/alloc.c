@@ -383,3 +383,11 @@ int bench__alloc_probe_create(bench__probe **out, char *msg, size_t msglen)
     *out = &probe;
     return 0;
 }
+
+static int alloc_create(const char *arg, bench__probe **out, char *msg, size_t msglen)
+{
+    (void)arg;
+    return bench__alloc_probe_create(out, msg, msglen);
+}
+
+BENCH__PROBE_KIND(alloc) = {.name = "alloc", .flag = "--alloc-stats", .create = alloc_create};

@@ -37,11 +37,10 @@
 #include <string.h>
 
 #include "core/base.h"
+#include "core/cuda_backend.h"
 #include "core/probe.h"
 #include "core/result.h"
-#include "probes/cuda_backend.h"
 #include "probes/nvml.h"
-#include "store/store.h"
 #include "sys/context.h"
 
 /*
@@ -497,24 +496,9 @@ void bench__cuda_analyze(bench__result *r)
 }
 
 /* The mean SM clock of a saved entry's samples, MHz; -1 without the metric. */
-static double entry_sm_mhz(const bench__entry *e)
+int bench__cuda_clock_note(const bench__result *r, double then, char *buf, size_t len)
 {
-    for (size_t m = 0; m < e->nmetrics; m++)
-        if (strcmp(e->metrics[m].name, "gpu_sm_cycles") == 0) {
-            double a = 0, t = 0;
-            for (size_t i = 0; i < e->nsamples; i++) {
-                a += e->metrics[m].totals[i];
-                t += e->totals_ns[i];
-            }
-            return t > 0 ? 1e3 * a / t : -1;
-        }
-    return -1;
-}
-
-int bench__cuda_clock_note(const bench__result *r, const bench__entry *e, char *buf, size_t len)
-{
-    double now = per_ns(bench__metric_find(r, "gpu_sm_cycles"), r->totals_ns, r->nsamples);
-    double then = entry_sm_mhz(e);
+    double now = per_ns(bench__metric_find(r, BENCH__GPU_SM_CYCLES), r->totals_ns, r->nsamples);
     if (!(now > 0) || !(then > 0))
         return 0;
     now *= 1e3;
@@ -606,3 +590,15 @@ void bench__cuda_context_collect(bench__gpu *g)
     g->sm_clock_max_mhz = (int)cu.clocks.sm_max_mhz;
     g->mem_clock_max_mhz = (int)cu.clocks.mem_max_mhz;
 }
+
+static int cuda_create(const char *arg, bench__probe **out, char *msg, size_t msglen)
+{
+    (void)arg;
+    (void)msg;
+    (void)msglen;
+    *out = bench__cuda_probe();
+    return 0;
+}
+
+BENCH__PROBE_KIND(cuda) = {
+    .name = "cuda", .always = true, .create = cuda_create, .analyze = bench__cuda_analyze};

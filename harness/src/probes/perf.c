@@ -560,3 +560,8 @@ int bench__perf_list_events(FILE *out)
     bench__perf_list_pmus(out);
     return BENCH_EXIT_OK;
 }
+
+BENCH__PROBE_KIND(perf) = {.name = "perf",
+                           .flag = "--perf-events",
+                           .takes_arg = true,
+                           .create = bench__perf_probe_create};

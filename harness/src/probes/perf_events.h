@@ -19,6 +19,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "core/base.h"
+
 /** Most events one --perf-events list may name (after expansion and de-duplication). */
 #define BENCH__PERF_MAX_EVENTS 16
 /** Room for an event name, NUL included: metric names are 1 to 63 characters. */
@@ -69,9 +71,9 @@ typedef struct bench__perf_sw_event {
 } bench__perf_sw_event;
 
 /** The software event with this name or alias (case ignored), or NULL. */
-const bench__perf_sw_event *bench__perf_sw_find(const char *name);
+BENCH__COMPONENT_API const bench__perf_sw_event *bench__perf_sw_find(const char *name);
 /** The software event with this PERF_COUNT_SW_* number, or NULL. */
-const bench__perf_sw_event *bench__perf_sw_by_config(uint64_t config);
+BENCH__COMPONENT_API const bench__perf_sw_event *bench__perf_sw_by_config(uint64_t config);
 /** The whole software-event table; *n gets its length. */
 const bench__perf_sw_event *bench__perf_sw_table(size_t *n);
 /** Whether name is one of the kernel's generic hardware event names (cycles, ...; case ignored). */
@@ -99,7 +101,8 @@ typedef struct bench__perf_event {
  * Returns 0; BENCH_EINVAL with a message naming the event for any other name (a generic
  * hardware name is said to need libpfm4).
  */
-int bench__perf_resolve_sw(const char *name, bench__perf_event *ev, char *msg, size_t msglen);
+BENCH__COMPONENT_API int bench__perf_resolve_sw(const char *name, bench__perf_event *ev, char *msg,
+                                              size_t msglen);
 
 /* ---- the resolver: perf_pfm.c (libpfm4) or perf_pfm_none.c ----
  *
@@ -115,7 +118,7 @@ typedef struct bench__perf_resolver {
 } bench__perf_resolver;
 
 /** Makes r (static storage) the resolver; called by the counters component before main(). */
-void bench__perf_set_resolver(const bench__perf_resolver *r);
+BENCH__COMPONENT_API void bench__perf_set_resolver(const bench__perf_resolver *r);
 
 /**
  * Why hardware names are unknown without a registered resolver: "this build has no libpfm4"

@@ -11,14 +11,13 @@
 #include "core/result.h"
 #include "sys/context.h"
 
-/** Output formats. */
-typedef enum bench__format {
-    BENCH__FMT_PRETTY = 0,
-    BENCH__FMT_JSON,
-    BENCH__FMT_CSV,
-    BENCH__FMT_MARKDOWN,
-    BENCH__FMT_BENCHER,
-} bench__format;
+/**
+ * An output format: an index into bench__formats (reporters.c). Only the two that other code
+ * must tell apart have names.
+ */
+typedef unsigned bench__format;
+#define BENCH__FMT_PRETTY 0u
+#define BENCH__FMT_JSON 1u
 
 /** A reporter consumes results as they finish; `end` writes whatever waits for the whole run. */
 typedef struct bench__reporter {
@@ -29,6 +28,14 @@ typedef struct bench__reporter {
     FILE *out;
     bool color;
 } bench__reporter;
+
+/** One line of the table of output formats: its --output-format name and its reporter. */
+typedef struct bench__format_entry {
+    const char *name;
+    void (*make)(struct bench__reporter *rep, FILE *out); /* NULL: the mode's own (pretty) */
+} bench__format_entry;
+extern const bench__format_entry bench__formats[];
+extern const size_t bench__nformats;
 
 /**
  * Sets up a reporter that writes everything in `end`, once the whole run is known (JSON,
@@ -46,5 +53,8 @@ void bench__reporter_bencher(bench__reporter *rep, FILE *out);
 /** Writes the results in Google Benchmark's JSON format, atomically (report_interop.c). */
 int bench__gbench_write_file(const char *path, const bench__context *ctx, const bench__result *all,
                              size_t n, char *msg, size_t msglen);
+
+/** Whether to color stdout (--color; auto: a terminal, NO_COLOR and TERM=dumb respected). */
+bool bench__use_color(int mode);
 
 #endif /* HARNESS_REPORT_H */

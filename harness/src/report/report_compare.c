@@ -11,9 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "compare/compare.h"
 #include "core/base.h"
 #include "core/result.h"
-#include "stats/compare.h"
 #include "stats/stats.h"
 #include "sys/context.h"
 

@@ -11,13 +11,13 @@
 #include <math.h>
 #include <string.h>
 
+#include "compare/compare.h"
 #include "core/base.h"
 #include "core/options.h"
 #include "core/probe.h"
 #include "core/result.h"
 #include "report/report.h"
 #include "report/report_metrics.h"
-#include "stats/compare.h"
 #include "stats/stats.h"
 #include "sys/context.h"
 #include "sys/user_build.h"

@@ -8,7 +8,7 @@
  * the machine's load in that second. Two runs a minute apart differ by several percent for that
  * alone. Here the two programs' worker processes run side by side and take turns at a fine grain,
  * so every disturbance hits both alike and cancels in their ratio instead of widening it:
- *   - A pair: one worker process of each program (the one worker protocol of isolate.c, plan
+ *   - A pair: one worker process of each program (the one worker protocol of worker.c and manager.c, plan
  *     "driven": the job in BENCH_WORKER_JOB, each sample commanded on its stdin as "R n", its
  *     time back on descriptor 3 as "T ns"). Both do their benchmark's setup, then run samples of
  *     the same iteration count (samples of about 0.5 ms, short enough that most escape another
@@ -46,15 +46,14 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "compare/compare.h"
 #include "core/base.h"
 #include "core/registry.h"
 #include "run/layout.h"
 #include "run/run.h"
-#include "stats/compare.h"
 #include "stats/stats.h"
 #include "sys/proc.h"
 
-#define JOB_ENV "BENCH_WORKER_JOB"
 
 /* ---- the statistics of one benchmark ---- */
 
@@ -118,11 +117,11 @@ static int worker_start(bench__proc *w, const char *prog, int exec_fd, const cha
     char *argv[] = {(char *)prog, "--list", "^$", NULL};
     bench__proc_spec spec = {.path = prog, .argv = argv, .channel = BENCH__PROC_FD3,
                              .commands = true, .exec_by_fd = exec_fd >= 0, .exec_fd = exec_fd};
-    setenv(JOB_ENV, job, 1);
+    setenv(BENCH__JOB_ENV, job, 1);
     bench__layout_export(lay);
     int rc = bench__proc_start(w, &spec, msg, msglen);
     bench__layout_unexport();
-    unsetenv(JOB_ENV);
+    unsetenv(BENCH__JOB_ENV);
     if (rc != 0)
         return BENCH_EIO;
     pin(w->pid, cpu);

@@ -40,7 +40,7 @@ static void explain_processes(bench__result *r)
 
 int bench__analyze(bench__result *r, const bench__run_options *opt)
 {
-    bench__cuda_analyze(r); /* throttled GPU samples are left out first (cuda.c) */
+    bench__probes_analyze(r); /* probes act first: throttled GPU samples are left out (cuda.c) */
     size_t n = r->nsamples;
     uint64_t seed = bench__id_seed(opt->seed, r->inst ? r->inst->id : "");
     if (bench__bootstrap(r->iters, r->totals_ns, n, opt->nresamples, opt->confidence_level, seed,

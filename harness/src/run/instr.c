@@ -5,14 +5,14 @@
  *
  * What the mode supplies. Its worker processes start under `valgrind --tool=callgrind
  * --collect-atstart=no` (the plan's launcher), one process per benchmark like every measuring
- * run (isolate.c: a crash ends that benchmark only). The plan is fixed: {1, N, 2N} iterations,
+ * run (manager.c: a crash ends that benchmark only). The plan is fixed: {1, N, 2N} iterations,
  * no timed warm-up, no stopping rule, the first sample a warm-up. Its probe switches callgrind's
  * collection on as a sample starts and off as it stops, then dumps the counts
  * (CALLGRIND_DUMP_STATS_AT) and reads them back from the dump file: callgrind counts only inside
  * samples, and each dump holds one sample (or one batch of a batched benchmark; the runner sums
  * batches). Its comparison is exact (a count that moved by more than the threshold), its
  * terminal lines show counts; the run, the summary, the files, the save (without a program
- * snapshot: counts need no confirming run) and the exit code are the pipeline's (cli_run.c).
+ * snapshot: counts need no confirming run) and the exit code are the pipeline's (pipeline.c).
  *
  * Exactness. A sample's count is N * (instructions of one iteration) + c, where c is the
  * constant cost of the toggles and the timer reads around the loop. The count per iteration is
@@ -129,7 +129,7 @@ static void instr_estimate(bench__result *r)
 }
 
 /* Each metric against the baseline's; the summary lists the instructions. */
-static bool instr_compare(const bench__cli *c, const bench__entry *e, bench__result *r,
+static bool instr_compare(const bench__request *c, const bench__entry *e, bench__result *r,
                           bench__change *ch, bench__side *old_side)
 {
     (void)old_side;
@@ -146,7 +146,7 @@ static bool instr_compare(const bench__cli *c, const bench__entry *e, bench__res
     return true;
 }
 
-static void instr_compare_saved(const bench__cli *c, const bench__entry *old,
+static void instr_compare_saved(const bench__request *c, const bench__entry *old,
                                 const bench__entry *cur, bench__change *ch)
 {
     fill_change(ch, saved_per_iter(old, "instructions"), saved_per_iter(cur, "instructions"),
@@ -197,7 +197,7 @@ static void instr_pretty(bench__reporter *rep, FILE *out, bool color)
 }
 
 /* The change line under a compared result. */
-static void instr_show_change(FILE *o, const bench__cli *c, const bench__result *r, bool color)
+static void instr_show_change(FILE *o, const bench__request *c, const bench__result *r, bool color)
 {
     (void)c;
     const bench__change *ch = r->metric_changes;
@@ -212,7 +212,7 @@ static void instr_show_change(FILE *o, const bench__cli *c, const bench__result 
                 color ? "\033[0m" : "");
 }
 
-static void instr_announce(const bench__cli *c, size_t nsel)
+static void instr_announce(const bench__request *c, size_t nsel)
 {
     fprintf(stderr, "bench: counting instructions of %zu benchmark%s under valgrind "
                     "(callgrind)%s\n",
@@ -221,7 +221,7 @@ static void instr_announce(const bench__cli *c, size_t nsel)
 }
 
 /* Counts compare exactly, with their own default threshold. */
-static void instr_configure(bench__cli *c)
+static void instr_configure(bench__request *c)
 {
     if (!c->noise_threshold_set)
         c->cmp.noise_threshold = BENCH__INSTR_DEFAULT_THRESHOLD;
@@ -230,14 +230,14 @@ static void instr_configure(bench__cli *c)
 
 #ifdef INSTR_UNAVAILABLE
 
-static int instr_setup(bench__cli *c, bool worker, char *msg, size_t msglen)
+static int instr_setup(bench__request *c, bool worker, char *msg, size_t msglen)
 {
     (void)c, (void)worker;
     bench__msg(msg, msglen, "--instructions: instruction counting is %s", INSTR_UNAVAILABLE);
     return -1;
 }
 
-static void instr_teardown(bench__cli *c)
+static void instr_teardown(bench__request *c)
 {
     (void)c;
 }
@@ -450,11 +450,11 @@ static const char *launcher[8];
 static uint64_t plan[3];
 static cg_probe probe_state;
 static bench__probe probe;
-static bench__probe *worker_probes[2];
+static bench__probe *worker_probes[BENCH__MAX_PROBE_KINDS + 1];
 
 /* The manager: finds valgrind, makes the dump directory, and has the workers start under
  * callgrind with collection off until a sample starts. */
-static int manager_setup(bench__cli *c, char *msg, size_t msglen)
+static int manager_setup(bench__request *c, char *msg, size_t msglen)
 {
     if (!find_on_path("valgrind", valgrind, sizeof valgrind)) {
         bench__msg(msg, msglen, "--instructions needs valgrind (its callgrind tool), which is "
@@ -485,7 +485,7 @@ static int manager_setup(bench__cli *c, char *msg, size_t msglen)
 }
 
 /* A worker: counts with the callgrind probe, the plan {1, N, 2N}. */
-static int worker_setup(bench__cli *c, char *msg, size_t msglen)
+static int worker_setup(bench__request *c, char *msg, size_t msglen)
 {
     const char *dir = getenv(DIR_ENV);
     if (!RUNNING_ON_VALGRIND || !dir || !*dir) {
@@ -512,15 +512,19 @@ static int worker_setup(bench__cli *c, char *msg, size_t msglen)
         .detach = cg_detach,
         .state = &probe_state,
     };
-    worker_probes[0] = bench__cuda_probe();
-    worker_probes[1] = &probe;
+    /* The table's probes that every run has (CUDA: a CUDA benchmark's own time), then the
+     * count; --instructions takes no other probe. */
+    int made = bench__probes_make(NULL, NULL, worker_probes, msg, msglen);
+    if (made < 0)
+        return -1;
+    worker_probes[made] = &probe;
     c->run.probes = worker_probes;
-    c->run.nprobes = 2;
+    c->run.nprobes = (size_t)made + 1;
     return 0;
 }
 
 /* What the manager and the workers alike take. */
-static void common_setup(bench__cli *c)
+static void common_setup(bench__request *c)
 {
     c->run.plan = BENCH__PLAN_FIXED;
     c->run.fixed_iters = plan; /* {1, N, 2N}: a worker fills it in, the manager sizes by it */
@@ -533,13 +537,13 @@ static void common_setup(bench__cli *c)
         c->run.timeout_s = 50 * BENCH__DEFAULT_TIMEOUT;
 }
 
-static int instr_setup(bench__cli *c, bool worker, char *msg, size_t msglen)
+static int instr_setup(bench__request *c, bool worker, char *msg, size_t msglen)
 {
     common_setup(c);
     return worker ? worker_setup(c, msg, msglen) : manager_setup(c, msg, msglen);
 }
 
-static void instr_teardown(bench__cli *c)
+static void instr_teardown(bench__request *c)
 {
     c->run.nprobes = 0;
     c->run.nlauncher = 0;

@@ -14,7 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "stats/compare.h"
+#include "compare/compare.h"
 
 /** Smallest relative change of instructions per iteration reported (0.1%). */
 #define BENCH__INSTR_DEFAULT_THRESHOLD 0.001

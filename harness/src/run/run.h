@@ -1,5 +1,5 @@
 /*
- * run.h: running benchmarks: in this process (runner.c), in worker processes (isolate.c),
+ * run.h: running benchmarks: in this process (runner.c), in worker processes (manager.c, worker.c),
  * interleaved A/B of two builds (ab.c), calibration (calibrate.c), crash reporting (crash.c).
  */
 #ifndef HARNESS_RUN_H
@@ -9,10 +9,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "compare/compare.h"
 #include "core/options.h"
 #include "core/registry.h"
 #include "core/result.h"
-#include "stats/compare.h"
 #include "store/store.h"
 
 /** Runs one benchmark instance into `r` (zeroed by the caller); its rounds, if it has several,
@@ -22,6 +22,24 @@ void bench__run_instance(const bench__instance *inst, const bench__run_options *
 
 /** Called by bench__run_all with each result, in list order, as soon as it is final. */
 typedef void (*bench__done_fn)(size_t index, bench__result *r, void *arg);
+
+/** What the scheduler (schedule.c) asks of a way of running benchmarks (in this process, or in
+ * worker processes). */
+typedef struct bench__schedule_ops {
+    bool (*finished)(size_t i, void *arg); /* benchmark i has no more rounds */
+    unsigned (*rounds)(size_t i, void *arg); /* rounds benchmark i takes (known after round 0) */
+    int (*step)(size_t i, unsigned j, void *arg); /* round j of benchmark i; 0, else stops */
+    void (*report)(size_t i, void *arg); /* benchmark i is final, and all before it */
+} bench__schedule_ops;
+
+/**
+ * Takes round j of every benchmark i < n before round j + 1 of any, for j < total (every
+ * benchmark's round 0; later rounds spread evenly over the total for one of fewer rounds),
+ * odd rounds backwards when `alternate`; reports each benchmark in list order once it and
+ * those before it are finished. Returns 0, or the first step's non-zero code.
+ */
+int bench__schedule(size_t n, unsigned total, bool alternate, const bench__schedule_ops *ops,
+                    void *arg);
 
 /**
  * Runs the n instances of `list` into results[0..n-1] (zeroed by the caller), in rounds: round j
@@ -35,7 +53,10 @@ int bench__run_all(const bench__instance *const *list, size_t n, const bench__ru
  * median's interval over processes: bench__process_estimate). */
 int bench__analyze(bench__result *r, const bench__run_options *opt);
 
-/* ---- isolated measurement in worker processes (isolate.c) ---- */
+/** The environment variable that gives a worker process its job (manager.c, worker.c, ab.c). */
+#define BENCH__JOB_ENV "BENCH_WORKER_JOB"
+
+/* ---- isolated measurement in worker processes (manager.c, worker.c) ---- */
 
 /** Default measuring processes per benchmark, and with --quick. */
 #define BENCH__DEFAULT_PROCESSES 10

@@ -537,7 +537,8 @@ int bench__timed_end(bench_t *b)
 static void detach_attached(bench_t *b)
 {
     for (size_t j = b->nprobes; j-- > 0;)
-        b->probes[j]->detach(b->probes[j], b->r);
+        if (b->probes[j]->detach)
+            b->probes[j]->detach(b->probes[j], b->r);
     b->nprobes = b->nouter = 0;
     b->primary = b->completer = NULL;
 }
@@ -581,7 +582,8 @@ static bool probes_attach(bench_t *b)
                            b->primary->name, p->name);
             }
             if (r->status != BENCH__OK) {
-                p->detach(p, r);
+                if (p->detach)
+                    p->detach(p, r);
                 detach_attached(b);
                 return false;
             }
@@ -622,7 +624,8 @@ static void probes_detach(bench_t *b)
         }
     }
     for (size_t i = b->nprobes; i-- > 0;)
-        b->probes[i]->detach(b->probes[i], r);
+        if (b->probes[i]->detach)
+            b->probes[i]->detach(b->probes[i], r);
 }
 
 /* Sets up one benchmark (settings, sample arrays, probes); false when it must not run. */
@@ -730,11 +733,46 @@ void bench__run_instance(const bench__instance *inst, const bench__run_options *
 
 /* Whether a benchmark of `e` rounds takes part in round j of `total`: its rounds spread evenly,
  * the first in round 0. */
-static bool takes_round(unsigned e, unsigned j, unsigned total)
+/* The in-process run's side of the scheduler (schedule.c). */
+typedef struct in_process {
+    bench_t *bs;
+    const bench__instance *const *list;
+    const bench__run_options *opt;
+    bench__result *results;
+    bench__done_fn done;
+    void *arg;
+} in_process;
+
+static bool ip_finished(size_t i, void *arg)
 {
-    unsigned long long a = ((unsigned long long)j * e + total - 1) / total;
-    unsigned long long z = ((unsigned long long)(j + 1) * e + total - 1) / total;
-    return z > a;
+    return ((in_process *)arg)->bs[i].finished;
+}
+
+static unsigned ip_rounds(size_t i, void *arg)
+{
+    return ((in_process *)arg)->bs[i].rounds;
+}
+
+static int ip_step(size_t i, unsigned j, void *arg)
+{
+    in_process *ip = arg;
+    bench_t *b = &ip->bs[i];
+    if (j == 0 && !instance_begin(b, ip->list[i], ip->opt, &ip->results[i])) {
+        b->finished = true;
+        instance_finish(b);
+        return 0;
+    }
+    instance_round(b);
+    if (b->finished)
+        instance_finish(b);
+    return 0;
+}
+
+static void ip_report(size_t i, void *arg)
+{
+    in_process *ip = arg;
+    if (ip->done)
+        ip->done(i, &ip->results[i], ip->arg);
 }
 
 int bench__run_all(const bench__instance *const *list, size_t n, const bench__run_options *opt,
@@ -751,30 +789,9 @@ int bench__run_all(const bench__instance *const *list, size_t n, const bench__ru
         if ((unsigned)s.rounds > total)
             total = (unsigned)s.rounds;
     }
-    size_t reported = 0;
-    for (unsigned j = 0; j < total; j++) {
-        for (size_t i = 0; i < n; i++) {
-            bench_t *b = &bs[i];
-            if (j == 0) {
-                if (instance_begin(b, list[i], opt, &results[i]))
-                    instance_round(b);
-                else
-                    b->finished = true;
-                if (b->finished)
-                    instance_finish(b);
-            } else if (!b->finished && takes_round(b->rounds, j, total)) {
-                instance_round(b);
-                if (b->finished)
-                    instance_finish(b);
-            }
-            /* Report in list order, each as soon as it and those before it are finished. */
-            while (reported < n && bs[reported].finished) {
-                if (done)
-                    done(reported, &results[reported], arg);
-                reported++;
-            }
-        }
-    }
+    static const bench__schedule_ops ops = {ip_finished, ip_rounds, ip_step, ip_report};
+    in_process ip = {bs, list, opt, results, done, arg};
+    bench__schedule(n, total, false, &ops, &ip);
     for (size_t i = 0; i < n; i++)
         free(bs[i].round_end); /* only an unfinished benchmark's is left */
     free(bs);

@@ -22,7 +22,6 @@
 #include <string.h>
 
 #include "stats/changepoint.h"
-#include "stats/compare.h"
 #include "stats/stats.h"
 
 /* The best split of y[a..b) (prefix sums s1, s2 of y and y^2 over the whole series): its index,

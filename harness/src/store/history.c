@@ -19,8 +19,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "compare/compare.h"
 #include "stats/changepoint.h"
-#include "stats/compare.h"
 #include "store/history.h"
 
 /* How long a connection waits for another run's lock, ms. */

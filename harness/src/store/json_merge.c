@@ -11,9 +11,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "compare/compare.h"
 #include "core/base.h"
 #include "core/result.h"
-#include "stats/compare.h"
 #include "store/json_check.h"
 #include "store/json_io.h"
 #include "store/store.h"

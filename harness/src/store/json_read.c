@@ -11,10 +11,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "compare/compare.h"
 #include "core/base.h"
 #include "core/probe.h"
 #include "core/result.h"
-#include "stats/compare.h"
 #include "store/json_check.h"
 #include "store/json_io.h"
 #include "store/store.h"
@@ -647,4 +647,18 @@ double bench__entry_median(const bench__entry *e)
     double m = bench__median_inplace(y, e->nsamples);
     free(y);
     return m;
+}
+
+double bench__entry_rate(const bench__entry *e, const char *metric)
+{
+    for (size_t m = 0; m < e->nmetrics; m++)
+        if (strcmp(e->metrics[m].name, metric) == 0) {
+            double a = 0, t = 0;
+            for (size_t i = 0; i < e->nsamples; i++) {
+                a += e->metrics[m].totals[i];
+                t += e->totals_ns[i];
+            }
+            return t > 0 ? a / t : -1;
+        }
+    return -1;
 }

@@ -14,13 +14,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "compare/compare.h"
 #include "core/base.h"
 #include "core/options.h"
 #include "core/probe.h"
 #include "core/registry.h"
 #include "core/result.h"
-#include "report/report.h"
-#include "stats/compare.h"
 #include "stats/stats.h"
 #include "store/json_check.h"
 #include "store/json_io.h"
@@ -428,19 +427,13 @@ int bench__json_write_file(const char *path, const bench__context *ctx, const be
     return bench__write_json_text(path, results_text(ctx, all, n), msg, msglen);
 }
 
-static int json_end(bench__reporter *rep, const bench__context *ctx, const bench__result *all,
-                    size_t n)
+int bench__json_print(FILE *out, const bench__context *ctx, const bench__result *all, size_t n)
 {
     char *text = results_text(ctx, all, n);
     if (!text)
         return BENCH_ENOMEM;
-    fputs(text, rep->out);
-    fputc('\n', rep->out);
+    fputs(text, out);
+    fputc('\n', out);
     cJSON_free(text);
-    return fflush(rep->out) == 0 ? 0 : BENCH_EIO;
-}
-
-void bench__reporter_json(bench__reporter *rep, FILE *out)
-{
-    bench__reporter_at_end(rep, out, json_end);
+    return fflush(out) == 0 ? 0 : BENCH_EIO;
 }

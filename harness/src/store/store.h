@@ -8,10 +8,14 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "core/result.h"
 #include "core/sha256.h"
 #include "sys/context.h"
+
+/** Prints the results as one JSON document on out (--output-format json); 0 or an error code. */
+int bench__json_print(FILE *out, const bench__context *ctx, const bench__result *all, size_t n);
 
 /**
  * Writes the results as JSON to `path` atomically (temporary file in the same directory, fsync,
@@ -143,6 +147,8 @@ void bench__saved_destroy(bench__saved *s);
 const bench__entry *bench__saved_find(const bench__saved *s, const char *id);
 /** Median ns per iteration of a saved entry's samples (NAN without memory). */
 double bench__entry_median(const bench__entry *e);
+/** A saved entry's metric per ns of time over all its samples; -1 when it has no such metric. */
+double bench__entry_rate(const bench__entry *e, const char *metric);
 
 /**
  * Saves results as the baseline at `path`: entries of an existing valid file whose ids are not

@@ -10,9 +10,9 @@
 #include <unistd.h>
 
 #include "core/base.h"
+#include "core/cuda_backend.h"
 #include "core/options.h"
 #include "core/probe.h"
-#include "probes/cuda_backend.h"
 #include "sys/context.h"
 
 #ifndef HARNESS_BUILD_TYPE

@@ -2,7 +2,7 @@
  * proc.h: the worker protocol's process side (proc.c): start a worker by exec, talk to it over
  * pipes with deadlines, collect how it ended, and stop every worker when the run is interrupted.
  *
- * Every mode that measures in other processes uses it: isolated measurement (isolate.c), the
+ * Every mode that measures in other processes uses it: isolated measurement (manager.c, worker.c), the
  * interleaved A/B of two builds (ab.c), calibration runs (calibrate.c) and instruction counts
  * under valgrind (instr.c). What a worker says on its channel is each mode's own business; how
  * it is started, read with a time limit, killed and reaped is this file's.

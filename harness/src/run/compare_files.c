@@ -1,5 +1,5 @@
 /*
- * cli_compare.c: --load-baseline NAME --baseline OTHER: two saved runs compared without
+ * compare_files.c: --load-baseline NAME --baseline OTHER: two saved runs compared without
  * measuring anything, by the same rules (the mode's client, the family level, the summary and
  * the exit code) a run compared with its baseline gets.
  */
@@ -7,13 +7,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/cli.h"
-#include "cli/internal.h"
+#include "compare/compare.h"
 #include "run/client.h"
 #include "run/instr.h"
-#include "stats/compare.h"
+#include "run/pipeline.h"
 
-/* Whether a saved run has a benchmark: the "is it still there" test of bench__cli_absent_entries. */
+/* Whether a saved run has a benchmark: the "is it still there" test of bench__baseline_absent_entries. */
 static bool in_saved(const void *where, const char *id)
 {
     return bench__saved_find(where, id) != NULL;
@@ -21,16 +20,16 @@ static bool in_saved(const void *where, const char *id)
 
 /* --load-baseline NEW --baseline OLD: compares two files, runs nothing. The files' mode
  * chooses the client: counts compare by counts. */
-int bench__cli_compare_files(const bench__cli *cli)
+int bench__compare_files(const bench__request *cli)
 {
     bench__saved cur, old;
-    if (bench__cli_load_named(cli, bench__client_for(cli), cli->load_baseline, &cur) != 0)
+    if (bench__baseline_load_named(cli, bench__client_for(cli), cli->load_baseline, &cur) != 0)
         return BENCH_EXIT_USAGE;
-    if (bench__cli_load_named(cli, bench__client_for(cli), cli->baseline, &old) != 0) {
+    if (bench__baseline_load_named(cli, bench__client_for(cli), cli->baseline, &old) != 0) {
         bench__saved_destroy(&cur);
         return BENCH_EXIT_USAGE;
     }
-    bench__cli copy = *cli, *c = &copy;
+    bench__request copy = *cli, *c = &copy;
     const bench__client *cl = bench__client_of_mode(cur.ctx.mode);
     if (cl->configure)
         cl->configure(c);
@@ -52,7 +51,7 @@ int bench__cli_compare_files(const bench__cli *cli)
     }
     for (size_t i = 0; i < cur.n; i++)
         ids[i] = cur.entries[i].id;
-    if (bench__cli_select(c, ids, cur.n, sel) != 0) {
+    if (bench__select(c, ids, cur.n, sel) != 0) {
         exit_code = BENCH_EXIT_USAGE;
         goto out;
     }
@@ -74,7 +73,7 @@ int bench__cli_compare_files(const bench__cli *cli)
         if (sel[i] && !bench__comparable(o ? &o->status : NULL, &e->status, &sv[ns]))
             sids[ns++] = e->id;
     }
-    long nabsent = bench__cli_absent_entries(c, &old, in_saved, &cur, sids + ns, sv + ns);
+    long nabsent = bench__baseline_absent_entries(c, &old, in_saved, &cur, sids + ns, sv + ns);
     if (nabsent < 0) {
         exit_code = BENCH_EXIT_USAGE;
         goto out;
@@ -82,7 +81,7 @@ int bench__cli_compare_files(const bench__cli *cli)
     ns += (size_t)nabsent;
     bench__context_change context;
     if (cl->times)
-        bench__cli_warn_context(&cur.ctx, &old.ctx, c->baseline, &context);
+        bench__baseline_warn_context(&cur.ctx, &old.ctx, c->baseline, &context);
     for (size_t i = 0; i < cur.n; i++) {
         const bench__entry *e = &cur.entries[i];
         const bench__entry *o = sel[i] ? bench__saved_find(&old, e->id) : NULL;
@@ -91,8 +90,8 @@ int bench__cli_compare_files(const bench__cli *cli)
             continue;
         if (cl->compare_saved) {
             cl->compare_saved(c, o, e, &ch[m]);
-        } else if (bench__cli_side_from_entry(c, o, &a[m]) ||
-                   bench__cli_side_from_entry(c, e, &b[m])) {
+        } else if (bench__side_of_entry(c, o, &a[m]) ||
+                   bench__side_of_entry(c, e, &b[m])) {
             fprintf(stderr, "bench: out of memory\n");
             exit_code = BENCH_EXIT_USAGE;
             goto out;
@@ -116,9 +115,9 @@ int bench__cli_compare_files(const bench__cli *cli)
     }
     char what[128];
     bench__msg(what, sizeof what, "baseline '%s'", c->baseline);
-    exit_code = bench__cli_finish_stdout(bench__cli_summarize(
+    exit_code = bench__finish_stdout(bench__summarize(
         c, cl, stdout, what, cids, ch, m + ns, cl->times ? &context : NULL,
-        bench__cli_use_color(c->color)));
+        bench__use_color(c->color)));
 out:
     free(ids);
     free(sel);

@@ -1,5 +1,6 @@
 /*
- * isolate.c: measurement in worker processes, the default way a run measures.
+ * manager.c: measurement in worker processes, the default way a run measures: the manager
+ * side, which starts the workers (sys/proc.c), reads their lines and pools their samples.
  *
  * Why. On a shared machine most of the variance of a benchmark's median lies between processes
  * (placement in memory, heap state left by earlier benchmarks, transparent huge pages, cache
@@ -17,19 +18,6 @@
  * benchmark in the opposite order, ...), so that a slow minute of the machine spreads over all
  * benchmarks instead of landing on one. No process stops early on a precision target: every
  * benchmark gets its P processes, so the interval over them is not biased by optional stopping.
- *
- * A worker writes what it measured as lines on descriptor 3 (its stdout goes to the manager's
- * stderr, so a benchmark's own printing never mixes with the report):
- *     PLAN rounds mode step est_ns       process 0: the plan for the others
- *     SET bytes elements                 per-iteration work the body declared
- *     METRIC scaled min_fraction unit source name
- *     FACT value unit name
- *     WARM iterations ns                 warm-up totals
- *     WALL seconds sampling reason       sampling wall time, mode and why it stopped
- *     S iterations total_ns [metric totals...]   one sample
- *     END ok|skipped|failed message
- * A worker that dies of a signal, calls exit() or outlives --timeout is contained: that
- * benchmark is failed with the cause, never saved, and the run goes on with the others.
  *
  * Every measuring mode measures here: the plan kind and the probes are its client's
  * (client.h), set alike in the manager and in each worker. A timed plan is made by process 0
@@ -54,28 +42,7 @@
 #include "run/run.h"
 #include "sys/proc.h"
 
-#define JOB_ENV "BENCH_WORKER_JOB"
-
-bool bench__quiet_warnings;
-
-/* ---- worker side ---- */
-
-/* Writes a message on one line, exactly: a newline travels as \n and a backslash as \\
- * (get_message undoes it); every other byte as it is, for the reporters to escape. */
-static void put_message(FILE *o, const char *s)
-{
-    for (; *s; s++) {
-        if (*s == '\n')
-            fputs("\\n", o);
-        else if (*s == '\\')
-            fputs("\\\\", o);
-        else
-            fputc(*s, o);
-    }
-    fputc('\n', o);
-}
-
-/* Undoes put_message into out. */
+/* Undoes the worker's put_message (worker.c) into out. */
 static void get_message(char *out, size_t len, const char *s)
 {
     size_t k = 0;
@@ -89,149 +56,6 @@ static void get_message(char *out, size_t len, const char *s)
     }
     out[k] = '\0';
 }
-
-/* One benchmark run inside the worker's layout (bench__layout_run calls it). */
-typedef struct worker_call {
-    const bench__instance *inst;
-    const bench__run_options *opt;
-    bench__result *r;
-} worker_call;
-
-static void worker_call_run(void *arg)
-{
-    worker_call *w = arg;
-    bench__run_instance(w->inst, w->opt, w->r);
-}
-
-/* The PROC line: where this process ran, its layout and page faults (the manager explains the
- * spread between processes only by what is recorded here). */
-static void put_proc_line(FILE *out, const bench__layout *lay)
-{
-    struct rusage ru;
-    memset(&ru, 0, sizeof ru);
-    getrusage(RUSAGE_SELF, &ru);
-    fprintf(out, "PROC %d %d %u %u %u %ld %ld\n", sched_getcpu(), lay->random ? 1 : 0,
-            lay->stack, lay->heap, lay->env, ru.ru_minflt, ru.ru_majflt);
-}
-
-/* A job that did not come from a manager (a user's, or a test runner's, environment) is
- * refused on stderr too: descriptor 3 may be open to anything then. */
-static int refuse_job(FILE *out, const char *why)
-{
-    fprintf(stderr, "bench: %s: %s (this variable is for the worker processes bench starts, not "
-                    "for users)\n", JOB_ENV, why);
-    fputs("END failed ", out);
-    put_message(out, why);
-    fclose(out);
-    return BENCH_EXIT_USAGE;
-}
-
-int bench__worker_main(const bench__instance *all, size_t n, const char *job,
-                       const bench__run_options *base)
-{
-    FILE *out = fdopen(BENCH__PROC_CHANNEL_FD, "w");
-    if (!out) {
-        fprintf(stderr, "bench: %s is set but descriptor %d is not open: this variable is for "
-                        "the worker processes bench starts, not for users\n", JOB_ENV,
-                BENCH__PROC_CHANNEL_FD);
-        return BENCH_EXIT_USAGE;
-    }
-    /* The channel is this process's alone: a program a benchmark starts and leaves running
-     * in the background must not hold it open, or the manager would wait for it. */
-    fcntl(BENCH__PROC_CHANNEL_FD, F_SETFD, FD_CLOEXEC);
-    unsigned index, count;
-    int mode;
-    unsigned long long step;
-    double est;
-    int off = 0;
-    bench__layout lay;
-    bool layout_ok = bench__layout_take(&lay) == 0;
-    if (sscanf(job, "%u %u %d %llu %lg %n", &index, &count, &mode, &step, &est, &off) != 5 ||
-        off == 0 || count < 1 || index >= count || mode < 0 || mode > BENCH__JOB_DRIVEN ||
-        !layout_ok)
-        return refuse_job(out, "malformed worker job");
-    const char *id = job + off;
-    const bench__instance *inst = NULL;
-    for (size_t i = 0; i < n && !inst; i++)
-        if (strcmp(all[i].id, id) == 0)
-            inst = &all[i];
-    if (!inst) {
-        char why[384], shown[4 * sizeof why];
-        /* Not a user's mistake: a paired comparison asks an older build for what it may lack. */
-        fputs("END failed ", out);
-        bench__msg(why, sizeof why, "this program has no benchmark '%s'",
-                   bench__escape(shown, sizeof shown, id));
-        put_message(out, why);
-        fclose(out);
-        return BENCH_EXIT_USAGE;
-    }
-    bench__quiet_warnings = index > 0;
-    bench__run_options opt = *base;
-    opt.progress = false;
-    bool driven = mode == BENCH__JOB_DRIVEN;
-    if (driven) {
-        /* A paired comparison (ab.c) decides every sample: "R iterations" on stdin, its time
-         * back on the channel ("T ns"), after "READY" once the setup is done. */
-        opt.plan = BENCH__PLAN_DRIVEN;
-        opt.worker_in = stdin;
-        opt.worker_out = out;
-    } else {
-        opt.job.active = true;
-        opt.job.index = index;
-        opt.job.count = count;
-        opt.job.mode = (bench_sampling)mode;
-        opt.job.step = step;
-        opt.job.est_ns = est;
-    }
-    bench__result r;
-    memset(&r, 0, sizeof r);
-    worker_call call = {inst, &opt, &r};
-    bench__layout_run(&lay, worker_call_run, &call);
-    if (r.status == BENCH__OK && !driven) {
-        if (index == 0 && opt.plan == BENCH__PLAN_TIMED)
-            fprintf(out, "PLAN %u %d %llu %.17g\n", r.plan_rounds, (int)r.sampling_used,
-                    (unsigned long long)r.plan_step, r.plan_est_ns);
-        fprintf(out, "SET %llu %llu\n", (unsigned long long)r.settings.bytes_per_iter,
-                (unsigned long long)r.settings.elements_per_iter);
-        for (size_t m = 0; m < r.nmetrics; m++)
-            fprintf(out, "METRIC %d %.17g %s %s %s\n", r.metrics[m].scaled ? 1 : 0,
-                    r.metrics[m].min_fraction, r.metrics[m].unit, r.metrics[m].source,
-                    r.metrics[m].name);
-        for (size_t f = 0; f < r.nfacts; f++)
-            fprintf(out, "FACT %.17g %s %s\n", r.facts[f].value, r.facts[f].unit,
-                    r.facts[f].name);
-        fprintf(out, "WARM %llu %.17g\n", (unsigned long long)r.warm_up_iters, r.warm_up_ns);
-        fprintf(out, "WALL %.17g %d %s\n", r.measure_wall_s, (int)r.sampling_used,
-                r.stop_reason ? r.stop_reason : "");
-        for (size_t k = 0; k < r.nsamples; k++) {
-            fprintf(out, "S %.17g %.17g", r.iters[k], r.totals_ns[k]);
-            for (size_t m = 0; m < r.nmetrics; m++)
-                fprintf(out, " %.17g", r.metrics[m].totals[k]);
-            fputc('\n', out);
-        }
-    }
-    put_proc_line(out, &lay);
-    fprintf(out, "END %s ", bench__status_name(r.status));
-    put_message(out, r.message);
-    bench__result_destroy(&r);
-    int rc = fclose(out) == 0 ? BENCH_EXIT_OK : BENCH_EXIT_USAGE;
-    return rc;
-}
-
-int bench__worker_refuse(const char *why)
-{
-    /* Said on stderr as well: whoever set the job hears why, whatever descriptor 3 is. */
-    fprintf(stderr, "bench: %s\n", why);
-    FILE *out = fdopen(BENCH__PROC_CHANNEL_FD, "w");
-    if (!out)
-        return BENCH_EXIT_USAGE;
-    fputs("END failed ", out);
-    put_message(out, why);
-    fclose(out);
-    return BENCH_EXIT_USAGE;
-}
-
-/* ---- manager side ---- */
 
 /* One benchmark's progress through its processes. */
 typedef struct iso {
@@ -470,11 +294,11 @@ static int run_process(int argc, char **argv, const bench__run_options *opt,
                                              r->inst->id));
         bench__layout_draw(&rng, &lay);
     }
-    setenv(JOB_ENV, job, 1);
+    setenv(BENCH__JOB_ENV, job, 1);
     bench__layout_export(&lay);
     int rc = bench__proc_start(&p, &spec, msg, sizeof msg);
     bench__layout_unexport();
-    unsetenv(JOB_ENV);
+    unsetenv(BENCH__JOB_ENV);
     free(wargv);
     if (rc != 0) {
         fail(r, BENCH__FAIL_ERROR, 0, "%s", msg);
@@ -573,11 +397,54 @@ static void finish(bench__result *r, iso *s, const bench__run_options *opt)
 
 /* Whether a benchmark of `e` processes runs one in round j of `total`: spread evenly, the
  * first in round 0. */
-static bool takes_round(unsigned e, unsigned j, unsigned total)
+/* The manager's side of the scheduler (schedule.c): a round is one worker process. */
+typedef struct managed {
+    iso *st;
+    const bench__run_options *opt;
+    int argc;
+    char **argv;
+    bench__result *results;
+    bench__done_fn done;
+    void *arg;
+    bool shown; /* a progress line is on the terminal */
+} managed;
+
+static bool m_finished(size_t i, void *arg)
 {
-    unsigned long long a = ((unsigned long long)j * e + total - 1) / total;
-    unsigned long long z = ((unsigned long long)(j + 1) * e + total - 1) / total;
-    return z > a;
+    return ((managed *)arg)->st[i].finished;
+}
+
+static unsigned m_rounds(size_t i, void *arg)
+{
+    return ((managed *)arg)->st[i].count;
+}
+
+static int m_step(size_t i, unsigned j, void *arg)
+{
+    (void)j;
+    managed *m = arg;
+    iso *s = &m->st[i];
+    bench__result *r = &m->results[i];
+    if (m->opt->progress) {
+        fprintf(stderr, "\r%s: process %u of %u\033[K", r->inst->id, s->done + 1, s->count);
+        m->shown = true;
+    }
+    int rc = run_process(m->argc, m->argv, m->opt, r, s, s->done);
+    s->done++;
+    if (rc == 0 && (r->status != BENCH__OK || s->done >= s->count))
+        finish(r, s, m->opt);
+    return rc;
+}
+
+static void m_report(size_t i, void *arg)
+{
+    managed *m = arg;
+    if (m->shown) {
+        fputs("\r\033[K", stderr);
+        m->shown = false;
+    }
+    if (m->done)
+        m->done(i, &m->results[i], m->arg);
 }
 
 int bench__run_isolated(const bench__instance *const *list, size_t n,
@@ -609,39 +476,11 @@ int bench__run_isolated(const bench__instance *const *list, size_t n,
         if (st[i].count > total)
             total = st[i].count;
     }
-    int rc = 0;
-    size_t reported = 0;
-    bool shown = false;
-    for (unsigned j = 0; j < total && rc == 0; j++) {
-        for (size_t t = 0; t < n && rc == 0; t++) {
-            /* Odd rounds go backwards, so no benchmark always follows the same neighbour (whose
-             * after-effects on caches and clocks would then always land on it). */
-            size_t i = j % 2 ? n - 1 - t : t;
-            iso *s = &st[i];
-            bench__result *r = &results[i];
-            if (!s->finished && (j == 0 || takes_round(s->count, j, total))) {
-                if (opt->progress) {
-                    fprintf(stderr, "\r%s: process %u of %u\033[K", r->inst->id, s->done + 1,
-                            s->count);
-                    shown = true;
-                }
-                rc = run_process(argc, argv, opt, r, s, s->done);
-                s->done++;
-                if (rc == 0 && (r->status != BENCH__OK || s->done >= s->count))
-                    finish(r, s, opt);
-            }
-            while (rc == 0 && reported < n && st[reported].finished) {
-                if (shown) {
-                    fputs("\r\033[K", stderr);
-                    shown = false;
-                }
-                if (done)
-                    done(reported, &results[reported], arg);
-                reported++;
-            }
-        }
-    }
-    if (shown)
+    /* Odd rounds go backwards (alternate), so no benchmark always follows the same neighbour. */
+    static const bench__schedule_ops ops = {m_finished, m_rounds, m_step, m_report};
+    managed mg = {st, opt, argc, argv, results, done, arg, false};
+    int rc = bench__schedule(n, total, true, &ops, &mg);
+    if (mg.shown)
         fputs("\r\033[K", stderr);
     free(st);
     return rc;

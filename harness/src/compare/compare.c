@@ -32,8 +32,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "compare/compare.h"
 #include "core/result.h"
-#include "stats/compare.h"
 #include "stats/stats.h"
 
 double bench__noise_used(const bench__noise *n, double floor)

@@ -25,7 +25,7 @@
  */
 #include <math.h>
 
-#include "stats/compare.h"
+#include "compare/compare.h"
 
 const char *bench__verdict_name(bench__verdict v)
 {

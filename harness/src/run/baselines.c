@@ -1,5 +1,5 @@
 /*
- * cli_baseline.c: baselines on the command line: finding, loading and saving them by name,
+ * baselines.c: baselines for the pipeline: finding, loading and saving them by name,
  * comparing a run or a saved file with one (--baseline, --load-baseline), the benchmarks new to
  * or removed from it, confirming suspect changes against its program snapshot, and the exit code
  * of a comparison.
@@ -16,16 +16,15 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "cli/cli.h"
-#include "cli/internal.h"
+#include "compare/compare.h"
 #include "run/client.h"
 #include "run/instr.h"
-#include "stats/compare.h"
+#include "run/pipeline.h"
 #include "sys/proc.h"
 
 /* ---- baselines ---- */
 
-const char *bench__cli_baseline_dir(const bench__cli *c)
+const char *bench__baseline_dir(const bench__request *c)
 {
     if (c->baseline_dir)
         return c->baseline_dir;
@@ -33,17 +32,17 @@ const char *bench__cli_baseline_dir(const bench__cli *c)
     return env && *env ? env : "baselines";
 }
 
-void bench__cli_baseline_path(const bench__cli *c, const char *name, char *buf, size_t len)
+void bench__baseline_path(const bench__request *c, const char *name, char *buf, size_t len)
 {
-    bench__msg(buf, len, "%s/%s.json", bench__cli_baseline_dir(c), name);
+    bench__msg(buf, len, "%s/%s.json", bench__baseline_dir(c), name);
 }
 
 /* Loads baseline `name`; on failure prints one line and returns -1. */
-int bench__cli_load_named(const bench__cli *c, const bench__client *cl, const char *name,
+int bench__baseline_load_named(const bench__request *c, const bench__client *cl, const char *name,
                           bench__saved *out)
 {
     char path[4096], msg[768];
-    bench__cli_baseline_path(c, name, path, sizeof path);
+    bench__baseline_path(c, name, path, sizeof path);
     int rc = bench__saved_load(path, out, msg, sizeof msg);
     /* Only a file that is not there is "not found": one that cannot be read (permissions)
      * says so in the loader's own words. */
@@ -127,7 +126,7 @@ int bench__save_named(const char *dir, const char *name, const char *path,
     sctx.program_mac[0] = '\0';
     char msg[1024], shown[4 * sizeof msg];
     /* The program that was measured goes beside the baseline, so that a later comparison can
-     * run it interleaved with its own program (bench__cli_confirm_suspects), signed with this
+     * run it interleaved with its own program (bench__confirm_suspects), signed with this
      * user's key so that only a copy this user's harness made is ever run. */
     bench__snapshot snap;
     snapshot_step step = {.dir = dir, .name = name, .snap = NULL, .warning = ""};
@@ -191,7 +190,7 @@ int bench__save_named(const char *dir, const char *name, const char *path,
 }
 
 /* Compares the contexts into *out and warns about each kind of difference on its own line. */
-void bench__cli_warn_context(const bench__context_id *now, const bench__context_id *then,
+void bench__baseline_warn_context(const bench__context_id *now, const bench__context_id *then,
                          const char *name, bench__context_change *out)
 {
     bench__context_compare(now, then, out);
@@ -203,7 +202,7 @@ void bench__cli_warn_context(const bench__context_id *now, const bench__context_
                         "%s\n", name, out->build);
 }
 
-int bench__cli_side_from_entry(const bench__cli *c, const bench__entry *e, bench__side *out)
+int bench__side_of_entry(const bench__request *c, const bench__entry *e, bench__side *out)
 {
     if (e->processes >= 2 &&
         bench__side_from_processes(e->iters, e->totals_ns, e->process, e->nsamples,
@@ -219,7 +218,7 @@ int bench__cli_side_from_entry(const bench__cli *c, const bench__entry *e, bench
     return 0;
 }
 
-void bench__cli_side_from_result(const bench__cli *c, const bench__result *r, bench__side *out)
+void bench__side_of_result(const bench__request *c, const bench__result *r, bench__side *out)
 {
     /* The same two-level estimate (and speed groups) a saved entry gives. */
     if (r->processes < 2 || !r->process ||
@@ -236,20 +235,20 @@ void bench__cli_side_from_result(const bench__cli *c, const bench__result *r, be
  * --fail-on-regression; otherwise 2 when --baseline-strict meets a new or removed benchmark
  * (each named on stderr); else 0. Skipped benchmarks never change it.
  */
-bench__gate bench__cli_gate(const bench__cli *c)
+bench__gate bench__request_gate(const bench__request *c)
 {
     return (bench__gate){.strict = c->strict, .fail_on_regression = c->fail_on_regression,
                          .fail_on_inconclusive = c->fail_on_inconclusive};
 }
 
-int bench__cli_compare_exit(const bench__cli *c, const char *const *ids, const bench__change *ch,
+int bench__request_compare_exit(const bench__request *c, const char *const *ids, const bench__change *ch,
                             size_t n, const char *against)
 {
-    bench__gate gate = bench__cli_gate(c);
+    bench__gate gate = bench__request_gate(c);
     return bench__compare_exit(ids, ch, n, &gate, against);
 }
 
-int bench__cli_summarize(const bench__cli *c, const bench__client *cl, FILE *o,
+int bench__summarize(const bench__request *c, const bench__client *cl, FILE *o,
                          const char *what, const char **ids, bench__change *ch, size_t n,
                          const bench__context_change *context, bool color)
 {
@@ -259,12 +258,12 @@ int bench__cli_summarize(const bench__cli *c, const bench__client *cl, FILE *o,
         fprintf(stderr, "bench: out of memory\n");
         return BENCH_EXIT_USAGE;
     }
-    return bench__cli_compare_exit(c, ids, ch, n, what);
+    return bench__request_compare_exit(c, ids, ch, n, what);
 }
 
 /* Whether `id` is one of the n instances. (Their order, with parameters compared as numbers,
  * is not strcmp's: no binary search.) */
-bool bench__cli_has_instance(const bench__instance *all, size_t n, const char *id)
+bool bench__has_instance(const bench__instance *all, size_t n, const char *id)
 {
     for (size_t i = 0; i < n; i++)
         if (strcmp(all[i].id, id) == 0)
@@ -279,7 +278,7 @@ bool bench__cli_has_instance(const bench__instance *all, size_t n, const char *i
  * Fills ids[] and verdicts[] (room for old->n each) and returns their count, or -1 after one line
  * on stderr.
  */
-long bench__cli_absent_entries(const bench__cli *c, const bench__saved *old,
+long bench__baseline_absent_entries(const bench__request *c, const bench__saved *old,
                                bool (*present)(const void *where, const char *id),
                                const void *where, const char **ids, bench__verdict *verdicts)
 {
@@ -292,7 +291,7 @@ long bench__cli_absent_entries(const bench__cli *c, const bench__saved *old,
     }
     for (size_t i = 0; i < old->n; i++)
         all[i] = old->entries[i].id;
-    if (bench__cli_select(c, all, old->n, sel) != 0)
+    if (bench__select(c, all, old->n, sel) != 0)
         goto out;
     k = 0;
     for (size_t i = 0; i < old->n; i++) {
@@ -307,10 +306,10 @@ out:
     return k;
 }
 
-bool bench__cli_in_program(const void *where, const char *id)
+bool bench__in_program(const void *where, const char *id)
 {
     const struct program *p = where;
-    return bench__cli_has_instance(p->all, p->n, id);
+    return bench__has_instance(p->all, p->n, id);
 }
 
 /*
@@ -319,7 +318,7 @@ bool bench__cli_in_program(const void *where, const char *id)
  * (caller frees), or NULL when OTHER cannot run or lists nothing (it then has nothing more to
  * report; errors about OTHER are bench__ab_run's to print).
  */
-char *bench__cli_other_list(const bench__cli *c, const char *prog)
+char *bench__ab_other_list(const bench__request *c, const char *prog)
 {
     const char **argv = calloc(c->nfilters + 5, sizeof *argv);
     if (!argv)
@@ -450,7 +449,7 @@ static void first_of(const char *const *ids, const settle *how, size_t m, settle
  * to start it from. Otherwise returns BENCH_EUSAGE when the run was interrupted, or prints why
  * it is not run and returns 1.
  */
-static int open_snapshot(const bench__cli *c, const bench__saved *old, const char *path,
+static int open_snapshot(const bench__request *c, const bench__saved *old, const char *path,
                          size_t nconfirm, int *fd)
 {
     const char *name = c->baseline;
@@ -461,7 +460,7 @@ static int open_snapshot(const bench__cli *c, const bench__saved *old, const cha
                                     sizeof why);
     if (rc == 0) {
         double timeout = c->run.timeout_s > 0 ? c->run.timeout_s : BENCH__DEFAULT_TIMEOUT;
-        rc = bench__snapshot_open(bench__cli_baseline_dir(c), old->ctx.program_file,
+        rc = bench__snapshot_open(bench__baseline_dir(c), old->ctx.program_file,
                                   old->ctx.program_hash,
                                   bench__now_ns() + (int64_t)(timeout * 1e9), fd, why,
                                   sizeof why);
@@ -481,7 +480,7 @@ static int open_snapshot(const bench__cli *c, const bench__saved *old, const cha
     return 1;
 }
 
-int bench__cli_confirm_suspects(const bench__cli *c, const bench__saved *old,
+int bench__confirm_suspects(const bench__request *c, const bench__saved *old,
                                 const bench__context *ctx, const char *const *ids,
                                 bench__change *ch, size_t m, double drift)
 {
@@ -550,7 +549,7 @@ int bench__cli_confirm_suspects(const bench__cli *c, const bench__saved *old,
     size_t nconfirm = count[SETTLE_CONFIRM];
     int fd = -1, rc = 0;
     char snap[4200];
-    bench__msg(snap, sizeof snap, "%s/%s", bench__cli_baseline_dir(c), old->ctx.program_file);
+    bench__msg(snap, sizeof snap, "%s/%s", bench__baseline_dir(c), old->ctx.program_file);
     if (nconfirm > 0 && !(c->confirm_time_set && c->confirm_time <= 0)) {
         int orc = open_snapshot(c, old, snap, nconfirm, &fd);
         if (orc == BENCH_EUSAGE) {

@@ -96,7 +96,9 @@ const bench__cuda_ops *bench__cuda_ops_cuda(void);
  * (architectures ...)"). Both must have static storage. Called by the CUDA component's
  * constructor, before main(); the last call wins.
  */
-void bench__cuda_register(const bench__cuda_ops *ops, const char *feature);
+/* Called by the CUDA component: exported beside the public API (BENCH__COMPONENT_API). */
+__attribute__((visibility("default"))) void bench__cuda_register(const bench__cuda_ops *ops,
+                                                                 const char *feature);
 
 /** The `bench --version` text of the CUDA layer: "CUDA events: ...". Static storage. */
 const char *bench__cuda_feature(void);

@@ -1,5 +1,5 @@
 /*
- * cli_run.c: the one run pipeline, once options are parsed and benchmarks selected: select,
+ * pipeline.c: the one run pipeline, once options are parsed and benchmarks selected: select,
  * plan, measure (in worker processes), estimate, compare, report, exit code. Every measuring
  * mode is a client of it (client.h): the default run of times (its client is here) and
  * --instructions (instr.c). Also the two modes that measure nothing the pipeline reports:
@@ -13,11 +13,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cli/cli.h"
-#include "cli/internal.h"
+#include "compare/compare.h"
 #include "run/client.h"
 #include "run/instr.h"
-#include "stats/compare.h"
+#include "run/pipeline.h"
 #include "store/history.h"
 #include "sys/proc.h"
 #include "sys/user_build.h"
@@ -38,7 +37,7 @@ static const struct {
 
 /* Runs the selected benchmarks in `runs` - 1 child processes of this program for calibration;
  * the current process's own run is the last one. */
-static int calibration_runs(const bench__cli *c, int argc, char **argv, bench__saved **out,
+static int calibration_runs(const bench__request *c, int argc, char **argv, bench__saved **out,
                             size_t *nout)
 {
     *out = NULL;
@@ -116,40 +115,19 @@ static int calibration_runs(const bench__cli *c, int argc, char **argv, bench__s
 
 /* ---- the client of the default mode: times ---- */
 
-#define MAX_PROBES 4
-
-/* The run's probes: CUDA (always: it gives the time of CUDA benchmarks), then perf events and
- * allocation statistics when asked for; the runner adds the wall clock to every benchmark. */
-int bench__cli_make_probes(bench__cli *c, char *msg, size_t msglen)
+/* The run's probes, from the table (probes/probes.c): those always made (CUDA, which gives CUDA
+ * benchmarks their time) and those the command line asked for; the runner adds the wall
+ * clock to every benchmark. */
+int bench__request_make_probes(bench__request *c, char *msg, size_t msglen)
 {
-    static bench__probe *probes[MAX_PROBES];
-    size_t k = 0;
-    char why[512];
-    probes[k++] = bench__cuda_probe();
+    static bench__probe *probes[BENCH__MAX_PROBE_KINDS];
+    int n = bench__probes_make(c->probe_on, c->probe_arg, probes, msg, msglen);
     c->run.probes = probes;
-    c->run.nprobes = k;
-    if (c->perf_events) {
-        bench__probe *p;
-        if (bench__perf_probe_create(c->perf_events, &p, why, sizeof why) != 0) {
-            bench__msg(msg, msglen, "--perf-events: %s", why);
-            return -1;
-        }
-        probes[k++] = p;
-        c->run.nprobes = k;
-    }
-    if (c->alloc_stats) {
-        bench__probe *p;
-        if (bench__alloc_probe_create(&p, why, sizeof why) != 0) {
-            bench__msg(msg, msglen, "--alloc-stats: %s", why);
-            return -1;
-        }
-        probes[k++] = p;
-        c->run.nprobes = k;
-    }
-    return 0;
+    c->run.nprobes = n > 0 ? (size_t)n : 0;
+    return n < 0 ? -1 : 0;
 }
 
-void bench__cli_destroy_probes(bench__cli *c)
+void bench__request_destroy_probes(bench__request *c)
 {
     for (size_t p = 0; p < c->run.nprobes; p++)
         if (c->run.probes[p]->destroy)
@@ -157,15 +135,15 @@ void bench__cli_destroy_probes(bench__cli *c)
     c->run.nprobes = 0;
 }
 
-static int time_setup(bench__cli *c, bool worker, char *msg, size_t msglen)
+static int time_setup(bench__request *c, bool worker, char *msg, size_t msglen)
 {
     (void)worker;
-    return bench__cli_make_probes(c, msg, msglen);
+    return bench__request_make_probes(c, msg, msglen);
 }
 
 /* Compares each metric of r that the baseline entry also has, like time but without the
  * suite-wide correction: metrics are witnesses, not verdicts of their own. */
-static void compare_metrics(const bench__cli *c, const bench__entry *e, bench__result *r)
+static void compare_metrics(const bench__request *c, const bench__entry *e, bench__result *r)
 {
     if (r->nmetrics == 0 || e->nmetrics == 0)
         return;
@@ -208,20 +186,20 @@ static void compare_metrics(const bench__cli *c, const bench__entry *e, bench__r
 
 /* A provisional verdict as the result finishes; the suite's pass (the family level over all
  * benchmarks, the suite's drift, confirmation) settles it before the summary. */
-static bool time_compare(const bench__cli *c, const bench__entry *e, bench__result *r,
+static bool time_compare(const bench__request *c, const bench__entry *e, bench__result *r,
                          bench__change *ch, bench__side *old_side)
 {
-    if (bench__cli_side_from_entry(c, e, old_side) != 0)
+    if (bench__side_of_entry(c, e, old_side) != 0)
         return false;
     bench__side cur;
-    bench__cli_side_from_result(c, r, &cur);
+    bench__side_of_result(c, r, &cur);
     bench__compare_one(old_side, &cur, &c->cmp, ch);
     r->change = ch;
     compare_metrics(c, e, r);
     return true;
 }
 
-static void time_show_change(FILE *o, const bench__cli *c, const bench__result *r, bool color)
+static void time_show_change(FILE *o, const bench__request *c, const bench__result *r, bool color)
 {
     if (!r->change)
         return;
@@ -237,13 +215,13 @@ const bench__client bench__time_client = {
                 "--instructions, or pick a baseline of times",
     .times = true,
     .setup = time_setup,
-    .teardown = bench__cli_destroy_probes,
+    .teardown = bench__request_destroy_probes,
     .compare = time_compare,
     .pretty = bench__reporter_pretty,
     .show_change = time_show_change,
 };
 
-const bench__client *bench__client_for(const bench__cli *c)
+const bench__client *bench__client_for(const bench__request *c)
 {
     return c->instructions ? &bench__instr_client : &bench__time_client;
 }
@@ -255,7 +233,7 @@ const bench__client *bench__client_of_mode(const char *mode)
 
 /* ---- --profile-time: iterations for an outside profiler, no statistics ---- */
 
-static int profile_run(const bench__cli *c, const bench__instance *all, const bool *selected,
+static int profile_run(const bench__request *c, const bench__instance *all, const bool *selected,
                        size_t n)
 {
     int exit_code = BENCH_EXIT_OK;
@@ -283,31 +261,31 @@ static int profile_run(const bench__cli *c, const bench__instance *all, const bo
         }
         bench__result_destroy(&r);
     }
-    return bench__cli_finish_stdout(exit_code);
+    return bench__finish_stdout(exit_code);
 }
 
 /* ---- --ab: two builds, paired (ab.c) ---- */
 
-static int ab_run(bench__cli *c, const bench__instance *all, size_t n, const bool *selected)
+static int ab_run(bench__request *c, const bench__instance *all, size_t n, const bool *selected)
 {
     /* The old build's benchmarks for the same FILTERs that this one lacks: removed. */
-    char *text = bench__cli_other_list(c, c->ab);
+    char *text = bench__ab_other_list(c, c->ab);
     size_t lines = 0, nremoved = 0;
     for (const char *p = text; p && *p; p++)
         lines += *p == '\n';
     const char **removed = calloc(lines ? lines : 1, sizeof *removed);
     for (char *line = text, *nl; removed && line && (nl = strchr(line, '\n')); line = nl + 1) {
         *nl = '\0';
-        if (*line && !bench__cli_has_instance(all, n, line))
+        if (*line && !bench__has_instance(all, n, line))
             removed[nremoved++] = line;
     }
     c->abo.removed = removed;
     c->abo.nremoved = nremoved;
     c->abo.progress = isatty(STDERR_FILENO);
-    bench__gate gate = bench__cli_gate(c);
-    int exit_code = bench__cli_finish_stdout(bench__ab_run(c->ab, all, selected, n, &c->abo,
+    bench__gate gate = bench__request_gate(c);
+    int exit_code = bench__finish_stdout(bench__ab_run(c->ab, all, selected, n, &c->abo,
                                                            &gate,
-                                                           bench__cli_use_color(c->color)));
+                                                           bench__use_color(c->color)));
     free(removed);
     free(text);
     return exit_code;
@@ -317,7 +295,7 @@ static int ab_run(bench__cli *c, const bench__instance *all, size_t n, const boo
 
 /* One run through the pipeline: what its stages share. */
 typedef struct pipeline {
-    bench__cli *c;
+    bench__request *c;
     const bench__client *cl;
     bench__saved old;               /* the baseline (--baseline), else empty */
     const char **absent_ids;        /* the baseline's selected benchmarks this program lacks */
@@ -344,8 +322,8 @@ typedef struct pipeline {
 /* Loads --baseline and finds what it has that this program lacks; -1 after one line. */
 static int load_baseline(pipeline *p, const bench__instance *all, size_t n)
 {
-    bench__cli *c = p->c;
-    if (bench__cli_load_named(c, p->cl, c->baseline, &p->old) != 0)
+    bench__request *c = p->c;
+    if (bench__baseline_load_named(c, p->cl, c->baseline, &p->old) != 0)
         return -1;
     if (bench__instr_is_mode(p->old.ctx.mode) != bench__instr_is_mode(p->cl->mode)) {
         fprintf(stderr, "bench: baseline '%s' %s\n", c->baseline, p->cl->mismatch);
@@ -357,7 +335,7 @@ static int load_baseline(pipeline *p, const bench__instance *all, size_t n)
     p->removed = calloc(cap, sizeof *p->removed);
     struct program prog = {all, n};
     long na = p->absent_ids && p->absent_verdicts && p->removed
-                  ? bench__cli_absent_entries(c, &p->old, bench__cli_in_program, &prog,
+                  ? bench__baseline_absent_entries(c, &p->old, bench__in_program, &prog,
                                               p->absent_ids, p->absent_verdicts)
                   : -1;
     if (na < 0) {
@@ -377,7 +355,7 @@ static int load_baseline(pipeline *p, const bench__instance *all, size_t n)
  * NULL: unknown), and for a run of times the program's identity and the drift canaries. */
 static void collect_context(pipeline *p, const bench__user_builds *builds)
 {
-    bench__cli *c = p->c;
+    bench__request *c = p->c;
     bench__context *ctx = &p->ctx;
     bench__context_collect(ctx, &c->run);
     ctx->mode = p->cl->mode;
@@ -409,7 +387,7 @@ static void collect_context(pipeline *p, const bench__user_builds *builds)
         return;
     bench__context_id now;
     bench__context_id_from(&now, ctx);
-    bench__cli_warn_context(&now, &p->old.ctx, c->baseline, &p->context);
+    bench__baseline_warn_context(&now, &p->old.ctx, c->baseline, &p->context);
     double d[BENCH__NCANARIES];
     char words[512];
     if (ctx->have_canaries &&
@@ -430,7 +408,7 @@ static void collect_context(pipeline *p, const bench__user_builds *builds)
 static void result_done(size_t k, bench__result *r, void *arg)
 {
     pipeline *p = arg;
-    const bench__cli *c = p->c;
+    const bench__request *c = p->c;
     const bench__client *cl = p->cl;
     if (cl->estimate && r->status == BENCH__OK)
         cl->estimate(r);
@@ -450,7 +428,8 @@ static void result_done(size_t k, bench__result *r, void *arg)
         fflush(stdout);
     }
     char note[256];
-    if (e && r->status == BENCH__OK && bench__cuda_clock_note(r, e, note, sizeof note)) {
+    double then_mhz = e ? 1e3 * bench__entry_rate(e, BENCH__GPU_SM_CYCLES) : -1;
+    if (e && r->status == BENCH__OK && bench__cuda_clock_note(r, then_mhz, note, sizeof note)) {
         char id[BENCH__ESCAPED_ID];
         fprintf(stderr, "bench: note: '%s' %s\n", bench__escape(id, sizeof id, r->inst->id),
                 note);
@@ -492,7 +471,7 @@ static bool stop_here(pipeline *p, const char *what)
  */
 static int compare_suite(pipeline *p)
 {
-    bench__cli *c = p->c;
+    bench__request *c = p->c;
     size_t k = p->k, rows = k + p->nabsent, m = 0;
     bench__side *a = calloc(k ? k : 1, sizeof *a), *b = calloc(k ? k : 1, sizeof *b);
     bench__change *ch = calloc(rows ? rows : 1, sizeof *ch);
@@ -507,7 +486,7 @@ static int compare_suite(pipeline *p)
         if (p->compared[i]) {
             if (p->cl->times) {
                 a[m] = p->old_sides[i];
-                bench__cli_side_from_result(c, &p->results[i], &b[m]);
+                bench__side_of_result(c, &p->results[i], &b[m]);
             }
             ch[m] = p->changes[i];
             ids[m] = p->results[i].inst->id;
@@ -518,7 +497,7 @@ static int compare_suite(pipeline *p)
             fprintf(stderr, "bench: out of memory\n");
             goto out;
         }
-        if (bench__cli_confirm_suspects(c, &p->old, &p->ctx, ids, ch, m, p->drift) != 0) {
+        if (bench__confirm_suspects(c, &p->old, &p->ctx, ids, ch, m, p->drift) != 0) {
             rc = -1;
             goto out;
         }
@@ -541,7 +520,7 @@ static int compare_suite(pipeline *p)
     FILE *o = c->format == BENCH__FMT_PRETTY ? stdout : stderr;
     char what[128];
     bench__msg(what, sizeof what, "baseline '%s'", c->baseline);
-    rc = bench__cli_summarize(c, p->cl, o, what, ids, ch, t, p->cl->times ? &p->context : NULL,
+    rc = bench__summarize(c, p->cl, o, what, ids, ch, t, p->cl->times ? &p->context : NULL,
                               o == stdout ? p->color : isatty(STDERR_FILENO));
 out:
     free(a);
@@ -553,10 +532,10 @@ out:
 }
 
 /* The reporting stage's end: the report's tail, --json, --export-gbench, --save-baseline.
- * An interrupt stops it before the next of them (bench__cli_run says what was written). */
+ * An interrupt stops it before the next of them (bench__pipeline_run says what was written). */
 static void write_outputs(pipeline *p)
 {
-    bench__cli *c = p->c;
+    bench__request *c = p->c;
     char msg[1024], shown[4 * sizeof msg]; /* messages quote paths: escaped */
     int rc = BENCH_EXIT_OK;
     if (bench__proc_interrupted())
@@ -594,9 +573,9 @@ static void write_outputs(pipeline *p)
      * program are replaced, together, the exit code is decided. */
     if (c->save_baseline) {
         char path[4096];
-        bench__cli_baseline_path(c, c->save_baseline, path, sizeof path);
+        bench__baseline_path(c, c->save_baseline, path, sizeof path);
         double timeout = c->run.timeout_s > 0 ? c->run.timeout_s : BENCH__DEFAULT_TIMEOUT;
-        if (bench__save_named(bench__cli_baseline_dir(c), c->save_baseline, path, &p->ctx,
+        if (bench__save_named(bench__baseline_dir(c), c->save_baseline, path, &p->ctx,
                               p->results, p->k, p->cl->times, timeout) != 0) {
             if (bench__proc_interrupted())
                 return;
@@ -632,28 +611,16 @@ static void write_outputs(pipeline *p)
 /* Sets up the reporter of the output format. */
 static void make_reporter(pipeline *p)
 {
-    switch (p->c->format) {
-    case BENCH__FMT_JSON:
-        bench__reporter_json(&p->rep, stdout);
-        break;
-    case BENCH__FMT_CSV:
-        bench__reporter_csv(&p->rep, stdout);
-        break;
-    case BENCH__FMT_MARKDOWN:
-        bench__reporter_markdown(&p->rep, stdout);
-        break;
-    case BENCH__FMT_BENCHER:
-        bench__reporter_bencher(&p->rep, stdout);
-        break;
-    default:
+    const bench__format_entry *f = &bench__formats[p->c->format];
+    if (f->make)
+        f->make(&p->rep, stdout);
+    else
         p->cl->pretty(&p->rep, stdout, p->color);
-        break;
-    }
 }
 
 /* --gpu-lock-clocks: locks the SM clock in this process (the manager) for the whole run; where
  * that is not permitted, the run goes on at the GPU's own clocks, with a warning. */
-static void lock_gpu_clocks(const bench__cli *c)
+static void lock_gpu_clocks(const bench__request *c)
 {
     char msg[512];
     if (c->gpu_lock_mhz && bench__cuda_lock_clocks(c->gpu_lock_mhz, msg, sizeof msg) != 0)
@@ -671,7 +638,7 @@ static void lock_gpu_clocks(const bench__cli *c)
 
 /* Refuses (one line, -1) when a selected benchmark's samples times --nresamples exceed the
  * bound. */
-static int check_bootstrap_work(const bench__cli *c, const bench__instance *all, size_t n,
+static int check_bootstrap_work(const bench__request *c, const bench__instance *all, size_t n,
                                 const bool *selected)
 {
     for (size_t i = 0; i < n; i++) {
@@ -693,7 +660,7 @@ static int check_bootstrap_work(const bench__cli *c, const bench__instance *all,
     return 0;
 }
 
-int bench__cli_run(bench__cli *c, int argc, char **argv, const bench__instance *all, size_t n,
+int bench__pipeline_run(bench__request *c, int argc, char **argv, const bench__instance *all, size_t n,
                    const bool *selected, size_t nsel)
 {
     lock_gpu_clocks(c);
@@ -706,7 +673,7 @@ int bench__cli_run(bench__cli *c, int argc, char **argv, const bench__instance *
     memset(&p, 0, sizeof p);
     p.c = c;
     p.cl = bench__client_for(c);
-    p.color = bench__cli_use_color(c->color);
+    p.color = bench__use_color(c->color);
     p.exit_code = BENCH_EXIT_OK;
     const bench__instance **list = NULL;
     bench__saved *cal = NULL;
