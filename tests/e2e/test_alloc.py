@@ -19,15 +19,15 @@ import json
 import os
 import re
 import shutil
-import subprocess
 import sys
 import tempfile
 import unittest
 
+import e2e_helpers
+
 WORK = os.environ.get("E2E_WORK", "")
 WORK_ASAN = os.environ.get("E2E_WORK_ASAN", "")
 ALLOC_STATIC = os.environ.get("E2E_ALLOC_STATIC", "")
-SANITIZED = os.environ.get("E2E_SANITIZE", "0").lower() in ("1", "on", "true", "yes")
 VALGRIND = shutil.which("valgrind")
 SHIM = os.environ.get("E2E_ALLOC_SHIM", "")
 FAST = ["--warm-up-time", "0.01", "--measurement-time", "0.05", "--nresamples", "100"]
@@ -53,31 +53,23 @@ def jemalloc():
 
 
 def run(*args, prog=None, timeout=240, env_extra=None):
-    env = dict(os.environ)
-    env.update(ASAN_ENV)  # ignored by a program without AddressSanitizer
-    env.update(env_extra or {})
-    return subprocess.run([prog or WORK, *args], capture_output=True, text=True, timeout=timeout,
-                          env=env)
+    env = e2e_helpers.environ(ASAN_ENV, env_extra)  # ASAN_ENV: ignored without AddressSanitizer
+    return e2e_helpers.run([prog or WORK, *args], timeout=timeout, env=env)
 
 
 def unsanitized(test):
     """Tests of exact numbers that a sanitizer's allocator changes (valgrind, RSS)."""
-    if SANITIZED:
+    if e2e_helpers.SANITIZED:
         return unittest.skip("sanitizer build: its allocator changes these numbers")(test)
     return test
 
 
-class Base(unittest.TestCase):
-    def assert_exit(self, proc, code):
-        self.assertEqual(proc.returncode, code,
-                         f"exit {proc.returncode}, wanted {code}\nstdout:\n{proc.stdout}\n"
-                         f"stderr:\n{proc.stderr}")
-
+class Base(e2e_helpers.Case):
     def results(self, *ids, prog=None, env_extra=None):
         proc = run("--alloc-stats", *FAST, "--output-format", "json", "--exact", *ids,
                    prog=prog, env_extra=env_extra)
         self.assert_exit(proc, 0)
-        return {b["id"]: b for b in json.loads(proc.stdout)["benchmarks"]}
+        return e2e_helpers.by_id(json.loads(proc.stdout))
 
     def assert_exact(self, res, known):
         for bid, b in res.items():
@@ -93,7 +85,7 @@ class Base(unittest.TestCase):
 class CountTest(Base):
     def test_counts_are_exact(self):
         res = self.results(*[i for i in KNOWN if i != "alloc/touch_8mb"])
-        known = KNOWN_ASAN if SANITIZED else KNOWN
+        known = KNOWN_ASAN if e2e_helpers.SANITIZED else KNOWN
         for bid, b in res.items():
             allocs, nbytes = known[bid]
             with self.subTest(id=bid):
@@ -131,8 +123,7 @@ class CountTest(Base):
         nm = shutil.which("nm")
         if not nm:
             self.skipTest("nm (binutils) is not installed")
-        syms = subprocess.run([nm, "--defined-only", WORK], capture_output=True, text=True,
-                              check=True).stdout
+        syms = e2e_helpers.run([nm, "--defined-only", WORK], timeout=None, check=True).stdout
         defined = {ln.split()[-1] for ln in syms.splitlines() if ln.split()[1:2] in (["T"], ["W"])}
         for name in ("malloc", "free", "calloc", "realloc", "posix_memalign", "memalign"):
             self.assertNotIn(name, defined)
@@ -140,16 +131,13 @@ class CountTest(Base):
     def memcheck(self, *args, synonyms=False, preload=False):
         if not VALGRIND:
             self.skipTest("valgrind is not installed (apt-get install valgrind)")
-        if SANITIZED:
+        if e2e_helpers.SANITIZED:
             self.skipTest("sanitizer build: valgrind cannot run it")
         opts = ["--soname-synonyms=somalloc=nomatch"] if synonyms else []
-        env = dict(os.environ)
-        if preload:
-            env["LD_PRELOAD"] = SHIM
-        return subprocess.run(
+        env = e2e_helpers.environ({"LD_PRELOAD": SHIM} if preload else None)
+        return e2e_helpers.run(
             ["valgrind", *opts, "--leak-check=full", "--errors-for-leak-kinds=definite",
-             "--error-exitcode=9", WORK, "--in-process", *FAST, *args], capture_output=True,
-            text=True, timeout=240, env=env)
+             "--error-exitcode=9", WORK, "--in-process", *FAST, *args], timeout=240, env=env)
 
     def test_memcheck_runs_clean(self):
         """Plain memcheck replaces malloc everywhere: no errors, every block seen. With
@@ -202,7 +190,7 @@ class AllocatorTest(Base):
         lib = jemalloc()
         if not lib:
             self.skipTest("libjemalloc2 is not installed (apt-get install libjemalloc2)")
-        if SANITIZED:
+        if e2e_helpers.SANITIZED:
             self.skipTest("sanitizer build: the sanitizer's allocator comes first")
         env = {"LD_PRELOAD": lib}
         proc = run(*FAST, "--output-format", "json", "--exact", *self.OWN, env_extra=env)

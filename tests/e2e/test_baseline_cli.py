@@ -14,12 +14,16 @@ import json
 import os
 import re
 import shutil
-import subprocess
 import tempfile
 import unittest
 
+import e2e_helpers
+
 FIXTURE = os.environ.get("E2E_FIXTURE", "")
 FIXTURES_DIR = os.environ.get("E2E_FIXTURES_DIR", "")
+# The schema the documentation publishes.
+SCHEMA = os.path.join(os.path.dirname(os.environ.get("E2E_BENCHES_DIR", "")), "docs",
+                      "results.schema.json")
 
 
 BUILDS = tempfile.mkdtemp(prefix="bench-e2e-builds-")
@@ -34,21 +38,14 @@ def build(slowdown):
         return FIXTURE
     path = os.path.join(BUILDS, f"fixture_slow{slowdown}")
     if not os.path.exists(path):
-        shutil.copyfile(FIXTURE, path + ".tmp")
-        with open(path + ".tmp", "ab") as f:
-            f.write(f"E2ESLOW{slowdown}\n".encode())
-        os.chmod(path + ".tmp", 0o755)
+        e2e_helpers.copy_program(FIXTURE, path + ".tmp", f"E2ESLOW{slowdown}\n".encode())
         os.rename(path + ".tmp", path)
     return path
 
 
 def run(args, slowdown=None, env_extra=None):
-    env = dict(os.environ)
-    env.pop("BENCH_BASELINE_DIR", None)
-    if env_extra:
-        env.update(env_extra)
-    return subprocess.run([build(slowdown), "--color", "never"] + args, capture_output=True,
-                          text=True, env=env, timeout=300, check=False)
+    env = e2e_helpers.environ(env_extra, unset=["BENCH_BASELINE_DIR"])
+    return e2e_helpers.run([build(slowdown), "--color", "never"] + args, timeout=300, env=env)
 
 
 def err_lines(stderr):
@@ -57,30 +54,15 @@ def err_lines(stderr):
             if not ln.startswith(("bench: warning:", "bench: note:"))]
 
 
-def check_schema(doc):
-    """Validates results against the schema the documentation publishes, when jsonschema is
-    installed (Debian: python3-jsonschema)."""
-    try:
-        import jsonschema  # pylint: disable=import-outside-toplevel
-    except ImportError:
-        return
-    path = os.path.join(os.path.dirname(os.environ.get("E2E_BENCHES_DIR", "")), "docs",
-                        "results.schema.json")
-    with open(path, encoding="utf-8") as f:
-        jsonschema.validate(doc, json.load(f))
-
-
-class BaselineTest(unittest.TestCase):
+class BaselineTest(e2e_helpers.Case):
     def setUp(self):
-        self.dir = tempfile.mkdtemp(prefix="bench-e2e-baselines-")
-        self.addCleanup(shutil.rmtree, self.dir, True)
+        self.dir = self.temp_dir("bench-e2e-baselines-")
 
     def bench(self, *args, slowdown=None, env_extra=None):
         return run(["--baseline-dir", self.dir] + list(args), slowdown, env_extra)
 
     def load(self, name):
-        with open(os.path.join(self.dir, name + ".json"), encoding="utf-8") as f:
-            return json.load(f)
+        return e2e_helpers.load_json(os.path.join(self.dir, name + ".json"))
 
     def test_save_then_merge_filtered_run(self):
         p = self.bench("--save-baseline", "base", "^fix/(a|b)$")
@@ -142,7 +124,7 @@ class BaselineTest(unittest.TestCase):
         self.assertIn(change["fix/a"]["verdict"],
                       ["no change", "within noise", "inconclusive", "regressed", "improved"])
         self.assertEqual(res["comparison"], {"baseline": "only_a", "removed": []})
-        check_schema(res)
+        e2e_helpers.check_schema(res, SCHEMA)
         # --baseline-strict: new is an error (exit 2, after the run), skipped never is.
         p = self.bench("--baseline", "only_a", "--baseline-strict", "^(fix/(a|b)|trouble/skip)$")
         self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
@@ -186,7 +168,7 @@ class BaselineTest(unittest.TestCase):
                 if fmt == "json":
                     doc = json.loads(p.stdout)
                     self.assertEqual(doc["comparison"]["removed"], ["gone/x"])
-                    check_schema(doc)
+                    e2e_helpers.check_schema(doc, SCHEMA)
         p = self.bench("--baseline", "base", "--exact", "fix/a")
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertNotIn("gone/x", p.stdout + p.stderr)
@@ -376,19 +358,16 @@ class BaselineTest(unittest.TestCase):
                 self.assertEqual("kernel" in change, "different machine" in p.stderr, p.stderr)
 
 
-class AbTest(unittest.TestCase):
+class AbTest(e2e_helpers.Case):
     """--ab against a wrapper that runs the same fixture with a stretched chain."""
 
     def setUp(self):
-        self.dir = tempfile.mkdtemp(prefix="bench-e2e-ab-")
-        self.addCleanup(shutil.rmtree, self.dir, True)
+        self.dir = self.temp_dir("bench-e2e-ab-")
 
     def wrapper(self, slowdown):
-        path = os.path.join(self.dir, f"old_{slowdown}")
-        with open(path, "w", encoding="utf-8") as f:
-            f.write(f"#!/bin/sh\nE2E_SLOWDOWN_PERCENT={slowdown} exec '{FIXTURE}' \"$@\"\n")
-        os.chmod(path, 0o755)
-        return path
+        return e2e_helpers.write_script(
+            os.path.join(self.dir, f"old_{slowdown}"),
+            f"#!/bin/sh\nE2E_SLOWDOWN_PERCENT={slowdown} exec '{FIXTURE}' \"$@\"\n")
 
     # The chain doubles (100%) and at most 8 pairs share 4 s: under a sanitizer build on a loaded
     # two-core machine, 4 pairs and a 30% stretch once came out undecided (pair-to-pair sd near
@@ -432,11 +411,9 @@ class AbTest(unittest.TestCase):
     def test_old_build_without_the_protocol(self):
         """A program that does not take the worker job (a build of an older harness) is told to
         list nothing: it ends at once, and the comparison fails with the reason (exit 3)."""
-        old = os.path.join(self.dir, "old_harness")
-        with open(old, "w", encoding="utf-8") as f:
-            f.write("#!/bin/sh\n[ \"$1 $2\" = '--list ^$' ] || echo \"ran the suite: $*\"\n"
-                    "exit 2\n")
-        os.chmod(old, 0o755)
+        old = e2e_helpers.write_script(
+            os.path.join(self.dir, "old_harness"),
+            "#!/bin/sh\n[ \"$1 $2\" = '--list ^$' ] || echo \"ran the suite: $*\"\nexit 2\n")
         p = run(["--ab", old, "--ab-time", "1", "--exact", "fix/a"])
         self.assertEqual(p.returncode, 3, p.stdout + p.stderr)
         self.assertIn("exited with code 2 before its setup was done", p.stdout)
@@ -489,14 +466,13 @@ class ContextTest(unittest.TestCase):
         caches = {"L1d": int(m.group(1)), "L2": int(m.group(2)), "L3": int(m.group(3))}
 
         # lscpu -p lists the online CPUs: one line each, with its core and socket.
-        cpus = subprocess.run(["lscpu", "-p=CPU,CORE,SOCKET"], capture_output=True, text=True,
-                              check=True).stdout
+        cpus = e2e_helpers.run(["lscpu", "-p=CPU,CORE,SOCKET"], timeout=None, check=True).stdout
         rows = [ln.split(",") for ln in cpus.splitlines() if ln and not ln.startswith("#")]
         self.assertEqual(threads, len(rows), f"threads vs lscpu's online CPUs:\n{cpus}")
         self.assertEqual(cores, len({(r[2], r[1]) for r in rows}),
                          f"cores vs lscpu's (socket, core) pairs:\n{cpus}")
-        out = subprocess.run(["lscpu", "-C=NAME,ONE-SIZE", "-B", "-J"], capture_output=True,
-                             text=True, check=True).stdout
+        out = e2e_helpers.run(["lscpu", "-C=NAME,ONE-SIZE", "-B", "-J"], timeout=None,
+                              check=True).stdout
         known = {c["name"]: int(c["one-size"]) for c in json.loads(out)["caches"]
                  if c.get("one-size")}
         self.assertIn("L1d", known, f"lscpu knows no L1d cache here:\n{out}")

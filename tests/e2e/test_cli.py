@@ -25,6 +25,8 @@ import sys
 import tempfile
 import unittest
 
+import e2e_helpers
+
 FIXTURE = os.environ.get("E2E_FIXTURE", "")
 BENCH = os.environ.get("E2E_BENCH", "")
 BENCHES_DIR = os.environ.get("E2E_BENCHES_DIR", "")
@@ -124,8 +126,8 @@ RESULTS_SCHEMA = {
 
 def run(prog, *args, env=None, preexec_fn=None, cwd=None):
     """Runs prog with args; returns the CompletedProcess with text stdout and stderr."""
-    return subprocess.run([prog, *args], capture_output=True, text=True, encoding="utf-8",
-                          env=env, preexec_fn=preexec_fn, cwd=cwd, timeout=90, check=False)
+    return e2e_helpers.run([prog, *args], timeout=90, env=env, encoding="utf-8",
+                           preexec_fn=preexec_fn, cwd=cwd)
 
 
 def fixture(*args, **kw):
@@ -154,9 +156,7 @@ def run_on_tty(prog, *args, env):
 
 def clean_env(**extra):
     """The current environment without variables that change colour decisions, plus extra."""
-    env = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "TERM")}
-    env.update(extra)
-    return env
+    return e2e_helpers.environ(extra, unset=["NO_COLOR", "TERM"])
 
 
 def project_version():
@@ -201,13 +201,8 @@ def id_key(bench_id):
     return (parts[0], parts[1], int(parts[2]) if len(parts) > 2 else -math.inf)
 
 
-class Case(unittest.TestCase):
+class Case(e2e_helpers.Case):
     """Assertions shared by the test classes."""
-
-    def assert_exit(self, proc, code):
-        self.assertEqual(proc.returncode, code,
-                         f"exit {proc.returncode}, wanted {code}\nstdout:\n{proc.stdout}\n"
-                         f"stderr:\n{proc.stderr}")
 
     def assert_one_error_line(self, proc, *needles):
         """Exit 2, nothing on stdout, one stderr line `bench: ...` containing every needle."""
@@ -445,7 +440,7 @@ class JsonOutputTest(Case):
     def setUp(self):
         self.assert_exit(self.proc, 0)
         self.assertIsNotNone(self.doc, f"stdout is not JSON:\n{self.proc.stdout[:2000]}")
-        self.by_id = {r["id"]: r for r in self.doc["benchmarks"]}
+        self.by_id = e2e_helpers.by_id(self.doc)
 
     def test_top_level(self):
         self.assertEqual(self.doc["schema_version"], 1)

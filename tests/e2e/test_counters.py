@@ -15,10 +15,11 @@ import argparse
 import json
 import os
 import re
-import subprocess
 import sys
 import tempfile
 import unittest
+
+import e2e_helpers
 
 COUNTERS = os.environ.get("E2E_COUNTERS", "")
 
@@ -29,16 +30,14 @@ PAGES = 16  # fixture_counters.c's PAGES
 
 
 def run(args, timeout=60):
-    return subprocess.run([COUNTERS] + list(args), capture_output=True, text=True,
-                          timeout=timeout)
+    return e2e_helpers.run([COUNTERS] + list(args), timeout=timeout)
 
 
 def run_json(testcase, args):
     """Runs with --output-format json; asserts exit 0 and returns (benchmarks by id, stderr)."""
     p = run(FAST + ["--output-format", "json"] + list(args))
     testcase.assertEqual(p.returncode, 0, p.stderr)
-    doc = json.loads(p.stdout)
-    return {b["id"]: b for b in doc["benchmarks"]}, p.stderr
+    return e2e_helpers.by_id(json.loads(p.stdout)), p.stderr
 
 
 def perf_warnings(stderr):

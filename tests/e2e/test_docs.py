@@ -28,9 +28,10 @@ import json
 import os
 import re
 import shlex
-import subprocess
 import tempfile
 import unittest
+
+import e2e_helpers
 
 ROOT = os.environ.get("DOCS_ROOT", "")
 CC = os.environ.get("DOCS_CC", "cc")
@@ -96,7 +97,7 @@ class CBlocksTest(unittest.TestCase):
             cmd += LIBS
         else:
             cmd = [CC, *WARNINGS, *CFLAGS, "-c", src, "-o", os.path.join(tmp, "block.o")]
-        p = subprocess.run(cmd, capture_output=True, text=True, timeout=120, check=False)
+        p = e2e_helpers.run(cmd, timeout=120)
         self.assertEqual(p.returncode, 0,
                          f"{where} does not {'link' if has_main else 'compile'} as printed:\n"
                          f"{p.stderr}\n--- the block ---\n{code}")
@@ -128,9 +129,7 @@ def documented_flags(text):
 class FlagsTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        p = subprocess.run([BENCH, "--help"], capture_output=True, text=True, timeout=60,
-                           check=True)
-        cls.help = p.stdout
+        cls.help = e2e_helpers.run([BENCH, "--help"], timeout=60, check=True).stdout
         with open(os.path.join(ROOT, "docs", "cli.md"), encoding="utf-8") as f:
             cls.cli_md = f.read()
 
@@ -207,9 +206,7 @@ def first_word(cell):
 class DefaultsTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        p = subprocess.run([BENCH, "--help"], capture_output=True, text=True, timeout=60,
-                           check=True)
-        cls.help = p.stdout
+        cls.help = e2e_helpers.run([BENCH, "--help"], timeout=60, check=True).stdout
         cls.defaults = help_defaults(cls.help)
         m = re.search(r"--quick +fast, less precise run \(([0-9.]+) s warm-up, at most ([0-9.]+) "
                       r"s,\s+([0-9]+) processes\)", cls.help)
@@ -233,11 +230,11 @@ class DefaultsTest(unittest.TestCase):
             with open(src, "w", encoding="utf-8") as f:
                 f.write("#include <harness/bench.h>\nBENCH_FN(one, empty)\n{\n"
                         "    BENCH_ITER(b) {\n        bench_clobber();\n    }\n}\n")
-            subprocess.run([CC, *WARNINGS, *CFLAGS, src, "-o", prog, HARNESS, *LIBS],
-                           check=True, capture_output=True, timeout=120)
+            e2e_helpers.run([CC, *WARNINGS, *CFLAGS, src, "-o", prog, HARNESS, *LIBS],
+                            timeout=120, text=False, check=True)
             out = os.path.join(tmp, "r.json")
-            p = subprocess.run([prog, "--json", out, "--output-format", "csv", *args],
-                               capture_output=True, text=True, timeout=120)
+            p = e2e_helpers.run([prog, "--json", out, "--output-format", "csv", *args],
+                                timeout=120)
             self.assertEqual(p.returncode, 0, p.stderr)
             with open(out, encoding="utf-8") as f:
                 b = json.load(f)["benchmarks"][0]
@@ -345,8 +342,8 @@ class DefaultsTest(unittest.TestCase):
 
     def test_ci_md_gate_defaults_are_the_gates(self):
         """docs/ci.md's defaults of -t and -p are the ones the gate's usage states."""
-        p = subprocess.run(["bash", os.path.join(ROOT, "scripts", "ci_gate.sh"), "-h"],
-                           capture_output=True, text=True, timeout=60, check=True)
+        p = e2e_helpers.run(["bash", os.path.join(ROOT, "scripts", "ci_gate.sh"), "-h"],
+                            timeout=60, check=True)
         usage = dict(re.findall(r"^  (-[tp]) [A-Z]+ .*?default (\d+)\)", p.stdout, re.M))
         self.assertEqual(sorted(usage), ["-p", "-t"], p.stdout)
         with open(os.path.join(ROOT, "docs", "ci.md"), encoding="utf-8") as f:

@@ -4,16 +4,16 @@
 Each error is one line on stderr; the valid forms still exit 0.
 """
 import os
-import subprocess
 import sys
 import unittest
+
+import e2e_helpers
 
 FIXTURE = os.environ.get("E2E_FIXTURE", "")
 
 
 def run(*args):
-    return subprocess.run([FIXTURE, *args], capture_output=True, text=True, timeout=60,
-                          check=False)
+    return e2e_helpers.run([FIXTURE, *args], timeout=60)
 
 
 class InvalidWithHelpTest(unittest.TestCase):

@@ -16,15 +16,15 @@ import fcntl
 import json
 import os
 import resource
-import shutil
 import signal
 import stat
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 import unittest
+
+import e2e_helpers
 
 FIXTURE = os.environ.get("E2E_FIXTURE", "")
 FAST = ["--warm-up-time", "0.01", "--measurement-time", "0.05", "--nresamples", "100",
@@ -33,29 +33,21 @@ ONE = ["--exact", "fix/a"]
 
 
 def run(*args, env_extra=None, preexec_fn=None, timeout=60):
-    env = dict(os.environ)
-    env.pop("BENCH_BASELINE_DIR", None)
-    env.update(env_extra or {})
-    return subprocess.run([FIXTURE, *FAST, *args], capture_output=True, text=True, env=env,
-                          preexec_fn=preexec_fn, timeout=timeout, check=False)
+    env = e2e_helpers.environ(env_extra, unset=["BENCH_BASELINE_DIR"])
+    return e2e_helpers.run([FIXTURE, *FAST, *args], timeout=timeout, env=env,
+                           preexec_fn=preexec_fn)
 
 
 def leftovers(directory):
     return sorted(f for f in os.listdir(directory) if ".tmp" in f)
 
 
-class Base(unittest.TestCase):
+class Base(e2e_helpers.Case):
     def setUp(self):
-        self.dir = tempfile.mkdtemp(prefix="bench-e2e-files-")
-        self.addCleanup(shutil.rmtree, self.dir, True)
+        self.dir = self.temp_dir("bench-e2e-files-")
 
     def path(self, name):
         return os.path.join(self.dir, name)
-
-    def assert_exit(self, proc, code):
-        self.assertEqual(proc.returncode, code,
-                         f"exit {proc.returncode}, wanted {code}\nstdout:\n{proc.stdout}\n"
-                         f"stderr:\n{proc.stderr}")
 
     def device(self, name, minor):
         """A private character device like /dev/null (minor 3) or /dev/full (minor 7)."""

@@ -15,10 +15,11 @@ hiding the GPU (CUDA_VISIBLE_DEVICES=) must bring back the skip path. Standard l
 import json
 import os
 import re
-import subprocess
 import sys
 import tempfile
 import unittest
+
+import e2e_helpers
 
 FIXTURE = os.environ.get("E2E_GPU_FIXTURE", "")
 BENCH = os.environ.get("E2E_BENCH", "")
@@ -47,14 +48,7 @@ NVML_FACTS = ["gpu_sm_clock_reference_mhz", "gpu_sm_clock_threshold_mhz", "gpu_t
 
 def run(prog, *args, env=None):
     """Runs prog with args; returns the CompletedProcess with text stdout and stderr."""
-    return subprocess.run([prog, *args], capture_output=True, text=True, encoding="utf-8",
-                          env=env, timeout=300, check=False)
-
-
-def env_with(**extra):
-    env = dict(os.environ)
-    env.update(extra)
-    return env
+    return e2e_helpers.run([prog, *args], timeout=300, env=env, encoding="utf-8")
 
 
 def ran_lines(stderr):
@@ -71,7 +65,7 @@ def gpu_context(prog=None, env=None):
     if key not in _CONTEXT:
         cpu_id = "cpu/spin" if (prog or FIXTURE) == FIXTURE else "harness/empty"
         p = run(prog or FIXTURE, *FAST, "--output-format", "json", "--exact", cpu_id,
-                env=env_with(**env) if env else None)
+                env=e2e_helpers.environ(env) if env else None)
         if p.returncode != 0:
             raise AssertionError(f"context run failed ({p.returncode}): {p.stderr}")
         _CONTEXT[key] = json.loads(p.stdout)["context"]["gpu"]
@@ -82,12 +76,7 @@ def gpu_available():
     return gpu_context()["available"]
 
 
-class Case(unittest.TestCase):
-    def assert_exit(self, proc, code):
-        self.assertEqual(proc.returncode, code,
-                         f"exit {proc.returncode}, wanted {code}\nstdout:\n{proc.stdout}\n"
-                         f"stderr:\n{proc.stderr}")
-
+class Case(e2e_helpers.Case):
     def run_json(self, prog, *args, env=None):
         p = run(prog, *FAST, "--output-format", "json", *args, env=env)
         try:
@@ -281,7 +270,7 @@ class RunTest(Case):
     def test_blocking_benchmarks_run_under_lazy_loading(self):
         """The user's CUDA_MODULE_LOADING=LAZY stands, and the cold, blocking benchmarks still
         run: their first timed block loads the body's kernels without holding the stream."""
-        env = env_with(CUDA_MODULE_LOADING="LAZY")
+        env = e2e_helpers.environ({"CUDA_MODULE_LOADING": "LAZY"})
         p, doc = self.run_json(FIXTURE, "--exact", "cuda/cold_blocking", env=env)
         self.assert_exit(p, 0)
         self.assertEqual(doc["context"]["gpu"]["module_loading"], "lazy")
@@ -295,7 +284,7 @@ class RunTest(Case):
         g = gpu_context(env=env)
         self.assertFalse(g["available"])
         self.assertIn("no CUDA device", g["reason"])
-        p, doc = self.run_json(FIXTURE, "^(cuda|cpu)/", env=env_with(**env))
+        p, doc = self.run_json(FIXTURE, "^(cuda|cpu)/", env=e2e_helpers.environ(env))
         self.assert_exit(p, 0)
         self.assertEqual(ran_lines(p.stderr), [])
         for r in doc["benchmarks"]:
@@ -354,7 +343,7 @@ class ReportTest(Case):
                 with open(tpath, "w", encoding="utf-8") as f:
                     json.dump(torch, f)
                 args += ["--torch", tpath]
-            p = subprocess.run(args, capture_output=True, text=True, check=False, timeout=60)
+            p = e2e_helpers.run(args, timeout=60)
         self.assertEqual(p.returncode, 0, p.stderr)
         return p.stdout
 
@@ -382,9 +371,8 @@ class ReportTest(Case):
                               r"+0\.88x")
 
     def test_unreadable_file_is_exit_2(self):
-        p = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "gpu_report.py"),
-                            "/nonexistent/run.json"], capture_output=True, text=True,
-                           check=False, timeout=60)
+        p = e2e_helpers.run([sys.executable, os.path.join(ROOT, "scripts", "gpu_report.py"),
+                             "/nonexistent/run.json"], timeout=60)
         self.assertEqual(p.returncode, 2)
 
 
@@ -397,9 +385,8 @@ class ScriptsTest(Case):
             self.skipTest("a GPU is available: scripts/gpu_check.sh runs for real there")
         build = os.path.dirname(os.path.dirname(BENCH))
         with tempfile.TemporaryDirectory() as d:
-            p = subprocess.run([os.path.join(ROOT, "scripts", "gpu_check.sh"), "-n", "-b", build,
-                                "-o", d], capture_output=True, text=True, check=False,
-                               timeout=120)
+            p = e2e_helpers.run([os.path.join(ROOT, "scripts", "gpu_check.sh"), "-n", "-b", build,
+                                 "-o", d], timeout=120)
         self.assert_exit(p, 2)
         if HAVE_CUDA == "0":
             self.assertIn("gpu_check: this build has no CUDA layer", p.stderr)
@@ -407,20 +394,18 @@ class ScriptsTest(Case):
             self.assertIn("gpu_check: no usable GPU: " + gpu_context(BENCH)["reason"], p.stderr)
 
     def test_gpu_check_checks_its_options(self):
-        p = subprocess.run([os.path.join(ROOT, "scripts", "gpu_check.sh"), "-A", "x"],
-                           capture_output=True, text=True, check=False, timeout=60)
+        p = e2e_helpers.run([os.path.join(ROOT, "scripts", "gpu_check.sh"), "-A", "x"],
+                            timeout=60)
         self.assert_exit(p, 2)
         self.assertIn("-A takes whole seconds", p.stderr)
 
     def test_device_check_needs_a_prepared_build(self):
         with tempfile.TemporaryDirectory() as d:
-            p = subprocess.run([os.path.join(ROOT, "scripts", "device_check.sh"), "run", d,
-                                os.path.join(d, "no-build")], capture_output=True, text=True,
-                               check=False, timeout=60)
+            p = e2e_helpers.run([os.path.join(ROOT, "scripts", "device_check.sh"), "run", d,
+                                 os.path.join(d, "no-build")], timeout=60)
             self.assert_exit(p, 2)
             self.assertIn("no prepared build", p.stderr)
-        p = subprocess.run([os.path.join(ROOT, "scripts", "device_check.sh")],
-                           capture_output=True, text=True, check=False, timeout=60)
+        p = e2e_helpers.run([os.path.join(ROOT, "scripts", "device_check.sh")], timeout=60)
         self.assert_exit(p, 2)
         self.assertIn("Usage: scripts/device_check.sh prepare", p.stderr)
 

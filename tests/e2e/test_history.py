@@ -23,11 +23,11 @@ import hashlib
 import os
 import random
 import re
-import shutil
 import sqlite3
 import subprocess
-import tempfile
 import unittest
+
+import e2e_helpers
 
 BENCH = os.environ.get("E2E_BENCH", "")
 FIXTURE = os.environ.get("E2E_FIXTURE", "")
@@ -36,12 +36,8 @@ FAST = ["--warm-up-time", "0.01", "--measurement-time", "0.05", "--nresamples", 
 
 
 def run(program, *args, env_extra=None, timeout=120):
-    env = dict(os.environ)
-    for name in ("BENCH_HISTORY", "BENCH_BASELINE_DIR"):
-        env.pop(name, None)
-    env.update(env_extra or {})
-    return subprocess.run([program, *args], capture_output=True, text=True, env=env,
-                          timeout=timeout, check=False)
+    env = e2e_helpers.environ(env_extra, unset=["BENCH_HISTORY", "BENCH_BASELINE_DIR"])
+    return e2e_helpers.run([program, *args], timeout=timeout, env=env)
 
 
 def digest(path):
@@ -54,15 +50,12 @@ def history_available():
     return "history: SQLite" in p.stdout
 
 
-class HistoryTest(unittest.TestCase):
+class HistoryTest(e2e_helpers.Case):
     def setUp(self):
         if not history_available():
             self.skipTest("this build has no SQLite (bench --version says history: compiled out)")
-        self.dir = tempfile.mkdtemp(prefix="bench-history-")
+        self.dir = self.temp_dir("bench-history-")
         self.db = os.path.join(self.dir, "runs.db")
-
-    def tearDown(self):
-        shutil.rmtree(self.dir, ignore_errors=True)
 
     def runs_recorded(self):
         db = sqlite3.connect(self.db)
@@ -261,8 +254,7 @@ class HistoryTest(unittest.TestCase):
     def test_concurrent_writers(self):
         """Four runs start at once on a history that does not exist yet: one makes it, and all
         four are recorded whole."""
-        env = dict(os.environ)
-        env.pop("BENCH_HISTORY", None)
+        env = e2e_helpers.environ(unset=["BENCH_HISTORY"])
         procs = [subprocess.Popen([FIXTURE, *FAST, "--exact", "fix/a", "--history", self.db],
                                   stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
                                   env=env) for _ in range(4)]

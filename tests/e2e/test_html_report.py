@@ -22,10 +22,11 @@ import json
 import os
 import re
 import shutil
-import subprocess
 import sys
 import tempfile
 import unittest
+
+import e2e_helpers
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
@@ -131,7 +132,7 @@ class Dom(html.parser.HTMLParser):
 
 
 def run(cmd, **kw):
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=120, **kw)
+    return e2e_helpers.run(cmd, timeout=120, **kw)
 
 
 @unittest.skipIf(CHROMIUM is None, "Chromium is not installed (Debian: apt-get install chromium); "

@@ -64,6 +64,19 @@ expect_error() {
         fail "$1 --list: wanted one line 'bench: ...$2...', got: $err"
 }
 
+# build_project NAME WHAT: configures the CMake project $tmp/NAME_src against the installation
+# (Release, EXTRA_FLAGS) into $tmp/NAME_build and builds it, logs in $tmp/NAME.log and
+# $tmp/NAME-build.log; a failure names WHAT.
+build_project() {
+    local name="$1" what="$2"
+    cmake -S "$tmp/${name}_src" -B "$tmp/${name}_build" -DCMAKE_PREFIX_PATH="$prefix" \
+        -DCMAKE_BUILD_TYPE=Release -DCMAKE_C_FLAGS="${extra[*]}" \
+        -DCMAKE_EXE_LINKER_FLAGS="${extra[*]}" > "$tmp/$name.log" 2>&1 ||
+        fail "configuring $what failed: $(cat "$tmp/$name.log")"
+    cmake --build "$tmp/${name}_build" > "$tmp/$name-build.log" 2>&1 ||
+        fail "building $what failed: $(cat "$tmp/$name-build.log")"
+}
+
 prefix="$tmp/prefix"
 cmake --install "$build" --prefix "$prefix" > "$tmp/install.log" ||
     fail "cmake --install failed: $(cat "$tmp/install.log")"
@@ -173,12 +186,7 @@ find_package(harness REQUIRED)
 add_executable(prog_cmake "$src/a.c" "$src/b.c")
 target_link_libraries(prog_cmake PRIVATE harness::harness)
 EOF
-cmake -S "$tmp/cmake_src" -B "$tmp/cmake_build" -DCMAKE_PREFIX_PATH="$prefix" \
-    -DCMAKE_BUILD_TYPE=Release -DCMAKE_C_FLAGS="${extra[*]}" \
-    -DCMAKE_EXE_LINKER_FLAGS="${extra[*]}" > "$tmp/cmake.log" 2>&1 ||
-    fail "configuring the find_package project failed: $(cat "$tmp/cmake.log")"
-cmake --build "$tmp/cmake_build" > "$tmp/cmake-build.log" 2>&1 ||
-    fail "building the find_package project failed: $(cat "$tmp/cmake-build.log")"
+build_project cmake "the find_package project"
 check_list "$tmp/cmake_build/prog_cmake"
 check_run "$tmp/cmake_build/prog_cmake"
 
@@ -356,12 +364,7 @@ foreach(c ${components[*]})
     target_link_libraries(prog_comp PRIVATE harness::\${c})
 endforeach()
 EOF
-    cmake -S "$tmp/cmake_comp_src" -B "$tmp/cmake_comp_build" -DCMAKE_PREFIX_PATH="$prefix" \
-        -DCMAKE_BUILD_TYPE=Release -DCMAKE_C_FLAGS="${extra[*]}" \
-        -DCMAKE_EXE_LINKER_FLAGS="${extra[*]}" > "$tmp/cmake_comp.log" 2>&1 ||
-        fail "configuring the COMPONENTS project failed: $(cat "$tmp/cmake_comp.log")"
-    cmake --build "$tmp/cmake_comp_build" > "$tmp/cmake_comp-build.log" 2>&1 ||
-        fail "building the COMPONENTS project failed: $(cat "$tmp/cmake_comp-build.log")"
+    build_project cmake_comp "the COMPONENTS project"
     check_list "$tmp/cmake_comp_build/prog_comp"
     version="$("$tmp/cmake_comp_build/prog_comp" --version)" || fail "prog_comp --version failed"
     for c in "${components[@]}"; do

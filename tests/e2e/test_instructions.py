@@ -12,30 +12,27 @@ Tests that need valgrind skip, saying why, when it is not installed or the build
 import json
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 import unittest
 
+import e2e_helpers
+
 WORK = os.environ.get("E2E_WORK", "")
 FIXTURE = os.environ.get("E2E_FIXTURE", "")
 BENCH = os.environ.get("E2E_BENCH", "")
-SANITIZED = os.environ.get("E2E_SANITIZE", "0").lower() in ("1", "on", "true", "yes")
 VALGRIND = shutil.which("valgrind")
 SCHEMA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "docs",
                       "results.schema.json")
 
 
 def run(prog, *args, env=None, cwd=None):
-    full = dict(os.environ)
-    full.pop("FIXTURE_WORK", None)
-    full.update(env or {})
-    return subprocess.run([prog, *args], capture_output=True, text=True, env=full, cwd=cwd,
-                          timeout=240)
+    full = e2e_helpers.environ(env, unset=["FIXTURE_WORK"])
+    return e2e_helpers.run([prog, *args], timeout=240, env=full, cwd=cwd)
 
 
 def needs_valgrind(test):
-    if SANITIZED:
+    if e2e_helpers.SANITIZED:
         return unittest.skip("sanitizer build: valgrind cannot run it")(test)
     if not VALGRIND:
         return unittest.skip("valgrind is not installed (apt-get install valgrind)")(test)
@@ -64,18 +61,13 @@ def per_iter(bench):
     return bench["metrics"]["instructions"]["per_iteration"]["median"]["point"]
 
 
-class Base(unittest.TestCase):
-    def assert_exit(self, proc, code):
-        self.assertEqual(proc.returncode, code,
-                         f"exit {proc.returncode}, wanted {code}\nstdout:\n{proc.stdout}\n"
-                         f"stderr:\n{proc.stderr}")
-
+class Base(e2e_helpers.Case):
     def counts(self, *args, env=None):
         """Runs e2e_work --instructions with JSON output; returns {id: benchmark}."""
         proc = run(WORK, "--instructions", "--output-format", "json", *args, env=env)
         self.assert_exit(proc, 0)
         doc = json.loads(proc.stdout)
-        return doc, {b["id"]: b for b in doc["benchmarks"]}
+        return doc, e2e_helpers.by_id(doc)
 
 
 class UsageTest(Base):
@@ -92,7 +84,7 @@ class UsageTest(Base):
         self.assert_exit(proc, 2)
         lines = proc.stderr.strip().splitlines()
         self.assertEqual(len(lines), 1, proc.stderr)
-        if SANITIZED:
+        if e2e_helpers.SANITIZED:
             self.assertIn("not available in an AddressSanitizer build", lines[0])
         else:
             self.assertIn("valgrind", lines[0])
@@ -113,15 +105,13 @@ class UsageTest(Base):
                 self.assertTrue(proc.stderr.startswith("bench: "), proc.stderr)
                 self.assertEqual(len(proc.stderr.strip().splitlines()), 1, proc.stderr)
 
-    @unittest.skipIf(SANITIZED, "sanitizer build: the mode is not available")
+    @unittest.skipIf(e2e_helpers.SANITIZED, "sanitizer build: the mode is not available")
     def test_valgrind_that_fails_fails_each_benchmark_saying_so(self):
         # The workers start under valgrind (the plan's launcher); a valgrind that cannot run the
         # program fails each benchmark with the reason, and nothing is counted or saved.
         with tempfile.TemporaryDirectory() as tmp:
-            fake = os.path.join(tmp, "valgrind")
-            with open(fake, "w", encoding="utf-8") as f:
-                f.write("#!/bin/sh\necho 'valgrind: cannot start' >&2\nexit 1\n")
-            os.chmod(fake, 0o755)
+            e2e_helpers.write_script(os.path.join(tmp, "valgrind"),
+                                     "#!/bin/sh\necho 'valgrind: cannot start' >&2\nexit 1\n")
             proc = run(WORK, "--instructions", "--output-format", "json", "--baseline-dir", tmp,
                        "--save-baseline", "x", "instr/",
                        env={"PATH": tmp + os.pathsep + os.environ.get("PATH", "")})
@@ -142,7 +132,7 @@ class UsageTest(Base):
                    env={"BENCH_WORKER_JOB": "0 1 0 0 0 instr/nop4"})
         self.assert_exit(proc, 2)
         self.assertEqual(len(proc.stderr.strip().splitlines()), 1, proc.stderr)
-        self.assertIn("not available in an AddressSanitizer build" if SANITIZED
+        self.assertIn("not available in an AddressSanitizer build" if e2e_helpers.SANITIZED
                       else "outside valgrind", proc.stderr)
         self.assertEqual(proc.stdout, "")
         proc = run(WORK, "--instructions-worker", "/tmp", "instr/")

@@ -12,9 +12,10 @@ a transcription of bencher.dev's `rust_bench` grammar. Standard library only.
 import json
 import os
 import re
-import subprocess
 import tempfile
 import unittest
+
+import e2e_helpers
 
 FIXTURE = os.environ.get("E2E_FIXTURE", "")
 FAST = ["--quick", "--warm-up-time", "0.02", "--measurement-time", "0.1", "--nresamples", "1000",
@@ -39,12 +40,11 @@ def bencher_rust_bench(line):
 
 
 def run(cmd):
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    return e2e_helpers.run(cmd, timeout=120)
 
 
 def by_id(path):
-    with open(path, encoding="utf-8") as f:
-        return {b["id"]: b for b in json.load(f)["benchmarks"]}
+    return e2e_helpers.by_id(e2e_helpers.load_json(path))
 
 
 @unittest.skipIf(not FIXTURE, "E2E_FIXTURE is not set (ctest sets it)")

@@ -16,16 +16,14 @@ import tempfile
 import time
 import unittest
 
+import e2e_helpers
+
 FIXTURE = os.environ.get("E2E_FIXTURE", "")
 FAST = ["--warm-up-time", "0.02", "--measurement-time", "0.1", "--nresamples", "1000"]
-# AddressSanitizer catches a crash itself and exits 1 after its report; it also replaces glibc's
-# allocator, whose thresholds the selection test depends on.
-SANITIZED = os.environ.get("E2E_SANITIZE", "0").lower() in ("1", "on", "true", "yes")
 
 
 def run(*args, env=None, timeout=120):
-    return subprocess.run([FIXTURE, *args], capture_output=True, text=True, env=env,
-                          timeout=timeout, check=False)
+    return e2e_helpers.run([FIXTURE, *args], timeout=timeout, env=env)
 
 
 def tagged_env():
@@ -51,16 +49,11 @@ def tagged_pids(tag):
     return pids
 
 
-class IsolationCase(unittest.TestCase):
-    def assert_exit(self, p, code):
-        self.assertEqual(p.returncode, code,
-                         f"exit {p.returncode}, wanted {code}\nstdout:\n{p.stdout}\n"
-                         f"stderr:\n{p.stderr}")
-
+class IsolationCase(e2e_helpers.Case):
     def json_run(self, *args, code=0):
         p = run(*FAST, "--output-format", "json", *args)
         self.assert_exit(p, code)
-        return {b["id"]: b for b in json.loads(p.stdout)["benchmarks"]}, p
+        return e2e_helpers.by_id(json.loads(p.stdout)), p
 
 
 class ProcessesTest(IsolationCase):
@@ -169,7 +162,7 @@ class ContainmentTest(IsolationCase):
         c = b["trouble/crash"]
         self.assertEqual(c["status"], "failed")
         self.assertNotIn("samples", c)
-        if SANITIZED:
+        if e2e_helpers.SANITIZED:  # AddressSanitizer catches it, reports, and exits 1
             self.assertEqual(c["failure"], {"kind": "exited", "exit_code": 1})
             return
         self.assertEqual(c["failure"], {"kind": "crashed", "signal": signal.SIGSEGV,
@@ -179,7 +172,7 @@ class ContainmentTest(IsolationCase):
 
     def test_abort(self):
         b, _ = self.json_run("--exact", "trouble/abort", "fix/a", code=3)
-        if not SANITIZED:
+        if not e2e_helpers.SANITIZED:
             self.assertEqual(b["trouble/abort"]["failure"]["signal_name"], "SIGABRT")
         self.assertEqual(b["trouble/abort"]["status"], "failed")
         self.assertEqual(b["fix/a"]["status"], "ok")
@@ -215,7 +208,8 @@ class ContainmentTest(IsolationCase):
         self.assertRegex(p.stdout, r"(?m)^trouble/exits\s+FAILED: exited with code 0")
 
 
-@unittest.skipIf(SANITIZED, "AddressSanitizer replaces glibc's allocator and its thresholds")
+@unittest.skipIf(e2e_helpers.SANITIZED,
+                 "AddressSanitizer replaces glibc's allocator and its thresholds")
 class SelectionTest(IsolationCase):
     """heap/a_leaves_state raises glibc's trim threshold for the rest of its process; measured in
     one process, heap/b_sensitive then stops faulting its pages in (fixture_more.c)."""
@@ -315,7 +309,7 @@ class ClosedStdoutTest(IsolationCase):
             out = os.path.join(d, "r.json")
             cmd = (f"'{FIXTURE}' --warm-up-time 0.02 --measurement-time 0.1 --baseline-dir "
                    f"'{d}' --save-baseline x --json '{out}' --exact fix/a fix/b fix/add | head -1")
-            subprocess.run(["bash", "-c", cmd], capture_output=True, timeout=120, check=False)
+            e2e_helpers.run(["bash", "-c", cmd], timeout=120, text=False)
             for path in (out, os.path.join(d, "x.json")):
                 with open(path, encoding="utf-8") as f:
                     ids = sorted(b["id"] for b in json.load(f)["benchmarks"])

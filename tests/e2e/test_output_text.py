@@ -13,11 +13,10 @@ import io
 import json
 import os
 import re
-import shutil
-import subprocess
 import sys
-import tempfile
 import unittest
+
+import e2e_helpers
 
 HOSTILE = os.environ.get("E2E_HOSTILE", "")
 FAST = ["--warm-up-time", "0.01", "--measurement-time", "0.05", "--nresamples", "100",
@@ -25,7 +24,7 @@ FAST = ["--warm-up-time", "0.01", "--measurement-time", "0.05", "--nresamples", 
 
 
 def run(*args):
-    return subprocess.run([HOSTILE, *FAST, *args], capture_output=True, timeout=120, check=False)
+    return e2e_helpers.run([HOSTILE, *FAST, *args], timeout=120, text=False)
 
 
 def control_chars(data):
@@ -71,12 +70,11 @@ class EscapeTest(unittest.TestCase):
         self.assertIn("\x1b]0;pwned\x07", skip["message"])
 
 
-class FileTextTest(unittest.TestCase):
+class FileTextTest(e2e_helpers.Case):
     """Strings read from files, and paths, reach stderr escaped too."""
 
     def setUp(self):
-        self.dir = tempfile.mkdtemp(prefix="bench-e2e-text-\x1b[31m")
-        self.addCleanup(shutil.rmtree, self.dir, True)
+        self.dir = self.temp_dir("bench-e2e-text-\x1b[31m")
 
     def test_baseline_context_and_path_are_escaped(self):
         p = run("--baseline-dir", self.dir, "--save-baseline", "b", "--exact", "csv/plain")

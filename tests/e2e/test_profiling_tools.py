@@ -16,11 +16,12 @@ import math
 import os
 import re
 import statistics
-import subprocess
 import sys
 import tempfile
 import unittest
 import xml.etree.ElementTree as ET
+
+import e2e_helpers
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
@@ -29,15 +30,8 @@ BENCH = os.environ.get("E2E_BENCH", "")
 
 
 def script(name, *args, env=None, timeout=120):
-    e = dict(os.environ)
-    e.update(env or {})
-    return subprocess.run([sys.executable, os.path.join(SCRIPTS, name), *args],
-                          capture_output=True, text=True, timeout=timeout, env=e, cwd=ROOT)
-
-
-def load(path):
-    with open(path, encoding="utf-8") as f:
-        return json.load(f)
+    return e2e_helpers.run([sys.executable, os.path.join(SCRIPTS, name), *args], timeout=timeout,
+                           env=e2e_helpers.environ(env), cwd=ROOT)
 
 
 PERF_SCRIPT = """\
@@ -329,8 +323,9 @@ class ReportQuickTest(unittest.TestCase):
             self.assertEqual(r.returncode, 0, r.stderr)
             with open(out, encoding="utf-8") as f:
                 md = f.read()
-            suite = load(os.path.join(work, "suite.json"))
-            runs = [load(os.path.join(work, "variance", f"run{i}.json")) for i in (1, 2)]
+            suite = e2e_helpers.load_json(os.path.join(work, "suite.json"))
+            runs = [e2e_helpers.load_json(os.path.join(work, "variance", f"run{i}.json"))
+                    for i in (1, 2)]
             self.assertTrue(os.path.isfile(os.path.join(html, "index.html")))
         for sec in ("## System configuration", "## Reference suite",
                     "## Fraction of the machine limit", "## CPU hot spots",

@@ -25,6 +25,8 @@ import tempfile
 import time
 import unittest
 
+import e2e_helpers
+
 FIXTURE = os.environ.get("E2E_RELIABILITY", "")
 FIXTURES_DIR = os.environ.get("E2E_FIXTURES_DIR", "")
 FAST = ["--warm-up-time", "0.02", "--measurement-time", "0.2", "--nresamples", "500",
@@ -46,28 +48,20 @@ def program_hash(path, like):
     return "sha256:" + hashlib.sha256(data).hexdigest()
 
 
-class Case(unittest.TestCase):
+class Case(e2e_helpers.Case):
     def setUp(self):
-        self.dir = tempfile.mkdtemp(prefix="bench-e2e-rel-")
-        self.addCleanup(shutil.rmtree, self.dir, True)
+        self.dir = self.temp_dir("bench-e2e-rel-")
         self.base = os.path.join(self.dir, "baselines")
         self.env = dict(os.environ, XDG_CONFIG_HOME=os.path.join(self.dir, "config"))
         for var in ("E2E_HANG_SETUP", "E2E_BACKGROUND_SLEEP", "E2E_TERM_MANAGER", "BENCH_WORKER_JOB"):
             self.env.pop(var, None)
 
     def copy(self, name, append=b""):
-        path = os.path.join(self.dir, name)
-        shutil.copyfile(FIXTURE, path)
-        if append:
-            with open(path, "ab") as f:
-                f.write(append)
-        os.chmod(path, 0o755)
-        return path
+        return e2e_helpers.copy_program(FIXTURE, os.path.join(self.dir, name), append)
 
     def run_prog(self, prog, *args, env=None, timeout=120, **kw):
-        return subprocess.run([prog, "--baseline-dir", self.base, *args], capture_output=True,
-                              text=True, timeout=timeout, env=dict(self.env, **(env or {})),
-                              check=False, **kw)
+        return e2e_helpers.run([prog, "--baseline-dir", self.base, *args], timeout=timeout,
+                               env=dict(self.env, **(env or {})), **kw)
 
     def save(self, prog, name, *filters, extra=(), fast=FAST):
         p = self.run_prog(prog, *fast, *extra, "--save-baseline", name, *filters)
@@ -78,8 +72,7 @@ class Case(unittest.TestCase):
         return os.path.join(self.base, name + ".json")
 
     def load(self, name):
-        with open(self.json_path(name), encoding="utf-8") as f:
-            return json.load(f)
+        return e2e_helpers.load_json(self.json_path(name))
 
     def store(self, name, doc):
         with open(self.json_path(name), "w", encoding="utf-8") as f:
@@ -93,8 +86,7 @@ class Case(unittest.TestCase):
                           timeout=timeout)
         doc = None
         if os.path.exists(out):
-            with open(out, encoding="utf-8") as f:
-                doc = {b["id"]: b for b in json.load(f)["benchmarks"]}
+            doc = e2e_helpers.by_id(e2e_helpers.load_json(out))
         return p, doc
 
 
@@ -105,13 +97,10 @@ class SnapshotTrustTest(Case):
     def setUpClass(cls):
         """One saved baseline (and the key that signed it) that every test copies."""
         cls.template = tempfile.mkdtemp(prefix="bench-e2e-rel-saved-")
-        fast = os.path.join(cls.template, "fast")
-        shutil.copyfile(FIXTURE, fast)
-        os.chmod(fast, 0o755)
+        fast = e2e_helpers.copy_program(FIXTURE, os.path.join(cls.template, "fast"))
         env = dict(os.environ, XDG_CONFIG_HOME=os.path.join(cls.template, "config"))
-        p = subprocess.run([fast, "--baseline-dir", os.path.join(cls.template, "baselines"),
-                            *FAST, "--save-baseline", "m", "^s/work$"], capture_output=True,
-                           text=True, timeout=120, env=env, check=False)
+        p = e2e_helpers.run([fast, "--baseline-dir", os.path.join(cls.template, "baselines"),
+                             *FAST, "--save-baseline", "m", "^s/work$"], timeout=120, env=env)
         if p.returncode != 0:
             raise RuntimeError(p.stderr)
 
@@ -132,11 +121,7 @@ class SnapshotTrustTest(Case):
         self.slow = self.copy("slow", b"E2ESLOW900\n")
 
     def script(self, name, body):
-        path = os.path.join(self.dir, name)
-        with open(path, "w", encoding="utf-8") as f:
-            f.write(body)
-        os.chmod(path, 0o755)
-        return path
+        return e2e_helpers.write_script(os.path.join(self.dir, name), body)
 
     def forge(self, src, link=False):
         """Puts src where the snapshot is (or a symbolic link to it) and edits every hash the
@@ -146,8 +131,7 @@ class SnapshotTrustTest(Case):
         if link:
             os.symlink(src, snap)
         else:
-            shutil.copyfile(src, snap)
-            os.chmod(snap, 0o755)
+            e2e_helpers.copy_program(src, snap)
         doc = self.load("m")
         h = program_hash(src, doc["context"]["program"]["hash"])
         doc["context"]["program"]["hash"] = h
@@ -189,9 +173,7 @@ class SnapshotTrustTest(Case):
         for line in proc.stderr:
             seen.append(line)
             if "bench: confirming" in line:
-                tmp = os.path.join(self.base, ".swap")
-                shutil.copyfile(evil, tmp)
-                os.chmod(tmp, 0o755)
+                tmp = e2e_helpers.copy_program(evil, os.path.join(self.base, ".swap"))
                 os.rename(tmp, os.path.join(self.base, "m.program"))
                 break
         rest = proc.communicate(timeout=120)[1]
@@ -419,9 +401,9 @@ class SmallTest(Case):
             os.dup2(w, 3)
         # Descriptor 3 open in the program, as a test runner may leave it: close_fds would
         # close it after preexec_fn.
-        p = subprocess.run([FIXTURE, "--exact", "s/work2"], capture_output=True, text=True,
-                           timeout=60, env=dict(self.env, BENCH_WORKER_JOB="garbage"),
-                           preexec_fn=fd3, close_fds=False, check=False)
+        p = e2e_helpers.run([FIXTURE, "--exact", "s/work2"], timeout=60,
+                            env=dict(self.env, BENCH_WORKER_JOB="garbage"), preexec_fn=fd3,
+                            close_fds=False)
         os.close(w)
         self.assertEqual(p.returncode, 2, p.stderr)
         self.assertIn("BENCH_WORKER_JOB: malformed worker job", p.stderr)

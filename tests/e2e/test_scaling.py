@@ -17,10 +17,11 @@ nothing. Standard library only.
 import json
 import os
 import re
-import subprocess
 import sys
 import tempfile
 import unittest
+
+import e2e_helpers
 
 BENCH = os.environ.get("E2E_BENCH", "")
 TOLERANCE = 0.02
@@ -34,13 +35,11 @@ MUST_HAVE = {"scaling/activation", "scaling/similarity", "scaling/read_probe",
 class ScalingTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        listed = subprocess.run([BENCH, "--list"], capture_output=True, text=True, timeout=60,
-                                check=True).stdout.split()
+        listed = e2e_helpers.run([BENCH, "--list"], timeout=60, check=True).stdout.split()
         ids = [i for i in listed if re.search(r"/-?[0-9]+$", i) and not i.startswith("harness/")]
         with tempfile.TemporaryDirectory() as tmp:
             path = os.path.join(tmp, "r.json")
-            p = subprocess.run([BENCH, *TINY, "--json", path, "--exact", *ids],
-                               capture_output=True, text=True, timeout=600, check=False)
+            p = e2e_helpers.run([BENCH, *TINY, "--json", path, "--exact", *ids], timeout=600)
             if p.returncode != 0:
                 raise AssertionError(f"bench exited {p.returncode}: {p.stderr}")
             with open(path, encoding="utf-8") as f:

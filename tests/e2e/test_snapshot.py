@@ -11,11 +11,10 @@ import hashlib
 import json
 import math
 import os
-import shutil
-import subprocess
 import sys
-import tempfile
 import unittest
+
+import e2e_helpers
 
 FIXTURE = os.environ.get("E2E_FIXTURE", "")
 SCHEMA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "docs",
@@ -29,48 +28,33 @@ def sha256(path):
         return "sha256:" + hashlib.sha256(f.read()).hexdigest()
 
 
-class SnapshotTest(unittest.TestCase):
+class SnapshotTest(e2e_helpers.Case):
     def setUp(self):
-        self.dir = tempfile.mkdtemp(prefix="bench-e2e-snap-")
-        self.addCleanup(shutil.rmtree, self.dir, True)
+        self.dir = self.temp_dir("bench-e2e-snap-")
         self.base = os.path.join(self.dir, "baselines")
 
     def copy(self, name, append=b""):
-        path = os.path.join(self.dir, name)
-        shutil.copyfile(FIXTURE, path)
-        if append:
-            with open(path, "ab") as f:
-                f.write(append)
-        os.chmod(path, 0o755)
-        return path
+        return e2e_helpers.copy_program(FIXTURE, os.path.join(self.dir, name), append)
 
     def run_prog(self, prog, *args, env=None):
         # The key that signs snapshots lives in the test's own configuration directory.
         env = dict(env or os.environ, XDG_CONFIG_HOME=os.path.join(self.dir, "config"))
-        return subprocess.run([prog, "--baseline-dir", self.base, *FAST, *args],
-                              capture_output=True, text=True, timeout=240, env=env,
-                              check=False)
+        return e2e_helpers.run([prog, "--baseline-dir", self.base, *FAST, *args], timeout=240,
+                               env=env)
 
     def save(self, prog):
         p = self.run_prog(prog, "--save-baseline", "before", "^cmp/")
         self.assertEqual(p.returncode, 0, p.stderr)
-        with open(os.path.join(self.base, "before.json"), encoding="utf-8") as f:
-            return json.load(f)
+        return e2e_helpers.load_json(os.path.join(self.base, "before.json"))
 
     def compare(self, prog, *args, env=None):
         out = os.path.join(self.dir, "r.json")
         p = self.run_prog(prog, "--baseline", "before", "--json", out, *args, "^cmp/", env=env)
         doc = None
         if os.path.exists(out):
-            with open(out, encoding="utf-8") as f:
-                full = json.load(f)
-            try:
-                import jsonschema  # pylint: disable=import-outside-toplevel
-                with open(SCHEMA, encoding="utf-8") as f:
-                    jsonschema.validate(full, json.load(f))
-            except ImportError:
-                pass
-            doc = {b["id"]: b for b in full["benchmarks"]}
+            full = e2e_helpers.load_json(out)
+            e2e_helpers.check_schema(full, SCHEMA)
+            doc = e2e_helpers.by_id(full)
         return p, doc
 
     def test_save_keeps_the_program(self):
@@ -215,8 +199,7 @@ class SnapshotTest(unittest.TestCase):
         self.assertEqual(res["cmp/chain"]["change"]["settled_by"], "saved numbers")
 
     def test_confirm_time_needs_a_baseline(self):
-        p = subprocess.run([FIXTURE, "--confirm-time", "5", "fix/a"], capture_output=True,
-                           text=True, timeout=60, check=False)
+        p = e2e_helpers.run([FIXTURE, "--confirm-time", "5", "fix/a"], timeout=60)
         self.assertEqual(p.returncode, 2)
         self.assertEqual(p.stderr.strip().count("\n"), 0, p.stderr)
         self.assertIn("--confirm-time needs --baseline", p.stderr)

@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "cli/internal.h"
+#include "unit_helpers.h"
 
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 #define SANITIZED 1
@@ -87,14 +88,6 @@ static void stop_expect(fixture *f, double allocs, double bytes)
     assert_true(fraction == 1.0);
     assert_true(f->values[0] == allocs);
     assert_true(f->values[1] == bytes);
-}
-
-static const bench__fact *fact(const bench__result *r, const char *name)
-{
-    for (size_t i = 0; i < r->nfacts; i++)
-        if (strcmp(r->facts[i].name, name) == 0)
-            return &r->facts[i];
-    return NULL;
 }
 
 static void test_registers_two_metrics(void **state)

@@ -26,6 +26,7 @@
 #include "cli/internal.h"
 #include "core/cuda_backend.h"
 #include "store/store.h"
+#include "unit_helpers.h"
 
 /* ---- benchmarks ---- */
 
@@ -255,14 +256,6 @@ static void run(const bench_desc *d, bench__result *r)
     memset(r, 0, sizeof *r);
     bench__run_instance(&in, &o, r);
     r->inst = NULL; /* `in` dies here */
-}
-
-static const bench__fact *fact(const bench__result *r, const char *name)
-{
-    for (size_t i = 0; i < r->nfacts; i++)
-        if (strcmp(r->facts[i].name, name) == 0)
-            return &r->facts[i];
-    return NULL;
 }
 
 static void test_skipped_without_device(void **state)

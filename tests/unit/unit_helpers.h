@@ -1,13 +1,15 @@
 /*
- * unit_helpers.h: what the statistics unit tests share: a closeness assertion that prints both
- * numbers, and standard normal draws from the harness's own seeded generator (so a simulation is
- * the same on every machine). Include after <cmocka.h>.
+ * unit_helpers.h: what the unit tests share: a closeness assertion that prints both numbers,
+ * standard normal draws from the harness's own seeded generator (so a simulation is the same on
+ * every machine), and a result's fact by name. Include after <cmocka.h>.
  */
 #ifndef TESTS_UNIT_HELPERS_H
 #define TESTS_UNIT_HELPERS_H
 
 #include <math.h>
+#include <string.h>
 
+#include "core/result.h"
 #include "stats/stats.h"
 
 /* Fails the test unless |got - want| <= tol, naming both. */
@@ -24,6 +26,15 @@ static inline double normal(bench__rng *r)
 {
     double u1 = 1.0 - bench__rng_uniform(r), u2 = bench__rng_uniform(r);
     return sqrt(-2.0 * log(u1)) * cos(2.0 * M_PI * u2);
+}
+
+/* The fact `name` of a result, or NULL when it has none. */
+static inline const bench__fact *fact(const bench__result *r, const char *name)
+{
+    for (size_t i = 0; i < r->nfacts; i++)
+        if (strcmp(r->facts[i].name, name) == 0)
+            return &r->facts[i];
+    return NULL;
 }
 
 #endif /* TESTS_UNIT_HELPERS_H */

@@ -16,26 +16,9 @@
 #include <string.h>
 
 #include "workloads/workloads.h"
+#include "wl_reference.h"
 
 static const wl_simd_path all_paths[] = {WL_SIMD_SCALAR, WL_SIMD_AVX2};
-
-static float ref_combine(const float p[32])
-{
-    float s[8], t[4];
-    for (int l = 0; l < 8; l++)
-        s[l] = (p[l] + p[l + 8]) + (p[l + 16] + p[l + 24]);
-    for (int l = 0; l < 4; l++)
-        t[l] = s[l] + s[l + 4];
-    return (t[0] + t[2]) + (t[1] + t[3]);
-}
-
-static float ref_dot(const float *a, const float *b, size_t n)
-{
-    float p[32] = {0};
-    for (size_t j = 0; j < n; j++)
-        p[j % 32] += a[j] * b[j];
-    return ref_combine(p);
-}
 
 static float ref_sum(const float *a, size_t n)
 {

@@ -19,31 +19,16 @@
 #include <string.h>
 
 #include "workloads/workloads.h"
+#include "wl_reference.h"
 
-/* The documented dot product (element j into p[j % 32], fixed combining tree). */
-static float ref_dot(const float *a, const float *b, size_t n)
-{
-    float p[32] = {0}, s[8], t[4];
-    for (size_t j = 0; j < n; j++)
-        p[j % 32] += a[j] * b[j];
-    for (int l = 0; l < 8; l++)
-        s[l] = (p[l] + p[l + 8]) + (p[l + 16] + p[l + 24]);
-    for (int l = 0; l < 4; l++)
-        t[l] = s[l] + s[l + 4];
-    return (t[0] + t[2]) + (t[1] + t[3]);
-}
-
-/* The same with each element fused into its partial sum: the batch's dot product. */
+/* The documented dot product (ref_dot, wl_reference.h) with each element fused into its partial
+ * sum: the batch's dot product. */
 static float ref_dot_fused(const float *a, const float *b, size_t n)
 {
-    float p[32] = {0}, s[8], t[4];
+    float p[32] = {0};
     for (size_t j = 0; j < n; j++)
         p[j % 32] = fmaf(a[j], b[j], p[j % 32]);
-    for (int l = 0; l < 8; l++)
-        s[l] = (p[l] + p[l + 8]) + (p[l + 16] + p[l + 24]);
-    for (int l = 0; l < 4; l++)
-        t[l] = s[l] + s[l + 4];
-    return (t[0] + t[2]) + (t[1] + t[3]);
+    return ref_combine(p);
 }
 
 /* The documented score of candidate row c for query q (norms with the unfused dot, as the
