@@ -269,7 +269,7 @@ class InterruptTest(IsolationCase):
         self.interrupt(signal.SIGINT)
 
     def test_calibration_leaves_no_orphan(self):
-        """--calibrate runs the suite in child runs of the program: SIGTERM stops them too."""
+        """--calibrate runs the suite in worker processes before the run: SIGTERM stops them."""
         with tempfile.TemporaryDirectory() as d:
             env, tag = tagged_env()
             p = subprocess.Popen([FIXTURE, "--warm-up-time", "0.05", "--measurement-time", "1",
@@ -291,7 +291,7 @@ class InterruptTest(IsolationCase):
 
 class CalibrationArgsTest(IsolationCase):
     def test_filters_after_double_dash(self):
-        """`--calibrate` with FILTERs after `--`: the child runs still get their own options."""
+        """`--calibrate` with FILTERs after `--`: the calibration runs take the same FILTERs."""
         with tempfile.TemporaryDirectory() as d:
             p = run(*FAST, "--processes", "2", "--baseline-dir", d, "--calibrate", "2",
                     "--save-baseline", "x", "--", "fix/a$")
@@ -300,6 +300,30 @@ class CalibrationArgsTest(IsolationCase):
                 (entry,) = json.load(f)["benchmarks"]
             self.assertEqual(entry["id"], "fix/a")
             self.assertEqual(entry["noise"]["runs"], 2)
+
+    def test_in_process(self):
+        """--in-process measures the run in this process; its calibration runs are still
+        separate processes, and their medians count."""
+        with tempfile.TemporaryDirectory() as d:
+            p = run(*FAST, "--in-process", "--baseline-dir", d, "--calibrate", "3",
+                    "--save-baseline", "x", "--exact", "fix/a")
+            self.assert_exit(p, 0)
+            self.assertIn("calibration run 2 of 3 (worker processes)", p.stderr)
+            self.assertIn("calibration run 3 of 3 (this run)", p.stderr)
+            with open(os.path.join(d, "x.json"), encoding="utf-8") as f:
+                (entry,) = json.load(f)["benchmarks"]
+            self.assertEqual(entry["noise"]["runs"], 3)
+            self.assertGreater(entry["noise"]["log_median_sd"], 0)
+
+    def test_failing_benchmark_ends_calibration(self):
+        """A benchmark that fails in a calibration run ends the run with exit 3, named; nothing
+        is saved."""
+        with tempfile.TemporaryDirectory() as d:
+            p = run(*FAST, "--baseline-dir", d, "--calibrate", "2", "--save-baseline", "x",
+                    "--exact", "fix/a", "trouble/crash")
+            self.assert_exit(p, 3)
+            self.assertIn("calibration run 1: benchmark 'trouble/crash' failed: crashed", p.stderr)
+            self.assertFalse(os.path.exists(os.path.join(d, "x.json")))
 
 
 class ClosedStdoutTest(IsolationCase):

@@ -21,98 +21,6 @@
 #include "sys/proc.h"
 #include "sys/user_build.h"
 
-/* Options a calibration run does not pass on to its child processes (they take a value when
- * marked). */
-static const struct {
-    const char *name;
-    bool takes_value;
-} calibration_drop[] = {
-    {"--save-baseline", true}, {"--baseline", true},     {"--load-baseline", true},
-    {"--calibrate", true},     {"--json", true},         {"--output-format", true},
-    {"--color", true},         {"--fail-on-regression", false}, {"--baseline-lenient", false},
-    {"--baseline-dir", true},  {"--export-gbench", true}, {"--baseline-strict", false},
-    {"--significance-level", true}, {"--noise-threshold", true}, {"--history", true},
-    {"--history-gate", true},
-};
-
-/* Runs the selected benchmarks in `runs` - 1 child processes of this program for calibration;
- * the current process's own run is the last one. */
-static int calibration_runs(const bench__request *c, int argc, char **argv, bench__saved **out,
-                            size_t *nout)
-{
-    *out = NULL;
-    *nout = 0;
-    size_t nchild = (size_t)c->calibrate - 1;
-    bench__saved *runs = calloc(nchild, sizeof *runs);
-    char **cargv = calloc((size_t)argc + 8, sizeof *cargv);
-    char dir[] = "/tmp/bench-calibrate-XXXXXX";
-    if (!runs || !cargv || !mkdtemp(dir)) {
-        fprintf(stderr, "bench: cannot prepare calibration runs: %s\n", strerror(errno));
-        free(runs);
-        free(cargv);
-        return -1;
-    }
-    char json[64], msg[768];
-    bench__msg(json, sizeof json, "%s/run.json", dir);
-    size_t k = 0;
-    cargv[k++] = argv[0];
-    /* The child's own options come first: after a "--" in the user's arguments they would be
-     * taken for filters. */
-    cargv[k++] = "--output-format=csv";
-    cargv[k++] = "--json";
-    cargv[k++] = json;
-    for (int i = 1; i < argc; i++) {
-        bool drop = false, with_value = false;
-        for (size_t d = 0; d < sizeof calibration_drop / sizeof calibration_drop[0]; d++) {
-            size_t len = strlen(calibration_drop[d].name);
-            if (strncmp(argv[i], calibration_drop[d].name, len) == 0 &&
-                (argv[i][len] == '\0' || argv[i][len] == '=')) {
-                drop = true;
-                with_value = calibration_drop[d].takes_value && argv[i][len] == '\0';
-            }
-        }
-        if (strcmp(argv[i], "--") == 0) {
-            for (; i < argc; i++)
-                cargv[k++] = argv[i];
-            break;
-        }
-        if (drop) {
-            i += with_value;
-            continue;
-        }
-        cargv[k++] = argv[i];
-    }
-    cargv[k] = NULL;
-    /* Only this process records the run in the history: not its calibration runs. */
-    setenv("BENCH_HISTORY", "", 1);
-    int rc = 0;
-    for (size_t r = 0; r < nchild && rc == 0; r++) {
-        fprintf(stderr, "bench: calibration run %zu of %d (a separate process)\n", r + 1,
-                c->calibrate);
-        if (bench__run_self(cargv, msg, sizeof msg) != 0 ||
-            bench__saved_load(json, &runs[r], msg, sizeof msg) != 0) {
-            fprintf(stderr, "bench: calibration run %zu failed: %s\n", r + 1, msg);
-            rc = -1;
-            break;
-        }
-        unlink(json);
-    }
-    fprintf(stderr, "bench: calibration run %d of %d (this process)\n", c->calibrate,
-            c->calibrate);
-    unlink(json);
-    rmdir(dir);
-    free(cargv);
-    if (rc != 0) {
-        for (size_t r = 0; r < nchild; r++)
-            bench__saved_destroy(&runs[r]);
-        free(runs);
-        return -1;
-    }
-    *out = runs;
-    *nout = nchild;
-    return 0;
-}
-
 /* ---- the client of the default mode: times ---- */
 
 /* The run's probes, from the table (probes/probes.c): those always made (CUDA, which gives CUDA
@@ -676,7 +584,7 @@ int bench__pipeline_run(bench__request *c, int argc, char **argv, const bench__i
     p.color = bench__use_color(c->color);
     p.exit_code = BENCH_EXIT_OK;
     const bench__instance **list = NULL;
-    bench__saved *cal = NULL;
+    double *cal = NULL; /* calibration runs x benchmarks: medians (calibrate.c) */
     size_t ncal = 0;
     bool set_up = false;
     bench__user_builds builds = {0}; /* how the selected benchmarks' files were compiled */
@@ -719,11 +627,6 @@ int bench__pipeline_run(bench__request *c, int argc, char **argv, const bench__i
     collect_context(&p, bench__user_builds_init(&builds, all, selected, n) == 0 ? &builds : NULL);
     if (stop_here(&p, "before measuring"))
         goto out;
-    if (c->calibrate && calibration_runs(c, argc, argv, &cal, &ncal) != 0) {
-        p.exit_code = bench__proc_interrupted() ? 128 + bench__proc_interrupted()
-                                                : BENCH_EXIT_FAILED;
-        goto out;
-    }
     if (c->run.plan == BENCH__PLAN_PROFILE) {
         /* Iterations in this very process, which never looks at an interrupt: one ends it. */
         bench__proc_interrupts_release();
@@ -744,6 +647,23 @@ int bench__pipeline_run(bench__request *c, int argc, char **argv, const bench__i
     for (size_t i = 0; i < n; i++)
         if (selected[i])
             list[p.k++] = &all[i];
+    if (c->calibrate) {
+        ncal = (size_t)c->calibrate - 1;
+        cal = calloc(ncal * p.k + 1, sizeof *cal);
+        int crc = cal ? bench__calibrate(list, p.k, &c->run, argc, argv, (unsigned)c->calibrate,
+                                         cal, msg, sizeof msg)
+                      : BENCH_ENOMEM;
+        if (crc != 0) {
+            if (bench__proc_interrupted()) {
+                p.exit_code = interrupted("the calibration runs");
+            } else {
+                char shown[4 * sizeof msg];
+                fprintf(stderr, "bench: %s\n", bench__escape(shown, sizeof shown, msg));
+                p.exit_code = BENCH_EXIT_FAILED;
+            }
+            goto out;
+        }
+    }
     if (p.cl->announce)
         p.cl->announce(c, p.k);
     p.rep.begin(&p.rep, &p.ctx);
@@ -775,7 +695,7 @@ int bench__pipeline_run(bench__request *c, int argc, char **argv, const bench__i
     if (stop_here(&p, "after the measurements"))
         goto out;
     if (cal)
-        bench__noise_from_runs(p.results, p.k, cal, ncal);
+        bench__noise_from_medians(p.results, p.k, cal, ncal);
     if (c->baseline) {
         int cmp_exit = compare_suite(&p);
         if (cmp_exit < 0 || bench__proc_interrupted()) {
@@ -802,8 +722,6 @@ out:
         p.cl->teardown(c);
     for (size_t i = 0; p.results && i < p.k; i++)
         bench__result_destroy(&p.results[i]);
-    for (size_t r = 0; cal && r < ncal; r++)
-        bench__saved_destroy(&cal[r]);
     free(cal);
     free(p.absent_ids);
     free(p.absent_verdicts);

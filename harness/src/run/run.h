@@ -192,15 +192,20 @@ int bench__ab_run(const char *other, const bench__instance *all, const bool *sel
 /* ---- calibration (calibrate.c) ---- */
 
 /**
- * Runs this program (/proc/self/exe) with argv, stdout discarded, and waits. Returns 0 when it
- * exited 0, else BENCH_EIO with the reason in msg.
+ * Runs the n instances of `list` runs - 1 times, each time in fresh worker processes (one per
+ * benchmark under --in-process), and stores each benchmark's median of run r in
+ * medians[r * n + i] (NAN when it did not measure). Says on stderr which run it is on. Returns
+ * 0; or an error code with the reason in msg: a benchmark failed, the run was interrupted
+ * (bench__proc_interrupted), or memory ran out.
  */
-int bench__run_self(char *const *argv, char *msg, size_t msglen);
+int bench__calibrate(const bench__instance *const *list, size_t n, const bench__run_options *opt,
+                     int argc, char **argv, unsigned runs, double *medians, char *msg,
+                     size_t msglen);
 /**
- * Sets each OK result's noise from its own median and the medians of the same id in `runs`
- * (separate processes): the mean and sd of the natural logs over all of them.
+ * Sets each OK result's noise from its own median and its medians in the nruns calibration
+ * runs (medians[r * n + i]): the mean and sd of the natural logs over all of them.
  */
-void bench__noise_from_runs(bench__result *results, size_t n, const bench__saved *runs,
-                            size_t nruns);
+void bench__noise_from_medians(bench__result *results, size_t n, const double *medians,
+                               size_t nruns);
 
 #endif /* HARNESS_RUN_H */

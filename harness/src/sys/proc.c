@@ -161,8 +161,10 @@ int bench__proc_start(bench__proc *p, const bench__proc_spec *s, char *msg, size
             dup2(null, STDERR_FILENO);
         if (s->exec_by_fd)
             fexecve(exec_fd, s->argv, environ);
-        else
+        else if (strchr(s->path, '/'))
             execv(s->path, s->argv);
+        else
+            execvp(s->path, s->argv); /* a bare name ("git", "valgrind") is looked up on PATH */
         fprintf(stderr, "bench: cannot run %s: %s\n", s->path, strerror(errno));
         _exit(127);
     }

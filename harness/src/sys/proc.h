@@ -1,11 +1,11 @@
 /*
  * proc.h: the worker protocol's process side (proc.c): start a worker by exec, talk to it over
  * pipes with deadlines, collect how it ended, and stop every worker when the run is interrupted.
- *
- * Every mode that measures in other processes uses it: isolated measurement (manager.c, worker.c), the
- * interleaved A/B of two builds (ab.c), calibration runs (calibrate.c) and instruction counts
- * under valgrind (instr.c). What a worker says on its channel is each mode's own business; how
- * it is started, read with a time limit, killed and reaped is this file's.
+ * Every child the harness starts goes through it: isolated measurement (manager.c, worker.c),
+ * the interleaved A/B of two builds (ab.c), calibration runs (calibrate.c), instruction counts
+ * under valgrind (instr.c), and the short commands the context runs (git, in sysinfo.c). What a
+ * worker says on its channel is each mode's own business; how it is started, read with a time
+ * limit, killed and reaped is this file's.
  */
 #ifndef HARNESS_PROC_H
 #define HARNESS_PROC_H
@@ -49,7 +49,8 @@ typedef struct bench__proc {
 
 /** What to start. */
 typedef struct bench__proc_spec {
-    const char *path;   /* program to exec; with exec_by_fd only its name in messages */
+    const char *path;   /* program to exec (a name without '/' is looked up on PATH); with
+                           exec_by_fd only its name in messages */
     char *const *argv;  /* its argv, NULL-terminated (argv[0] included) */
     bench__proc_channel channel;
     bool commands;      /* give it a pipe on stdin (bench__proc_send); else stdin is /dev/null */

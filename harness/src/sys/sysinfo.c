@@ -23,8 +23,10 @@
 #endif
 
 #include "core/base.h"
+#include "core/probe.h"
 #include "core/registry.h"
 #include "sys/context.h"
+#include "sys/proc.h"
 
 /* Reads the first line of a small file into buf without the newline; "" when unreadable. */
 static void read_line(const char *path, char *buf, size_t len)
@@ -396,6 +398,34 @@ static void collect_os(bench__context *c)
         c->loadavg[0] = c->loadavg[1] = c->loadavg[2] = -1;
 }
 
+/* Runs `git ARGS...` in the working directory through proc.c (stderr discarded, at most 5 s: a
+ * hung git never holds up the run) and keeps its first line of output in out. Returns 1 when it
+ * printed a line and exited 0, 0 when it printed nothing and exited 0, -1 otherwise (no git, not
+ * a work tree, killed). */
+static int git_line(char *const *argv, char *out, size_t len)
+{
+    bench__proc p;
+    memset(&p, 0, sizeof p);
+    bench__proc_spec spec = {.path = "git", .argv = argv, .channel = BENCH__PROC_STDOUT,
+                             .quiet = true};
+    char msg[256];
+    out[0] = '\0';
+    if (bench__proc_start(&p, &spec, msg, sizeof msg) != 0)
+        return -1;
+    int64_t deadline = bench__now_ns() + (int64_t)5e9;
+    int rc = bench__proc_line(&p, out, len, deadline);
+    char rest[256];
+    while (rc == 1 && bench__proc_line(&p, rest, sizeof rest, deadline) == 1)
+        continue; /* read to the end, so a long listing never blocks it on a full pipe */
+    if (rc < 0) {
+        bench__proc_kill(&p);
+        return -1;
+    }
+    if (bench__proc_wait(&p, deadline) != BENCH__PROC_EXITED || p.code != 0)
+        return -1;
+    return rc;
+}
+
 /* The revisions: the one the program was built from (BENCH_GIT_REVISION, else the one its
  * benchmark files recorded), and the working directory's checkout's when run inside a git work
  * tree ("abc1234" or "abc1234-dirty"), which need not be the program's: a program run from
@@ -407,25 +437,16 @@ static void collect_git(bench__context *c)
     const char *built = bench__registry_build_revision();
     if (env || built)
         bench__msg(c->git_revision, sizeof c->git_revision, "%s", env ? env : built);
-    FILE *p = popen("git rev-parse --short=12 HEAD 2>/dev/null", "r");
-    if (!p)
-        return;
+    char *const rev_argv[] = {"git", "rev-parse", "--short=12", "HEAD", NULL};
     char rev[64] = "";
-    if (!fgets(rev, sizeof rev, p))
-        rev[0] = '\0';
-    if (pclose(p) != 0 || !rev[0])
+    if (git_line(rev_argv, rev, sizeof rev) != 1 || !rev[0])
         return;
-    rev[strcspn(rev, "\n")] = '\0';
     for (char *s = rev; *s; s++)
         if (!isxdigit((unsigned char)*s))
             return;
-    bool dirty = false;
-    p = popen("git status --porcelain --untracked-files=no 2>/dev/null", "r");
-    if (p) {
-        char line[8];
-        dirty = fgets(line, sizeof line, p) != NULL;
-        pclose(p);
-    }
+    char *const status_argv[] = {"git", "status", "--porcelain", "--untracked-files=no", NULL};
+    char line[256];
+    bool dirty = git_line(status_argv, line, sizeof line) == 1;
     bench__msg(c->cwd_git_revision, sizeof c->cwd_git_revision, "%s%s", rev,
                dirty ? "-dirty" : "");
 }
