@@ -83,18 +83,23 @@ static int key_paths(char *base, size_t blen, char *dir, size_t dlen, char *file
     return 0;
 }
 
+/* The error of an open without following links that failed with errno e: "PREFIXNAME: why" in
+ * msg; BENCH_EUNAVAIL when it does not exist, else BENCH_EIO. */
+static int open_failed(int e, const char *prefix, const char *name, char *msg, size_t msglen)
+{
+    bench__msg(msg, msglen, "%s%s: %s", prefix, name,
+               e == ELOOP ? "it is a symbolic link" : strerror(e));
+    return e == ENOENT ? BENCH_EUNAVAIL : BENCH_EIO;
+}
+
 /* Reads and checks the key file at dfd/"key" (`file` names it); ENOENT comes back as
  * BENCH_EUNAVAIL. */
 static int read_key(int dfd, const char *file, unsigned char key[KEY_BYTES], char *msg,
                     size_t msglen)
 {
     int fd = openat(dfd, "key", O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-    if (fd < 0) {
-        int e = errno;
-        bench__msg(msg, msglen, "cannot open the key %s: %s", file,
-                   e == ELOOP ? "it is a symbolic link" : strerror(e));
-        return e == ENOENT ? BENCH_EUNAVAIL : BENCH_EIO;
-    }
+    if (fd < 0)
+        return open_failed(errno, "cannot open the key ", file, msg, msglen);
     struct stat st;
     char text[2 * KEY_BYTES + 2];
     ssize_t n = -1;
@@ -195,12 +200,8 @@ int bench__user_key(bool create, unsigned char key[32], char *msg, size_t msglen
         }
     }
     int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (dfd < 0) {
-        int e = errno;
-        bench__msg(msg, msglen, "no key: cannot open %s: %s", dir,
-                   e == ELOOP ? "it is a symbolic link" : strerror(e));
-        return e == ENOENT ? BENCH_EUNAVAIL : BENCH_EIO;
-    }
+    if (dfd < 0)
+        return open_failed(errno, "no key: cannot open ", dir, msg, msglen);
     struct stat st;
     if (fstat(dfd, &st) != 0 || st.st_uid != geteuid() || (st.st_mode & (S_IWGRP | S_IWOTH))) {
         bench__msg(msg, msglen, "the key's directory %s is not safe: %s", dir,
