@@ -3,10 +3,14 @@
 plots, as SVG generated here. Standard library only; the pages load nothing from the network
 (no external script, style sheet, font or image), so they work from file:// offline.
 
-Usage: scripts/html_report.py RESULTS.json [--baselines-dir DIR] [--baseline FILE]
-                              [--flamegraph SVG] [--out DIR] [--title TEXT]
+Usage: scripts/html_report.py [RESULTS.json] [--history SERIES.json] [--baselines-dir DIR]
+                              [--baseline FILE] [--flamegraph SVG] [--out DIR] [--title TEXT]
 (installed with the library as bench-report, with the same arguments)
   RESULTS.json     results of a run (`bench --json FILE`; docs/results-format.md)
+  --history SERIES the series of a run history with their change points and trends
+                   (`bench --history-show DB --json SERIES`): a page history.html with one trend
+                   plot per benchmark (plot-trend-N), linked from the index when RESULTS.json is
+                   given too; one of the two is needed
   --baselines-dir  saved baselines (default baselines): each benchmark's history across them
   --baseline FILE  a results or baseline file to overlay on the current samples
   --flamegraph SVG a flame graph (scripts/profile_hotspots.sh) to copy in and embed
@@ -34,6 +38,10 @@ row linking to its page), one plot-group-N per group of two or more measured ben
 of their medians with intervals) and the parameter plots of every parameterised series.
   - the metrics and facts the probes recorded (counters, allocations), when present;
   - the flame graph, when one was given.
+The history page (--history) has, per benchmark, its median in every run where it ran (x: the
+runs in the order recorded, labelled with their ids), the segments between change points as
+dashed lines at their geometric means, each change point as a vertical line (class cp) with its
+step and interval, and the trend when one was found.
 Every id, message and other text from the files is HTML-escaped; file names of pages are made
 from the id with unsafe characters replaced and a hash added, so any id gives a safe, unique name.
 """
@@ -694,6 +702,9 @@ object.flamegraph { width: 100%; border: 1px solid #ddd; }
 a.row:hover text, a.row:hover .rpt { fill: #ff7f0e; }
 .spt { fill: #1f77b4; fill-opacity: 0.55; } .pmed { stroke: #d62728; stroke-width: 2.5; }
 h3.group-name { font-size: 1em; margin: 1.2em 0 0.2em; }
+.series { fill: none; stroke: #1f77b4; stroke-width: 1.2; } .tpt { fill: #1f77b4; }
+.segment { stroke: #2ca02c; stroke-width: 2; stroke-dasharray: 6 3; }
+.cp { stroke: #d62728; stroke-width: 1.5; } text.cpl { fill: #d62728; font-size: 10px; }
 """
 
 INDEX_JS = """
@@ -915,10 +926,110 @@ def index_page(d, title, level, flame, pages):
     return page(title, "".join(body), INDEX_JS)
 
 
+# ---- the run history's series (--history) ----
+
+
+def load_series(path):
+    """The series of `bench --history-show DB --json FILE`, checked; InputError when wrong."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            d = json.load(f)
+    except OSError as e:
+        raise InputError(f"{path}: {e.strerror}") from None
+    except (ValueError, UnicodeDecodeError) as e:
+        raise InputError(f"{path}: not valid JSON ({e})") from None
+    if not isinstance(d, dict) or d.get("format") != "harness-history-series":
+        raise InputError(f"{path}: not the series of a run history (format is not "
+                         "harness-history-series; made by bench --history-show DB --json FILE)")
+    if d.get("version") != 1:
+        raise InputError(f"{path}: version {d.get('version')!r}, this tool reads 1")
+    series = d.get("series")
+    if not isinstance(series, list):
+        raise InputError(f"{path}: series is not a list")
+    for s in series:
+        ok = isinstance(s, dict) and isinstance(s.get("id"), str)
+        n = len(s.get("runs") or []) if ok else 0
+        ok = ok and all(isinstance(s.get(k), list) and len(s[k]) == n
+                        for k in ("runs", "revisions", "median_ns"))
+        ok = ok and all(isinstance(v, (int, float)) and v > 0 for v in s["median_ns"])
+        ok = ok and isinstance(s.get("change_points"), list) and all(
+            isinstance(c, dict) and isinstance(c.get("index"), int) and 0 < c["index"] < n and
+            all(isinstance(c.get(k), (int, float)) for k in ("step", "step_lower", "step_upper"))
+            for c in s["change_points"])
+        if not ok:
+            raise InputError(f"{path}: a series is malformed (id, runs, revisions, median_ns "
+                             "and change_points must agree)")
+    return d
+
+
+def trend_plot(k, s):
+    """One benchmark's medians by run, its segments, change points and trend."""
+    meds, runs, n = s["median_ns"], s["runs"], len(s["runs"])
+    cps = sorted(s["change_points"], key=lambda c: c["index"])
+    div, unit = time_unit(max(meds))
+    lo, hi = min(meds), max(meds)
+    pad = (hi - lo) * 0.15 or hi * 0.02
+    p = Plot(f"plot-trend-{k}", "runs", -0.5, n - 0.5, max(0.0, lo - pad), hi + pad,
+             "run (in the order recorded)", f"median per iteration ({unit})", height=H + 30)
+    step = max(1, n // 10)
+    p.axes(lambda t: str(runs[int(t)]) if 0 <= int(t) < n else "", lambda t: f"{t / div:.4g}",
+           xticks=list(range(0, n, step)))
+    # the segments between change points, each at its geometric mean
+    bounds = [0] + [c["index"] for c in cps] + [n]
+    for a, b in zip(bounds, bounds[1:]):
+        if b > a:
+            g = math.exp(sum(math.log(v) for v in meds[a:b]) / (b - a))
+            p.parts.append(f'<line class="segment" x1="{p.x(a - 0.4):.1f}" y1="{p.y(g):.1f}" '
+                           f'x2="{p.x(b - 0.6):.1f}" y2="{p.y(g):.1f}"/>')
+    pts = " ".join(f"{p.x(i):.1f},{p.y(v):.1f}" for i, v in enumerate(meds))
+    p.parts.append(f'<polyline class="series" points="{pts}"/>')
+    for i, v in enumerate(meds):
+        tip = f"run {runs[i]} ({s['revisions'][i]}): median {fmt_time(v)}"
+        p.parts.append(f'<circle class="tpt" cx="{p.x(i):.1f}" cy="{p.y(v):.1f}" r="3">'
+                       f"<title>{esc(tip)}</title></circle>")
+    for c in cps:
+        x = p.x(c["index"] - 0.5)
+        label = (f"{100 * c['step']:+.2f}% [{100 * c['step_lower']:+.2f}%, "
+                 f"{100 * c['step_upper']:+.2f}%] at run {runs[c['index']]}")
+        p.parts.append(f'<line class="cp" x1="{x:.1f}" y1="{MT}" x2="{x:.1f}" '
+                       f'y2="{p.h - MB}"><title>{esc(label)}</title></line>'
+                       f'<text class="cpl" x="{x + 4:.1f}" y="{MT + 12}">{esc(label)}</text>')
+    t = s.get("trend")
+    trend = (f" Trend: {100 * t['per_run']:+.2f}% per run [{100 * t['lower']:+.2f}%, "
+             f"{100 * t['upper']:+.2f}%] over the last {t['runs']} runs."
+             if isinstance(t, dict) and all(isinstance(t.get(x), (int, float))
+                                            for x in ("per_run", "lower", "upper", "runs"))
+             else " No trend.")
+    found = (f"{len(cps)} change point{'s' if len(cps) != 1 else ''}" if cps
+             else "no change point")
+    return p.svg(f"Median of {esc(s['id'])} in each run of the history where it ran; dashed: "
+                 f"the mean of each segment between change points; {found}.{esc(trend)}")
+
+
+def history_page(d, title):
+    body = [f'<h1>{esc(title)}: run history</h1>',
+            f'<p class="note">From {esc(d.get("history", ""))}: each benchmark\'s median per run, '
+            "with the change points and trend <code>bench --history-show</code> found "
+            "(<code>--history-confirm</code> checks a change point by running the programs "
+            "around it again).</p>"]
+    if not d["series"]:
+        body.append('<p id="history-empty" class="note">No series selected.</p>')
+    for k, s in enumerate(d["series"]):
+        body.append(f'<h2 id="series-{k}">{esc(s["id"])}</h2>')
+        if len(s["runs"]) < 2:
+            body.append('<p class="note">Fewer than two runs: nothing to plot.</p>')
+        else:
+            body.append(trend_plot(k, s))
+    return page(f"{title}: run history", "\n".join(body), "")
+
+
 def main():
     ap = argparse.ArgumentParser(prog=ME, description="HTML report of a results file.")
-    ap.add_argument("results", metavar="RESULTS.json",
+    ap.add_argument("results", metavar="RESULTS.json", nargs="?",
                     help="results of a run (bench --json FILE)")
+    ap.add_argument("--history", metavar="SERIES.json",
+                    help="series of a run history (bench --history-show DB --json FILE): "
+                         "history.html with a trend plot per benchmark")
     ap.add_argument("--baselines-dir", default="baselines", metavar="DIR",
                     help="saved baselines, for each benchmark's history (default: baselines)")
     ap.add_argument("--baseline", metavar="FILE",
@@ -930,6 +1041,25 @@ def main():
     ap.add_argument("--title", default="Benchmark report", metavar="TEXT",
                     help="title of the index page")
     a = ap.parse_args()
+    if not a.results and not a.history:
+        print(f"{ME}: give RESULTS.json, --history SERIES.json, or both", file=sys.stderr)
+        return 2
+    try:
+        series = load_series(a.history) if a.history else None
+    except InputError as e:
+        print(f"{ME}: {e}", file=sys.stderr)
+        return 2
+    if not a.results:
+        try:
+            os.makedirs(a.out, exist_ok=True)
+            with open(os.path.join(a.out, "history.html"), "w", encoding="utf-8") as f:
+                f.write(history_page(series, a.title))
+        except OSError as e:
+            print(f"{ME}: {e.filename or a.out}: {e.strerror}", file=sys.stderr)
+            return 2
+        print(f"{ME}: wrote {os.path.join(a.out, 'history.html')} ({len(series['series'])} "
+              "series)", file=sys.stderr)
+        return 0
     try:
         d = load_results(a.results)
         base = load_results(a.baseline) if a.baseline else None
@@ -955,7 +1085,7 @@ def main():
     try:
         os.makedirs(a.out, exist_ok=True)
         for fn in os.listdir(a.out):
-            if fn == "index.html" or fn == "flamegraph.svg" or \
+            if fn in ("index.html", "flamegraph.svg", "history.html") or \
                     (fn.startswith("b-") and fn.endswith(".html")):
                 os.remove(os.path.join(a.out, fn))
         flame = False
@@ -986,8 +1116,14 @@ def main():
                               base_label, history, flame, series_of.get(bid))
             with open(os.path.join(a.out, pages[bid]), "w", encoding="utf-8") as f:
                 f.write(text)
+        index = index_page(d, a.title, level, flame, pages)
+        if series:
+            with open(os.path.join(a.out, "history.html"), "w", encoding="utf-8") as f:
+                f.write(history_page(series, a.title))
+            index = index.replace("</h1>", '</h1>\n<p><a id="history-link" href="history.html">'
+                                           "Run history: trends and change points</a></p>", 1)
         with open(os.path.join(a.out, "index.html"), "w", encoding="utf-8") as f:
-            f.write(index_page(d, a.title, level, flame, pages))
+            f.write(index)
     except OSError as e:
         print(f"{ME}: {e.filename or a.out}: {e.strerror}", file=sys.stderr)
         return 2

@@ -186,8 +186,8 @@ class BaselineTest(e2e_helpers.Case):
                 lines = err_lines(p.stderr)
                 self.assertEqual(len(lines), 1, lines)
                 # The level and the threshold also serve the history gate, and say so.
-                tail = (r" \(or --history-gate K\)" if args[0] in ("--significance-level",
-                                                                 "--noise-threshold") else "")
+                tail = (r" \(or --history-gate K, or --history-confirm\)"
+                        if args[0] in ("--significance-level", "--noise-threshold") else "")
                 self.assertRegex(lines[0], rf"^bench: {args[0]} needs a comparison: give "
                                            rf"--baseline NAME or --ab OTHER{tail}$")
                 self.assertNotIn("time:", p.stdout)

@@ -10,7 +10,10 @@ links still work): window errors, unhandled rejections, console.error and alert(
 recorded into an attribute of <html>, and the DOM is read back with --dump-dom. The tests check
 that no script failed, that the plots are there (SVG elements with known ids and classes, one
 point per sample), that the pages' own scripts work (sorting, hover read-out, flame graph zoom),
-and that hostile strings come out as text, never as elements. Screenshots are saved under
+and that hostile strings come out as text, never as elements. The run history's page
+(--history): twelve real runs of two benchmarks into a history, one of them made 30% slower
+from the seventh on, give one trend plot each with a point per run, and exactly one change
+point, on the slowed one, labelled with its step. Screenshots are saved under
 E2E_ARTIFACTS (set by ctest to a folder of the build directory).
 
 Skipped, saying so, only when no Chromium is installed (Debian package `chromium`; CI installs
@@ -394,6 +397,79 @@ def hostile_results():
             {"id": "fail/<script>x</script>", "group": "f", "name": "x", "param": None,
              "status": "failed", "message": "<img src=y onerror=alert(7)>"}],
     }
+
+
+def history_available():
+    r = run([FIXTURE, "--version"]) if FIXTURE else None
+    return bool(r and "history: SQLite" in r.stdout)
+
+
+@unittest.skipIf(not FIXTURE, "E2E_FIXTURE is not set (ctest sets it)")
+class HistoryPageTest(BrowserTest):
+    """The trend page of a run history with a known step."""
+
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        if not history_available():
+            raise unittest.SkipTest("this build has no SQLite: no run history")
+        cls.db = os.path.join(cls.tmp, "runs.db")
+        env = e2e_helpers.environ({"XDG_CONFIG_HOME": os.path.join(cls.tmp, "config")},
+                                  unset=["BENCH_HISTORY"])
+        for i in range(12):
+            slow = {"E2E_SLOWDOWN_PERCENT": "30"} if i >= 6 else {}
+            r = run([FIXTURE, "--warm-up-time", "0.01", "--measurement-time", "0.05",
+                     "--nresamples", "100", "--processes", "2", "--exact", "cmp/chain",
+                     "cmp/steady", "--history", cls.db, "--history-programs", "0"],
+                    env={**env, **slow})
+            if r.returncode != 0:
+                raise RuntimeError(f"run {i + 1} failed: {r.stderr}")
+        cls.series = os.path.join(cls.tmp, "series.json")
+        r = run([FIXTURE, "--history-show", cls.db, "--json", cls.series], env=env)
+        if r.returncode != 0:
+            raise RuntimeError(f"--history-show failed: {r.stderr}")
+        cls.out = os.path.join(cls.tmp, "history-html")
+
+    def test_trend_page(self):
+        r = run([sys.executable, HTML_REPORT, "--history", self.series, "--out", self.out])
+        self.assertEqual(r.returncode, 0, r.stderr)
+        d = self.open_page(os.path.join(self.out, "history.html"), screenshot="history.png")
+        with open(self.series, encoding="utf-8") as f:
+            ids = [s["id"] for s in json.load(f)["series"]]
+        self.assertEqual(ids, ["cmp/chain", "cmp/steady"])
+        for k in range(2):
+            self.assertEqual(len(d.find("svg", id=f"plot-trend-{k}")), 1)
+        self.assertEqual(len(d.find("circle", cls="tpt")), 2 * 12, "a point per run")
+        cps = d.find("line", cls="cp")
+        self.assertEqual(len(cps), 1, "one change point, on the slowed benchmark")
+        label = d.text_by_id["plot-trend-0"]
+        # (a 30% step; the exact size follows the machine's load, the place does not)
+        self.assertRegex(label, r"\+\d+\.\d\d% \[\+\d+\.\d\d%, \+\d+\.\d\d%\] at run 7")
+        self.assertNotIn("at run", d.text_by_id["plot-trend-1"])
+
+    def test_linked_from_the_index_and_bad_series_refused(self):
+        results = os.path.join(self.tmp, "r.json")
+        r = run([FIXTURE, "--warm-up-time", "0.01", "--measurement-time", "0.05", "--exact",
+                 "cmp/steady", "--json", results, "--output-format", "csv"])
+        self.assertEqual(r.returncode, 0, r.stderr)
+        out = os.path.join(self.tmp, "both")
+        r = run([sys.executable, HTML_REPORT, results, "--history", self.series, "--out", out])
+        self.assertEqual(r.returncode, 0, r.stderr)
+        d = self.open_page(os.path.join(out, "index.html"))
+        (link,) = d.find("a", id="history-link")
+        self.assertEqual(link["href"], "history.html")
+        self.assertTrue(os.path.isfile(os.path.join(out, "history.html")))
+        bad = os.path.join(self.tmp, "bad.json")
+        with open(bad, "w", encoding="utf-8") as f:
+            json.dump({"format": "harness-history-series", "version": 1,
+                       "series": [{"id": "x", "runs": [1, 2], "revisions": ["a"],
+                                   "median_ns": [1, 2], "change_points": []}]}, f)
+        r = run([sys.executable, HTML_REPORT, "--history", bad, "--out", out])
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("a series is malformed", r.stderr)
+        r = run([sys.executable, HTML_REPORT, "--history", results, "--out", out])
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("not the series of a run history", r.stderr)
 
 
 class HostileReportTest(BrowserTest):

@@ -15,6 +15,7 @@
 #include "probes/perf_events.h"
 #include "run/client.h"
 #include "store/history.h"
+#include "sys/proc.h"
 
 #ifndef HARNESS_FEATURES
 #define HARNESS_FEATURES "unknown"
@@ -109,19 +110,35 @@ static int select_history(const char *const *ids, size_t n, bool *selected, void
     return bench__select(arg, ids, n, selected);
 }
 
-/* --history-show FILE: the runs, then each selected benchmark's series and change points. */
+/* --history-show FILE: the runs, then each selected benchmark's series and change points; with
+ * --history-confirm, each change point checked by running the programs around it again. */
 static int show_history(const bench__request *c)
 {
     char msg[1024], shown[4 * sizeof msg];
-    int rc = bench__history_show(stdout, c->history_show, select_history, (void *)c, msg,
+    bench__history_view view = {0};
+    int rc = bench__history_show(stdout, c->history_show, select_history, (void *)c,
+                                 c->history_confirm || c->json_path ? &view : NULL, msg,
                                  sizeof msg);
     if (rc != 0) {
         if (msg[0])
             fprintf(stderr, "bench: %s\n", bench__escape(shown, sizeof shown, msg));
         fflush(stdout);
+        bench__history_view_free(&view);
         return BENCH_EXIT_USAGE;
     }
-    return bench__finish_stdout(BENCH_EXIT_OK);
+    int exit_code = BENCH_EXIT_OK;
+    if (c->json_path &&
+        bench__history_view_write(c->json_path, c->history_show, &view, msg, sizeof msg) != 0) {
+        fprintf(stderr, "bench: %s\n", bench__escape(shown, sizeof shown, msg));
+        exit_code = BENCH_EXIT_USAGE;
+    }
+    if (c->history_confirm && exit_code == BENCH_EXIT_OK) {
+        fflush(stdout);
+        if (bench__history_confirm(stdout, c, &view) != 0)
+            exit_code = 128 + bench__proc_interrupted();
+    }
+    bench__history_view_free(&view);
+    return bench__finish_stdout(exit_code);
 }
 
 int bench_main(int argc, char **argv)

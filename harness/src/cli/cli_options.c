@@ -1,6 +1,7 @@
 /*
- * cli_options.c: the command line read into one struct (bench__request): the help, the option table,
- * value parsers, the checks of combinations, and the selection of benchmarks by FILTERs.
+ * cli_options.c: the command line read into one struct (bench__request): the help, the option
+ * table, the value parsers and the checks of combinations (the FILTERs' selection is
+ * run/select.c's).
  *
  * Every error is one line on stderr that names the flag, value or file, and a documented exit
  * code (2 for usage and input errors). Parsing never exits from inside a helper: each returns a
@@ -87,11 +88,17 @@ static const char usage_text[] =
     "                             absent; default $BENCH_HISTORY): a run of times only\n"
     "      --history-show FILE    list the runs in history FILE, then each benchmark's series\n"
     "                             that the FILTERs select, its change points and trend;\n"
-    "                             runs nothing\n"
+    "                             runs nothing (--json FILE: the series as JSON too)\n"
     "      --history-gate K       with --history: exit 1 when a benchmark's newest run is a\n"
     "                             step above --noise-threshold against its last K runs,\n"
     "                             5..1000 (10 is a good start), or its slowing trend over\n"
     "                             them is; needs 5 earlier runs to judge\n"
+    "      --history-confirm      with --history-show: run the kept programs of the runs on\n"
+    "                             both sides of each change point again, paired, and say\n"
+    "                             whether the step is confirmed or not reproduced\n"
+    "      --history-programs N   programs kept beside the history (FILE.programs/) for\n"
+    "                             --history-confirm, the most recently used, 0..1000\n"
+    "                             (default 20; 0 keeps none)\n"
     "      --color WHEN           auto, always or never (default auto; NO_COLOR is respected)\n"
     "      --context              print the system context (CPU, GPU, OS, compiler, ...) and exit\n"
     "Baselines and comparison:\n"
@@ -304,11 +311,14 @@ typedef enum opt_id {
     O_LIST, O_EXACT, O_QUICK, O_WARM, O_MEAS, O_SAMPLES, O_ROUNDS, O_PRECISION, O_SAMPLING, O_NRES,
     O_CONF, O_SEED, O_FORMAT, O_JSON, O_COLOR, O_HELP, O_VERSION, O_CONTEXT, O_SAVE, O_BASE,
     O_LOAD, O_BASEDIR, O_LENIENT, O_STRICT, O_CALIBRATE, O_SIGNIF, O_NOISE, O_FAILREG, O_AB,
-    O_AB_TIME, O_AB_PAIRS, O_AB_SCHEDULE, O_FIXED_LAYOUT, O_FAIL_INCONCLUSIVE, O_PROFILE_TIME, O_PERF_EVENTS, O_LIST_EVENTS, O_ALLOC_STATS, O_PROBE,
+    O_AB_TIME, O_AB_PAIRS, O_AB_SCHEDULE, O_FIXED_LAYOUT, O_FAIL_INCONCLUSIVE, O_PROFILE_TIME,
+    O_PERF_EVENTS, O_LIST_EVENTS, O_ALLOC_STATS, O_PROBE,
     O_EXPORT_GBENCH, O_INSTR, O_INSTR_ITERS, O_INSTR_CACHE, O_PROCESSES,
     O_IN_PROCESS, O_TIMEOUT, O_CONFIRM_TIME, O_GPU_LOCK, O_TRUST_SNAPSHOTS, O_HISTORY,
     O_HISTORY_SHOW,
     O_HISTORY_GATE,
+    O_HISTORY_CONFIRM,
+    O_HISTORY_PROGRAMS,
 } opt_id;
 
 typedef struct opt_def {
@@ -371,6 +381,8 @@ static const opt_def options[] = {
     {"history", 0, true, O_HISTORY},
     {"history-show", 0, true, O_HISTORY_SHOW},
     {"history-gate", 0, true, O_HISTORY_GATE},
+    {"history-confirm", 0, false, O_HISTORY_CONFIRM},
+    {"history-programs", 0, true, O_HISTORY_PROGRAMS},
 };
 
 /* Baseline names become file names: a safe character set, nothing that can leave the
@@ -594,6 +606,15 @@ static int apply_option(bench__request *c, opt_id id, const char *flag, const ch
             return -1;
         c->history_gate = (size_t)u;
         return 0;
+    case O_HISTORY_CONFIRM:
+        c->history_confirm = true;
+        return 0;
+    case O_HISTORY_PROGRAMS:
+        if (parse_u64(flag, v, 0, 1000, "an integer in [0, 1000]", &u))
+            return -1;
+        c->history_programs = (size_t)u;
+        c->history_programs_set = true;
+        return 0;
     case O_HISTORY:
     case O_HISTORY_SHOW:
         if (*v == '\0')
@@ -679,9 +700,9 @@ static const char *comparison_option(const bench__request *c)
 {
     if (c->fail_on_regression)
         return "--fail-on-regression";
-    if (c->significance_set && !c->history_gate)
+    if (c->significance_set && !c->history_gate && !c->history_confirm)
         return "--significance-level";
-    if (c->noise_threshold_set && !c->history_gate)
+    if (c->noise_threshold_set && !c->history_gate && !c->history_confirm)
         return "--noise-threshold";
     if (c->strict_set)
         return c->strict ? "--baseline-strict" : "--baseline-lenient";
@@ -704,11 +725,13 @@ static int check_combinations(const bench__request *c)
         bool history_too = strcmp(gate, "--significance-level") == 0 ||
                            strcmp(gate, "--noise-threshold") == 0;
         fprintf(stderr, "bench: %s needs a comparison: give --baseline NAME or --ab OTHER%s\n",
-                gate, history_too ? " (or --history-gate K)" : "");
+                gate, history_too ? " (or --history-gate K, or --history-confirm)" : "");
         return -1;
     }
-    if ((c->confirm_time_set || c->trust_snapshots) && !c->baseline) {
-        fprintf(stderr, "bench: %s needs --baseline NAME\n",
+    if ((c->confirm_time_set || c->trust_snapshots) && !c->baseline && !c->history_confirm &&
+        !c->history_gate) {
+        fprintf(stderr, "bench: %s needs --baseline NAME (or --history-confirm, or "
+                        "--history-gate K)\n",
                 c->confirm_time_set ? "--confirm-time" : "--trust-snapshots");
         return -1;
     }
@@ -767,10 +790,14 @@ static int check_combinations(const bench__request *c)
     }
     /* ---- the run history (history.c) ---- */
     if (c->history_show && (c->history_path || c->load_baseline || c->save_baseline ||
-                            c->baseline || c->ab || c->calibrate || c->list || c->json_path)) {
+                            c->baseline || c->ab || c->calibrate || c->list)) {
         fprintf(stderr, "bench: --history-show reads a history and runs nothing: it cannot be "
-                        "combined with --history, baselines, --ab, --calibrate, --json or "
-                        "--list\n");
+                        "combined with --history, baselines, --ab, --calibrate or --list\n");
+        return -1;
+    }
+    if (c->history_confirm && !c->history_show) {
+        fprintf(stderr, "bench: --history-confirm needs --history-show FILE: it confirms the "
+                        "change points shown\n");
         return -1;
     }
     if (c->history_path && (c->ab || c->load_baseline || c->run.profile_time > 0 ||
@@ -821,6 +848,7 @@ int bench__cli_parse(bench__request *c, int argc, char **argv)
     c->run.confidence_level = 0.95;
     c->run.seed = 1;
     c->color = -1;
+    c->history_programs = BENCH__HISTORY_PROGRAMS;
     c->cmp.significance_level = 0.05;
     c->cmp.noise_threshold = BENCH__DEFAULT_NOISE_THRESHOLD;
     c->cmp.default_run_noise = BENCH__DEFAULT_RUN_NOISE;
@@ -842,6 +870,11 @@ int bench__cli_parse(bench__request *c, int argc, char **argv)
         return -1;
     if (c->run.profile_time > 0)
         c->run.plan = BENCH__PLAN_PROFILE;
+    if (c->history_programs_set && !c->history_path) {
+        fprintf(stderr, "bench: --history-programs needs --history FILE (or BENCH_HISTORY): it "
+                        "keeps the programs of the runs recorded there\n");
+        return -1;
+    }
     if (c->history_gate && (!c->history_path || c->list || c->run.profile_time > 0)) {
         fprintf(stderr, "bench: --history-gate needs a run of times recorded with --history "
                         "FILE (or $BENCH_HISTORY)\n");

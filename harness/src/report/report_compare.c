@@ -109,7 +109,8 @@ typedef struct row {
     const bench__change *c;
 } row;
 
-/* Worst first: regressions by size, then inconclusive, improvements, the rest; the statuses last. */
+/* Worst first: regressions by size, then inconclusive, improvements, the rest; the statuses
+ * last. */
 static int rank(const bench__change *c)
 {
     switch (c->verdict) {

@@ -8,13 +8,13 @@
  * the machine's load in that second. Two runs a minute apart differ by several percent for that
  * alone. Here the two programs' worker processes run side by side and take turns at a fine grain,
  * so every disturbance hits both alike and cancels in their ratio instead of widening it:
- *   - A pair: one worker process of each program (the one worker protocol of worker.c and manager.c, plan
- *     "driven": the job in BENCH_WORKER_JOB, each sample commanded on its stdin as "R n", its
- *     time back on descriptor 3 as "T ns"). Both do their benchmark's setup, then run samples of
- *     the same iteration count (samples of about 0.5 ms, short enough that most escape another
- *     process's time slice) in rounds of ABBA then BAAB; a round gives ln(median B / median A)
- *     over its four samples each, the pair the median of its rounds (robust to disturbed
- *     samples and rounds).
+ *   - A pair: one worker process of each program (the one worker protocol of worker.c and
+ *     manager.c, plan "driven": the job in BENCH_WORKER_JOB, each sample commanded on its stdin as
+ *     "R n", its time back on descriptor 3 as "T ns"). Both do their benchmark's setup, then run
+ *     samples of the same iteration count (samples of about 0.5 ms, short enough that most escape
+ *     another process's time slice) in rounds of ABBA then BAAB; a round gives ln(median B / median
+ *     A) over its four samples each, the pair the median of its rounds (robust to disturbed samples
+ *     and rounds).
  *   - Place (the schedule): by default both workers of a pair are pinned to the same CPU, taking
  *     turns on it, and successive pairs go round the CPUs this process may use. What one CPU's
  *     neighbours do then hits both programs; unpinned workers land on whichever CPU is free
@@ -466,7 +466,7 @@ static size_t allowed_cpus(int **out)
     return k;
 }
 
-int bench__ab_compare(const char *old_prog, int old_fd, const char *new_prog,
+int bench__ab_compare(const char *old_prog, int old_fd, const char *new_prog, int new_fd,
                       bench__ab_item *items, size_t n, const bench__ab_options *o,
                       bench__ab_done_fn done, void *arg)
 {
@@ -476,7 +476,7 @@ int bench__ab_compare(const char *old_prog, int old_fd, const char *new_prog,
     run.prog[0] = old_prog;
     run.prog[1] = new_prog;
     run.fd[0] = old_fd;
-    run.fd[1] = -1;
+    run.fd[1] = new_fd;
     run.o = o;
     run.ncpus = allowed_cpus(&run.cpus);
     const bench__clock_info *clk = bench__clock_calibrate();
@@ -663,7 +663,7 @@ int bench__ab_run(const char *other, const bench__instance *all, const bool *sel
            nlooks);
     fflush(stdout);
     ab_print pr = {.color = color, .exit_code = BENCH_EXIT_OK};
-    int rc = bench__ab_compare(other, -1, self, items, m, o, print_item, &pr);
+    int rc = bench__ab_compare(other, -1, self, -1, items, m, o, print_item, &pr);
     if (rc == BENCH_EUSAGE || bench__proc_interrupted()) {
         fprintf(stderr, "bench: interrupted by %s: stopped the worker processes\n",
                 bench__signal_name(bench__proc_interrupted()));

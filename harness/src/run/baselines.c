@@ -241,8 +241,8 @@ bench__gate bench__request_gate(const bench__request *c)
                          .fail_on_inconclusive = c->fail_on_inconclusive};
 }
 
-int bench__request_compare_exit(const bench__request *c, const char *const *ids, const bench__change *ch,
-                            size_t n, const char *against)
+int bench__request_compare_exit(const bench__request *c, const char *const *ids,
+                                const bench__change *ch, size_t n, const char *against)
 {
     bench__gate gate = bench__request_gate(c);
     return bench__compare_exit(ids, ch, n, &gate, against);
@@ -584,7 +584,7 @@ int bench__confirm_suspects(const bench__request *c, const bench__saved *old,
                         "against this one, paired (%.0f s in all, spent on the undecided ones)\n",
                 k, k == 1 ? "" : "s", name, o.seconds * (double)k);
         /* B is this very program: /proc/self/exe in the worker is the file this process runs. */
-        int arc = bench__ab_compare(snap, fd, "/proc/self/exe", items, k, &o, NULL, NULL);
+        int arc = bench__ab_compare(snap, fd, "/proc/self/exe", -1, items, k, &o, NULL, NULL);
         if (arc == BENCH_EUSAGE || bench__proc_interrupted())
             rc = -1;
         for (size_t q = 0; q < k && rc == 0; q++) {

@@ -12,7 +12,8 @@
 #include "run/instr.h"
 #include "run/pipeline.h"
 
-/* Whether a saved run has a benchmark: the "is it still there" test of bench__baseline_absent_entries. */
+/* Whether a saved run has a benchmark: the "is it still there" test of
+ * bench__baseline_absent_entries. */
 static bool in_saved(const void *where, const char *id)
 {
     return bench__saved_find(where, id) != NULL;

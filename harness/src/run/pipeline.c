@@ -498,17 +498,32 @@ static void write_outputs(pipeline *p)
                               msg, sizeof msg) != 0) {
         fprintf(stderr, "bench: %s\n", bench__escape(shown, sizeof shown, msg));
         rc = BENCH_EXIT_USAGE;
-    } else if (c->history_gate && p->cl->times) {
+    } else if (c->history_path && p->cl->times) {
+        /* The program beside the history, so a later --history-confirm can run it again; one
+         * that cannot be kept is a warning: the run is recorded. */
+        double timeout = c->run.timeout_s > 0 ? c->run.timeout_s : BENCH__DEFAULT_TIMEOUT;
+        if (bench__history_keep_program(c->history_path, &p->ctx, c->history_programs, timeout,
+                                        msg, sizeof msg) != 0)
+            fprintf(stderr, "bench: warning: %s\n", bench__escape(shown, sizeof shown, msg));
+    }
+    if (rc == BENCH_EXIT_OK && c->history_gate && p->cl->times) {
         /* The run just recorded against the runs before it (on stderr: stdout may be JSON). */
         bool regressed = false;
+        bench__history_steps steps = {0};
         if (bench__history_gate(stderr, c->history_path, run_id, c->history_gate,
                                 c->cmp.noise_threshold, c->cmp.significance_level, &regressed,
-                                msg, sizeof msg) != 0) {
+                                &steps, msg, sizeof msg) != 0) {
             fprintf(stderr, "bench: %s\n", bench__escape(shown, sizeof shown, msg));
             rc = BENCH_EXIT_USAGE;
-        } else if (regressed && rc == BENCH_EXIT_OK) {
-            rc = BENCH_EXIT_REGRESSION;
+        } else {
+            /* A step is the code's only when a paired run of the programs confirms it. */
+            if (steps.n > 0 && bench__history_confirm_gate(stderr, c, p->ctx.program_hash,
+                                                           &steps, &regressed) != 0)
+                regressed = true; /* interrupted: the numbers stand */
+            if (regressed && rc == BENCH_EXIT_OK)
+                rc = BENCH_EXIT_REGRESSION;
         }
+        bench__history_steps_free(&steps);
     }
     /* Decided: a signal from here on changes nothing. */
     p->decided = true;
@@ -568,8 +583,8 @@ static int check_bootstrap_work(const bench__request *c, const bench__instance *
     return 0;
 }
 
-int bench__pipeline_run(bench__request *c, int argc, char **argv, const bench__instance *all, size_t n,
-                   const bool *selected, size_t nsel)
+int bench__pipeline_run(bench__request *c, int argc, char **argv, const bench__instance *all,
+                        size_t n, const bool *selected, size_t nsel)
 {
     lock_gpu_clocks(c);
     if (c->ab) {

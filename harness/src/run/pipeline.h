@@ -21,6 +21,7 @@
 #include "core/result.h"
 #include "report/report.h"
 #include "run/run.h"
+#include "store/history.h"
 #include "store/store.h"
 #include "sys/context.h"
 
@@ -72,6 +73,9 @@ typedef struct bench__request {
     const char *gbench_path; /* --export-gbench FILE */
     const char *history_path; /* --history FILE, else $BENCH_HISTORY for a run of times */
     const char *history_show; /* --history-show FILE */
+    bool history_confirm;     /* --history-confirm: rerun the programs around each change point */
+    size_t history_programs;  /* --history-programs N: programs kept beside the history */
+    bool history_programs_set;
     size_t history_gate;      /* --history-gate K: earlier runs the newest is tested against;
                                  0 off */
     /* ---- instruction mode (instr.c) ---- */
@@ -102,8 +106,8 @@ void bench__baseline_path(const bench__request *c, const char *name, char *buf, 
 struct bench__client;
 
 /** Loads baseline `name`; on failure prints one line and returns -1. */
-int bench__baseline_load_named(const bench__request *c, const struct bench__client *cl, const char *name,
-                          bench__saved *out);
+int bench__baseline_load_named(const bench__request *c, const struct bench__client *cl,
+                               const char *name, bench__saved *out);
 /**
  * Saves the OK results of a run as baseline `name` at `path` in directory `dir` (created when
  * missing), without their comparison; with `snapshot`, the measured program beside it, signed
@@ -129,8 +133,8 @@ bench__gate bench__request_gate(const bench__request *c);
  * The exit code of a finished comparison of n rows (ids[i] names ch[i]) under the command line's
  * gate (bench__compare_exit).
  */
-int bench__request_compare_exit(const bench__request *c, const char *const *ids, const bench__change *ch,
-                            size_t n, const char *against);
+int bench__request_compare_exit(const bench__request *c, const char *const *ids,
+                                const bench__change *ch, size_t n, const char *against);
 /**
  * Prints the summary of a finished comparison of n rows (ids[i] names ch[i]) under the
  * client's heading, worst first, and returns its exit code (bench__request_compare_exit, the
@@ -175,7 +179,26 @@ void bench__request_destroy_probes(bench__request *c);
  * the mode the command line asks for (client.h), or hands --ab over to ab.c. Returns the exit
  * code.
  */
-int bench__pipeline_run(bench__request *c, int argc, char **argv, const bench__instance *all, size_t n,
-                   const bool *selected, size_t nsel);
+int bench__pipeline_run(bench__request *c, int argc, char **argv, const bench__instance *all,
+                        size_t n, const bool *selected, size_t nsel);
+
+/* ---- history_confirm.c ---- */
+
+/**
+ * --history-confirm: for each change point of the series in `view` (read from the history
+ * c->history_show), runs the programs of the runs on both sides of it again, paired, on that
+ * benchmark, and prints to o whether the step is confirmed, not reproduced, or cannot be
+ * checked (and why). 0, or -1 when the run was interrupted.
+ */
+int bench__history_confirm(FILE *o, const bench__request *c, const bench__history_view *view);
+/**
+ * --history-gate's steps (the benchmarks whose newest run stepped up against the runs before):
+ * each confirmed by running the program of its newest earlier run against this one
+ * (program_hash), paired. Prints one line per step to o; sets *regressed for a step that is
+ * confirmed, inconclusive, or cannot be checked; a step that is not reproduced, or that the
+ * same program measured on both sides, does not fail. 0, or -1 when interrupted.
+ */
+int bench__history_confirm_gate(FILE *o, const bench__request *c, const char *program_hash,
+                                const bench__history_steps *steps, bool *regressed);
 
 #endif /* HARNESS_PIPELINE_H */

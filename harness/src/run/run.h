@@ -68,8 +68,9 @@ int bench__analyze(bench__result *r, const bench__run_options *opt);
  * Runs the n instances of `list` like bench__run_all, but each benchmark in fresh worker processes
  * of this program (exec of /proc/self/exe with argv, or of its path under opt->launcher),
  * interleaved across benchmarks: process 0 of every benchmark (which also makes the plan), then
- * process 1 of every benchmark in the opposite order, and so on. A crash, exit() or time-out ends that benchmark's worker only; the benchmark is
- * failed with the failure recorded and the others go on. Returns 0; BENCH_ENOMEM; or BENCH_EUSAGE
+ * process 1 of every benchmark in the opposite order, and so on (schedule.c). A crash, exit() or
+ * time-out ends that benchmark's worker only; the benchmark is failed with the failure recorded
+ * and the others go on. Returns 0; BENCH_ENOMEM; or BENCH_EUSAGE
  * when the run was interrupted (bench__proc_interrupted gives the signal; results are then
  * incomplete and `done` has not seen all of them).
  */
@@ -169,11 +170,11 @@ typedef void (*bench__ab_done_fn)(bench__ab_item *item, void *arg);
  * processes, spending at most o->seconds x n (one pair's overrun beyond) on those still
  * undecided. A's workers start from old_fd when it is >= 0 (a sealed copy of a saved program
  * snapshot that bench__snapshot_open checked: never from a path read again), else from
- * old_prog; old_prog names A in messages either way. Fills each item; `done` (may be NULL) sees
- * each once it is final. Returns 0, or BENCH_EUSAGE when interrupted (items then incomplete), or
- * BENCH_ENOMEM.
+ * old_prog; old_prog names A in messages either way. B's likewise from new_fd or new_prog.
+ * Fills each item; `done` (may be NULL) sees each once it is final. Returns 0, or BENCH_EUSAGE
+ * when interrupted (items then incomplete), or BENCH_ENOMEM.
  */
-int bench__ab_compare(const char *old_prog, int old_fd, const char *new_prog,
+int bench__ab_compare(const char *old_prog, int old_fd, const char *new_prog, int new_fd,
                       bench__ab_item *items, size_t n, const bench__ab_options *o,
                       bench__ab_done_fn done, void *arg);
 

@@ -22,9 +22,17 @@
 #include "compare/compare.h"
 #include "stats/changepoint.h"
 #include "store/history.h"
+#include "store/store.h"
 
 /* How long a connection waits for another run's lock, ms. */
 #define BUSY_MS 30000
+
+/* The programs kept beside the history (FILE.programs/HEX.program), each with this user's
+ * signature of its hash: added to schema 1 later, so an older file gets it when a program is
+ * first kept in it, and a reader treats its absence as "none kept". */
+#define PROGRAMS_SQL                                                                               \
+    "CREATE TABLE IF NOT EXISTS programs (hash TEXT PRIMARY KEY, mac TEXT NOT NULL,"              \
+    " kept TEXT NOT NULL);"
 
 static const char schema_sql[] =
     "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);"
@@ -44,7 +52,8 @@ static const char schema_sql[] =
     "CREATE TABLE process_medians ("
     " run_id INTEGER NOT NULL REFERENCES runs(id), benchmark TEXT NOT NULL,"
     " process INTEGER NOT NULL, median_ns REAL NOT NULL,"
-    " PRIMARY KEY (run_id, benchmark, process));";
+    " PRIMARY KEY (run_id, benchmark, process));"
+    PROGRAMS_SQL;
 
 /* The message of the connection's last error, or of code rc without one. */
 static const char *db_error(sqlite3 *db, int rc)
@@ -378,6 +387,179 @@ int bench__history_append(const char *path, const bench__context *ctx,
     return rc;
 }
 
+/* p resized to cap elements of size bytes; when that fails, p as it was and *ok false. */
+static void *resize(void *p, size_t cap, size_t size, bool *ok)
+{
+    void *q = realloc(p, cap * size);
+    if (!q)
+        *ok = false;
+    return q ? q : p;
+}
+
+/* ---- the programs kept beside it ---- */
+
+void bench__history_programs_dir(const char *path, char *dir, size_t len)
+{
+    bench__msg(dir, len, "%s.programs", path);
+}
+
+/* Unlinks the program files of `hashes` (n of them) in dir. */
+static void unlink_programs(const char *dir, char **hashes, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        char file[4300];
+        bench__msg(file, sizeof file, "%s/%s.program", dir, hashes[i] + strlen("sha256:"));
+        unlink(file);
+    }
+}
+
+int bench__history_keep_program(const char *path, const bench__context *ctx, size_t keep,
+                                double timeout_s, char *msg, size_t len)
+{
+    const char *hash = ctx->program_hash;
+    if (keep == 0 || strncmp(hash, "sha256:", 7) != 0 || strspn(hash + 7, "0123456789abcdef") !=
+                                                            strlen(hash + 7))
+        return 0;
+    char dir[4200], file[4300], why[512];
+    bench__history_programs_dir(path, dir, sizeof dir);
+    if (mkdir(dir, 0700) != 0 && errno != EEXIST) {
+        bench__msg(msg, len, "history '%s': cannot make %s: %s", path, dir, strerror(errno));
+        return BENCH_EIO;
+    }
+    bench__msg(file, sizeof file, "%s/%s.program", dir, hash + 7);
+    struct stat fst;
+    if (lstat(file, &fst) != 0) {
+        bench__snapshot snap;
+        int rc = bench__snapshot_prepare(dir, hash + 7, timeout_s, &snap, why, sizeof why);
+        if (rc == 0 && strcmp(snap.hash, hash) != 0) {
+            bench__snapshot_discard(&snap);
+            bench__msg(why, sizeof why, "the program's file changed while it ran");
+            rc = BENCH_EIO;
+        }
+        if (rc == 0)
+            rc = bench__snapshot_commit(dir, hash + 7, &snap, why, sizeof why);
+        if (rc != 0) {
+            bench__msg(msg, len, "history '%s': the program was not kept: %s", path, why);
+            return rc;
+        }
+    }
+    char mac[BENCH__MAC_TEXT];
+    int rc = bench__snapshot_sign(hash, mac, sizeof mac, why, sizeof why);
+    if (rc != 0) {
+        bench__msg(msg, len, "history '%s': the program was not kept: %s", path, why);
+        return rc;
+    }
+    sqlite3 *db;
+    if ((rc = open_db(path, false, &db, msg, len)) != 0)
+        return rc;
+    /* The newest `keep` programs stay; the rows of the others go in the same transaction as the
+     * new one's, and their files after it commits. */
+    char **old = NULL;
+    size_t nold = 0, cap = 0;
+    sqlite3_stmt *st = NULL;
+    int src = sqlite3_exec(db, "BEGIN IMMEDIATE; " PROGRAMS_SQL, NULL, NULL, NULL);
+    if (src == SQLITE_OK)
+        src = sqlite3_prepare_v2(db, "INSERT OR REPLACE INTO programs VALUES (?1, ?2,"
+                                     " strftime('%Y-%m-%dT%H:%M:%f', 'now'))", -1, &st, NULL);
+    if (src == SQLITE_OK) {
+        sqlite3_bind_text(st, 1, hash, -1, SQLITE_TRANSIENT);
+        sqlite3_bind_text(st, 2, mac, -1, SQLITE_TRANSIENT);
+        src = sqlite3_step(st) == SQLITE_DONE ? SQLITE_OK : sqlite3_errcode(db);
+    }
+    sqlite3_finalize(st);
+    st = NULL;
+    if (src == SQLITE_OK)
+        src = sqlite3_prepare_v2(db, "SELECT hash FROM programs ORDER BY kept DESC, hash"
+                                     " LIMIT -1 OFFSET ?1", -1, &st, NULL);
+    if (src == SQLITE_OK) {
+        sqlite3_bind_int64(st, 1, (sqlite3_int64)keep);
+        while ((src = sqlite3_step(st)) == SQLITE_ROW) {
+            bool ok = true;
+            if (nold == cap) {
+                cap = cap ? 2 * cap : 8;
+                old = resize(old, cap, sizeof *old, &ok);
+            }
+            const unsigned char *h = sqlite3_column_text(st, 0);
+            if (!ok || !(old[nold] = strdup(h ? (const char *)h : ""))) {
+                src = SQLITE_NOMEM;
+                break;
+            }
+            if (strncmp(old[nold], "sha256:", 7) == 0)
+                nold++;
+            else
+                free(old[nold]);
+        }
+        if (src == SQLITE_DONE)
+            src = SQLITE_OK;
+    }
+    sqlite3_finalize(st);
+    if (src == SQLITE_OK && nold > 0) {
+        sqlite3_stmt *del = NULL;
+        src = sqlite3_prepare_v2(db, "DELETE FROM programs WHERE hash = ?1", -1, &del, NULL);
+        for (size_t i = 0; i < nold && src == SQLITE_OK; i++) {
+            sqlite3_bind_text(del, 1, old[i], -1, SQLITE_TRANSIENT);
+            src = sqlite3_step(del) == SQLITE_DONE ? SQLITE_OK : sqlite3_errcode(db);
+            sqlite3_reset(del);
+        }
+        sqlite3_finalize(del);
+    }
+    if (src == SQLITE_OK)
+        src = sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
+    if (src != SQLITE_OK) {
+        bench__msg(msg, len, "history '%s': the program was not kept: %s", path,
+                   db_error(db, src));
+        sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+        rc = BENCH_EIO;
+    } else {
+        unlink_programs(dir, old, nold);
+    }
+    for (size_t i = 0; i < nold; i++)
+        free(old[i]);
+    free(old);
+    sqlite3_close(db);
+    return rc;
+}
+
+int bench__history_program(const char *path, long long run_id, char *hash, size_t hlen,
+                           char *mac, size_t mlen, char *msg, size_t len)
+{
+    hash[0] = mac[0] = '\0';
+    sqlite3 *db;
+    int rc = open_db(path, false, &db, msg, len);
+    if (rc != 0)
+        return rc;
+    sqlite3_stmt *st = NULL;
+    int src = sqlite3_prepare_v2(db, "SELECT count(*) FROM sqlite_master WHERE type = 'table'"
+                                     " AND name = 'programs'", -1, &st, NULL);
+    bool have = src == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int(st, 0);
+    sqlite3_finalize(st);
+    st = NULL;
+    if (src == SQLITE_OK)
+        src = sqlite3_prepare_v2(db, have ? "SELECT r.program_hash, p.mac FROM runs r LEFT JOIN"
+                                            " programs p ON p.hash = r.program_hash"
+                                            " WHERE r.id = ?1"
+                                          : "SELECT program_hash, NULL FROM runs WHERE id = ?1",
+                                 -1, &st, NULL);
+    if (src == SQLITE_OK) {
+        sqlite3_bind_int64(st, 1, (sqlite3_int64)run_id);
+        int step = sqlite3_step(st);
+        if (step == SQLITE_ROW) {
+            const unsigned char *h = sqlite3_column_text(st, 0), *m = sqlite3_column_text(st, 1);
+            bench__msg(hash, hlen, "%s", h ? (const char *)h : "");
+            bench__msg(mac, mlen, "%s", m ? (const char *)m : "");
+        } else if (step != SQLITE_DONE) {
+            src = step;
+        }
+    }
+    sqlite3_finalize(st);
+    if (src != SQLITE_OK) {
+        bench__msg(msg, len, "history '%s' cannot be read: %s", path, db_error(db, src));
+        rc = BENCH_EIO;
+    }
+    sqlite3_close(db);
+    return rc;
+}
+
 /* ---- --history-show ---- */
 
 /* A text column, escaped for the terminal ("-" when NULL or empty). */
@@ -392,14 +574,6 @@ static void fmt_pct(char *buf, size_t len, double x)
     bench__msg(buf, len, "%+.2f%%", 100 * x);
 }
 
-/* p resized to cap elements of size bytes; when that fails, p as it was and *ok false. */
-static void *resize(void *p, size_t cap, size_t size, bool *ok)
-{
-    void *q = realloc(p, cap * size);
-    if (!q)
-        *ok = false;
-    return q ? q : p;
-}
 
 /* The list of runs. */
 static int show_runs(FILE *o, sqlite3 *db)
@@ -435,8 +609,55 @@ static int show_runs(FILE *o, sqlite3 *db)
     return rc == SQLITE_DONE ? SQLITE_OK : rc;
 }
 
+/* Prints one benchmark's series (the natural logs of its n medians) and what was found in it. */
+static void print_series(FILE *o, const char *id, size_t n, const sqlite3_int64 *runs,
+                         char *const *revs, const double *logs, const bench__cp_result *cr)
+{
+    char shown[BENCH__ESCAPED_ID], rev[256], t[32];
+    fprintf(o, "\n%s: %zu run%s\n", bench__escape(shown, sizeof shown, id), n,
+            n == 1 ? "" : "s");
+    int w = 16; /* the revision column, as wide as its longest entry */
+    for (size_t i = 0; i < n; i++) {
+        int len = (int)strlen(bench__escape(rev, sizeof rev, revs[i]));
+        w = len > w ? len : w;
+    }
+    fprintf(o, "  %6s  %-*s  %s\n", "run", w, "revision", "median");
+    for (size_t i = 0; i < n; i++) {
+        bench__fmt_time(t, sizeof t, exp(logs[i]));
+        fprintf(o, "  %6lld  %-*s  %s\n", (long long)runs[i], w,
+                bench__escape(rev, sizeof rev, revs[i]), t);
+    }
+    if (cr->ncp == 0)
+        fprintf(o, "  change points: none%s\n",
+                n < 2 * BENCH__CP_MIN_SEGMENT ? " (too few runs to tell)" : "");
+    for (size_t c = 0; c < cr->ncp; c++) {
+        char s[32], lo[32], hi[32];
+        const bench__cp *cp = &cr->cp[c];
+        fmt_pct(s, sizeof s, cp->step);
+        fmt_pct(lo, sizeof lo, cp->step_lower);
+        fmt_pct(hi, sizeof hi, cp->step_upper);
+        fprintf(o, "  change point: at run %lld (first revision after it %s): %s [%s, %s], "
+                   "p %.2g\n", (long long)runs[cp->index],
+                bench__escape(rev, sizeof rev, revs[cp->index]), s, lo, hi, cp->p_adjusted);
+    }
+    if (cr->trend.found) {
+        char s[32], lo[32], hi[32];
+        fmt_pct(s, sizeof s, cr->trend.per_point);
+        fmt_pct(lo, sizeof lo, cr->trend.lower);
+        fmt_pct(hi, sizeof hi, cr->trend.upper);
+        fprintf(o, "  trend: %s per run [%s, %s] over the last %zu runs, p %.2g", s, lo, hi,
+                cr->trend.points, cr->trend.p);
+        if (cr->nabsorbed)
+            fprintf(o, " (a line fits better than the %zu step%s found)", cr->nabsorbed,
+                    cr->nabsorbed == 1 ? "" : "s");
+        fputc('\n', o);
+    } else if (n >= 3) {
+        fprintf(o, "  trend: none\n");
+    }
+}
+
 /* One benchmark's series with its change points and trend. */
-static int show_series(FILE *o, sqlite3 *db, const char *id)
+static int show_series(FILE *o, sqlite3 *db, const char *id, bench__history_view *view)
 {
     sqlite3_stmt *st;
     int rc = sqlite3_prepare_v2(db,
@@ -473,57 +694,34 @@ static int show_series(FILE *o, sqlite3 *db, const char *id)
         n++;
     }
     sqlite3_finalize(st);
+    bench__cp_result cr;
     if (rc == SQLITE_DONE) {
-        rc = SQLITE_OK;
-        char shown[BENCH__ESCAPED_ID], rev[256], t[32];
-        fprintf(o, "\n%s: %zu run%s\n", bench__escape(shown, sizeof shown, id), n,
-                n == 1 ? "" : "s");
-        int w = 16; /* the revision column, as wide as its longest entry */
-        for (size_t i = 0; i < n; i++) {
-            int len = (int)strlen(bench__escape(rev, sizeof rev, revs[i]));
-            w = len > w ? len : w;
-        }
-        fprintf(o, "  %6s  %-*s  %s\n", "run", w, "revision", "median");
-        for (size_t i = 0; i < n; i++) {
-            bench__fmt_time(t, sizeof t, exp(logs[i]));
-            fprintf(o, "  %6lld  %-*s  %s\n", (long long)runs[i], w,
-                    bench__escape(rev, sizeof rev, revs[i]), t);
-        }
-        bench__cp_result cr;
-        if (bench__changepoints(logs, n, BENCH__HISTORY_ALPHA, &cr) != 0) {
+        rc = bench__changepoints(logs, n, BENCH__HISTORY_ALPHA, &cr) != 0 ? SQLITE_NOMEM
+                                                                           : SQLITE_OK;
+        if (rc == SQLITE_OK && o)
+            print_series(o, id, n, runs, revs, logs, &cr);
+    }
+    if (rc == SQLITE_OK && view) {
+        bench__history_series *grown = realloc(view->s, (view->n + 1) * sizeof *view->s);
+        char *copy = strdup(id);
+        if (grown)
+            view->s = grown;
+        if (!grown || !copy) {
+            free(copy);
             rc = SQLITE_NOMEM;
         } else {
-            if (cr.ncp == 0)
-                fprintf(o, "  change points: none%s\n",
-                        n < 2 * BENCH__CP_MIN_SEGMENT ? " (too few runs to tell)" : "");
-            for (size_t c = 0; c < cr.ncp; c++) {
-                char s[32], lo[32], hi[32];
-                const bench__cp *cp = &cr.cp[c];
-                fmt_pct(s, sizeof s, cp->step);
-                fmt_pct(lo, sizeof lo, cp->step_lower);
-                fmt_pct(hi, sizeof hi, cp->step_upper);
-                fprintf(o, "  change point: at run %lld (first revision after it %s): %s "
-                           "[%s, %s], p %.2g\n", (long long)runs[cp->index],
-                        bench__escape(rev, sizeof rev, revs[cp->index]), s, lo, hi,
-                        cp->p_adjusted);
-            }
-            if (cr.trend.found) {
-                char s[32], lo[32], hi[32];
-                fmt_pct(s, sizeof s, cr.trend.per_point);
-                fmt_pct(lo, sizeof lo, cr.trend.lower);
-                fmt_pct(hi, sizeof hi, cr.trend.upper);
-                fprintf(o, "  trend: %s per run [%s, %s] over the last %zu runs, p %.2g", s, lo,
-                        hi, cr.trend.points, cr.trend.p);
-                if (cr.nabsorbed)
-                    fprintf(o, " (a line fits better than the %zu step%s found)", cr.nabsorbed,
-                            cr.nabsorbed == 1 ? "" : "s");
-                fputc('\n', o);
-            } else if (n >= 3) {
-                fprintf(o, "  trend: none\n");
-            }
+            /* The arrays move into the view: the medians in ns, in place of their logs. */
+            for (size_t i = 0; i < n; i++)
+                logs[i] = exp(logs[i]);
+            view->s[view->n++] = (bench__history_series){copy, n, (long long *)runs, revs, logs,
+                                                         cr};
+            runs = NULL;
+            revs = NULL;
+            logs = NULL;
+            n = 0;
         }
     }
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; i < n && revs; i++)
         free(revs[i]);
     free(revs);
     free(runs);
@@ -531,9 +729,29 @@ static int show_series(FILE *o, sqlite3 *db, const char *id)
     return rc;
 }
 
-int bench__history_show(FILE *o, const char *path, bench__history_selector select, void *arg,
-                        char *msg, size_t len)
+void bench__history_view_free(bench__history_view *v)
 {
+    for (size_t i = 0; v && i < v->n; i++) {
+        bench__history_series *x = &v->s[i];
+        for (size_t j = 0; j < x->n; j++)
+            free(x->revisions[j]);
+        free(x->revisions);
+        free(x->runs);
+        free(x->median_ns);
+        free(x->id);
+    }
+    if (v) {
+        free(v->s);
+        v->s = NULL;
+        v->n = 0;
+    }
+}
+
+int bench__history_show(FILE *o, const char *path, bench__history_selector select, void *arg,
+                        bench__history_view *view, char *msg, size_t len)
+{
+    if (view)
+        view->s = NULL, view->n = 0;
     sqlite3 *db;
     int rc = open_db(path, false, &db, msg, len);
     if (rc != 0)
@@ -570,10 +788,10 @@ int bench__history_show(FILE *o, const char *path, bench__history_selector selec
         msg[0] = '\0';
         rc = BENCH_EUSAGE;
     } else if (src == SQLITE_OK) {
-        src = show_runs(o, db);
+        src = o ? show_runs(o, db) : SQLITE_OK;
         for (size_t i = 0; i < n && src == SQLITE_OK; i++)
             if (selected[i])
-                src = show_series(o, db, ids[i]);
+                src = show_series(o, db, ids[i], view);
     }
     if (src != SQLITE_OK) {
         bench__msg(msg, len, "history '%s' cannot be read: %s", path, db_error(db, src));
@@ -594,6 +812,7 @@ typedef struct gated {
     char *id;
     double *logs;
     size_t n;
+    long long prev_run; /* its newest earlier run in the window; 0: none */
 } gated;
 
 /* The benchmarks of run `run` that ran ok, each with its newest window + 1 medians (the run's
@@ -608,7 +827,7 @@ static int gate_series(sqlite3 *db, sqlite3_int64 run, size_t window, gated **ou
                                     " status = 'ok' AND median_ns > 0 ORDER BY benchmark",
                                 -1, &ids, NULL);
     if (rc == SQLITE_OK)
-        rc = sqlite3_prepare_v2(db, "SELECT median_ns FROM results WHERE benchmark = ?1 AND"
+        rc = sqlite3_prepare_v2(db, "SELECT median_ns, run_id FROM results WHERE benchmark = ?1 AND"
                                     " status = 'ok' AND median_ns > 0 AND run_id <= ?2"
                                     " ORDER BY run_id DESC LIMIT ?3", -1, &st, NULL);
     if (rc == SQLITE_OK)
@@ -626,6 +845,7 @@ static int gate_series(sqlite3 *db, sqlite3_int64 run, size_t window, gated **ou
             break;
         }
         g[n].n = 0;
+        g[n].prev_run = 0;
         if (!(g[n++].logs = malloc((window + 1) * sizeof *g->logs))) {
             rc = SQLITE_NOMEM;
             break;
@@ -635,8 +855,11 @@ static int gate_series(sqlite3 *db, sqlite3_int64 run, size_t window, gated **ou
         sqlite3_bind_text(st, 1, b->id, -1, SQLITE_TRANSIENT);
         sqlite3_bind_int64(st, 2, run);
         sqlite3_bind_int64(st, 3, (sqlite3_int64)window + 1);
-        while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+        while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+            if (b->n == 1)
+                b->prev_run = (long long)sqlite3_column_int64(st, 1);
             b->logs[b->n++] = log(sqlite3_column_double(st, 0));
+        }
         rc = rc == SQLITE_DONE ? SQLITE_OK : rc;
         /* Newest first from the query: oldest first for the tests. */
         for (size_t i = 0; i < b->n / 2; i++) {
@@ -652,13 +875,14 @@ static int gate_series(sqlite3 *db, sqlite3_int64 run, size_t window, gated **ou
     return rc == SQLITE_DONE ? SQLITE_OK : rc;
 }
 
-/* The gate's judgement of b, one of `tests`, printed; true when it fails. */
-static bool gate_one(FILE *o, const gated *b, double tests, double noise, double alpha)
+/* The gate's judgement of b, one of `tests`, printed: 0 passes, 1 fails by its step (a step
+ * that a paired run can confirm), 2 fails by its trend. */
+static int gate_one(FILE *o, const gated *b, double tests, double noise, double alpha)
 {
     bench__gate_result g;
     char shown[BENCH__ESCAPED_ID], s[32], lo[32], hi[32], total[32];
     if (bench__gate_window(b->logs, b->n, noise, alpha, tests, &g) != 0)
-        return false;
+        return 0;
     bench__escape(shown, sizeof shown, b->id);
     if (g.step_fails) {
         fmt_pct(s, sizeof s, g.step.step);
@@ -675,14 +899,16 @@ static bool gate_one(FILE *o, const gated *b, double tests, double noise, double
         fprintf(o, "%s: %sslowing trend over the last %zu runs: %s per run [%s, %s], %s over "
                    "them\n", shown, g.trend_fails ? "" : "warning: ", b->n, s, lo, hi, total);
     }
-    return g.step_fails || g.trend_fails;
+    return g.trend_fails ? 2 : g.step_fails ? 1 : 0;
 }
 
 int bench__history_gate(FILE *o, const char *path, long long run_id, size_t window,
-                        double noise_threshold, double alpha, bool *regressed, char *msg,
-                        size_t len)
+                        double noise_threshold, double alpha, bool *regressed,
+                        bench__history_steps *steps, char *msg, size_t len)
 {
     *regressed = false;
+    if (steps)
+        steps->s = NULL, steps->n = 0;
     sqlite3 *db;
     int rc = open_db(path, false, &db, msg, len);
     if (rc != 0)
@@ -712,7 +938,20 @@ int bench__history_gate(FILE *o, const char *path, long long run_id, size_t wind
                     BENCH__HISTORY_GATE_MIN);
             continue;
         }
-        if (gate_one(o, b, tests, noise_threshold, alpha))
+        int verdict = gate_one(o, b, tests, noise_threshold, alpha);
+        if (verdict == 1 && steps && b->prev_run > 0) {
+            /* A step alone: the caller may confirm it (and then decides). */
+            bench__history_step *grown = realloc(steps->s, (steps->n + 1) * sizeof *steps->s);
+            char *copy = strdup(b->id);
+            if (grown)
+                steps->s = grown;
+            if (grown && copy) {
+                steps->s[steps->n++] = (bench__history_step){copy, b->prev_run};
+                continue;
+            }
+            free(copy);
+        }
+        if (verdict)
             *regressed = true;
     }
     for (size_t i = 0; i < n; i++) {
@@ -722,4 +961,15 @@ int bench__history_gate(FILE *o, const char *path, long long run_id, size_t wind
     free(g);
     sqlite3_close(db);
     return rc;
+}
+
+void bench__history_steps_free(bench__history_steps *s)
+{
+    for (size_t i = 0; s && i < s->n; i++)
+        free(s->s[i].id);
+    if (s) {
+        free(s->s);
+        s->s = NULL;
+        s->n = 0;
+    }
 }

@@ -32,8 +32,10 @@ int bench__history_append(const char *path, const bench__context *ctx,
 }
 
 int bench__history_show(FILE *o, const char *path, bench__history_selector select, void *arg,
-                        char *msg, size_t len)
+                        bench__history_view *view, char *msg, size_t len)
 {
+    if (view)
+        view->n = 0, view->s = NULL;
     (void)o;
     (void)path;
     (void)select;
@@ -42,9 +44,11 @@ int bench__history_show(FILE *o, const char *path, bench__history_selector selec
 }
 
 int bench__history_gate(FILE *o, const char *path, long long run_id, size_t window,
-                        double noise_threshold, double alpha, bool *regressed, char *msg,
-                        size_t len)
+                        double noise_threshold, double alpha, bool *regressed,
+                        bench__history_steps *steps, char *msg, size_t len)
 {
+    if (steps)
+        steps->s = NULL, steps->n = 0;
     (void)o;
     (void)path;
     (void)run_id;
@@ -53,4 +57,41 @@ int bench__history_gate(FILE *o, const char *path, long long run_id, size_t wind
     (void)alpha;
     *regressed = false;
     return unavailable(msg, len);
+}
+
+void bench__history_view_free(bench__history_view *v)
+{
+    (void)v;
+}
+
+void bench__history_programs_dir(const char *path, char *dir, size_t len)
+{
+    bench__msg(dir, len, "%s.programs", path);
+}
+
+int bench__history_keep_program(const char *path, const bench__context *ctx, size_t keep,
+                                double timeout_s, char *msg, size_t len)
+{
+    (void)path;
+    (void)ctx;
+    (void)keep;
+    (void)timeout_s;
+    return unavailable(msg, len);
+}
+
+int bench__history_program(const char *path, long long run_id, char *hash, size_t hlen,
+                           char *mac, size_t mlen, char *msg, size_t len)
+{
+    (void)path;
+    (void)run_id;
+    if (hlen)
+        hash[0] = '\0';
+    if (mlen)
+        mac[0] = '\0';
+    return unavailable(msg, len);
+}
+
+void bench__history_steps_free(bench__history_steps *s)
+{
+    (void)s;
 }

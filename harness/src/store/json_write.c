@@ -21,6 +21,7 @@
 #include "core/registry.h"
 #include "core/result.h"
 #include "stats/stats.h"
+#include "store/history.h"
 #include "store/json_check.h"
 #include "store/json_io.h"
 #include "store/store.h"
@@ -436,4 +437,73 @@ int bench__json_print(FILE *out, const bench__context *ctx, const bench__result 
     fputc('\n', out);
     cJSON_free(text);
     return fflush(out) == 0 ? 0 : BENCH_EIO;
+}
+
+/* ---- --history-show --json: the series and what was found in them ---- */
+
+/* A number, or null when it is not finite (JSON has no NaN). */
+static cJSON *number_or_null(double x)
+{
+    return isfinite(x) ? cJSON_CreateNumber(x) : cJSON_CreateNull();
+}
+
+static cJSON *series_json(const bench__history_series *s)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "id", s->id);
+    cJSON *runs = cJSON_AddArrayToObject(o, "runs");
+    cJSON *revs = cJSON_AddArrayToObject(o, "revisions");
+    cJSON *meds = cJSON_AddArrayToObject(o, "median_ns");
+    for (size_t i = 0; i < s->n; i++) {
+        cJSON_AddItemToArray(runs, cJSON_CreateNumber((double)s->runs[i]));
+        cJSON_AddItemToArray(revs, cJSON_CreateString(s->revisions[i]));
+        cJSON_AddItemToArray(meds, number_or_null(s->median_ns[i]));
+    }
+    cJSON *cps = cJSON_AddArrayToObject(o, "change_points");
+    for (size_t c = 0; c < s->found.ncp; c++) {
+        const bench__cp *cp = &s->found.cp[c];
+        cJSON *x = cJSON_CreateObject();
+        cJSON_AddNumberToObject(x, "index", (double)cp->index);
+        cJSON_AddNumberToObject(x, "run", (double)s->runs[cp->index]);
+        cJSON_AddItemToObject(x, "run_before",
+                              cp->index > 0 ? cJSON_CreateNumber((double)s->runs[cp->index - 1])
+                                            : cJSON_CreateNull());
+        cJSON_AddItemToObject(x, "step", number_or_null(cp->step));
+        cJSON_AddItemToObject(x, "step_lower", number_or_null(cp->step_lower));
+        cJSON_AddItemToObject(x, "step_upper", number_or_null(cp->step_upper));
+        cJSON_AddItemToObject(x, "p_adjusted", number_or_null(cp->p_adjusted));
+        cJSON_AddItemToArray(cps, x);
+    }
+    if (s->found.trend.found) {
+        const bench__trend *t = &s->found.trend;
+        cJSON *x = cJSON_AddObjectToObject(o, "trend");
+        cJSON_AddItemToObject(x, "per_run", number_or_null(t->per_point));
+        cJSON_AddItemToObject(x, "lower", number_or_null(t->lower));
+        cJSON_AddItemToObject(x, "upper", number_or_null(t->upper));
+        cJSON_AddItemToObject(x, "p", number_or_null(t->p));
+        cJSON_AddNumberToObject(x, "runs", (double)t->points);
+    } else {
+        cJSON_AddNullToObject(o, "trend");
+    }
+    return o;
+}
+
+int bench__history_view_write(const char *path, const char *history,
+                              const bench__history_view *v, char *msg, size_t msglen)
+{
+    cJSON *root = cJSON_CreateObject();
+    if (!root) {
+        bench__msg(msg, msglen, "%s: out of memory while building JSON", path);
+        return BENCH_ENOMEM;
+    }
+    cJSON_AddStringToObject(root, "format", "harness-history-series");
+    cJSON_AddNumberToObject(root, "version", 1);
+    cJSON_AddStringToObject(root, "history", history);
+    cJSON_AddNumberToObject(root, "alpha", BENCH__HISTORY_ALPHA);
+    cJSON *series = cJSON_AddArrayToObject(root, "series");
+    for (size_t i = 0; series && i < v->n; i++)
+        cJSON_AddItemToArray(series, series_json(&v->s[i]));
+    char *text = cJSON_Print(root);
+    cJSON_Delete(root);
+    return bench__write_json_text(path, text, msg, msglen);
 }

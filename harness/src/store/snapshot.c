@@ -3,17 +3,18 @@
  * it, so that a later comparison can run the very program that was measured, interleaved with
  * the current one (baselines.c, ab.c; trust.c decides whether it may run).
  *
- * Identity is the SHA-256 of the executable's bytes ("sha256:HEX"), which a signature can vouch
- * for (trust.c). Its shared libraries are told apart by a 64-bit FNV-1a hash of their paths and
+ * Identity is the SHA-256 of the executable's bytes ("sha256:HEX"), which a signature can vouch for
+ * (trust.c). Its shared libraries are told apart by a 64-bit FNV-1a hash of their paths and
  * contents ("fnv1a64:HEX"): nothing runs on that hash's word, it only says whether the program
- * would run with other libraries than when it was measured, and it is read on every run (some
- * 20 MB in a sanitizer build, where SHA-256 would add seconds). A snapshot is a copy of the running executable (/proc/self/exe) beside
- * the baseline, NAME.program, written to a temporary file NAME.program.tmp.PID.XXXXXX first and
- * renamed into place under the baseline's lock once the baseline that names it was saved: a
- * failed save leaves the previous baseline and its program as they were, and a baseline never
- * names a half-written program. The copy stops at a deadline and at an interrupt, a file-size
- * limit makes it fail (EFBIG) instead of killing the process, and its temporary file is removed
- * on every failure; one left by a process killed outright is swept by a later save (files.c).
+ * would run with other libraries than when it was measured, and it is read on every run (some 20 MB
+ * in a sanitizer build, where SHA-256 would add seconds). A snapshot is a copy of the running
+ * executable (/proc/self/exe) beside the baseline, NAME.program, written to a temporary file
+ * NAME.program.tmp.PID.XXXXXX first and renamed into place under the baseline's lock once the
+ * baseline that names it was saved: a failed save leaves the previous baseline and its program as
+ * they were, and a baseline never names a half-written program. The copy stops at a deadline and at
+ * an interrupt, a file-size limit makes it fail (EFBIG) instead of killing the process, and its
+ * temporary file is removed on every failure; one left by a process killed outright is swept by a
+ * later save (files.c).
  */
 #include <errno.h>
 #include <fcntl.h>

@@ -183,8 +183,9 @@ int bench__program_hash(const char *path, char *out, size_t len, double *bytes, 
 /**
  * Hashes the shared libraries this process runs code from (every executable file mapping in
  * /proc/self/maps but the program itself: paths and contents, in path order) into out as
- * "fnv1a64:HEX" (64-bit FNV-1a: an identity, not a security measure). A snapshot of the program runs with whatever libraries are installed
- * when it runs, so a change of these makes a confirmation against it unsound.
+ * "fnv1a64:HEX" (64-bit FNV-1a: an identity, not a security measure). A snapshot of the program
+ * runs with whatever libraries are installed when it runs, so a change of these makes a
+ * confirmation against it unsound.
  */
 int bench__libraries_hash(char *out, size_t len, char *msg, size_t msglen);
 

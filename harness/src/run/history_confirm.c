@@ -1,0 +1,260 @@
+/*
+ * history_confirm.c: --history-confirm, the check of a change point in the run history by the
+ * code that measured it. A step in a series of medians may be the code (a commit made the
+ * benchmark slower) or the machine (a noisy neighbour, a new kernel): the two runs on either side
+ * of the step, run again now, side by side, tell them apart. The programs of the two runs, kept
+ * beside the history when they were recorded (history.c, FILE.programs/) and signed with this
+ * user's key, are opened from sealed copies of the bytes checked (trust.c) and compared on that
+ * benchmark in pairs of worker processes (ab.c), like the confirmation of a saved baseline's
+ * suspect. The step is "confirmed" when the paired run sees a change the same way beyond the
+ * noise threshold, "not reproduced" when it sees none, and otherwise says why it cannot tell.
+ *
+ * The history gate's steps are confirmed the same way, the program of the benchmark's newest
+ * earlier run against this very program: a step fails the gate only when the paired run
+ * confirms it, or when it cannot be checked (then the numbers alone decide, as before).
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/base.h"
+#include "run/pipeline.h"
+#include "run/run.h"
+#include "sys/proc.h"
+
+/* One side of a change point: its run's program, opened to run. */
+typedef struct side {
+    long long run;
+    char hash[BENCH__HASH_TEXT];
+    char mac[BENCH__MAC_TEXT];
+    int fd;       /* sealed copy of the program; -1 until opened */
+    char why[768]; /* why it cannot run, when it cannot */
+} side;
+
+/* Looks up and opens the program of s->run; 0, BENCH_EUSAGE when interrupted, else 1 with the
+ * reason in s->why. */
+static int open_side(const bench__request *c, const char *history, side *s)
+{
+    char msg[512], dir[4200];
+    bench__history_programs_dir(history, dir, sizeof dir);
+    s->fd = -1;
+    if (bench__history_program(history, s->run, s->hash, sizeof s->hash, s->mac,
+                               sizeof s->mac, msg, sizeof msg) != 0) {
+        bench__msg(s->why, sizeof s->why, "%s", msg);
+        return 1;
+    }
+    if (!s->hash[0]) {
+        bench__msg(s->why, sizeof s->why, "run %lld recorded no program", s->run);
+        return 1;
+    }
+    if (!s->mac[0]) {
+        bench__msg(s->why, sizeof s->why,
+                   "the program of run %lld is not kept (--history-programs)", s->run);
+        return 1;
+    }
+    if (!c->trust_snapshots &&
+        bench__snapshot_verify(s->hash, s->mac, msg, sizeof msg) != 0) {
+        bench__msg(s->why, sizeof s->why, "the program of run %lld is not run: %s (--trust-"
+                                          "snapshots runs it anyway)", s->run, msg);
+        return 1;
+    }
+    char file[256];
+    bench__msg(file, sizeof file, "%s.program", s->hash + strlen("sha256:"));
+    double timeout = c->run.timeout_s > 0 ? c->run.timeout_s : BENCH__DEFAULT_TIMEOUT;
+    int rc = bench__snapshot_open(dir, file, s->hash, bench__now_ns() + (int64_t)(timeout * 1e9),
+                                  &s->fd, msg, sizeof msg);
+    if (rc == BENCH_EUSAGE)
+        return BENCH_EUSAGE;
+    if (rc != 0) {
+        bench__msg(s->why, sizeof s->why, "the program of run %lld is not run: %s", s->run, msg);
+        return 1;
+    }
+    return 0;
+}
+
+/* The words of a paired result against the step it checks. */
+static const char *outcome(const bench__ab_item *it, double step)
+{
+    bench__verdict v = it->change.verdict;
+    bool same_way = (it->change.ratio > 1.0) == (step > 0);
+    if ((v == BENCH__V_REGRESSED || v == BENCH__V_IMPROVED) && same_way)
+        return "confirmed";
+    if (v == BENCH__V_REGRESSED || v == BENCH__V_IMPROVED)
+        return "not reproduced (the programs differ the other way)";
+    if (v == BENCH__V_NO_CHANGE || v == BENCH__V_WITHIN_NOISE)
+        return "not reproduced (the programs measure alike: the step was not the code's)";
+    return "inconclusive (the paired run could not tell)";
+}
+
+/* The paired options of a confirmation: its time, the comparison's level and threshold. */
+static bench__ab_options confirm_options(const bench__request *c)
+{
+    bench__ab_options ab = c->abo;
+    ab.seconds = c->confirm_time_set && c->confirm_time > 0 ? c->confirm_time
+                                                            : BENCH__DEFAULT_CONFIRM_TIME;
+    ab.significance_level = c->cmp.significance_level;
+    ab.noise_threshold = c->cmp.noise_threshold;
+    ab.progress = isatty(STDERR_FILENO);
+    return ab;
+}
+
+/* A change point of a series: its benchmark, the runs around it and its step. */
+typedef struct point {
+    const char *id;
+    long long run_before, run_at;
+    double step;
+} point;
+
+/* Confirms the n change points of `found` (see bench__history_confirm). */
+static int confirm_points(FILE *o, const bench__request *c, const point *found, size_t n)
+{
+    if (n == 0) {
+        fprintf(o, "\nconfirmation: no change point to confirm\n");
+        return 0;
+    }
+    bench__ab_options ab = confirm_options(c);
+    fprintf(o, "\nconfirmation: the programs of the runs on both sides of each change point, "
+               "run again in pairs (%.0f s each at most)\n", ab.seconds);
+    int rc = 0;
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        const point *cp = &found[i];
+        char id[BENCH__ESCAPED_ID], why[4 * sizeof ((side *)0)->why];
+        bench__escape(id, sizeof id, cp->id);
+        fprintf(o, "%s: change point at run %lld (%+.2f%%): ", id, cp->run_at, 100.0 * cp->step);
+        side a = {.run = cp->run_before, .fd = -1}, b = {.run = cp->run_at, .fd = -1};
+        int ra = open_side(c, c->history_show, &a);
+        int rb = ra == BENCH_EUSAGE ? ra : open_side(c, c->history_show, &b);
+        if (ra == BENCH_EUSAGE || rb == BENCH_EUSAGE) {
+            rc = -1;
+        } else if (a.hash[0] && strcmp(a.hash, b.hash) == 0) {
+            fprintf(o, "not a code change: runs %lld and %lld measured the same program (%s), "
+                       "so the step is the machine's or the environment's\n",
+                    a.run, b.run, a.hash);
+        } else if (ra != 0 || rb != 0) {
+            fprintf(o, "cannot confirm: %s\n",
+                    bench__escape(why, sizeof why, ra != 0 ? a.why : b.why));
+        } else {
+            char name_a[64], name_b[64];
+            bench__msg(name_a, sizeof name_a, "the program of run %lld", a.run);
+            bench__msg(name_b, sizeof name_b, "the program of run %lld", b.run);
+            bench__ab_item item;
+            memset(&item, 0, sizeof item);
+            item.id = cp->id;
+            fflush(o);
+            int arc = bench__ab_compare(name_a, a.fd, name_b, b.fd, &item, 1, &ab, NULL, NULL);
+            if (arc == BENCH_EUSAGE || bench__proc_interrupted()) {
+                rc = -1;
+            } else if (arc != 0 || item.rc != 0 ||
+                       item.change.verdict == BENCH__V_INCOMPARABLE) {
+                fprintf(o, "cannot confirm: %s\n",
+                        bench__escape(why, sizeof why,
+                                      arc != 0          ? "out of memory"
+                                      : item.message[0] ? item.message
+                                                        : "no rounds"));
+            } else {
+                fprintf(o, "%s: %+.2f%% [%+.2f%%, %+.2f%%] paired, programs of runs %lld and "
+                           "%lld, %zu pairs\n",
+                        outcome(&item, cp->step), 100.0 * (item.change.ratio - 1.0),
+                        100.0 * (item.change.ratio_lower - 1.0),
+                        100.0 * (item.change.ratio_upper - 1.0), a.run, b.run, item.pairs);
+            }
+        }
+        if (a.fd >= 0)
+            close(a.fd);
+        if (b.fd >= 0)
+            close(b.fd);
+    }
+    if (rc != 0)
+        fprintf(o, "interrupted by %s\n", bench__signal_name(bench__proc_interrupted()));
+    return rc;
+}
+
+int bench__history_confirm(FILE *o, const bench__request *c, const bench__history_view *view)
+{
+    size_t npoints = 0;
+    for (size_t i = 0; i < view->n; i++)
+        npoints += view->s[i].found.ncp;
+    point *found = calloc(npoints ? npoints : 1, sizeof *found);
+    if (!found) {
+        fprintf(o, "\nconfirmation: out of memory\n");
+        return 0;
+    }
+    size_t k = 0;
+    for (size_t i = 0; i < view->n; i++)
+        for (size_t j = 0; j < view->s[i].found.ncp; j++) {
+            const bench__history_series *s = &view->s[i];
+            size_t at = s->found.cp[j].index;
+            if (at == 0)
+                continue; /* a change point always has runs before it; kept safe */
+            found[k++] = (point){s->id, s->runs[at - 1], s->runs[at], s->found.cp[j].step};
+        }
+    int rc = confirm_points(o, c, found, k);
+    free(found);
+    return rc;
+}
+
+int bench__history_confirm_gate(FILE *o, const bench__request *c, const char *program_hash,
+                                const bench__history_steps *steps, bool *regressed)
+{
+    bench__ab_options ab = confirm_options(c);
+    int rc = 0;
+    for (size_t i = 0; i < steps->n && rc == 0; i++) {
+        const bench__history_step *st = &steps->s[i];
+        char id[BENCH__ESCAPED_ID], why[4 * sizeof ((side *)0)->why];
+        bench__escape(id, sizeof id, st->id);
+        side a = {.run = st->prev_run, .fd = -1};
+        int ra = open_side(c, c->history_path, &a);
+        if (ra == BENCH_EUSAGE) {
+            rc = -1;
+        } else if (a.hash[0] && strcmp(a.hash, program_hash) == 0) {
+            fprintf(o, "%s: not a code change: run %lld measured this very program, so the step "
+                       "is the machine's or the environment's: it does not fail the gate\n",
+                    id, a.run);
+        } else if (ra != 0) {
+            fprintf(o, "%s: the step is not confirmed (%s): the numbers alone fail the gate\n",
+                    id, bench__escape(why, sizeof why, a.why));
+            *regressed = true;
+        } else {
+            char name[64];
+            bench__msg(name, sizeof name, "the program of run %lld", a.run);
+            bench__ab_item item;
+            memset(&item, 0, sizeof item);
+            item.id = st->id;
+            fprintf(o, "%s: confirming the step: %s against this one, paired (%.0f s at "
+                       "most)\n", id, name, ab.seconds);
+            fflush(o);
+            int arc = bench__ab_compare(name, a.fd, "/proc/self/exe", -1, &item, 1, &ab, NULL,
+                                        NULL);
+            bench__verdict v = item.change.verdict;
+            if (arc == BENCH_EUSAGE || bench__proc_interrupted()) {
+                rc = -1;
+            } else if (arc != 0 || item.rc != 0 || v == BENCH__V_INCOMPARABLE) {
+                fprintf(o, "%s: the step is not confirmed (%s): the numbers alone fail the "
+                           "gate\n", id,
+                        bench__escape(why, sizeof why,
+                                      arc != 0          ? "out of memory"
+                                      : item.message[0] ? item.message
+                                                        : "no rounds"));
+                *regressed = true;
+            } else {
+                bool fails = v == BENCH__V_REGRESSED || v == BENCH__V_INCONCLUSIVE;
+                fprintf(o, "%s: %s: %+.2f%% [%+.2f%%, %+.2f%%] paired against run %lld's "
+                           "program, %zu pairs%s\n", id,
+                        v == BENCH__V_REGRESSED     ? "regression confirmed"
+                        : v == BENCH__V_INCONCLUSIVE ? "inconclusive"
+                                                     : "not reproduced",
+                        100.0 * (item.change.ratio - 1.0),
+                        100.0 * (item.change.ratio_lower - 1.0),
+                        100.0 * (item.change.ratio_upper - 1.0), a.run, item.pairs,
+                        fails ? ": it fails the gate" : ": it does not fail the gate");
+                if (fails)
+                    *regressed = true;
+            }
+        }
+        if (a.fd >= 0)
+            close(a.fd);
+    }
+    return rc;
+}
