@@ -3,16 +3,19 @@
 # of the ten benchmarks of benches/trials/trials.c, then N2 runs of a separately built program
 # whose trial/chain does 5% more steps (exactly 5% more time, latency-bound), all into one new
 # history. Each run is judged with --history-gate as it is recorded (its lines are printed);
-# at the end --history-show prints every series with its change points and trends. The change
-# point of trial/chain belongs at the first slow run, and no other benchmark should have one.
+# at the end --history-show --history-confirm prints every series with its change points and
+# trends, then checks each change point by running the programs of the runs on both sides of it
+# again, paired. The change point of trial/chain belongs at the first slow run and should be
+# confirmed; one elsewhere (the machine's drift) should not be.
 #
 # Usage:
 #   scripts/history_trial.sh [N1] [N2]
 #       N1 runs of the base program (default 11), then N2 of the slowed one (default 9).
 #   HISTORY_TRIAL_ARGS   options for every run (default: --measurement-time 1 --warm-up-time 0.2)
 #   HISTORY_TRIAL_GATE   --history-gate's K (default 10; 0: no gate)
-#   HISTORY_TRIAL_DB     the history file (default build-history-trial/history.db; it is
-#                        removed first)
+#   HISTORY_TRIAL_DB     the history file (default build-history-trial/history.db; it and the
+#                        programs kept beside it are removed first)
+#   HISTORY_TRIAL_CONFIRM  seconds of the paired run per change point (default 10)
 # The variants are built under build-history-trial/. Exit: 0 done, 2 usage or build error.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -69,10 +72,11 @@ runs() {
 mkdir -p "$dir"
 build base
 build chain5 -DTRIAL_CHAIN_PERMILLE=1050
-rm -f "$db" "$db-wal" "$db-shm"
+rm -rf "$db" "$db-wal" "$db-shm" "$db.programs"
 echo "history_trial.sh: $n1 runs of the base program, then $n2 with trial/chain 5% slower" \
     "(the first slow run is run $((n1 + 1))), into $db"
 runs "$dir/base/benches/trials/trial_bench" "$n1" base
 runs "$dir/chain5/benches/trials/trial_bench" "$n2" "trial/chain +5%"
 echo
-"$dir/base/benches/trials/trial_bench" --history-show "$db"
+"$dir/base/benches/trials/trial_bench" --history-show "$db" --history-confirm \
+    --confirm-time "${HISTORY_TRIAL_CONFIRM:-10}"

