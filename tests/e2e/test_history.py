@@ -21,7 +21,7 @@
   history, or with too small a window, is refused.
 - --history-confirm: six runs of the fixture, then six of a copy whose cmp/chain is 40% slower
   (another program); the change point on cmp/chain is confirmed by running the two kept programs
-  again in pairs, and cmp/steady has none. A step made by the environment (the same program)
+  again in pairs, and cmp/steady's, if the noise puts one there, is not. A step made by the environment (the same program)
   is "not a code change"; a program not kept (--history-programs 0) cannot confirm, and says
   why; --history-programs N keeps the N most recently used programs only.
 """
@@ -409,7 +409,9 @@ class HistoryConfirmTest(e2e_helpers.Case):
         self.assertRegex(out, r"cmp/chain: change point at run 7 \(\+\d+\.\d\d%\): confirmed: "
                               r"\+\d+\.\d\d% \[\+\d+\.\d\d%, \+\d+\.\d\d%\] paired, programs of "
                               r"runs 6 and 7")
-        self.assertNotRegex(out, r"cmp/steady: change point at run")
+        # cmp/steady did not change: a change point the noise may put there (a tenth of a
+        # percent is significant over such quiet runs) is never confirmed.
+        self.assertNotRegex(out, r"cmp/steady: change point at run \d+ \([^)]*\): confirmed")
 
     def test_environment_step_is_not_a_code_change(self):
         self.record(self.old, 6)
