@@ -60,7 +60,7 @@ runs() {
         rc=0
         "$prog" --history "$db" --output-format csv "${args[@]}" >/dev/null 2>"$err" || rc=$?
         echo "run $done_runs ($label): exit $rc"
-        grep -E 'history gate:|regressed against|slowing trend' "$err" | sed 's/^/    /' || true
+        grep -E 'history gate:|regressed against|slowing trend|confirm|not reproduced|not a code change|inconclusive' "$err" | sed 's/^/    /' || true
         if ((rc == 2 || rc == 3)); then
             echo "history_trial.sh: run $done_runs failed:" >&2
             cat "$err" >&2
