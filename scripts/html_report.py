@@ -629,14 +629,19 @@ class InputError(Exception):
     pass
 
 
-def load_results(path):
+def read_json(path):
+    """The parsed JSON of path; InputError naming the file when it cannot be read or parsed."""
     try:
         with open(path, encoding="utf-8") as f:
-            d = json.load(f)
+            return json.load(f)
     except OSError as e:
         raise InputError(f"{path}: {e.strerror}") from e
     except (json.JSONDecodeError, UnicodeDecodeError) as e:
         raise InputError(f"{path}: not valid JSON ({e})") from e
+
+
+def load_results(path):
+    d = read_json(path)
     if not isinstance(d, dict) or not isinstance(d.get("benchmarks"), list):
         raise InputError(f"{path}: not a results file (no 'benchmarks' array)")
     for k, b in enumerate(d["benchmarks"]):
@@ -931,13 +936,7 @@ def index_page(d, title, level, flame, pages):
 
 def load_series(path):
     """The series of `bench --history-show DB --json FILE`, checked; InputError when wrong."""
-    try:
-        with open(path, encoding="utf-8") as f:
-            d = json.load(f)
-    except OSError as e:
-        raise InputError(f"{path}: {e.strerror}") from None
-    except (ValueError, UnicodeDecodeError) as e:
-        raise InputError(f"{path}: not valid JSON ({e})") from None
+    d = read_json(path)
     if not isinstance(d, dict) or d.get("format") != "harness-history-series":
         raise InputError(f"{path}: not the series of a run history (format is not "
                          "harness-history-series; made by bench --history-show DB --json FILE)")
