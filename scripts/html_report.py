@@ -32,7 +32,9 @@ Each benchmark page has, when the data allow:
   - plot-processes: with worker processes (samples.process), each process's samples' time per
     iteration and its median, so a benchmark that depends on per-process luck shows it;
   - plot-param-time and plot-param-thrpt, for a benchmark with a numeric parameter: the series
-    of its siblings (same group and name), time and throughput against the parameter, log axes.
+    of its siblings (same group and name), time and throughput against the parameter, log axes;
+    the time plot also draws the best fitting complexity class (path.fitted) when the results
+    have one for the series (the file's "complexity").
 The index page has plot-summary (every benchmark's median and interval on one log axis, each
 row linking to its page), one plot-group-N per group of two or more measured benchmarks (bars
 of their medians with intervals) and the parameter plots of every parameterised series.
@@ -501,7 +503,25 @@ def param_series(d):
     return {k: sorted(v, key=lambda t: t[0]) for k, v in series.items() if len(v) >= 2}
 
 
-def param_plot(pid, key, points, level, what):
+BIG_O = {"O(1)": lambda n: 1.0, "O(log N)": lambda n: math.log2(n), "O(N)": lambda n: n,
+         "O(N log N)": lambda n: n * math.log2(n), "O(N^2)": lambda n: n * n,
+         "O(N^3)": lambda n: n * n * n}
+
+
+def fits_of(d):
+    """{(group, name): complexity entry} of a results file's "complexity" array (well formed
+    entries only)."""
+    out = {}
+    for c in d.get("complexity") or []:
+        if isinstance(c, dict) and c.get("best") in BIG_O and \
+                isinstance(c.get("coefficient_ns"), (int, float)) and \
+                isinstance(c.get("rms"), (int, float)) and \
+                isinstance(c.get("group"), str) and isinstance(c.get("name"), str):
+            out[(c["group"], c["name"])] = c
+    return out
+
+
+def param_plot(pid, key, points, level, what, fit=None):
     """Time (what="time") or throughput (what="thrpt") against the parameter, log-log."""
     xs, ys, los, his, tips = [], [], [], [], []
     unit = None
@@ -542,6 +562,24 @@ def param_plot(pid, key, points, level, what):
     p.axes(lambda t: f"{10 ** t:.4g}", yfmt, xticks=log_ticks(p.xlo, p.xhi),
            yticks=log_ticks(p.ylo, p.yhi))
     p.parts.append(f'<path class="trend" d="{path_of(p, xs, ys)}" fill="none"/>')
+    fit_text = ""
+    if fit and what == "time":
+        # The fitted class, c f(N), drawn over the swept range (log axes: many points).
+        f = BIG_O[fit["best"]]
+        lo10, hi10 = min(xs), max(xs)
+        fx = [lo10 + (hi10 - lo10) * i / 40 for i in range(41)]
+        fy = [math.log10(fit["coefficient_ns"] * f(10 ** v)) if
+              fit["coefficient_ns"] * f(10 ** v) > 0 else None for v in fx]
+        pts_ = [(a, c) for a, c in zip(fx, fy) if c is not None]
+        if len(pts_) >= 2:
+            dpath = path_of(p, [a for a, _ in pts_], [c for _, c in pts_])
+            label = (f"{fit['best']}: {fmt_time(fit['coefficient_ns'])} x f(N), "
+                     f"rms {100 * fit['rms']:.1f}%")
+            p.parts.append(f'<path class="fitted" d="{dpath}" fill="none"><title>{esc(label)}'
+                           "</title></path>")
+            fit_text = (f" Dashed: the best fitting class, {esc(fit['best'])} "
+                        f"({esc(fmt_time(fit['coefficient_ns']))} x f(N), residuals "
+                        f"{100 * fit['rms']:.1f}% of the mean).")
     for a, c, lo_, hi_, tip in zip(xs, ys, los, his, tips):
         if lo_ is not None and hi_ is not None:
             p.parts.append(f'<line class="err" x1="{p.x(a):.1f}" y1="{p.y(lo_):.1f}" '
@@ -550,11 +588,11 @@ def param_plot(pid, key, points, level, what):
                        f"<title>{esc(tip)}</title></circle>")
     what_text = "time per iteration" if what == "time" else "throughput"
     return p.svg(f"{esc(g)}/{esc(n)}: {what_text} against the parameter, both axes log scale; "
-                 f"points are medians, lines their {level:.0%} intervals.")
+                 f"points are medians, lines their {level:.0%} intervals.{fit_text}")
 
 
-def param_plots(key, points, level, suffix=""):
-    return (param_plot(f"plot-param-time{suffix}", key, points, level, "time") +
+def param_plots(key, points, level, suffix="", fit=None):
+    return (param_plot(f"plot-param-time{suffix}", key, points, level, "time", fit) +
             param_plot(f"plot-param-thrpt{suffix}", key, points, level, "thrpt"))
 
 
@@ -710,6 +748,7 @@ h3.group-name { font-size: 1em; margin: 1.2em 0 0.2em; }
 .series { fill: none; stroke: #1f77b4; stroke-width: 1.2; } .tpt { fill: #1f77b4; }
 .segment { stroke: #2ca02c; stroke-width: 2; stroke-dasharray: 6 3; }
 .cp { stroke: #d62728; stroke-width: 1.5; } text.cpl { fill: #d62728; font-size: 10px; }
+.fitted { stroke: #d62728; stroke-width: 1.5; stroke-dasharray: 6 4; }
 """
 
 INDEX_JS = """
@@ -871,7 +910,8 @@ def bench_page(b, ctx, level, base_entry, base_label, history, flame, series=Non
     if pp:
         parts.append("<h2>Across worker processes</h2>" + pp)
     if series:
-        parts.append("<h2>Against the parameter</h2>" + param_plots(series[0], series[1], level))
+        parts.append("<h2>Against the parameter</h2>" +
+                     param_plots(series[0], series[1], level, fit=series[2]))
     bp = baseline_plot(b, base_entry, base_label)
     if bp:
         parts.append("<h2>Against the baseline</h2>" + bp)
@@ -917,10 +957,11 @@ def index_page(d, title, level, flame, pages):
     if groups:
         body.append("<h2>Groups</h2>" + groups)
     series = param_series(d)
+    fits = fits_of(d)
     if series:
         body.append("<h2>Parameters</h2>" + "".join(
             f'<h3 class="group-name">{esc(g)}/{esc(n)}</h3>' +
-            param_plots((g, n), pts, level, f"-{k}")
+            param_plots((g, n), pts, level, f"-{k}", fits.get((g, n)))
             for k, ((g, n), pts) in enumerate(sorted(series.items()))))
     if flame:
         body.append('<h2>Flame graph</h2><p>CPU profile (scripts/profile_hotspots.sh); hover for '
@@ -1093,9 +1134,10 @@ def main():
             flame = True
         pages = {bid: page_name(bid) for bid in ids}
         series_of = {}
+        fits = fits_of(d)
         for key, pts in param_series(d).items():
             for _, sb in pts:
-                series_of[sb["id"]] = (key, pts)
+                series_of[sb["id"]] = (key, pts, fits.get(key))
         for b in d["benchmarks"]:
             bid = b["id"]
             history = []

@@ -295,6 +295,11 @@ class FixtureReportTest(BrowserTest):
         self.assertEqual(len(d.find("svg", id="plot-param-thrpt-0")), 1)
         self.assertEqual(len(d.find("circle", cls="ppt")), 3 + 3)
         self.assertIn("fix/copy", d.text_by_id["plot-param-time-0"])
+        # The series' best fitting complexity class, drawn on the time plot only.
+        (fit,) = [c for c in self.data["complexity"] if (c["group"], c["name"]) ==
+                  ("fix", "copy")]
+        self.assertEqual(len(d.find("path", cls="fitted")), 1)
+        self.assertIn(f"{fit['best']}: ", d.text_by_id["plot-param-time-0"])
         for bid in ids:
             self.assertIn(bid, d.text_by_id["summary"])
         sorted_medians = [float(x) for x in json.loads(d.root_attrs()["data-sorted"])]

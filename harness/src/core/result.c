@@ -99,3 +99,29 @@ void bench__result_skip(bench__result *r, const char *fmt, ...)
 }
 
 /* Releases the probes attached so far (a later one stopped the benchmark from running). */
+
+int bench__series_complexity(const bench__result *all, size_t n, size_t first, size_t *count,
+                             bench__complexity *out)
+{
+    const bench__instance *in = all[first].inst;
+    size_t k = 1;
+    while (in && in->has_param && first + k < n && all[first + k].inst &&
+           all[first + k].inst->desc == in->desc && all[first + k].inst->has_param)
+        k++;
+    *count = k;
+    if (!in || !in->has_param || k < 3)
+        return 0;
+    double *x = malloc(k * sizeof *x), *y = malloc(k * sizeof *y);
+    size_t m = 0;
+    for (size_t i = 0; x && y && i < k; i++) {
+        const bench__result *r = &all[first + i];
+        if (r->status == BENCH__OK && r->inst->param > 1 && r->est.median.point > 0) {
+            x[m] = (double)r->inst->param;
+            y[m++] = r->est.median.point;
+        }
+    }
+    int fitted = x && y && bench__complexity_fit(x, y, m, out) == 0;
+    free(x);
+    free(y);
+    return fitted;
+}

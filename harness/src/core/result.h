@@ -129,4 +129,13 @@ const char *bench__status_name(bench__status s);
 /** A coefficient of variation of the per-process medians above this is reported as large. */
 #define BENCH__LARGE_PROCESS_CV 0.05
 
+/**
+ * The series that starts at all[first] (n results, in id order): the parameterised instances of
+ * one BENCH_FN that follow each other there, their count into *count (1 for a benchmark without
+ * parameters). When at least 3 of them measured with parameters above 1, fits their medians
+ * against the parameter (bench__complexity_fit) into *out and returns 1; else 0 (out untouched).
+ */
+int bench__series_complexity(const bench__result *all, size_t n, size_t first, size_t *count,
+                             bench__complexity *out);
+
 #endif /* HARNESS_RESULT_H */

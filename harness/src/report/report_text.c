@@ -176,6 +176,16 @@ static void pretty_begin(bench__reporter *rep, const bench__context *ctx)
     (void)ctx;
 }
 
+/* The class that fits second best. */
+static bench__big_o second_best(const bench__complexity *c)
+{
+    bench__big_o s = c->best == BENCH__O_1 ? BENCH__O_LOG_N : BENCH__O_1;
+    for (int o = 0; o < BENCH__NBIG_O; o++)
+        if (o != (int)c->best && c->rms[o] < c->rms[s])
+            s = (bench__big_o)o;
+    return s;
+}
+
 static int pretty_end(bench__reporter *rep, const bench__context *ctx, const bench__result *all,
                       size_t n)
 {
@@ -188,6 +198,22 @@ static int pretty_end(bench__reporter *rep, const bench__context *ctx, const ben
             skipped++;
         else
             failed++;
+    }
+    /* The growth of each parameterised series (three or more parameters measured). */
+    for (size_t i = 0; i < n;) {
+        size_t count;
+        bench__complexity cx;
+        if (bench__series_complexity(all, n, i, &count, &cx)) {
+            char g[BENCH__ESCAPED_ID], nm[BENCH__ESCAPED_ID], coef[32];
+            const bench_desc *d = all[i].inst->desc;
+            bench__fmt_time(coef, sizeof coef, cx.coefficient[cx.best]);
+            fprintf(rep->out, "\n%s/%s: complexity %s, %s x f(N), rms %.1f%% (over %zu "
+                              "parameters; next best %s, rms %.1f%%)",
+                    bench__escape(g, sizeof g, d->group), bench__escape(nm, sizeof nm, d->name),
+                    bench__big_o_name(cx.best), coef, 100 * cx.rms[cx.best], count,
+                    bench__big_o_name(second_best(&cx)), 100 * cx.rms[second_best(&cx)]);
+        }
+        i += count;
     }
     fprintf(rep->out, "\n%zu benchmark%s: %zu measured, %zu skipped, %zu failed\n", n,
             n == 1 ? "" : "s", ok, skipped, failed);

@@ -178,4 +178,36 @@ double bench__t_two_sided_p(double t, double df);
 /** Quantile p of Student's t with df degrees of freedom (normal when df is infinite). */
 double bench__t_quantile(double p, double df);
 
+/* ---- asymptotic complexity over a parameter sweep (stats.c) ---- */
+
+/** The growth classes a sweep is fitted with, as Google Benchmark names them. */
+typedef enum bench__big_o {
+    BENCH__O_1 = 0,
+    BENCH__O_LOG_N,
+    BENCH__O_N,
+    BENCH__O_N_LOG_N,
+    BENCH__O_N2,
+    BENCH__O_N3,
+} bench__big_o;
+#define BENCH__NBIG_O (BENCH__O_N3 + 1)
+
+/** Each class fitted to a sweep, and the one that fits best. */
+typedef struct bench__complexity {
+    bench__big_o best;                 /* the class with the smallest rms */
+    double coefficient[BENCH__NBIG_O]; /* c of t = c f(N), ns per unit of f */
+    double rms[BENCH__NBIG_O];         /* root mean square of (t - c f(N)) / t */
+} bench__complexity;
+
+/** "O(1)", "O(log N)", "O(N)", "O(N log N)", "O(N^2)", "O(N^3)". */
+const char *bench__big_o_name(bench__big_o o);
+/** f(n) of class o (log base 2; f of O(1) is 1). */
+double bench__big_o_f(bench__big_o o, double n);
+/**
+ * Fits t[i] (ns per iteration at parameter n[i], k of them) with each class through the
+ * origin, t = c f(n), by least squares of the relative residuals (t - c f(n)) / t, and picks the
+ * class whose relative residuals have the smallest root mean square. Needs k >= 3 points with n > 1 and t > 0, at least
+ * two distinct n: else -1 (out untouched). 0 otherwise.
+ */
+int bench__complexity_fit(const double *n, const double *t, size_t k, bench__complexity *out);
+
 #endif /* HARNESS_STATS_H */
