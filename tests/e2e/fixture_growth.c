@@ -2,7 +2,8 @@
  * fixture_growth.c: benchmarks whose work grows with their parameter in a known way, for the
  * complexity fit (e2e/growth). Each iteration runs a latency-bound chain (fixture_marker.h: each
  * step waits for the one before, so time is steps) of exactly N, N log2 N or N^2 steps, plus a
- * fixed few for the call itself.
+ * fixed few for the call itself. Also the user's counters (bench_counter): exact counts per
+ * iteration, a rate, and a counter that was not declared.
  */
 #include <math.h>
 #include <stdint.h>
@@ -42,4 +43,23 @@ BENCH_FN(growth, quadratic, BENCH_PARAMS(24, 48, 96, 192, 384), .warm_up_time = 
         x = fixture_chain(x, n * n);
     }
     bench_black_box(x);
+}
+
+BENCH_FN(count, exact, .counters = "hits,bytes_seen", .warm_up_time = 0.01,
+         .measurement_time = 0.05)
+{
+    uint64_t x = 1;
+    BENCH_ITER(b) {
+        x = fixture_chain(x, 64);
+        bench_counter(b, "hits", 3, BENCH_COUNTER_PER_ITERATION);
+        bench_counter(b, "bytes_seen", 64, BENCH_COUNTER_RATE);
+    }
+    bench_black_box(x);
+}
+
+BENCH_FN(count, undeclared, .counters = "hits", .warm_up_time = 0.01, .measurement_time = 0.05)
+{
+    BENCH_ITER(b) {
+        bench_counter(b, "misses", 1, 0);
+    }
 }

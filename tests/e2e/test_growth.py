@@ -1,9 +1,13 @@
 #!/usr/bin/env python3
-"""End-to-end test of the complexity fit: a program whose benchmarks do exactly N, N log N and
+"""End-to-end test of the complexity fit and of the user's counters. The complexity fit: a program whose benchmarks do exactly N, N log N and
 N^2 steps of a latency-bound chain per iteration (fixture_growth.c) is run once; the results file
 names O(N), O(N log N) and O(N^2) for them, with the six fits each and the best one's coefficient
 and residual, and the pretty output says the same under the results. A run of fewer than three
-parameters of a series has no complexity entry.
+parameters of a series has no complexity entry. Counters (bench_counter, declared with
+.counters): a body that counts 3 hits and 64 bytes per iteration reports exactly 3 and 64 per
+iteration (interval and all) in the pretty output, the JSON, CSV and Google Benchmark's JSON, the
+rate one also per second; a comparison with a baseline compares them; an undeclared name fails
+the benchmark with a message naming it.
 """
 import json
 import os
@@ -27,7 +31,7 @@ class GrowthTest(e2e_helpers.Case):
     def test_classes_recovered(self):
         with tempfile.TemporaryDirectory() as d:
             out = os.path.join(d, "r.json")
-            p = run(*ARGS, "--json", out)
+            p = run(*ARGS, "--json", out, "^growth/")
             self.assert_exit(p, 0)
             with open(out, encoding="utf-8") as f:
                 res = json.load(f)
@@ -57,6 +61,40 @@ class GrowthTest(e2e_helpers.Case):
             with open(out, encoding="utf-8") as f:
                 self.assertNotIn("complexity", json.load(f))
             self.assertNotIn("complexity", p.stdout)
+
+
+@unittest.skipIf(not GROWTH, "E2E_GROWTH is not set (ctest sets it)")
+class CounterTest(e2e_helpers.Case):
+    def test_counts_in_every_output(self):
+        with tempfile.TemporaryDirectory() as d:
+            out, gb = os.path.join(d, "r.json"), os.path.join(d, "gb.json")
+            p = run(*ARGS, "--json", out, "--export-gbench", gb, "--exact", "count/exact")
+            self.assert_exit(p, 0)
+            self.assertRegex(p.stdout, r"hits: +3\.000/iter \[3\.000 3\.000\]")
+            self.assertRegex(p.stdout, r"bytes_seen: +64\.00/iter \[64\.00 64\.00\] = [\d.]+ \S+/s")
+            with open(out, encoding="utf-8") as f:
+                (b,) = json.load(f)["benchmarks"]
+            hits = b["metrics"]["hits"]
+            self.assertEqual(hits["per_iteration"]["median"]["point"], 3)
+            self.assertEqual(b["metrics"]["bytes_seen"]["per_iteration"]["median"]["point"], 64)
+            with open(gb, encoding="utf-8") as f:
+                (g,) = json.load(f)["benchmarks"]
+            self.assertEqual(g["hits"], 3)
+            p = run(*ARGS, "--exact", "count/exact", "--output-format", "csv")
+            self.assert_exit(p, 0)
+            self.assertIn("hits", p.stdout)
+            # A comparison compares them like the probes' metrics.
+            base = ["--baseline-dir", d, "--exact", "count/exact", *ARGS]
+            self.assert_exit(run(*base, "--save-baseline", "c"), 0)
+            p = run(*base, "--baseline", "c")
+            self.assert_exit(p, 0)
+            self.assertRegex(p.stdout, r"hits: .*no change")
+
+    def test_undeclared_counter_fails(self):
+        p = run(*ARGS, "--exact", "count/undeclared")
+        self.assert_exit(p, 3)
+        self.assertIn("bench_counter: 'misses' is not one of BENCH_FN's .counters (\"hits\")",
+                      p.stdout + p.stderr)
 
 
 if __name__ == "__main__":

@@ -194,8 +194,10 @@ typedef struct bench_desc {
     int cuda_cold;         /* nonzero: flush the GPU's L2 cache before every timed block */
     int cuda_blocking;     /* nonzero: hold the stream with a blocking kernel while a timed block
                               enqueues, so launch latency stays out of the GPU time */
-    int kind;              /* BENCH_KIND_CPU (0) or BENCH_KIND_CUDA; last, so BENCH_CUDA_FN's
-                              appended .kind keeps C++'s declaration order of designators */
+    int kind;              /* BENCH_KIND_CPU (0) or BENCH_KIND_CUDA; BENCH_CUDA_FN appends .kind,
+                              so in C++ (nvcc) it cannot be followed by a later field's designator */
+    const char *counters;  /* the names bench_counter counts, comma-separated ("hits,misses"), at
+                              most BENCH_MAX_COUNTERS; NULL: none */
     /* New fields go here, at the end (see the ABI note above bench_group_desc). */
 } bench_desc;
 
@@ -328,6 +330,24 @@ void bench_skip(bench_t *b, const char *fmt, ...) __attribute__((format(printf, 
  * sample in progress and the program exits 3 after the remaining benchmarks have run.
  */
 void bench_fail(bench_t *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/** The most counters one BENCH_FN may declare (.counters). */
+#define BENCH_MAX_COUNTERS 8
+/** bench_counter's flags: how the counter is shown (it is recorded per iteration either way). */
+enum {
+    BENCH_COUNTER_PER_ITERATION = 0, /**< its count per iteration */
+    BENCH_COUNTER_RATE = 1,          /**< also as a rate: its count per second of the time */
+};
+
+/**
+ * Adds value to the counter `name` of the sample running: a user's own measurement beside the
+ * time, such as cache hits, collisions or probes per lookup. `name` must be one of BENCH_FN's
+ * .counters ("hits,probes"), else the benchmark fails saying so. Like the probes' metrics, a
+ * counter is summed over each sample and reported per iteration with its interval, in every
+ * output, and compared with a baseline's; call it inside the timed loop (it costs a few ns: a
+ * name compared and a sum), or inside BENCH_TIMED's untimed part of a batched loop.
+ */
+void bench_counter(bench_t *b, const char *name, double value, unsigned flags);
 
 /* ---- CUDA benchmarks (docs/gpu.md) ---- */
 

@@ -19,7 +19,8 @@
     X(cuda)   /* CUDA events: the time of BENCH_CUDA_FNs, GPU state (cuda.c) */                    \
     X(perf)   /* perf_event counter groups, --perf-events (perf.c) */                              \
     X(alloc)  /* allocations per iteration, --alloc-stats (alloc.c) */                             \
-    X(rusage) /* context switches per iteration (rusage.c) */
+    X(rusage) /* context switches per iteration (rusage.c) */                                     \
+    X(counters) /* the user's own counters, bench_counter (counters.c) */
 
 #define DECLARE(id) extern const bench__probe_kind bench__probe_kind_##id;
 PROBES(DECLARE)

@@ -90,6 +90,13 @@ void bench__print_metrics(FILE *o, const bench__result *r, bool color)
         bench__fmt_metric(lo, sizeof lo, m->est.median.lower, unit);
         bench__fmt_metric(hi, sizeof hi, m->est.median.upper, unit);
         fprintf(o, "%*s%-*s %s%s/iter%s [%s %s]", INDENT, "", w, name, bold, mid, reset, lo, hi);
+        if (strcmp(m->source, "counter/s") == 0 && r->est.median.point > 0) {
+            /* A counter asked for as a rate: its count per second of the time per iteration. */
+            char rate[96];
+            bench__fmt_metric(rate, sizeof rate, 1e9 * m->est.median.point / r->est.median.point,
+                              unit);
+            fprintf(o, " = %s/s", rate);
+        }
         if (m->scaled)
             fprintf(o, " %s(scaled: counted %.0f%% of the time)%s", yellow,
                     100.0 * m->min_fraction, reset);

@@ -1,0 +1,140 @@
+/*
+ * counters.c: the user's own counters (bench_counter, declared with BENCH_FN's .counters), as a
+ * probe of the table. At attach the declared names become metrics of the result (source
+ * "counter", or "counter/s" once bench_counter asked for a rate); bench_counter adds to the
+ * running sample's sum, and the probe's stop hands the sums over like any probe's values, so a
+ * counter gets per-iteration estimates, its place in every output and its comparison with a
+ * baseline from the code every metric goes through. One benchmark runs at a time in a process,
+ * so the state is this file's.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "core/base.h"
+#include "core/probe.h"
+#include "core/result.h"
+
+typedef struct counter_state {
+    const bench_desc *desc;                /* the benchmark attached, NULL: none */
+    bench__result *r;                      /* its result */
+    size_t n;                              /* counters declared */
+    char names[BENCH_MAX_COUNTERS][64];    /* their names */
+    const char *last[BENCH_MAX_COUNTERS];  /* the last name pointer each was found by */
+    int metric[BENCH_MAX_COUNTERS];        /* their metrics in r */
+    double sum[BENCH_MAX_COUNTERS];        /* the running sample's sums */
+} counter_state;
+
+static counter_state cs;
+
+/* The names of a .counters list into cs; 0, or -1 with the reason in why. */
+static int parse_names(const char *list, char *why, size_t len)
+{
+    cs.n = 0;
+    const char *p = list;
+    while (*p) {
+        size_t l = strcspn(p, ",");
+        if (l == 0 || l >= sizeof cs.names[0]) {
+            bench__msg(why, len, "BENCH_FN's .counters \"%.60s\" has an empty or over-long name "
+                                 "(1 to 63 characters, separated by commas)", list);
+            return -1;
+        }
+        if (cs.n == BENCH_MAX_COUNTERS) {
+            bench__msg(why, len, "BENCH_FN's .counters declares more than %d counters",
+                       BENCH_MAX_COUNTERS);
+            return -1;
+        }
+        memcpy(cs.names[cs.n], p, l);
+        cs.names[cs.n][l] = '\0';
+        for (size_t i = 0; i < cs.n; i++)
+            if (strcmp(cs.names[i], cs.names[cs.n]) == 0) {
+                bench__msg(why, len, "BENCH_FN's .counters names '%s' twice", cs.names[i]);
+                return -1;
+            }
+        cs.last[cs.n] = NULL;
+        cs.n++;
+        p += l + (p[l] == ',');
+    }
+    return 0;
+}
+
+static int counters_attach(bench__probe *p, bench__result *r)
+{
+    (void)p;
+    const bench_desc *d = r->inst ? r->inst->desc : NULL;
+    cs.desc = NULL;
+    if (!d || !d->counters || !d->counters[0])
+        return 1; /* nothing declared: this benchmark is left alone */
+    char why[160];
+    if (parse_names(d->counters, why, sizeof why) != 0) {
+        bench__result_skip(r, "%s", why);
+        r->status = BENCH__FAILED;
+        return 1;
+    }
+    for (size_t i = 0; i < cs.n; i++)
+        if ((cs.metric[i] = bench__metric_add(r, cs.names[i], "events", "counter")) < 0)
+            return 1; /* r is failed with the reason */
+    cs.desc = d;
+    cs.r = r;
+    return 0;
+}
+
+static void counters_start(bench__probe *p)
+{
+    (void)p;
+    memset(cs.sum, 0, sizeof cs.sum);
+}
+
+static void counters_stop(bench__probe *p, double *values, double *fraction)
+{
+    (void)p;
+    for (size_t i = 0; i < cs.n; i++)
+        values[i] = cs.sum[i];
+    *fraction = 1.0;
+}
+
+static void counters_detach(bench__probe *p, bench__result *r)
+{
+    (void)p;
+    (void)r;
+    cs.desc = NULL;
+}
+
+void bench_counter(bench_t *b, const char *name, double value, unsigned flags)
+{
+    if (!cs.desc)
+        return; /* no counters attached (a run that measures none: --instructions) */
+    for (size_t i = 0; i < cs.n; i++) {
+        /* A string literal is the same pointer every call: the compare is then skipped. */
+        if (cs.last[i] == name || (name && strcmp(cs.names[i], name) == 0)) {
+            cs.last[i] = name;
+            cs.sum[i] += value;
+            if ((flags & BENCH_COUNTER_RATE) && cs.metric[i] >= 0 &&
+                (size_t)cs.metric[i] < cs.r->nmetrics)
+                bench__msg(cs.r->metrics[cs.metric[i]].source,
+                           sizeof cs.r->metrics[cs.metric[i]].source, "counter/s");
+            return;
+        }
+    }
+    char shown[200];
+    bench_fail(b, "bench_counter: '%s' is not one of BENCH_FN's .counters (\"%s\")",
+               bench__escape(shown, sizeof shown, name ? name : "(null)"), cs.desc->counters);
+    cs.desc = NULL;
+}
+
+static int counters_create(const char *arg, bench__probe **out, char *msg, size_t msglen)
+{
+    (void)arg;
+    (void)msg;
+    (void)msglen;
+    static bench__probe probe = {
+        .name = "counters",
+        .attach = counters_attach,
+        .start = counters_start,
+        .stop = counters_stop,
+        .detach = counters_detach,
+    };
+    *out = &probe;
+    return 0;
+}
+
+BENCH__PROBE_KIND(counters) = {.name = "counters", .always = true, .create = counters_create};
