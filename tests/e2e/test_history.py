@@ -19,6 +19,9 @@
   whose cmp/chain is twice as slow exits 1 with the step confirmed by a paired run of the sixth
   run's program against it, cmp/chain only, with stdout still clean JSON; the gate without a
   history, or with too small a window, is refused.
+- Since the last run: with a history and no --baseline, a second run's pretty output ends with
+  each benchmark's change against run 1 (before the count line); not with --no-last, a JSON
+  stdout, or a named baseline.
 - --history-confirm: six runs of the fixture, then six of a copy whose cmp/chain is 40% slower
   (another program); the change point on cmp/chain is confirmed by running the two kept programs
   again in pairs, and cmp/steady's, if the noise puts one there, is not. A step made by the environment (the same program)
@@ -367,6 +370,41 @@ class HistoryTest(e2e_helpers.Case):
         p = run(FIXTURE, "--noise-threshold", "0.1")
         self.assertEqual(p.returncode, 2)
         self.assertIn("--history-gate K", p.stderr)
+
+
+class SinceLastRunTest(e2e_helpers.Case):
+    """With a history and no baseline, the pretty output ends with each benchmark's change since
+    its newest run in the history."""
+
+    def setUp(self):
+        if not history_available():
+            self.skipTest("this build has no SQLite (bench --version says history: compiled out)")
+        self.dir = self.temp_dir("bench-history-last-")
+        self.db = os.path.join(self.dir, "runs.db")
+        self.args = [*FAST, "--processes", "3", "--exact", "cmp/chain", "cmp/steady",
+                     "--history", self.db, "--history-programs", "0"]
+
+    def test_block_after_the_first_run(self):
+        p = run(FIXTURE, *self.args)
+        self.assert_exit(p, 0)
+        self.assertNotIn("Since the last run", p.stdout, "nothing to compare with yet")
+        p = run(FIXTURE, *self.args)
+        self.assert_exit(p, 0)
+        block = p.stdout[p.stdout.index("Since the last run in the history"):]
+        for name in ("cmp/chain", "cmp/steady"):
+            self.assertRegex(block, rf"  {name} \(against run 1, [^)]*\): [+-]\d+\.\d\d% "
+                                    r"\[[+-]\d+\.\d\d%, [+-]\d+\.\d\d%\] \S")
+        # The count of benchmarks stays the last line.
+        self.assertRegex(p.stdout, r"2 benchmarks: 2 measured, 0 skipped, 0 failed\n$")
+        for extra in (["--no-last"], ["--output-format", "json"]):
+            p = run(FIXTURE, *self.args, *extra)
+            self.assert_exit(p, 0)
+            self.assertNotIn("Since the last run", p.stdout)
+        json.loads(p.stdout)
+        p = run(FIXTURE, *self.args, "--baseline-dir", self.dir, "--save-baseline", "b")
+        self.assert_exit(p, 0)
+        p = run(FIXTURE, *self.args, "--baseline-dir", self.dir, "--baseline", "b")
+        self.assertNotIn("Since the last run", p.stdout, "a named baseline takes its place")
 
 
 class HistoryConfirmTest(e2e_helpers.Case):

@@ -99,6 +99,8 @@ static const char usage_text[] =
     "      --history-programs N   programs kept beside the history (FILE.programs/) for\n"
     "                             --history-confirm, the most recently used, 0..1000\n"
     "                             (default 20; 0 keeps none)\n"
+    "      --no-last              with a history and no --baseline: no block of each\n"
+    "                             benchmark's change since its last run in the history\n"
     "      --color WHEN           auto, always or never (default auto; NO_COLOR is respected)\n"
     "      --context              print the system context (CPU, GPU, OS, compiler, ...) and exit\n"
     "Baselines and comparison:\n"
@@ -319,6 +321,7 @@ typedef enum opt_id {
     O_HISTORY_GATE,
     O_HISTORY_CONFIRM,
     O_HISTORY_PROGRAMS,
+    O_NO_LAST,
 } opt_id;
 
 typedef struct opt_def {
@@ -383,6 +386,7 @@ static const opt_def options[] = {
     {"history-gate", 0, true, O_HISTORY_GATE},
     {"history-confirm", 0, false, O_HISTORY_CONFIRM},
     {"history-programs", 0, true, O_HISTORY_PROGRAMS},
+    {"no-last", 0, false, O_NO_LAST},
 };
 
 /* Baseline names become file names: a safe character set, nothing that can leave the
@@ -608,6 +612,9 @@ static int apply_option(bench__request *c, opt_id id, const char *flag, const ch
         return 0;
     case O_HISTORY_CONFIRM:
         c->history_confirm = true;
+        return 0;
+    case O_NO_LAST:
+        c->no_last = true;
         return 0;
     case O_HISTORY_PROGRAMS:
         if (parse_u64(flag, v, 0, 1000, "an integer in [0, 1000]", &u))

@@ -441,6 +441,82 @@ out:
 
 /* The reporting stage's end: the report's tail, --json, --export-gbench, --save-baseline.
  * An interrupt stops it before the next of them (bench__pipeline_run says what was written). */
+/* Criterion's "change since the last run": with a history and no baseline, each benchmark
+ * against its newest run in the history (before this one is added), both sides over their
+ * processes, at the family level over the benchmarks compared; a block of the pretty output. */
+static void since_last_run(pipeline *p)
+{
+    const bench__request *c = p->c;
+    size_t n = p->k;
+    const char **ids = calloc(n ? n : 1, sizeof *ids);
+    bench__history_last *last = calloc(n ? n : 1, sizeof *last);
+    bench__side *old = calloc(n ? n : 1, sizeof *old), *cur = calloc(n ? n : 1, sizeof *cur);
+    bench__change *ch = calloc(n ? n : 1, sizeof *ch);
+    size_t *which = calloc(n ? n : 1, sizeof *which);
+    char msg[512], shown[4 * sizeof msg];
+    if (!ids || !last || !old || !cur || !ch || !which)
+        goto out;
+    for (size_t i = 0; i < n; i++)
+        ids[i] = p->results[i].inst->id;
+    if (bench__history_last_runs(c->history_path, ids, n, last, msg, sizeof msg) != 0) {
+        fprintf(stderr, "bench: warning: no change since the last run: %s\n",
+                bench__escape(shown, sizeof shown, msg));
+        goto out;
+    }
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++) {
+        const bench__result *r = &p->results[i];
+        if (r->status != BENCH__OK || last[i].run == 0 || r->processes < 2)
+            continue;
+        /* Each saved per-process median is one "sample" of one iteration in its own process. */
+        size_t k = last[i].n;
+        double *ones = malloc(k * sizeof *ones);
+        uint32_t *proc = malloc(k * sizeof *proc);
+        int rc = ones && proc ? 0 : -1;
+        for (size_t j = 0; rc == 0 && j < k; j++) {
+            ones[j] = 1.0;
+            proc[j] = (uint32_t)j;
+        }
+        if (rc == 0)
+            rc = bench__side_from_processes(ones, last[i].medians, proc, k, (unsigned)k,
+                                            c->run.confidence_level, &old[m]);
+        free(ones);
+        free(proc);
+        if (rc != 0)
+            continue;
+        bench__side_of_result(c, r, &cur[m]);
+        which[m++] = i;
+    }
+    if (m == 0 || bench__compare_all(old, cur, m, &c->cmp, ch) != 0)
+        goto out;
+    fprintf(stdout, "\nSince the last run in the history (%s; --no-last hides this):\n",
+            bench__escape(shown, sizeof shown, c->history_path));
+    for (size_t j = 0; j < m; j++) {
+        const bench__history_last *l = &last[which[j]];
+        char id[BENCH__ESCAPED_ID], rev[256];
+        /* The same program as then: whatever moved is the machine's, as a same-program row of
+         * a baseline comparison says. */
+        bool same = l->program_hash[0] && strcmp(l->program_hash, p->ctx.program_hash) == 0;
+        fprintf(stdout, "  %s (against run %lld, %s): %+.2f%% [%+.2f%%, %+.2f%%] %s%s\n",
+                bench__escape(id, sizeof id, ids[which[j]]), l->run,
+                bench__escape(rev, sizeof rev, l->revision), 100.0 * (ch[j].ratio - 1.0),
+                100.0 * (ch[j].ratio_lower - 1.0), 100.0 * (ch[j].ratio_upper - 1.0),
+                bench__verdict_name(ch[j].verdict),
+                same && bench__verdict_suspect(ch[j].verdict)
+                    ? " (same program: the numbers moved, the code did not)"
+                    : "");
+    }
+out:
+    if (last)
+        bench__history_last_free(last, n);
+    free(ids);
+    free(last);
+    free(old);
+    free(cur);
+    free(ch);
+    free(which);
+}
+
 static void write_outputs(pipeline *p)
 {
     bench__request *c = p->c;
@@ -448,6 +524,9 @@ static void write_outputs(pipeline *p)
     int rc = BENCH_EXIT_OK;
     if (bench__proc_interrupted())
         return;
+    if (c->history_path && p->cl->times && !c->baseline && !c->no_last &&
+        c->format == BENCH__FMT_PRETTY)
+        since_last_run(p);
     if (p->rep.end(&p->rep, &p->ctx, p->results, p->k) != 0 || fflush(stdout) != 0 ||
         ferror(stdout)) {
         fprintf(stderr, "bench: writing the report to stdout failed\n");

@@ -76,6 +76,7 @@ typedef struct bench__request {
     bool history_confirm;     /* --history-confirm: rerun the programs around each change point */
     size_t history_programs;  /* --history-programs N: programs kept beside the history */
     bool history_programs_set;
+    bool no_last;             /* --no-last: no "since the last run" block */
     size_t history_gate;      /* --history-gate K: earlier runs the newest is tested against;
                                  0 off */
     /* ---- instruction mode (instr.c) ---- */

@@ -396,6 +396,88 @@ static void *resize(void *p, size_t cap, size_t size, bool *ok)
     return q ? q : p;
 }
 
+/* ---- the newest earlier run, for "since the last run" ---- */
+
+void bench__history_last_free(bench__history_last *l, size_t n)
+{
+    for (size_t i = 0; l && i < n; i++) {
+        free(l[i].medians);
+        l[i].medians = NULL;
+        l[i].n = 0;
+    }
+}
+
+int bench__history_last_runs(const char *path, const char *const *ids, size_t n,
+                             bench__history_last *out, char *msg, size_t len)
+{
+    memset(out, 0, n * sizeof *out);
+    struct stat st;
+    if (stat(path, &st) != 0)
+        return 0; /* no history yet: no last run */
+    sqlite3 *db;
+    int rc = open_db(path, false, &db, msg, len);
+    if (rc != 0)
+        return rc;
+    sqlite3_stmt *st_run = NULL, *st_pm = NULL;
+    int src = sqlite3_prepare_v2(db,
+        "SELECT r.id, coalesce(r.git_revision, r.cwd_git_revision), r.program_hash"
+        " FROM results x JOIN runs r"
+        " ON r.id = x.run_id WHERE x.benchmark = ?1 AND x.status = 'ok' AND x.processes >= 2"
+        " ORDER BY r.id DESC LIMIT 1", -1, &st_run, NULL);
+    if (src == SQLITE_OK)
+        src = sqlite3_prepare_v2(db, "SELECT median_ns FROM process_medians WHERE run_id = ?1"
+                                     " AND benchmark = ?2 AND median_ns > 0 ORDER BY process",
+                                 -1, &st_pm, NULL);
+    for (size_t i = 0; i < n && src == SQLITE_OK; i++) {
+        sqlite3_reset(st_run);
+        sqlite3_bind_text(st_run, 1, ids[i], -1, SQLITE_TRANSIENT);
+        int step = sqlite3_step(st_run);
+        if (step == SQLITE_DONE)
+            continue;
+        if (step != SQLITE_ROW) {
+            src = step;
+            break;
+        }
+        sqlite3_int64 run = sqlite3_column_int64(st_run, 0);
+        const unsigned char *rev = sqlite3_column_text(st_run, 1);
+        bench__msg(out[i].revision, sizeof out[i].revision, "%s",
+                   rev && *rev ? (const char *)rev : "-");
+        const unsigned char *hash = sqlite3_column_text(st_run, 2);
+        bench__msg(out[i].program_hash, sizeof out[i].program_hash, "%s",
+                   hash ? (const char *)hash : "");
+        sqlite3_reset(st_pm);
+        sqlite3_bind_int64(st_pm, 1, run);
+        sqlite3_bind_text(st_pm, 2, ids[i], -1, SQLITE_TRANSIENT);
+        size_t cap = 0;
+        while ((step = sqlite3_step(st_pm)) == SQLITE_ROW) {
+            bool ok = true;
+            if (out[i].n == cap) {
+                cap = cap ? 2 * cap : 16;
+                out[i].medians = resize(out[i].medians, cap, sizeof *out[i].medians, &ok);
+            }
+            if (!ok) {
+                step = SQLITE_NOMEM;
+                break;
+            }
+            out[i].medians[out[i].n++] = sqlite3_column_double(st_pm, 0);
+        }
+        if (step != SQLITE_DONE) {
+            src = step;
+            break;
+        }
+        out[i].run = out[i].n >= 2 ? (long long)run : 0;
+    }
+    sqlite3_finalize(st_run);
+    sqlite3_finalize(st_pm);
+    if (src != SQLITE_OK) {
+        bench__msg(msg, len, "history '%s' cannot be read: %s", path, db_error(db, src));
+        bench__history_last_free(out, n);
+        rc = BENCH_EIO;
+    }
+    sqlite3_close(db);
+    return rc;
+}
+
 /* ---- the programs kept beside it ---- */
 
 void bench__history_programs_dir(const char *path, char *dir, size_t len)

@@ -116,6 +116,24 @@ int bench__history_show(FILE *o, const char *path, bench__history_selector selec
 int bench__history_view_write(const char *path, const char *history,
                               const bench__history_view *v, char *msg, size_t msglen);
 
+/** A benchmark's newest run in a history, as a comparison reads it. */
+typedef struct bench__history_last {
+    long long run;    /* its run id; 0: the history has no ok run of it with process medians */
+    char revision[64]; /* that run's revision ("-" when none) */
+    char program_hash[80]; /* the program that measured it ("" when unknown) */
+    double *medians;  /* its per-process medians, ns per iteration (owned) */
+    size_t n;
+} bench__history_last;
+
+/**
+ * For each of the n ids, its newest run in the history at `path` that ran ok in two or more
+ * processes, into out[i] (zeroed first; bench__history_last_free releases them). Reads only;
+ * a history that does not exist yet has none. 0, or a negative error code with one line in msg.
+ */
+int bench__history_last_runs(const char *path, const char *const *ids, size_t n,
+                             bench__history_last *out, char *msg, size_t len);
+void bench__history_last_free(bench__history_last *l, size_t n);
+
 /* ---- the programs kept beside the history (FILE.programs/), for confirming steps ---- */
 
 /** Programs kept beside a history by default (--history-programs N). */
