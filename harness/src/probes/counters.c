@@ -16,12 +16,12 @@
 
 typedef struct counter_state {
     const bench_desc *desc;                /* the benchmark attached, NULL: none */
-    bench__result *r;                      /* its result */
     size_t n;                              /* counters declared */
     char names[BENCH_MAX_COUNTERS][64];    /* their names */
     const char *last[BENCH_MAX_COUNTERS];  /* the last name pointer each was found by */
     int metric[BENCH_MAX_COUNTERS];        /* their metrics in r */
     double sum[BENCH_MAX_COUNTERS];        /* the running sample's sums */
+    bool rate[BENCH_MAX_COUNTERS];         /* bench_counter asked for it as a rate too */
 } counter_state;
 
 static counter_state cs;
@@ -51,6 +51,7 @@ static int parse_names(const char *list, char *why, size_t len)
                 return -1;
             }
         cs.last[cs.n] = NULL;
+        cs.rate[cs.n] = false;
         cs.n++;
         p += l + (p[l] == ',');
     }
@@ -74,7 +75,6 @@ static int counters_attach(bench__probe *p, bench__result *r)
         if ((cs.metric[i] = bench__metric_add(r, cs.names[i], "events", "counter")) < 0)
             return 1; /* r is failed with the reason */
     cs.desc = d;
-    cs.r = r;
     return 0;
 }
 
@@ -95,7 +95,11 @@ static void counters_stop(bench__probe *p, double *values, double *fraction)
 static void counters_detach(bench__probe *p, bench__result *r)
 {
     (void)p;
-    (void)r;
+    /* Once, here, not on every call in the timed loop: the metrics asked for as rates. */
+    for (size_t i = 0; cs.desc && i < cs.n; i++)
+        if (cs.rate[i] && cs.metric[i] >= 0 && (size_t)cs.metric[i] < r->nmetrics)
+            bench__msg(r->metrics[cs.metric[i]].source, sizeof r->metrics[cs.metric[i]].source,
+                       "counter/s");
     cs.desc = NULL;
 }
 
@@ -108,10 +112,7 @@ void bench_counter(bench_t *b, const char *name, double value, unsigned flags)
         if (cs.last[i] == name || (name && strcmp(cs.names[i], name) == 0)) {
             cs.last[i] = name;
             cs.sum[i] += value;
-            if ((flags & BENCH_COUNTER_RATE) && cs.metric[i] >= 0 &&
-                (size_t)cs.metric[i] < cs.r->nmetrics)
-                bench__msg(cs.r->metrics[cs.metric[i]].source,
-                           sizeof cs.r->metrics[cs.metric[i]].source, "counter/s");
+            cs.rate[i] |= (flags & BENCH_COUNTER_RATE) != 0;
             return;
         }
     }

@@ -206,12 +206,13 @@ static int pretty_end(bench__reporter *rep, const bench__context *ctx, const ben
         if (bench__series_complexity(all, n, i, &count, &cx)) {
             char g[BENCH__ESCAPED_ID], nm[BENCH__ESCAPED_ID], coef[32];
             const bench_desc *d = all[i].inst->desc;
+            bench__big_o next = second_best(&cx);
             bench__fmt_time(coef, sizeof coef, cx.coefficient[cx.best]);
             fprintf(rep->out, "\n%s/%s: complexity %s, %s x f(N), rms %.1f%% (over %zu "
                               "parameters; next best %s, rms %.1f%%)",
                     bench__escape(g, sizeof g, d->group), bench__escape(nm, sizeof nm, d->name),
                     bench__big_o_name(cx.best), coef, 100 * cx.rms[cx.best], count,
-                    bench__big_o_name(second_best(&cx)), 100 * cx.rms[second_best(&cx)]);
+                    bench__big_o_name(next), 100 * cx.rms[next]);
         }
         i += count;
     }

@@ -100,75 +100,23 @@ static bench__ab_options confirm_options(const bench__request *c)
     return ab;
 }
 
-/* A change point of a series: its benchmark, the runs around it and its step. */
-typedef struct point {
-    const char *id;
-    long long run_before, run_at;
-    double step;
-} point;
-
-/* Confirms the n change points of `found` (see bench__history_confirm). */
-static int confirm_points(FILE *o, const bench__request *c, const point *found, size_t n)
+/* Runs A (name_a, from fd_a) and B (name_b, from fd_b, or its path when fd_b < 0) paired on
+ * benchmark `id` into *item. 0 with a result to read; 1 when it gave none (why in why,
+ * escaped); -1 when the run was interrupted. */
+static int paired(const char *name_a, int fd_a, const char *name_b, int fd_b, const char *id,
+                  const bench__ab_options *ab, bench__ab_item *item, char *why, size_t len)
 {
-    if (n == 0) {
-        fprintf(o, "\nconfirmation: no change point to confirm\n");
+    memset(item, 0, sizeof *item);
+    item->id = id;
+    int arc = bench__ab_compare(name_a, fd_a, name_b, fd_b, item, 1, ab, NULL, NULL);
+    if (arc == BENCH_EUSAGE || bench__proc_interrupted())
+        return -1;
+    if (arc == 0 && item->rc == 0 && item->change.verdict != BENCH__V_INCOMPARABLE)
         return 0;
-    }
-    bench__ab_options ab = confirm_options(c);
-    fprintf(o, "\nconfirmation: the programs of the runs on both sides of each change point, "
-               "run again in pairs (%.0f s each at most)\n", ab.seconds);
-    int rc = 0;
-    for (size_t i = 0; i < n && rc == 0; i++) {
-        const point *cp = &found[i];
-        char id[BENCH__ESCAPED_ID], why[4 * sizeof ((side *)0)->why];
-        bench__escape(id, sizeof id, cp->id);
-        fprintf(o, "%s: change point at run %lld (%+.2f%%): ", id, cp->run_at, 100.0 * cp->step);
-        side a = {.run = cp->run_before, .fd = -1}, b = {.run = cp->run_at, .fd = -1};
-        int ra = open_side(c, c->history_show, &a);
-        int rb = ra == BENCH_EUSAGE ? ra : open_side(c, c->history_show, &b);
-        if (ra == BENCH_EUSAGE || rb == BENCH_EUSAGE) {
-            rc = -1;
-        } else if (a.hash[0] && strcmp(a.hash, b.hash) == 0) {
-            fprintf(o, "not a code change: runs %lld and %lld measured the same program (%s), "
-                       "so the step is the machine's or the environment's\n",
-                    a.run, b.run, a.hash);
-        } else if (ra != 0 || rb != 0) {
-            fprintf(o, "cannot confirm: %s\n",
-                    bench__escape(why, sizeof why, ra != 0 ? a.why : b.why));
-        } else {
-            char name_a[64], name_b[64];
-            bench__msg(name_a, sizeof name_a, "the program of run %lld", a.run);
-            bench__msg(name_b, sizeof name_b, "the program of run %lld", b.run);
-            bench__ab_item item;
-            memset(&item, 0, sizeof item);
-            item.id = cp->id;
-            fflush(o);
-            int arc = bench__ab_compare(name_a, a.fd, name_b, b.fd, &item, 1, &ab, NULL, NULL);
-            if (arc == BENCH_EUSAGE || bench__proc_interrupted()) {
-                rc = -1;
-            } else if (arc != 0 || item.rc != 0 ||
-                       item.change.verdict == BENCH__V_INCOMPARABLE) {
-                fprintf(o, "cannot confirm: %s\n",
-                        bench__escape(why, sizeof why,
-                                      arc != 0          ? "out of memory"
-                                      : item.message[0] ? item.message
-                                                        : "no rounds"));
-            } else {
-                fprintf(o, "%s: %+.2f%% [%+.2f%%, %+.2f%%] paired, programs of runs %lld and "
-                           "%lld, %zu pairs\n",
-                        outcome(&item, cp->step), 100.0 * (item.change.ratio - 1.0),
-                        100.0 * (item.change.ratio_lower - 1.0),
-                        100.0 * (item.change.ratio_upper - 1.0), a.run, b.run, item.pairs);
-            }
-        }
-        if (a.fd >= 0)
-            close(a.fd);
-        if (b.fd >= 0)
-            close(b.fd);
-    }
-    if (rc != 0)
-        fprintf(o, "interrupted by %s\n", bench__signal_name(bench__proc_interrupted()));
-    return rc;
+    bench__escape(why, len, arc != 0          ? "out of memory"
+                            : item->message[0] ? item->message
+                                               : "no rounds");
+    return 1;
 }
 
 int bench__history_confirm(FILE *o, const bench__request *c, const bench__history_view *view)
@@ -176,22 +124,61 @@ int bench__history_confirm(FILE *o, const bench__request *c, const bench__histor
     size_t npoints = 0;
     for (size_t i = 0; i < view->n; i++)
         npoints += view->s[i].found.ncp;
-    point *found = calloc(npoints ? npoints : 1, sizeof *found);
-    if (!found) {
-        fprintf(o, "\nconfirmation: out of memory\n");
+    if (npoints == 0) {
+        fprintf(o, "\nconfirmation: no change point to confirm\n");
         return 0;
     }
-    size_t k = 0;
-    for (size_t i = 0; i < view->n; i++)
-        for (size_t j = 0; j < view->s[i].found.ncp; j++) {
-            const bench__history_series *s = &view->s[i];
-            size_t at = s->found.cp[j].index;
-            if (at == 0)
-                continue; /* a change point always has runs before it; kept safe */
-            found[k++] = (point){s->id, s->runs[at - 1], s->runs[at], s->found.cp[j].step};
+    bench__ab_options ab = confirm_options(c);
+    fprintf(o, "\nconfirmation: the programs of the runs on both sides of each change point, "
+               "run again in pairs (%.0f s each at most)\n", ab.seconds);
+    int rc = 0;
+    for (size_t i = 0; i < view->n && rc == 0; i++) {
+        const bench__history_series *s = &view->s[i];
+        for (size_t j = 0; j < s->found.ncp && rc == 0; j++) {
+            size_t at = s->found.cp[j].index; /* a change point has runs before it */
+            char id[BENCH__ESCAPED_ID], why[4 * sizeof ((side *)0)->why];
+            bench__escape(id, sizeof id, s->id);
+            fprintf(o, "%s: change point at run %lld (%+.2f%%): ", id, s->runs[at],
+                    100.0 * s->found.cp[j].step);
+            side a = {.run = s->runs[at - 1], .fd = -1}, b = {.run = s->runs[at], .fd = -1};
+            int ra = open_side(c, c->history_show, &a);
+            int rb = ra == BENCH_EUSAGE ? ra : open_side(c, c->history_show, &b);
+            if (ra == BENCH_EUSAGE || rb == BENCH_EUSAGE) {
+                rc = -1;
+            } else if (a.hash[0] && strcmp(a.hash, b.hash) == 0) {
+                fprintf(o, "not a code change: runs %lld and %lld measured the same program "
+                           "(%s), so the step is the machine's or the environment's\n",
+                        a.run, b.run, a.hash);
+            } else if (ra != 0 || rb != 0) {
+                fprintf(o, "cannot confirm: %s\n",
+                        bench__escape(why, sizeof why, ra != 0 ? a.why : b.why));
+            } else {
+                char name_a[64], name_b[64];
+                bench__msg(name_a, sizeof name_a, "the program of run %lld", a.run);
+                bench__msg(name_b, sizeof name_b, "the program of run %lld", b.run);
+                bench__ab_item item;
+                fflush(o);
+                int prc = paired(name_a, a.fd, name_b, b.fd, s->id, &ab, &item, why, sizeof why);
+                if (prc < 0)
+                    rc = -1;
+                else if (prc > 0)
+                    fprintf(o, "cannot confirm: %s\n", why);
+                else
+                    fprintf(o, "%s: %+.2f%% [%+.2f%%, %+.2f%%] paired, programs of runs %lld "
+                               "and %lld, %zu pairs\n",
+                            outcome(&item, s->found.cp[j].step),
+                            100.0 * (item.change.ratio - 1.0),
+                            100.0 * (item.change.ratio_lower - 1.0),
+                            100.0 * (item.change.ratio_upper - 1.0), a.run, b.run, item.pairs);
+            }
+            if (a.fd >= 0)
+                close(a.fd);
+            if (b.fd >= 0)
+                close(b.fd);
         }
-    int rc = confirm_points(o, c, found, k);
-    free(found);
+    }
+    if (rc != 0)
+        fprintf(o, "interrupted by %s\n", bench__signal_name(bench__proc_interrupted()));
     return rc;
 }
 
@@ -219,24 +206,18 @@ int bench__history_confirm_gate(FILE *o, const bench__request *c, const char *pr
         } else {
             char name[64];
             bench__msg(name, sizeof name, "the program of run %lld", a.run);
-            bench__ab_item item;
-            memset(&item, 0, sizeof item);
-            item.id = st->id;
             fprintf(o, "%s: confirming the step: %s against this one, paired (%.0f s at "
                        "most)\n", id, name, ab.seconds);
             fflush(o);
-            int arc = bench__ab_compare(name, a.fd, "/proc/self/exe", -1, &item, 1, &ab, NULL,
-                                        NULL);
+            bench__ab_item item;
+            int prc = paired(name, a.fd, "/proc/self/exe", -1, st->id, &ab, &item, why,
+                             sizeof why);
             bench__verdict v = item.change.verdict;
-            if (arc == BENCH_EUSAGE || bench__proc_interrupted()) {
+            if (prc < 0) {
                 rc = -1;
-            } else if (arc != 0 || item.rc != 0 || v == BENCH__V_INCOMPARABLE) {
+            } else if (prc > 0) {
                 fprintf(o, "%s: the step is not confirmed (%s): the numbers alone fail the "
-                           "gate\n", id,
-                        bench__escape(why, sizeof why,
-                                      arc != 0          ? "out of memory"
-                                      : item.message[0] ? item.message
-                                                        : "no rounds"));
+                           "gate\n", id, why);
                 *regressed = true;
             } else {
                 bool fails = v == BENCH__V_REGRESSED || v == BENCH__V_INCONCLUSIVE;
