@@ -33,6 +33,8 @@ Each benchmark page has, when the data allow:
     iteration and its median, so a benchmark that depends on per-process luck shows it;
   - plot-param-time and plot-param-thrpt, for a benchmark with a numeric parameter: the series
     of its siblings (same group and name), time and throughput against the parameter, log axes;
+    for a benchmark of an argument grid, a pair per numeric axis (suffixed -1, -2, ... after the
+    first), its siblings with the other axes at this benchmark's values;
     the time plot also draws the best fitting complexity class (path.fitted) when the results
     have one for the series (the file's "complexity").
 The index page has plot-summary (every benchmark's median and interval on one log axis, each
@@ -489,18 +491,36 @@ def group_plots(d, pages, level):
     return "".join(out)
 
 
+def positive_number(v):
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0
+
+
 def param_series(d):
-    """{(group, name): [(param, bench)]} for benchmarks with a numeric parameter, two or more
-    values per series, sorted by the parameter."""
+    """{key: [(x, bench)]} of the parameter series, sorted by x, two or more points each. A
+    benchmark with a numeric parameter is in the series (group, name, "", ""); one with an
+    argument grid ("args") is in one series per numeric axis, the others held fixed:
+    (group, name, axis, "other=value/...")."""
     series = {}
     for b in d["benchmarks"]:
-        prm = b.get("param")
-        if b.get("status") != "ok" or not isinstance(prm, (int, float)) or prm <= 0 or \
-                isinstance(prm, bool):
+        if b.get("status") != "ok":
             continue
         name = b.get("name") if isinstance(b.get("name"), str) else ""
-        series.setdefault((group_of(b), name), []).append((prm, b))
+        prm, args = b.get("param"), b.get("args")
+        if positive_number(prm):
+            series.setdefault((group_of(b), name, "", ""), []).append((prm, b))
+        if not isinstance(args, dict):
+            continue
+        for axis, v in args.items():
+            if positive_number(v):
+                fixed = "/".join(f"{k}={w}" for k, w in args.items() if k != axis)
+                series.setdefault((group_of(b), name, axis, fixed), []).append((v, b))
     return {k: sorted(v, key=lambda t: t[0]) for k, v in series.items() if len(v) >= 2}
+
+
+def series_title(key):
+    """"g/n" for a parameter, "g/n: size (load=0.5)" for a grid's axis."""
+    g, n, axis, fixed = key
+    return f"{g}/{n}" + (f": {axis}" if axis else "") + (f" ({fixed})" if fixed else "")
 
 
 BIG_O = {"O(1)": lambda n: 1.0, "O(log N)": lambda n: math.log2(n), "O(N)": lambda n: n,
@@ -519,6 +539,13 @@ def fits_of(d):
                 isinstance(c.get("group"), str) and isinstance(c.get("name"), str):
             out[(c["group"], c["name"])] = c
     return out
+
+
+def fit_of(fits, key):
+    """The complexity fit of a series: the harness fits a parameter list and a grid of one axis
+    (its key then holds no fixed axes)."""
+    g, n, _, fixed = key
+    return None if fixed else fits.get((g, n))
 
 
 def param_plot(pid, key, points, level, what, fit=None):
@@ -551,10 +578,11 @@ def param_plot(pid, key, points, level, what, fit=None):
     allys = ys + [v for v in los + his if v is not None]
     ypad = max((max(allys) - min(allys)) * 0.08, 0.05)
     xpad = (max(xs) - min(xs)) * 0.06
-    g, n = key
+    g, n, axis, _ = key
     ylabel = "time per iteration" if what == "time" else "throughput"
     p = Plot(pid, f"param {what}", min(xs) - xpad, max(xs) + xpad, min(allys) - ypad,
-             max(allys) + ypad, f"parameter of {g}/{n} (log scale)", ylabel + " (log scale)")
+             max(allys) + ypad, f"{axis or 'parameter'} of {g}/{n} (log scale)",
+             ylabel + " (log scale)")
     # A rate's tick keeps its "/s": "1 GB" alone reads as an amount of data, not a rate.
     yfmt = (lambda t: fmt_time(10 ** t)) if what == "time" else \
         (lambda t: fmt_rate(10 ** t, unit))
@@ -587,7 +615,8 @@ def param_plot(pid, key, points, level, what, fit=None):
         p.parts.append(f'<circle class="ppt" cx="{p.x(a):.1f}" cy="{p.y(c):.1f}" r="4">'
                        f"<title>{esc(tip)}</title></circle>")
     what_text = "time per iteration" if what == "time" else "throughput"
-    return p.svg(f"{esc(g)}/{esc(n)}: {what_text} against the parameter, both axes log scale; "
+    return p.svg(f"{esc(series_title(key))}: {what_text} against "
+                 f"{'the parameter' if not axis else esc(axis)}, both axes log scale; "
                  f"points are medians, lines their {level:.0%} intervals.{fit_text}")
 
 
@@ -744,7 +773,7 @@ object.flamegraph { width: 100%; border: 1px solid #ddd; }
 .gbar { fill: rgba(31,119,180,0.35); } .rpt, .ppt { fill: #1f77b4; }
 a.row:hover text, a.row:hover .rpt { fill: #ff7f0e; }
 .spt { fill: #1f77b4; fill-opacity: 0.55; } .pmed { stroke: #d62728; stroke-width: 2.5; }
-h3.group-name { font-size: 1em; margin: 1.2em 0 0.2em; }
+h3.group-name, h3.series-name { font-size: 1em; margin: 1.2em 0 0.2em; }
 .series { fill: none; stroke: #1f77b4; stroke-width: 1.2; } .tpt { fill: #1f77b4; }
 .segment { stroke: #2ca02c; stroke-width: 2; stroke-dasharray: 6 3; }
 .cp { stroke: #d62728; stroke-width: 1.5; } text.cpl { fill: #d62728; font-size: 10px; }
@@ -878,7 +907,7 @@ def samples_origin(b):
 
 
 def bench_page(b, ctx, level, base_entry, base_label, history, flame, series=None):
-    """series: ((group, name), [(param, bench)]) of b's parameter series, or None."""
+    """series: [(key, [(x, bench)], fit)] of the parameter series b is in (param_series)."""
     bid = b["id"]
     parts = ['<p><a href="index.html">&#8592; all benchmarks</a></p>',
              f'<h1 id="bench-id">{esc(bid)}</h1>']
@@ -910,8 +939,10 @@ def bench_page(b, ctx, level, base_entry, base_label, history, flame, series=Non
     if pp:
         parts.append("<h2>Across worker processes</h2>" + pp)
     if series:
-        parts.append("<h2>Against the parameter</h2>" +
-                     param_plots(series[0], series[1], level, fit=series[2]))
+        parts.append("<h2>Against the parameter</h2>" + "".join(
+            (f'<h3 class="series-name">{esc(series_title(key))}</h3>' if key[2] else "") +
+            param_plots(key, pts, level, f"-{k}" if k else "", fit=fit)
+            for k, (key, pts, fit) in enumerate(series)))
     bp = baseline_plot(b, base_entry, base_label)
     if bp:
         parts.append("<h2>Against the baseline</h2>" + bp)
@@ -960,9 +991,9 @@ def index_page(d, title, level, flame, pages):
     fits = fits_of(d)
     if series:
         body.append("<h2>Parameters</h2>" + "".join(
-            f'<h3 class="group-name">{esc(g)}/{esc(n)}</h3>' +
-            param_plots((g, n), pts, level, f"-{k}", fits.get((g, n)))
-            for k, ((g, n), pts) in enumerate(sorted(series.items()))))
+            f'<h3 class="group-name">{esc(series_title(key))}</h3>' +
+            param_plots(key, pts, level, f"-{k}", fit_of(fits, key))
+            for k, (key, pts) in enumerate(sorted(series.items()))))
     if flame:
         body.append('<h2>Flame graph</h2><p>CPU profile (scripts/profile_hotspots.sh); hover for '
                     'a function\'s share, click to zoom. <a id="flamegraph-link" '
@@ -1135,9 +1166,9 @@ def main():
         pages = {bid: page_name(bid) for bid in ids}
         series_of = {}
         fits = fits_of(d)
-        for key, pts in param_series(d).items():
+        for key, pts in sorted(param_series(d).items()):
             for _, sb in pts:
-                series_of[sb["id"]] = (key, pts, fits.get(key))
+                series_of.setdefault(sb["id"], []).append((key, pts, fit_of(fits, key)))
         for b in d["benchmarks"]:
             bid = b["id"]
             history = []

@@ -198,6 +198,9 @@ typedef struct bench_desc {
                               so in C++ (nvcc) it cannot be followed by a later field's designator */
     const char *counters;  /* the names bench_counter counts, comma-separated ("hits,misses"), at
                               most BENCH_MAX_COUNTERS; NULL: none */
+    const char *args;      /* an argument grid ("size=64,1024 load=0.5,0.75"): each combination
+                              runs as its own id, group/name/size=64/load=0.5 (BENCH_FN's
+                              comment); NULL: none. Not together with .params */
     /* New fields go here, at the end (see the ABI note above bench_group_desc). */
 } bench_desc;
 
@@ -223,6 +226,18 @@ void bench__register(bench__node *n);
 /**
  * BENCH_FN(group, name, settings...) { body }: defines and registers a benchmark whose id is
  * "group/name" (or "group/name/PARAM" per value of .params). The body receives `bench_t *b`.
+ *
+ * An argument grid, .args = "AXIS=VALUES AXIS=VALUES ...", runs the benchmark once per
+ * combination of the axes' values (their cartesian product, the first axis varying slowest),
+ * each its own id "group/name/AXIS=VALUE/AXIS=VALUE"; the body reads them with bench_arg(b,
+ * "AXIS"). VALUES is a comma-separated list of values (letters, digits, '_', '.', '+', '-') and
+ * integer ranges, LO..HI*M (LO, LO*M, LO*M*M, ... and HI) or LO..HI+S (LO, LO+S, ... up to HI).
+ * Sets of combinations separated by '|' are listed one after the other, each its own product,
+ * so "n=1 m=8 | n=2 m=64" is two explicit tuples; every set names the same axes in the same
+ * order. Example: .args = "size=64..4096*8 load=0.5,0.9" gives six ids from size=64/load=0.5 to
+ * size=4096/load=0.9. Limits: 8 axes, 31 characters per axis name and per value, 1024 ids per
+ * BENCH_FN; a grid that breaks them, or any other malformed .args, stops the program before it
+ * runs anything, with a message naming the benchmark.
  * It also records how this file was compiled (compiler, optimisation, NDEBUG, sanitizers: see
  * BENCH_BUILD_*) and from which source revision (BENCH_BUILD_REVISION): results list it in
  * context.benchmark_builds, and a run warns about benchmarks compiled without optimisation.
@@ -309,6 +324,22 @@ int bench__timed_end(bench_t *b);
 
 /** The parameter value of this run of a parameterised benchmark (0 if it has none). */
 int64_t bench_param(const bench_t *b);
+
+/**
+ * The value of the argument-grid axis `name` (.args) of this run, as an integer. Fails the
+ * benchmark (bench_fail, the reason naming the axis) and returns 0 when the benchmark has no such
+ * axis or its value here is not an integer; call it in the body's setup, before the timed loop.
+ */
+int64_t bench_arg(bench_t *b, const char *name);
+
+/** As bench_arg, for any number ("0.75", "1e-3"): fails and returns 0 when it is not one. */
+double bench_arg_double(bench_t *b, const char *name);
+
+/**
+ * The value of the argument-grid axis `name` as it is written in .args ("fast", "0.75"), or NULL
+ * when the benchmark has no such axis. Owned by the harness, valid while the body runs.
+ */
+const char *bench_arg_str(const bench_t *b, const char *name);
 
 /** The id of the running benchmark ("group/name" or "group/name/PARAM"). Owned by the harness. */
 const char *bench_id(const bench_t *b);

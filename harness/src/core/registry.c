@@ -3,12 +3,14 @@
  *
  * BENCH_FN and BENCH_GROUP constructors push the static nodes of their descriptors onto two
  * lists before main(); nothing is allocated then, and the descriptors themselves are never
- * written. At run time the lists are expanded into instances (one per parameter value) and
+ * written. At run time the lists are expanded into instances (one per parameter value or argument-grid
+ * combination, grid.c) and
  * sorted by id, so output and baselines do not depend on link order. A descriptor compiled with
  * an older header than this library's (its node's size is smaller) is read through a zeroed
  * full-size copy, so the fields it lacks read as "not set" (the ABI of bench.h).
  * Invariant: ids are unique; a duplicate is reported as an error, never silently merged.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -78,7 +80,92 @@ static int cmp_instance(const void *a, const void *b)
         c = strcmp(x->desc->name, y->desc->name);
     if (c == 0 && x->has_param && y->has_param)
         c = (x->param > y->param) - (x->param < y->param);
+    if (c == 0)
+        c = (x->variant > y->variant) - (x->variant < y->variant);
     return c;
+}
+
+const char *bench__instance_arg(const bench__instance *in, const char *name)
+{
+    for (size_t i = 0; name && i < in->nargs; i++)
+        if (strcmp(in->args[i].name, name) == 0)
+            return in->args[i].value;
+    return NULL;
+}
+
+/* Room for `more` instances after the `k` of *v. */
+static int grow(bench__instance **v, size_t *cap, size_t k, size_t more)
+{
+    if (k + more <= *cap)
+        return 0;
+    size_t c = *cap ? *cap : 16;
+    while (c < k + more)
+        c *= 2;
+    bench__instance *p = realloc(*v, c * sizeof *p);
+    if (!p)
+        return BENCH_ENOMEM;
+    memset(p + *cap, 0, (c - *cap) * sizeof *p);
+    *v = p;
+    *cap = c;
+    return 0;
+}
+
+/* Sets in->id from its descriptor and parameter or grid values. */
+static int make_id(bench__instance *in, char *msg, size_t msglen)
+{
+    const bench_desc *d = in->desc;
+    int len = in->has_param ? snprintf(in->id, sizeof in->id, "%s/%s/%lld", d->group, d->name,
+                                       (long long)in->param)
+                            : snprintf(in->id, sizeof in->id, "%s/%s", d->group, d->name);
+    for (size_t i = 0; i < in->nargs && len >= 0 && (size_t)len < sizeof in->id; i++)
+        len += snprintf(in->id + len, sizeof in->id - (size_t)len, "/%s=%s", in->args[i].name,
+                        in->args[i].value);
+    if (len < 0 || (size_t)len >= sizeof in->id) {
+        bench__msg(msg, msglen, "benchmark id '%s/%s...' is longer than %zu characters", d->group,
+                   d->name, sizeof in->id - 1);
+        return BENCH_EINVAL;
+    }
+    return 0;
+}
+
+/* Appends the instances of one descriptor: one, one per parameter, or one per grid combination. */
+static int add_instances(bench__instance **v, size_t *cap, size_t *k, const bench_desc *d,
+                         const bench_group_desc *grp, char *msg, size_t msglen)
+{
+    bench__arg *rows = NULL;
+    size_t nrows = 0, naxes = 0, count = d->nparams ? d->nparams : 1;
+    if (d->args && d->nparams) {
+        bench__msg(msg, msglen, "benchmark '%s/%s' (%s:%d) has both .params and .args", d->group,
+                   d->name, d->file, d->line);
+        return BENCH_EINVAL;
+    }
+    if (d->args) {
+        char why[256];
+        int rc = bench__grid_expand(d->args, &rows, &nrows, &naxes, why, sizeof why);
+        if (rc) {
+            bench__msg(msg, msglen, "benchmark '%s/%s' (%s:%d): .args: %s", d->group, d->name,
+                       d->file, d->line, rc == BENCH_ENOMEM ? "out of memory" : why);
+            return rc;
+        }
+        count = nrows;
+    }
+    int rc = grow(v, cap, *k, count);
+    for (size_t p = 0; rc == 0 && p < count; p++) {
+        bench__instance *in = &(*v)[*k + p];
+        in->desc = d;
+        in->group = grp;
+        in->has_param = d->nparams > 0;
+        in->param = in->has_param ? d->params[p] : 0;
+        in->variant = (unsigned)p;
+        in->nargs = rows ? naxes : 0;
+        if (rows)
+            memcpy(in->args, &rows[p * naxes], naxes * sizeof *rows);
+        rc = make_id(in, msg, msglen);
+    }
+    free(rows);
+    if (rc == 0)
+        *k += count;
+    return rc;
 }
 
 int bench__registry_list(bench__instance **out, size_t *n, char *msg, size_t msglen)
@@ -96,47 +183,28 @@ int bench__registry_list(bench__instance **out, size_t *n, char *msg, size_t msg
             }
         }
 
-    size_t count = 0;
+    bench__instance *v = NULL;
+    size_t count = 0, cap = 0;
     for (bench__node *node = registry_head; node; node = node->next) {
         const bench_desc *d = desc_of(node);
-        if (!d)
+        if (!d) {
+            free(v);
             return BENCH_ENOMEM;
-        count += d->nparams ? d->nparams : 1;
-    }
-    if (count == 0)
-        return 0;
-    bench__instance *v = calloc(count, sizeof *v);
-    if (!v)
-        return BENCH_ENOMEM;
-
-    size_t k = 0;
-    for (bench__node *node = registry_head; node; node = node->next) {
-        const bench_desc *d = desc_of(node);
+        }
         const bench_group_desc *grp = NULL;
         for (bench__node *m = group_head; m; m = m->next) {
             const bench_group_desc *g = group_of(m);
             if (g && strcmp(g->name, d->group) == 0)
                 grp = g;
         }
-        size_t np = d->nparams ? d->nparams : 1;
-        for (size_t p = 0; p < np; p++, k++) {
-            bench__instance *in = &v[k];
-            in->desc = d;
-            in->group = grp;
-            in->has_param = d->nparams > 0;
-            in->param = in->has_param ? d->params[p] : 0;
-            int len = in->has_param
-                          ? snprintf(in->id, sizeof in->id, "%s/%s/%lld", d->group, d->name,
-                                     (long long)in->param)
-                          : snprintf(in->id, sizeof in->id, "%s/%s", d->group, d->name);
-            if (len < 0 || (size_t)len >= sizeof in->id) {
-                bench__msg(msg, msglen, "benchmark id '%s/%s' is longer than %zu characters",
-                           d->group, d->name, sizeof in->id - 1);
-                free(v);
-                return BENCH_EINVAL;
-            }
+        int rc = add_instances(&v, &cap, &count, d, grp, msg, msglen);
+        if (rc) {
+            free(v);
+            return rc;
         }
     }
+    if (count == 0)
+        return 0;
     qsort(v, count, sizeof *v, cmp_instance);
     for (size_t i = 1; i < count; i++)
         if (strcmp(v[i - 1].id, v[i].id) == 0) {

@@ -4,6 +4,7 @@
  * (the runner, the probes, the JSON reader) goes through these, so a result is always freed the
  * same way.
  */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -100,23 +101,41 @@ void bench__result_skip(bench__result *r, const char *fmt, ...)
 
 /* Releases the probes attached so far (a later one stopped the benchmark from running). */
 
+/* The x of an instance in a growth series: its parameter, or the integer value of its grid's
+ * only axis. */
+static bool series_x(const bench__instance *in, double *x)
+{
+    if (in && in->has_param) {
+        *x = (double)in->param;
+        return true;
+    }
+    if (!in || in->nargs != 1)
+        return false;
+    char *end;
+    errno = 0;
+    long long v = strtoll(in->args[0].value, &end, 10);
+    *x = (double)v;
+    return errno == 0 && end != in->args[0].value && *end == '\0';
+}
+
 int bench__series_complexity(const bench__result *all, size_t n, size_t first, size_t *count,
                              bench__complexity *out)
 {
     const bench__instance *in = all[first].inst;
+    double v;
     size_t k = 1;
-    while (in && in->has_param && first + k < n && all[first + k].inst &&
-           all[first + k].inst->desc == in->desc && all[first + k].inst->has_param)
+    while (series_x(in, &v) && first + k < n && all[first + k].inst &&
+           all[first + k].inst->desc == in->desc && series_x(all[first + k].inst, &v))
         k++;
     *count = k;
-    if (!in || !in->has_param || k < 3)
+    if (!series_x(in, &v) || k < 3)
         return 0;
     double *x = malloc(k * sizeof *x), *y = malloc(k * sizeof *y);
     size_t m = 0;
     for (size_t i = 0; x && y && i < k; i++) {
         const bench__result *r = &all[first + i];
-        if (r->status == BENCH__OK && r->inst->param > 1 && r->est.median.point > 0) {
-            x[m] = (double)r->inst->param;
+        if (r->status == BENCH__OK && series_x(r->inst, &v) && v > 1 && r->est.median.point > 0) {
+            x[m] = v;
             y[m++] = r->est.median.point;
         }
     }

@@ -1,10 +1,13 @@
 /*
  * accessors.c: the public functions a benchmark body calls on its bench_t (bench.h): its
- * parameter and id, the bytes and elements one iteration handles, and skipping or failing it
+ * parameter, argument-grid values and id, the bytes and elements one iteration handles, and skipping or failing it
  * with a reason. They touch the running benchmark's state only (body.h), never the clock.
  */
+#include <errno.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "core/base.h"
 #include "core/result.h"
@@ -13,6 +16,51 @@
 int64_t bench_param(const bench_t *b)
 {
     return b->inst->param;
+}
+
+const char *bench_arg_str(const bench_t *b, const char *name)
+{
+    return bench__instance_arg(b->inst, name);
+}
+
+/* The axis's value, or NULL with the benchmark failed saying why. */
+static const char *arg_value(bench_t *b, const char *name)
+{
+    const char *v = bench__instance_arg(b->inst, name);
+    if (!v)
+        bench_fail(b, "bench_arg: '%s' is not an axis of this benchmark's .args%s",
+                   name ? name : "(null)", b->inst->nargs ? "" : " (it has none)");
+    return v;
+}
+
+int64_t bench_arg(bench_t *b, const char *name)
+{
+    const char *v = arg_value(b, name);
+    if (!v)
+        return 0;
+    char *end;
+    errno = 0;
+    long long x = strtoll(v, &end, 10);
+    if (errno != 0 || end == v || *end != '\0') {
+        bench_fail(b, "bench_arg: axis '%s' is '%s' here, not an integer (bench_arg_str reads "
+                      "it as written)", name, v);
+        return 0;
+    }
+    return (int64_t)x;
+}
+
+double bench_arg_double(bench_t *b, const char *name)
+{
+    const char *v = arg_value(b, name);
+    if (!v)
+        return 0;
+    char *end;
+    double x = strtod(v, &end);
+    if (end == v || *end != '\0' || !isfinite(x)) {
+        bench_fail(b, "bench_arg_double: axis '%s' is '%s' here, not a number", name, v);
+        return 0;
+    }
+    return x;
 }
 
 const char *bench_id(const bench_t *b)

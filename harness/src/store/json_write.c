@@ -195,6 +195,20 @@ static cJSON *context_json(const bench__context *c)
     return o;
 }
 
+/* One grid value: a number when the whole value is one a double holds exactly enough (integers
+ * up to 2^53, decimals), else the string as written. */
+static void add_arg(cJSON *a, const bench__arg *arg)
+{
+    char *end;
+    double x = strtod(arg->value, &end);
+    bool number = end != arg->value && *end == '\0' && isfinite(x) && fabs(x) <= 9007199254740992.0 &&
+                  !strpbrk(arg->value, "xX"); /* no hexadecimal: the id says 0x10 */
+    if (number)
+        cJSON_AddNumberToObject(a, arg->name, x);
+    else
+        cJSON_AddStringToObject(a, arg->name, arg->value);
+}
+
 static cJSON *result_json(const bench__result *r)
 {
     cJSON *o = cJSON_CreateObject();
@@ -206,6 +220,11 @@ static cJSON *result_json(const bench__result *r)
         cJSON_AddNumberToObject(o, "param", (double)in->param);
     else
         cJSON_AddNullToObject(o, "param");
+    if (in->nargs) {
+        cJSON *a = cJSON_AddObjectToObject(o, "args");
+        for (size_t i = 0; i < in->nargs; i++)
+            add_arg(a, &in->args[i]);
+    }
     cJSON_AddStringToObject(o, "status", bench__status_name(r->status));
     /* A comparison status (skipped, new) is a change with a verdict and no numbers. */
     if (r->change && !bench__verdict_has_numbers(r->change->verdict) &&

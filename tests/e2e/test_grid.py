@@ -1,0 +1,189 @@
+#!/usr/bin/env python3
+"""End-to-end test of argument grids (.args, fixture_grid.c). A 3x2 grid (size x load) lists 6
+ids in the grid's order, size=256/load=0.5 to size=4096/load=0.9, and its measured times follow
+the work each combination does (size x load steps); string values, explicit tuples and a ranged
+sweep (whose complexity fit says O(N)) run as written; filters select by an axis's value; the
+results file carries each benchmark's values as numbers or strings (and passes the schema); a
+baseline saved and compared matches the grid's ids; reading an axis that is not there, or a
+string as an integer, fails that benchmark with a message naming the axis; a malformed grid
+stops the program before anything runs, exit 2, naming the benchmark and its file. The HTML
+report draws one plot per numeric axis with the other axes fixed (checked in Chromium).
+"""
+import json
+import os
+import re
+import tempfile
+import unittest
+
+import e2e_helpers
+import test_html_report as html_test
+
+GRID = os.environ.get("E2E_GRID", "")
+GRID_BAD = os.environ.get("E2E_GRID_BAD", "")
+ARGS = ["--processes", "2", "--nresamples", "1000", "--color", "never"]
+SCHEMA = os.path.join(os.path.dirname(__file__), "..", "..", "docs", "results.schema.json")
+MAP_IDS = [f"grid/map/size={s}/load={lf}" for s in (256, 1024, 4096) for lf in ("0.5", "0.9")]
+
+
+def run(prog, *args, cwd=None):
+    return e2e_helpers.run([prog, *args], timeout=300, cwd=cwd,
+                           env=e2e_helpers.environ(unset=["BENCH_HISTORY"]))
+
+
+def median(b):
+    return b["estimates"]["median"]["point"]
+
+
+@unittest.skipIf(not GRID, "E2E_GRID is not set (ctest sets it)")
+class GridTest(e2e_helpers.Case):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory(prefix="grid-test-")
+        cls.results = os.path.join(cls.tmp.name, "r.json")
+        cls.proc = run(GRID, *ARGS, "--json", cls.results)
+        with open(cls.results, encoding="utf-8") as f:
+            cls.doc = json.load(f)
+        cls.by_id = e2e_helpers.by_id(cls.doc)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+    def test_ids_in_grid_order(self):
+        p = run(GRID, "--list")
+        self.assert_exit(p, 0)
+        ids = p.stdout.split()
+        self.assertEqual([i for i in ids if i.startswith("grid/map/")], MAP_IDS)
+        self.assertEqual([i for i in ids if i.startswith("grid/sweep/")],
+                         [f"grid/sweep/n={n}" for n in (512, 1024, 2048, 4096, 8192)])
+        self.assertEqual([i for i in ids if i.startswith("grid/tuples/")],
+                         ["grid/tuples/n=100/m=2", "grid/tuples/n=300/m=1"])
+        self.assertEqual([i for i in ids if i.startswith("grid/mode/")],
+                         ["grid/mode/mode=short", "grid/mode/mode=long"])
+
+    def test_values_reach_the_body(self):
+        self.assert_exit(self.proc, 3)  # wrong_axis and not_a_number fail, the rest are measured
+        t = {i: median(b) for i, b in self.by_id.items() if b["status"] == "ok"}
+        for size in (256, 1024, 4096):
+            # load 0.9 does 1.8 times the steps of load 0.5
+            ratio = t[f"grid/map/size={size}/load=0.9"] / t[f"grid/map/size={size}/load=0.5"]
+            self.assertGreater(ratio, 1.3, size)
+            self.assertLess(ratio, 2.5, size)
+        for lf in ("0.5", "0.9"):
+            ratio = t[f"grid/map/size=4096/load={lf}"] / t[f"grid/map/size=256/load={lf}"]
+            self.assertGreater(ratio, 8, lf)  # 16 times the steps
+        self.assertGreater(t["grid/mode/mode=long"] / t["grid/mode/mode=short"], 5)  # 10x
+        # n x m: 200 and 300 steps
+        self.assertGreater(t["grid/tuples/n=300/m=1"] / t["grid/tuples/n=100/m=2"], 1.2)
+
+    def test_results_file_has_the_values(self):
+        e2e_helpers.check_schema(self.doc, SCHEMA)
+        b = self.by_id["grid/map/size=1024/load=0.9"]
+        self.assertEqual(b["args"], {"size": 1024, "load": 0.9})
+        self.assertEqual(list(b["args"]), ["size", "load"])  # the grid's order
+        self.assertIsNone(b["param"])
+        self.assertEqual(self.by_id["grid/mode/mode=long"]["args"], {"mode": "long"})
+        self.assertEqual(self.by_id["grid/tuples/n=300/m=1"]["args"], {"n": 300, "m": 1})
+        # A failed benchmark still says which combination it was.
+        self.assertEqual(self.by_id["grid/not_a_number/kind=fast"]["args"], {"kind": "fast"})
+
+    def test_wrong_reads_fail_named(self):
+        b = self.by_id["grid/wrong_axis/n=1"]
+        self.assertEqual(b["status"], "failed")
+        self.assertIn("'size' is not an axis", b["message"])
+        b = self.by_id["grid/not_a_number/kind=fast"]
+        self.assertEqual(b["status"], "failed")
+        self.assertIn("axis 'kind' is 'fast' here, not an integer", b["message"])
+        self.assertIn("benchmark 'grid/wrong_axis/n=1' failed", self.proc.stderr)
+
+    def test_sweep_complexity(self):
+        (c,) = [c for c in self.doc["complexity"] if (c["group"], c["name"]) ==
+                ("grid", "sweep")]
+        self.assertEqual(c["best"], "O(N)")
+        self.assertEqual(c["parameters"], 5)
+        # A grid of two axes has no single growth to fit.
+        self.assertFalse([c for c in self.doc["complexity"] if c["name"] == "map"])
+        self.assertRegex(self.proc.stdout, r"grid/sweep: complexity O\(N\), ")
+
+    def test_filters_match_axis_values(self):
+        p = run(GRID, "--list", "size=1024/")
+        self.assertEqual(p.stdout.split(), MAP_IDS[2:4])
+        p = run(GRID, "--list", "load=0.9$")
+        self.assertEqual(p.stdout.split(), MAP_IDS[1::2])
+        p = run(GRID, "--list", "--exact", "grid/map/size=256/load=0.5")
+        self.assertEqual(p.stdout.split(), MAP_IDS[:1])
+
+    def test_baseline_compares_by_grid_id(self):
+        with tempfile.TemporaryDirectory() as d:
+            sel = ["size=(256|4096)/load=0.5"]
+            p = run(GRID, *ARGS, "--save-baseline", "before", *sel, cwd=d)
+            self.assert_exit(p, 0)
+            out = os.path.join(d, "after.json")
+            p = run(GRID, *ARGS, "--baseline", "before", "--json", out, *sel, cwd=d)
+            self.assert_exit(p, 0)
+            with open(out, encoding="utf-8") as f:
+                after = e2e_helpers.by_id(json.load(f))
+        self.assertEqual(set(after), {MAP_IDS[0], MAP_IDS[4]})
+        for b in after.values():
+            self.assertIn("ratio", b["change"], b["id"])
+
+    @unittest.skipIf(not GRID_BAD, "E2E_GRID_BAD is not set")
+    def test_malformed_grid_stops_the_program(self):
+        for args in ([], ["--list"]):
+            p = run(GRID_BAD, *args)
+            self.assert_exit(p, 2)
+            self.assertEqual(p.stdout, "")
+            lines = p.stderr.strip().splitlines()
+            self.assertEqual(len(lines), 1, p.stderr)
+            self.assertRegex(lines[0], r"benchmark 'bad/grid' \(.*fixture_grid_bad\.c:7\): "
+                             r"\.args: axis 'size': range '1\.\.64' is not LO\.\.HI\*M")
+
+
+@unittest.skipIf(not GRID, "E2E_GRID is not set (ctest sets it)")
+@unittest.skipIf(html_test.CHROMIUM is None, "Chromium is not installed")
+class GridReportTest(html_test.BrowserTest):
+    def test_one_plot_per_axis_with_the_others_fixed(self):
+        results = os.path.join(self.tmp, "grid.json")
+        p = run(GRID, *ARGS, "--json", results, "grid/(map|sweep)")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        out = os.path.join(self.tmp, "html")
+        self.html_report(results, out)
+        d = self.open_page(os.path.join(out, "index.html"))
+        titles = sorted(h3 for h3 in re.findall(r'<h3 class="group-name">([^<]*)</h3>',
+                                                open(os.path.join(out, "index.html"),
+                                                     encoding="utf-8").read())
+                        if ":" in h3)
+        # 3x2 grid: along size at each of 2 loads, along load at each of 3 sizes; the sweep.
+        self.assertEqual(titles, ["grid/map: load (size=1024)", "grid/map: load (size=256)",
+                                  "grid/map: load (size=4096)", "grid/map: size (load=0.5)",
+                                  "grid/map: size (load=0.9)", "grid/sweep: n"])
+        times = [a for a in d.find("svg") if (a.get("id") or "").startswith("plot-param-time")]
+        self.assertEqual(len(times), 6)
+        # map declares elements (its throughput plots); the sweep does not.
+        thrpts = [a for a in d.find("svg") if (a.get("id") or "").startswith("plot-param-thrpt")]
+        self.assertEqual(len(thrpts), 5)
+        # Points: 2 per load series (x3), 3 per size series (x2), 5 in the sweep; and again in
+        # the throughput plots of map.
+        self.assertEqual(len(d.find("circle", cls="ppt")), 2 * (3 * 2 + 2 * 3) + 5)
+        # A benchmark's page: its two series, the other axis at its value.
+        page = [f for f in os.listdir(out) if "size_1024_load_0.5" in f]
+        self.assertEqual(len(page), 1)
+        d = self.open_page(os.path.join(out, page[0]))
+        self.assertEqual(len(d.find("svg", id="plot-param-time")), 1)
+        self.assertEqual(len(d.find("svg", id="plot-param-time-1")), 1)
+        # Along load: this size's two points; along size: this load's three.
+        along_load, along_size = d.text_by_id["plot-param-time"], d.text_by_id["plot-param-time-1"]
+        self.assertIn("load of grid/map", along_load)
+        self.assertEqual(re.findall(r"grid/map/(\S+):", along_load),
+                         ["size=1024/load=0.5", "size=1024/load=0.9"])
+        self.assertIn("size of grid/map", along_size)
+        self.assertEqual(re.findall(r"grid/map/(\S+):", along_size),
+                         [f"size={s}/load=0.5" for s in (256, 1024, 4096)])
+        # The sweep's fitted class is drawn on its plot.
+        page = [f for f in os.listdir(out) if "sweep_n_1024" in f]
+        d = self.open_page(os.path.join(out, page[0]))
+        self.assertEqual(len(d.find("path", cls="fitted")), 1)
+
+
+if __name__ == "__main__":
+    unittest.main()
