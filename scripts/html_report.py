@@ -512,7 +512,7 @@ def param_series(d):
             continue
         for axis, v in args.items():
             if positive_number(v):
-                fixed = "/".join(f"{k}={w}" for k, w in args.items() if k != axis)
+                fixed = fixed_text(args, axis)
                 series.setdefault((group_of(b), name, axis, fixed), []).append((v, b))
     return {k: sorted(v, key=lambda t: t[0]) for k, v in series.items() if len(v) >= 2}
 
@@ -528,24 +528,26 @@ BIG_O = {"O(1)": lambda n: 1.0, "O(log N)": lambda n: math.log2(n), "O(N)": lamb
          "O(N^3)": lambda n: n * n * n}
 
 
+def fixed_text(args, axis):
+    """The values of the axes other than axis, "k=v/k=v", as a series key spells them."""
+    return "/".join(f"{k}={w}" for k, w in args.items() if k != axis)
+
+
 def fits_of(d):
-    """{(group, name): complexity entry} of a results file's "complexity" array (well formed
-    entries only)."""
+    """{series key (param_series): complexity entry} of a results file's "complexity" array
+    (well formed entries only)."""
     out = {}
     for c in d.get("complexity") or []:
         if isinstance(c, dict) and c.get("best") in BIG_O and \
                 isinstance(c.get("coefficient_ns"), (int, float)) and \
                 isinstance(c.get("rms"), (int, float)) and \
                 isinstance(c.get("group"), str) and isinstance(c.get("name"), str):
-            out[(c["group"], c["name"])] = c
+            axis, fixed = c.get("axis"), c.get("fixed")
+            if axis is None:
+                out[(c["group"], c["name"], "", "")] = c
+            elif isinstance(axis, str) and isinstance(fixed, dict):
+                out[(c["group"], c["name"], axis, fixed_text(fixed, axis))] = c
     return out
-
-
-def fit_of(fits, key):
-    """The complexity fit of a series: the harness fits a parameter list and a grid of one axis
-    (its key then holds no fixed axes)."""
-    g, n, _, fixed = key
-    return None if fixed else fits.get((g, n))
 
 
 def param_plot(pid, key, points, level, what, fit=None):
@@ -992,7 +994,7 @@ def index_page(d, title, level, flame, pages):
     if series:
         body.append("<h2>Parameters</h2>" + "".join(
             f'<h3 class="group-name">{esc(series_title(key))}</h3>' +
-            param_plots(key, pts, level, f"-{k}", fit_of(fits, key))
+            param_plots(key, pts, level, f"-{k}", fits.get(key))
             for k, (key, pts) in enumerate(sorted(series.items()))))
     if flame:
         body.append('<h2>Flame graph</h2><p>CPU profile (scripts/profile_hotspots.sh); hover for '
@@ -1168,7 +1170,7 @@ def main():
         fits = fits_of(d)
         for key, pts in sorted(param_series(d).items()):
             for _, sb in pts:
-                series_of.setdefault(sb["id"], []).append((key, pts, fit_of(fits, key)))
+                series_of.setdefault(sb["id"], []).append((key, pts, fits.get(key)))
         for b in d["benchmarks"]:
             bid = b["id"]
             history = []

@@ -96,14 +96,22 @@ class GridTest(e2e_helpers.Case):
         self.assertIn("axis 'kind' is 'fast' here, not an integer", b["message"])
         self.assertIn("benchmark 'grid/wrong_axis/n=1' failed", self.proc.stderr)
 
-    def test_sweep_complexity(self):
+    def test_complexity_along_each_axis(self):
         (c,) = [c for c in self.doc["complexity"] if (c["group"], c["name"]) ==
                 ("grid", "sweep")]
-        self.assertEqual(c["best"], "O(N)")
-        self.assertEqual(c["parameters"], 5)
-        # A grid of two axes has no single growth to fit.
-        self.assertFalse([c for c in self.doc["complexity"] if c["name"] == "map"])
-        self.assertRegex(self.proc.stdout, r"grid/sweep: complexity O\(N\), ")
+        self.assertEqual((c["axis"], c["fixed"], c["best"], c["parameters"]), ("n", {}, "O(N)", 5))
+        self.assertRegex(self.proc.stdout, r"grid/sweep along n: complexity O\(N\), [\d.]+ \S*s "
+                                           r"x f\(n\), rms [\d.]+% \(over 5 values; next best ")
+        # map: along size at each load (3 values each, time = size x load steps); along load
+        # only 2 values, too few to fit.
+        got = sorted((c["axis"], c["fixed"]["load"], c["best"], c["parameters"])
+                     for c in self.doc["complexity"] if c["name"] == "map")
+        self.assertEqual(got, [("size", 0.5, "O(N)", 3), ("size", 0.9, "O(N)", 3)])
+        for lf in ("0.5", "0.9"):
+            self.assertRegex(self.proc.stdout, re.escape(f"grid/map along size (load={lf}): "
+                                                         "complexity O(N), "))
+        # Strings and tuples of two instances have no growth.
+        self.assertEqual({c["name"] for c in self.doc["complexity"]}, {"map", "sweep"})
 
     def test_filters_match_axis_values(self):
         p = run(GRID, "--list", "size=1024/")
@@ -149,9 +157,9 @@ class GridReportTest(html_test.BrowserTest):
         out = os.path.join(self.tmp, "html")
         self.html_report(results, out)
         d = self.open_page(os.path.join(out, "index.html"))
-        titles = sorted(h3 for h3 in re.findall(r'<h3 class="group-name">([^<]*)</h3>',
-                                                open(os.path.join(out, "index.html"),
-                                                     encoding="utf-8").read())
+        with open(os.path.join(out, "index.html"), encoding="utf-8") as f:
+            index = f.read()
+        titles = sorted(h3 for h3 in re.findall(r'<h3 class="group-name">([^<]*)</h3>', index)
                         if ":" in h3)
         # 3x2 grid: along size at each of 2 loads, along load at each of 3 sizes; the sweep.
         self.assertEqual(titles, ["grid/map: load (size=1024)", "grid/map: load (size=256)",
@@ -179,6 +187,9 @@ class GridReportTest(html_test.BrowserTest):
         self.assertIn("size of grid/map", along_size)
         self.assertEqual(re.findall(r"grid/map/(\S+):", along_size),
                          [f"size={s}/load=0.5" for s in (256, 1024, 4096)])
+        # The fitted class along size (this load) is drawn; along load there is none.
+        self.assertEqual(len(d.find("path", cls="fitted")), 1)
+        self.assertIn("O(N): ", d.text_by_id["plot-param-time-1"])
         # The sweep's fitted class is drawn on its plot.
         page = [f for f in os.listdir(out) if "sweep_n_1024" in f]
         d = self.open_page(os.path.join(out, page[0]))

@@ -101,46 +101,117 @@ void bench__result_skip(bench__result *r, const char *fmt, ...)
 
 /* Releases the probes attached so far (a later one stopped the benchmark from running). */
 
-/* The x of an instance in a growth series: its parameter, or the integer value of its grid's
- * only axis. */
-static bool series_x(const bench__instance *in, double *x)
+/* The x of an instance in a growth series along `axis`: its parameter (axis -1), or the integer
+ * value of that axis of its grid. */
+static bool series_x(const bench__instance *in, int axis, double *x)
 {
-    if (in && in->has_param) {
+    if (axis < 0) {
         *x = (double)in->param;
-        return true;
+        return in->has_param;
     }
-    if (!in || in->nargs != 1)
+    if ((size_t)axis >= in->nargs)
         return false;
     char *end;
     errno = 0;
-    long long v = strtoll(in->args[0].value, &end, 10);
+    long long v = strtoll(in->args[axis].value, &end, 10);
     *x = (double)v;
-    return errno == 0 && end != in->args[0].value && *end == '\0';
+    return errno == 0 && end != in->args[axis].value && *end == '\0';
 }
 
-int bench__series_complexity(const bench__result *all, size_t n, size_t first, size_t *count,
-                             bench__complexity *out)
+/* Whether a and b have the same values on every axis but `axis`. */
+static bool same_others(const bench__instance *a, const bench__instance *b, int axis)
 {
-    const bench__instance *in = all[first].inst;
-    double v;
-    size_t k = 1;
-    while (series_x(in, &v) && first + k < n && all[first + k].inst &&
-           all[first + k].inst->desc == in->desc && series_x(all[first + k].inst, &v))
-        k++;
-    *count = k;
-    if (!series_x(in, &v) || k < 3)
+    for (size_t i = 0; i < a->nargs; i++)
+        if ((int)i != axis && strcmp(a->args[i].value, b->args[i].value) != 0)
+            return false;
+    return true;
+}
+
+/* Fits the series of the `k` results all[idx[..]] along `axis` and appends it to *g. */
+static int add_growth(const bench__result *all, const size_t *idx, size_t k, int axis,
+                      bench__growth **g, size_t *ng)
+{
+    if (k < 3)
         return 0;
-    double *x = malloc(k * sizeof *x), *y = malloc(k * sizeof *y);
+    double *x = malloc(k * sizeof *x), *y = malloc(k * sizeof *y), v;
     size_t m = 0;
     for (size_t i = 0; x && y && i < k; i++) {
-        const bench__result *r = &all[first + i];
-        if (r->status == BENCH__OK && series_x(r->inst, &v) && v > 1 && r->est.median.point > 0) {
+        const bench__result *r = &all[idx[i]];
+        if (r->status == BENCH__OK && series_x(r->inst, axis, &v) && v > 1 &&
+            r->est.median.point > 0) {
             x[m] = v;
             y[m++] = r->est.median.point;
         }
     }
-    int fitted = x && y && bench__complexity_fit(x, y, m, out) == 0;
+    bench__complexity cx;
+    int rc = x && y ? 0 : BENCH_ENOMEM;
+    if (rc == 0 && bench__complexity_fit(x, y, m, &cx) == 0) {
+        bench__growth *p = realloc(*g, (*ng + 1) * sizeof *p);
+        if (p) {
+            p[*ng] = (bench__growth){.at = all[idx[0]].inst, .axis = axis, .parameters = k,
+                                     .fit = cx};
+            *g = p;
+            ++*ng;
+        } else {
+            rc = BENCH_ENOMEM;
+        }
+    }
     free(x);
     free(y);
-    return fitted;
+    return rc;
+}
+
+/* The series of one BENCH_FN's results, all[first .. first+k): its parameter list, or one per
+ * grid axis and combination of the other axes' values. */
+static int block_growths(const bench__result *all, size_t first, size_t k, bench__growth **g,
+                         size_t *ng)
+{
+    const bench__instance *in = all[first].inst;
+    size_t *idx = malloc(k * sizeof *idx);
+    bool *used = calloc(k, sizeof *used);
+    int rc = idx && used ? 0 : BENCH_ENOMEM;
+    if (rc == 0 && in->has_param) {
+        for (size_t i = 0; i < k; i++)
+            idx[i] = first + i;
+        rc = add_growth(all, idx, k, -1, g, ng);
+    }
+    for (int a = 0; rc == 0 && !in->has_param && (size_t)a < in->nargs; a++) {
+        memset(used, 0, k * sizeof *used);
+        for (size_t s = 0; rc == 0 && s < k; s++) {
+            if (used[s])
+                continue;
+            size_t m = 0;
+            for (size_t t = s; t < k; t++)
+                if (!used[t] && same_others(all[first + s].inst, all[first + t].inst, a)) {
+                    used[t] = true;
+                    idx[m++] = first + t;
+                }
+            rc = add_growth(all, idx, m, a, g, ng);
+        }
+    }
+    free(idx);
+    free(used);
+    return rc;
+}
+
+int bench__growths(const bench__result *all, size_t n, bench__growth **out, size_t *count)
+{
+    *out = NULL;
+    *count = 0;
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < n;) {
+        size_t k = 1;
+        while (all[i].inst && i + k < n && all[i + k].inst &&
+               all[i + k].inst->desc == all[i].inst->desc)
+            k++;
+        if (all[i].inst)
+            rc = block_growths(all, i, k, out, count);
+        i += k;
+    }
+    if (rc) {
+        free(*out);
+        *out = NULL;
+        *count = 0;
+    }
+    return rc;
 }

@@ -129,13 +129,22 @@ const char *bench__status_name(bench__status s);
 /** A coefficient of variation of the per-process medians above this is reported as large. */
 #define BENCH__LARGE_PROCESS_CV 0.05
 
+/** One growth series of a run and its complexity fit (bench__growths). */
+typedef struct bench__growth {
+    const bench__instance *at; /* its first instance: the BENCH_FN, and the values of the grid's
+                                  other axes, fixed along the series */
+    int axis;                  /* the grid axis swept (an index of at->args); -1: BENCH_PARAMS */
+    size_t parameters;         /* instances in the series */
+    bench__complexity fit;
+} bench__growth;
+
 /**
- * The series that starts at all[first] (n results, in id order): the parameterised instances of
- * one BENCH_FN that follow each other there, their count into *count (1 for a benchmark without
- * parameters). When at least 3 of them measured with parameters above 1, fits their medians
- * against the parameter (bench__complexity_fit) into *out and returns 1; else 0 (out untouched).
+ * The growth of every series of the results (n of them, in id order) with at least 3 instances
+ * of which at least 3 measured with values above 1: a BENCH_PARAMS list, or a grid axis of
+ * integers with the other axes held at each combination of their values. Each series' medians
+ * are fitted against its value (bench__complexity_fit). *out is a malloc'd array (caller frees;
+ * NULL when *count is 0). Returns 0, or BENCH_ENOMEM with nothing out.
  */
-int bench__series_complexity(const bench__result *all, size_t n, size_t first, size_t *count,
-                             bench__complexity *out);
+int bench__growths(const bench__result *all, size_t n, bench__growth **out, size_t *count);
 
 #endif /* HARNESS_RESULT_H */

@@ -9,6 +9,7 @@
  * text cells that a spreadsheet would take for a formula get the OWASP guard.
  */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "compare/compare.h"
@@ -199,23 +200,39 @@ static int pretty_end(bench__reporter *rep, const bench__context *ctx, const ben
         else
             failed++;
     }
-    /* The growth of each parameterised series (three or more parameters measured). */
-    for (size_t i = 0; i < n;) {
-        size_t count;
-        bench__complexity cx;
-        if (bench__series_complexity(all, n, i, &count, &cx)) {
-            char g[BENCH__ESCAPED_ID], nm[BENCH__ESCAPED_ID], coef[32];
-            const bench_desc *d = all[i].inst->desc;
-            bench__big_o next = second_best(&cx);
-            bench__fmt_time(coef, sizeof coef, cx.coefficient[cx.best]);
-            fprintf(rep->out, "\n%s/%s: complexity %s, %s x f(N), rms %.1f%% (over %zu "
-                              "parameters; next best %s, rms %.1f%%)",
-                    bench__escape(g, sizeof g, d->group), bench__escape(nm, sizeof nm, d->name),
-                    bench__big_o_name(cx.best), coef, 100 * cx.rms[cx.best], count,
-                    bench__big_o_name(next), 100 * cx.rms[next]);
+    /* The growth of each series with three or more values measured. */
+    bench__growth *growth = NULL;
+    size_t ngrowth = 0;
+    if (bench__growths(all, n, &growth, &ngrowth) != 0)
+        fputs("\n(complexity: out of memory)", rep->out);
+    for (size_t i = 0; i < ngrowth; i++) {
+        const bench__growth *gr = &growth[i];
+        const bench__complexity *cx = &gr->fit;
+        char g[BENCH__ESCAPED_ID], nm[BENCH__ESCAPED_ID], coef[32], along[320] = "";
+        const bench_desc *d = gr->at->desc;
+        bench__big_o next = second_best(cx);
+        bench__fmt_time(coef, sizeof coef, cx->coefficient[cx->best]);
+        if (gr->axis >= 0) {
+            /* " along size (load=0.5/mode=x)": the axis, and the others as they are held */
+            size_t len = (size_t)snprintf(along, sizeof along, " along %s",
+                                          gr->at->args[gr->axis].name);
+            for (size_t a = 0, k = 0; a < gr->at->nargs && len < sizeof along; a++)
+                if ((int)a != gr->axis)
+                    len += (size_t)snprintf(along + len, sizeof along - len, "%s%s=%s",
+                                            k++ ? "/" : " (", gr->at->args[a].name,
+                                            gr->at->args[a].value);
+            if (gr->at->nargs > 1 && len < sizeof along)
+                snprintf(along + len, sizeof along - len, ")");
         }
-        i += count;
+        const char *x = gr->axis >= 0 ? gr->at->args[gr->axis].name : "N";
+        fprintf(rep->out, "\n%s/%s%s: complexity %s, %s x f(%s), rms %.1f%% (over %zu %s; next "
+                          "best %s, rms %.1f%%)",
+                bench__escape(g, sizeof g, d->group), bench__escape(nm, sizeof nm, d->name),
+                along, bench__big_o_name(cx->best), coef, x, 100 * cx->rms[cx->best],
+                gr->parameters, gr->axis >= 0 ? "values" : "parameters", bench__big_o_name(next),
+                100 * cx->rms[next]);
     }
+    free(growth);
     fprintf(rep->out, "\n%zu benchmark%s: %zu measured, %zu skipped, %zu failed\n", n,
             n == 1 ? "" : "s", ok, skipped, failed);
     return 0;

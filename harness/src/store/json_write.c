@@ -419,33 +419,41 @@ cJSON *bench__json_results_root(const bench__context *ctx, const bench__result *
         for (size_t i = 0; i < cmp->nremoved; i++)
             cJSON_AddItemToArray(rm, cJSON_CreateString(cmp->removed[i]));
     }
-    /* The growth of each parameterised series with three or more parameters measured. */
-    cJSON *growth = NULL;
-    for (size_t i = 0; i < n;) {
-        size_t count;
-        bench__complexity cx;
-        if (bench__series_complexity(all, n, i, &count, &cx)) {
-            if (!growth)
-                growth = cJSON_AddArrayToObject(root, "complexity");
-            cJSON *o = cJSON_CreateObject();
-            cJSON_AddStringToObject(o, "group", all[i].inst->desc->group);
-            cJSON_AddStringToObject(o, "name", all[i].inst->desc->name);
-            cJSON_AddNumberToObject(o, "parameters", (double)count);
-            cJSON_AddStringToObject(o, "best", bench__big_o_name(cx.best));
-            cJSON_AddNumberToObject(o, "coefficient_ns", cx.coefficient[cx.best]);
-            cJSON_AddNumberToObject(o, "rms", cx.rms[cx.best]);
-            cJSON *fits = cJSON_AddArrayToObject(o, "fits");
-            for (int c = 0; c < BENCH__NBIG_O; c++) {
-                cJSON *f = cJSON_CreateObject();
-                cJSON_AddStringToObject(f, "class", bench__big_o_name((bench__big_o)c));
-                cJSON_AddNumberToObject(f, "coefficient_ns", cx.coefficient[c]);
-                cJSON_AddNumberToObject(f, "rms", cx.rms[c]);
-                cJSON_AddItemToArray(fits, f);
-            }
-            cJSON_AddItemToArray(growth, o);
-        }
-        i += count;
+    /* The growth of each series with three or more values measured. */
+    bench__growth *gr = NULL;
+    size_t ngr = 0;
+    if (bench__growths(all, n, &gr, &ngr) != 0) {
+        cJSON_Delete(root);
+        return NULL;
     }
+    cJSON *growth = ngr ? cJSON_AddArrayToObject(root, "complexity") : NULL;
+    for (size_t i = 0; i < ngr; i++) {
+        const bench__complexity *cx = &gr[i].fit;
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "group", gr[i].at->desc->group);
+        cJSON_AddStringToObject(o, "name", gr[i].at->desc->name);
+        if (gr[i].axis >= 0) {
+            cJSON_AddStringToObject(o, "axis", gr[i].at->args[gr[i].axis].name);
+            cJSON *fixed = cJSON_AddObjectToObject(o, "fixed");
+            for (size_t a = 0; a < gr[i].at->nargs; a++)
+                if ((int)a != gr[i].axis)
+                    add_arg(fixed, &gr[i].at->args[a]);
+        }
+        cJSON_AddNumberToObject(o, "parameters", (double)gr[i].parameters);
+        cJSON_AddStringToObject(o, "best", bench__big_o_name(cx->best));
+        cJSON_AddNumberToObject(o, "coefficient_ns", cx->coefficient[cx->best]);
+        cJSON_AddNumberToObject(o, "rms", cx->rms[cx->best]);
+        cJSON *fits = cJSON_AddArrayToObject(o, "fits");
+        for (int c = 0; c < BENCH__NBIG_O; c++) {
+            cJSON *f = cJSON_CreateObject();
+            cJSON_AddStringToObject(f, "class", bench__big_o_name((bench__big_o)c));
+            cJSON_AddNumberToObject(f, "coefficient_ns", cx->coefficient[c]);
+            cJSON_AddNumberToObject(f, "rms", cx->rms[c]);
+            cJSON_AddItemToArray(fits, f);
+        }
+        cJSON_AddItemToArray(growth, o);
+    }
+    free(gr);
     return root;
 }
 
