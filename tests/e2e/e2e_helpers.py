@@ -18,6 +18,12 @@ import unittest
 # A sanitizer build (E2E_SANITIZE, set by ctest from HARNESS_SANITIZE).
 SANITIZED = os.environ.get("E2E_SANITIZE", "0").lower() in ("1", "on", "true", "yes")
 
+# Every run of a test program keeps no last run (BENCH_LAST_DIR set and empty): its pretty output
+# has no "Since the last run" block and nothing is written to the user's cache. ctest sets it too
+# (tests/e2e/CMakeLists.txt); this covers a test file run by hand. The tests of the store itself
+# name a temporary folder.
+os.environ.setdefault("BENCH_LAST_DIR", "")
+
 
 def environ(*extra, unset=()):
     """This process's environment without the variables named in unset, then each dict of extra

@@ -89,6 +89,22 @@ static int snapshot_after_save(void *arg, char *msg, size_t msglen)
     return 0;
 }
 
+bench__result *bench__ok_results(const bench__result *results, size_t n, size_t *k)
+{
+    bench__result *ok = calloc(n ? n : 1, sizeof *ok);
+    *k = 0;
+    if (!ok)
+        return NULL;
+    /* A saved run holds measurements, not how they compared with another one. */
+    for (size_t i = 0; i < n; i++)
+        if (results[i].status == BENCH__OK) {
+            ok[*k] = results[i];
+            ok[*k].change = NULL;
+            ok[(*k)++].metric_changes = NULL;
+        }
+    return ok;
+}
+
 int bench__save_named(const char *dir, const char *name, const char *path,
                       const bench__context *ctx, const bench__result *results, size_t n,
                       bool snapshot, double timeout_s)
@@ -107,19 +123,12 @@ int bench__save_named(const char *dir, const char *name, const char *path,
         return -1;
     }
     /* Only measured benchmarks are saved: a failed or skipped one keeps its old entry. */
-    bench__result *ok = calloc(n ? n : 1, sizeof *ok);
+    size_t k = 0;
+    bench__result *ok = bench__ok_results(results, n, &k);
     if (!ok) {
         fprintf(stderr, "bench: out of memory\n");
         return -1;
     }
-    /* A baseline holds measurements, not how they compared with another baseline. */
-    size_t k = 0;
-    for (size_t i = 0; i < n; i++)
-        if (results[i].status == BENCH__OK) {
-            ok[k] = results[i];
-            ok[k].change = NULL;
-            ok[k++].metric_changes = NULL;
-        }
     bench__context sctx = *ctx;
     sctx.comparison = NULL;
     sctx.program_file[0] = '\0';

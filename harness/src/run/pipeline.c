@@ -225,6 +225,11 @@ typedef struct pipeline {
     int exit_code;
     bool decided;                   /* the exit code is final: interrupts no longer count */
     const char *written;            /* the files written so far, for an interrupt's message */
+    struct program prog;            /* this program's benchmarks */
+    char last_path[4096];           /* the last-run file (since_last.c); "" when not kept */
+    bench__saved last;              /* ... read for the block, when last_read */
+    bool last_read;
+    bool last_said;                 /* a warning of this run already named the file */
 } pipeline;
 
 /* Loads --baseline and finds what it has that this program lacks; -1 after one line. */
@@ -439,84 +444,9 @@ out:
     return rc;
 }
 
-/* The reporting stage's end: the report's tail, --json, --export-gbench, --save-baseline.
- * An interrupt stops it before the next of them (bench__pipeline_run says what was written). */
-/* Criterion's "change since the last run": with a history and no baseline, each benchmark
- * against its newest run in the history (before this one is added), both sides over their
- * processes, at the family level over the benchmarks compared; a block of the pretty output. */
-static void since_last_run(pipeline *p)
-{
-    const bench__request *c = p->c;
-    size_t n = p->k;
-    const char **ids = calloc(n ? n : 1, sizeof *ids);
-    bench__history_last *last = calloc(n ? n : 1, sizeof *last);
-    bench__side *old = calloc(n ? n : 1, sizeof *old), *cur = calloc(n ? n : 1, sizeof *cur);
-    bench__change *ch = calloc(n ? n : 1, sizeof *ch);
-    size_t *which = calloc(n ? n : 1, sizeof *which);
-    char msg[512], shown[4 * sizeof msg];
-    if (!ids || !last || !old || !cur || !ch || !which)
-        goto out;
-    for (size_t i = 0; i < n; i++)
-        ids[i] = p->results[i].inst->id;
-    if (bench__history_last_runs(c->history_path, ids, n, last, msg, sizeof msg) != 0) {
-        fprintf(stderr, "bench: warning: no change since the last run: %s\n",
-                bench__escape(shown, sizeof shown, msg));
-        goto out;
-    }
-    size_t m = 0;
-    for (size_t i = 0; i < n; i++) {
-        const bench__result *r = &p->results[i];
-        if (r->status != BENCH__OK || last[i].run == 0 || r->processes < 2)
-            continue;
-        /* Each saved per-process median is one "sample" of one iteration in its own process. */
-        size_t k = last[i].n;
-        double *ones = malloc(k * sizeof *ones);
-        uint32_t *proc = malloc(k * sizeof *proc);
-        int rc = ones && proc ? 0 : -1;
-        for (size_t j = 0; rc == 0 && j < k; j++) {
-            ones[j] = 1.0;
-            proc[j] = (uint32_t)j;
-        }
-        if (rc == 0)
-            rc = bench__side_from_processes(ones, last[i].medians, proc, k, (unsigned)k,
-                                            c->run.confidence_level, &old[m]);
-        free(ones);
-        free(proc);
-        if (rc != 0)
-            continue;
-        bench__side_of_result(c, r, &cur[m]);
-        which[m++] = i;
-    }
-    if (m == 0 || bench__compare_all(old, cur, m, &c->cmp, ch) != 0)
-        goto out;
-    fprintf(stdout, "\nSince the last run in the history (%s; --no-last hides this):\n",
-            bench__escape(shown, sizeof shown, c->history_path));
-    for (size_t j = 0; j < m; j++) {
-        const bench__history_last *l = &last[which[j]];
-        char id[BENCH__ESCAPED_ID], rev[256];
-        /* The same program as then: whatever moved is the machine's, as a same-program row of
-         * a baseline comparison says. */
-        bool same = l->program_hash[0] && strcmp(l->program_hash, p->ctx.program_hash) == 0;
-        fprintf(stdout, "  %s (against run %lld, %s): %+.2f%% [%+.2f%%, %+.2f%%] %s%s\n",
-                bench__escape(id, sizeof id, ids[which[j]]), l->run,
-                bench__escape(rev, sizeof rev, l->revision), 100.0 * (ch[j].ratio - 1.0),
-                100.0 * (ch[j].ratio_lower - 1.0), 100.0 * (ch[j].ratio_upper - 1.0),
-                bench__verdict_name(ch[j].verdict),
-                same && bench__verdict_suspect(ch[j].verdict)
-                    ? " (same program: the numbers moved, the code did not)"
-                    : "");
-    }
-out:
-    if (last)
-        bench__history_last_free(last, n);
-    free(ids);
-    free(last);
-    free(old);
-    free(cur);
-    free(ch);
-    free(which);
-}
-
+/* The reporting stage's end: the change since the last run, the report's tail, --json,
+ * --export-gbench, --save-baseline, the history, the last-run file. An interrupt stops it before
+ * the next of them (bench__pipeline_run says what was written). */
 static void write_outputs(pipeline *p)
 {
     bench__request *c = p->c;
@@ -524,9 +454,12 @@ static void write_outputs(pipeline *p)
     int rc = BENCH_EXIT_OK;
     if (bench__proc_interrupted())
         return;
+    /* One block at most: the history's newest run is the last run when there is a history. */
     if (c->history_path && p->cl->times && !c->baseline && !c->no_last &&
         c->format == BENCH__FMT_PRETTY)
-        since_last_run(p);
+        bench__since_history(stdout, c, &p->ctx, p->results, p->k);
+    else if (p->last_read)
+        bench__since_kept(stdout, c, &p->ctx, &p->last, p->last_path, p->results, p->k);
     if (p->rep.end(&p->rep, &p->ctx, p->results, p->k) != 0 || fflush(stdout) != 0 ||
         ferror(stdout)) {
         fprintf(stderr, "bench: writing the report to stdout failed\n");
@@ -604,6 +537,9 @@ static void write_outputs(pipeline *p)
         }
         bench__history_steps_free(&steps);
     }
+    /* Kept for the next run's "since the last run", whatever the exit code: information only. */
+    if (p->last_path[0] && !bench__proc_interrupted())
+        bench__since_keep(p->last_path, &p->ctx, p->results, p->k, &p->prog, p->last_said);
     /* Decided: a signal from here on changes nothing. */
     p->decided = true;
     if (p->exit_code == BENCH_EXIT_OK)
@@ -660,6 +596,34 @@ static int check_bootstrap_work(const bench__request *c, const bench__instance *
         }
     }
     return 0;
+}
+
+/*
+ * The last-run file of a run of times (since_last.c): its path, unless --no-last or an empty
+ * BENCH_LAST_DIR turns the store off; read when the pretty output will show the change since it
+ * (no --baseline, no history, whose newest run is the last run then). A problem is one warning:
+ * the run goes on without the block.
+ */
+static void open_last(pipeline *p)
+{
+    const bench__request *c = p->c;
+    char msg[1024], shown[4 * sizeof msg];
+    if (!p->cl->times || c->no_last || c->run.plan == BENCH__PLAN_PROFILE)
+        return;
+    int rc = bench__last_path("/proc/self/exe", &p->ctx, p->last_path, sizeof p->last_path, msg,
+                              sizeof msg);
+    if (rc != 0) {
+        p->last_path[0] = '\0';
+        if (rc != BENCH_EUNAVAIL)
+            fprintf(stderr, "bench: warning: the last run is not kept: %s\n",
+                    bench__escape(shown, sizeof shown, msg));
+        return;
+    }
+    if (c->format != BENCH__FMT_PRETTY || c->baseline || c->history_path)
+        return;
+    rc = bench__since_open(p->last_path, &p->prog, &p->last);
+    p->last_read = rc == 0;
+    p->last_said = rc != 0 && rc != BENCH_EUNAVAIL;
 }
 
 int bench__pipeline_run(bench__request *c, int argc, char **argv, const bench__instance *all,
@@ -719,6 +683,8 @@ int bench__pipeline_run(bench__request *c, int argc, char **argv, const bench__i
     }
     c->run.progress = isatty(STDERR_FILENO) && c->format == BENCH__FMT_PRETTY;
     collect_context(&p, bench__user_builds_init(&builds, all, selected, n) == 0 ? &builds : NULL);
+    p.prog = (struct program){all, n};
+    open_last(&p);
     if (stop_here(&p, "before measuring"))
         goto out;
     if (c->run.plan == BENCH__PLAN_PROFILE) {
@@ -821,6 +787,7 @@ out:
     free(p.absent_verdicts);
     free(p.removed);
     bench__saved_destroy(&p.old);
+    bench__saved_destroy(&p.last);
     free(p.old_sides);
     free(p.changes);
     free(p.compared);

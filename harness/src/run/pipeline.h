@@ -2,8 +2,9 @@
  * pipeline.h: the one run pipeline (pipeline.c: select, plan, measure in workers, estimate,
  * compare, report, exit code) and what it is asked to do (bench__request: everything the
  * command line asked for, filled by cli/cli_options.c), with the pieces it is made of:
- * selection (select.c), baselines by name and the confirmation of suspects (baselines.c), and
- * two saved runs compared without measuring (compare_files.c).
+ * selection (select.c), baselines by name and the confirmation of suspects (baselines.c),
+ * two saved runs compared without measuring (compare_files.c), and the change since the last
+ * run (since_last.c).
  */
 #ifndef HARNESS_PIPELINE_H
 #define HARNESS_PIPELINE_H
@@ -121,6 +122,11 @@ int bench__baseline_load_named(const bench__request *c, const struct bench__clie
 int bench__save_named(const char *dir, const char *name, const char *path,
                       const bench__context *ctx, const bench__result *results, size_t n,
                       bool snapshot, double timeout_s);
+/**
+ * The OK results among results[0..n), without their comparison, into a new array (shallow
+ * copies: the caller frees the array only) and their count into *k; NULL when out of memory.
+ */
+bench__result *bench__ok_results(const bench__result *results, size_t n, size_t *k);
 /** Compares the contexts into *out and warns about each kind of difference on its own line. */
 void bench__baseline_warn_context(const bench__context_id *now, const bench__context_id *then,
                              const char *name, bench__context_change *out);
@@ -182,6 +188,37 @@ void bench__request_destroy_probes(bench__request *c);
  */
 int bench__pipeline_run(bench__request *c, int argc, char **argv, const bench__instance *all,
                         size_t n, const bool *selected, size_t nsel);
+
+/* ---- since_last.c: the change since the last run ---- */
+
+/**
+ * With a history (c->history_path): the block "Since the last run in the history" on o, each of
+ * the n results against its newest run there that ran in two or more processes. A history that
+ * cannot be read is one warning on stderr.
+ */
+void bench__since_history(FILE *o, const bench__request *c, const bench__context *ctx,
+                          const bench__result *results, size_t n);
+/**
+ * The block "Since the last run (WHEN, PATH; ...)" on o: each of the n results against its
+ * entry in `last`, the last-run file read from path (bench__since_open).
+ */
+void bench__since_kept(FILE *o, const bench__request *c, const bench__context *ctx,
+                       const bench__saved *last, const char *path, const bench__result *results,
+                       size_t n);
+/**
+ * Reads the last-run file at path into *out for bench__since_kept. 0; BENCH_EUNAVAIL, silently,
+ * when there is none yet; another error code after one warning on stderr naming the file and
+ * why (unreadable, not a results file of times, or none of prog's benchmarks in it).
+ */
+int bench__since_open(const char *path, const struct program *prog, bench__saved *out);
+/**
+ * Keeps the OK results among results[0..n) in the last-run file at path for the next run
+ * (bench__last_keep; entries of benchmarks prog lacks are dropped). A failure is one warning on
+ * stderr, unless quiet (the file was already named by a warning of this run), or another run
+ * holds the file's lock. Returns 0 or the error code.
+ */
+int bench__since_keep(const char *path, const bench__context *ctx, const bench__result *results,
+                      size_t n, const struct program *prog, bool quiet);
 
 /* ---- history_confirm.c ---- */
 

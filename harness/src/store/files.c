@@ -463,7 +463,7 @@ static double lock_timeout_s(void)
     return BENCH__LOCK_TIMEOUT_S;
 }
 
-int bench__lock_acquire(const char *path, int *fd_out, char *msg, size_t msglen)
+int bench__lock_acquire(const char *path, bool wait, int *fd_out, char *msg, size_t msglen)
 {
     *fd_out = -1;
     size_t len = strlen(path) + 8;
@@ -487,6 +487,11 @@ int bench__lock_acquire(const char *path, int *fd_out, char *msg, size_t msglen)
     if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
         if (errno != EWOULDBLOCK) {
             bench__msg(msg, msglen, "%s: cannot lock: %s", lock, strerror(errno));
+            goto done;
+        }
+        if (!wait) {
+            bench__msg(msg, msglen, "%s: held by another run", lock);
+            rc = BENCH_EUNAVAIL;
             goto done;
         }
         double limit = lock_timeout_s();

@@ -1,7 +1,8 @@
 /*
  * json_merge.c: saving a baseline: this run's results merged into the file's (entries of
  * benchmarks not run are kept), sorted by id, written atomically under the baseline's lock
- * (PATH.lock), so two runs saving at once never lose each other's entries.
+ * (PATH.lock), so two runs saving at once never lose each other's entries. The last-run file
+ * (last.c) is saved the same way, as a cache: what cannot be read is replaced.
  */
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -59,9 +60,68 @@ static int fits_the_loader(const char *path, const char *text, int entries, char
     return 0;
 }
 
-/* The read-merge-write of bench__baseline_save, under the baseline's lock. */
-static int baseline_merge_write(const char *path, const bench__context *ctx,
-                                const bench__result *all, size_t n, char *msg, size_t msglen)
+/* How an existing file is merged: a baseline refuses to replace a file it cannot read and keeps
+ * every entry this run did not measure; the last-run file (bench__last_save) is a cache, so an
+ * unusable one is replaced, and only entries of benchmarks `present` knows are kept. */
+typedef struct merge_rules {
+    bool replace_unusable;
+    bool (*present)(const void *where, const char *id); /* NULL: keep all */
+    const void *where;
+} merge_rules;
+
+/* Moves into arr the entries of the existing file at `path` that the rules keep and this run
+ * (all[0..n)) did not measure. 0, or an error code with the reason in msg. */
+static int merge_old(const char *path, const bench__context *ctx, const bench__result *all,
+                     size_t n, const merge_rules *rules, cJSON *arr, char *msg, size_t msglen)
+{
+    char *text;
+    size_t len;
+    bench__saved old;
+    cJSON *old_root = NULL;
+    int rc = bench__json_read_file(path, &text, &len, msg, msglen);
+    if (!rc) {
+        rc = bench__json_parse_saved(path, text, len, &old, &old_root, msg, msglen);
+        free(text);
+    }
+    if (rc && rules->replace_unusable)
+        return 0; /* a cache that cannot be read: replaced by this run's results */
+    if (rc) {
+        char why[512];
+        bench__msg(why, sizeof why, "%s", msg);
+        bench__msg(msg, msglen, "refusing to replace an existing file that is not a valid "
+                                "baseline (remove it or pick another name): %s", why);
+        return rc;
+    }
+    /* ---- instruction mode (instr.c): times and counts never share a file ---- */
+    bool old_counts = strcmp(old.ctx.mode, "instructions") == 0;
+    bool new_counts = ctx->mode && strcmp(ctx->mode, "instructions") == 0;
+    if (old_counts != new_counts && !rules->replace_unusable) {
+        bench__msg(msg, msglen, "%s holds %s, and this run measured %s: pick another name "
+                                "(or remove the file)",
+                   path, old_counts ? "instruction counts (--instructions)" : "times",
+                   new_counts ? "instruction counts" : "times");
+        rc = BENCH_EINVAL;
+    }
+    cJSON *old_arr = cJSON_GetObjectItemCaseSensitive(old_root, "benchmarks");
+    cJSON *item = old_counts == new_counts ? old_arr->child : NULL;
+    while (item) {
+        cJSON *next = item->next;
+        const char *id = entry_id(item);
+        bool replaced = false;
+        for (size_t i = 0; i < n && !replaced; i++)
+            replaced = strcmp(all[i].inst->id, id) == 0;
+        if (!replaced && (!rules->present || rules->present(rules->where, id)))
+            cJSON_AddItemToArray(arr, cJSON_DetachItemViaPointer(old_arr, item));
+        item = next;
+    }
+    cJSON_Delete(old_root);
+    bench__saved_destroy(&old);
+    return rc;
+}
+
+/* The read-merge-write of bench__baseline_save and bench__last_save, under the file's lock. */
+static int merge_write(const char *path, const bench__context *ctx, const bench__result *all,
+                       size_t n, const merge_rules *rules, char *msg, size_t msglen)
 {
     cJSON *root = bench__json_results_root(ctx, all, n);
     if (!root) {
@@ -85,52 +145,11 @@ static int baseline_merge_write(const char *path, const bench__context *ctx,
     }
     int rc = 0;
     struct stat st;
-    if (stat(path, &st) == 0) {
-        /* Merge: keep the old entries that this run did not measure. */
-        char *text;
-        size_t len;
-        bench__saved old;
-        cJSON *old_root = NULL;
-        rc = bench__json_read_file(path, &text, &len, msg, msglen);
-        if (!rc) {
-            rc = bench__json_parse_saved(path, text, len, &old, &old_root, msg, msglen);
-            free(text);
-        }
-        if (rc) {
-            char why[512];
-            bench__msg(why, sizeof why, "%s", msg);
-            bench__msg(msg, msglen, "refusing to replace an existing file that is not a valid "
-                                    "baseline (remove it or pick another name): %s", why);
-            cJSON_Delete(root);
-            return rc;
-        }
-        /* ---- instruction mode (instr.c): times and counts never share a file ---- */
-        bool old_counts = strcmp(old.ctx.mode, "instructions") == 0;
-        bool new_counts = ctx->mode && strcmp(ctx->mode, "instructions") == 0;
-        if (old_counts != new_counts) {
-            bench__msg(msg, msglen, "%s holds %s, and this run measured %s: pick another name "
-                                    "(or remove the file)",
-                       path, old_counts ? "instruction counts (--instructions)" : "times",
-                       new_counts ? "instruction counts" : "times");
-            cJSON_Delete(old_root);
-            bench__saved_destroy(&old);
-            cJSON_Delete(root);
-            return BENCH_EINVAL;
-        }
-        cJSON *old_arr = cJSON_GetObjectItemCaseSensitive(old_root, "benchmarks");
-        cJSON *item = old_arr->child;
-        while (item) {
-            cJSON *next = item->next;
-            const char *id = entry_id(item);
-            bool replaced = false;
-            for (size_t i = 0; i < n && !replaced; i++)
-                replaced = strcmp(all[i].inst->id, id) == 0;
-            if (!replaced)
-                cJSON_AddItemToArray(arr, cJSON_DetachItemViaPointer(old_arr, item));
-            item = next;
-        }
-        cJSON_Delete(old_root);
-        bench__saved_destroy(&old);
+    /* Merge: keep the old entries that this run did not measure. */
+    if (stat(path, &st) == 0 &&
+        (rc = merge_old(path, ctx, all, n, rules, arr, msg, msglen)) != 0) {
+        cJSON_Delete(root);
+        return rc;
     }
     /* Sorted by id, so a baseline's layout does not depend on what was saved when. */
     int count = cJSON_GetArraySize(arr);
@@ -172,10 +191,11 @@ int bench__baseline_save_then(const char *path, const bench__context *ctx,
     /* Two runs saving the same baseline at once would each merge into the file as they read
      * it, and the later rename would drop the other's entries: one at a time. */
     int lock;
-    int rc = bench__lock_acquire(path, &lock, msg, msglen);
+    int rc = bench__lock_acquire(path, true, &lock, msg, msglen);
     if (rc)
         return rc;
-    rc = baseline_merge_write(path, ctx, all, n, msg, msglen);
+    static const merge_rules baseline = {.replace_unusable = false, .present = NULL};
+    rc = merge_write(path, ctx, all, n, &baseline, msg, msglen);
     if (rc == 0 && after)
         rc = after(arg, msg, msglen);
     bench__lock_release(lock);
@@ -186,4 +206,19 @@ int bench__baseline_save(const char *path, const bench__context *ctx, const benc
                          size_t n, char *msg, size_t msglen)
 {
     return bench__baseline_save_then(path, ctx, all, n, NULL, NULL, msg, msglen);
+}
+
+int bench__last_save(const char *path, const bench__context *ctx, const bench__result *all,
+                     size_t n, bool (*present)(const void *where, const char *id),
+                     const void *where, char *msg, size_t msglen)
+{
+    /* Another run of the same program saving at this very moment keeps its results: no wait. */
+    int lock;
+    int rc = bench__lock_acquire(path, false, &lock, msg, msglen);
+    if (rc)
+        return rc;
+    merge_rules last = {.replace_unusable = true, .present = present, .where = where};
+    rc = merge_write(path, ctx, all, n, &last, msg, msglen);
+    bench__lock_release(lock);
+    return rc;
 }

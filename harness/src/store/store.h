@@ -73,11 +73,11 @@ int bench__open_regular(const char *path, int *fd, struct stat *st, char *msg, s
 
 /**
  * Takes the exclusive lock of a baseline: flock on PATH.lock beside it, created when missing.
- * When another run holds it, prints "waiting for lock held by another run" on stderr and waits
+ * When another run holds it and wait is false: BENCH_EUNAVAIL at once. With wait, prints "waiting for lock held by another run" on stderr and waits
  * up to $BENCH_LOCK_TIMEOUT seconds (default BENCH__LOCK_TIMEOUT_S), then fails (BENCH_EIO).
  * On success *fd holds the lock until bench__lock_release(*fd).
  */
-int bench__lock_acquire(const char *path, int *fd, char *msg, size_t msglen);
+int bench__lock_acquire(const char *path, bool wait, int *fd, char *msg, size_t msglen);
 /** Releases a lock taken by bench__lock_acquire; -1 is a no-op. */
 void bench__lock_release(int fd);
 /** bench__write_atomic of text printed by cJSON, then frees it; NULL text: out of memory. */
@@ -170,6 +170,38 @@ int bench__baseline_save_then(const char *path, const bench__context *ctx,
                               const bench__result *all, size_t n,
                               int (*after)(void *arg, char *msg, size_t msglen), void *arg,
                               char *msg, size_t msglen);
+
+/* ---- the last run of each program on this machine (last.c) ---- */
+
+/**
+ * The file that keeps the last run of `program` (its path; resolved to its real path) on this
+ * machine, into path: in $BENCH_LAST_DIR, else $XDG_CACHE_HOME/harness/last (an absolute
+ * XDG_CACHE_HOME), else $HOME/.cache/harness/last; named NAME-HASH.json, NAME the program's file
+ * name, HASH from a SHA-256 of its real path and the machine (/etc/machine-id, else the host name
+ * and CPU model in ctx). Returns 0; BENCH_EUNAVAIL, silently, when BENCH_LAST_DIR is set and
+ * empty or no folder is named; BENCH_EIO with the reason in msg.
+ */
+int bench__last_path(const char *program, const bench__context *ctx, char *path, size_t len,
+                     char *msg, size_t msglen);
+/**
+ * Reads the last-run file at path into *out (bench__saved_load, then a run of times only).
+ * BENCH_EUNAVAIL, silently, when there is none yet; other errors with the reason in msg.
+ */
+int bench__last_load(const char *path, bench__saved *out, char *msg, size_t msglen);
+/**
+ * Keeps the OK results among all[0..n) (the caller leaves out the others) in the last-run file
+ * at path, making its folder (0700) when missing: merged by id like a baseline, but a file that
+ * cannot be read as a run of times is replaced, and old entries of benchmarks `present(where,
+ * id)` does not know are dropped. Does not wait for another run saving the same file at once
+ * (BENCH_EUNAVAIL). 0, or an error code with the reason in msg.
+ */
+int bench__last_keep(const char *path, const bench__context *ctx, const bench__result *all,
+                     size_t n, bool (*present)(const void *where, const char *id),
+                     const void *where, char *msg, size_t msglen);
+/** The merge and atomic write of bench__last_keep (json_merge.c), under PATH.lock. */
+int bench__last_save(const char *path, const bench__context *ctx, const bench__result *all,
+                     size_t n, bool (*present)(const void *where, const char *id),
+                     const void *where, char *msg, size_t msglen);
 
 /* ---- program identity and snapshots (snapshot.c) ---- */
 

@@ -1,0 +1,200 @@
+#!/usr/bin/env python3
+"""End-to-end tests of the last-run store: the change since the last run without any setup
+(docs/cli.md, since the last run).
+
+- A first run of the fixture keeps its results in one file in BENCH_LAST_DIR (a results document
+  of the published schema with the benchmarks it measured) and shows no block; a second run's
+  pretty output ends with "Since the last run (WHEN, FILE; ...)" and one line per benchmark
+  before the count line.
+- --no-last, an empty BENCH_LAST_DIR and --list neither show the block nor touch the file; a JSON
+  stdout has no block; a named baseline takes the block's place; with a history the history's
+  block is the only one.
+- A run of a subset keeps the other benchmarks' entries; a copy of the program elsewhere keeps its
+  own file.
+- A corrupt, huge or foreign file (none of this program's benchmarks), and a folder that cannot
+  be made, give at most one line on stderr naming the file, exit 0, and no block.
+"""
+import glob
+import json
+import os
+import re
+import unittest
+
+import e2e_helpers
+
+FIXTURE = os.environ.get("E2E_FIXTURE", "")
+BENCHES_DIR = os.environ.get("E2E_BENCHES_DIR", "")
+SCHEMA = os.path.join(os.path.dirname(BENCHES_DIR), "docs", "results.schema.json")
+FAST = ["--warm-up-time", "0.01", "--measurement-time", "0.05", "--nresamples", "100",
+        "--color", "never", "--processes", "2"]
+PAIR = ["--exact", "cmp/chain", "cmp/steady"]
+LINE = r"  {} \(against [^)]*\): [+-]\d+\.\d\d% \[[+-]\d+\.\d\d%, [+-]\d+\.\d\d%\] \S"
+
+
+def read_bytes(path):
+    with open(path, "rb") as f:
+        return f.read()
+
+
+def run(prog, *args, env):
+    return e2e_helpers.run([prog, *args], timeout=90, env=env, encoding="utf-8")
+
+
+class LastRunTest(e2e_helpers.Case):
+    """Each run of times keeps its results; the next pretty run shows the change since them."""
+
+    def setUp(self):
+        self.dir = self.temp_dir("bench-last-")
+        self.last = os.path.join(self.dir, "last")
+        self.env = e2e_helpers.environ({"BENCH_LAST_DIR": self.last},
+                                       unset=["BENCH_HISTORY", "NO_COLOR"])
+
+    def files(self):
+        return sorted(glob.glob(os.path.join(self.last, "*.json")))
+
+    def the_file(self):
+        files = self.files()
+        self.assertEqual(len(files), 1, files)
+        return files[0]
+
+    def first_run(self):
+        p = run(FIXTURE, *FAST, *PAIR, env=self.env)
+        self.assert_exit(p, 0)
+        self.assertNotIn("Since the last run", p.stdout, "nothing to compare with yet")
+        return self.the_file()
+
+    def test_first_run_keeps_then_second_shows(self):
+        path = self.first_run()
+        self.assertRegex(os.path.basename(path), r"^e2e_fixture-[0-9a-f]{16}\.json$")
+        doc = e2e_helpers.load_json(path)
+        self.assertEqual(doc["schema_version"], 1)
+        self.assertEqual(sorted(e2e_helpers.by_id(doc)), ["cmp/chain", "cmp/steady"])
+        for b in doc["benchmarks"]:
+            self.assertEqual(b["status"], "ok")
+            self.assertNotIn("change", b)
+        e2e_helpers.check_schema(doc, SCHEMA)
+        p = run(FIXTURE, *FAST, *PAIR, env=self.env)
+        self.assert_exit(p, 0)
+        self.assertEqual(p.stderr.count("last run"), 0, p.stderr)
+        block = p.stdout[p.stdout.index("\nSince the last run ("):]
+        self.assertIn(f", {path}; --no-last hides this):\n", block)
+        for name in ("cmp/chain", "cmp/steady"):
+            self.assertRegex(block, LINE.format(re.escape(name)))
+        self.assertEqual(p.stdout.count("Since the last run"), 1)
+        self.assertRegex(p.stdout, r"2 benchmarks: 2 measured, 0 skipped, 0 failed\n$")
+
+    def test_off_and_other_outputs(self):
+        path = self.first_run()
+        before = read_bytes(path)
+        for args, env in ((["--no-last"], self.env),
+                          ([], e2e_helpers.environ(self.env, {"BENCH_LAST_DIR": ""})),
+                          (["--list"], self.env)):
+            p = run(FIXTURE, *FAST, *PAIR, *args, env=env)
+            self.assert_exit(p, 0)
+            self.assertNotIn("Since the last run", p.stdout, args)
+            self.assertEqual(read_bytes(path), before, f"{args}: the file changed")
+        p = run(FIXTURE, *FAST, *PAIR, "--output-format", "json", env=self.env)
+        self.assert_exit(p, 0)
+        json.loads(p.stdout)
+        self.assertNotEqual(read_bytes(path), before, "a JSON run keeps its results too")
+        p = run(FIXTURE, *FAST, *PAIR, "--baseline-dir", self.dir, "--save-baseline", "b",
+                env=self.env)
+        self.assert_exit(p, 0)
+        p = run(FIXTURE, *FAST, *PAIR, "--baseline-dir", self.dir, "--baseline", "b",
+                env=self.env)
+        self.assertNotIn("Since the last run", p.stdout, "a named baseline takes its place")
+
+    def test_history_block_is_the_only_one(self):
+        p = e2e_helpers.run([FIXTURE, "--version"], timeout=60, encoding="utf-8")
+        if "history: compiled out" in p.stdout:
+            self.skipTest("this build has no SQLite")
+        self.first_run()
+        db = os.path.join(self.dir, "runs.db")
+        for _ in range(2):
+            p = run(FIXTURE, *FAST, *PAIR, "--history", db, "--history-programs", "0",
+                    env=self.env)
+            self.assert_exit(p, 0)
+        self.assertIn("Since the last run in the history", p.stdout)
+        self.assertEqual(p.stdout.count("Since the last run"), 1, p.stdout)
+
+    def test_subset_keeps_the_others(self):
+        path = self.first_run()
+        p = run(FIXTURE, *FAST, "--exact", "fix/a", env=self.env)
+        self.assert_exit(p, 0)
+        ids = sorted(e2e_helpers.by_id(e2e_helpers.load_json(path)))
+        self.assertEqual(ids, ["cmp/chain", "cmp/steady", "fix/a"])
+        p = run(FIXTURE, *FAST, "--exact", "fix/a", "cmp/chain", env=self.env)
+        self.assert_exit(p, 0)
+        block = p.stdout[p.stdout.index("\nSince the last run ("):]
+        for name in ("fix/a", "cmp/chain"):
+            self.assertRegex(block, LINE.format(re.escape(name)))
+        self.assertNotIn("cmp/steady", block)
+
+    def test_copy_elsewhere_keeps_its_own_file(self):
+        self.first_run()
+        copy = e2e_helpers.copy_program(FIXTURE, os.path.join(self.dir, "e2e_fixture"))
+        p = run(copy, *FAST, *PAIR, env=self.env)
+        self.assert_exit(p, 0)
+        self.assertNotIn("Since the last run", p.stdout)
+        self.assertEqual(len(self.files()), 2, self.files())
+
+    def assert_one_line(self, p, path, why):
+        self.assert_exit(p, 0)
+        self.assertNotIn("Since the last run", p.stdout)
+        # (The machine's own warnings, a busy machine or a governor, may come too.)
+        lines = [line for line in p.stderr.splitlines() if "last run" in line or path in line]
+        self.assertEqual(len(lines), 1, p.stderr)
+        self.assertIn(path, lines[0])
+        self.assertIn(why, lines[0])
+
+    def test_hostile_files(self):
+        path = self.first_run()
+        good = read_bytes(path)
+        doc = json.loads(good)
+        for b in doc["benchmarks"]:
+            b["id"] = "other/" + b["id"].split("/")[1]
+        wrong = dict(doc, schema_version=7)
+        for content, why in ((good[:len(good) // 2], "not valid JSON"),
+                             (b"\x00\xff garbage", "NUL byte"),
+                             (json.dumps(wrong).encode(), "schema_version"),
+                             (json.dumps(doc).encode(), "none of this program's benchmarks"),
+                             (None, "limit")):
+            with open(path, "wb") as f:
+                if content is None:
+                    f.truncate(17 * 1024 * 1024)
+                else:
+                    f.write(content)
+            p = run(FIXTURE, *FAST, *PAIR, env=self.env)
+            self.assert_one_line(p, path, why)
+            # Replaced by this run's results: the next run compares again.
+            kept = e2e_helpers.load_json(path)
+            self.assertEqual(sorted(e2e_helpers.by_id(kept)), ["cmp/chain", "cmp/steady"], why)
+
+    def test_folder_that_cannot_be_made(self):
+        blocker = os.path.join(self.dir, "file")
+        with open(blocker, "w", encoding="utf-8") as f:
+            f.write("not a folder\n")
+        env = e2e_helpers.environ(self.env, {"BENCH_LAST_DIR": os.path.join(blocker, "last")})
+        for _ in range(2):
+            p = run(FIXTURE, *FAST, *PAIR, env=env)
+            self.assert_exit(p, 0)
+            self.assertLessEqual(p.stderr.count("last run"), 1, p.stderr)
+            self.assertNotIn("Since the last run", p.stdout)
+        if os.geteuid() != 0:
+            os.makedirs(self.last, mode=0o500)
+            p = run(FIXTURE, *FAST, *PAIR, env=self.env)
+            self.assert_exit(p, 0)
+            self.assertEqual(p.stderr.count("last run"), 1, p.stderr)
+            self.assertIn(self.last, p.stderr)
+
+    def test_no_home(self):
+        env = e2e_helpers.environ(unset=["BENCH_LAST_DIR", "HOME", "XDG_CACHE_HOME",
+                                         "BENCH_HISTORY"])
+        p = run(FIXTURE, *FAST, *PAIR, env=env)
+        self.assert_exit(p, 0)
+        self.assertNotIn("last run", p.stderr)
+        self.assertNotIn("Since the last run", p.stdout)
+
+
+if __name__ == "__main__":
+    unittest.main()
