@@ -11,6 +11,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "core/base.h"
 #include "core/registry.h"
@@ -70,6 +71,13 @@ const char *bench__registry_build_revision(void)
     return rev;
 }
 
+int bench__threads_resolve(int threads, long cpus)
+{
+    if (threads == BENCH_THREADS_CPUS)
+        return cpus < 1 ? 1 : cpus > BENCH_MAX_THREADS ? BENCH_MAX_THREADS : (int)cpus;
+    return threads < 1 ? 1 : threads;
+}
+
 static int cmp_instance(const void *a, const void *b)
 {
     const bench__instance *x = a, *y = b;
@@ -109,6 +117,7 @@ int bench__registry_list(bench__instance **out, size_t *n, char *msg, size_t msg
     if (!v)
         return BENCH_ENOMEM;
 
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     size_t k = 0;
     for (bench__node *node = registry_head; node; node = node->next) {
         const bench_desc *d = desc_of(node);
@@ -125,6 +134,7 @@ int bench__registry_list(bench__instance **out, size_t *n, char *msg, size_t msg
             in->group = grp;
             in->has_param = d->nparams > 0;
             in->param = in->has_param ? d->params[p] : 0;
+            in->threads = bench__threads_resolve(d->threads, cpus);
             int len = in->has_param
                           ? snprintf(in->id, sizeof in->id, "%s/%s/%lld", d->group, d->name,
                                      (long long)in->param)

@@ -18,8 +18,18 @@ typedef struct bench__instance {
     const bench_group_desc *group; /* NULL when the group has no BENCH_GROUP */
     bool has_param;
     int64_t param;
+    int threads;    /* threads the body runs on, resolved: desc->threads, BENCH_THREADS_CPUS as
+                       the online CPUs, 0 or less as 1. The runtime reads only this, never
+                       desc->threads; above BENCH_MAX_THREADS the benchmark fails when run */
     char id[256];
 } bench__instance;
+
+/**
+ * The thread count a descriptor's `threads` asks for: BENCH_THREADS_CPUS is `cpus` (the online
+ * CPUs; 1 when unknown, i.e. below 1), 0 or less is 1, anything else itself (not capped: the
+ * runner fails a count above BENCH_MAX_THREADS with a message).
+ */
+int bench__threads_resolve(int threads, long cpus);
 
 /**
  * Lists every registered benchmark instance, sorted by id. On success *out is a malloc'd array
