@@ -472,8 +472,8 @@ static void threads_record(bench_t *b, const double *elapsed, unsigned n, double
 
 /*
  * bench__loop_next of a threaded body, entered after the calling thread's clock stopped
- * (stopped: a sample was running). Every thread passes the boundary together (team.c); the
- * leader stops its other probes before it waits, records the sample with the slowest thread's
+ * and, on the leader, its other probes stopped (stopped: a sample was running). Every thread
+ * passes the boundary together (team.c); the leader records the sample with the slowest thread's
  * time, plans the next and starts its probes after the wait. Each thread starts its clock as its
  * last action. Not inlined: the single-thread path keeps its code.
  */
@@ -489,9 +489,7 @@ __attribute__((noinline)) static uint64_t team_next(bench_t *b, bool stopped)
     } else {
         double own = 0;
         if (stopped) {
-            own = *b->clock_out;
-            if (b->nouter)
-                probes_stop(b);
+            own = *b->clock_out; /* its other probes stopped in bench__loop_next */
             b->in_sample = false;
         }
         unsigned nt = (unsigned)b->inst->threads;
@@ -535,9 +533,10 @@ uint64_t bench__loop_next(bench_t *b)
             b->completer->complete(b->completer);
         /* First action: stop the clock, so the bookkeeping below is not timed. */
         b->clock_stop(b->clock, b->clock_out, &b->clock_frac);
+        double t = b->nouter ? probes_stop(b) : *b->clock_out;
+        /* After every probe stopped: an instruction count does not see this test either. */
         if (b->team)
             return team_next(b, true);
-        double t = b->nouter ? probes_stop(b) : *b->clock_out;
         b->in_sample = false;
         sample_done(b, b->cur_iters, t);
         probes_record(b);
