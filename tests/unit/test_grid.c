@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "core/base.h"
 #include "core/registry.h"
@@ -145,6 +146,37 @@ static void test_registry_ids_of_a_grid(void **state)
     assert_null(bench__instance_arg(&all[3], "nope"));
     assert_null(bench__instance_arg(&all[0], "size"));
     free(all);
+
+    /* An axis named threads sets the thread count of each combination; cpus is the online CPUs. */
+    static const bench_desc team = {.group = "g", .name = "team", .fn = body,
+                                    .args = "threads=1,3,cpus"};
+    static bench__node team_node = {&team, sizeof team, 0, 0};
+    bench__register(&team_node);
+    assert_int_equal(bench__registry_list(&all, &n, msg, sizeof msg), 0);
+    assert_int_equal(n, 8);
+    assert_string_equal(all[5].id, "g/team/threads=1");
+    assert_int_equal(all[5].threads, 1);
+    assert_int_equal(all[6].threads, 3);
+    assert_string_equal(all[7].id, "g/team/threads=cpus");
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    assert_int_equal(all[7].threads, cpus < 1 ? 1 : cpus);
+    assert_int_equal(all[1].threads, 1); /* no threads anywhere: one */
+    free(all);
+}
+
+/* Registers d (the newest registration is listed first, so its fault is the one reported) and
+ * checks that listing fails saying `says`. */
+static void refused(const bench_desc *d, bench__node *node, const char *says)
+{
+    node->desc = d;
+    node->size = sizeof *d;
+    bench__register(node);
+    bench__instance *all = NULL;
+    size_t n = 0;
+    char msg[256] = "";
+    assert_int_equal(bench__registry_list(&all, &n, msg, sizeof msg), BENCH_EINVAL);
+    assert_null(all);
+    assert_string_equal(msg, says);
 }
 
 static void test_registry_refuses_a_bad_grid(void **state)
@@ -153,14 +185,20 @@ static void test_registry_refuses_a_bad_grid(void **state)
     static const int64_t params[] = {1};
     static const bench_desc both = {.group = "h", .name = "both", .fn = body, .file = "x.c",
                                     .line = 7, .params = params, .nparams = 1, .args = "n=1"};
-    static bench__node node = {&both, sizeof both, 0, 0};
-    bench__register(&node);
-    bench__instance *all = NULL;
-    size_t n = 0;
-    char msg[256] = "";
-    assert_int_equal(bench__registry_list(&all, &n, msg, sizeof msg), BENCH_EINVAL);
-    assert_null(all);
-    assert_string_equal(msg, "benchmark 'h/both' (x.c:7) has both .params and .args");
+    static bench__node nodes[4];
+    refused(&both, &nodes[0], "benchmark 'h/both' (x.c:7) has both .params and .args");
+    static const bench_desc zero = {.group = "h", .name = "zero", .fn = body, .file = "x.c",
+                                    .line = 8, .args = "threads=2,0"};
+    refused(&zero, &nodes[1], "benchmark 'h/zero' (x.c:8): .args: axis 'threads' takes thread "
+                              "counts from 1 to 1024 or 'cpus', not '0'");
+    static const bench_desc many = {.group = "h", .name = "many", .fn = body, .file = "x.c",
+                                    .line = 9, .args = "threads=1025"};
+    refused(&many, &nodes[2], "benchmark 'h/many' (x.c:9): .args: axis 'threads' takes thread "
+                              "counts from 1 to 1024 or 'cpus', not '1025'");
+    static const bench_desc twice = {.group = "h", .name = "twice", .fn = body, .file = "x.c",
+                                     .line = 10, .threads = 2, .args = "threads=4"};
+    refused(&twice, &nodes[3], "benchmark 'h/twice' (x.c:10) has both .threads and an axis "
+                               "'threads'");
 }
 
 int main(void)

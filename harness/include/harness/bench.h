@@ -198,11 +198,19 @@ typedef struct bench_desc {
                               so in C++ (nvcc) it cannot be followed by a later field's designator */
     const char *counters;  /* the names bench_counter counts, comma-separated ("hits,misses"), at
                               most BENCH_MAX_COUNTERS; NULL: none */
+    int threads;           /* threads the body runs on at once (Google Benchmark's Threads(N),
+                              docs/measurement.md#threads): 0 or 1 one, BENCH_THREADS_CPUS the
+                              online CPUs, at most BENCH_MAX_THREADS */
     const char *args;      /* an argument grid ("size=64,1024 load=0.5,0.75"): each combination
                               runs as its own id, group/name/size=64/load=0.5 (BENCH_FN's
                               comment); NULL: none. Not together with .params */
     /* New fields go here, at the end (see the ABI note above bench_group_desc). */
 } bench_desc;
+
+/** bench_desc.threads: as many threads as the machine has online CPUs. */
+#define BENCH_THREADS_CPUS (-1)
+/** The most threads one benchmark may run on; more fails it. */
+#define BENCH_MAX_THREADS 1024
 
 /** Adds a group descriptor's node to the registry (called by BENCH_GROUP's constructor). */
 void bench__register_group(bench__node *n);
@@ -343,6 +351,16 @@ const char *bench_arg_str(const bench_t *b, const char *name);
 
 /** The id of the running benchmark ("group/name" or "group/name/PARAM"). Owned by the harness. */
 const char *bench_id(const bench_t *b);
+
+/**
+ * The thread of a threaded benchmark (.threads) that runs this call of the body: 0 on the leader
+ * (the calling thread, whose probes measure), 1 .. bench_threads(b) - 1 on the others; 0 for a
+ * benchmark on one thread.
+ */
+int bench_thread_index(const bench_t *b);
+
+/** The threads this benchmark's body runs on at once (.threads resolved; 1 for most). */
+int bench_threads(const bench_t *b);
 
 /** Declares bytes processed per iteration: results then show throughput in B/s. */
 void bench_set_bytes(bench_t *b, uint64_t bytes_per_iter);

@@ -34,7 +34,7 @@ struct bench__result;
 /* ---- probes: extra measurements around every sample (perf counters, allocations, GPU) ---- */
 
 /** Most metrics (values recorded per sample beside the time) and facts one benchmark has. */
-#define BENCH__MAX_METRICS 24
+#define BENCH__MAX_METRICS 40
 #define BENCH__MAX_FACTS 16
 
 /**
@@ -108,6 +108,14 @@ typedef struct bench__probe {
     void *state; /* the probe's own */
     /* At the end of the run: releases the probe (may be NULL). */
     void (*destroy)(struct bench__probe *p);
+    /*
+     * Optional, threaded benchmarks (bench_desc.threads > 1, run/team.c): called on each thread
+     * but the leader at every sample boundary, after that thread's clock stopped: adds what the
+     * probe counted on this thread since the last call into values (stop's layout) and clears
+     * it; values NULL: only clears. The leader adds them to its own values of the sample. A
+     * probe without it measures the leader thread only (perf counters, allocations, rusage).
+     */
+    void (*thread_take)(struct bench__probe *p, double *values);
 } bench__probe;
 
 /**

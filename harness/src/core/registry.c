@@ -10,9 +10,12 @@
  * full-size copy, so the fields it lacks read as "not set" (the ABI of bench.h).
  * Invariant: ids are unique; a duplicate is reported as an error, never silently merged.
  */
+#include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "core/base.h"
 #include "core/registry.h"
@@ -72,6 +75,13 @@ const char *bench__registry_build_revision(void)
     return rev;
 }
 
+int bench__threads_resolve(int threads, long cpus)
+{
+    if (threads == BENCH_THREADS_CPUS)
+        return cpus < 1 ? 1 : cpus > BENCH_MAX_THREADS ? BENCH_MAX_THREADS : (int)cpus;
+    return threads < 1 ? 1 : threads;
+}
+
 static int cmp_instance(const void *a, const void *b)
 {
     const bench__instance *x = a, *y = b;
@@ -128,6 +138,38 @@ static int make_id(bench__instance *in, char *msg, size_t msglen)
     return 0;
 }
 
+/* in->threads: the descriptor's .threads, or the value of its grid's axis `threads` (a count, or
+ * "cpus" for the online CPUs). */
+static int set_threads(bench__instance *in, char *msg, size_t msglen)
+{
+    const bench_desc *d = in->desc;
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    const char *t = bench__instance_arg(in, "threads");
+    if (!t) {
+        in->threads = bench__threads_resolve(d->threads, cpus);
+        return 0;
+    }
+    char *end;
+    errno = 0;
+    long v = strcmp(t, "cpus") == 0 ? BENCH_THREADS_CPUS : strtol(t, &end, 10);
+    bool ok = strcmp(t, "cpus") == 0 || (errno == 0 && *end == '\0' && v >= 1 &&
+                                         v <= BENCH_MAX_THREADS);
+    if (!ok) {
+        bench__msg(msg, msglen,
+                   "benchmark '%s/%s' (%s:%d): .args: axis 'threads' takes thread counts from 1 "
+                   "to %d or 'cpus', not '%s'",
+                   d->group, d->name, d->file, d->line, BENCH_MAX_THREADS, t);
+        return BENCH_EINVAL;
+    }
+    if (d->threads) {
+        bench__msg(msg, msglen, "benchmark '%s/%s' (%s:%d) has both .threads and an axis 'threads'",
+                   d->group, d->name, d->file, d->line);
+        return BENCH_EINVAL;
+    }
+    in->threads = bench__threads_resolve((int)v, cpus);
+    return 0;
+}
+
 /* Appends the instances of one descriptor: one, one per parameter, or one per grid combination. */
 static int add_instances(bench__instance **v, size_t *cap, size_t *k, const bench_desc *d,
                          const bench_group_desc *grp, char *msg, size_t msglen)
@@ -161,6 +203,8 @@ static int add_instances(bench__instance **v, size_t *cap, size_t *k, const benc
         if (rows)
             memcpy(in->args, &rows[p * naxes], naxes * sizeof *rows);
         rc = make_id(in, msg, msglen);
+        if (rc == 0)
+            rc = set_threads(in, msg, msglen);
     }
     free(rows);
     if (rc == 0)

@@ -33,6 +33,9 @@ typedef struct bench__instance {
     const bench_group_desc *group; /* NULL when the group has no BENCH_GROUP */
     bool has_param;
     int64_t param;
+    int threads;    /* threads the body runs on, resolved: desc->threads, BENCH_THREADS_CPUS as
+                       the online CPUs, 0 or less as 1. The runtime reads only this, never
+                       desc->threads; above BENCH_MAX_THREADS the benchmark fails when run */
     unsigned variant;                    /* its place in the grid's order (0 without a grid) */
     size_t nargs;                        /* axes of its grid; 0: none */
     bench__arg args[BENCH__MAX_AXES];
@@ -49,6 +52,13 @@ int bench__grid_expand(const char *spec, bench__arg **out, size_t *n, size_t *na
 
 /** The value of axis `name` of in's grid as written, or NULL when it has no such axis. */
 const char *bench__instance_arg(const bench__instance *in, const char *name);
+
+/**
+ * The thread count a descriptor's `threads` asks for: BENCH_THREADS_CPUS is `cpus` (the online
+ * CPUs; 1 when unknown, i.e. below 1), 0 or less is 1, anything else itself (not capped: the
+ * runner fails a count above BENCH_MAX_THREADS with a message).
+ */
+int bench__threads_resolve(int threads, long cpus);
 
 /**
  * Lists every registered benchmark instance, sorted by id. On success *out is a malloc'd array

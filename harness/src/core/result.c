@@ -23,6 +23,8 @@ void bench__result_destroy(bench__result *r)
     r->iters = r->totals_ns = NULL;
     r->process = NULL;
     r->proc_info = NULL;
+    free(r->thread_cpus);
+    r->thread_cpus = NULL;
     for (size_t i = 0; i < r->nmetrics; i++) {
         free(r->metrics[i].totals);
         r->metrics[i].totals = NULL;
@@ -64,6 +66,43 @@ int bench__metric_add(bench__result *r, const char *name, const char *unit, cons
     bench__msg(m->source, sizeof m->source, "%s", source);
     m->min_fraction = 1.0;
     return (int)r->nmetrics++;
+}
+
+int bench__threads_summary_of(const bench__result *r, bench__threads_summary *out)
+{
+    if (r->threads < 2 || r->status != BENCH__OK)
+        return 0;
+    bench__threads_summary s = {.count = r->threads};
+    s.nper = r->threads < BENCH__THREAD_METRICS ? r->threads : BENCH__THREAD_METRICS;
+    for (size_t t = 0; t < s.nper; t++) {
+        char name[32];
+        bench__msg(name, sizeof name, "thread_%zu", t);
+        const bench__metric *m = bench__metric_find(r, name);
+        if (!m)
+            return 0;
+        double v = m->est.median.point;
+        s.per_thread[t] = v;
+        if (t == 0 || v > s.slowest_ns)
+            s.slowest_ns = v;
+        if (t == 0 || v < s.fastest_ns)
+            s.fastest_ns = v;
+    }
+    /* Beyond BENCH__THREAD_METRICS threads only the fastest of every sample is kept. */
+    const bench__metric *fast = bench__metric_find(r, "fastest_thread");
+    if (fast && r->threads > s.nper && fast->est.median.point < s.fastest_ns)
+        s.fastest_ns = fast->est.median.point;
+    s.spread = s.slowest_ns > 0 ? (s.slowest_ns - s.fastest_ns) / s.slowest_ns : 0;
+    double t = r->est.median.point;
+    s.total_ips = t > 0 ? (double)r->threads * 1e9 / t : 0;
+    *out = s;
+    return 1;
+}
+
+bool bench__thread_ran_on(const bench__result *r, unsigned t, unsigned c)
+{
+    if (!r->thread_cpus || t >= r->threads || c >= 64 * BENCH__CPU_WORDS)
+        return false;
+    return (r->thread_cpus[(size_t)t * BENCH__CPU_WORDS + c / 64] >> (c % 64)) & 1;
 }
 
 const bench__metric *bench__metric_find(const bench__result *r, const char *name)

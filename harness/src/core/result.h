@@ -105,7 +105,38 @@ typedef struct bench__result {
     uint64_t plan_step;
     double plan_est_ns;
     unsigned plan_rounds;
+    /* A threaded benchmark (bench__instance.threads > 1): the threads its body ran on, and per
+     * thread the CPUs it was seen on at sample boundaries, a bit set of BENCH__CPU_WORDS words
+     * (thread t's CPU c: bit c % 64 of thread_cpus[t * BENCH__CPU_WORDS + c / 64]), or NULL.
+     * 0 threads: the usual one, nothing recorded. */
+    unsigned threads;
+    uint64_t *thread_cpus;
 } bench__result;
+
+/** Words of a thread's CPU set in bench__result.thread_cpus: CPUs 0 .. 1023 are recorded. */
+#define BENCH__CPU_WORDS 16
+/** Per-thread metrics of a threaded benchmark: thread_0 .. thread_{K-1}, K at most this, then
+ * fastest_thread (unit ns, source "threads"). */
+#define BENCH__THREAD_METRICS 16
+
+/** What the per-thread metrics of a threaded result say (bench__threads_summary). */
+typedef struct bench__threads_summary {
+    unsigned count;        /* threads the body ran on */
+    size_t nper;           /* per-thread medians in per_thread: min(count, BENCH__THREAD_METRICS) */
+    double per_thread[BENCH__THREAD_METRICS]; /* median ns per iteration of thread 0, 1, ... */
+    double slowest_ns;     /* the largest per-thread median, ns per iteration */
+    double fastest_ns;     /* the smallest (fastest_thread's median when it is smaller) */
+    double spread;         /* (slowest - fastest) / slowest; 0 when slowest is 0 */
+    double total_ips;      /* iterations of all threads per second: count / the time's median */
+} bench__threads_summary;
+
+/**
+ * Fills *out from a threaded result's per-thread metrics and its time's median; returns 1, or
+ * 0 (out untouched) when r ran on one thread or lacks the metrics (skipped, failed).
+ */
+int bench__threads_summary_of(const bench__result *r, bench__threads_summary *out);
+/** Whether CPU c is in thread t's set of r (false beyond the recorded threads and CPUs). */
+bool bench__thread_ran_on(const bench__result *r, unsigned t, unsigned c);
 
 /**
  * Adds a metric to r with room for its samples; returns its index, or -1 (r is then failed with

@@ -5,8 +5,11 @@
  * running sample's sum, and the probe's stop hands the sums over like any probe's values, so a
  * counter gets per-iteration estimates, its place in every output and its comparison with a
  * baseline from the code every metric goes through. One benchmark runs at a time in a process,
- * so the state is this file's.
+ * so the state is this file's. The sums are each thread's own (thread-local): in a threaded
+ * benchmark (bench_desc.threads) every thread counts without a lock or an atomic in its timed
+ * loop, and the leader adds the others' sums to its own at each sample boundary (thread_take).
  */
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -18,18 +21,28 @@ typedef struct counter_state {
     const bench_desc *desc;                /* the benchmark attached, NULL: none */
     size_t n;                              /* counters declared */
     char names[BENCH_MAX_COUNTERS][64];    /* their names */
-    const char *last[BENCH_MAX_COUNTERS];  /* the last name pointer each was found by */
     int metric[BENCH_MAX_COUNTERS];        /* their metrics in r */
-    double sum[BENCH_MAX_COUNTERS];        /* the running sample's sums */
-    bool rate[BENCH_MAX_COUNTERS];         /* bench_counter asked for it as a rate too */
+    atomic_uint rate;                      /* counter i asked for as a rate by another thread:
+                                              bit i */
 } counter_state;
 
+/* What one thread counted: the running sample's sums, its last name pointers, its rate bits.
+ * Initial-exec: the address is one load of a thread-pointer offset, no call. */
+typedef struct counter_thread {
+    double sum[BENCH_MAX_COUNTERS];       /* the running sample's sums */
+    const char *last[BENCH_MAX_COUNTERS]; /* the last name pointer each was found by */
+    unsigned rate;                        /* bench_counter asked for counter i as a rate: bit i */
+} counter_thread;
+
 static counter_state cs;
+static _Thread_local counter_thread ct __attribute__((tls_model("initial-exec")));
 
 /* The names of a .counters list into cs; 0, or -1 with the reason in why. */
 static int parse_names(const char *list, char *why, size_t len)
 {
     cs.n = 0;
+    memset(&ct, 0, sizeof ct); /* the attaching thread is the leader: new threads start clear */
+    atomic_store(&cs.rate, 0);
     const char *p = list;
     while (*p) {
         size_t l = strcspn(p, ",");
@@ -50,8 +63,6 @@ static int parse_names(const char *list, char *why, size_t len)
                 bench__msg(why, len, "BENCH_FN's .counters names '%s' twice", cs.names[i]);
                 return -1;
             }
-        cs.last[cs.n] = NULL;
-        cs.rate[cs.n] = false;
         cs.n++;
         p += l + (p[l] == ',');
     }
@@ -81,23 +92,36 @@ static int counters_attach(bench__probe *p, bench__result *r)
 static void counters_start(bench__probe *p)
 {
     (void)p;
-    memset(cs.sum, 0, sizeof cs.sum);
+    memset(ct.sum, 0, sizeof ct.sum);
 }
 
 static void counters_stop(bench__probe *p, double *values, double *fraction)
 {
     (void)p;
     for (size_t i = 0; i < cs.n; i++)
-        values[i] = cs.sum[i];
+        values[i] = ct.sum[i];
     *fraction = 1.0;
+}
+
+/* On a follower thread at a sample boundary: its sums into values, then cleared. */
+static void counters_thread_take(bench__probe *p, double *values)
+{
+    (void)p;
+    for (size_t i = 0; values && i < cs.n; i++)
+        values[i] += ct.sum[i];
+    memset(ct.sum, 0, sizeof ct.sum);
+    if (ct.rate)
+        atomic_fetch_or(&cs.rate, ct.rate);
 }
 
 static void counters_detach(bench__probe *p, bench__result *r)
 {
     (void)p;
-    /* Once, here, not on every call in the timed loop: the metrics asked for as rates. */
+    /* Once, here, not on every call in the timed loop: the metrics asked for as rates (by
+     * this thread, the leader, or another). */
+    unsigned rate = ct.rate | atomic_load(&cs.rate);
     for (size_t i = 0; cs.desc && i < cs.n; i++)
-        if (cs.rate[i] && cs.metric[i] >= 0 && (size_t)cs.metric[i] < r->nmetrics)
+        if ((rate >> i & 1) && cs.metric[i] >= 0 && (size_t)cs.metric[i] < r->nmetrics)
             bench__msg(r->metrics[cs.metric[i]].source, sizeof r->metrics[cs.metric[i]].source,
                        "counter/s");
     cs.desc = NULL;
@@ -109,17 +133,18 @@ void bench_counter(bench_t *b, const char *name, double value, unsigned flags)
         return; /* no counters attached (a run that measures none: --instructions) */
     for (size_t i = 0; i < cs.n; i++) {
         /* A string literal is the same pointer every call: the compare is then skipped. */
-        if (cs.last[i] == name || (name && strcmp(cs.names[i], name) == 0)) {
-            cs.last[i] = name;
-            cs.sum[i] += value;
-            cs.rate[i] |= (flags & BENCH_COUNTER_RATE) != 0;
+        if (ct.last[i] == name || (name && strcmp(cs.names[i], name) == 0)) {
+            ct.last[i] = name;
+            ct.sum[i] += value;
+            ct.rate |= (unsigned)((flags & BENCH_COUNTER_RATE) != 0) << i;
             return;
         }
     }
+    /* cs is left as it is: other threads of a threaded benchmark read it. The first failure's
+     * reason is the one kept. */
     char shown[200];
     bench_fail(b, "bench_counter: '%s' is not one of BENCH_FN's .counters (\"%s\")",
                bench__escape(shown, sizeof shown, name ? name : "(null)"), cs.desc->counters);
-    cs.desc = NULL;
 }
 
 static int counters_create(const char *arg, bench__probe **out, char *msg, size_t msglen)
@@ -133,6 +158,7 @@ static int counters_create(const char *arg, bench__probe **out, char *msg, size_
         .start = counters_start,
         .stop = counters_stop,
         .detach = counters_detach,
+        .thread_take = counters_thread_take,
     };
     *out = &probe;
     return 0;

@@ -131,6 +131,13 @@ static void pretty_result(bench__reporter *rep, const bench__result *r)
         bench__fmt_rate(hi, sizeof hi, rate((double)per[k], m->lower), unit[k]);
         fprintf(o, "%*sthrpt:  [%s %s%s%s %s]\n", ID_WIDTH, "", lo, bold, mid, reset, hi);
     }
+    bench__threads_summary ts;
+    if (bench__threads_summary_of(r, &ts)) {
+        /* The time above is the slowest thread's; all threads' iterations make the total. */
+        bench__fmt_rate(mid, sizeof mid, ts.total_ips, "iter");
+        fprintf(o, "%*s%u threads: total %s, per-thread spread %.0f%%\n", ID_WIDTH, "",
+                ts.count, mid, 100.0 * ts.spread);
+    }
 
     char slope[32], mean[32], fastest[32];
     bench__fmt_time(slope, sizeof slope, r->est.slope.point);

@@ -1,7 +1,9 @@
 /*
  * accessors.c: the public functions a benchmark body calls on its bench_t (bench.h): its
- * parameter, argument-grid values and id, the bytes and elements one iteration handles, and skipping or failing it
- * with a reason. They touch the running benchmark's state only (body.h), never the clock.
+ * parameter, argument-grid values and id, the bytes and elements one iteration handles, and
+ * skipping or failing it with a reason. They touch the running benchmark's state only (body.h),
+ * never the clock. On a follower thread of a threaded body (team.c) they go through the team:
+ * the result is the leader's alone while the threads run.
  */
 #include <errno.h>
 #include <math.h>
@@ -68,14 +70,30 @@ const char *bench_id(const bench_t *b)
     return b->inst->id;
 }
 
+int bench_thread_index(const bench_t *b)
+{
+    return (int)b->thread_index;
+}
+
+int bench_threads(const bench_t *b)
+{
+    return b->inst->threads > 1 ? b->inst->threads : 1;
+}
+
 void bench_set_bytes(bench_t *b, uint64_t bytes_per_iter)
 {
-    b->r->settings.bytes_per_iter = bytes_per_iter;
+    if (b->team)
+        bench__team_set_work(b, &bytes_per_iter, NULL); /* any thread may: under the team's lock */
+    else
+        b->r->settings.bytes_per_iter = bytes_per_iter;
 }
 
 void bench_set_elements(bench_t *b, uint64_t elements_per_iter)
 {
-    b->r->settings.elements_per_iter = elements_per_iter;
+    if (b->team)
+        bench__team_set_work(b, NULL, &elements_per_iter);
+    else
+        b->r->settings.elements_per_iter = elements_per_iter;
 }
 
 static void set_status(bench_t *b, bench__status st, const char *fmt, va_list ap)
@@ -83,6 +101,10 @@ static void set_status(bench_t *b, bench__status st, const char *fmt, va_list ap
 
 static void set_status(bench_t *b, bench__status st, const char *fmt, va_list ap)
 {
+    if (b->follower) {
+        bench__team_status(b, st, fmt, ap); /* the leader takes it at the next sample boundary */
+        return;
+    }
     if (b->r->status != BENCH__OK)
         return; /* the first reason wins */
     b->r->status = st;

@@ -6,6 +6,7 @@
 #ifndef HARNESS_BODY_H
 #define HARNESS_BODY_H
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -79,6 +80,43 @@ struct bench {
 
     int64_t last_progress_ns;
     bool progress_shown;
+
+    /*
+     * Threaded benchmarks (inst->threads > 1, team.c): the team this body's threads share, NULL
+     * otherwise. The leader is the bench_t above, running on the calling thread with the probes
+     * and the plan; each follower is a bench_t of its own with `team` set, `follower` true and
+     * its own clock (clock, clock_start, clock_stop, clock_out), nothing else of the above.
+     * Appended last, so the single-thread path's offsets stay as they were.
+     */
+    struct bench__team *team;
+    bool follower;
+    unsigned thread_index; /* 0: the leader; 1 .. threads - 1: followers */
+    int thread_metric;     /* the leader's: metric index of thread_0 in r (fastest_thread follows
+                              the per-thread ones); -1: none */
 };
+
+/*
+ * The team of a threaded body (team.c), used by the runner (runner.c) and the accessors.
+ *
+ * bench__team_run runs one call of the body on inst->threads threads: the followers on threads of
+ * their own, the leader (b) on the calling thread; it returns once all have returned. When a
+ * thread cannot start, no body runs and the benchmark fails with the reason.
+ *
+ * A sample boundary (bench__loop_next, after the calling thread's clock stopped; `stopped`: a
+ * sample was running) is passed by all threads together. A follower's is bench__team_follow, the
+ * whole of it but the clock's start. The leader's is bench__team_gather (its elapsed ns in, the
+ * followers' in; their probe values added into b->acc, a follower's failure or skip into b->r;
+ * then every thread's elapsed ns of the sample are in elapsed[0 .. threads - 1]), the runner's
+ * bookkeeping, and bench__team_publish (the next sample's iterations out, 0: done).
+ */
+void bench__team_run(bench_t *b);
+uint64_t bench__team_follow(bench_t *b, bool stopped);
+const double *bench__team_gather(bench_t *b, bool stopped, double own_ns);
+void bench__team_publish(bench_t *b, uint64_t n);
+/* bench_fail / bench_skip (st) on a follower, bench_set_bytes / bench_set_elements (NULL: leave
+ * it) on any thread of a team (accessors.c). */
+void bench__team_status(bench_t *b, bench__status st, const char *fmt, va_list ap)
+    __attribute__((format(printf, 3, 0)));
+void bench__team_set_work(bench_t *b, const uint64_t *bytes, const uint64_t *elements);
 
 #endif /* HARNESS_BODY_H */

@@ -161,6 +161,38 @@ static bool take(bench__result *r, iso *s, unsigned proc, char *line, bool *ende
         bench__fact_add(r, name, unit, v);
         return true;
     }
+    if (strncmp(line, "THREAD ", 7) == 0) {
+        /* THREAD index cpu,cpu,...|-: the CPUs a thread of a threaded body was seen on. */
+        unsigned threads = r->inst->threads > 1 ? (unsigned)r->inst->threads : 0;
+        char *p = rest, *end;
+        unsigned long t = strtoul(p, &end, 10);
+        if (end == p || *end != ' ' || t >= threads)
+            return false;
+        p = end + 1;
+        if (!r->thread_cpus) {
+            r->thread_cpus = calloc((size_t)threads * BENCH__CPU_WORDS, sizeof *r->thread_cpus);
+            if (!r->thread_cpus) {
+                fail(r, BENCH__FAIL_ERROR, 0, "%s", "out of memory for the threads' CPUs");
+                return true;
+            }
+            r->threads = threads;
+        }
+        if (strcmp(p, "-") == 0)
+            return true;
+        for (;;) {
+            if (*p < '0' || *p > '9')
+                return false;
+            unsigned long c = strtoul(p, &end, 10);
+            if (c >= 64 * BENCH__CPU_WORDS)
+                return false;
+            r->thread_cpus[t * BENCH__CPU_WORDS + c / 64] |= UINT64_C(1) << (c % 64);
+            if (*end == '\0')
+                return true;
+            if (*end != ',')
+                return false;
+            p = end + 1;
+        }
+    }
     if (strncmp(line, "WARM ", 5) == 0) {
         unsigned long long it;
         double ns;

@@ -453,6 +453,79 @@ static void probes_record(bench_t *b)
     memset(b->acc, 0, sizeof b->acc);
 }
 
+/* ---- threaded bodies (team.c has the threads and the gate) ---- */
+
+/* The per-thread metrics of a kept sample: each thread's elapsed ns (the first
+ * BENCH__THREAD_METRICS threads), then the fastest thread's. */
+static void threads_record(bench_t *b, const double *elapsed, unsigned n, double fastest)
+{
+    bench__result *r = b->r;
+    if (b->thread_metric < 0 || b->phase != PH_MEASURE || !b->plan.keeps_samples ||
+        r->nsamples == 0)
+        return;
+    size_t k = r->nsamples - 1, first = (size_t)b->thread_metric;
+    unsigned kept = n < BENCH__THREAD_METRICS ? n : BENCH__THREAD_METRICS;
+    for (unsigned i = 0; i < kept; i++)
+        r->metrics[first + i].totals[k] = elapsed[i];
+    r->metrics[first + kept].totals[k] = fastest;
+}
+
+/*
+ * bench__loop_next of a threaded body, entered after the calling thread's clock stopped
+ * and, on the leader, its other probes stopped (stopped: a sample was running). Every thread
+ * passes the boundary together (team.c); the leader records the sample with the slowest thread's
+ * time, plans the next and starts its probes after the wait. Each thread starts its clock as its
+ * last action. Not inlined: the single-thread path keeps its code.
+ */
+__attribute__((noinline)) static uint64_t team_next(bench_t *b, bool stopped)
+{
+    uint64_t n;
+    if (b->follower) {
+        n = bench__team_follow(b, stopped);
+    } else if (!stopped && b->phase == PH_DONE) {
+        /* The followers have left the boundaries: none is waited for. */
+        bench_fail(b, "the timed loop ran more than once in one body");
+        return 0;
+    } else {
+        double own = 0;
+        if (stopped) {
+            own = *b->clock_out; /* its other probes stopped in bench__loop_next */
+            b->in_sample = false;
+        }
+        unsigned nt = (unsigned)b->inst->threads;
+        const double *el = bench__team_gather(b, stopped, own);
+        if (stopped) {
+            double slow = el[0], fast = el[0];
+            for (unsigned i = 1; i < nt; i++) {
+                slow = el[i] > slow ? el[i] : slow;
+                fast = el[i] < fast ? el[i] : fast;
+            }
+            sample_done(b, b->cur_iters, slow);
+            threads_record(b, el, nt, fast);
+            probes_record(b);
+        }
+        n = next_sample(b);
+        bench__team_publish(b, n);
+        if (n == 0)
+            return 0;
+        b->cur_iters = n;
+        b->in_sample = true;
+        if (b->nouter)
+            probes_start(b);
+    }
+    if (n != 0)
+        b->clock_start(b->clock); /* last action: the loop body follows */
+    return n;
+}
+
+/* BENCH_ITER_BATCHED on a thread of a team: not supported, the benchmark fails. */
+__attribute__((noinline)) static uint64_t team_batched(bench_t *b)
+{
+    bench_fail(b, "%s: BENCH_ITER_BATCHED cannot run on several threads (.threads = %d): use "
+                  "BENCH_ITER", b->inst->id, b->inst->threads);
+    return 0;
+}
+
 uint64_t bench__loop_next(bench_t *b)
 {
     if (b->in_sample) {
@@ -461,9 +534,14 @@ uint64_t bench__loop_next(bench_t *b)
         /* First action: stop the clock, so the bookkeeping below is not timed. */
         b->clock_stop(b->clock, b->clock_out, &b->clock_frac);
         double t = b->nouter ? probes_stop(b) : *b->clock_out;
+        /* After every probe stopped: an instruction count does not see this test either. */
+        if (b->team)
+            return team_next(b, true);
         b->in_sample = false;
         sample_done(b, b->cur_iters, t);
         probes_record(b);
+    } else if (b->team) {
+        return team_next(b, false);
     } else if (b->phase == PH_DONE) {
         bench_fail(b, "the timed loop ran more than once in one body");
         return 0;
@@ -482,6 +560,8 @@ uint64_t bench__loop_next(bench_t *b)
 
 uint64_t bench__batch_next(bench_t *b, uint64_t max_batch)
 {
+    if (b->team)
+        return team_batched(b);
     if (max_batch == 0)
         max_batch = 1;
     if (b->in_sample && b->batch_left == 0) {
@@ -628,6 +708,33 @@ static void probes_detach(bench_t *b)
             b->probes[i]->detach(b->probes[i], r);
 }
 
+/* A threaded benchmark's per-thread metrics: thread_0 .. thread_{K-1} (K threads at most
+ * BENCH__THREAD_METRICS), fastest_thread; false when they do not fit (r failed). */
+static bool threads_attach(bench_t *b)
+{
+    bench__result *r = b->r;
+    unsigned n = (unsigned)b->inst->threads;
+    unsigned kept = n < BENCH__THREAD_METRICS ? n : BENCH__THREAD_METRICS;
+    int first = -1;
+    for (unsigned i = 0; i <= kept; i++) {
+        char name[32];
+        if (i < kept)
+            bench__msg(name, sizeof name, "thread_%u", i);
+        else
+            bench__msg(name, sizeof name, "%s", "fastest_thread");
+        int m = bench__metric_add(r, name, "ns", "threads");
+        if (m < 0) {
+            detach_attached(b);
+            return false;
+        }
+        if (i == 0)
+            first = m;
+    }
+    b->thread_metric = first;
+    r->threads = n;
+    return true;
+}
+
 /* Sets up one benchmark (settings, sample arrays, probes); false when it must not run. */
 static bool instance_begin(bench_t *b, const bench__instance *inst, const bench__run_options *opt,
                            bench__result *r)
@@ -652,7 +759,22 @@ static bool instance_begin(bench_t *b, const bench__instance *inst, const bench_
         bench__msg(r->message, sizeof r->message, "out of memory for %zu samples", b->capacity);
         return false;
     }
+    b->thread_metric = -1;
+    if (inst->threads > BENCH_MAX_THREADS) {
+        r->status = BENCH__FAILED;
+        bench__msg(r->message, sizeof r->message, "%s: .threads = %d is more than %d threads",
+                   inst->id, inst->threads, BENCH_MAX_THREADS);
+        return false;
+    }
+    if (inst->threads > 1 && inst->desc->kind == BENCH_KIND_CUDA) {
+        r->status = BENCH__FAILED;
+        bench__msg(r->message, sizeof r->message, "%s: a CUDA benchmark cannot run on several "
+                   "threads (.threads = %d)", inst->id, inst->threads);
+        return false;
+    }
     if (!probes_attach(b))
+        return false;
+    if (inst->threads > 1 && !threads_attach(b))
         return false;
     /* In one process, probes measure and report per stretch (open counters, peak heap, GPU
      * memory); a worker process is one stretch whatever its probes. */
@@ -690,7 +812,10 @@ static void instance_round(bench_t *b)
         b->bench_start_ns = bench__now_ns();
     }
     bench__crash_set_current(b->inst->id);
-    b->inst->desc->fn(b);
+    if (b->inst->threads > 1)
+        bench__team_run(b);
+    else
+        b->inst->desc->fn(b);
     bench__crash_set_current(NULL);
     progress_clear(b);
     if (r->status == BENCH__OK && b->in_sample)

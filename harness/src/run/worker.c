@@ -9,6 +9,7 @@
  *     SET bytes elements                 per-iteration work the body declared
  *     METRIC scaled min_fraction unit source name
  *     FACT value unit name
+ *     THREAD index cpu,cpu,...|-         a threaded body's thread: the CPUs it was seen on
  *     WARM iterations ns                 warm-up totals
  *     WALL seconds sampling reason       sampling wall time, mode and why it stopped
  *     S iterations total_ns [metric totals...]   one sample
@@ -159,6 +160,14 @@ int bench__worker_main(const bench__instance *all, size_t n, const char *job,
         for (size_t f = 0; f < r.nfacts; f++)
             fprintf(out, "FACT %.17g %s %s\n", r.facts[f].value, r.facts[f].unit,
                     r.facts[f].name);
+        for (unsigned t = 0; r.thread_cpus && t < r.threads; t++) {
+            fprintf(out, "THREAD %u ", t);
+            int seen = 0;
+            for (unsigned c = 0; c < 64 * BENCH__CPU_WORDS; c++)
+                if (bench__thread_ran_on(&r, t, c))
+                    fprintf(out, "%s%u", seen++ ? "," : "", c);
+            fputs(seen ? "\n" : "-\n", out);
+        }
         fprintf(out, "WARM %llu %.17g\n", (unsigned long long)r.warm_up_iters, r.warm_up_ns);
         fprintf(out, "WALL %.17g %d %s\n", r.measure_wall_s, (int)r.sampling_used,
                 r.stop_reason ? r.stop_reason : "");

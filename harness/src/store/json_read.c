@@ -296,7 +296,7 @@ static int load_metrics(const vctx *v, const cJSON *b, const char *jp, bench__en
         return verr(v, p, "expected an object");
     int nm = cJSON_GetArraySize(mo);
     if (nm > BENCH__MAX_METRICS)
-        return verr(v, p, "too many metrics (at most 24)");
+        return verr(v, p, "too many metrics (at most " BENCH__STR(BENCH__MAX_METRICS) ")");
     if (nm == 0)
         return 0;
     e->metrics = calloc((size_t)nm, sizeof *e->metrics);

@@ -389,6 +389,23 @@ static cJSON *result_json(const bench__result *r)
             cJSON_AddStringToObject(x, "unit", r->facts[i].unit);
         }
     }
+    bench__threads_summary ts;
+    if (bench__threads_summary_of(r, &ts)) {
+        /* A threaded body (bench_desc.threads): the time above is the slowest thread's. */
+        cJSON *th = cJSON_AddObjectToObject(o, "threads");
+        cJSON_AddNumberToObject(th, "count", ts.count);
+        cJSON_AddItemToObject(th, "per_thread", number_array(ts.per_thread, ts.nper));
+        cJSON_AddNumberToObject(th, "spread", ts.spread);
+        cJSON_AddNumberToObject(th, "total_iterations_per_second", ts.total_ips);
+        cJSON *pl = cJSON_AddArrayToObject(th, "placement");
+        for (unsigned t = 0; t < ts.count; t++) {
+            cJSON *cpus = cJSON_CreateArray();
+            for (unsigned c = 0; c < 64 * BENCH__CPU_WORDS; c++)
+                if (bench__thread_ran_on(r, t, c))
+                    cJSON_AddItemToArray(cpus, cJSON_CreateNumber(c));
+            cJSON_AddItemToArray(pl, cpus);
+        }
+    }
     if (r->noise.runs > 0) {
         cJSON *no = cJSON_AddObjectToObject(o, "noise");
         cJSON_AddNumberToObject(no, "runs", r->noise.runs);
