@@ -17,6 +17,7 @@
 import glob
 import json
 import os
+import shutil
 import re
 import unittest
 
@@ -176,16 +177,42 @@ class LastRunTest(e2e_helpers.Case):
             f.write("not a folder\n")
         env = e2e_helpers.environ(self.env, {"BENCH_LAST_DIR": os.path.join(blocker, "last")})
         for _ in range(2):
+            # A folder the user named: said, once per run.
             p = run(FIXTURE, *FAST, *PAIR, env=env)
             self.assert_exit(p, 0)
-            self.assertLessEqual(p.stderr.count("last run"), 1, p.stderr)
+            self.assertEqual(p.stderr.count("last run"), 1, p.stderr)
+            self.assertIn("the last run is not kept for the next: ", p.stderr)
             self.assertNotIn("Since the last run", p.stdout)
+        # The default folder under a home that cannot hold it (read-only, a container): no
+        # store, and nothing said.
+        env = e2e_helpers.environ({"HOME": blocker},
+                                  unset=["BENCH_LAST_DIR", "XDG_CACHE_HOME", "BENCH_HISTORY"])
+        p = run(FIXTURE, *FAST, *PAIR, env=env)
+        self.assert_exit(p, 0)
+        self.assertNotIn("last run", p.stderr)
+        self.assertNotIn("Since the last run", p.stdout)
         if os.geteuid() != 0:
             os.makedirs(self.last, mode=0o500)
             p = run(FIXTURE, *FAST, *PAIR, env=self.env)
             self.assert_exit(p, 0)
             self.assertEqual(p.stderr.count("last run"), 1, p.stderr)
             self.assertIn(self.last, p.stderr)
+
+    def test_symlink_is_neither_read_nor_replaced(self):
+        self.first_run()
+        path = self.the_file()
+        target = os.path.join(self.dir, "elsewhere.json")
+        shutil.copyfile(path, target)
+        before = read_bytes(target)
+        os.remove(path)
+        os.symlink(target, path)
+        p = run(FIXTURE, *FAST, *PAIR, env=self.env)
+        self.assert_exit(p, 0)
+        self.assertIn("not a regular file: not read", p.stderr)
+        self.assertEqual(p.stderr.count("last run"), 1, p.stderr)
+        self.assertNotIn("Since the last run", p.stdout)
+        self.assertTrue(os.path.islink(path))
+        self.assertEqual(read_bytes(target), before)
 
     def test_no_home(self):
         env = e2e_helpers.environ(unset=["BENCH_LAST_DIR", "HOME", "XDG_CACHE_HOME",

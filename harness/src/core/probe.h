@@ -124,6 +124,8 @@ typedef struct bench__probe {
  * "host_wall" when another probe gives the time. One benchmark runs at a time: a single probe.
  */
 bench__probe *bench__wall_probe(void);
+/** When the wall clock last started (CLOCK_MONOTONIC, ns): with its value, the sample's span. */
+int64_t bench__wall_started_ns(void);
 
 /* ---- the table of probes (probes/probes.c) ---- */
 

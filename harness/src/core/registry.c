@@ -11,6 +11,7 @@
  * Invariant: ids are unique; a duplicate is reported as an error, never silently merged.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -146,6 +147,14 @@ static int set_threads(bench__instance *in, char *msg, size_t msglen)
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     const char *t = bench__instance_arg(in, "threads");
     if (!t) {
+        /* Above BENCH_MAX_THREADS is the runner's to fail, naming the limit. */
+        if (d->threads < 0 && d->threads != BENCH_THREADS_CPUS) {
+            bench__msg(msg, msglen,
+                       "benchmark '%s/%s' (%s:%d): .threads is %d (a count, or "
+                       "BENCH_THREADS_CPUS)",
+                       d->group, d->name, d->file, d->line, d->threads);
+            return BENCH_EINVAL;
+        }
         in->threads = bench__threads_resolve(d->threads, cpus);
         return 0;
     }
@@ -153,12 +162,12 @@ static int set_threads(bench__instance *in, char *msg, size_t msglen)
     errno = 0;
     long v = strcmp(t, "cpus") == 0 ? BENCH_THREADS_CPUS : strtol(t, &end, 10);
     bool ok = strcmp(t, "cpus") == 0 || (errno == 0 && *end == '\0' && v >= 1 &&
-                                         v <= BENCH_MAX_THREADS);
+                                         v <= INT_MAX);
     if (!ok) {
         bench__msg(msg, msglen,
-                   "benchmark '%s/%s' (%s:%d): .args: axis 'threads' takes thread counts from 1 "
-                   "to %d or 'cpus', not '%s'",
-                   d->group, d->name, d->file, d->line, BENCH_MAX_THREADS, t);
+                   "benchmark '%s/%s' (%s:%d): .args: axis 'threads' takes thread counts (1 or "
+                   "more) or 'cpus', not '%s'",
+                   d->group, d->name, d->file, d->line, t);
         return BENCH_EINVAL;
     }
     if (d->threads) {
@@ -212,6 +221,38 @@ static int add_instances(bench__instance **v, size_t *cap, size_t *k, const benc
     return rc;
 }
 
+static int cmp_id_of(const void *a, const void *b)
+{
+    const bench__instance *const *x = a, *const *y = b;
+    return strcmp((*x)->id, (*y)->id);
+}
+
+/* Two instances with one id (the same BENCH_FN twice, or a grid value listed twice, which the
+ * grid's order does not put side by side): BENCH_EDUP naming both places. */
+static int unique_ids(const bench__instance *v, size_t count, char *msg, size_t msglen)
+{
+    const bench__instance **by_id = malloc(count * sizeof *by_id);
+    if (!by_id)
+        return BENCH_ENOMEM;
+    for (size_t i = 0; i < count; i++)
+        by_id[i] = &v[i];
+    qsort(by_id, count, sizeof *by_id, cmp_id_of);
+    int rc = 0;
+    for (size_t i = 1; i < count && rc == 0; i++)
+        if (strcmp(by_id[i - 1]->id, by_id[i]->id) == 0) {
+            const bench__instance *a = by_id[i - 1], *b = by_id[i];
+            if (a->desc == b->desc)
+                bench__msg(msg, msglen, "benchmark id '%s' is listed twice by %s:%d's %s", a->id,
+                           a->desc->file, a->desc->line, a->desc->args ? ".args" : ".params");
+            else
+                bench__msg(msg, msglen, "benchmark id '%s' is registered twice (%s:%d and %s:%d)",
+                           a->id, a->desc->file, a->desc->line, b->desc->file, b->desc->line);
+            rc = BENCH_EDUP;
+        }
+    free(by_id);
+    return rc;
+}
+
 int bench__registry_list(bench__instance **out, size_t *n, char *msg, size_t msglen)
 {
     *out = NULL;
@@ -250,14 +291,11 @@ int bench__registry_list(bench__instance **out, size_t *n, char *msg, size_t msg
     if (count == 0)
         return 0;
     qsort(v, count, sizeof *v, cmp_instance);
-    for (size_t i = 1; i < count; i++)
-        if (strcmp(v[i - 1].id, v[i].id) == 0) {
-            bench__msg(msg, msglen, "benchmark id '%s' is registered twice (%s:%d and %s:%d)",
-                       v[i].id, v[i - 1].desc->file, v[i - 1].desc->line, v[i].desc->file,
-                       v[i].desc->line);
-            free(v);
-            return BENCH_EDUP;
-        }
+    int rc = unique_ids(v, count, msg, msglen);
+    if (rc) {
+        free(v);
+        return rc;
+    }
     *out = v;
     *n = count;
     return 0;

@@ -10,6 +10,7 @@
  * loop, and the leader adds the others' sums to its own at each sample boundary (thread_take).
  */
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -32,6 +33,7 @@ typedef struct counter_thread {
     double sum[BENCH_MAX_COUNTERS];       /* the running sample's sums */
     const char *last[BENCH_MAX_COUNTERS]; /* the last name pointer each was found by */
     unsigned rate;                        /* bench_counter asked for counter i as a rate: bit i */
+    bool failed;                          /* this thread has failed the benchmark for a name */
 } counter_thread;
 
 static counter_state cs;
@@ -141,7 +143,11 @@ void bench_counter(bench_t *b, const char *name, double value, unsigned flags)
         }
     }
     /* cs is left as it is: other threads of a threaded benchmark read it. The first failure's
-     * reason is the one kept. */
+     * reason is the one kept; this thread reports it once (a follower's goes through the
+     * team's lock), however often the loop calls. */
+    if (ct.failed)
+        return;
+    ct.failed = true;
     char shown[200];
     bench_fail(b, "bench_counter: '%s' is not one of BENCH_FN's .counters (\"%s\")",
                bench__escape(shown, sizeof shown, name ? name : "(null)"), cs.desc->counters);

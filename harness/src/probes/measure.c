@@ -41,6 +41,11 @@ static void wall_detach(bench__probe *p, bench__result *r)
     (void)p, (void)r;
 }
 
+int64_t bench__wall_started_ns(void)
+{
+    return wall_t0;
+}
+
 bench__probe *bench__wall_probe(void)
 {
     static bench__probe probe = {

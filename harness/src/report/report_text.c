@@ -133,7 +133,7 @@ static void pretty_result(bench__reporter *rep, const bench__result *r)
     }
     bench__threads_summary ts;
     if (bench__threads_summary_of(r, &ts)) {
-        /* The time above is the slowest thread's; all threads' iterations make the total. */
+        /* The time above is the team's span; all threads' iterations make the total. */
         bench__fmt_rate(mid, sizeof mid, ts.total_ips, "iter");
         fprintf(o, "%*s%u threads: total %s, per-thread spread %.0f%%\n", ID_WIDTH, "",
                 ts.count, mid, 100.0 * ts.spread);

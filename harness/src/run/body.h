@@ -106,12 +106,13 @@ struct bench {
  * sample was running) is passed by all threads together. A follower's is bench__team_follow, the
  * whole of it but the clock's start. The leader's is bench__team_gather (its elapsed ns in, the
  * followers' in; their probe values added into b->acc, a follower's failure or skip into b->r;
- * then every thread's elapsed ns of the sample are in elapsed[0 .. threads - 1]), the runner's
+ * then every thread's elapsed ns of the sample are in elapsed[0 .. threads - 1], and *span_ns is
+ * the team's: from the first thread's clock start to the last one's stop), the runner's
  * bookkeeping, and bench__team_publish (the next sample's iterations out, 0: done).
  */
 void bench__team_run(bench_t *b);
 uint64_t bench__team_follow(bench_t *b, bool stopped);
-const double *bench__team_gather(bench_t *b, bool stopped, double own_ns);
+const double *bench__team_gather(bench_t *b, bool stopped, double own_ns, double *span_ns);
 void bench__team_publish(bench_t *b, uint64_t n);
 /* bench_fail / bench_skip (st) on a follower, bench_set_bytes / bench_set_elements (NULL: leave
  * it) on any thread of a team (accessors.c). */

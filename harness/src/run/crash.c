@@ -55,6 +55,31 @@ static void on_crash(int sig)
     _exit(BENCH_EXIT_FAILED);
 }
 
+void *bench__crash_thread_stack(void)
+{
+    /* An alternate stack is per thread: a follower of a threaded body (team.c) needs its own for
+     * its stack overflow to be reported like the calling thread's. */
+    size_t size = 64 * 1024;
+    void *alt = malloc(size);
+    if (alt) {
+        stack_t ss = {.ss_sp = alt, .ss_size = size, .ss_flags = 0};
+        if (sigaltstack(&ss, NULL) != 0) {
+            free(alt);
+            alt = NULL;
+        }
+    }
+    return alt;
+}
+
+void bench__crash_thread_stack_free(void *stack)
+{
+    if (!stack)
+        return;
+    stack_t off = {.ss_flags = SS_DISABLE};
+    sigaltstack(&off, NULL);
+    free(stack);
+}
+
 void bench__crash_handlers_install(void)
 {
     static char *alt;

@@ -101,6 +101,11 @@ int bench__worker_refuse(const char *why);
 void bench__crash_handlers_install(void);
 /** Names the benchmark that a crash would be blamed on (NULL: none running). */
 void bench__crash_set_current(const char *id);
+/* An alternate signal stack for the calling thread (a follower of a threaded body), so that its
+ * stack overflow is reported too; NULL when none could be made. Freed, and taken off the thread,
+ * by bench__crash_thread_stack_free(stack) on the same thread before it ends. */
+void *bench__crash_thread_stack(void);
+void bench__crash_thread_stack_free(void *stack);
 
 /* ---- paired comparison of two programs (ab.c) ---- */
 

@@ -473,8 +473,8 @@ static void threads_record(bench_t *b, const double *elapsed, unsigned n, double
 /*
  * bench__loop_next of a threaded body, entered after the calling thread's clock stopped
  * and, on the leader, its other probes stopped (stopped: a sample was running). Every thread
- * passes the boundary together (team.c); the leader records the sample with the slowest thread's
- * time, plans the next and starts its probes after the wait. Each thread starts its clock as its
+ * passes the boundary together (team.c); the leader records the sample with the team's span (the first
+ * thread's start to the last one's stop), plans the next and starts its probes after the wait. Each thread starts its clock as its
  * last action. Not inlined: the single-thread path keeps its code.
  */
 __attribute__((noinline)) static uint64_t team_next(bench_t *b, bool stopped)
@@ -493,14 +493,13 @@ __attribute__((noinline)) static uint64_t team_next(bench_t *b, bool stopped)
             b->in_sample = false;
         }
         unsigned nt = (unsigned)b->inst->threads;
-        const double *el = bench__team_gather(b, stopped, own);
+        double span = 0;
+        const double *el = bench__team_gather(b, stopped, own, &span);
         if (stopped) {
-            double slow = el[0], fast = el[0];
-            for (unsigned i = 1; i < nt; i++) {
-                slow = el[i] > slow ? el[i] : slow;
+            double fast = el[0];
+            for (unsigned i = 1; i < nt; i++)
                 fast = el[i] < fast ? el[i] : fast;
-            }
-            sample_done(b, b->cur_iters, slow);
+            sample_done(b, b->cur_iters, span);
             threads_record(b, el, nt, fast);
             probes_record(b);
         }

@@ -7,7 +7,7 @@
  * Invariant: every thread runs the same iteration count in every sample, warm-up included, and
  * all start a sample together. At a sample boundary each thread first stops its own clock, then
  * stores its elapsed ns and waits at the gate; the leader records the sample (its time is the
- * slowest thread's), decides the next count and publishes it; all pass the gate a second time,
+ * team's span: the earliest start to the latest stop), decides the next count and publishes it; all pass the gate a second time,
  * and each starts its clock as its last action. So the barrier waits are never timed.
  *
  * A thread whose body leaves its loop early, or never enters one, keeps passing the boundaries
@@ -27,6 +27,7 @@
 #include "core/base.h"
 #include "core/result.h"
 #include "run/body.h"
+#include "run/run.h"
 
 /* One thread of the team. Cache-line aligned: each thread writes its own only. */
 typedef struct member {
@@ -167,13 +168,29 @@ uint64_t bench__team_follow(bench_t *b, bool stopped)
     return n;
 }
 
-const double *bench__team_gather(bench_t *b, bool stopped, double own_ns)
+const double *bench__team_gather(bench_t *b, bool stopped, double own_ns, double *span_ns)
 {
     bench__team *t = b->team;
     t->m[0].elapsed = own_ns;
+    t->m[0].t0 = bench__wall_started_ns(); /* the leader's clock is the wall clock */
     note_cpu(&t->m[0]);
     pass_gate(t);
-    /* The followers wrote their part before the gate and wait at the next: it is ours to read. */
+    /* The followers wrote their part before the gate and wait at the next: it is ours to read.
+     * The span runs from the earliest start to the latest stop: a thread that waited for a CPU
+     * after the gate opened started late, and that wait is the team's time too (one clock,
+     * CLOCK_MONOTONIC, for every thread). A thread that ran nothing (elapsed 0) is left out. */
+    int64_t first = 0, last = 0;
+    bool any = false;
+    for (unsigned i = 0; i < t->n; i++) {
+        const member *mi = &t->m[i];
+        if (stopped && mi->elapsed > 0) {
+            int64_t stop = mi->t0 + (int64_t)mi->elapsed;
+            first = !any || mi->t0 < first ? mi->t0 : first;
+            last = !any || stop > last ? stop : last;
+            any = true;
+        }
+    }
+    *span_ns = any ? (double)(last - first) : own_ns;
     for (unsigned i = 0; i < t->n; i++) {
         t->elapsed[i] = t->m[i].elapsed;
         if (i == 0 || !stopped)
@@ -196,9 +213,19 @@ void bench__team_publish(bench_t *b, uint64_t n)
     pass_gate(t);
 }
 
+static void follow(member *m);
+
 static void *follower_main(void *arg)
 {
     member *m = arg;
+    void *alt = bench__crash_thread_stack();
+    follow(m);
+    bench__crash_thread_stack_free(alt);
+    return NULL;
+}
+
+static void follow(member *m)
+{
     bench_t *b = &m->b;
     bench__team *t = b->team;
     pthread_mutex_lock(&t->lock);
@@ -207,10 +234,10 @@ static void *follower_main(void *arg)
     int go = t->go;
     pthread_mutex_unlock(&t->lock);
     if (go < 0)
-        return NULL;
+        return;
     b->inst->desc->fn(b);
     if (b->phase == PH_DONE)
-        return NULL;
+        return;
     /* The body returned before the leader ended sampling: pass the boundaries, running nothing,
      * until it does. */
     if (b->in_sample)
@@ -225,7 +252,6 @@ static void *follower_main(void *arg)
         pass_gate(t);
     } while (t->next != 0);
     b->phase = PH_DONE;
-    return NULL;
 }
 
 /* Member i's handle: the leader's benchmark, its own clock, nothing of the leader's state. */
@@ -295,9 +321,20 @@ void bench__team_run(bench_t *b)
     }
     memset(m, 0, n * sizeof *m);
     *t = (bench__team){.n = n, .leader = b, .elapsed = el, .m = m};
-    pthread_barrier_init(&t->gate, NULL, n);
-    pthread_mutex_init(&t->lock, NULL);
-    pthread_cond_init(&t->wake, NULL);
+    int e1 = pthread_barrier_init(&t->gate, NULL, n);
+    int e2 = e1 ? e1 : pthread_mutex_init(&t->lock, NULL);
+    int e3 = e2 ? e2 : pthread_cond_init(&t->wake, NULL);
+    if (e3) {
+        fail_result(r, "%s: cannot set up %u threads: %s", b->inst->id, n, strerror(e3));
+        if (!e2)
+            pthread_mutex_destroy(&t->lock);
+        if (!e1)
+            pthread_barrier_destroy(&t->gate);
+        free(t);
+        free(m);
+        free(el);
+        return;
+    }
     b->team = t;
     b->thread_index = 0;
 

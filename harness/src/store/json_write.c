@@ -391,7 +391,7 @@ static cJSON *result_json(const bench__result *r)
     }
     bench__threads_summary ts;
     if (bench__threads_summary_of(r, &ts)) {
-        /* A threaded body (bench_desc.threads): the time above is the slowest thread's. */
+        /* A threaded body (bench_desc.threads): the time above is the team's span. */
         cJSON *th = cJSON_AddObjectToObject(o, "threads");
         cJSON_AddNumberToObject(th, "count", ts.count);
         cJSON_AddItemToObject(th, "per_thread", number_array(ts.per_thread, ts.nper));

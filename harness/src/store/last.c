@@ -130,8 +130,17 @@ int bench__last_load(const char *path, bench__saved *out, char *msg, size_t msgl
 {
     memset(out, 0, sizeof *out);
     struct stat st;
-    if (lstat(path, &st) != 0 && errno == ENOENT)
-        return BENCH_EUNAVAIL; /* the first run: nothing kept yet */
+    /* The first run (nothing kept yet), or a folder that is not there: nothing to read; the
+     * save says what is wrong with a folder the user named. */
+    if (lstat(path, &st) != 0 &&
+        (errno == ENOENT || errno == ENOTDIR || !getenv("BENCH_LAST_DIR")))
+        return BENCH_EUNAVAIL;
+    /* A symbolic link, FIFO or device is not the cache this file writes (opening a FIFO would
+     * wait for a writer): not read. */
+    if (lstat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+        bench__msg(msg, msglen, "%s: not a regular file: not read", path);
+        return BENCH_EINVAL;
+    }
     int rc = bench__saved_load(path, out, msg, msglen);
     if (rc == 0 && out->ctx.mode[0]) {
         bench__msg(msg, msglen, "%s: holds a run of %s, not of times", path, out->ctx.mode);
@@ -146,6 +155,10 @@ int bench__last_keep(const char *path, const bench__context *ctx, const bench__r
                      const void *where, char *msg, size_t msglen)
 {
     int rc = make_dir_of(path, msg, msglen);
+    /* The default cache folder that cannot be made (a read-only home, a container): no store,
+     * and nothing said on every run; a folder named by BENCH_LAST_DIR is the user's wish. */
+    if (rc != 0 && !getenv("BENCH_LAST_DIR"))
+        return BENCH_EUNAVAIL;
     struct stat st;
     /* A FIFO or device would be written directly (bench__write_atomic), a FIFO blocking until a
      * reader comes: the cache is a regular file or nothing. */
