@@ -215,6 +215,9 @@ static int block_growths(const bench__result *all, size_t first, size_t k, bench
         rc = add_growth(all, idx, k, -1, g, ng);
     }
     for (int a = 0; rc == 0 && !in->has_param && (size_t)a < in->nargs; a++) {
+        /* Time against the thread count is contention, not a complexity class. */
+        if (strcmp(in->args[a].name, "threads") == 0)
+            continue;
         memset(used, 0, k * sizeof *used);
         for (size_t s = 0; rc == 0 && s < k; s++) {
             if (used[s])

@@ -86,7 +86,7 @@ struct bench {
      * otherwise. The leader is the bench_t above, running on the calling thread with the probes
      * and the plan; each follower is a bench_t of its own with `team` set, `follower` true and
      * its own clock (clock, clock_start, clock_stop, clock_out), nothing else of the above.
-     * Appended last, so the single-thread path's offsets stay as they were.
+     * The single-thread path tests `team` only after its clock and probes stopped.
      */
     struct bench__team *team;
     bool follower;

@@ -200,8 +200,10 @@ static cJSON *context_json(const bench__context *c)
 static void add_arg(cJSON *a, const bench__arg *arg)
 {
     char *end;
+    errno = 0;
     double x = strtod(arg->value, &end);
-    bool number = end != arg->value && *end == '\0' && isfinite(x) && fabs(x) <= 9007199254740992.0 &&
+    bool number = end != arg->value && *end == '\0' && errno == 0 && isfinite(x) &&
+                  fabs(x) <= 9007199254740992.0 &&
                   !strpbrk(arg->value, "xX"); /* no hexadecimal: the id says 0x10 */
     if (number)
         cJSON_AddNumberToObject(a, arg->name, x);
