@@ -27,6 +27,18 @@ BENCH_FN(lock, contended, .args = "threads=1,2,4", .warm_up_time = 0.05, .measur
     bench_black_box(shared);
 }
 
+/* Independent work on more threads than most machines have CPUs: the team's rate cannot pass
+ * the CPUs' (e2e/threads checks the total against one thread's rate). */
+BENCH_FN(spin, chain, .args = "threads=1,8", .warm_up_time = 0.05, .measurement_time = 0.3)
+{
+    uint64_t x = (uint64_t)bench_thread_index(b) + 1;
+    BENCH_ITER(b) {
+        for (int i = 0; i < 500; i++)
+            x = x * 6364136223846793005u + 1442695040888963407u;
+        bench_black_box(x);
+    }
+}
+
 BENCH_FN(threads, counted, .threads = 2, .counters = "hits", .warm_up_time = 0.02,
          .measurement_time = 0.05)
 {

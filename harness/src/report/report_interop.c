@@ -237,7 +237,7 @@ static cJSON *gbench_run_json(const bench__result *r, int family, int instance)
     cJSON_AddStringToObject(o, "run_type", "iteration");
     cJSON_AddNumberToObject(o, "repetitions", 1);
     cJSON_AddNumberToObject(o, "repetition_index", 0);
-    cJSON_AddNumberToObject(o, "threads", 1);
+    cJSON_AddNumberToObject(o, "threads", r->inst->threads > 1 ? r->inst->threads : 1);
     if (r->status == BENCH__FAILED) {
         cJSON_AddBoolToObject(o, "error_occurred", true);
         cJSON_AddStringToObject(o, "error_message", r->message);
@@ -248,7 +248,7 @@ static cJSON *gbench_run_json(const bench__result *r, int family, int instance)
     bool ok = r->status == BENCH__OK;
     double real = ok ? r->est.median.point : 0;
     /* The harness times wall clock only. CPU time is perf's task-clock when that metric was
-     * counted, else the wall time (the benchmarks are single-threaded): docs/interop.md. */
+     * counted (the leader thread's, for a threaded body), else the wall time: docs/interop.md. */
     double cpu = real;
     const bench__metric *tc = ok ? bench__metric_find(r, "task-clock") : NULL;
     if (tc && strcmp(tc->unit, "ns") == 0 && isfinite(tc->est.median.point))
