@@ -195,7 +195,8 @@ typedef struct bench_desc {
     int cuda_blocking;     /* nonzero: hold the stream with a blocking kernel while a timed block
                               enqueues, so launch latency stays out of the GPU time */
     int kind;              /* BENCH_KIND_CPU (0) or BENCH_KIND_CUDA; BENCH_CUDA_FN appends .kind,
-                              so in C++ (nvcc) it cannot be followed by a later field's designator */
+                              so in C++ (nvcc) it cannot be followed by a later field's
+                              designator */
     const char *counters;  /* the names bench_counter counts, comma-separated ("hits,misses"), at
                               most BENCH_MAX_COUNTERS; NULL: none */
     int threads;           /* threads the body runs on at once (Google Benchmark's Threads(N),

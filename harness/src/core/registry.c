@@ -3,8 +3,8 @@
  *
  * BENCH_FN and BENCH_GROUP constructors push the static nodes of their descriptors onto two
  * lists before main(); nothing is allocated then, and the descriptors themselves are never
- * written. At run time the lists are expanded into instances (one per parameter value or argument-grid
- * combination, grid.c) and
+ * written. At run time the lists are expanded into instances (one per parameter value or
+ * argument-grid combination, grid.c) and
  * sorted by id, so output and baselines do not depend on link order. A descriptor compiled with
  * an older header than this library's (its node's size is smaller) is read through a zeroed
  * full-size copy, so the fields it lacks read as "not set" (the ABI of bench.h).

@@ -127,6 +127,17 @@ void bench__fact_add(bench__result *r, const char *name, const char *unit, doubl
     r->facts[i].value = value;
 }
 
+void bench__result_fail(bench__result *r, const char *fmt, ...)
+{
+    if (r->status != BENCH__OK)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    r->status = BENCH__FAILED;
+    vsnprintf(r->message, sizeof r->message, fmt, ap);
+    va_end(ap);
+}
+
 void bench__result_skip(bench__result *r, const char *fmt, ...)
 {
     if (r->status != BENCH__OK)

@@ -148,6 +148,9 @@ int bench__metric_add(struct bench__result *r, const char *name, const char *uni
 void bench__fact_add(struct bench__result *r, const char *name, const char *unit, double value);
 /** The metric of r with this name, or NULL. */
 const bench__metric *bench__metric_find(const struct bench__result *r, const char *name);
+/** Marks r failed with a reason unless it has a status already: the first reason wins. */
+void bench__result_fail(struct bench__result *r, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 /** Marks r skipped with a reason (before its body ran); the first reason wins. */
 void bench__result_skip(struct bench__result *r, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));

@@ -208,24 +208,11 @@ static void state_attach(bench__result *r, const bench__cuda_info *in)
         bench__fact_add(r, "gpu_sm_clock_reference_mhz", "MHz", ref);
 }
 
-/* Marks r failed with a reason unless it already has a status; the first reason wins. */
-static void fail(bench__result *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void fail(bench__result *r, const char *fmt, ...)
-{
-    if (r->status != BENCH__OK)
-        return;
-    r->status = BENCH__FAILED;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(r->message, sizeof r->message, fmt, ap);
-    va_end(ap);
-}
-
 /* A CUDA error during the timed loop: fail the benchmark; the runner then ends its loop. */
 static void broke(const char *msg)
 {
     cu.broken = true;
-    fail(cu.r, "CUDA error: %s", msg);
+    bench__result_fail(cu.r, "CUDA error: %s", msg);
 }
 
 /* Ends what an earlier benchmark left attached (the runner skipped its detach). */
@@ -255,7 +242,7 @@ static int cuda_attach(bench__probe *p, bench__result *r)
     char msg[256];
     double before;
     if (ops()->mem_used(&before, msg, sizeof msg) != 0) {
-        fail(r, "CUDA error: %s", msg);
+        bench__result_fail(r, "CUDA error: %s", msg);
         return 1;
     }
     state_attach(r, in);
@@ -269,13 +256,14 @@ static int cuda_attach(bench__probe *p, bench__result *r)
     };
     if (d->cuda_cold) {
         if (in->l2_bytes <= 0) {
-            fail(r, "cannot flush the GPU's L2 cache (.cuda_cold): its size is unknown");
+            bench__result_fail(r, "cannot flush the GPU's L2 cache (.cuda_cold): its size is "
+                                  "unknown");
             return 1;
         }
         cfg.l2_flush_bytes = (size_t)in->l2_bytes;
     }
     if (ops()->open(&cu.s, &cfg, msg, sizeof msg) != 0) {
-        fail(r, "CUDA error: %s", msg);
+        bench__result_fail(r, "CUDA error: %s", msg);
         return 1;
     }
     bench__fact_add(r, "gpu_mem_used_before_bytes", "B", before);
@@ -360,7 +348,7 @@ static void cuda_detach(bench__probe *p, bench__result *r)
     if (ops()->mem_used(&after, msg, sizeof msg) == 0)
         bench__fact_add(r, "gpu_mem_used_after_bytes", "B", after);
     else if (!cu.broken)
-        fail(r, "CUDA error after the benchmark: %s", msg);
+        bench__result_fail(r, "CUDA error after the benchmark: %s", msg);
     if (cu.fields && cu.temp_max >= 0)
         bench__fact_add(r, "gpu_temperature_max_c", "C", cu.temp_max);
     cu.fields = 0;

@@ -473,9 +473,10 @@ static void threads_record(bench_t *b, const double *elapsed, unsigned n, double
 /*
  * bench__loop_next of a threaded body, entered after the calling thread's clock stopped
  * and, on the leader, its other probes stopped (stopped: a sample was running). Every thread
- * passes the boundary together (team.c); the leader records the sample with the team's span (the first
- * thread's start to the last one's stop), plans the next and starts its probes after the wait. Each thread starts its clock as its
- * last action. Not inlined: the single-thread path keeps its code.
+ * passes the boundary together (team.c); the leader records the sample with the team's span
+ * (the first thread's start to the last one's stop), plans the next and starts its probes after
+ * the wait. Each thread starts its clock as its last action. Not inlined: the single-thread path
+ * keeps its code.
  */
 __attribute__((noinline)) static uint64_t team_next(bench_t *b, bool stopped)
 {

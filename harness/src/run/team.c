@@ -7,8 +7,9 @@
  * Invariant: every thread runs the same iteration count in every sample, warm-up included, and
  * all start a sample together. At a sample boundary each thread first stops its own clock, then
  * stores its elapsed ns and waits at the gate; the leader records the sample (its time is the
- * team's span: the earliest start to the latest stop), decides the next count and publishes it; all pass the gate a second time,
- * and each starts its clock as its last action. So the barrier waits are never timed.
+ * team's span: the earliest start to the latest stop), decides the next count and publishes
+ * it; all pass the gate a second time, and each starts its clock as its last action. So the
+ * barrier waits are never timed.
  *
  * A thread whose body leaves its loop early, or never enters one, keeps passing the boundaries
  * without running anything until the leader publishes 0, so no thread waits for it forever; the
@@ -277,20 +278,6 @@ static void follower_init(bench__team *t, unsigned i)
     b->clock_frac = 1.0;
 }
 
-static void fail_result(bench__result *r, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-
-static void fail_result(bench__result *r, const char *fmt, ...)
-{
-    if (r->status != BENCH__OK)
-        return;
-    r->status = BENCH__FAILED;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(r->message, sizeof r->message, fmt, ap);
-    va_end(ap);
-}
-
 /* The CPUs each thread was seen on, added to the result's (rounds and processes add up). */
 static void keep_placement(bench__team *t, bench__result *r)
 {
@@ -313,7 +300,7 @@ void bench__team_run(bench_t *b)
     member *m = t ? aligned_alloc(64, n * sizeof *m) : NULL;
     double *el = calloc(n, sizeof *el);
     if (!t || !m || !el) {
-        fail_result(r, "out of memory for %u threads", n);
+        bench__result_fail(r, "out of memory for %u threads", n);
         free(t);
         free(m);
         free(el);
@@ -325,7 +312,7 @@ void bench__team_run(bench_t *b)
     int e2 = e1 ? e1 : pthread_mutex_init(&t->lock, NULL);
     int e3 = e2 ? e2 : pthread_cond_init(&t->wake, NULL);
     if (e3) {
-        fail_result(r, "%s: cannot set up %u threads: %s", b->inst->id, n, strerror(e3));
+        bench__result_fail(r, "%s: cannot set up %u threads: %s", b->inst->id, n, strerror(e3));
         if (!e2)
             pthread_mutex_destroy(&t->lock);
         if (!e1)
@@ -361,7 +348,7 @@ void bench__team_run(bench_t *b)
             bench__team_publish(b, 0);
         }
     } else {
-        fail_result(r, "%s: thread %u of %u could not start: %s", b->inst->id, made + 1, n,
+        bench__result_fail(r, "%s: thread %u of %u could not start: %s", b->inst->id, made + 1, n,
                     strerror(err));
     }
     for (unsigned i = 1; i < n; i++)

@@ -205,8 +205,8 @@ double bench__big_o_f(bench__big_o o, double n);
 /**
  * Fits t[i] (ns per iteration at parameter n[i], k of them) with each class through the
  * origin, t = c f(n), by least squares of the relative residuals (t - c f(n)) / t, and picks the
- * class whose relative residuals have the smallest root mean square. Needs k >= 3 points with n > 1 and t > 0, at least
- * two distinct n: else -1 (out untouched). 0 otherwise.
+ * class whose relative residuals have the smallest root mean square. Needs k >= 3 points with
+ * n > 1 and t > 0, at least two distinct n: else -1 (out untouched). 0 otherwise.
  */
 int bench__complexity_fit(const double *n, const double *t, size_t k, bench__complexity *out);
 

@@ -73,8 +73,9 @@ int bench__open_regular(const char *path, int *fd, struct stat *st, char *msg, s
 
 /**
  * Takes the exclusive lock of a baseline: flock on PATH.lock beside it, created when missing.
- * When another run holds it and wait is false: BENCH_EUNAVAIL at once. With wait, prints "waiting for lock held by another run" on stderr and waits
- * up to $BENCH_LOCK_TIMEOUT seconds (default BENCH__LOCK_TIMEOUT_S), then fails (BENCH_EIO).
+ * When another run holds it and wait is false: BENCH_EUNAVAIL at once. With wait, prints
+ * "waiting for lock held by another run" on stderr and waits up to $BENCH_LOCK_TIMEOUT seconds
+ * (default BENCH__LOCK_TIMEOUT_S), then fails (BENCH_EIO).
  * On success *fd holds the lock until bench__lock_release(*fd).
  */
 int bench__lock_acquire(const char *path, bool wait, int *fd, char *msg, size_t msglen);
