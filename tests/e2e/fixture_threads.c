@@ -1,11 +1,12 @@
 /*
  * fixture_threads.c: threaded benchmarks (.threads) for e2e/threads. A contended lock (a pthread
  * mutex around a one-line critical section) on 1, 2 and 4 threads (an axis of its grid): with
- * more threads than the machine's CPUs, or on CPUs that share the lock's cache line, each iteration waits for the
- * others, so the slowest thread's time per iteration grows with the threads. An uncontended body
- * whose threads each count one hit per iteration (the counter sums over threads). And threads
- * that misbehave: a follower that fails, one that skips, one that leaves its loop early, a
- * batched loop, too many threads; none may hang the run.
+ * more threads than the machine's CPUs, or on CPUs that share the lock's cache line, each
+ * iteration waits for the others, so the team's time per iteration grows with the threads.
+ * Independent work on 1 and 8 threads (spin/chain), whose total rate the CPUs bound. An
+ * uncontended body whose threads each count one hit per iteration (the counter sums over
+ * threads). And threads that misbehave: a follower that fails, one that skips, one that leaves
+ * its loop early, a batched loop, too many threads; none may hang the run.
  */
 #include <pthread.h>
 #include <stdatomic.h>

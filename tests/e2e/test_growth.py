@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""End-to-end test of the complexity fit and of the user's counters. The complexity fit: a program whose benchmarks do exactly N, N log N and
-N^2 steps of a latency-bound chain per iteration (fixture_growth.c) is run once; the results file
+"""End-to-end test of the complexity fit and of the user's counters. The complexity fit: a
+program whose benchmarks do exactly N, N log N and N^2 steps of a latency-bound chain per iteration (fixture_growth.c) is run once; the results file
 names O(N), O(N log N) and O(N^2) for them, with the six fits each and the best one's coefficient
 and residual, and the pretty output says the same under the results. A run of fewer than three
 parameters of a series has no complexity entry. Counters (bench_counter, declared with
