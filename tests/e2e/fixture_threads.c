@@ -79,6 +79,25 @@ BENCH_FN(threads, follower_leaves, .threads = 2, .warm_up_time = 0.02, .measurem
     }
 }
 
+BENCH_FN(threads, leader_leaves, .threads = 2, .warm_up_time = 0.02, .measurement_time = 0.05)
+{
+    uint64_t n = 0;
+    BENCH_ITER(b) {
+        if (bench_thread_index(b) == 0 && ++n == 2)
+            return;
+    }
+}
+
+/* Thread 1 never reaches a timed loop. */
+BENCH_FN(threads, follower_no_loop, .threads = 2, .warm_up_time = 0.02, .measurement_time = 0.05)
+{
+    if (bench_thread_index(b) == 1)
+        return;
+    BENCH_ITER(b) {
+        bench_clobber();
+    }
+}
+
 BENCH_FN(threads, batched, .threads = 2, .warm_up_time = 0.02, .measurement_time = 0.05)
 {
     BENCH_ITER_BATCHED(b, n, 16) {

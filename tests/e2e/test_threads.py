@@ -135,6 +135,8 @@ class FailureTest(e2e_helpers.Case):
     CASES = {
         "threads/follower_fails": "thread 2 gave up",
         "threads/follower_leaves": "the body left its timed loop early on thread 1",
+        "threads/leader_leaves": "the body left its timed loop early",
+        "threads/follower_no_loop": "the body ran no timed loop on thread 1",
         "threads/batched": "threads/batched: BENCH_ITER_BATCHED cannot run on several threads "
                            "(.threads = 2)",
         "threads/too_many": "threads/too_many: .threads = 2000 is more than 1024 threads",
