@@ -128,6 +128,12 @@ class CounterTest(e2e_helpers.Case):
         p = run(*ARGS, "--exact", "threads/counted", "--output-format", "csv")
         self.assert_exit(p, 0)
         self.assertIn("thread_1", p.stdout)
+        p = run(*ARGS, "--exact", "threads/counted", "--output-format", "markdown")
+        self.assert_exit(p, 0)
+        # The throughput cell: one thread's element rate, then all threads' iterations.
+        self.assertRegex(p.stdout, r"\| threads/counted \| .* \| [\d.]+ \S*elem/s; 2 threads: "
+                                   r"total [\d.]+ \S*iter/s \| ")
+        self.assertIn("thread\\_1 /iter", p.stdout)
 
 
 @unittest.skipIf(not THREADS, "E2E_THREADS is not set (ctest sets it)")

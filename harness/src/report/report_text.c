@@ -459,7 +459,7 @@ static int md_end(bench__reporter *rep, const bench__context *ctx, const bench__
             fputc('\n', o);
             continue;
         }
-        char mid[32], lo[32], hi[32], thr[48] = "";
+        char mid[32], lo[32], hi[32], thr[96] = "";
         bench__fmt_time(mid, sizeof mid, r->est.median.point);
         bench__fmt_time(lo, sizeof lo, r->est.median.lower);
         bench__fmt_time(hi, sizeof hi, r->est.median.upper);
@@ -469,6 +469,15 @@ static int md_end(bench__reporter *rep, const bench__context *ctx, const bench__
         else if (r->settings.elements_per_iter)
             bench__fmt_rate(thr, sizeof thr, rate((double)r->settings.elements_per_iter,
                                                   r->est.median.point), "elem");
+        bench__threads_summary ts;
+        if (bench__threads_summary_of(r, &ts)) {
+            /* A threaded body: all its threads' iterations per second, as the pretty line. */
+            char total[32];
+            size_t len = strlen(thr);
+            bench__fmt_rate(total, sizeof total, ts.total_ips, "iter");
+            snprintf(thr + len, sizeof thr - len, "%s%u threads: total %s", len ? "; " : "",
+                     ts.count, total);
+        }
         const bench__outliers *ol = &r->outliers;
         fprintf(o, " | %s | [%s, %s] | %s | %zu | %zu |", mid, lo, hi, thr, r->nsamples,
                 ol->low_severe + ol->low_mild + ol->high_mild + ol->high_severe);
