@@ -1096,6 +1096,11 @@ def history_page(d, title):
     return page(f"{title}: run history", "\n".join(body), "")
 
 
+def write_page(out, name, text):
+    with open(os.path.join(out, name), "w", encoding="utf-8") as f:
+        f.write(text)
+
+
 def main():
     ap = argparse.ArgumentParser(prog=ME, description="HTML report of a results file.")
     ap.add_argument("results", metavar="RESULTS.json", nargs="?",
@@ -1125,8 +1130,7 @@ def main():
     if not a.results:
         try:
             os.makedirs(a.out, exist_ok=True)
-            with open(os.path.join(a.out, "history.html"), "w", encoding="utf-8") as f:
-                f.write(history_page(series, a.title))
+            write_page(a.out, "history.html", history_page(series, a.title))
         except OSError as e:
             print(f"{ME}: {e.filename or a.out}: {e.strerror}", file=sys.stderr)
             return 2
@@ -1188,16 +1192,13 @@ def main():
             history.sort(key=lambda h: (h[1] == "", h[1], h[0]))
             text = bench_page(b, d.get("context") or {}, level, base_entries.get(bid),
                               base_label, history, flame, series_of.get(bid))
-            with open(os.path.join(a.out, pages[bid]), "w", encoding="utf-8") as f:
-                f.write(text)
+            write_page(a.out, pages[bid], text)
         index = index_page(d, a.title, level, flame, pages)
         if series:
-            with open(os.path.join(a.out, "history.html"), "w", encoding="utf-8") as f:
-                f.write(history_page(series, a.title))
+            write_page(a.out, "history.html", history_page(series, a.title))
             index = index.replace("</h1>", '</h1>\n<p><a id="history-link" href="history.html">'
                                            "Run history: trends and change points</a></p>", 1)
-        with open(os.path.join(a.out, "index.html"), "w", encoding="utf-8") as f:
-            f.write(index)
+        write_page(a.out, "index.html", index)
     except OSError as e:
         print(f"{ME}: {e.filename or a.out}: {e.strerror}", file=sys.stderr)
         return 2

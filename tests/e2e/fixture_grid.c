@@ -8,18 +8,8 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "fixture_marker.h"
 #include "harness/bench.h"
-
-/* The timed loop of every benchmark here: `steps` steps of the chain per iteration. */
-static void chain_loop(bench_t *b, unsigned steps)
-{
-    uint64_t x = 1;
-    BENCH_ITER(b) {
-        x = fixture_chain(x, steps);
-    }
-    bench_black_box(x);
-}
+#include "fixture_marker.h"
 
 BENCH_FN(grid, map, .args = "size=256..4096*4 load=0.5,0.9", .warm_up_time = 0.02,
          .measurement_time = 0.1)
@@ -28,37 +18,37 @@ BENCH_FN(grid, map, .args = "size=256..4096*4 load=0.5,0.9", .warm_up_time = 0.0
     double load = bench_arg_double(b, "load");
     unsigned steps = (unsigned)((double)size * load);
     bench_set_elements(b, (uint64_t)size);
-    chain_loop(b, steps);
+    fixture_chain_loop(b, steps);
 }
 
 BENCH_FN(grid, mode, .args = "mode=short,long", .warm_up_time = 0.02, .measurement_time = 0.1)
 {
     const char *mode = bench_arg_str(b, "mode");
     unsigned steps = strcmp(mode, "long") == 0 ? 4000 : 400;
-    chain_loop(b, steps);
+    fixture_chain_loop(b, steps);
 }
 
 BENCH_FN(grid, tuples, .args = "n=100 m=2 | n=300 m=1", .warm_up_time = 0.02,
          .measurement_time = 0.1)
 {
     unsigned steps = (unsigned)(bench_arg(b, "n") * bench_arg(b, "m"));
-    chain_loop(b, steps);
+    fixture_chain_loop(b, steps);
 }
 
 BENCH_FN(grid, sweep, .args = "n=512..8192*2", .warm_up_time = 0.02, .measurement_time = 0.12)
 {
     unsigned steps = (unsigned)bench_arg(b, "n");
-    chain_loop(b, steps);
+    fixture_chain_loop(b, steps);
 }
 
 BENCH_FN(grid, wrong_axis, .args = "n=1", .warm_up_time = 0.01, .measurement_time = 0.02)
 {
     unsigned steps = (unsigned)bench_arg(b, "size");
-    chain_loop(b, steps + 1);
+    fixture_chain_loop(b, steps + 1);
 }
 
 BENCH_FN(grid, not_a_number, .args = "kind=fast", .warm_up_time = 0.01, .measurement_time = 0.02)
 {
     unsigned steps = (unsigned)bench_arg(b, "kind");
-    chain_loop(b, steps + 1);
+    fixture_chain_loop(b, steps + 1);
 }

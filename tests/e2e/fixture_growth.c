@@ -8,18 +8,14 @@
 #include <math.h>
 #include <stdint.h>
 
-#include "fixture_marker.h"
 #include "harness/bench.h"
+#include "fixture_marker.h"
 
 BENCH_FN(growth, linear, BENCH_PARAMS(512, 1024, 2048, 4096, 8192), .warm_up_time = 0.02,
          .measurement_time = 0.15)
 {
     unsigned steps = (unsigned)bench_param(b);
-    uint64_t x = 1;
-    BENCH_ITER(b) {
-        x = fixture_chain(x, steps);
-    }
-    bench_black_box(x);
+    fixture_chain_loop(b, steps);
 }
 
 BENCH_FN(growth, n_log_n, BENCH_PARAMS(64, 256, 1024, 4096, 16384), .warm_up_time = 0.02,
@@ -27,22 +23,14 @@ BENCH_FN(growth, n_log_n, BENCH_PARAMS(64, 256, 1024, 4096, 16384), .warm_up_tim
 {
     double n = (double)bench_param(b);
     unsigned steps = (unsigned)(n * log2(n) / 8);
-    uint64_t x = 1;
-    BENCH_ITER(b) {
-        x = fixture_chain(x, steps);
-    }
-    bench_black_box(x);
+    fixture_chain_loop(b, steps);
 }
 
 BENCH_FN(growth, quadratic, BENCH_PARAMS(24, 48, 96, 192, 384), .warm_up_time = 0.02,
          .measurement_time = 0.15)
 {
     unsigned n = (unsigned)bench_param(b);
-    uint64_t x = 1;
-    BENCH_ITER(b) {
-        x = fixture_chain(x, n * n);
-    }
-    bench_black_box(x);
+    fixture_chain_loop(b, n * n);
 }
 
 BENCH_FN(count, exact, .counters = "hits,bytes_seen", .warm_up_time = 0.01,

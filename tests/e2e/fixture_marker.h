@@ -47,4 +47,16 @@ static inline uint64_t fixture_chain(uint64_t x, unsigned steps)
     return x;
 }
 
+#ifdef HARNESS_BENCH_H
+/* A body's timed loop of `steps` chain steps per iteration (needs harness/bench.h first). */
+static inline void fixture_chain_loop(bench_t *b, unsigned steps)
+{
+    uint64_t x = 1;
+    BENCH_ITER(b) {
+        x = fixture_chain(x, steps);
+    }
+    bench_black_box(x);
+}
+#endif
+
 #endif

@@ -127,29 +127,29 @@ void bench__fact_add(bench__result *r, const char *name, const char *unit, doubl
     r->facts[i].value = value;
 }
 
-void bench__result_fail(bench__result *r, const char *fmt, ...)
+void bench__result_vstatus(bench__result *r, bench__status st, const char *fmt, va_list ap)
 {
     if (r->status != BENCH__OK)
-        return;
+        return; /* the first reason wins */
+    r->status = st;
+    vsnprintf(r->message, sizeof r->message, fmt, ap);
+}
+
+void bench__result_fail(bench__result *r, const char *fmt, ...)
+{
     va_list ap;
     va_start(ap, fmt);
-    r->status = BENCH__FAILED;
-    vsnprintf(r->message, sizeof r->message, fmt, ap);
+    bench__result_vstatus(r, BENCH__FAILED, fmt, ap);
     va_end(ap);
 }
 
 void bench__result_skip(bench__result *r, const char *fmt, ...)
 {
-    if (r->status != BENCH__OK)
-        return;
     va_list ap;
     va_start(ap, fmt);
-    r->status = BENCH__SKIPPED;
-    vsnprintf(r->message, sizeof r->message, fmt, ap);
+    bench__result_vstatus(r, BENCH__SKIPPED, fmt, ap);
     va_end(ap);
 }
-
-/* Releases the probes attached so far (a later one stopped the benchmark from running). */
 
 /* The x of an instance in a growth series along `axis`: its parameter (axis -1), or the integer
  * value of that axis of its grid. */

@@ -6,6 +6,7 @@
 #ifndef HARNESS_RESULT_H
 #define HARNESS_RESULT_H
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -148,6 +149,9 @@ int bench__metric_add(struct bench__result *r, const char *name, const char *uni
 void bench__fact_add(struct bench__result *r, const char *name, const char *unit, double value);
 /** The metric of r with this name, or NULL. */
 const bench__metric *bench__metric_find(const struct bench__result *r, const char *name);
+/** Sets r's status (failed or skipped) and reason unless it has one already: the first wins. */
+void bench__result_vstatus(struct bench__result *r, bench__status st, const char *fmt, va_list ap)
+    __attribute__((format(printf, 3, 0)));
 /** Marks r failed with a reason unless it has a status already: the first reason wins. */
 void bench__result_fail(struct bench__result *r, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));

@@ -105,10 +105,7 @@ static void set_status(bench_t *b, bench__status st, const char *fmt, va_list ap
         bench__team_status(b, st, fmt, ap); /* the leader takes it at the next sample boundary */
         return;
     }
-    if (b->r->status != BENCH__OK)
-        return; /* the first reason wins */
-    b->r->status = st;
-    vsnprintf(b->r->message, sizeof b->r->message, fmt, ap);
+    bench__result_vstatus(b->r, st, fmt, ap);
 }
 
 void bench_skip(bench_t *b, const char *fmt, ...)
