@@ -38,12 +38,8 @@ void bench__result_destroy(bench__result *r)
 int bench__metric_add(bench__result *r, const char *name, const char *unit, const char *source)
 {
     if (r->nmetrics >= BENCH__MAX_METRICS) {
-        if (r->status == BENCH__OK) {
-            r->status = BENCH__FAILED;
-            bench__msg(r->message, sizeof r->message,
-                       "more than %d metrics per benchmark (metric '%s')", BENCH__MAX_METRICS,
-                       name);
-        }
+        bench__result_fail(r, "more than %d metrics per benchmark (metric '%s')",
+                           BENCH__MAX_METRICS, name);
         return -1;
     }
     size_t cap = (size_t)r->settings.sample_size;
@@ -55,10 +51,7 @@ int bench__metric_add(bench__result *r, const char *name, const char *unit, cons
     memset(m, 0, sizeof *m);
     m->totals = calloc(cap, sizeof *m->totals);
     if (!m->totals) {
-        if (r->status == BENCH__OK) {
-            r->status = BENCH__FAILED;
-            bench__msg(r->message, sizeof r->message, "out of memory for metric '%s'", name);
-        }
+        bench__result_fail(r, "out of memory for metric '%s'", name);
         return -1;
     }
     bench__msg(m->name, sizeof m->name, "%s", name);

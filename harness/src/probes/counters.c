@@ -80,8 +80,7 @@ static int counters_attach(bench__probe *p, bench__result *r)
         return 1; /* nothing declared: this benchmark is left alone */
     char why[160];
     if (parse_names(d->counters, why, sizeof why) != 0) {
-        bench__result_skip(r, "%s", why);
-        r->status = BENCH__FAILED;
+        bench__result_fail(r, "%s", why);
         return 1;
     }
     for (size_t i = 0; i < cs.n; i++)

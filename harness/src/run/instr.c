@@ -395,10 +395,8 @@ static void cg_detach(bench__probe *p, bench__result *r)
         CALLGRIND_TOGGLE_COLLECT;
         s->collecting = false;
     }
-    if (r->status == BENCH__OK && s->error[0]) {
-        r->status = BENCH__FAILED;
-        bench__msg(r->message, sizeof r->message, "%s", s->error);
-    }
+    if (s->error[0])
+        bench__result_fail(r, "%s", s->error);
 }
 
 /* The path of `prog` found on PATH, into buf; false when it is not there. */

@@ -656,11 +656,9 @@ static bool probes_attach(bench_t *b)
             /* Another probe gives the time: this one's is a metric. */
             if (p->time_metric)
                 time_metric = bench__metric_add(r, p->time_metric, "ns", p->name);
-            else if (r->status == BENCH__OK) {
-                r->status = BENCH__FAILED;
-                bench__msg(r->message, sizeof r->message, "two primary probes ('%s' and '%s')",
-                           b->primary->name, p->name);
-            }
+            else
+                bench__result_fail(r, "two primary probes ('%s' and '%s')", b->primary->name,
+                                   p->name);
             if (r->status != BENCH__OK) {
                 if (p->detach)
                     p->detach(p, r);
@@ -755,21 +753,18 @@ static bool instance_begin(bench_t *b, const bench__instance *inst, const bench_
     r->iters = calloc(b->capacity, sizeof *r->iters);
     r->totals_ns = calloc(b->capacity, sizeof *r->totals_ns);
     if (!r->iters || !r->totals_ns) {
-        r->status = BENCH__FAILED;
-        bench__msg(r->message, sizeof r->message, "out of memory for %zu samples", b->capacity);
+        bench__result_fail(r, "out of memory for %zu samples", b->capacity);
         return false;
     }
     b->thread_metric = -1;
     if (inst->threads > BENCH_MAX_THREADS) {
-        r->status = BENCH__FAILED;
-        bench__msg(r->message, sizeof r->message, "%s: .threads = %d is more than %d threads",
-                   inst->id, inst->threads, BENCH_MAX_THREADS);
+        bench__result_fail(r, "%s: .threads = %d is more than %d threads", inst->id,
+                           inst->threads, BENCH_MAX_THREADS);
         return false;
     }
     if (inst->threads > 1 && inst->desc->kind == BENCH_KIND_CUDA) {
-        r->status = BENCH__FAILED;
-        bench__msg(r->message, sizeof r->message, "%s: a CUDA benchmark cannot run on several "
-                   "threads (.threads = %d)", inst->id, inst->threads);
+        bench__result_fail(r, "%s: a CUDA benchmark cannot run on several threads (.threads = %d)",
+                           inst->id, inst->threads);
         return false;
     }
     if (!probes_attach(b))
@@ -792,8 +787,7 @@ static bool instance_begin(bench_t *b, const bench__instance *inst, const bench_
         b->round_end = calloc(b->rounds, sizeof *b->round_end);
         if (!b->round_end) {
             detach_attached(b);
-            r->status = BENCH__FAILED;
-            bench__msg(r->message, sizeof r->message, "%s", "out of memory for rounds");
+            bench__result_fail(r, "%s", "out of memory for rounds");
             return false;
         }
     }
@@ -844,10 +838,8 @@ static void instance_finish(bench_t *b)
         bench_fail(b, "no sample was taken");
     if (r->status != BENCH__OK || !b->plan.analyses)
         return; /* a worker process sends its samples; its manager analyses them all */
-    if (bench__analyze(r, b->opt) != 0) {
-        r->status = BENCH__FAILED;
-        bench__msg(r->message, sizeof r->message, "%s", "statistics failed (out of memory?)");
-    }
+    if (bench__analyze(r, b->opt) != 0)
+        bench__result_fail(r, "%s", "statistics failed (out of memory?)");
 }
 
 void bench__run_instance(const bench__instance *inst, const bench__run_options *opt,
