@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "harness/bench.h"
+#include "fixture_marker.h"
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static uint64_t shared;
@@ -32,12 +33,7 @@ BENCH_FN(lock, contended, .args = "threads=1,2,4", .warm_up_time = 0.05, .measur
  * the CPUs' (e2e/threads checks the total against one thread's rate). */
 BENCH_FN(spin, chain, .args = "threads=1,8", .warm_up_time = 0.05, .measurement_time = 0.3)
 {
-    uint64_t x = (uint64_t)bench_thread_index(b) + 1;
-    BENCH_ITER(b) {
-        for (int i = 0; i < 500; i++)
-            x = x * 6364136223846793005u + 1442695040888963407u;
-        bench_black_box(x);
-    }
+    fixture_chain_loop(b, 500);
 }
 
 BENCH_FN(threads, counted, .threads = 2, .counters = "hits", .warm_up_time = 0.02,
@@ -46,7 +42,7 @@ BENCH_FN(threads, counted, .threads = 2, .counters = "hits", .warm_up_time = 0.0
     uint64_t x = (uint64_t)bench_thread_index(b) + 1;
     bench_set_elements(b, 1);
     BENCH_ITER(b) {
-        x = x * 6364136223846793005u + 1442695040888963407u;
+        x = fixture_chain(x, 1);
         bench_counter(b, "hits", 1, BENCH_COUNTER_PER_ITERATION);
     }
     bench_black_box(x);

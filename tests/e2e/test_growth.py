@@ -10,6 +10,7 @@ rate one also per second; a comparison with a baseline compares them; an undecla
 the benchmark with a message naming it.
 """
 import json
+import math
 import os
 import re
 import tempfile
@@ -18,6 +19,9 @@ import unittest
 import e2e_helpers
 
 GROWTH = os.environ.get("E2E_GROWTH", "")
+CLASSES = {"O(1)": lambda n: 1.0, "O(log N)": math.log2, "O(N)": lambda n: n,
+           "O(N log N)": lambda n: n * math.log2(n), "O(N^2)": lambda n: n * n,
+           "O(N^3)": lambda n: n ** 3}
 ARGS = ["--processes", "3", "--nresamples", "1000", "--color", "never"]
 
 
@@ -45,10 +49,19 @@ class GrowthTest(e2e_helpers.Case):
             self.assertEqual(c["parameters"], 5)
             self.assertEqual([f["class"] for f in c["fits"]],
                              ["O(1)", "O(log N)", "O(N)", "O(N log N)", "O(N^2)", "O(N^3)"])
-            best = [f for f in c["fits"] if f["class"] == cls][0]
-            self.assertEqual(best["rms"], c["rms"])
-            self.assertEqual(min(f["rms"] for f in c["fits"]), c["rms"])
-            self.assertGreater(c["coefficient_ns"], 0)
+            # Every fit worked out again here from the medians in the file: t = c f(N) by least
+            # squares of the relative residuals, c = sum(f/t) / sum((f/t)^2).
+            pts = [(b["param"], b["estimates"]["median"]["point"]) for b in res["benchmarks"]
+                   if (b["group"], b["name"]) == key]
+            for fit in c["fits"]:
+                q = [CLASSES[fit["class"]](n) / t for n, t in pts]
+                coef = sum(q) / sum(v * v for v in q)
+                rms = math.sqrt(sum((1 - coef * v) ** 2 for v in q) / len(q))
+                self.assertAlmostEqual(fit["coefficient_ns"], coef, delta=1e-9 * coef)
+                self.assertAlmostEqual(fit["rms"], rms, delta=1e-9)
+            best = min(c["fits"], key=lambda f: f["rms"])
+            self.assertEqual((best["class"], best["coefficient_ns"], best["rms"]),
+                             (c["best"], c["coefficient_ns"], c["rms"]))
             name = "/".join(key)
             self.assertRegex(p.stdout, re.escape(f"{name}: complexity {cls}, ") +
                              r"[\d.]+ \S*s x f\(N\), rms [\d.]+% \(over 5 parameters")

@@ -12,7 +12,7 @@
 #include "sys/context.h"
 
 /**
- * An output format: an index into bench__formats (reporters.c). Only the two that other code
+ * An output format: an index into bench__formats (formats.c). Only the two that other code
  * must tell apart have names.
  */
 typedef unsigned bench__format;

@@ -58,7 +58,7 @@ static void on_crash(int sig)
 void *bench__crash_thread_stack(void)
 {
     /* An alternate stack is per thread: a follower of a threaded body (team.c) needs its own for
-     * its stack overflow to be reported like the calling thread's. */
+     * its stack overflow to be reported like the main thread's (bench__crash_handlers_install). */
     size_t size = 64 * 1024;
     void *alt = malloc(size);
     if (alt) {
@@ -82,15 +82,9 @@ void bench__crash_thread_stack_free(void *stack)
 
 void bench__crash_handlers_install(void)
 {
-    static char *alt;
-    if (!alt) {
-        size_t size = 64 * 1024;
-        alt = malloc(size);
-        if (alt) {
-            stack_t ss = {.ss_sp = alt, .ss_size = size, .ss_flags = 0};
-            sigaltstack(&ss, NULL);
-        }
-    }
+    static void *alt; /* the calling thread's, for the process's life */
+    if (!alt)
+        alt = bench__crash_thread_stack();
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_crash;

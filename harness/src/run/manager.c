@@ -427,8 +427,6 @@ static void finish(bench__result *r, iso *s, const bench__run_options *opt)
         fail(r, BENCH__FAIL_ERROR, 0, "%s", "statistics failed (out of memory?)");
 }
 
-/* Whether a benchmark of `e` processes runs one in round j of `total`: spread evenly, the
- * first in round 0. */
 /* The manager's side of the scheduler (schedule.c): a round is one worker process. */
 typedef struct managed {
     iso *st;

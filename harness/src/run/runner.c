@@ -848,8 +848,6 @@ void bench__run_instance(const bench__instance *inst, const bench__run_options *
     bench__run_all(&inst, 1, opt, r, NULL, NULL);
 }
 
-/* Whether a benchmark of `e` rounds takes part in round j of `total`: its rounds spread evenly,
- * the first in round 0. */
 /* The in-process run's side of the scheduler (schedule.c). */
 typedef struct in_process {
     bench_t *bs;

@@ -9,6 +9,7 @@
  *     SET bytes elements                 per-iteration work the body declared
  *     METRIC scaled min_fraction unit source name
  *     FACT value unit name
+ *     PROC cpu layout stack heap env minflt majflt   where it ran, its layout, its page faults
  *     THREAD index cpu,cpu,...|-         a threaded body's thread: the CPUs it was seen on
  *     WARM iterations ns                 warm-up totals
  *     WALL seconds sampling reason       sampling wall time, mode and why it stopped

@@ -128,6 +128,9 @@ static int merge_write(const char *path, const bench__context *ctx, const bench_
         bench__msg(msg, msglen, "%s: out of memory", path);
         return BENCH_ENOMEM;
     }
+    /* The growth fits describe this run's series; the merged file holds other runs' entries
+     * too, so a saved file keeps none. */
+    cJSON_DeleteItemFromObjectCaseSensitive(root, "complexity");
     cJSON *arr = cJSON_GetObjectItemCaseSensitive(root, "benchmarks");
     /* Each entry this run measured names the program that measured it: a file merged from
      * saves of several programs still says which program each number belongs to. */

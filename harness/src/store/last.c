@@ -130,14 +130,14 @@ int bench__last_load(const char *path, bench__saved *out, char *msg, size_t msgl
 {
     memset(out, 0, sizeof *out);
     struct stat st;
-    /* The first run (nothing kept yet), or a folder that is not there: nothing to read; the
-     * save says what is wrong with a folder the user named. */
-    if (lstat(path, &st) != 0 &&
-        (errno == ENOENT || errno == ENOTDIR || !getenv("BENCH_LAST_DIR")))
-        return BENCH_EUNAVAIL;
-    /* A symbolic link, FIFO or device is not the cache this file writes (opening a FIFO would
-     * wait for a writer): not read. */
-    if (lstat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+    if (lstat(path, &st) != 0) {
+        /* The first run (nothing kept yet), or a folder that is not there: nothing to read;
+         * the save says what is wrong with a folder the user named. */
+        if (errno == ENOENT || errno == ENOTDIR || !getenv("BENCH_LAST_DIR"))
+            return BENCH_EUNAVAIL;
+    } else if (!S_ISREG(st.st_mode)) {
+        /* A symbolic link is not the cache this file writes (the loader refuses FIFOs and
+         * devices itself, but follows links): not read. */
         bench__msg(msg, msglen, "%s: not a regular file: not read", path);
         return BENCH_EINVAL;
     }
