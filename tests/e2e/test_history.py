@@ -340,6 +340,8 @@ class HistoryTest(e2e_helpers.Case):
         # build on a busy machine spreads the earlier runs by tens of percent.)
         slow = e2e_helpers.copy_program(FIXTURE, os.path.join(self.dir, "slow"),
                                         b"E2ESLOW100\n")
+        before = os.path.join(self.dir, "before.db")
+        shutil.copyfile(self.db, before)
         p = run(slow, *self.GATE, "--history", self.db, "--output-format", "json",
                 "--confirm-time", "4")
         self.assertEqual(p.returncode, 1, p.stderr)
@@ -356,6 +358,13 @@ class HistoryTest(e2e_helpers.Case):
                                    r"program, \d+ pairs: it fails the gate")
         self.assertNotIn("cmp/steady: regression confirmed", p.stderr)
         self.assertEqual(self.runs_recorded(), 7)
+        # --confirm-time 0: no paired run, the step's numbers fail the gate (on a copy of the
+        # history as it was before the slow run).
+        p = run(slow, *self.GATE, "--history", before, "--confirm-time", "0")
+        self.assertEqual(p.returncode, 1, p.stderr)
+        self.assertIn("cmp/chain: the step is not confirmed (--confirm-time 0): the numbers "
+                      "alone fail the gate", p.stderr)
+        self.assertNotIn("paired against", p.stderr)
 
     def test_history_gate_refused(self):
         for args, why in ((["--history-gate", "10"], "--history-gate needs a run of times"),
@@ -450,6 +459,12 @@ class HistoryConfirmTest(e2e_helpers.Case):
         # cmp/steady did not change: a change point the noise may put there (a tenth of a
         # percent is significant over such quiet runs) is never confirmed.
         self.assertNotRegex(out, r"cmp/steady: change point at run \d+ \([^)]*\): confirmed")
+        # --confirm-time 0 runs nothing again, as it does for a baseline's suspects.
+        p = run(self.old, "--history-show", self.db, "--history-confirm", "--confirm-time", "0",
+                "cmp/", env_extra=self.env)
+        self.assert_exit(p, 0)
+        self.assertIn("confirmation: not run (--confirm-time 0)", p.stdout)
+        self.assertNotIn("paired", p.stdout)
 
     def test_environment_step_is_not_a_code_change(self):
         self.record(self.old, 6)

@@ -892,7 +892,7 @@ int bench__cli_parse(bench__request *c, int argc, char **argv)
     c->abo.significance_level = c->cmp.significance_level;
     c->abo.noise_threshold = c->noise_threshold_set ? c->cmp.noise_threshold
                                                     : BENCH__DEFAULT_AB_NOISE_THRESHOLD;
-    c->abo.timeout_s = c->run.timeout_s > 0 ? c->run.timeout_s : BENCH__DEFAULT_TIMEOUT;
+    c->abo.timeout_s = bench__request_timeout(c);
     c->abo.seed = c->run.seed;
     c->abo.fixed_layout = c->run.fixed_layout;
     return 0;

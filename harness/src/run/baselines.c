@@ -350,7 +350,7 @@ char *bench__ab_other_list(const bench__request *c, const char *prog)
     free(argv);
     if (rc != 0)
         return NULL;
-    double timeout = c->abo.timeout_s > 0 ? c->abo.timeout_s : BENCH__DEFAULT_TIMEOUT;
+    double timeout = c->abo.timeout_s;
     int64_t deadline = bench__now_ns() + (int64_t)(timeout * 1e9);
     size_t len = 0, cap = 4096;
     char *text = malloc(cap), line[512];
@@ -468,7 +468,7 @@ static int open_snapshot(const bench__request *c, const bench__saved *old, const
         rc = bench__snapshot_verify(old->ctx.program_hash, old->ctx.program_mac, why,
                                     sizeof why);
     if (rc == 0) {
-        double timeout = c->run.timeout_s > 0 ? c->run.timeout_s : BENCH__DEFAULT_TIMEOUT;
+        double timeout = bench__request_timeout(c);
         rc = bench__snapshot_open(bench__baseline_dir(c), old->ctx.program_file,
                                   old->ctx.program_hash,
                                   bench__now_ns() + (int64_t)(timeout * 1e9), fd, why,

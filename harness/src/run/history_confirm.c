@@ -62,7 +62,7 @@ static int open_side(const bench__request *c, const char *history, side *s)
     }
     char file[256];
     bench__msg(file, sizeof file, "%s.program", s->hash + strlen("sha256:"));
-    double timeout = c->run.timeout_s > 0 ? c->run.timeout_s : BENCH__DEFAULT_TIMEOUT;
+    double timeout = bench__request_timeout(c);
     int rc = bench__snapshot_open(dir, file, s->hash, bench__now_ns() + (int64_t)(timeout * 1e9),
                                   &s->fd, msg, sizeof msg);
     if (rc == BENCH_EUSAGE)
@@ -88,12 +88,18 @@ static const char *outcome(const bench__ab_item *it, double step)
     return "inconclusive (the paired run could not tell)";
 }
 
+/* --confirm-time 0: nothing is run again; the numbers decide, as they do for a baseline's
+ * suspects (baselines.c). */
+static bool never_confirm(const bench__request *c)
+{
+    return c->confirm_time_set && c->confirm_time <= 0;
+}
+
 /* The paired options of a confirmation: its time, the comparison's level and threshold. */
 static bench__ab_options confirm_options(const bench__request *c)
 {
     bench__ab_options ab = c->abo;
-    ab.seconds = c->confirm_time_set && c->confirm_time > 0 ? c->confirm_time
-                                                            : BENCH__DEFAULT_CONFIRM_TIME;
+    ab.seconds = c->confirm_time_set ? c->confirm_time : BENCH__DEFAULT_CONFIRM_TIME;
     ab.significance_level = c->cmp.significance_level;
     ab.noise_threshold = c->cmp.noise_threshold;
     ab.progress = isatty(STDERR_FILENO);
@@ -126,6 +132,10 @@ int bench__history_confirm(FILE *o, const bench__request *c, const bench__histor
         npoints += view->s[i].found.ncp;
     if (npoints == 0) {
         fprintf(o, "\nconfirmation: no change point to confirm\n");
+        return 0;
+    }
+    if (never_confirm(c)) {
+        fprintf(o, "\nconfirmation: not run (--confirm-time 0)\n");
         return 0;
     }
     bench__ab_options ab = confirm_options(c);
@@ -187,7 +197,13 @@ int bench__history_confirm_gate(FILE *o, const bench__request *c, const char *pr
 {
     bench__ab_options ab = confirm_options(c);
     int rc = 0;
-    for (size_t i = 0; i < steps->n && rc == 0; i++) {
+    for (size_t i = 0; i < steps->n && never_confirm(c); i++) {
+        char id[BENCH__ESCAPED_ID];
+        fprintf(o, "%s: the step is not confirmed (--confirm-time 0): the numbers alone fail the "
+                   "gate\n", bench__escape(id, sizeof id, steps->s[i].id));
+        *regressed = true;
+    }
+    for (size_t i = 0; i < steps->n && rc == 0 && !never_confirm(c); i++) {
         const bench__history_step *st = &steps->s[i];
         char id[BENCH__ESCAPED_ID], why[4 * sizeof ((side *)0)->why];
         bench__escape(id, sizeof id, st->id);

@@ -494,7 +494,7 @@ static void write_outputs(pipeline *p)
     if (c->save_baseline) {
         char path[4096];
         bench__baseline_path(c, c->save_baseline, path, sizeof path);
-        double timeout = c->run.timeout_s > 0 ? c->run.timeout_s : BENCH__DEFAULT_TIMEOUT;
+        double timeout = bench__request_timeout(c);
         if (bench__save_named(bench__baseline_dir(c), c->save_baseline, path, &p->ctx,
                               p->results, p->k, p->cl->times, timeout) != 0) {
             if (bench__proc_interrupted())
@@ -513,7 +513,7 @@ static void write_outputs(pipeline *p)
     } else if (c->history_path && p->cl->times) {
         /* The program beside the history, so a later --history-confirm can run it again; one
          * that cannot be kept is a warning: the run is recorded. */
-        double timeout = c->run.timeout_s > 0 ? c->run.timeout_s : BENCH__DEFAULT_TIMEOUT;
+        double timeout = bench__request_timeout(c);
         if (bench__history_keep_program(c->history_path, &p->ctx, c->history_programs, timeout,
                                         msg, sizeof msg) != 0)
             fprintf(stderr, "bench: warning: %s\n", bench__escape(shown, sizeof shown, msg));

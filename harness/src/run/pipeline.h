@@ -88,6 +88,12 @@ typedef struct bench__request {
     /* ---- end instruction mode ---- */
 } bench__request;
 
+/** The deadline of one child (a worker, a program snapshot run), s: --timeout, else the default. */
+static inline double bench__request_timeout(const bench__request *c)
+{
+    return c->run.timeout_s > 0 ? c->run.timeout_s : BENCH__DEFAULT_TIMEOUT;
+}
+
 /** This program's benchmarks, for bench__baseline_absent_entries. */
 struct program {
     const bench__instance *all;
