@@ -237,14 +237,14 @@ static void test_peak_heap_fact(void **state)
     p_free(d);
     f->probe->detach(f->probe, &f->r);
     f->attached = false;
-    const bench__fact *peak = fact(&f->r, "peak_heap_bytes");
+    const bench__fact *peak = bench__fact_find(&f->r, "peak_heap_bytes");
     assert_non_null(peak);
     assert_string_equal(peak->unit, "B");
     assert_true(peak->value >= 4300);
     assert_true(peak->value < 4300 + 3 * 64);
-    assert_non_null(fact(&f->r, "minor_faults"));
-    assert_non_null(fact(&f->r, "major_faults"));
-    const bench__fact *rss = fact(&f->r, "max_rss_bytes");
+    assert_non_null(bench__fact_find(&f->r, "minor_faults"));
+    assert_non_null(bench__fact_find(&f->r, "major_faults"));
+    const bench__fact *rss = bench__fact_find(&f->r, "max_rss_bytes");
     if (rss)
         assert_true(rss->value > 0);
 }

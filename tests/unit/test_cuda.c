@@ -300,8 +300,8 @@ static void test_gpu_time_is_the_sample_time(void **state)
     assert_string_equal(fk.range, "tc/plain");
     assert_true(fk.cfg.l2_flush_bytes == 0);
     assert_int_equal(fk.cfg.blocking, 0);
-    const bench__fact *before = fact(&r, "gpu_mem_used_before_bytes");
-    const bench__fact *after = fact(&r, "gpu_mem_used_after_bytes");
+    const bench__fact *before = bench__fact_find(&r, "gpu_mem_used_before_bytes");
+    const bench__fact *after = bench__fact_find(&r, "gpu_mem_used_after_bytes");
     assert_non_null(before);
     assert_non_null(after);
     assert_string_equal(before->unit, "B");
@@ -564,12 +564,12 @@ static void test_gpu_state_per_sample(void **state)
         assert_true(near(en->totals[i], 3e-7 * r.totals_ns[i]));
         assert_true(slow->totals[i] == 0);
     }
-    assert_true(fact(&r, "gpu_sm_clock_reference_mhz")->value == 1980);
-    assert_true(fact(&r, "gpu_temperature_max_c")->value >= 45);
-    assert_true(fact(&r, "gpu_throttled_samples")->value == 0);
-    assert_true(near(fact(&r, "gpu_sm_clock_mhz")->value, 1980));
-    assert_true(near(fact(&r, "gpu_mem_clock_mhz")->value, 2619));
-    assert_true(near(fact(&r, "gpu_power_w")->value, 300));
+    assert_true(bench__fact_find(&r, "gpu_sm_clock_reference_mhz")->value == 1980);
+    assert_true(bench__fact_find(&r, "gpu_temperature_max_c")->value >= 45);
+    assert_true(bench__fact_find(&r, "gpu_throttled_samples")->value == 0);
+    assert_true(near(bench__fact_find(&r, "gpu_sm_clock_mhz")->value, 1980));
+    assert_true(near(bench__fact_find(&r, "gpu_mem_clock_mhz")->value, 2619));
+    assert_true(near(bench__fact_find(&r, "gpu_power_w")->value, 300));
     bench__result_destroy(&r);
 }
 
@@ -585,8 +585,8 @@ static void test_all_samples_throttled(void **state)
     run(&bench__desc_tc__plain, &r);
     assert_int_equal(r.status, BENCH__OK);
     assert_true(r.nsamples >= 3);
-    assert_true(fact(&r, "gpu_throttled_samples")->value == (double)r.nsamples);
-    assert_true(near(fact(&r, "gpu_sm_clock_threshold_mhz")->value, 0.75 * 1980));
+    assert_true(bench__fact_find(&r, "gpu_throttled_samples")->value == (double)r.nsamples);
+    assert_true(near(bench__fact_find(&r, "gpu_sm_clock_threshold_mhz")->value, 0.75 * 1980));
     const bench__metric *slow = bench__metric_find(&r, "gpu_slowdown_ns");
     for (size_t i = 0; i < r.nsamples; i++)
         assert_true(slow->totals[i] == r.totals_ns[i]);
@@ -601,7 +601,7 @@ static void test_nvml_unavailable(void **state)
     run(&bench__desc_tc__plain, &r);
     assert_int_equal(r.status, BENCH__OK);
     assert_null(bench__metric_find(&r, "gpu_sm_cycles"));
-    assert_null(fact(&r, "gpu_throttled_samples"));
+    assert_null(bench__fact_find(&r, "gpu_throttled_samples"));
     bench__result_destroy(&r);
     bench__gpu g;
     bench__cuda_context_collect(&g);
@@ -653,12 +653,12 @@ static void test_throttled_samples_left_out(void **state)
     }
     assert_int_equal(r.processes, 3);
     assert_true(r.total_iters == 40);
-    assert_true(fact(&r, "gpu_throttled_samples")->value == 2);
-    assert_true(near(fact(&r, "gpu_sm_clock_threshold_mhz")->value, 1485));
+    assert_true(bench__fact_find(&r, "gpu_throttled_samples")->value == 2);
+    assert_true(near(bench__fact_find(&r, "gpu_sm_clock_threshold_mhz")->value, 1485));
     /* done once: a second call changes nothing */
     bench__cuda_analyze(&r);
     assert_int_equal(r.nsamples, 4);
-    assert_true(fact(&r, "gpu_throttled_samples")->value == 2);
+    assert_true(bench__fact_find(&r, "gpu_throttled_samples")->value == 2);
     bench__result_destroy(&r);
 }
 
@@ -715,7 +715,7 @@ static void test_clock_locking(void **state)
     assert_int_equal(g.sm_clock_default_mhz, 1980);
     bench__result r;
     run(&bench__desc_tc__plain, &r); /* at the locked 1500 MHz: not throttled */
-    assert_true(fact(&r, "gpu_throttled_samples")->value == 0);
+    assert_true(bench__fact_find(&r, "gpu_throttled_samples")->value == 0);
     bench__result_destroy(&r);
     bench__cuda_unlock_clocks();
     bench__cuda_context_collect(&g);

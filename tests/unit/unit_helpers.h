@@ -28,13 +28,4 @@ static inline double normal(bench__rng *r)
     return sqrt(-2.0 * log(u1)) * cos(2.0 * M_PI * u2);
 }
 
-/* The fact `name` of a result, or NULL when it has none. */
-static inline const bench__fact *fact(const bench__result *r, const char *name)
-{
-    for (size_t i = 0; i < r->nfacts; i++)
-        if (strcmp(r->facts[i].name, name) == 0)
-            return &r->facts[i];
-    return NULL;
-}
-
 #endif /* TESTS_UNIT_HELPERS_H */

@@ -91,6 +91,16 @@ int bench__threads_summary_of(const bench__result *r, bench__threads_summary *ou
     return 1;
 }
 
+uint64_t *bench__thread_cpus(bench__result *r, unsigned threads)
+{
+    if (!r->thread_cpus) {
+        r->thread_cpus = calloc((size_t)threads * BENCH__CPU_WORDS, sizeof *r->thread_cpus);
+        if (r->thread_cpus)
+            r->threads = threads;
+    }
+    return r->thread_cpus;
+}
+
 bool bench__thread_ran_on(const bench__result *r, unsigned t, unsigned c)
 {
     if (!r->thread_cpus || t >= r->threads || c >= 64 * BENCH__CPU_WORDS)
@@ -103,6 +113,14 @@ const bench__metric *bench__metric_find(const bench__result *r, const char *name
     for (size_t i = 0; i < r->nmetrics; i++)
         if (strcmp(r->metrics[i].name, name) == 0)
             return &r->metrics[i];
+    return NULL;
+}
+
+const bench__fact *bench__fact_find(const bench__result *r, const char *name)
+{
+    for (size_t i = 0; i < r->nfacts; i++)
+        if (strcmp(r->facts[i].name, name) == 0)
+            return &r->facts[i];
     return NULL;
 }
 

@@ -138,6 +138,11 @@ typedef struct bench__threads_summary {
 int bench__threads_summary_of(const bench__result *r, bench__threads_summary *out);
 /** Whether CPU c is in thread t's set of r (false beyond the recorded threads and CPUs). */
 bool bench__thread_ran_on(const bench__result *r, unsigned t, unsigned c);
+/**
+ * r's CPU sets of `threads` threads (thread_cpus), made empty on first use; NULL when out of
+ * memory. Writers OR their CPUs into thread t's BENCH__CPU_WORDS words.
+ */
+uint64_t *bench__thread_cpus(bench__result *r, unsigned threads);
 
 /**
  * Adds a metric to r with room for its samples; returns its index, or -1 (r is then failed with
@@ -147,6 +152,8 @@ int bench__metric_add(struct bench__result *r, const char *name, const char *uni
                       const char *source);
 /** Adds (or replaces) a fact of r; silently drops it when r has BENCH__MAX_FACTS already. */
 void bench__fact_add(struct bench__result *r, const char *name, const char *unit, double value);
+/** The fact of r with this name, or NULL. */
+const bench__fact *bench__fact_find(const struct bench__result *r, const char *name);
 /** The metric of r with this name, or NULL. */
 const bench__metric *bench__metric_find(const struct bench__result *r, const char *name);
 /** Sets r's status (failed or skipped) and reason unless it has one already: the first wins. */

@@ -384,14 +384,6 @@ void *bench_cuda_stream(bench_t *b)
 
 /* ---- throttled samples, clocks of a comparison, clock locking ---- */
 
-static const bench__fact *find_fact(const bench__result *r, const char *name)
-{
-    for (size_t i = 0; i < r->nfacts; i++)
-        if (strcmp(r->facts[i].name, name) == 0)
-            return &r->facts[i];
-    return NULL;
-}
-
 /* Mean of metric m over the samples, per ns of GPU time (sum of m / sum of time); -1 without. */
 static double per_ns(const bench__metric *m, const double *totals_ns, size_t n)
 {
@@ -443,9 +435,9 @@ void bench__cuda_analyze(bench__result *r)
 {
     const bench__metric *sm = bench__metric_find(r, "gpu_sm_cycles");
     size_t n = r->nsamples;
-    if (!sm || n == 0 || find_fact(r, "gpu_throttled_samples"))
+    if (!sm || n == 0 || bench__fact_find(r, "gpu_throttled_samples"))
         return; /* no GPU state, no samples, or done already */
-    const bench__fact *ref = find_fact(r, "gpu_sm_clock_reference_mhz");
+    const bench__fact *ref = bench__fact_find(r, "gpu_sm_clock_reference_mhz");
     /* A lock set by this process (the manager) is the reference of every sample it gathered;
      * its workers, which did not lock, named the default clock. */
     double base = cu.locked_mhz > 0 ? (double)cu.locked_mhz : ref ? ref->value : -1;

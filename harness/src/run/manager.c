@@ -155,10 +155,9 @@ static bool take(bench__result *r, iso *s, unsigned proc, char *line, bool *ende
             return false;
         /* Facts are per process (peak heap, ...): the largest over the processes is kept. */
         const char *name = rest + off;
-        for (size_t f = 0; f < r->nfacts; f++)
-            if (strcmp(r->facts[f].name, name) == 0 && r->facts[f].value >= v)
-                return true;
-        bench__fact_add(r, name, unit, v);
+        const bench__fact *old = bench__fact_find(r, name);
+        if (!old || old->value < v)
+            bench__fact_add(r, name, unit, v);
         return true;
     }
     if (strncmp(line, "THREAD ", 7) == 0) {
@@ -169,13 +168,9 @@ static bool take(bench__result *r, iso *s, unsigned proc, char *line, bool *ende
         if (end == p || *end != ' ' || t >= threads)
             return false;
         p = end + 1;
-        if (!r->thread_cpus) {
-            r->thread_cpus = calloc((size_t)threads * BENCH__CPU_WORDS, sizeof *r->thread_cpus);
-            if (!r->thread_cpus) {
-                fail(r, BENCH__FAIL_ERROR, 0, "%s", "out of memory for the threads' CPUs");
-                return true;
-            }
-            r->threads = threads;
+        if (!bench__thread_cpus(r, threads)) {
+            fail(r, BENCH__FAIL_ERROR, 0, "%s", "out of memory for the threads' CPUs");
+            return true;
         }
         if (strcmp(p, "-") == 0)
             return true;

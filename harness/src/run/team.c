@@ -281,12 +281,8 @@ static void follower_init(bench__team *t, unsigned i)
 /* The CPUs each thread was seen on, added to the result's (rounds and processes add up). */
 static void keep_placement(bench__team *t, bench__result *r)
 {
-    if (!r->thread_cpus) {
-        r->thread_cpus = calloc((size_t)t->n * BENCH__CPU_WORDS, sizeof *r->thread_cpus);
-        if (!r->thread_cpus)
-            return;
-        r->threads = t->n;
-    }
+    if (!bench__thread_cpus(r, t->n))
+        return;
     for (unsigned i = 0; i < t->n && i < r->threads; i++)
         for (size_t w = 0; w < BENCH__CPU_WORDS; w++)
             r->thread_cpus[(size_t)i * BENCH__CPU_WORDS + w] |= t->m[i].cpus[w];
