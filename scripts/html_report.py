@@ -17,7 +17,17 @@ Usage: scripts/html_report.py [RESULTS.json] [--history SERIES.json] [--baseline
   --out DIR        output directory (default reports/html); the pages it wrote before
                    (index.html, b-*.html, flamegraph.svg) are replaced
   --title TEXT     title of the index page
-Exit: 0 ok, 2 unreadable or invalid input (one line on stderr names the file and the problem).
+Exit: 0 ok, 2 unreadable or invalid input, or an output folder that cannot be written (one line
+on stderr names the file, and the JSON path of the first problem).
+
+Input is checked before anything is drawn: a results or baseline file against the published
+schema (docs/results.schema.json, found beside this script in the source tree or under
+share/doc/harness/docs/ of an installation; checked by a small validator of the keywords it uses,
+so no package is needed), a history series against SERIES_SCHEMA below. Baselines of
+--baselines-dir that fail the check are skipped with a warning. The output folder is written
+whole: the pages are made in a new folder beside it (with the files of the old one that are not
+the report's own copied over), which then replaces it by rename, so a failure leaves the earlier
+report as it was; an --out that is a symbolic link is refused, never written through.
 
 Each benchmark page has, when the data allow:
   - plot-kde: the distribution of per-iteration times (totals_ns / iterations) as a Gaussian
@@ -46,8 +56,10 @@ The history page (--history) has, per benchmark, its median in every run where i
 runs in the order recorded, labelled with their ids), the segments between change points as
 dashed lines at their geometric means, each change point as a vertical line (class cp) with its
 step and interval, and the trend when one was found.
-Every id, message and other text from the files is HTML-escaped; file names of pages are made
-from the id with unsafe characters replaced and a hash added, so any id gives a safe, unique name.
+All markup is made by el() (see "markup" below): text and attribute values from the files are
+escaped by construction, whatever their type, and nothing from a file is pasted into markup. File
+names of pages are made from the id with unsafe characters replaced and a hash added, so any id
+gives a safe, unique name.
 """
 import argparse
 import hashlib
@@ -59,15 +71,69 @@ import re
 import shutil
 import statistics
 import sys
+import tempfile
 
 # The name this tool was run as: html_report.py in the source tree, bench-report installed.
 ME = os.path.basename(sys.argv[0]) or "html_report.py"
 
+# ---- markup: every piece of HTML and SVG on the pages is made here ----
+#
+# Text from the files never becomes markup by being pasted into it: el() escapes every child that
+# is not already Markup and every attribute value, and Markup is made only by el(), frag() and
+# the constants of this file (the style sheet and the scripts). A value of any type (a string
+# where a number belongs, a list, a dict) comes out as its escaped text.
+
+class Markup(str):
+    """HTML made by el() or frag() (or a constant of this file): put into a page as it is."""
+    __slots__ = ()
+
+
+NAME_RE = re.compile(r"[A-Za-z][A-Za-z0-9:-]*")
+
+
+def text_of(child):
+    """The HTML of a child: Markup as it is, None and False as nothing, lists item by item,
+    anything else as its text, escaped."""
+    if child is None or child is False:
+        return ""
+    if isinstance(child, Markup):
+        return child
+    if isinstance(child, (list, tuple)):
+        return "".join(text_of(c) for c in child)
+    return html.escape(str(child), quote=True)
+
+
+def el(tag, attrs=None, *children, void=False):
+    """<tag attrs>children</tag> (void: no content, no end tag). Attribute values are escaped
+    (None or False leaves the attribute out); names are this file's constants, checked."""
+    if not NAME_RE.fullmatch(tag):
+        raise ValueError(f"bad element name {tag!r}")
+    out = ["<", tag]
+    for k, v in (attrs or {}).items():
+        if not NAME_RE.fullmatch(k):
+            raise ValueError(f"bad attribute name {k!r}")
+        if v is None or v is False:
+            continue
+        out.append(f' {k}="{html.escape(str(v), quote=True)}"')
+    out.append(">")
+    if void:
+        return Markup("".join(out))
+    out.append(text_of(children))
+    out.append(f"</{tag}>")
+    return Markup("".join(out))
+
+
+def frag(*children):
+    """Children side by side, escaped as el() escapes them."""
+    return Markup(text_of(children))
+
+
+def px(v):
+    """A coordinate as the plots write it: one decimal."""
+    return f"{v:.1f}"
+
+
 # ---- formatting ----
-
-
-def esc(s):
-    return html.escape(str(s), quote=True)
 
 
 def time_unit(ns):
@@ -100,7 +166,7 @@ def fmt_num(v):
         return "n/a"
     if isinstance(v, (int, float)) and math.isfinite(v):
         return f"{v:.4g}"
-    return esc(v)
+    return str(v)
 
 
 def page_name(bid):
@@ -183,6 +249,20 @@ W, H = 720, 300
 ML, MR, MT, MB = 70, 20, 20, 50
 
 
+def svg_figure(pid, cls, height, parts, caption):
+    """A plot: <figure><svg id=pid class="plot cls">parts</svg><figcaption>caption</figcaption>."""
+    return el("figure", None,
+              el("svg", {"id": pid, "class": f"plot {cls}", "xmlns": "http://www.w3.org/2000/svg",
+                         "width": W, "height": height, "viewBox": f"0 0 {W} {height}",
+                         "role": "img"}, parts),
+              el("figcaption", None, caption))
+
+
+def titled(tag, attrs, tip):
+    """An SVG element with a tooltip (<title>)."""
+    return el(tag, attrs, el("title", None, tip))
+
+
 class Plot:
     def __init__(self, pid, cls, xlo, xhi, ylo, yhi, xlabel, ylabel, height=H):
         self.pid, self.cls = pid, cls
@@ -201,30 +281,29 @@ class Plot:
     def axes(self, xfmt, yfmt, xticks=None, yticks=None):
         p = self.parts
         x0, y0, x1, y1 = ML, self.h - MB, W - MR, MT
-        p.append(f'<line class="axis" x1="{x0}" y1="{y0}" x2="{x1}" y2="{y0}"/>')
-        p.append(f'<line class="axis" x1="{x0}" y1="{y0}" x2="{x0}" y2="{y1}"/>')
+        p.append(el("line", {"class": "axis", "x1": x0, "y1": y0, "x2": x1, "y2": y0}))
+        p.append(el("line", {"class": "axis", "x1": x0, "y1": y0, "x2": x0, "y2": y1}))
         for t in (nice_ticks(self.xlo, self.xhi) if xticks is None else xticks):
             if self.xlo - 1e-12 <= t <= self.xhi + 1e-12:
-                px = self.x(t)
-                p.append(f'<line class="tick" x1="{px:.1f}" y1="{y0}" x2="{px:.1f}" '
-                         f'y2="{y0 + 4}"/><text class="tl" x="{px:.1f}" y="{y0 + 16}" '
-                         f'text-anchor="middle">{esc(xfmt(t))}</text>')
+                tx = px(self.x(t))
+                p.append(el("line", {"class": "tick", "x1": tx, "y1": y0, "x2": tx,
+                                     "y2": y0 + 4}))
+                p.append(el("text", {"class": "tl", "x": tx, "y": y0 + 16,
+                                     "text-anchor": "middle"}, xfmt(t)))
         for t in (nice_ticks(self.ylo, self.yhi) if yticks is None else yticks):
             if self.ylo - 1e-12 <= t <= self.yhi + 1e-12:
                 py = self.y(t)
-                p.append(f'<line class="grid" x1="{x0}" y1="{py:.1f}" x2="{x1}" y2="{py:.1f}"/>'
-                         f'<text class="tl" x="{x0 - 6}" y="{py + 4:.1f}" text-anchor="end">'
-                         f"{esc(yfmt(t))}</text>")
-        p.append(f'<text class="al" x="{(x0 + x1) / 2}" y="{self.h - 12}" '
-                 f'text-anchor="middle">{esc(self.xlabel)}</text>')
-        p.append(f'<text class="al" x="14" y="{(y0 + y1) / 2}" text-anchor="middle" '
-                 f'transform="rotate(-90 14 {(y0 + y1) / 2})">{esc(self.ylabel)}</text>')
+                p.append(el("line", {"class": "grid", "x1": x0, "y1": px(py), "x2": x1,
+                                     "y2": px(py)}))
+                p.append(el("text", {"class": "tl", "x": x0 - 6, "y": px(py + 4),
+                                     "text-anchor": "end"}, yfmt(t)))
+        p.append(el("text", {"class": "al", "x": (x0 + x1) / 2, "y": self.h - 12,
+                             "text-anchor": "middle"}, self.xlabel))
+        p.append(el("text", {"class": "al", "x": 14, "y": (y0 + y1) / 2, "text-anchor": "middle",
+                             "transform": f"rotate(-90 14 {(y0 + y1) / 2})"}, self.ylabel))
 
-    def svg(self, caption):
-        return (f'<figure><svg id="{esc(self.pid)}" class="plot {esc(self.cls)}" '
-                f'xmlns="http://www.w3.org/2000/svg" width="{W}" height="{self.h}" '
-                f'viewBox="0 0 {W} {self.h}" role="img">' + "".join(self.parts) +
-                f"</svg><figcaption>{caption}</figcaption></figure>")
+    def svg(self, *caption):
+        return svg_figure(self.pid, self.cls, self.h, self.parts, caption)
 
 
 def path_of(plot, xs, ys, close=False):
@@ -250,27 +329,27 @@ def kde_plot(b, level):
     p.axes(lambda t: f"{t / div:.4g}", lambda t: "")
     if lo is not None and hi is not None:
         tip = f"{level:.0%} CI of the median: [{fmt_time(lo)}, {fmt_time(hi)}]"
-        p.parts.append(f'<rect class="ci" x="{p.x(lo):.1f}" y="{MT}" '
-                       f'width="{max(p.x(hi) - p.x(lo), 1):.1f}" height="{H - MT - MB}">'
-                       f"<title>{esc(tip)}</title></rect>")
-    p.parts.append(f'<path class="density" d="{path_of(p, gx, gy, close=True)}"/>')
+        p.parts.append(titled("rect", {"class": "ci", "x": px(p.x(lo)), "y": MT,
+                                       "width": px(max(p.x(hi) - p.x(lo), 1)),
+                                       "height": H - MT - MB}, tip))
+    p.parts.append(el("path", {"class": "density", "d": path_of(p, gx, gy, close=True)}))
     for v in vals[:5000]:
-        px = p.x(v)
-        p.parts.append(f'<line class="rug" x1="{px:.1f}" y1="{H - MB}" x2="{px:.1f}" '
-                       f'y2="{H - MB - 6}"/>')
+        x = px(p.x(v))
+        p.parts.append(el("line", {"class": "rug", "x1": x, "y1": H - MB, "x2": x,
+                                   "y2": H - MB - 6}))
     if med is not None:
-        p.parts.append(f'<line class="median" x1="{p.x(med):.1f}" y1="{MT}" x2="{p.x(med):.1f}" '
-                       f'y2="{H - MB}"><title>{esc("median " + fmt_time(med))}</title></line>')
-    cap = (f"Distribution of the {len(vals)} samples' time per iteration: kernel density "
-           f"(bandwidth {esc(fmt_time(h))}), samples as ticks, median (line) and its "
-           f"{level:.0%} confidence interval (band).")
-    return p.svg(cap)
+        x = px(p.x(med))
+        p.parts.append(titled("line", {"class": "median", "x1": x, "y1": MT, "x2": x,
+                                       "y2": H - MB}, "median " + fmt_time(med)))
+    return p.svg(f"Distribution of the {len(vals)} samples' time per iteration: kernel density "
+                 f"(bandwidth {fmt_time(h)}), samples as ticks, median (line) and its "
+                 f"{level:.0%} confidence interval (band).")
 
 
 def scatter_plot(b):
     s = b.get("samples") or {}
     its, tot = s.get("iterations") or [], s.get("totals_ns") or []
-    pairs = [(i, t) for i, t in zip(its, tot) if isinstance(i, (int, float))
+    pairs = [(i, t) for i, t in zip(its, tot) if isinstance(i, (int, float)) and i > 0
              and isinstance(t, (int, float)) and math.isfinite(t)]
     if len(pairs) < 2:
         return ""
@@ -283,18 +362,17 @@ def scatter_plot(b):
     p.axes(lambda t: f"{t:.4g}", lambda t: f"{t / div:.4g}")
     if math.isfinite(slope):
         tip = f"least squares through the origin: {fmt_time(slope)} per iteration"
-        p.parts.append(f'<line class="fit" x1="{p.x(0):.1f}" y1="{p.y(0):.1f}" '
-                       f'x2="{p.x(xmax):.1f}" y2="{p.y(slope * xmax):.1f}">'
-                       f"<title>{esc(tip)}</title></line>")
+        p.parts.append(titled("line", {"class": "fit", "x1": px(p.x(0)), "y1": px(p.y(0)),
+                                       "x2": px(p.x(xmax)), "y2": px(p.y(slope * xmax))}, tip))
     for k, (a, c) in enumerate(pairs):
         tip = f"sample {k + 1}: {a:g} iterations, {fmt_time(c)} total, {fmt_time(c / a)} each"
-        p.parts.append(f'<circle class="pt" cx="{p.x(a):.1f}" cy="{p.y(c):.1f}" r="3" '
-                       f'data-tip="{esc(tip)}"><title>{esc(tip)}</title></circle>')
+        p.parts.append(titled("circle", {"class": "pt", "cx": px(p.x(a)), "cy": px(p.y(c)),
+                                         "r": 3, "data-tip": tip}, tip))
     harness = ((b.get("estimates") or {}).get("slope") or {}).get("point")
-    cap = (f"Iterations against the sample's total time. Line: least squares through the origin, "
-           f"{esc(fmt_time(slope))} per iteration (the harness reported "
-           f"{esc(fmt_time(harness))}).")
-    return p.svg(cap) + '<p class="readout" id="readout">&#160;</p>'
+    return frag(p.svg(f"Iterations against the sample's total time. Line: least squares through "
+                      f"the origin, {fmt_time(slope)} per iteration (the harness reported "
+                      f"{fmt_time(harness)})."),
+                el("p", {"class": "readout", "id": "readout"}, "\u00a0"))
 
 
 def baseline_plot(b, base_entry, base_label):
@@ -317,24 +395,25 @@ def baseline_plot(b, base_entry, base_label):
              f"time per iteration ({unit})", "density")
     p.axes(lambda t: f"{t / div:.4g}", lambda t: "")
     if by:
-        p.parts.append(f'<path class="density base" d="{path_of(p, gx, by, close=True)}">'
-                       f"<title>{esc('baseline: ' + base_label)}</title></path>")
-    p.parts.append(f'<path class="density" d="{path_of(p, gx, gy, close=True)}">'
-                   "<title>this run</title></path>")
+        p.parts.append(titled("path", {"class": "density base",
+                                       "d": path_of(p, gx, by, close=True)},
+                              "baseline: " + base_label))
+    p.parts.append(titled("path", {"class": "density", "d": path_of(p, gx, gy, close=True)},
+                          "this run"))
     if bmed is not None and math.isfinite(bmed):
-        p.parts.append(f'<line class="median base" x1="{p.x(bmed):.1f}" y1="{MT}" '
-                       f'x2="{p.x(bmed):.1f}" y2="{H - MB}">'
-                       f"<title>{esc('baseline median ' + fmt_time(bmed))}</title></line>")
-    legend = (f'<text class="legend" x="{W - MR - 4}" y="{MT + 12}" text-anchor="end">'
-              f'<tspan class="cur">&#9632; this run</tspan>'
-              + (f' <tspan class="bas">&#9632; {esc(base_label)}</tspan>' if by or bmed else "")
-              + "</text>")
-    p.parts.append(legend)
+        x = px(p.x(bmed))
+        p.parts.append(titled("line", {"class": "median base", "x1": x, "y1": MT, "x2": x,
+                                       "y2": H - MB}, "baseline median " + fmt_time(bmed)))
+    p.parts.append(el("text", {"class": "legend", "x": W - MR - 4, "y": MT + 12,
+                               "text-anchor": "end"},
+                      el("tspan", {"class": "cur"}, "\u25a0 this run"),
+                      (" ", el("tspan", {"class": "bas"}, "\u25a0 " + base_label))
+                      if by or bmed else None))
     cap = "Baseline against this run"
     if change and "ratio" not in change:  # a status: "new" (the baseline lacks it), "skipped"
-        cap += f": {esc(change.get('verdict', ''))}"
+        cap += f": {change.get('verdict', '')}"
     elif change:
-        cap += (f": {esc(change.get('verdict', ''))}, ratio new/old "
+        cap += (f": {change.get('verdict', '')}, ratio new/old "
                 f"{fmt_num(change.get('ratio'))} [{fmt_num(change.get('ratio_lower'))}, "
                 f"{fmt_num(change.get('ratio_upper'))}], p (adjusted) "
                 f"{fmt_num(change.get('p_adjusted'))}")
@@ -344,8 +423,8 @@ def baseline_plot(b, base_entry, base_label):
 def history_plot(bid, history, level):
     """history: [(label, timestamp, median, lower, upper, is_current)] sorted by timestamp."""
     if not any(not h[5] for h in history):
-        return ('<p id="history-none" class="note">No saved baseline in the directory has this '
-                "benchmark: no history.</p>")
+        return el("p", {"id": "history-none", "class": "note"},
+                  "No saved baseline in the directory has this benchmark: no history.")
     meds = [h[2] for h in history]
     his = [h[4] if h[4] is not None else h[2] for h in history]
     los = [h[3] if h[3] is not None else h[2] for h in history]
@@ -357,26 +436,26 @@ def history_plot(bid, history, level):
     p.axes(lambda t: "", lambda t: f"{t / div:.4g}", xticks=[])
     prev = None
     for k, (label, ts, med, lo, hi, cur) in enumerate(history):
-        px = p.x(k)
+        x = px(p.x(k))
         if lo is not None and hi is not None:
-            p.parts.append(f'<line class="err" x1="{px:.1f}" y1="{p.y(lo):.1f}" x2="{px:.1f}" '
-                           f'y2="{p.y(hi):.1f}"/>')
+            p.parts.append(el("line", {"class": "err", "x1": x, "y1": px(p.y(lo)), "x2": x,
+                                       "y2": px(p.y(hi))}))
         if prev:
-            p.parts.append(f'<line class="trend" x1="{prev[0]:.1f}" y1="{prev[1]:.1f}" '
-                           f'x2="{px:.1f}" y2="{p.y(med):.1f}"/>')
-        prev = (px, p.y(med))
+            p.parts.append(el("line", {"class": "trend", "x1": prev[0], "y1": prev[1], "x2": x,
+                                       "y2": px(p.y(med))}))
+        prev = (x, px(p.y(med)))
         tip = f"{label} ({ts or 'no timestamp'}): median {fmt_time(med)}"
         if lo is not None and hi is not None:
             tip += f", {level:.0%} CI [{fmt_time(lo)}, {fmt_time(hi)}]"
-        p.parts.append(f'<circle class="hpt{" current" if cur else ""}" cx="{px:.1f}" '
-                       f'cy="{p.y(med):.1f}" r="4"><title>{esc(tip)}</title></circle>')
+        p.parts.append(titled("circle", {"class": "hpt current" if cur else "hpt", "cx": x,
+                                         "cy": px(p.y(med)), "r": 4}, tip))
         ly = p.h - MB + 14
         short = label if len(label) <= 18 else label[:16] + ".."
-        p.parts.append(f'<text class="tl" x="{px:.1f}" y="{ly}" text-anchor="end" '
-                       f'transform="rotate(-30 {px:.1f} {ly})">{esc(short)}</text>')
-    return p.svg(f"Median of {esc(bid)} in each saved baseline that has it (intervals where the "
-                 "file has them), ordered by the baseline's context.timestamp; the filled point "
-                 "is this run. A baseline's timestamp is that of the run that saved it last.")
+        p.parts.append(el("text", {"class": "tl", "x": x, "y": ly, "text-anchor": "end",
+                                   "transform": f"rotate(-30 {x} {ly})"}, short))
+    return p.svg(f"Median of {bid} in each saved baseline that has it (intervals where the file "
+                 "has them), ordered by the baseline's context.timestamp; the filled point is "
+                 "this run. A baseline's timestamp is that of the run that saved it last.")
 
 
 # ---- log-axis plots: summary, groups, parameters, processes ----
@@ -417,32 +496,29 @@ def row_plot(pid, cls, rows, xlabel, caption, bars=False):
 
     def x(v):
         return LW + (math.log10(v) - lo) / (hi - lo) * (W - LW - MR)
-    p = [f'<line class="axis" x1="{LW}" y1="{h - MB}" x2="{W - MR}" y2="{h - MB}"/>']
+    p = [el("line", {"class": "axis", "x1": LW, "y1": h - MB, "x2": W - MR, "y2": h - MB})]
     for t in log_ticks(lo, hi):
-        px = LW + (t - lo) / (hi - lo) * (W - LW - MR)
-        p.append(f'<line class="grid" x1="{px:.1f}" y1="{MT}" x2="{px:.1f}" y2="{h - MB}"/>'
-                 f'<text class="tl" x="{px:.1f}" y="{h - MB + 16}" text-anchor="middle">'
-                 f"{esc(fmt_time(10 ** t))}</text>")
-    p.append(f'<text class="al" x="{(LW + W - MR) / 2}" y="{h - 12}" text-anchor="middle">'
-             f"{esc(xlabel)}</text>")
+        tx = px(LW + (t - lo) / (hi - lo) * (W - LW - MR))
+        p.append(el("line", {"class": "grid", "x1": tx, "y1": MT, "x2": tx, "y2": h - MB}))
+        p.append(el("text", {"class": "tl", "x": tx, "y": h - MB + 16, "text-anchor": "middle"},
+                    fmt_time(10 ** t)))
+    p.append(el("text", {"class": "al", "x": (LW + W - MR) / 2, "y": h - 12,
+                         "text-anchor": "middle"}, xlabel))
     for k, (label, href, med, rlo, rhi, tip) in enumerate(rows):
         cy = MT + rh * k + rh / 2
         short = label if len(label) <= 38 else label[:36] + ".."
-        items = [f'<text class="tl" x="{LW - 6}" y="{cy + 4:.1f}" text-anchor="end">'
-                 f"{esc(short)}</text>"]
+        items = [el("text", {"class": "tl", "x": LW - 6, "y": px(cy + 4), "text-anchor": "end"},
+                    short)]
         if bars:
-            items.append(f'<rect class="gbar" x="{LW}" y="{cy - 7:.1f}" '
-                         f'width="{max(x(med) - LW, 1):.1f}" height="14"/>')
+            items.append(el("rect", {"class": "gbar", "x": LW, "y": px(cy - 7),
+                                     "width": px(max(x(med) - LW, 1)), "height": 14}))
         if rlo and rhi and rlo > 0 and rhi > 0:
-            items.append(f'<line class="err" x1="{x(rlo):.1f}" y1="{cy:.1f}" x2="{x(rhi):.1f}" '
-                         f'y2="{cy:.1f}"/>')
-        items.append(f'<circle class="rpt" cx="{x(med):.1f}" cy="{cy:.1f}" r="4"/>')
-        items.append(f"<title>{esc(tip)}</title>")
-        p.append(f'<a class="row" href="{esc(href)}">' + "".join(items) + "</a>")
-    return (f'<figure><svg id="{esc(pid)}" class="plot {esc(cls)}" '
-            f'xmlns="http://www.w3.org/2000/svg" width="{W}" height="{h}" '
-            f'viewBox="0 0 {W} {h}" role="img">' + "".join(p) +
-            f"</svg><figcaption>{caption}</figcaption></figure>")
+            items.append(el("line", {"class": "err", "x1": px(x(rlo)), "y1": px(cy),
+                                     "x2": px(x(rhi)), "y2": px(cy)}))
+        items.append(el("circle", {"class": "rpt", "cx": px(x(med)), "cy": px(cy), "r": 4}))
+        items.append(el("title", None, tip))
+        p.append(el("a", {"class": "row", "href": href}, items))
+    return svg_figure(pid, cls, h, p, caption)
 
 
 def row_of(b, pages, level):
@@ -484,11 +560,12 @@ def group_plots(d, pages, level):
         rows = [r for r in (row_of(b, pages, level) for b in members) if r]
         if len(rows) < 2:
             continue
-        out.append(f'<h3 class="group-name">{esc(g)}</h3>' + row_plot(
+        out.append(el("h3", {"class": "group-name"}, g))
+        out.append(row_plot(
             f"plot-group-{k}", "group", rows, "median time per iteration (log scale)",
-            f"Group {esc(g)}: the median of each of its {len(rows)} benchmarks (bar and point) "
+            f"Group {g}: the median of each of its {len(rows)} benchmarks (bar and point) "
             f"with its {level:.0%} confidence interval (line), log axis.", bars=True))
-    return "".join(out)
+    return frag(out)
 
 
 def positive_number(v):
@@ -591,7 +668,7 @@ def param_plot(pid, key, points, level, what, fit=None):
     # Log axes: Plot places values linearly, so it gets log10 values and labels them back.
     p.axes(lambda t: f"{10 ** t:.4g}", yfmt, xticks=log_ticks(p.xlo, p.xhi),
            yticks=log_ticks(p.ylo, p.yhi))
-    p.parts.append(f'<path class="trend" d="{path_of(p, xs, ys)}" fill="none"/>')
+    p.parts.append(el("path", {"class": "trend", "d": path_of(p, xs, ys), "fill": "none"}))
     fit_text = ""
     if fit and what == "time":
         # The fitted class, c f(N), drawn over the swept range (log axes: many points).
@@ -605,26 +682,26 @@ def param_plot(pid, key, points, level, what, fit=None):
             dpath = path_of(p, [a for a, _ in pts_], [c for _, c in pts_])
             label = (f"{fit['best']}: {fmt_time(fit['coefficient_ns'])} x f(N), "
                      f"rms {100 * fit['rms']:.1f}%")
-            p.parts.append(f'<path class="fitted" d="{dpath}" fill="none"><title>{esc(label)}'
-                           "</title></path>")
-            fit_text = (f" Dashed: the best fitting class, {esc(fit['best'])} "
-                        f"({esc(fmt_time(fit['coefficient_ns']))} x f(N), residuals "
+            p.parts.append(titled("path", {"class": "fitted", "d": dpath, "fill": "none"},
+                                  label))
+            fit_text = (f" Dashed: the best fitting class, {fit['best']} "
+                        f"({fmt_time(fit['coefficient_ns'])} x f(N), residuals "
                         f"{100 * fit['rms']:.1f}% of the mean).")
     for a, c, lo_, hi_, tip in zip(xs, ys, los, his, tips):
         if lo_ is not None and hi_ is not None:
-            p.parts.append(f'<line class="err" x1="{p.x(a):.1f}" y1="{p.y(lo_):.1f}" '
-                           f'x2="{p.x(a):.1f}" y2="{p.y(hi_):.1f}"/>')
-        p.parts.append(f'<circle class="ppt" cx="{p.x(a):.1f}" cy="{p.y(c):.1f}" r="4">'
-                       f"<title>{esc(tip)}</title></circle>")
+            p.parts.append(el("line", {"class": "err", "x1": px(p.x(a)), "y1": px(p.y(lo_)),
+                                       "x2": px(p.x(a)), "y2": px(p.y(hi_))}))
+        p.parts.append(titled("circle", {"class": "ppt", "cx": px(p.x(a)), "cy": px(p.y(c)),
+                                         "r": 4}, tip))
     what_text = "time per iteration" if what == "time" else "throughput"
-    return p.svg(f"{esc(series_title(key))}: {what_text} against "
-                 f"{'the parameter' if not axis else esc(axis)}, both axes log scale; "
+    return p.svg(f"{series_title(key)}: {what_text} against "
+                 f"{'the parameter' if not axis else axis}, both axes log scale; "
                  f"points are medians, lines their {level:.0%} intervals.{fit_text}")
 
 
 def param_plots(key, points, level, suffix="", fit=None):
-    return (param_plot(f"plot-param-time{suffix}", key, points, level, "time", fit) +
-            param_plot(f"plot-param-thrpt{suffix}", key, points, level, "thrpt"))
+    return frag(param_plot(f"plot-param-time{suffix}", key, points, level, "time", fit),
+                param_plot(f"plot-param-thrpt{suffix}", key, points, level, "thrpt"))
 
 
 def process_plot(b):
@@ -651,17 +728,17 @@ def process_plot(b):
     p.axes(lambda t: "", lambda t: f"{t / div:.4g}", xticks=[])
     for k, pr in enumerate(order):
         vals = by[pr]
-        px = p.x(k)
+        x = p.x(k)
         for j, v in enumerate(vals):
             jitter = ((j * 37) % 11 - 5) * 1.2
-            p.parts.append(f'<circle class="spt" cx="{px + jitter:.1f}" cy="{p.y(v):.1f}" '
-                           f'r="2.5"/>')
+            p.parts.append(el("circle", {"class": "spt", "cx": px(x + jitter), "cy": px(p.y(v)),
+                                         "r": 2.5}))
         m = statistics.median(vals)
         tip = f"process {pr}: {len(vals)} samples, median {fmt_time(m)}"
-        p.parts.append(f'<line class="pmed" x1="{px - 12:.1f}" y1="{p.y(m):.1f}" '
-                       f'x2="{px + 12:.1f}" y2="{p.y(m):.1f}"><title>{esc(tip)}</title></line>')
-        p.parts.append(f'<text class="tl" x="{px:.1f}" y="{p.h - MB + 16}" '
-                       f'text-anchor="middle">{pr}</text>')
+        p.parts.append(titled("line", {"class": "pmed", "x1": px(x - 12), "y1": px(p.y(m)),
+                                       "x2": px(x + 12), "y2": px(p.y(m))}, tip))
+        p.parts.append(el("text", {"class": "tl", "x": px(x), "y": p.h - MB + 16,
+                                   "text-anchor": "middle"}, pr))
     cv = b.get("process_cv")
     cvt = f" The per-process medians vary by {cv * 100:.1f}% (process_cv)." if \
         isinstance(cv, (int, float)) else ""
@@ -691,35 +768,157 @@ def modes_text(b):
     return out
 
 
-# ---- input ----
+# ---- input: read, then checked against the schema before anything is drawn ----
 
 
 class InputError(Exception):
     pass
 
 
+def no_constant(name):
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def finite(text):
+    v = float(text)
+    if not math.isfinite(v):
+        raise ValueError(f"{text} is out of the range of a number")
+    return v
+
+
 def read_json(path):
-    """The parsed JSON of path; InputError naming the file when it cannot be read or parsed."""
+    """The parsed JSON of path; InputError naming the file when it cannot be read or parsed
+    (NaN, Infinity and 1e999, which Python's parser would take, are refused)."""
     try:
         with open(path, encoding="utf-8") as f:
-            return json.load(f)
+            return json.load(f, parse_constant=no_constant, parse_float=finite)
     except OSError as e:
         raise InputError(f"{path}: {e.strerror}") from e
-    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+    except (ValueError, UnicodeDecodeError, RecursionError) as e:
         raise InputError(f"{path}: not valid JSON ({e})") from e
 
 
+# The JSON Schema keywords the results schema uses (docs/results.schema.json), checked by
+# schema_error(); any other keyword is an error in the schema, so a schema that grows one is
+# not half checked.
+SCHEMA_KEYWORDS = {"$schema", "$defs", "title", "description", "$ref", "type", "const", "enum",
+                   "properties", "required", "additionalProperties", "items", "minItems",
+                   "maxItems", "minLength", "maxLength", "pattern", "minimum", "maximum",
+                   "exclusiveMinimum", "exclusiveMaximum", "if", "then", "else", "oneOf"}
+
+JSON_TYPES = {"object": lambda v: isinstance(v, dict), "array": lambda v: isinstance(v, list),
+              "string": lambda v: isinstance(v, str), "boolean": lambda v: isinstance(v, bool),
+              "null": lambda v: v is None,
+              "number": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
+              "integer": lambda v: (isinstance(v, int) and not isinstance(v, bool)) or
+              (isinstance(v, float) and v.is_integer())}
+
+
+def json_type(v):
+    """The JSON name of v's type, for messages."""
+    return next(t for t in ("null", "boolean", "integer", "number", "string", "array", "object")
+                if JSON_TYPES[t](v))
+
+
+def same_json(a, b):
+    """a == b as JSON compares them (true is not 1)."""
+    return isinstance(a, bool) == isinstance(b, bool) and a == b
+
+
+def schema_error(v, s, root, where):
+    """The first way v breaks schema s ("WHERE: what"), or None. root holds the $defs."""
+    unknown = set(s) - SCHEMA_KEYWORDS
+    if unknown:
+        raise ValueError(f"schema keyword {sorted(unknown)[0]} is not supported")
+    if "$ref" in s:
+        node = root
+        for part in s["$ref"].lstrip("#/").split("/"):
+            node = node[part]
+        err = schema_error(v, node, root, where)
+        if err:
+            return err
+    if "type" in s:
+        types = s["type"] if isinstance(s["type"], list) else [s["type"]]
+        if not any(JSON_TYPES[t](v) for t in types):
+            return f"{where}: expected {' or '.join(types)}, got {json_type(v)}"
+    if "const" in s and not same_json(v, s["const"]):
+        return f"{where}: expected {json.dumps(s['const'])}"
+    if "enum" in s and not any(same_json(v, e) for e in s["enum"]):
+        return f"{where}: expected one of {', '.join(json.dumps(e) for e in s['enum'])}"
+    if "if" in s:
+        branch = s.get("then" if schema_error(v, s["if"], root, where) is None else "else")
+        err = schema_error(v, branch, root, where) if branch else None
+        if err:
+            return err
+    if "oneOf" in s:
+        ok = [b for b in s["oneOf"] if schema_error(v, b, root, where) is None]
+        if len(ok) != 1:
+            errs = [schema_error(v, b, root, where) for b in s["oneOf"]]
+            return next((e for e in errs if e), f"{where}: matches more than one form")
+    if isinstance(v, dict):
+        for k in s.get("required", []):
+            if k not in v:
+                return f"{where}: no '{k}'"
+        props, extra = s.get("properties", {}), s.get("additionalProperties", True)
+        for k, item in v.items():
+            at = f"{where}.{k}" if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", k) else \
+                f"{where}[{json.dumps(k)}]"
+            if k in props:
+                err = schema_error(item, props[k], root, at)
+            elif extra is False:
+                err = f"{at}: not a field of this format"
+            else:
+                err = schema_error(item, extra, root, at) if isinstance(extra, dict) else None
+            if err:
+                return err
+    if isinstance(v, list):
+        if len(v) < s.get("minItems", 0) or len(v) > s.get("maxItems", len(v)):
+            return f"{where}: {len(v)} items, out of range"
+        if "items" in s:
+            for k, item in enumerate(v):
+                err = schema_error(item, s["items"], root, f"{where}[{k}]")
+                if err:
+                    return err
+    if isinstance(v, str):
+        if len(v) < s.get("minLength", 0) or len(v) > s.get("maxLength", len(v)):
+            return f"{where}: {len(v)} characters, out of range"
+        if "pattern" in s and not re.search(s["pattern"], v):
+            return f"{where}: does not match {s['pattern']}"
+    if JSON_TYPES["number"](v):
+        if ("minimum" in s and v < s["minimum"]) or ("maximum" in s and v > s["maximum"]) or \
+                ("exclusiveMinimum" in s and v <= s["exclusiveMinimum"]) or \
+                ("exclusiveMaximum" in s and v >= s["exclusiveMaximum"]):
+            return f"{where}: {v} is out of range"
+    return None
+
+
+def find_schema():
+    """docs/results.schema.json: beside this script in the source tree (scripts/ ../docs/), or
+    as installed (bin/ ../share/doc/harness/docs/)."""
+    here = os.path.dirname(os.path.realpath(__file__))
+    for rel in (("..", "docs"), ("..", "share", "doc", "harness", "docs")):
+        path = os.path.join(here, *rel, "results.schema.json")
+        if os.path.isfile(path):
+            return path
+    raise InputError("results.schema.json: not found beside this tool (docs/ of the source "
+                     "tree, share/doc/harness/docs/ of an installation); it checks files with it")
+
+
+RESULTS_SCHEMA = []  # loaded once, on first use
+
+
 def load_results(path):
+    """A results or baseline file, checked against docs/results.schema.json; InputError naming
+    the file and the JSON path of the first problem."""
+    if not RESULTS_SCHEMA:
+        RESULTS_SCHEMA.append(read_json(find_schema()))
     d = read_json(path)
-    if not isinstance(d, dict) or not isinstance(d.get("benchmarks"), list):
-        raise InputError(f"{path}: not a results file (no 'benchmarks' array)")
-    for k, b in enumerate(d["benchmarks"]):
-        if not isinstance(b, dict) or not isinstance(b.get("id"), str) or not b["id"]:
-            raise InputError(f"{path}: benchmarks[{k}]: no 'id' string")
-        if b.get("status") not in ("ok", "skipped", "failed"):
-            raise InputError(f"{path}: benchmarks[{k}].status: expected ok, skipped or failed")
-    if not isinstance(d.get("context", {}), dict):
-        raise InputError(f"{path}: context: expected an object")
+    err = schema_error(d, RESULTS_SCHEMA[0], RESULTS_SCHEMA[0], "$")
+    if err:
+        raise InputError(f"{path}: {err} (docs/results.schema.json)")
+    ids = [b["id"] for b in d["benchmarks"]]
+    if len(set(ids)) != len(ids):
+        raise InputError(f"{path}: duplicate benchmark ids")
     return d
 
 
@@ -739,8 +938,7 @@ def load_history(bdir, skip_path):
         except InputError as e:
             print(f"{ME}: warning: skipping baseline {e}", file=sys.stderr)
             continue
-        ts = (d.get("context") or {}).get("timestamp") or ""
-        out.append((fn[:-5], ts if isinstance(ts, str) else "",
+        out.append((fn[:-5], d["context"]["timestamp"],
                     {b["id"]: b for b in d["benchmarks"] if b.get("status") == "ok"}))
     return out
 
@@ -824,10 +1022,23 @@ BENCH_JS = """
 """
 
 
+STYLE, INDEX_SCRIPT, BENCH_SCRIPT = Markup(CSS), Markup(INDEX_JS), Markup(BENCH_JS)
+
+
 def page(title, body, script):
-    return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-            f"<title>{esc(title)}</title><style>{CSS}</style></head>\n<body>\n{body}\n"
-            f"<script>{script}</script>\n</body></html>\n")
+    """A whole page: body is what el() made; script one of this file's scripts (or None)."""
+    return ("<!DOCTYPE html>\n" +
+            el("html", {"lang": "en"},
+               el("head", None, el("meta", {"charset": "utf-8"}, void=True),
+                  el("title", None, title), el("style", None, STYLE)),
+               "\n", el("body", None, "\n", body, "\n",
+                        el("script", None, script) if script else None, "\n")) + "\n")
+
+
+def table_rows(rows, head=False):
+    """<tr> rows of cells, the first a <th> when head is true."""
+    return [el("tr", None, [el("th" if head and k == 0 else "td", None, c)
+                            for k, c in enumerate(r)]) for r in rows]
 
 
 def context_table(ctx):
@@ -845,12 +1056,14 @@ def context_table(ctx):
         ("git revision", ctx.get("git_revision") or "unknown"),
         ("quick run", {True: "yes", False: "no"}.get(ctx.get("quick"), ctx.get("quick"))),
     ]
-    body = "".join(f"<tr><th>{esc(k)}</th><td>{esc(v)}</td></tr>" for k, v in rows
-                   if v not in (None, ""))
+    body = table_rows([r for r in rows if r[1] not in (None, "")], head=True)
     warns = ctx.get("warnings") or []
     if isinstance(warns, list) and warns:
-        body += "<tr><th>warnings</th><td>" + "<br>".join(esc(w) for w in warns) + "</td></tr>"
-    return f'<table id="context">{body}</table>'
+        lines = []
+        for k, w in enumerate(warns):
+            lines += [el("br", None, void=True) if k else None, w]
+        body.append(el("tr", None, el("th", None, "warnings"), el("td", None, lines)))
+    return el("table", {"id": "context"}, body)
 
 
 def throughput_text(b, med):
@@ -864,6 +1077,10 @@ def throughput_text(b, med):
     return ""
 
 
+def num_cell(text):
+    return el("td", {"class": "num"}, text)
+
+
 def metrics_html(b):
     parts = []
     metrics = b.get("metrics")
@@ -874,24 +1091,28 @@ def metrics_html(b):
                 continue
             med = ((m.get("per_iteration") or {}).get("median") or {})
             ch = m.get("change") or {}
-            rows.append(
-                f"<tr><td>{esc(name)}</td><td>{esc(m.get('unit', ''))}</td>"
-                f"<td class=\"num\">{fmt_num(med.get('point'))}</td>"
-                f"<td class=\"num\">[{fmt_num(med.get('lower'))}, {fmt_num(med.get('upper'))}]</td>"
-                f"<td>{esc(m.get('source', ''))}{' (scaled)' if m.get('scaled') else ''}</td>"
-                f"<td>{esc(ch.get('verdict', ''))}</td></tr>")
-        parts.append('<h2>Counters and allocations per iteration</h2><table id="metrics">'
-                     "<thead><tr><th>metric</th><th>unit</th><th>median</th><th>interval</th>"
-                     "<th>source</th><th>change</th></tr></thead><tbody>" + "".join(rows) +
-                     "</tbody></table>")
+            rows.append(el("tr", None, el("td", None, name), el("td", None, m.get("unit", "")),
+                           num_cell(fmt_num(med.get("point"))),
+                           num_cell(f"[{fmt_num(med.get('lower'))}, {fmt_num(med.get('upper'))}]"),
+                           el("td", None, m.get("source", ""),
+                              " (scaled)" if m.get("scaled") else None),
+                           el("td", None, ch.get("verdict", ""))))
+        parts += [el("h2", None, "Counters and allocations per iteration"),
+                  el("table", {"id": "metrics"},
+                     el("thead", None, table_rows([("metric", "unit", "median", "interval",
+                                                    "source", "change")], head=True)[0]),
+                     el("tbody", None, rows))]
     facts = b.get("facts")
     if isinstance(facts, dict) and facts:
-        rows = "".join(f"<tr><td>{esc(k)}</td><td class=\"num\">{fmt_num((v or {}).get('value'))}"
-                       f"</td><td>{esc((v or {}).get('unit', ''))}</td></tr>"
-                       for k, v in facts.items() if isinstance(v, dict))
-        parts.append('<h2>Facts</h2><table id="facts"><thead><tr><th>fact</th><th>value</th>'
-                     f"<th>unit</th></tr></thead><tbody>{rows}</tbody></table>")
-    return "".join(parts)
+        rows = [el("tr", None, el("td", None, k), num_cell(fmt_num(v.get("value"))),
+                   el("td", None, v.get("unit", "")))
+                for k, v in facts.items() if isinstance(v, dict)]
+        parts += [el("h2", None, "Facts"),
+                  el("table", {"id": "facts"},
+                     el("thead", None, el("tr", None, [el("th", None, h) for h in
+                                                       ("fact", "value", "unit")])),
+                     el("tbody", None, rows))]
+    return frag(parts)
 
 
 def samples_origin(b):
@@ -908,16 +1129,20 @@ def samples_origin(b):
     return ""
 
 
+def flame_link(text):
+    return el("a", {"id": "flamegraph-link", "href": "flamegraph.svg"}, text)
+
+
 def bench_page(b, ctx, level, base_entry, base_label, history, flame, series=None):
     """series: [(key, [(x, bench)], fit)] of the parameter series b is in (param_series)."""
     bid = b["id"]
-    parts = ['<p><a href="index.html">&#8592; all benchmarks</a></p>',
-             f'<h1 id="bench-id">{esc(bid)}</h1>']
+    parts = [el("p", None, el("a", {"href": "index.html"}, "\u2190 all benchmarks")),
+             el("h1", {"id": "bench-id"}, bid)]
     status = b.get("status")
     if status != "ok":
-        parts.append(f'<p class="status-{esc(status)}">{esc(status)}: {esc(b.get("message", ""))}'
-                     "</p>")
-        return page(bid, "".join(parts), BENCH_JS)
+        parts.append(el("p", {"class": f"status-{status}"},
+                        f"{status}: {b.get('message', '')}"))
+        return page(bid, parts, BENCH_SCRIPT)
     med, lo, hi = median_of(b)
     est = b.get("estimates") or {}
     rows = [("median", f"{fmt_time(med)} [{fmt_time(lo)}, {fmt_time(hi)}] ({level:.0%} CI)")]
@@ -933,79 +1158,122 @@ def bench_page(b, ctx, level, base_entry, base_label, history, flame, series=Non
     n = len((b.get("samples") or {}).get("iterations") or [])
     rows.append(("samples", f"{n}{samples_origin(b)}, {b.get('sampling', '')}, "
                             f"stopped at {b.get('stop_reason', '')}"))
-    parts.append('<table id="estimates">' + "".join(
-        f"<tr><th>{esc(k)}</th><td>{esc(v)}</td></tr>" for k, v in rows) + "</table>")
-    parts.append("<h2>Distribution</h2>" + kde_plot(b, level))
-    parts.append("<h2>Iterations and time</h2>" + scatter_plot(b))
+    parts.append(el("table", {"id": "estimates"}, table_rows(rows, head=True)))
+    parts += [el("h2", None, "Distribution"), kde_plot(b, level)]
+    parts += [el("h2", None, "Iterations and time"), scatter_plot(b)]
     pp = process_plot(b)
     if pp:
-        parts.append("<h2>Across worker processes</h2>" + pp)
+        parts += [el("h2", None, "Across worker processes"), pp]
     if series:
-        parts.append("<h2>Against the parameter</h2>" + "".join(
-            (f'<h3 class="series-name">{esc(series_title(key))}</h3>' if key[2] else "") +
-            param_plots(key, pts, level, f"-{k}" if k else "", fit=fit)
-            for k, (key, pts, fit) in enumerate(series)))
+        parts.append(el("h2", None, "Against the parameter"))
+        for k, (key, pts, fit) in enumerate(series):
+            if key[2]:
+                parts.append(el("h3", {"class": "series-name"}, series_title(key)))
+            parts.append(param_plots(key, pts, level, f"-{k}" if k else "", fit=fit))
     bp = baseline_plot(b, base_entry, base_label)
     if bp:
-        parts.append("<h2>Against the baseline</h2>" + bp)
-    parts.append("<h2>History across saved baselines</h2>" + history_plot(bid, history, level))
+        parts += [el("h2", None, "Against the baseline"), bp]
+    parts += [el("h2", None, "History across saved baselines"),
+              history_plot(bid, history, level)]
     parts.append(metrics_html(b))
     if flame:
-        parts.append('<h2>Flame graph</h2><p><a id="flamegraph-link" href="flamegraph.svg">'
-                     "CPU flame graph of the profiling run</a> (interactive: click to zoom).</p>")
-    return page(bid, "".join(parts), BENCH_JS)
+        parts += [el("h2", None, "Flame graph"),
+                  el("p", None, flame_link("CPU flame graph of the profiling run"),
+                     " (interactive: click to zoom).")]
+    return page(bid, parts, BENCH_SCRIPT)
 
 
-def index_page(d, title, level, flame, pages):
+def index_page(d, title, level, flame, pages, history_link=False):
     ctx = d.get("context") or {}
     rows = []
     for b in d["benchmarks"]:
         bid, status = b["id"], b.get("status")
-        link = f'<a href="{esc(pages[bid])}">{esc(bid)}</a>'
+        link = el("a", {"href": pages[bid]}, bid)
         if status != "ok":
-            rows.append(f'<tr class="status-{esc(status)}"><td>{link}</td><td>{esc(status)}</td>'
-                        f'<td colspan="4">{esc(b.get("message", ""))}</td></tr>')
+            rows.append(el("tr", {"class": f"status-{status}"}, el("td", None, link),
+                           el("td", None, status),
+                           el("td", {"colspan": 4}, b.get("message", ""))))
             continue
         med, lo, hi = median_of(b)
         ch = b.get("change") or {}
         verdict = ch.get("verdict", "")
         change = (f"{(ch['ratio'] - 1) * 100:+.2f}% ({verdict})"
                   if isinstance(ch.get("ratio"), (int, float)) else verdict)
-        rows.append(
-            f"<tr><td>{link}</td><td>ok</td>"
-            f'<td class="num" data-sort="{med if med is not None else ""}">'
-            f"{esc(fmt_time(med))}</td>"
-            f"<td>[{esc(fmt_time(lo))}, {esc(fmt_time(hi))}]</td>"
-            f"<td>{esc(throughput_text(b, med))}</td>"
-            f'<td class="verdict-{esc(verdict.replace(" ", "-"))}">{esc(change)}</td></tr>')
-    body = [f'<h1 id="report-title">{esc(title)}</h1>', "<h2>System</h2>", context_table(ctx)]
+        rows.append(el("tr", None, el("td", None, link), el("td", None, "ok"),
+                       el("td", {"class": "num", "data-sort": med if med is not None else ""},
+                          fmt_time(med)),
+                       el("td", None, f"[{fmt_time(lo)}, {fmt_time(hi)}]"),
+                       el("td", None, throughput_text(b, med)),
+                       el("td", {"class": f"verdict-{str(verdict).replace(' ', '-')}"},
+                          change)))
+    body = [el("h1", {"id": "report-title"}, title)]
+    if history_link:
+        body += ["\n", el("p", None, el("a", {"id": "history-link", "href": "history.html"},
+                                        "Run history: trends and change points"))]
+    body += [el("h2", None, "System"), context_table(ctx)]
     summary = summary_plot(d, pages, level)
     if summary:
-        body.append("<h2>Summary</h2>" + summary)
-    body += ["<h2>Benchmarks</h2>",
-            '<table id="summary"><thead><tr><th>benchmark</th><th>status</th><th>median</th>'
-            f"<th>{level:.0%} CI</th><th>throughput</th><th>change</th></tr></thead><tbody>"
-            + "".join(rows) + "</tbody></table>"]
+        body += [el("h2", None, "Summary"), summary]
+    body += [el("h2", None, "Benchmarks"),
+             el("table", {"id": "summary"},
+                el("thead", None, el("tr", None, [el("th", None, h) for h in (
+                    "benchmark", "status", "median", f"{level:.0%} CI", "throughput",
+                    "change")])),
+                el("tbody", None, rows))]
     groups = group_plots(d, pages, level)
     if groups:
-        body.append("<h2>Groups</h2>" + groups)
+        body += [el("h2", None, "Groups"), groups]
     series = param_series(d)
     fits = fits_of(d)
     if series:
-        body.append("<h2>Parameters</h2>" + "".join(
-            f'<h3 class="group-name">{esc(series_title(key))}</h3>' +
-            param_plots(key, pts, level, f"-{k}", fits.get(key))
-            for k, (key, pts) in enumerate(sorted(series.items()))))
+        body.append(el("h2", None, "Parameters"))
+        for k, (key, pts) in enumerate(sorted(series.items())):
+            body += [el("h3", {"class": "group-name"}, series_title(key)),
+                     param_plots(key, pts, level, f"-{k}", fits.get(key))]
     if flame:
-        body.append('<h2>Flame graph</h2><p>CPU profile (scripts/profile_hotspots.sh); hover for '
-                    'a function\'s share, click to zoom. <a id="flamegraph-link" '
-                    'href="flamegraph.svg">Open it alone</a>.</p><object id="flamegraph" '
-                    'class="flamegraph" type="image/svg+xml" data="flamegraph.svg">'
-                    "flame graph</object>")
-    return page(title, "".join(body), INDEX_JS)
+        body += [el("h2", None, "Flame graph"),
+                 el("p", None, "CPU profile (scripts/profile_hotspots.sh); hover for a function's "
+                    "share, click to zoom. ", flame_link("Open it alone"), "."),
+                 el("object", {"id": "flamegraph", "class": "flamegraph",
+                               "type": "image/svg+xml", "data": "flamegraph.svg"},
+                    "flame graph")]
+    return page(title, body, INDEX_SCRIPT)
 
 
 # ---- the run history's series (--history) ----
+
+NUMBER_OR_NULL = {"type": ["number", "null"]}
+
+# The series file as this page reads it (docs/results-format.md, history series), checked with
+# the same schema_error() as results; fields it does not read may be added freely.
+SERIES_SCHEMA = {
+    "type": "object",
+    "required": ["format", "version", "series"],
+    "properties": {
+        "format": {"const": "harness-history-series"},
+        "version": {"const": 1},
+        "history": {"type": "string"},
+        "alpha": NUMBER_OR_NULL,
+        "series": {"type": "array", "items": {
+            "type": "object",
+            "required": ["id", "runs", "revisions", "median_ns", "change_points"],
+            "properties": {
+                "id": {"type": "string"},
+                "runs": {"type": "array", "items": {"type": "integer"}},
+                "revisions": {"type": "array", "items": {"type": "string"}},
+                "median_ns": {"type": "array", "items": {"type": "number",
+                                                         "exclusiveMinimum": 0}},
+                "change_points": {"type": "array", "items": {
+                    "type": "object",
+                    "required": ["index", "step", "step_lower", "step_upper"],
+                    "properties": {"index": {"type": "integer", "minimum": 1},
+                                   "run": NUMBER_OR_NULL, "run_before": NUMBER_OR_NULL,
+                                   "step": {"type": "number"}, "step_lower": {"type": "number"},
+                                   "step_upper": {"type": "number"},
+                                   "p_adjusted": NUMBER_OR_NULL}}},
+                "trend": {"type": ["object", "null"],
+                          "properties": {k: NUMBER_OR_NULL for k in
+                                         ("per_run", "lower", "upper", "p", "runs")}}}}}}}
 
 
 def load_series(path):
@@ -1014,24 +1282,17 @@ def load_series(path):
     if not isinstance(d, dict) or d.get("format") != "harness-history-series":
         raise InputError(f"{path}: not the series of a run history (format is not "
                          "harness-history-series; made by bench --history-show DB --json FILE)")
-    if d.get("version") != 1:
-        raise InputError(f"{path}: version {d.get('version')!r}, this tool reads 1")
-    series = d.get("series")
-    if not isinstance(series, list):
-        raise InputError(f"{path}: series is not a list")
-    for s in series:
-        ok = isinstance(s, dict) and isinstance(s.get("id"), str)
-        n = len(s.get("runs") or []) if ok else 0
-        ok = ok and all(isinstance(s.get(k), list) and len(s[k]) == n
-                        for k in ("runs", "revisions", "median_ns"))
-        ok = ok and all(isinstance(v, (int, float)) and v > 0 for v in s["median_ns"])
-        ok = ok and isinstance(s.get("change_points"), list) and all(
-            isinstance(c, dict) and isinstance(c.get("index"), int) and 0 < c["index"] < n and
-            all(isinstance(c.get(k), (int, float)) for k in ("step", "step_lower", "step_upper"))
-            for c in s["change_points"])
-        if not ok:
-            raise InputError(f"{path}: a series is malformed (id, runs, revisions, median_ns "
-                             "and change_points must agree)")
+    if not same_json(d.get("version"), 1):
+        raise InputError(f"{path}: version {json.dumps(d.get('version'))}, this tool reads 1")
+    err = schema_error(d, SERIES_SCHEMA, SERIES_SCHEMA, "$")
+    if err:
+        raise InputError(f"{path}: {err}")
+    for k, s in enumerate(d["series"]):
+        n = len(s["runs"])
+        if len(s["revisions"]) != n or len(s["median_ns"]) != n or \
+                any(c["index"] >= n for c in s["change_points"]):
+            raise InputError(f"{path}: $.series[{k}]: a series is malformed (runs, revisions, "
+                             "median_ns and change_points must agree)")
     return d
 
 
@@ -1051,22 +1312,22 @@ def trend_plot(k, s):
     bounds = [0] + [c["index"] for c in cps] + [n]
     for a, b in zip(bounds, bounds[1:]):
         if b > a:
-            g = math.exp(sum(math.log(v) for v in meds[a:b]) / (b - a))
-            p.parts.append(f'<line class="segment" x1="{p.x(a - 0.4):.1f}" y1="{p.y(g):.1f}" '
-                           f'x2="{p.x(b - 0.6):.1f}" y2="{p.y(g):.1f}"/>')
+            g = px(p.y(math.exp(sum(math.log(v) for v in meds[a:b]) / (b - a))))
+            p.parts.append(el("line", {"class": "segment", "x1": px(p.x(a - 0.4)), "y1": g,
+                                       "x2": px(p.x(b - 0.6)), "y2": g}))
     pts = " ".join(f"{p.x(i):.1f},{p.y(v):.1f}" for i, v in enumerate(meds))
-    p.parts.append(f'<polyline class="series" points="{pts}"/>')
+    p.parts.append(el("polyline", {"class": "series", "points": pts}))
     for i, v in enumerate(meds):
         tip = f"run {runs[i]} ({s['revisions'][i]}): median {fmt_time(v)}"
-        p.parts.append(f'<circle class="tpt" cx="{p.x(i):.1f}" cy="{p.y(v):.1f}" r="3">'
-                       f"<title>{esc(tip)}</title></circle>")
+        p.parts.append(titled("circle", {"class": "tpt", "cx": px(p.x(i)), "cy": px(p.y(v)),
+                                         "r": 3}, tip))
     for c in cps:
         x = p.x(c["index"] - 0.5)
         label = (f"{100 * c['step']:+.2f}% [{100 * c['step_lower']:+.2f}%, "
                  f"{100 * c['step_upper']:+.2f}%] at run {runs[c['index']]}")
-        p.parts.append(f'<line class="cp" x1="{x:.1f}" y1="{MT}" x2="{x:.1f}" '
-                       f'y2="{p.h - MB}"><title>{esc(label)}</title></line>'
-                       f'<text class="cpl" x="{x + 4:.1f}" y="{MT + 12}">{esc(label)}</text>')
+        p.parts.append(titled("line", {"class": "cp", "x1": px(x), "y1": MT, "x2": px(x),
+                                       "y2": p.h - MB}, label))
+        p.parts.append(el("text", {"class": "cpl", "x": px(x + 4), "y": MT + 12}, label))
     t = s.get("trend")
     trend = (f" Trend: {100 * t['per_run']:+.2f}% per run [{100 * t['lower']:+.2f}%, "
              f"{100 * t['upper']:+.2f}%] over the last {t['runs']} runs."
@@ -1075,30 +1336,87 @@ def trend_plot(k, s):
              else " No trend.")
     found = (f"{len(cps)} change point{'s' if len(cps) != 1 else ''}" if cps
              else "no change point")
-    return p.svg(f"Median of {esc(s['id'])} in each run of the history where it ran; dashed: "
-                 f"the mean of each segment between change points; {found}.{esc(trend)}")
+    return p.svg(f"Median of {s['id']} in each run of the history where it ran; dashed: the mean "
+                 f"of each segment between change points; {found}.{trend}")
 
 
 def history_page(d, title):
-    body = [f'<h1>{esc(title)}: run history</h1>',
-            f'<p class="note">From {esc(d.get("history", ""))}: each benchmark\'s median per run, '
-            "with the change points and trend <code>bench --history-show</code> found "
-            "(<code>--history-confirm</code> checks a change point by running the programs "
-            "around it again).</p>"]
+    body = [el("h1", None, f"{title}: run history"), "\n",
+            el("p", {"class": "note"}, f"From {d.get('history', '')}: each benchmark's median "
+               "per run, with the change points and trend ", el("code", None, "bench "
+               "--history-show"), " found (", el("code", None, "--history-confirm"),
+               " checks a change point by running the programs around it again).")]
     if not d["series"]:
-        body.append('<p id="history-empty" class="note">No series selected.</p>')
+        body += ["\n", el("p", {"id": "history-empty", "class": "note"}, "No series selected.")]
     for k, s in enumerate(d["series"]):
-        body.append(f'<h2 id="series-{k}">{esc(s["id"])}</h2>')
+        body += ["\n", el("h2", {"id": f"series-{k}"}, s["id"]), "\n"]
         if len(s["runs"]) < 2:
-            body.append('<p class="note">Fewer than two runs: nothing to plot.</p>')
+            body.append(el("p", {"class": "note"}, "Fewer than two runs: nothing to plot."))
         else:
             body.append(trend_plot(k, s))
-    return page(f"{title}: run history", "\n".join(body), "")
+    return page(f"{title}: run history", body, None)
 
 
-def write_page(out, name, text):
-    with open(os.path.join(out, name), "w", encoding="utf-8") as f:
-        f.write(text)
+# ---- output: the whole folder at once ----
+
+
+def report_page(fn):
+    """A file a report with results writes (and replaces): the others in the folder stay."""
+    return fn in ("index.html", "flamegraph.svg", "history.html") or \
+        (fn.startswith("b-") and fn.endswith(".html"))
+
+
+def carry_over(src, dst):
+    """Copies src (a file, a folder or a symbolic link, never followed) to dst."""
+    if os.path.islink(src):
+        os.symlink(os.readlink(src), dst)
+    elif os.path.isdir(src):
+        shutil.copytree(src, dst, symlinks=True)
+    else:
+        shutil.copy2(src, dst, follow_symlinks=False)
+
+
+def publish(out, pages, copies, replaces):
+    """Writes the folder out as a whole: pages ({name: text}) and copies ({name: source file})
+    into a new folder beside it, with the entries of the old folder that replaces(name) does not
+    claim carried over, then the new folder takes the old one's place by rename and the old one
+    is removed. A failure before that leaves out as it was. out may not be a symbolic link: the
+    report is never written through one. Raises InputError or OSError."""
+    out = os.path.normpath(out)
+    if os.path.islink(out):
+        raise InputError(f"{out}: is a symbolic link; give the folder itself as --out")
+    if os.path.lexists(out) and not os.path.isdir(out):
+        raise InputError(f"{out}: exists and is not a folder")
+    parent, base = os.path.split(os.path.abspath(out))
+    os.makedirs(parent, exist_ok=True)
+    new = tempfile.mkdtemp(prefix=f".{base}.new-", dir=parent)
+    try:
+        mask = os.umask(0)
+        os.umask(mask)
+        os.chmod(new, 0o777 & ~mask)
+        if os.path.isdir(out):
+            for fn in os.listdir(out):
+                if not replaces(fn):
+                    carry_over(os.path.join(out, fn), os.path.join(new, fn))
+        for name, src in copies.items():
+            shutil.copyfile(src, os.path.join(new, name))
+        for name, text in pages.items():
+            with open(os.path.join(new, name), "x", encoding="utf-8") as f:
+                f.write(text)
+        if not os.path.isdir(out):
+            os.rename(new, out)
+            return
+        old = tempfile.mkdtemp(prefix=f".{base}.old-", dir=parent)
+        os.rename(out, old)  # onto the empty folder just made: out moves aside whole
+        try:
+            os.rename(new, out)
+        except OSError:
+            os.rename(old, out)
+            raise
+        shutil.rmtree(old, ignore_errors=True)
+    except BaseException:
+        shutil.rmtree(new, ignore_errors=True)
+        raise
 
 
 def main():
@@ -1124,87 +1442,68 @@ def main():
         return 2
     try:
         series = load_series(a.history) if a.history else None
-    except InputError as e:
-        print(f"{ME}: {e}", file=sys.stderr)
-        return 2
-    if not a.results:
-        try:
-            os.makedirs(a.out, exist_ok=True)
-            write_page(a.out, "history.html", history_page(series, a.title))
-        except OSError as e:
-            print(f"{ME}: {e.filename or a.out}: {e.strerror}", file=sys.stderr)
-            return 2
-        print(f"{ME}: wrote {os.path.join(a.out, 'history.html')} ({len(series['series'])} "
-              "series)", file=sys.stderr)
-        return 0
-    try:
-        d = load_results(a.results)
+        d = load_results(a.results) if a.results else None
         base = load_results(a.baseline) if a.baseline else None
         if a.flamegraph and not os.path.isfile(a.flamegraph):
             raise InputError(f"{a.flamegraph}: no such flame graph file")
+        if not d:
+            publish(a.out, {"history.html": history_page(series, a.title)}, {},
+                    lambda fn: fn == "history.html")
+            print(f"{ME}: wrote {os.path.join(a.out, 'history.html')} "
+                  f"({len(series['series'])} series)", file=sys.stderr)
+            return 0
+        pages = make_pages(a, d, base, series)
+        publish(a.out, pages, {"flamegraph.svg": a.flamegraph} if a.flamegraph else {},
+                report_page)
     except InputError as e:
         print(f"{ME}: {e}", file=sys.stderr)
         return 2
-    ids = [b["id"] for b in d["benchmarks"]]
-    if len(set(ids)) != len(ids):
-        print(f"{ME}: {a.results}: duplicate benchmark ids", file=sys.stderr)
+    except OSError as e:
+        print(f"{ME}: {e.filename or a.out}: {e.strerror}", file=sys.stderr)
         return 2
-    stats_ = (d.get("context") or {}).get("statistics") or {}
-    level = stats_.get("confidence_level", 0.95)
-    level = level if isinstance(level, (int, float)) and 0 < level < 1 else 0.95
+    print(f"{ME}: wrote {os.path.join(a.out, 'index.html')} and {len(d['benchmarks'])} benchmark "
+          "pages", file=sys.stderr)
+    return 0
+
+
+def make_pages(a, d, base, series):
+    """{file name: text} of the report of results d (and the history page with series)."""
+    ids = [b["id"] for b in d["benchmarks"]]
+    level = d["context"]["statistics"]["confidence_level"]
     base_entries = {b["id"]: b for b in base["benchmarks"] if b.get("status") == "ok"} if base \
         else {}
     base_label = os.path.basename(a.baseline)[:-5] if a.baseline and \
         a.baseline.endswith(".json") else (a.baseline or "baseline")
     hist_files = load_history(a.baselines_dir, None)
-    now_ts = (d.get("context") or {}).get("timestamp") or ""
-
-    try:
-        os.makedirs(a.out, exist_ok=True)
-        for fn in os.listdir(a.out):
-            if fn in ("index.html", "flamegraph.svg", "history.html") or \
-                    (fn.startswith("b-") and fn.endswith(".html")):
-                os.remove(os.path.join(a.out, fn))
-        flame = False
-        if a.flamegraph:
-            shutil.copyfile(a.flamegraph, os.path.join(a.out, "flamegraph.svg"))
-            flame = True
-        pages = {bid: page_name(bid) for bid in ids}
-        series_of = {}
-        fits = fits_of(d)
-        for key, pts in sorted(param_series(d).items()):
-            for _, sb in pts:
-                series_of.setdefault(sb["id"], []).append((key, pts, fits.get(key)))
-        for b in d["benchmarks"]:
-            bid = b["id"]
-            history = []
-            for name, ts, entries in hist_files:
-                e = entries.get(bid)
-                if e:
-                    m, lo, hi = median_of(e)
-                    if m is not None:
-                        history.append((name, ts, m, lo, hi, False))
-            if b.get("status") == "ok":
-                m, lo, hi = median_of(b)
+    now_ts = d["context"]["timestamp"]
+    flame = bool(a.flamegraph)
+    names = {bid: page_name(bid) for bid in ids}
+    pages = {}
+    series_of = {}
+    fits = fits_of(d)
+    for key, pts in sorted(param_series(d).items()):
+        for _, sb in pts:
+            series_of.setdefault(sb["id"], []).append((key, pts, fits.get(key)))
+    for b in d["benchmarks"]:
+        bid = b["id"]
+        history = []
+        for name, ts, entries in hist_files:
+            e = entries.get(bid)
+            if e:
+                m, lo, hi = median_of(e)
                 if m is not None:
-                    history.append(("this run", now_ts if isinstance(now_ts, str) else "", m,
-                                    lo, hi, True))
-            history.sort(key=lambda h: (h[1] == "", h[1], h[0]))
-            text = bench_page(b, d.get("context") or {}, level, base_entries.get(bid),
-                              base_label, history, flame, series_of.get(bid))
-            write_page(a.out, pages[bid], text)
-        index = index_page(d, a.title, level, flame, pages)
-        if series:
-            write_page(a.out, "history.html", history_page(series, a.title))
-            index = index.replace("</h1>", '</h1>\n<p><a id="history-link" href="history.html">'
-                                           "Run history: trends and change points</a></p>", 1)
-        write_page(a.out, "index.html", index)
-    except OSError as e:
-        print(f"{ME}: {e.filename or a.out}: {e.strerror}", file=sys.stderr)
-        return 2
-    print(f"{ME}: wrote {os.path.join(a.out, 'index.html')} and {len(ids)} benchmark "
-          "pages", file=sys.stderr)
-    return 0
+                    history.append((name, ts, m, lo, hi, False))
+        if b.get("status") == "ok":
+            m, lo, hi = median_of(b)
+            if m is not None:
+                history.append(("this run", now_ts, m, lo, hi, True))
+        history.sort(key=lambda h: (h[1] == "", h[1], h[0]))
+        pages[names[bid]] = bench_page(b, d["context"], level, base_entries.get(bid), base_label,
+                                       history, flame, series_of.get(bid))
+    if series:
+        pages["history.html"] = history_page(series, a.title)
+    pages["index.html"] = index_page(d, a.title, level, flame, names, history_link=bool(series))
+    return pages
 
 
 if __name__ == "__main__":

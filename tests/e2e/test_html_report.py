@@ -19,8 +19,11 @@ E2E_ARTIFACTS (set by ctest to a folder of the build directory).
 Skipped, saying so, only when no Chromium is installed (Debian package `chromium`; CI installs
 it). Standard library only.
 """
+import contextlib
+import copy
 import html
 import html.parser
+import io
 import json
 import os
 import re
@@ -89,6 +92,8 @@ class Dom(html.parser.HTMLParser):
         self.elements = []
         self.stack = []
         self.text_by_id = {}
+        self.texts = []
+        self.raw = text
         self.feed(text)
 
     def handle_starttag(self, tag, attrs):
@@ -106,6 +111,7 @@ class Dom(html.parser.HTMLParser):
                 break
 
     def handle_data(self, data):
+        self.texts.append(data)
         for _, ident in self.stack:
             if ident:
                 self.text_by_id[ident] += data
@@ -365,43 +371,48 @@ class FixtureReportTest(BrowserTest):
         self.assertEqual(len(titles), len(d.find("g", cls="frame")))
 
 
+# Ids as the schema allows them (GROUP/NAME, one slash) holding markup and quotes.
 HOSTILE_IDS = [
-    "<script>alert(1)</script>",
-    'x" onmouseover="alert(2)" y="',
-    "a'b&c</title><img src=x onerror=alert(3)>",
-    "../../etc/passwd",
+    "g/<img src=x onerror=alert(1)>",
+    'g/x" onmouseover="alert(2)" y="',
+    "a'b&c/<svg onload=alert(3)>",
+    "../..",
 ]
 
 
 def hostile_results():
+    """A valid results file (every field the schema has) whose ids, messages, context, metric
+    and fact names and units hold markup."""
+    d = valid_results(plain_text)
+    ok, failed = d["benchmarks"]
+
     def entry(bid, k):
+        b = copy.deepcopy(ok)
         its = [10 * (i + 1) for i in range(12)]
         tot = [i * (100.0 + k) * (1 + 0.01 * (j % 3)) for j, i in enumerate(its)]
-        return {
-            "id": bid, "group": "<g>", "name": "n\"", "param": None, "status": "ok",
-            "settings": {}, "sampling": "linear", "stop_reason": "<b>precision</b>",
-            "unit": "ns", "samples": {"iterations": its, "totals_ns": tot},
-            "estimates": {"median": {"point": 101.0 + k, "lower": 100.0 + k, "upper": 102.0 + k},
-                          "slope": {"point": 101.0 + k, "lower": 100.0 + k, "upper": 102.0 + k}},
-            "r2": 0.99, "throughput": {"bytes_per_iteration": 64},
-            "change": {"verdict": "<i>regressed</i>", "baseline_median_ns": 90.0, "ratio": 1.12,
-                       "ratio_lower": 1.05, "ratio_upper": 1.2, "p": 0.01, "p_adjusted": 0.02},
-            "metrics": {"<svg onload=alert(4)>": {
-                "unit": "\"><script>alert(5)</script>", "source": "alloc", "scaled": False,
-                "totals": [1] * 12,
-                "per_iteration": {"median": {"point": 1, "lower": 1, "upper": 1}}}},
-            "facts": {"peak<b>heap</b>": {"value": 4096, "unit": "B"}},
-        }
-    return {
-        "schema_version": 1, "harness_version": "0.1.0",
-        "context": {"timestamp": "2026-01-01T00:00:00Z", "hostname": "<i>host</i>",
-                    "compiler": "gcc </td><script>alert(6)</script>",
-                    "warnings": ["<marquee>warn</marquee>"], "cpu": {"brand": "<u>cpu</u>"},
-                    "statistics": {"confidence_level": 0.95}},
-        "benchmarks": [entry(bid, k) for k, bid in enumerate(HOSTILE_IDS)] + [
-            {"id": "fail/<script>x</script>", "group": "f", "name": "x", "param": None,
-             "status": "failed", "message": "<img src=y onerror=alert(7)>"}],
-    }
+        metric = next(iter(ok["metrics"].values()))
+        fact = next(iter(ok["facts"].values()))
+        b.update({
+            "id": bid, "group": "<g>", "name": "n\"", "param": None,
+            "samples": {"iterations": its, "totals_ns": tot},
+            "metrics": {"<svg onload=alert(4)>": dict(metric, unit="\"><script>alert(5)</script>",
+                                                      totals=[1.0] * 12)},
+            "facts": {"peak<b>heap</b>": dict(fact, value=4096)}})
+        b.pop("args")
+        b["estimates"].update({
+            "median": {"point": 101.0 + k, "lower": 100.0 + k, "upper": 102.0 + k},
+            "slope": {"point": 101.0 + k, "lower": 100.0 + k, "upper": 102.0 + k}})
+        return b
+    d["context"].update({"timestamp": "2026-01-01T00:00:00Z", "hostname": "<i>host</i>",
+                         "compiler": "gcc </td><script>alert(6)</script>",
+                         "warnings": ["<marquee>warn</marquee>"]})
+    d["context"]["cpu"]["brand"] = "<u>cpu</u>"
+    failed.update({"id": "fail/<script>x", "status": "failed",
+                   "message": "<img src=y onerror=alert(7)>"})
+    d["benchmarks"] = [entry(bid, k) for k, bid in enumerate(HOSTILE_IDS)] + [failed]
+    d.pop("complexity")
+    d["comparison"]["removed"] = []
+    return d
 
 
 def history_available():
@@ -531,7 +542,7 @@ class HostileReportTest(BrowserTest):
             d = self.open_page(os.path.join(self.out, fn),
                                screenshot="hostile-benchmark.png" if k == 0 else None)
             self.assert_inert(d, 2)
-            self.assertIn(d.text_by_id["bench-id"], HOSTILE_IDS + ["fail/<script>x</script>"])
+            self.assertIn(d.text_by_id["bench-id"], HOSTILE_IDS + ["fail/<script>x"])
             if d.text_by_id["bench-id"] in HOSTILE_IDS:
                 self.assertEqual(len(d.find("svg", id="plot-kde")), 1)
                 self.assertEqual(len(d.find("svg", id="plot-history")), 1)
@@ -627,6 +638,489 @@ class WordingTest(unittest.TestCase):
         self.assertIn("Processes on CPU 1 were 12.0% slower than on CPU 0", text)
 
 
+# ---- hostile and malformed files, made from the schema ----
+#
+# A results file is generated from docs/results.schema.json itself: every property the schema
+# knows, optional ones included, with a string from text(path) in every string field that can
+# hold one (a pattern's field gets the text cut to fit, else an example of the pattern), a key
+# from text(path) in every map (metrics, facts, args), and numbers that satisfy the bounds. A
+# field the schema grows is in the next run's file without a change here.
+
+SCHEMA_PATH = os.path.join(ROOT, "docs", "results.schema.json")
+PATTERN_EXAMPLES = ["1.2.3", "2026-01-01T00:00:00Z", "sha256:" + "0" * 64, "prog",
+                    "hmac-sha256:" + "0" * 64]
+
+
+def load_schema():
+    with open(SCHEMA_PATH, encoding="utf-8") as f:
+        return json.load(f)
+
+
+def deref(s, root):
+    while "$ref" in s:
+        node = root
+        for part in s["$ref"].lstrip("#/").split("/"):
+            node = node[part]
+        s = node
+    return s
+
+
+def number_for(s, k, integer):
+    """A number inside s's bounds, a different one for each index k where the bounds allow."""
+    cands = [1 + k, 2 + k, 0.5, 1, 0, 10, 100, -1]
+    for v in cands:
+        v = int(v) if integer else float(v) + (0.25 if k and not integer else 0)
+        if ("minimum" in s and v < s["minimum"]) or ("maximum" in s and v > s["maximum"]) or \
+                ("exclusiveMinimum" in s and v <= s["exclusiveMinimum"]) or \
+                ("exclusiveMaximum" in s and v >= s["exclusiveMaximum"]):
+            continue
+        return v
+    return s.get("minimum", 0)
+
+
+def string_for(s, path, text):
+    """text(path), or the nearest string to it that s's pattern and lengths allow."""
+    t = text(path)
+    cands = [t, t.replace("/", ""), "g/" + t.replace("/", "")] + PATTERN_EXAMPLES
+    for c in cands:
+        c = c[:s.get("maxLength", len(c))]
+        if len(c) >= s.get("minLength", 0) and re.search(s.get("pattern", ""), c):
+            return c
+    raise AssertionError(f"{path}: no example for pattern {s.get('pattern')}")
+
+
+def instance(s, root, path, text, k=0):
+    """A valid value of schema s with every optional field present."""
+    s = deref(s, root)
+    if "const" in s:
+        return s["const"]
+    if "enum" in s:
+        return s["enum"][0]
+    if "oneOf" in s:
+        return instance(s["oneOf"][0], root, path, text, k)
+    t = s.get("type")
+    if isinstance(t, list):
+        t = "string" if "string" in t else next(x for x in t if x != "null")
+    if t is None and "properties" in s:
+        t = "object"
+    if t == "object":
+        out = {}
+        for name, ps in s.get("properties", {}).items():
+            out[name] = instance(ps, root, f"{path}.{name}", text, k)
+        extra = s.get("additionalProperties")
+        if isinstance(extra, dict):
+            key = text(f"{path}[key]").replace("/", "")
+            out[key] = instance(extra, root, f"{path}[key]", text, k)
+        return out
+    if t == "array":
+        items = deref(s.get("items", {}), root)
+        if "if" in items:  # benchmarks: one of each kind
+            return [instance(items["then"], root, f"{path}[0]", text, 0),
+                    instance(items["else"], root, f"{path}[1]", text, 1)]
+        n = min(max(s.get("minItems", 0), 3), s.get("maxItems", 3))
+        return [instance(items, root, f"{path}[{j}]", text, j) for j in range(n)]
+    if t == "string":
+        return string_for(s, path, text)
+    if t in ("number", "integer"):
+        return number_for(s, k, t == "integer")
+    if t == "boolean":
+        return True
+    return None
+
+
+def valid_results(text):
+    """A results file with every field the schema has, strings from text(path)."""
+    schema = load_schema()
+    d = instance(schema, schema, "$", text)
+    ids = [b["id"] for b in d["benchmarks"]]
+    d["comparison"]["removed"] = [i + "x" for i in ids]
+    return d
+
+
+def plain_text(path):
+    """text(path) for instance(): a harmless string that names its field."""
+    return "t" + path
+
+
+def schema_errors(doc, schema):
+    """jsonschema's verdict on doc (an oracle independent of the tool), or None without it."""
+    try:
+        import jsonschema  # pylint: disable=import-outside-toplevel
+    except ImportError:
+        return None
+    key = id(schema)
+    if key not in VALIDATORS:
+        VALIDATORS[key] = (schema, jsonschema.Draft202012Validator(schema))
+    v = VALIDATORS[key][1]
+    return [] if v.is_valid(doc) else [e.message for e in v.iter_errors(doc)]
+
+
+VALIDATORS = {}  # id(schema): (the schema, kept alive, its validator)
+
+
+PAYLOADS = [
+    lambda p: f"<script>document.title='PWNED-{p}'</script>",
+    lambda p: f"\"><img src=x onerror=\"document.title='PWNED-{p}'\">",
+    lambda p: f"</title><script>document.title='PWNED-{p}'</script>",
+    lambda p: f"'><svg onload=\"document.title='PWNED-{p}'\"></svg>",
+]
+
+
+def payload_text(kind):
+    """text(path) for instance(): payload kinds in turn, each naming its field."""
+    counter = [0]
+
+    def text(path):
+        counter[0] += 1
+        return PAYLOADS[(counter[0] + kind) % len(PAYLOADS)](path)
+    return text
+
+
+def history_series(text):
+    """A history series (docs/results-format.md, history series) with every field, strings from
+    text(path): two benchmarks, three runs, a change point and a trend."""
+    def one(k):
+        at = f"$.series[{k}]"
+        return {"id": text(f"{at}.id"), "runs": [1, 2, 3],
+                "revisions": [text(f"{at}.revisions[{j}]") for j in range(3)],
+                "median_ns": [100.0, 110.0, 200.0],
+                "change_points": [{"index": 2, "run": 3, "run_before": 2, "step": 0.8,
+                                   "step_lower": 0.7, "step_upper": 0.9, "p_adjusted": 0.01}],
+                "trend": {"per_run": 0.4, "lower": 0.3, "upper": 0.5, "p": 0.02, "runs": 3}}
+    return {"format": "harness-history-series", "version": 1, "history": text("$.history"),
+            "alpha": 0.05, "series": [one(0), one(1)]}
+
+
+def import_report():
+    sys.path.insert(0, os.path.dirname(HTML_REPORT))
+    try:
+        import html_report  # pylint: disable=import-outside-toplevel
+    finally:
+        sys.path.pop(0)
+    return html_report
+
+
+class PayloadReportTest(BrowserTest):
+    """An XSS payload in every string field and map key of the schema (and of a history
+    series): the pages load in Chromium with no payload run (title as given, no script error,
+    no element or event attribute from the data) and the payload texts shown literally."""
+
+    def assert_inert(self, path, title, scripts):
+        """Opens path: no payload ran, no element from the data; returns its text."""
+        d = self.open_page(path)
+        self.assertEqual(d.find("img"), [], f"{path}: an <img> from the data became an element")
+        for tag, attrs in d.elements:
+            for k in attrs:
+                self.assertFalse(k.startswith("on"), f"{path}: <{tag}> got an event attribute")
+        self.assertEqual(len(d.find("script")), scripts, f"{path}: a <script> from the data")
+        m = re.search(r"<title>(.*?)</title>", d.raw, re.S)
+        self.assertEqual(html.unescape(m.group(1)), title, f"{path}: the page's title changed")
+        return "".join(d.texts)
+
+    def render(self, kind):
+        results = valid_results(payload_text(kind))
+        errors = schema_errors(results, load_schema())
+        self.assertFalse(errors, f"the generated file is not valid: {errors}")
+        series = history_series(payload_text(kind))
+        paths = {}
+        for name, doc in (("results", results), ("series", series)):
+            paths[name] = os.path.join(self.tmp, f"payload-{kind}-{name}.json")
+            with open(paths[name], "w", encoding="utf-8") as f:
+                json.dump(doc, f)
+        out = os.path.join(self.tmp, f"payload-{kind}")
+        self.html_report(paths["results"], out, "--history", paths["series"], "--baseline",
+                         paths["results"], "--baselines-dir", os.path.dirname(paths["results"]),
+                         "--title", "report")
+        return results, series, out
+
+    def test_every_string_field(self):
+        for kind in range(2):   # each field gets two of the four payloads
+            results, series, out = self.render(kind)
+            shown = ""
+            names = {import_report().page_name(b["id"]): b["id"] for b in results["benchmarks"]}
+            for fn in sorted(os.listdir(out)):
+                if fn.endswith(".html"):
+                    title = names.get(fn) or ("report: run history" if fn == "history.html"
+                                              else "report")
+                    shown += self.assert_inert(os.path.join(out, fn), title,
+                                               1 if fn == "history.html" else 2)
+            # What the pages show of the data, literally: ids, messages, the context, metric
+            # and fact names and units, the history's ids and revisions.
+            b0, b1 = results["benchmarks"]
+            ctx = results["context"]
+            for v in ([b0["id"], b1["id"], b1["message"], ctx["hostname"], ctx["kernel"],
+                       ctx["git_revision"], ctx["warnings"][0], ctx["cpu"]["brand"],
+                       ctx["cpu"]["features"]] +
+                      [k for k in b0.get("metrics", {})] +
+                      [m["unit"] for m in b0.get("metrics", {}).values()] +
+                      [k for k in b0.get("facts", {})] +
+                      [s["id"] for s in series["series"]] + series["series"][0]["revisions"]):
+                self.assertIn(v, shown, f"{v!r} is not shown as text")
+
+    def test_number_fields_hold_no_markup(self):
+        """A script in fields the schema makes numbers (modes[].processes, spread_cause.cpu_slow
+        and cpu_fast, processes): the tool refuses the file; drawn anyway by its page functions,
+        the script stays text in the caption."""
+        d = valid_results(plain_text)
+        b = d["benchmarks"][0]
+        pay = PAYLOADS[0]
+        b["modes"] = [{"processes": pay("modes[0].processes"), "median_ns": 712.4},
+                      {"processes": pay("modes[1].processes"), "median_ns": 1281.0}]
+        b["spread_cause"] = {"kind": "cpu", "cpu_fast": pay("cpu_fast"),
+                             "cpu_slow": pay("cpu_slow"), "ratio": 1.12}
+        b["processes"] = pay("processes")
+        results = os.path.join(self.tmp, "numbers.json")
+        with open(results, "w", encoding="utf-8") as f:
+            json.dump(d, f)
+        out = os.path.join(self.tmp, "numbers")
+        r = run([sys.executable, HTML_REPORT, results, "--out", out])
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertEqual(len(r.stderr.strip().splitlines()), 1, r.stderr)
+        self.assertIn(f"{results}: $.benchmarks[0].", r.stderr)
+        self.assertFalse(os.path.exists(out))
+        mod = import_report()
+        page = mod.bench_page(b, d["context"], 0.95, None, "", [], False)
+        path = os.path.join(self.tmp, "numbers.html")
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(page)
+        text = self.assert_inert(path, b["id"], 2)
+        for field in ("modes[0].processes", "modes[1].processes", "cpu_fast", "cpu_slow"):
+            self.assertIn(pay(field), text)
+
+
+def paths_of(v, at=()):
+    """Every place in a JSON value: the keys and indexes that lead to it (arrays: their first
+    item only, the others are alike)."""
+    yield at
+    if isinstance(v, dict):
+        for k, item in v.items():
+            yield from paths_of(item, at + (k,))
+    elif isinstance(v, list) and v:
+        yield from paths_of(v[0], at + (0,))
+
+
+def replaced(doc, at, value):
+    doc = copy.deepcopy(doc)
+    node = doc
+    for k in at[:-1]:
+        node = node[k]
+    node[at[-1]] = value
+    return doc
+
+
+def folder_state(path):
+    """{name: bytes} of the files under path (symbolic links as their target's name)."""
+    out = {}
+    for dirpath, dirs, files in os.walk(path):
+        for fn in files + [x for x in dirs if os.path.islink(os.path.join(dirpath, x))]:
+            full = os.path.join(dirpath, fn)
+            if os.path.islink(full):
+                out[os.path.relpath(full, path)] = "-> " + os.readlink(full)
+            else:
+                with open(full, "rb") as f:
+                    out[os.path.relpath(full, path)] = f.read()
+    return out
+
+
+class WrongTypeTest(unittest.TestCase):
+    """Every field of a results file that has them all, replaced by each wrong type: exit 2 with
+    one line naming the file and a JSON path, never a traceback, and the earlier report folder
+    as it was. jsonschema is the oracle of what is wrong; the tool must agree with it."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.mkdtemp(prefix="html-report-types-")
+        cls.doc = valid_results(plain_text)
+        cls.schema = load_schema()
+        if schema_errors(cls.doc, cls.schema) is None:
+            raise unittest.SkipTest("python module jsonschema is not installed (Debian: "
+                                    "python3-jsonschema): no oracle for the wrong types")
+        cls.mod = import_report()
+        cls.out = os.path.join(cls.tmp, "out")
+        cls.good = os.path.join(cls.tmp, "good.json")
+        with open(cls.good, "w", encoding="utf-8") as f:
+            json.dump(cls.doc, f)
+        r = run([sys.executable, HTML_REPORT, cls.good, "--out", cls.out])
+        if r.returncode != 0:
+            raise RuntimeError(r.stderr)
+        cls.before = folder_state(cls.out)
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+
+    def report(self, doc, out):
+        """Runs the tool's main() in this process on doc: (exit status, stderr)."""
+        path = os.path.join(self.tmp, "bad.json")
+        with open(path, "w", encoding="utf-8") as f:
+            json.dump(doc, f)
+        err = io.StringIO()
+        argv = sys.argv
+        sys.argv = ["html_report.py", path, "--out", out, "--baselines-dir", self.tmp]
+        try:
+            with contextlib.redirect_stderr(err):
+                rc = self.mod.main()
+        finally:
+            sys.argv = argv
+        return rc, err.getvalue(), path
+
+    def test_every_field_every_wrong_type(self):
+        wrong = ["text", 2.5, True, [1], {"k": 1}, None]
+        checked = refused = 0
+        for at in list(paths_of(self.doc))[1:]:
+            for value in wrong:
+                doc = replaced(self.doc, at, value)
+                where = "$" + "".join(f"[{k}]" if isinstance(k, int) else f".{k}" for k in at)
+                with self.subTest(field=where, value=value):
+                    valid = VALIDATORS[id(self.schema)][1].is_valid(doc)
+                    out = os.path.join(self.tmp, "scratch") if valid else self.out
+                    rc, err, path = self.report(doc, out)
+                    checked += 1
+                    if valid:
+                        self.assertEqual(rc, 0, err)
+                        continue
+                    refused += 1
+                    self.assertEqual(rc, 2, err)
+                    self.assertEqual(len(err.strip().splitlines()), 1, err)
+                    self.assertIn(f": {path}: $", err)
+                    self.assertEqual(folder_state(self.out), self.before)
+        self.assertGreater(refused, 500, f"{checked} files, {refused} refused")
+
+    def test_named_fields_in_a_process(self):
+        """The fields that crashed the tool, run as a program: exit 2 and one line."""
+        b = ("benchmarks", 0)
+        for at, value in (((*b, "estimates", "median", "lower"), "1"),
+                          ((*b, "change", "verdict"), 3), ((*b, "modes"), "two"),
+                          ((*b, "metrics"), [1]), (("benchmarks",), {}), ((*b, "samples"), None)):
+            path = os.path.join(self.tmp, "named.json")
+            with open(path, "w", encoding="utf-8") as f:
+                json.dump(replaced(self.doc, at, value), f)
+            r = run([sys.executable, HTML_REPORT, path, "--out", self.out])
+            self.assertEqual(r.returncode, 2, r.stderr)
+            self.assertEqual(len(r.stderr.strip().splitlines()), 1, r.stderr)
+            self.assertNotIn("Traceback", r.stderr)
+            self.assertIn(f"{path}: $", r.stderr)
+            self.assertEqual(folder_state(self.out), self.before)
+
+    def test_history_series_fields(self):
+        """The same for a history series (its data come from an SQLite file anyone can
+        write): every field, every wrong type, against the tool's own series schema."""
+        series = history_series(plain_text)
+        for at in list(paths_of(series))[1:]:
+            for value in ("text", 7, True, [1], {"k": 1}, None):
+                doc = replaced(series, at, value)
+                path = os.path.join(self.tmp, "series.json")
+                with open(path, "w", encoding="utf-8") as f:
+                    json.dump(doc, f)
+                err = io.StringIO()
+                argv = sys.argv
+                sys.argv = ["html_report.py", "--history", path, "--out", self.out]
+                try:
+                    with contextlib.redirect_stderr(err):
+                        rc = self.mod.main()
+                finally:
+                    sys.argv = argv
+                with self.subTest(field=at, value=value):
+                    self.assertIn(rc, (0, 2), err.getvalue())
+                    self.assertEqual(len(err.getvalue().strip().splitlines()), 1)
+                    if rc == 2:
+                        self.assertEqual(folder_state(self.out), self.before)
+                    else:  # a type the series allows: history.html replaced, the rest kept
+                        r = run([sys.executable, HTML_REPORT, self.good, "--out", self.out])
+                        self.assertEqual(r.returncode, 0, r.stderr)
+
+
+class OutputFolderTest(unittest.TestCase):
+    """The report folder is written whole or not at all, never through a symbolic link."""
+
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix="html-report-out-")
+        self.addCleanup(shutil.rmtree, self.tmp, True)
+        self.doc = valid_results(plain_text)
+        self.results = os.path.join(self.tmp, "r.json")
+        with open(self.results, "w", encoding="utf-8") as f:
+            json.dump(self.doc, f)
+        self.out = os.path.join(self.tmp, "html")
+
+    def report(self, *extra):
+        return run([sys.executable, HTML_REPORT, self.results, "--out", self.out,
+                    "--baselines-dir", self.tmp, *extra])
+
+    def test_replaces_its_pages_keeps_the_rest(self):
+        r = self.report()
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(os.path.join(self.out, "notes.txt"), "w", encoding="utf-8") as f:
+            f.write("mine")
+        stale = os.path.join(self.out, "b-gone-00000000.html")
+        with open(stale, "w", encoding="utf-8") as f:
+            f.write("a page of a benchmark no longer there")
+        os.symlink("/nonexistent", os.path.join(self.out, "link"))
+        r = self.report()
+        self.assertEqual(r.returncode, 0, r.stderr)
+        names = sorted(os.listdir(self.out))
+        self.assertIn("notes.txt", names)
+        self.assertEqual(os.readlink(os.path.join(self.out, "link")), "/nonexistent")
+        self.assertNotIn(os.path.basename(stale), names)
+        self.assertEqual(len([n for n in names if n.startswith("b-")]), 2)
+        self.assertEqual([n for n in os.listdir(self.tmp) if n.startswith(".html.")], [],
+                         "a temporary folder was left beside the report")
+
+    def test_failure_leaves_the_old_folder(self):
+        """A failure while the pages are made (here: the disk full when the index is made)
+        leaves the earlier report as it was, and no temporary folder."""
+        r = self.report()
+        self.assertEqual(r.returncode, 0, r.stderr)
+        before = folder_state(self.out)
+        mod = import_report()
+
+        def full(*_args, **_kw):
+            raise OSError(28, "No space left on device", "index.html")
+        real = mod.index_page
+        mod.index_page = full
+        argv = sys.argv
+        sys.argv = ["html_report.py", self.results, "--out", self.out, "--baselines-dir",
+                    self.tmp]
+        err = io.StringIO()
+        try:
+            with contextlib.redirect_stderr(err):
+                rc = mod.main()
+        finally:
+            mod.index_page = real
+            sys.argv = argv
+        self.assertEqual(rc, 2, err.getvalue())
+        self.assertIn("No space left on device", err.getvalue())
+        self.assertEqual(folder_state(self.out), before)
+        self.assertEqual(sorted(os.listdir(self.tmp)), ["html", "r.json"])
+
+    def test_never_through_a_symbolic_link(self):
+        target = os.path.join(self.tmp, "elsewhere")
+        os.mkdir(target)
+        os.symlink(target, self.out)
+        r = self.report()
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertEqual(len(r.stderr.strip().splitlines()), 1, r.stderr)
+        self.assertIn("symbolic link", r.stderr)
+        self.assertEqual(os.listdir(target), [])
+        self.assertTrue(os.path.islink(self.out))
+
+class BuilderTest(unittest.TestCase):
+    """The one way markup is made (el): text and attribute values always escaped, whatever
+    their type; only what el made passes through as markup."""
+
+    def test_escapes_text_and_attributes(self):
+        mod = import_report()
+        bad = "\"'><script>x</script>&"
+        out = mod.el("p", {"class": bad, "data-n": 3, "hidden": None}, bad, 7, [bad, None],
+                     mod.el("b", None, "ok"))
+        self.assertEqual(out, '<p class="&quot;&#x27;&gt;&lt;script&gt;x&lt;/script&gt;&amp;" '
+                              'data-n="3">&quot;&#x27;&gt;&lt;script&gt;x&lt;/script&gt;&amp;7'
+                              '&quot;&#x27;&gt;&lt;script&gt;x&lt;/script&gt;&amp;<b>ok</b></p>')
+        self.assertEqual(mod.frag(bad, {"k": "<i>"}), html.escape(bad + str({"k": "<i>"})))
+        for tag, attrs in (("p onload", None), ("p", {"x onload": 1}), ("p", {"x=\"": 1})):
+            with self.assertRaises(ValueError):
+                mod.el(tag, attrs)
+
+
 class BadInputTest(unittest.TestCase):
     """Bad input: exit 2 with one line naming the file."""
 
@@ -636,7 +1130,7 @@ class BadInputTest(unittest.TestCase):
             with open(bad, "w", encoding="utf-8") as f:
                 f.write('{"benchmarks": [{"status": "ok"}]}')
             for path, what in ((os.path.join(tmp, "none.json"), "No such file"),
-                               (bad, "benchmarks[0]: no 'id' string")):
+                               (bad, "$: no 'schema_version'")):
                 r = run([sys.executable, HTML_REPORT, path, "--out", os.path.join(tmp, "o")])
                 self.assertEqual(r.returncode, 2)
                 self.assertEqual(len(r.stderr.strip().splitlines()), 1, r.stderr)
