@@ -16,6 +16,14 @@ from the seventh on, give one trend plot each with a point per run, and every ch
 analysis found drawn and labelled, the slowed one's at run 7 among them. Screenshots are saved under
 E2E_ARTIFACTS (set by ctest to a folder of the build directory).
 
+Hostile and malformed files are generated from docs/results.schema.json itself (every field it
+has, optional ones too): an XSS payload naming its field in every string field and map key, and
+in a history series, must stay text in the browser (the page title unchanged, no element or event
+attribute from the data); every field replaced by each wrong type must give exit 2 with one line
+naming the file and a JSON path, never a traceback, with the earlier report folder left as it
+was (jsonschema, when installed, says which replacements are wrong). The output folder is
+replaced whole, kept on a failure, and never written through a symbolic link.
+
 Skipped, saying so, only when no Chromium is installed (Debian package `chromium`; CI installs
 it). Standard library only.
 """
