@@ -24,10 +24,11 @@ Input is checked before anything is drawn: a results or baseline file against th
 schema (docs/results.schema.json, found beside this script in the source tree or under
 share/doc/harness/docs/ of an installation; checked by a small validator of the keywords it uses,
 so no package is needed), a history series against SERIES_SCHEMA below. Baselines of
---baselines-dir that fail the check are skipped with a warning. The output folder is written
-whole: the pages are made in a new folder beside it (with the files of the old one that are not
-the report's own copied over), which then replaces it by rename, so a failure leaves the earlier
-report as it was; an --out that is a symbolic link is refused, never written through.
+--baselines-dir that fail the check are skipped with a warning. The pages are made in a new
+folder beside --out, so a failure leaves the earlier report as it was; then that folder replaces
+--out by rename, or, where --out holds files that are not the report's, the pages are renamed
+into it one by one (publish()). An --out that is a symbolic link is refused, never written
+through.
 
 Each benchmark page has, when the data allow:
   - plot-kde: the distribution of per-iteration times (totals_ns / iterations) as a Gaussian
@@ -1366,22 +1367,14 @@ def report_page(fn):
         (fn.startswith("b-") and fn.endswith(".html"))
 
 
-def carry_over(src, dst):
-    """Copies src (a file, a folder or a symbolic link, never followed) to dst."""
-    if os.path.islink(src):
-        os.symlink(os.readlink(src), dst)
-    elif os.path.isdir(src):
-        shutil.copytree(src, dst, symlinks=True)
-    else:
-        shutil.copy2(src, dst, follow_symlinks=False)
-
-
 def publish(out, pages, copies, replaces):
-    """Writes the folder out as a whole: pages ({name: text}) and copies ({name: source file})
-    into a new folder beside it, with the entries of the old folder that replaces(name) does not
-    claim carried over, then the new folder takes the old one's place by rename and the old one
-    is removed. A failure before that leaves out as it was. out may not be a symbolic link: the
-    report is never written through one. Raises InputError or OSError."""
+    """Writes the report into the folder out: pages ({name: text}) and copies ({name: source
+    file}) are made in a new folder beside it first, so bad input or a failure while writing
+    leaves out as it was. Then, when out is absent or holds nothing but the report's own files
+    (replaces(name)), the new folder takes its place in one rename; when out holds other files
+    too, those stay: each new page is renamed into it and the report's files the new report
+    lacks are removed. out may not be a symbolic link: nothing is written through one (a link in
+    out named as a page is replaced, its target untouched). Raises InputError or OSError."""
     out = os.path.normpath(out)
     if os.path.islink(out):
         raise InputError(f"{out}: is a symbolic link; give the folder itself as --out")
@@ -1394,10 +1387,6 @@ def publish(out, pages, copies, replaces):
         mask = os.umask(0)
         os.umask(mask)
         os.chmod(new, 0o777 & ~mask)
-        if os.path.isdir(out):
-            for fn in os.listdir(out):
-                if not replaces(fn):
-                    carry_over(os.path.join(out, fn), os.path.join(new, fn))
         for name, src in copies.items():
             shutil.copyfile(src, os.path.join(new, name))
         for name, text in pages.items():
@@ -1406,17 +1395,24 @@ def publish(out, pages, copies, replaces):
         if not os.path.isdir(out):
             os.rename(new, out)
             return
-        old = tempfile.mkdtemp(prefix=f".{base}.old-", dir=parent)
-        os.rename(out, old)  # onto the empty folder just made: out moves aside whole
-        try:
-            os.rename(new, out)
-        except OSError:
-            os.rename(old, out)
-            raise
-        shutil.rmtree(old, ignore_errors=True)
-    except BaseException:
+        old = os.listdir(out)
+        if all(replaces(fn) for fn in old):
+            aside = tempfile.mkdtemp(prefix=f".{base}.old-", dir=parent)
+            os.rename(out, aside)  # onto the empty folder just made: out moves aside whole
+            try:
+                os.rename(new, out)
+            except OSError:
+                os.rename(aside, out)
+                raise
+            shutil.rmtree(aside, ignore_errors=True)
+            return
+        for name in sorted(os.listdir(new)):
+            os.replace(os.path.join(new, name), os.path.join(out, name))
+        for fn in old:
+            if replaces(fn) and fn not in pages and fn not in copies:
+                os.remove(os.path.join(out, fn))
+    finally:
         shutil.rmtree(new, ignore_errors=True)
-        raise
 
 
 def main():

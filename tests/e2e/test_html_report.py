@@ -1055,16 +1055,37 @@ class OutputFolderTest(unittest.TestCase):
                     "--baselines-dir", self.tmp, *extra])
 
     def test_replaces_its_pages_keeps_the_rest(self):
+        """A folder of the report's own files is replaced whole (a stale page goes); in a folder
+        with other files too, those and the folder itself stay, the report's files are
+        replaced one by one."""
         r = self.report()
         self.assertEqual(r.returncode, 0, r.stderr)
+        stale = os.path.join(self.out, "b-gone-00000000.html")
+        with open(stale, "w", encoding="utf-8") as f:
+            f.write("a page of a benchmark no longer there")
+        inode = os.stat(self.out).st_ino
+        r = self.report()
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertFalse(os.path.exists(stale))
+        self.assertNotEqual(os.stat(self.out).st_ino, inode, "not replaced as a whole")
         with open(os.path.join(self.out, "notes.txt"), "w", encoding="utf-8") as f:
             f.write("mine")
         stale = os.path.join(self.out, "b-gone-00000000.html")
         with open(stale, "w", encoding="utf-8") as f:
             f.write("a page of a benchmark no longer there")
         os.symlink("/nonexistent", os.path.join(self.out, "link"))
+        outside = os.path.join(self.tmp, "outside.html")
+        with open(outside, "w", encoding="utf-8") as f:
+            f.write("not the report's")
+        os.remove(os.path.join(self.out, "index.html"))
+        os.symlink(outside, os.path.join(self.out, "index.html"))
+        inode = os.stat(self.out).st_ino
         r = self.report()
         self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(os.stat(self.out).st_ino, inode, "a folder with other files moved")
+        self.assertFalse(os.path.islink(os.path.join(self.out, "index.html")))
+        with open(outside, encoding="utf-8") as f:
+            self.assertEqual(f.read(), "not the report's", "written through a link")
         names = sorted(os.listdir(self.out))
         self.assertIn("notes.txt", names)
         self.assertEqual(os.readlink(os.path.join(self.out, "link")), "/nonexistent")
@@ -1099,6 +1120,20 @@ class OutputFolderTest(unittest.TestCase):
         self.assertIn("No space left on device", err.getvalue())
         self.assertEqual(folder_state(self.out), before)
         self.assertEqual(sorted(os.listdir(self.tmp)), ["html", "r.json"])
+        # The same with other files in the folder (pages replaced one by one there).
+        with open(os.path.join(self.out, "notes.txt"), "w", encoding="utf-8") as f:
+            f.write("mine")
+        before = folder_state(self.out)
+        mod.index_page = full
+        sys.argv = ["html_report.py", self.results, "--out", self.out, "--baselines-dir",
+                    self.tmp]
+        try:
+            with contextlib.redirect_stderr(io.StringIO()):
+                self.assertEqual(mod.main(), 2)
+        finally:
+            mod.index_page = real
+            sys.argv = argv
+        self.assertEqual(folder_state(self.out), before)
 
     def test_never_through_a_symbolic_link(self):
         target = os.path.join(self.tmp, "elsewhere")
