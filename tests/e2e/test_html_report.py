@@ -27,6 +27,7 @@ replaced whole, kept on a failure, and never written through a symbolic link.
 Skipped, saying so, only when no Chromium is installed (Debian package `chromium`; CI installs
 it). Standard library only.
 """
+import ast
 import contextlib
 import copy
 import html
@@ -1162,6 +1163,32 @@ class BuilderTest(unittest.TestCase):
         for tag, attrs in (("p onload", None), ("p", {"x onload": 1}), ("p", {"x=\"": 1})):
             with self.assertRaises(ValueError):
                 mod.el(tag, attrs)
+
+    def test_no_markup_outside_the_builder(self):
+        """No string of the tool but the builder's own (el, and page's doctype) holds a tag:
+        docstrings and the style sheet and scripts aside, markup written by hand anywhere else,
+        an f-string with a value in it included, fails here."""
+        with open(HTML_REPORT, encoding="utf-8") as f:
+            tree = ast.parse(f.read())
+        skip = set()
+        for node in ast.walk(tree):
+            body = getattr(node, "body", None)
+            if isinstance(body, list) and body and isinstance(body[0], ast.Expr) and \
+                    isinstance(body[0].value, ast.Constant):
+                skip.add(id(body[0].value))   # docstrings
+        for node in tree.body:
+            if isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant):
+                skip.add(id(node.value))      # CSS, INDEX_JS, BENCH_JS
+        owner = {}
+        for fn in ast.walk(tree):
+            if isinstance(fn, ast.FunctionDef):
+                for sub in ast.walk(fn):
+                    owner.setdefault(id(sub), fn.name)
+        found = [(node.lineno, node.value[:40]) for node in ast.walk(tree)
+                 if isinstance(node, ast.Constant) and isinstance(node.value, str) and
+                 id(node) not in skip and owner.get(id(node)) not in ("el", "page") and
+                 re.search(r"<[A-Za-z/!?]", node.value)]
+        self.assertEqual(found, [], "markup written outside el()")
 
 
 class BadInputTest(unittest.TestCase):
