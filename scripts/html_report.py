@@ -21,10 +21,10 @@ Exit: 0 ok, 2 unreadable or invalid input, or an output folder that cannot be wr
 on stderr names the file, and the JSON path of the first problem).
 
 Input is checked before anything is drawn: a results or baseline file against the published
-schema (docs/results.schema.json, found beside this script in the source tree or under
-share/doc/harness/docs/ of an installation; checked by a small validator of the keywords it uses,
-so no package is needed), a history series against SERIES_SCHEMA below. Baselines of
---baselines-dir that fail the check are skipped with a warning. The pages are made in a new
+schema (docs/results.schema.json, found beside this script in the source tree or, installed, at
+INSTALLED_SCHEMA_DIR, which the build sets from CMAKE_INSTALL_DOCDIR; checked by a small validator
+of the keywords it uses, so no package is needed), a history series against SERIES_SCHEMA below.
+Baselines of --baselines-dir that fail the check are skipped with a warning. The pages are made in a new
 folder beside --out, so a failure leaves the earlier report as it was; then that folder replaces
 --out by rename, or, where --out holds files that are not the report's, the pages are renamed
 into it one by one (publish()). An --out that is a symbolic link is refused, never written
@@ -893,12 +893,17 @@ def schema_error(v, s, root, where):
     return None
 
 
+# Where an installation keeps the documentation's docs/, relative to the folder of this file
+# (bin/): the build writes the installed copy with the place CMAKE_INSTALL_DOCDIR gives.
+INSTALLED_SCHEMA_DIR = "../share/doc/harness/docs"
+
+
 def find_schema():
-    """docs/results.schema.json: beside this script in the source tree (scripts/ ../docs/), or
-    as installed (bin/ ../share/doc/harness/docs/)."""
+    """docs/results.schema.json: beside this script in the source tree (scripts/../docs/), or
+    as installed (bin/ + INSTALLED_SCHEMA_DIR)."""
     here = os.path.dirname(os.path.realpath(__file__))
-    for rel in (("..", "docs"), ("..", "share", "doc", "harness", "docs")):
-        path = os.path.join(here, *rel, "results.schema.json")
+    for rel in (os.path.join("..", "docs"), INSTALLED_SCHEMA_DIR):
+        path = os.path.join(here, rel, "results.schema.json")
         if os.path.isfile(path):
             return path
     raise InputError("results.schema.json: not found beside this tool (docs/ of the source "

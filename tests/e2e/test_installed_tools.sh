@@ -9,8 +9,10 @@
 # source or build tree. (2) `man bench` through MANPATH renders the page, and every flag of
 # `--help` of a program built against the installation appears in it as an option. (3)
 # bench-report turns that program's --json results into an index page and a benchmark page, and
-# names itself in its usage and errors. EXTRA_FLAGS (sanitizer flags of the library) go to the
-# compile and link. Temporary files are removed on exit.
+# names itself in its usage and errors; a field of the wrong type is named by its JSON path (the
+# installed copy finds the schema where the documentation is installed) and the report stays.
+# EXTRA_FLAGS (sanitizer flags of the library) go to the compile and link. Temporary files are
+# removed on exit.
 set -euo pipefail
 
 if [[ $# -lt 2 || $# -gt 3 ]]; then
@@ -107,6 +109,14 @@ rc=0
 err="$(bench-report missing.json 2>&1 > /dev/null)" || rc=$?
 [[ "$rc" -eq 2 && "$err" == "bench-report: missing.json: "* && "$err" != *$'\n'* ]] ||
     fail "bench-report on a missing file: exit $rc, wanted 2 and one line naming it: $err"
+# A field of the wrong type: the installed copy finds the schema it checks against (DOCDIR).
+sed 's/"quick":[[:space:]]*true/"quick": "yes"/' results.json > wrong.json
+rc=0
+err="$(bench-report wrong.json --out html 2>&1 > /dev/null)" || rc=$?
+[[ "$rc" -eq 2 && "$err" == "bench-report: wrong.json: \$.context.quick: expected boolean"* &&
+    "$err" != *$'\n'* ]] ||
+    fail "bench-report on a string for a boolean: exit $rc, wanted 2 and the field's path: $err"
+[[ -f html/index.html ]] || fail "bench-report on a wrong file removed the earlier report"
 
 echo "test_installed_tools: ok (layout, no path into the trees, man bench with every --help" \
     "flag, bench-report from the installation)"
