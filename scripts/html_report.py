@@ -24,10 +24,10 @@ Input is checked before anything is drawn: a results or baseline file against th
 schema (docs/results.schema.json, found beside this script in the source tree or, installed, at
 INSTALLED_SCHEMA_DIR, which the build sets from CMAKE_INSTALL_DOCDIR; checked by a small validator
 of the keywords it uses, so no package is needed), a history series against SERIES_SCHEMA below.
-Baselines of --baselines-dir that fail the check are skipped with a warning. The pages are made in a new
-folder beside --out, so a failure leaves the earlier report as it was; then that folder replaces
---out by rename, or, where --out holds files that are not the report's, the pages are renamed
-into it one by one (publish()). An --out that is a symbolic link is refused, never written
+Baselines of --baselines-dir that fail the check are skipped with a warning. The pages are made
+in a new folder beside --out, so a failure leaves the earlier report as it was; then that folder
+replaces --out by rename, or, where --out holds files that are not the report's, the pages are
+renamed into it one by one (publish()). An --out that is a symbolic link is refused, never written
 through.
 
 Each benchmark page has, when the data allow:
