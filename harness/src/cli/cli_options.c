@@ -760,6 +760,13 @@ static int check_combinations(const bench__request *c)
                         "combined with baselines, --calibrate, --json or --list\n");
         return -1;
     }
+    /* Its report is the paired one, in words only: a format or file it cannot write is refused
+     * rather than answered with text where a parser expects JSON or CSV. */
+    if (c->ab && (c->format != BENCH__FMT_PRETTY || c->gbench_path)) {
+        fprintf(stderr, "bench: --ab reports in the pretty format only: other --output-format "
+                        "values and --export-gbench do not apply\n");
+        return -1;
+    }
     if (c->run.profile_time > 0 &&
         (c->baseline || c->save_baseline || c->load_baseline || c->calibrate || c->json_path ||
          c->gbench_path || c->ab)) {
