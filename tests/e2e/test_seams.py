@@ -140,6 +140,31 @@ class OutputsTest(SeamCase):
         self.assertIn("2 threads: total", out)
         self.assertIn("13 benchmarks: 11 measured, 1 skipped, 1 failed", out)
 
+    def test_probes_in_workers_and_in_process(self):
+        """Software perf events and allocation statistics beside the counters, in worker
+        processes and in one process: every id keeps its exact counters, and the chains
+        allocate nothing."""
+        ids = ["seam/counted", "seam/threads", "seam/batched", "seam/grid/size=200/load=1",
+               "seam/skipped"]
+        for mode in ([], ["--in-process"]):
+            path = os.path.join(self.dir, "probes.json")
+            p = run(self.original, *FAST, *mode, "--alloc-stats", "--perf-events",
+                    "task-clock,page-faults", "--json", path, "--exact", *ids)
+            self.assert_exit(p, 0)
+            res = e2e_helpers.by_id(e2e_helpers.load_json(path))
+            self.assertEqual(sorted(res), sorted(ids), mode)
+            self.assertEqual(res["seam/skipped"]["status"], "skipped")
+            for bid in ids[:-1]:
+                m = {k: v["per_iteration"]["median"]["point"]
+                     for k, v in res[bid]["metrics"].items() if "per_iteration" in v}
+                self.assertEqual(m.get("allocations"), 0, (mode, bid, m))
+                self.assertEqual(m.get("allocated_bytes"), 0, (mode, bid, m))
+                self.assertGreater(m.get("task-clock", 0), 0, (mode, bid, m))
+                self.assertNotIn("instructions", m, (mode, bid))
+            counted = res["seam/counted"]["metrics"]
+            self.assertEqual(counted["probes"]["per_iteration"]["median"]["point"], 7.0, mode)
+            self.assertEqual(counted["hits"]["per_iteration"]["median"]["point"], 3.0, mode)
+
     def test_csv(self):
         p = run(self.original, *FAST, "--output-format", "csv")
         self.assert_exit(p, 3)
@@ -222,6 +247,26 @@ class CompareTest(SeamCase):
         self.assertIn("seam/plain: Performance has regressed.", p.stdout)
         self.assertIn("seam/counted: Performance has improved.", p.stdout)
         self.assertNotIn("seam/counted: Performance has regressed.", p.stdout)
+        # Two saved baselines compared without running anything: the planted changes, each
+        # read from the times (counted's probes rose while its time fell).
+        p = run(self.planted, *FAST, "--save-baseline", "after", "--exact", "seam/plain",
+                "seam/counted", env_extra=env)
+        self.assert_exit(p, 0)
+        p = run(self.planted, *CMP, "--load-baseline", "after", "--baseline", "before",
+                "--exact", "seam/plain", "seam/counted", env_extra=env)
+        self.assert_exit(p, 0)
+        # (Saved numbers of quick runs on a loaded machine may leave either inconclusive; what
+        # they may never do is call a change the wrong way.)
+        self.assertRegex(p.stdout, r"(?m)^  (regressed|inconclusive) +seam/plain +[-+]")
+        self.assertRegex(p.stdout, r"(?m)^  (improved|inconclusive) +seam/counted +[-+]")
+        # Its report is words only: a file or format it cannot write is refused, not ignored.
+        for extra in (["--json", os.path.join(self.dir, "load.json")],
+                      ["--output-format", "json"], ["--output-format", "markdown"]):
+            p = run(self.planted, "--load-baseline", "after", "--baseline", "before", *extra,
+                    env_extra=env)
+            self.assert_exit(p, 2)
+            self.assertIn("--load-baseline reports in the pretty format only", p.stderr)
+        self.assertFalse(os.path.exists(os.path.join(self.dir, "load.json")))
 
 
 class AbTest(SeamCase):

@@ -760,11 +760,14 @@ static int check_combinations(const bench__request *c)
                         "combined with baselines, --calibrate, --json or --list\n");
         return -1;
     }
-    /* Its report is the paired one, in words only: a format or file it cannot write is refused
-     * rather than answered with text where a parser expects JSON or CSV. */
-    if (c->ab && (c->format != BENCH__FMT_PRETTY || c->gbench_path)) {
-        fprintf(stderr, "bench: --ab reports in the pretty format only: other --output-format "
-                        "values and --export-gbench do not apply\n");
+    /* The paired comparison and the comparison of two saved files report in words only: a
+     * format or file they cannot write is refused rather than answered with text where a parser
+     * expects JSON or CSV, or with no file at all. */
+    if ((c->ab || c->load_baseline) &&
+        (c->format != BENCH__FMT_PRETTY || c->gbench_path || c->json_path)) {
+        fprintf(stderr, "bench: %s reports in the pretty format only: --json, --export-gbench "
+                        "and other --output-format values do not apply\n",
+                c->ab ? "--ab" : "--load-baseline");
         return -1;
     }
     if (c->run.profile_time > 0 &&
