@@ -1056,8 +1056,11 @@ def trend_plot(k, s):
                            f'x2="{p.x(b - 0.6):.1f}" y2="{p.y(g):.1f}"/>')
     pts = " ".join(f"{p.x(i):.1f},{p.y(v):.1f}" for i, v in enumerate(meds))
     p.parts.append(f'<polyline class="series" points="{pts}"/>')
+    progs = s.get("programs") if isinstance(s.get("programs"), list) else []
     for i, v in enumerate(meds):
-        tip = f"run {runs[i]} ({s['revisions'][i]}): median {fmt_time(v)}"
+        prog = progs[i] if i < len(progs) and isinstance(progs[i], str) else None
+        build = f", program {prog.removeprefix('sha256:')[:12]}" if prog else ""
+        tip = f"run {runs[i]} ({s['revisions'][i]}{build}): median {fmt_time(v)}"
         p.parts.append(f'<circle class="tpt" cx="{p.x(i):.1f}" cy="{p.y(v):.1f}" r="3">'
                        f"<title>{esc(tip)}</title></circle>")
     for c in cps:

@@ -53,10 +53,10 @@ KEY_HOME = tempfile.mkdtemp(prefix="bench-history-key-")
 atexit.register(shutil.rmtree, KEY_HOME, ignore_errors=True)
 
 
-def run(program, *args, env_extra=None, timeout=120):
+def run(program, *args, env_extra=None, timeout=120, **kw):
     env = e2e_helpers.environ({"XDG_CONFIG_HOME": KEY_HOME, **(env_extra or {})},
                               unset=["BENCH_HISTORY", "BENCH_BASELINE_DIR"])
-    return e2e_helpers.run([program, *args], timeout=timeout, env=env)
+    return e2e_helpers.run([program, *args], timeout=timeout, env=env, **kw)
 
 
 def digest(path):
@@ -123,6 +123,35 @@ class HistoryTest(e2e_helpers.Case):
         p = run(BENCH, "--history-show", self.db, "no-such-benchmark")
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertNotIn("harness/empty:", p.stdout)
+
+    def test_builds_outside_a_checkout_are_told_apart(self):
+        """Two builds run outside any git checkout have no revision: the runs table and each
+        series name their programs by hash (text and --json), so the two can be told apart."""
+        progs = [e2e_helpers.copy_program(FIXTURE, os.path.join(self.dir, name), extra)
+                 for name, extra in (("one", b""), ("two", b"\0"))]
+        for prog in progs:
+            p = run(prog, *FAST, "--exact", "fix/a", "--history", self.db, cwd=self.dir,
+                    env_extra={"BENCH_GIT_REVISION": ""})
+            self.assertEqual(p.returncode, 0, p.stderr)
+        hashes = [digest(prog) for prog in progs]
+        db = sqlite3.connect(self.db)
+        try:
+            rows = db.execute("SELECT coalesce(git_revision, cwd_git_revision), program_hash "
+                              "FROM runs ORDER BY id").fetchall()
+        finally:
+            db.close()
+        self.assertEqual(rows, [(None, "sha256:" + h) for h in hashes])
+        out = os.path.join(self.dir, "series.json")
+        p = run(FIXTURE, "--history-show", self.db, "--json", out, "fix/a")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        lines = p.stdout.splitlines()
+        self.assertRegex(lines[0], r"^\s+run\s+time\s+revision\s+dirty\s+program\s+host")
+        for i, h in enumerate(hashes):
+            self.assertRegex(p.stdout, rf"(?m)^\s+{i + 1}\s+\S+Z\s+-\s+-\s+{h[:12]}\s")
+            self.assertRegex(p.stdout, rf"(?m)^\s+{i + 1}\s+-\s+{h[:12]}\s+\d")
+        series = e2e_helpers.load_json(out)["series"][0]
+        self.assertEqual(series["revisions"], ["-", "-"])
+        self.assertEqual(series["programs"], ["sha256:" + h for h in hashes])
 
     def test_comparison_verdict_is_recorded(self):
         base = ["--baseline-dir", self.dir, "--exact", "fix/a", *FAST]

@@ -86,6 +86,7 @@ typedef struct bench__history_series {
     size_t n;             /* runs where it was ok, oldest first */
     long long *runs;      /* their ids */
     char **revisions;     /* their revisions ("-" when none) */
+    char **programs;      /* their programs' hashes, "sha256:HEX" ("" when none recorded) */
     double *median_ns;    /* their medians, ns per iteration */
     bench__cp_result found; /* change points (indices into the arrays) and the trend */
 } bench__history_series;

@@ -526,10 +526,13 @@ static cJSON *series_json(const bench__history_series *s)
     cJSON_AddStringToObject(o, "id", s->id);
     cJSON *runs = cJSON_AddArrayToObject(o, "runs");
     cJSON *revs = cJSON_AddArrayToObject(o, "revisions");
+    cJSON *progs = cJSON_AddArrayToObject(o, "programs");
     cJSON *meds = cJSON_AddArrayToObject(o, "median_ns");
     for (size_t i = 0; i < s->n; i++) {
         cJSON_AddItemToArray(runs, cJSON_CreateNumber((double)s->runs[i]));
         cJSON_AddItemToArray(revs, cJSON_CreateString(s->revisions[i]));
+        cJSON_AddItemToArray(progs, s->programs[i][0] ? cJSON_CreateString(s->programs[i])
+                                                      : cJSON_CreateNull());
         cJSON_AddItemToArray(meds, number_or_null(s->median_ns[i]));
     }
     cJSON *cps = cJSON_AddArrayToObject(o, "change_points");
