@@ -5,6 +5,8 @@
   BENCH_HISTORY) leaves a database of schema version 1 in WAL mode with both runs, each
   benchmark's median and per-process medians; --history-show lists them.
 - A comparison with a baseline records its verdict.
+- Two builds run outside a git checkout (revision `-`) are told apart by their programs' hashes
+  in --history-show's tables and its --json.
 - A history of 40 runs with a 3% step (written with SQLite, in the program's own schema) shows
   one change point near the step with the revision after it; a drift of 1% per run shows as a
   trend and no change point.
@@ -24,13 +26,16 @@
   stdout, or a named baseline.
 - --history-confirm: six runs of the fixture, then six of a copy whose cmp/chain is 40% slower
   (another program); the change point on cmp/chain is confirmed by running the two kept programs
-  again in pairs, and cmp/steady's, if the noise puts one there, is not. A step made by the environment (the same program)
-  is "not a code change"; a program not kept (--history-programs 0) cannot confirm, and says
+  again in pairs, and cmp/steady's, if the noise puts one there, is not. A change point the
+  medians put a run after the program change (run 8, the program changed at run 7) is confirmed
+  by the programs of runs 6 and 7 and placed at run 7. A step made by the environment (the same
+  program in every run it may be at) is "not a code change"; a program not kept (--history-programs 0) cannot confirm, and says
   why; --history-programs N keeps the N most recently used programs only.
 """
 import atexit
 import json
 import hashlib
+import math
 import os
 import random
 import re
@@ -482,9 +487,9 @@ class HistoryConfirmTest(e2e_helpers.Case):
         self.assertEqual(len(self.kept()), 2, "one copy of each of the two programs")
         out = self.show()
         self.assertRegex(out, r"cmp/chain: 12 runs\n(.*\n)*  change point: at run 7 ")
-        self.assertRegex(out, r"cmp/chain: change point at run 7 \(\+\d+\.\d\d%\): confirmed: "
-                              r"\+\d+\.\d\d% \[\+\d+\.\d\d%, \+\d+\.\d\d%\] paired, programs of "
-                              r"runs 6 and 7")
+        self.assertRegex(out, r"cmp/chain: change point at run 7 \(\+\d+\.\d\d%\), within runs "
+                              r"\d+ to \d+: confirmed: \+\d+\.\d\d% \[\+\d+\.\d\d%, \+\d+\.\d\d%\] "
+                              r"paired, programs of runs 6 and 7, \d+ pairs\n")
         # cmp/steady did not change: a change point the noise may put there (a tenth of a
         # percent is significant over such quiet runs) is never confirmed.
         self.assertNotRegex(out, r"cmp/steady: change point at run \d+ \([^)]*\): confirmed")
@@ -500,8 +505,42 @@ class HistoryConfirmTest(e2e_helpers.Case):
         self.record(self.old, 6, env_extra={"E2E_SLOWDOWN_PERCENT": "40"})
         out = self.show()
         self.assertIn("cmp/chain: change point at run 7", out)
-        self.assertRegex(out, r"not a code change: runs 6 and 7 measured the same program "
+        # No program changed anywhere in the runs the change point may be at.
+        self.assertRegex(out, r"cmp/chain: change point at run 7 \([^)]*\), within runs 6 to 8: "
+                              r"not a code change: runs 5 to 8 measured the same program "
                               r"\(sha256:[0-9a-f]{64}\)")
+
+    def test_step_found_a_run_late_is_confirmed_at_the_program_change(self):
+        """The program changed at run 7, and the medians put the change point at run 8 (run 7
+        measured the new program as fast as the old one measured): the confirmation compares
+        the programs of runs 6 and 7, the program change within the change point's runs, not
+        runs 7 and 8 (one program), and places the step at run 7."""
+        self.record(self.old, 6)
+        self.record(self.new, 6)
+        with sqlite3.connect(self.db) as db:
+            meds = [m for m, in db.execute("SELECT median_ns FROM results WHERE benchmark = "
+                                           "'cmp/chain' ORDER BY run_id")]
+            low, high = sorted(meds[:6])[3], sorted(meds[7:])[2]
+            for run_id in range(1, 13):
+                level = low if run_id <= 7 else high
+                db.execute("UPDATE results SET median_ns = ? WHERE benchmark = 'cmp/chain' AND "
+                           "run_id = ?", (level * (1 + 0.001 * (-1) ** run_id), run_id))
+        series = os.path.join(self.dir, "series.json")
+        p = run(self.old, "--history-show", self.db, "--history-confirm", "--confirm-time", "4",
+                "--json", series, "cmp/chain", env_extra=self.env, timeout=300)
+        self.assert_exit(p, 0)
+        self.assertRegex(p.stdout, r"change point: at run 8 \(.*, located within runs 7 to 9\n")
+        self.assertRegex(p.stdout, r"cmp/chain: change point at run 8 \(\+\d+\.\d\d%\), within "
+                                   r"runs 7 to 9: confirmed: .* paired, programs of runs 6 and 7, "
+                                   r"\d+ pairs; the step is placed at run 7, where the program "
+                                   r"changed: \+\d+\.\d\d% \[")
+        (cp,) = e2e_helpers.load_json(series)["series"][0]["change_points"]
+        self.assertEqual((cp["index"], cp["run"], cp["run_before"]), (6, 7, 6))
+        # Placed at run 7, the step is the mean of runs 7..12 against runs 1..6, worked here.
+        logs = [math.log(m) for m in (low * (1 + 0.001 * (-1) ** r) if r <= 7 else
+                                      high * (1 + 0.001 * (-1) ** r) for r in range(1, 13))]
+        want = math.exp(sum(logs[6:]) / 6 - sum(logs[:6]) / 6) - 1
+        self.assertAlmostEqual(cp["step"], want, places=9)
 
     def test_program_not_kept_cannot_confirm(self):
         self.record(self.old, 6, "--history-programs", "0")

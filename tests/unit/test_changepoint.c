@@ -167,6 +167,75 @@ static void test_edges(void **state)
     assert_int_equal(cr.ncp, 0);
 }
 
+/* The residual sum of squares of y[a..b) about its mean, summed directly (no prefix sums). */
+static double direct_rss(const double *y, size_t a, size_t b)
+{
+    double mean = 0, ss = 0;
+    for (size_t i = a; i < b; i++)
+        mean += y[i] / (double)(b - a);
+    for (size_t i = a; i < b; i++)
+        ss += (y[i] - mean) * (y[i] - mean);
+    return ss;
+}
+
+/* Where a change point may be. Two constant sides: the split is exact, and the interval is the
+ * point on either side of it. The seeded 3% step of test_step_one_seed: the interval is every
+ * split whose residual sum of squares is within z(0.975)^2 = 3.8415 residual variances of the
+ * best split's, summed here directly, and it holds the true change (25). */
+static void test_location_interval(void **state)
+{
+    (void)state;
+    double y[N];
+    bench__cp_result cr;
+    for (size_t i = 0; i < 20; i++)
+        y[i] = i < 10 ? 0 : log(1.05);
+    assert_int_equal(bench__changepoints(y, 20, ALPHA, &cr), 0);
+    assert_int_equal(cr.ncp, 1);
+    assert_int_equal(cr.cp[0].index, 10);
+    assert_int_equal(cr.cp[0].index_lower, 9);
+    assert_int_equal(cr.cp[0].index_upper, 11);
+    series(y, N, 25, 0.03, 0, 0.01, 1);
+    assert_int_equal(bench__changepoints(y, N, ALPHA, &cr), 0);
+    assert_int_equal(cr.ncp, 1);
+    size_t k = cr.cp[0].index, lo = k - 1, hi = k + 1;
+    double best = direct_rss(y, 0, k) + direct_rss(y, k, N);
+    double limit = best * (1 + 1.959963984540054 * 1.959963984540054 / (N - 2));
+    for (size_t j = 1; j < N; j++)
+        if (direct_rss(y, 0, j) + direct_rss(y, j, N) <= limit) {
+            lo = j < lo ? j : lo;
+            hi = j > hi ? j : hi;
+        }
+    print_message("seeded 3%% step: at %zu, within %zu..%zu\n", k, lo, hi);
+    assert_int_equal(cr.cp[0].index_lower, lo);
+    assert_int_equal(cr.cp[0].index_upper, hi);
+    assert_true(lo <= 25 && 25 <= hi);
+}
+
+/* A change point placed where the code changed: its step is the two sides' means there,
+ * worked directly, its interval that one point; a place outside its neighbours is refused. */
+static void test_place(void **state)
+{
+    (void)state;
+    double y[20];
+    bench__cp_result cr;
+    for (size_t i = 0; i < 20; i++)
+        y[i] = (i < 10 ? 0 : log(1.05)) + 0.001 * (double)(i % 3);
+    assert_int_equal(bench__changepoints(y, 20, ALPHA, &cr), 0);
+    assert_int_equal(cr.ncp, 1);
+    assert_int_equal(bench__cp_place(y, 20, ALPHA, &cr, 0, 9), 0);
+    double before = 0, after = 0;
+    for (size_t i = 0; i < 20; i++)
+        *(i < 9 ? &before : &after) += y[i] / (i < 9 ? 9.0 : 11.0);
+    assert_int_equal(cr.cp[0].index, 9);
+    assert_int_equal(cr.cp[0].index_lower, 9);
+    assert_int_equal(cr.cp[0].index_upper, 9);
+    assert_close(cr.cp[0].step, expm1(after - before), 1e-12);
+    assert_true(cr.cp[0].step_lower < cr.cp[0].step && cr.cp[0].step < cr.cp[0].step_upper);
+    assert_int_equal(bench__cp_place(y, 20, ALPHA, &cr, 0, 0), -1);
+    assert_int_equal(bench__cp_place(y, 20, ALPHA, &cr, 0, 20), -1);
+    assert_int_equal(bench__cp_place(y, 20, ALPHA, &cr, 1, 9), -1);
+}
+
 /* The newest point against five earlier ones, worked by hand: earlier logs 0, +-0.01, +-0.02
  * (mean 0, sum of squares 0.001, df 4, se sqrt(0.001 / 4 (1/5 + 1))), newest 0.1. The p-value
  * and quantiles come from the closed form of Student's t with 4 degrees of freedom,
@@ -289,6 +358,8 @@ int main(void)
         cmocka_unit_test(test_drift_is_a_trend),
         cmocka_unit_test(test_noise_false_alarms),
         cmocka_unit_test(test_edges),
+        cmocka_unit_test(test_location_interval),
+        cmocka_unit_test(test_place),
         cmocka_unit_test(test_newest_step_by_hand),
         cmocka_unit_test(test_gate_catches_a_step),
         cmocka_unit_test(test_gate_steady_passes),

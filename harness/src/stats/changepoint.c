@@ -66,6 +66,8 @@ static bench__cp make_cp(const split *s, double alpha, double adjusted)
     double t = s->se > 0 ? bench__t_quantile(1 - alpha / 2, s->df) : 0;
     return (bench__cp){
         .index = s->k,
+        .index_lower = s->k,
+        .index_upper = s->k,
         .step = expm1(s->d),
         .step_lower = expm1(s->d - t * s->se),
         .step_upper = expm1(s->d + t * s->se),
@@ -110,6 +112,37 @@ static void segment(const double *s1, const double *s2, size_t n, double alpha,
         stack[top++][1] = b;
     }
     qsort(out->cp, out->ncp, sizeof out->cp[0], cmp_cp);
+}
+
+/* The residual sum of squares of y[a..b) about its mean (prefix sums s1, s2). */
+static double rss(const double *s1, const double *s2, size_t a, size_t b)
+{
+    double m = (double)(b - a), d = s1[b] - s1[a];
+    return fmax(0, s2[b] - s2[a] - d * d / m);
+}
+
+/* The location interval of every change point of r, each between its neighbours (see
+ * changepoint.h): the splits k whose two-segment residual sum of squares exceeds the change
+ * point's own by at most z(1 - alpha/2)^2 times the residual variance, and the points on either
+ * side of it. */
+static void locate(const double *s1, const double *s2, size_t n, double alpha,
+                   bench__cp_result *r)
+{
+    double z = bench__norm_quantile(1 - alpha / 2);
+    for (size_t c = 0; c < r->ncp; c++) {
+        bench__cp *cp = &r->cp[c];
+        size_t a = c > 0 ? r->cp[c - 1].index : 0, b = c + 1 < r->ncp ? r->cp[c + 1].index : n;
+        size_t k = cp->index, lo = k > a + 1 ? k - 1 : k, hi = k + 1 < b ? k + 1 : k;
+        double best = rss(s1, s2, a, k) + rss(s1, s2, k, b);
+        double limit = best + z * z * best / (double)(b - a - 2);
+        for (size_t j = a + 1; j < b; j++)
+            if (rss(s1, s2, a, j) + rss(s1, s2, j, b) <= limit) {
+                lo = j < lo ? j : lo;
+                hi = j > hi ? j : hi;
+            }
+        cp->index_lower = lo;
+        cp->index_upper = hi;
+    }
 }
 
 /* Mann-Kendall and Theil-Sen over y[0..n) (n >= 3) into *t; the intercept of the line into
@@ -208,6 +241,7 @@ int bench__changepoints(const double *logs, size_t n, double alpha, bench__cp_re
     if (prefix_sums(logs, n, &s1, &s2) != 0)
         return -1;
     segment(s1, s2, n, alpha, out);
+    locate(s1, s2, n, alpha, out);
     /* The trend over the newest points, and whether a line fits them as well as the steps. */
     size_t first = n > BENCH__TREND_MAX_POINTS ? n - BENCH__TREND_MAX_POINTS : 0;
     double intercept;
@@ -238,6 +272,28 @@ int bench__changepoints(const double *logs, size_t n, double alpha, bench__cp_re
     free(s1);
     free(s2);
     return rc;
+}
+
+int bench__cp_place(const double *logs, size_t n, double alpha, bench__cp_result *r, size_t c,
+                    size_t index)
+{
+    if (!logs || !r || c >= r->ncp || r->ncp > BENCH__CP_MAX || !(alpha > 0 && alpha < 1))
+        return -1;
+    size_t a = c > 0 ? r->cp[c - 1].index : 0, b = c + 1 < r->ncp ? r->cp[c + 1].index : n;
+    if (b > n || !(a < index && index < b) || b - a < 3)
+        return -1;
+    double *s1, *s2;
+    if (prefix_sums(logs, n, &s1, &s2) != 0)
+        return -1;
+    split s = test_split(s1, s2, a, index, b);
+    /* The same Bonferroni factor as segment()'s: the split was chosen by the search first. */
+    r->cp[c] = make_cp(&s, alpha,
+                       fmin(1, s.p * (double)(n > 2 * BENCH__CP_MIN_SEGMENT
+                                                  ? n - 2 * BENCH__CP_MIN_SEGMENT + 1
+                                                  : 1)));
+    free(s1);
+    free(s2);
+    return 0;
 }
 
 int bench__gate_window(const double *logs, size_t n, double noise_threshold, double alpha,

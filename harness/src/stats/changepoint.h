@@ -9,7 +9,10 @@
  * the two sides) on the log medians; the best split counts when its p-value times the number
  * of splits the whole series has (Bonferroni) is below alpha, and then both sides are searched
  * again. A series of pure noise therefore reports a change point with probability at most
- * about alpha. A steady drift is told apart from steps: when the Mann-Kendall test finds a
+ * about alpha. Where a change point is, is uncertain by a run or more: its location interval
+ * holds every split between its neighbouring change points whose residual sum of squares is
+ * within z(1 - alpha/2)^2 residual variances of the best split's (the likelihood-ratio set of
+ * the split under normal noise), widened to at least one point on either side of it. A steady drift is told apart from steps: when the Mann-Kendall test finds a
  * monotonic trend (p < alpha) and a straight line (Theil-Sen) fits the series at least as well
  * as the steps found (residual sum of squares), the series is reported as a trend and its steps
  * are dropped. Pure noise shows a trend at rate about alpha too.
@@ -30,6 +33,8 @@
 /** One change point. */
 typedef struct bench__cp {
     size_t index;       /* the first point after the change (0-based) */
+    size_t index_lower; /* where the change may be: the first point after it is one of */
+    size_t index_upper; /* index_lower..index_upper (bench__changepoints says how) */
     double step;        /* relative change of the median: exp(mean after - mean before) - 1 */
     double step_lower;  /* its 1 - alpha t interval, relative */
     double step_upper;
@@ -61,6 +66,17 @@ typedef struct bench__cp_result {
  * trend.
  */
 int bench__changepoints(const double *logs, size_t n, double alpha, bench__cp_result *out);
+
+/**
+ * Places change point c of r (found by bench__changepoints over the same logs[0..n) at the same
+ * alpha) at `index` instead, where the change is known to be (a program change a paired run
+ * confirmed): its step, interval and p are those of the split at `index` between its
+ * neighbouring change points (or the ends of the series), and its location interval is that
+ * one point. Returns 0, or -1 on bad arguments (index not strictly between the neighbours, fewer
+ * than 3 points between them) or when memory runs out.
+ */
+int bench__cp_place(const double *logs, size_t n, double alpha, bench__cp_result *r, size_t c,
+                    size_t index);
 
 /**
  * Tests the newest point logs[n - 1] as a step against the earlier logs[0..n - 1) (n >= 3),

@@ -738,8 +738,9 @@ static void print_series(FILE *o, const char *id, size_t n, const sqlite3_int64 
         fmt_pct(lo, sizeof lo, cp->step_lower);
         fmt_pct(hi, sizeof hi, cp->step_upper);
         fprintf(o, "  change point: at run %lld (first revision after it %s): %s [%s, %s], "
-                   "p %.2g\n", (long long)runs[cp->index],
-                bench__escape(rev, sizeof rev, revs[cp->index]), s, lo, hi, cp->p_adjusted);
+                   "p %.2g, located within runs %lld to %lld\n", (long long)runs[cp->index],
+                bench__escape(rev, sizeof rev, revs[cp->index]), s, lo, hi, cp->p_adjusted,
+                (long long)runs[cp->index_lower], (long long)runs[cp->index_upper]);
     }
     if (cr->trend.found) {
         char s[32], lo[32], hi[32];

@@ -541,6 +541,8 @@ static cJSON *series_json(const bench__history_series *s)
         cJSON *x = cJSON_CreateObject();
         cJSON_AddNumberToObject(x, "index", (double)cp->index);
         cJSON_AddNumberToObject(x, "run", (double)s->runs[cp->index]);
+        cJSON_AddNumberToObject(x, "index_lower", (double)cp->index_lower);
+        cJSON_AddNumberToObject(x, "index_upper", (double)cp->index_upper);
         cJSON_AddItemToObject(x, "run_before",
                               cp->index > 0 ? cJSON_CreateNumber((double)s->runs[cp->index - 1])
                                             : cJSON_CreateNull());
