@@ -1,6 +1,7 @@
 /*
  * changepoint.c: change points (binary segmentation, pooled t-test, Bonferroni over the splits
- * of the series) and trends (Mann-Kendall test, Theil-Sen slope) in a series of log run medians;
+ * of the series) and trends (Mann-Kendall test, Theil-Sen slope, Bonferroni over the series
+ * tested together) in a series of log run medians;
  * changepoint.h says how they are told apart. Pure: the only allocation is freed before return.
  *
  * Why these methods: a run's median already averages its processes (the geometric mean of the
@@ -145,9 +146,9 @@ static void locate(const double *s1, const double *s2, size_t n, double alpha,
     }
 }
 
-/* Mann-Kendall and Theil-Sen over y[0..n) (n >= 3) into *t; the intercept of the line into
- * *intercept. -1 when memory runs out. */
-static int trend(const double *y, size_t n, double alpha, bench__trend *t, double *intercept)
+/* Mann-Kendall and Theil-Sen over y[0..n) (n >= 3) into *t, one of `series` tests
+ * (Bonferroni: p_adjusted, and Sen's interval at 1 - alpha / series). -1 when memory runs out. */
+static int trend(const double *y, size_t n, double alpha, double series, bench__trend *t)
 {
     size_t npairs = n * (n - 1) / 2, k = 0;
     double *slopes = malloc(npairs * sizeof *slopes), *work = malloc(n * sizeof *work);
@@ -167,10 +168,11 @@ static int trend(const double *y, size_t n, double alpha, bench__trend *t, doubl
     /* Continuity-corrected normal approximation of S (ties ignored: medians are continuous). */
     double z = s == 0 ? 0 : (s - (s > 0 ? 1 : -1)) / sqrt(var);
     t->p = erfc(fabs(z) / sqrt(2));
+    t->p_adjusted = fmin(1, t->p * series);
     qsort(slopes, npairs, sizeof *slopes, cmp_double);
     double slope = bench__quantile_sorted(slopes, npairs, 0.5);
     /* Sen's interval: the slopes of ranks (N -+ C) / 2, C = z(1 - alpha/2) sqrt(Var S). */
-    double c = bench__norm_quantile(1 - alpha / 2) * sqrt(var);
+    double c = bench__norm_quantile(1 - alpha / series / 2) * sqrt(var);
     double lo = floor(((double)npairs - c) / 2), hi = ceil(((double)npairs + c) / 2);
     lo = fmax(0, fmin(lo, (double)npairs - 1));
     hi = fmax(0, fmin(hi, (double)npairs - 1));
@@ -180,7 +182,7 @@ static int trend(const double *y, size_t n, double alpha, bench__trend *t, doubl
     t->points = n;
     for (size_t i = 0; i < n; i++)
         work[i] = y[i] - slope * (double)i;
-    *intercept = bench__median_inplace(work, n);
+    t->start = bench__median_inplace(work, n);
     free(slopes);
     free(work);
     return 0;
@@ -227,9 +229,10 @@ int bench__cp_newest_step(const double *logs, size_t n, double alpha, double tes
     return 0;
 }
 
-int bench__changepoints(const double *logs, size_t n, double alpha, bench__cp_result *out)
+int bench__changepoints(const double *logs, size_t n, double alpha, double series,
+                        bench__cp_result *out)
 {
-    if (!out || (n > 0 && !logs) || !(alpha > 0 && alpha < 1))
+    if (!out || (n > 0 && !logs) || !(alpha > 0 && alpha < 1) || !(series >= 1))
         return -1;
     memset(out, 0, sizeof *out);
     for (size_t i = 0; i < n; i++)
@@ -244,12 +247,11 @@ int bench__changepoints(const double *logs, size_t n, double alpha, bench__cp_re
     locate(s1, s2, n, alpha, out);
     /* The trend over the newest points, and whether a line fits them as well as the steps. */
     size_t first = n > BENCH__TREND_MAX_POINTS ? n - BENCH__TREND_MAX_POINTS : 0;
-    double intercept;
-    int rc = trend(logs + first, n - first, alpha, &out->trend, &intercept);
-    if (rc == 0 && out->trend.p < alpha) {
+    int rc = trend(logs + first, n - first, alpha, series, &out->trend);
+    if (rc == 0 && out->trend.p_adjusted < alpha) {
         double slope = log1p(out->trend.per_point), rss_line = 0, rss_steps = 0;
         for (size_t i = first; i < n; i++) {
-            double r = logs[i] - intercept - slope * (double)(i - first);
+            double r = logs[i] - out->trend.start - slope * (double)(i - first);
             rss_line += r * r;
         }
         size_t a = 0;
@@ -304,7 +306,7 @@ int bench__gate_window(const double *logs, size_t n, double noise_threshold, dou
     memset(out, 0, sizeof *out);
     bench__cp_result cr;
     if (bench__cp_newest_step(logs, n, alpha, tests, &out->step) != 0 ||
-        bench__changepoints(logs, n, alpha / tests, &cr) != 0)
+        bench__changepoints(logs, n, alpha / tests, 1, &cr) != 0)
         return -1;
     /* The rule of a comparison's "regressed" (verdict.c): the interval above zero and the
      * estimate above the noise threshold. */

@@ -710,7 +710,7 @@ static int show_runs(FILE *o, sqlite3 *db)
 /* Prints one benchmark's series (the natural logs of its n medians) and what was found in it. */
 static void print_series(FILE *o, const char *id, size_t n, const sqlite3_int64 *runs,
                          char *const *revs, char *const *progs, const double *logs,
-                         const bench__cp_result *cr)
+                         size_t tests, const bench__cp_result *cr)
 {
     char shown[BENCH__ESCAPED_ID], rev[256], prog[256], t[32];
     fprintf(o, "\n%s: %zu run%s\n", bench__escape(shown, sizeof shown, id), n,
@@ -748,7 +748,9 @@ static void print_series(FILE *o, const char *id, size_t n, const sqlite3_int64 
         fmt_pct(lo, sizeof lo, cr->trend.lower);
         fmt_pct(hi, sizeof hi, cr->trend.upper);
         fprintf(o, "  trend: %s per run [%s, %s] over the last %zu runs, p %.2g", s, lo, hi,
-                cr->trend.points, cr->trend.p);
+                cr->trend.points, cr->trend.p_adjusted);
+        if (tests > 1)
+            fprintf(o, " (adjusted over the %zu series shown)", tests);
         if (cr->nabsorbed)
             fprintf(o, " (a line fits better than the %zu step%s found)", cr->nabsorbed,
                     cr->nabsorbed == 1 ? "" : "s");
@@ -758,8 +760,32 @@ static void print_series(FILE *o, const char *id, size_t n, const sqlite3_int64 
     }
 }
 
-/* One benchmark's series with its change points and trend. */
-static int show_series(FILE *o, sqlite3 *db, const char *id, bench__history_view *view)
+/* How many of the n ids that are selected have a trend test: 3 or more runs ok (into *m). */
+static int count_trend_tests(sqlite3 *db, char *const *ids, const bool *selected, size_t n,
+                             size_t *m)
+{
+    sqlite3_stmt *st;
+    *m = 0;
+    int rc = sqlite3_prepare_v2(db, "SELECT count(*) >= 3 FROM results WHERE benchmark = ?1 AND"
+                                    " status = 'ok' AND median_ns > 0", -1, &st, NULL);
+    for (size_t i = 0; i < n && rc == SQLITE_OK; i++) {
+        if (!selected[i])
+            continue;
+        sqlite3_reset(st);
+        sqlite3_bind_text(st, 1, ids[i], -1, SQLITE_TRANSIENT);
+        rc = sqlite3_step(st);
+        if (rc == SQLITE_ROW) {
+            *m += sqlite3_column_int(st, 0) != 0;
+            rc = SQLITE_OK;
+        }
+    }
+    sqlite3_finalize(st);
+    return rc;
+}
+
+/* One benchmark's series with its change points and trend, its trend one of `tests`. */
+static int show_series(FILE *o, sqlite3 *db, const char *id, size_t tests,
+                       bench__history_view *view)
 {
     sqlite3_stmt *st;
     int rc = sqlite3_prepare_v2(db,
@@ -802,10 +828,10 @@ static int show_series(FILE *o, sqlite3 *db, const char *id, bench__history_view
     sqlite3_finalize(st);
     bench__cp_result cr;
     if (rc == SQLITE_DONE) {
-        rc = bench__changepoints(logs, n, BENCH__HISTORY_ALPHA, &cr) != 0 ? SQLITE_NOMEM
-                                                                           : SQLITE_OK;
+        rc = bench__changepoints(logs, n, BENCH__HISTORY_ALPHA, tests ? (double)tests : 1,
+                                 &cr) != 0 ? SQLITE_NOMEM : SQLITE_OK;
         if (rc == SQLITE_OK && o)
-            print_series(o, id, n, runs, revs, progs, logs, &cr);
+            print_series(o, id, n, runs, revs, progs, logs, tests, &cr);
     }
     if (rc == SQLITE_OK && view) {
         bench__history_series *grown = realloc(view->s, (view->n + 1) * sizeof *view->s);
@@ -864,7 +890,7 @@ int bench__history_show(FILE *o, const char *path, bench__history_selector selec
                         bench__history_view *view, char *msg, size_t len)
 {
     if (view)
-        view->s = NULL, view->n = 0;
+        view->s = NULL, view->n = 0, view->trend_tests = 0;
     sqlite3 *db;
     int rc = open_db(path, false, &db, msg, len);
     if (rc != 0)
@@ -901,10 +927,17 @@ int bench__history_show(FILE *o, const char *path, bench__history_selector selec
         msg[0] = '\0';
         rc = BENCH_EUSAGE;
     } else if (src == SQLITE_OK) {
-        src = o ? show_runs(o, db) : SQLITE_OK;
+        /* Every series shown has its trend tested: Bonferroni over them, so that unchanged
+         * code shows a trend in any of them at the level's rate, not in one of every twenty. */
+        size_t tests = 0;
+        src = count_trend_tests(db, ids, selected, n, &tests);
+        if (view)
+            view->trend_tests = tests;
+        if (src == SQLITE_OK && o)
+            src = show_runs(o, db);
         for (size_t i = 0; i < n && src == SQLITE_OK; i++)
             if (selected[i])
-                src = show_series(o, db, ids[i], view);
+                src = show_series(o, db, ids[i], tests, view);
     }
     if (src != SQLITE_OK) {
         bench__msg(msg, len, "history '%s' cannot be read: %s", path, db_error(db, src));

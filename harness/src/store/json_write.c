@@ -559,7 +559,9 @@ static cJSON *series_json(const bench__history_series *s)
         cJSON_AddItemToObject(x, "lower", number_or_null(t->lower));
         cJSON_AddItemToObject(x, "upper", number_or_null(t->upper));
         cJSON_AddItemToObject(x, "p", number_or_null(t->p));
+        cJSON_AddItemToObject(x, "p_adjusted", number_or_null(t->p_adjusted));
         cJSON_AddNumberToObject(x, "runs", (double)t->points);
+        cJSON_AddItemToObject(x, "start_ns", number_or_null(exp(t->start)));
     } else {
         cJSON_AddNullToObject(o, "trend");
     }
@@ -578,6 +580,7 @@ int bench__history_view_write(const char *path, const char *history,
     cJSON_AddNumberToObject(root, "version", 1);
     cJSON_AddStringToObject(root, "history", history);
     cJSON_AddNumberToObject(root, "alpha", BENCH__HISTORY_ALPHA);
+    cJSON_AddNumberToObject(root, "trend_tests", (double)v->trend_tests);
     cJSON *series = cJSON_AddArrayToObject(root, "series");
     for (size_t i = 0; series && i < v->n; i++)
         cJSON_AddItemToArray(series, series_json(&v->s[i]));
