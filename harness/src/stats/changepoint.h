@@ -9,14 +9,16 @@
  * the two sides) on the log medians; the best split counts when its p-value times the number
  * of splits the whole series has (Bonferroni) is below alpha, and then both sides are searched
  * again. A series of pure noise therefore reports a change point with probability at most
- * about alpha (per series). Where a change point is, is uncertain by a run or more: its location interval
- * holds every split between its neighbouring change points whose residual sum of squares is
- * within z(1 - alpha/2)^2 residual variances of the best split's (the likelihood-ratio set of
- * the split under normal noise), widened to at least one point on either side of it. A steady drift is told apart from steps: when the Mann-Kendall test finds a
- * monotonic trend (p < alpha) and a straight line (Theil-Sen) fits the series at least as well
- * as the steps found (residual sum of squares), the series is reported as a trend and its steps
- * are dropped. The trend test is one per series, so over the series tested together it is
- * corrected by Bonferroni: unchanged series show a trend in any of them at rate about alpha.
+ * about alpha (per series). Where a change point is, is uncertain by a run or more: its
+ * location interval holds every split between its neighbouring change points whose residual
+ * sum of squares is within z(1 - alpha/2)^2 residual variances of the best split's (the
+ * likelihood-ratio set of the split under normal noise), widened to at least one point on
+ * either side of it. A steady drift is told apart from steps: when the Mann-Kendall test finds
+ * a monotonic trend (its p times the series tested together below alpha) and a straight line
+ * (Theil-Sen) fits the series at least as well as the steps found (residual sum of squares),
+ * the series is reported as a trend and its steps are dropped. The trend test is one per
+ * series, so over the series tested together it is corrected by Bonferroni: unchanged series
+ * show a trend in any of them at rate about alpha.
  */
 #ifndef HARNESS_CHANGEPOINT_H
 #define HARNESS_CHANGEPOINT_H
