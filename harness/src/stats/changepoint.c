@@ -88,6 +88,12 @@ static int cmp_double(const void *x, const void *y)
     return (a > b) - (a < b);
 }
 
+/* The splits a series of n points has (at least 1): segment()'s Bonferroni factor. */
+static double splits(size_t n)
+{
+    return n > 2 * BENCH__CP_MIN_SEGMENT ? (double)(n - 2 * BENCH__CP_MIN_SEGMENT + 1) : 1;
+}
+
 /* Binary segmentation over y[0..n); s1, s2 are the prefix sums (n + 1 each). */
 static void segment(const double *s1, const double *s2, size_t n, double alpha,
                     bench__cp_result *out)
@@ -103,7 +109,7 @@ static void segment(const double *s1, const double *s2, size_t n, double alpha,
             continue;
         /* Bonferroni over every split the whole series has, in every segment: a segment found
          * inside another is held to the same standard as the first. */
-        double adjusted = fmin(1, s.p * (double)(n - 2 * BENCH__CP_MIN_SEGMENT + 1));
+        double adjusted = fmin(1, s.p * splits(n));
         if (!(adjusted < alpha))
             continue;
         out->cp[out->ncp++] = make_cp(&s, alpha, adjusted);
@@ -289,10 +295,7 @@ int bench__cp_place(const double *logs, size_t n, double alpha, bench__cp_result
         return -1;
     split s = test_split(s1, s2, a, index, b);
     /* The same Bonferroni factor as segment()'s: the split was chosen by the search first. */
-    r->cp[c] = make_cp(&s, alpha,
-                       fmin(1, s.p * (double)(n > 2 * BENCH__CP_MIN_SEGMENT
-                                                  ? n - 2 * BENCH__CP_MIN_SEGMENT + 1
-                                                  : 1)));
+    r->cp[c] = make_cp(&s, alpha, fmin(1, s.p * splits(n)));
     free(s1);
     free(s2);
     return 0;
