@@ -56,7 +56,8 @@ of their medians with intervals) and the parameter plots of every parameterised 
 The history page (--history) has, per benchmark, its median in every run where it ran (x: the
 runs in the order recorded, labelled with their ids), the segments between change points as
 dashed lines at their geometric means, each change point as a vertical line (class cp) with its
-step and interval, and the trend when one was found.
+step and interval, and the trend when one was found: its Theil-Sen line over the runs it was
+estimated on (class trendline, one vertex per run), labelled with its slope and interval.
 All markup is made by el() (see "markup" below): text and attribute values from the files are
 escaped by construction, whatever their type, and nothing from a file is pasted into markup. File
 names of pages are made from the id with unsafe characters replaced and a hash added, so any id
@@ -983,6 +984,7 @@ h3.group-name, h3.series-name { font-size: 1em; margin: 1.2em 0 0.2em; }
 .series { fill: none; stroke: #1f77b4; stroke-width: 1.2; } .tpt { fill: #1f77b4; }
 .segment { stroke: #2ca02c; stroke-width: 2; stroke-dasharray: 6 3; }
 .cp { stroke: #d62728; stroke-width: 1.5; } text.cpl { fill: #d62728; font-size: 10px; }
+.trendline { fill: none; stroke: #ff7f0e; stroke-width: 2; stroke-dasharray: 2 2; }
 .fitted { stroke: #d62728; stroke-width: 1.5; stroke-dasharray: 6 4; }
 """
 
@@ -1267,6 +1269,7 @@ SERIES_SCHEMA = {
                 "id": {"type": "string"},
                 "runs": {"type": "array", "items": {"type": "integer"}},
                 "revisions": {"type": "array", "items": {"type": "string"}},
+                "programs": {"type": "array", "items": {"type": ["string", "null"]}},
                 "median_ns": {"type": "array", "items": {"type": "number",
                                                          "exclusiveMinimum": 0}},
                 "change_points": {"type": "array", "items": {
@@ -1279,7 +1282,8 @@ SERIES_SCHEMA = {
                                    "p_adjusted": NUMBER_OR_NULL}}},
                 "trend": {"type": ["object", "null"],
                           "properties": {k: NUMBER_OR_NULL for k in
-                                         ("per_run", "lower", "upper", "p", "runs")}}}}}}}
+                                         ("per_run", "lower", "upper", "p", "runs",
+                                          "start_ns")}}}}}}}
 
 
 def load_series(path):
@@ -1323,8 +1327,11 @@ def trend_plot(k, s):
                                        "x2": px(p.x(b - 0.6)), "y2": g}))
     pts = " ".join(f"{p.x(i):.1f},{p.y(v):.1f}" for i, v in enumerate(meds))
     p.parts.append(el("polyline", {"class": "series", "points": pts}))
+    progs = s.get("programs") or []
     for i, v in enumerate(meds):
-        tip = f"run {runs[i]} ({s['revisions'][i]}): median {fmt_time(v)}"
+        prog = progs[i] if i < len(progs) else None
+        build = f", program {prog.removeprefix('sha256:')[:12]}" if prog else ""
+        tip = f"run {runs[i]} ({s['revisions'][i]}{build}): median {fmt_time(v)}"
         p.parts.append(titled("circle", {"class": "tpt", "cx": px(p.x(i)), "cy": px(p.y(v)),
                                          "r": 3}, tip))
     for c in cps:
@@ -1335,11 +1342,19 @@ def trend_plot(k, s):
                                        "y2": p.h - MB}, label))
         p.parts.append(el("text", {"class": "cpl", "x": px(x + 4), "y": MT + 12}, label))
     t = s.get("trend")
+    has_trend = isinstance(t, dict) and all(isinstance(t.get(x), (int, float))
+                                            for x in ("per_run", "lower", "upper", "runs"))
     trend = (f" Trend: {100 * t['per_run']:+.2f}% per run [{100 * t['lower']:+.2f}%, "
              f"{100 * t['upper']:+.2f}%] over the last {t['runs']} runs."
-             if isinstance(t, dict) and all(isinstance(t.get(x), (int, float))
-                                            for x in ("per_run", "lower", "upper", "runs"))
-             else " No trend.")
+             if has_trend else " No trend.")
+    if has_trend and isinstance(t.get("start_ns"), (int, float)) and t["start_ns"] > 0 and \
+            1 <= t["runs"] <= n:
+        # The line the trend test fitted (Theil-Sen), from the first run it was estimated on:
+        # start_ns there, times (1 + per_run) a run; a vertex a run, so it bends as the fit does.
+        first = n - int(t["runs"])
+        line = " ".join(f"{p.x(i):.1f},{p.y(t['start_ns'] * (1 + t['per_run']) ** (i - first)):.1f}"
+                        for i in range(first, n))
+        p.parts.append(titled("polyline", {"class": "trendline", "points": line}, trend.strip()))
     found = (f"{len(cps)} change point{'s' if len(cps) != 1 else ''}" if cps
              else "no change point")
     return p.svg(f"Median of {s['id']} in each run of the history where it ran; dashed: the mean "

@@ -19,6 +19,14 @@
 #       TRIALS_ARGS adds options to every comparison (e.g. --ab-schedule duet).
 #       TRIALS_CMAKE_ARGS configures every variant with more CMake arguments, in
 #       build-trials-args/ instead (e.g. -DHARNESS_ALIGN_FUNCTIONS=OFF: code placement's effect).
+#   scripts/trials.sh outside [RUNS] [SECONDS]
+#       A/A paired comparisons (--ab) of an outside project (benches/trials/outside: a library
+#       under test built as its own static library, twenty benchmarks) installed against the
+#       harness as a user installs it: two builds whose library code is byte-identical, the second
+#       with 128 bytes (0x80) of unrelated code before it. RUNS comparisons (default 10) of each
+#       kind, --ab-time SECONDS (default 3), with a busy loop on every CPU (TRIALS_LOAD=0: none).
+#       Kinds (TRIALS_KINDS picks some): unaligned (the library without the placement flag),
+#       aligned (the library linked with harness::align). Counts wrong verdicts.
 #   scripts/trials.sh schedules [RUNS] [SECONDS]
 #       A/A paired comparisons of the ten benchmarks with each --ab-schedule in turn (pinned,
 #       duet, unpinned; the order rotates), RUNS rounds: the pair-to-pair sd per benchmark and
@@ -148,6 +156,67 @@ case "$mode" in
                 "($wrong_runs/$runs comparisons with one), $undecided_total/$others" \
                 "inconclusive${changed:+, $changed found regressed in $found_total/$runs};" \
                 "mean $((total_ms / runs / 1000)) s a comparison of 10 benchmarks"
+        done
+        ;;
+    outside)
+        runs="${runs:-10}"
+        seconds="${3:-3}"
+        prefix="$PWD/$dir/prefix"
+        variant install all -DHARNESS_BUILD_SUITE=OFF -DHARNESS_CUDA=OFF
+        cmake --install "$dir/install" --prefix "$prefix" >"$dir/install.log" 2>&1 || {
+            echo "trials.sh: installing the harness failed (see $dir/install.log)" >&2
+            exit 2
+        }
+        mkdir -p "$dir/bin"
+        for align in OFF ON; do
+            for pad in 0 128; do
+                name="outside_align${align}_pad$pad"
+                if ! { cmake -S benches/trials/outside -B "$dir/$name" -DCMAKE_BUILD_TYPE=Release \
+                    -DCMAKE_PREFIX_PATH="$prefix" -DOUTSIDE_ALIGN="$align" -DOUTSIDE_PAD="$pad" &&
+                    cmake --build "$dir/$name" -j "$(nproc)"; } >"$dir/$name.log" 2>&1; then
+                    echo "trials.sh: building $name failed (see $dir/$name.log)" >&2
+                    exit 2
+                fi
+                cp "$dir/$name/outside_bench" "$dir/bin/$name"
+            done
+        done
+        hogs=()
+        if [[ "${TRIALS_LOAD:-1}" != 0 ]]; then
+            for ((c = 0; c < $(nproc); c++)); do
+                (while :; do :; done) &
+                hogs+=($!)
+            done
+            trap 'kill "${hogs[@]}" 2>/dev/null || true' EXIT
+        fi
+        # shellcheck disable=SC2086 # TRIALS_KINDS is a list of words
+        for kind in ${TRIALS_KINDS:-unaligned aligned}; do
+            case "$kind" in
+                unaligned) align=OFF ;;
+                aligned) align=ON ;;
+                *)
+                    echo "trials.sh: unknown kind '$kind'" >&2
+                    exit 2
+                    ;;
+            esac
+            a="$dir/bin/outside_align${align}_pad0" b="$dir/bin/outside_align${align}_pad128"
+            wrong_total=0 undecided_total=0 wrong_runs=0 total_ms=0
+            for ((i = 1; i <= runs; i++)); do
+                start=$(date +%s%N)
+                # shellcheck disable=SC2086 # TRIALS_ARGS is a list of options
+                out="$("$b" --ab "$a" --ab-time "$seconds" --color never ${TRIALS_ARGS:-} \
+                    2>/dev/null || true)"
+                ms=$((($(date +%s%N) - start) / 1000000))
+                total_ms=$((total_ms + ms))
+                read -r wrong undecided _ names <<<"$(judge "$out" "")"
+                wrong_total=$((wrong_total + wrong))
+                undecided_total=$((undecided_total + undecided))
+                ((wrong > 0)) && wrong_runs=$((wrong_runs + 1))
+                printf '%s %2d  %d s  wrong %d  inconclusive %d  %s\n' "$kind" "$i" \
+                    $((ms / 1000)) "$wrong" "$undecided" "${names:-}"
+            done
+            echo "TALLY $kind: $wrong_total wrong verdicts of $((runs * 20)) ($wrong_runs/$runs" \
+                "comparisons with one), $undecided_total inconclusive;" \
+                "mean $((total_ms / runs / 1000)) s a comparison of 20 benchmarks"
         done
         ;;
     schedules)

@@ -5,6 +5,11 @@
   BENCH_HISTORY) leaves a database of schema version 1 in WAL mode with both runs, each
   benchmark's median and per-process medians; --history-show lists them.
 - A comparison with a baseline records its verdict.
+- Two builds run outside a git checkout (revision `-`) are told apart by their programs' hashes
+  in --history-show's tables and its --json.
+- Nine unchanged series and a drifting one (seed 11): two unchanged ones have a Mann-Kendall p
+  below 0.05 alone (worked in the test); corrected over the ten series shown, none of them has a
+  trend and the drift still has one, with its p, adjusted p and Theil-Sen line as worked here.
 - A history of 40 runs with a 3% step (written with SQLite, in the program's own schema) shows
   one change point near the step with the revision after it; a drift of 1% per run shows as a
   trend and no change point.
@@ -24,18 +29,23 @@
   stdout, or a named baseline.
 - --history-confirm: six runs of the fixture, then six of a copy whose cmp/chain is 40% slower
   (another program); the change point on cmp/chain is confirmed by running the two kept programs
-  again in pairs, and cmp/steady's, if the noise puts one there, is not. A step made by the environment (the same program)
-  is "not a code change"; a program not kept (--history-programs 0) cannot confirm, and says
-  why; --history-programs N keeps the N most recently used programs only.
+  again in pairs, and cmp/steady's, if the noise puts one there, is not. A change point the
+  medians put a run after the program change (run 8, the program changed at run 7) is confirmed
+  by the programs of runs 6 and 7 and placed at run 7. A step made by the environment (the same
+  program in every run it may be at) is "not a code change"; a program not kept
+  (--history-programs 0) cannot confirm, and says why; --history-programs N keeps the N most
+  recently used programs only.
 """
 import atexit
 import json
 import hashlib
+import math
 import os
 import random
 import re
 import sqlite3
 import shutil
+import statistics
 import subprocess
 import tempfile
 import unittest
@@ -53,10 +63,10 @@ KEY_HOME = tempfile.mkdtemp(prefix="bench-history-key-")
 atexit.register(shutil.rmtree, KEY_HOME, ignore_errors=True)
 
 
-def run(program, *args, env_extra=None, timeout=120):
+def run(program, *args, env_extra=None, timeout=120, **kw):
     env = e2e_helpers.environ({"XDG_CONFIG_HOME": KEY_HOME, **(env_extra or {})},
                               unset=["BENCH_HISTORY", "BENCH_BASELINE_DIR"])
-    return e2e_helpers.run([program, *args], timeout=timeout, env=env)
+    return e2e_helpers.run([program, *args], timeout=timeout, env=env, **kw)
 
 
 def digest(path):
@@ -123,6 +133,35 @@ class HistoryTest(e2e_helpers.Case):
         p = run(BENCH, "--history-show", self.db, "no-such-benchmark")
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertNotIn("harness/empty:", p.stdout)
+
+    def test_builds_outside_a_checkout_are_told_apart(self):
+        """Two builds run outside any git checkout have no revision: the runs table and each
+        series name their programs by hash (text and --json), so the two can be told apart."""
+        progs = [e2e_helpers.copy_program(FIXTURE, os.path.join(self.dir, name), extra)
+                 for name, extra in (("one", b""), ("two", b"\0"))]
+        for prog in progs:
+            p = run(prog, *FAST, "--exact", "fix/a", "--history", self.db, cwd=self.dir,
+                    env_extra={"BENCH_GIT_REVISION": ""})
+            self.assertEqual(p.returncode, 0, p.stderr)
+        hashes = [digest(prog) for prog in progs]
+        db = sqlite3.connect(self.db)
+        try:
+            rows = db.execute("SELECT coalesce(git_revision, cwd_git_revision), program_hash "
+                              "FROM runs ORDER BY id").fetchall()
+        finally:
+            db.close()
+        self.assertEqual(rows, [(None, "sha256:" + h) for h in hashes])
+        out = os.path.join(self.dir, "series.json")
+        p = run(FIXTURE, "--history-show", self.db, "--json", out, "fix/a")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        lines = p.stdout.splitlines()
+        self.assertRegex(lines[0], r"^\s+run\s+time\s+revision\s+dirty\s+program\s+host")
+        for i, h in enumerate(hashes):
+            self.assertRegex(p.stdout, rf"(?m)^\s+{i + 1}\s+\S+Z\s+-\s+-\s+{h[:12]}\s")
+            self.assertRegex(p.stdout, rf"(?m)^\s+{i + 1}\s+-\s+{h[:12]}\s+\d")
+        series = e2e_helpers.load_json(out)["series"][0]
+        self.assertEqual(series["revisions"], ["-", "-"])
+        self.assertEqual(series["programs"], ["sha256:" + h for h in hashes])
 
     def test_comparison_verdict_is_recorded(self):
         base = ["--baseline-dir", self.dir, "--exact", "fix/a", *FAST]
@@ -215,6 +254,50 @@ class HistoryTest(e2e_helpers.Case):
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertIn("s/drift:", p.stdout)
         self.assertNotIn("s/step:", p.stdout)
+
+    def test_trends_are_corrected_over_the_series(self):
+        """Nine unchanged series and one drifting by 2% per run, 9 runs each (too few for a
+        change point), seed 11: two unchanged series have a Mann-Kendall p below 0.05 on their
+        own (worked here, independently of the program), so testing each at 0.05 showed them as
+        trends. Over the ten series shown (Bonferroni) no unchanged series has a trend, and the
+        drift still has one, its p adjusted, its line where Theil-Sen puts it."""
+        rng = random.Random(11)
+        series = {f"u/{k}": [1000 * (1 + 0.01 * rng.gauss(0, 1)) for _ in range(9)]
+                  for k in range(9)}
+        series["u/drift"] = [1000 * 1.02 ** i * (1 + 0.005 * rng.gauss(0, 1)) for i in range(9)]
+        self.synthetic(series)
+
+        def mann_kendall(y):
+            n = len(y)
+            s = sum((y[j] > y[i]) - (y[j] < y[i]) for i in range(n) for j in range(i + 1, n))
+            z = (s - math.copysign(1, s)) / math.sqrt(n * (n - 1) * (2 * n + 5) / 18) if s else 0
+            return math.erfc(abs(z) / math.sqrt(2))
+
+        raw = {name: mann_kendall(v) for name, v in series.items()}
+        self.assertGreaterEqual(sum(p < 0.05 for name, p in raw.items() if name != "u/drift"), 2)
+        out = os.path.join(self.dir, "series.json")
+        p = run(FIXTURE, "--history-show", self.db, "--json", out, "u/")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        doc = e2e_helpers.load_json(out)
+        for s in doc["series"]:
+            b = self.block(p.stdout, s["id"])
+            if s["id"] != "u/drift":
+                self.assertIsNone(s["trend"], s["id"])
+                self.assertIn("trend: none", b)
+                continue
+            t = s["trend"]
+            self.assertAlmostEqual(t["p"], raw["u/drift"], delta=1e-12)
+            self.assertAlmostEqual(t["p_adjusted"], 10 * raw["u/drift"], delta=1e-11)
+            logs = [math.log(v) for v in series["u/drift"]]
+            slope = statistics.median((logs[j] - logs[i]) / (j - i) for i in range(9)
+                                      for j in range(i + 1, 9))
+            start = statistics.median(y - slope * i for i, y in enumerate(logs))
+            self.assertAlmostEqual(t["per_run"], math.expm1(slope), delta=1e-12)
+            self.assertAlmostEqual(t["start_ns"], math.exp(start), delta=1e-9)
+            self.assertRegex(b, rf"trend: \+{100 * math.expm1(slope):.2f}% per run \[\+[\d.]+%, "
+                                rf"\+[\d.]+%\] over the last 9 runs, p [\d.e-]+ \(adjusted over "
+                                rf"the 10 series shown\)")
+        self.assertEqual(doc["trend_tests"], 10)
 
     def hostile(self, path, why):
         before = digest(path) if os.path.isfile(path) else None
@@ -453,9 +536,9 @@ class HistoryConfirmTest(e2e_helpers.Case):
         self.assertEqual(len(self.kept()), 2, "one copy of each of the two programs")
         out = self.show()
         self.assertRegex(out, r"cmp/chain: 12 runs\n(.*\n)*  change point: at run 7 ")
-        self.assertRegex(out, r"cmp/chain: change point at run 7 \(\+\d+\.\d\d%\): confirmed: "
-                              r"\+\d+\.\d\d% \[\+\d+\.\d\d%, \+\d+\.\d\d%\] paired, programs of "
-                              r"runs 6 and 7")
+        self.assertRegex(out, r"cmp/chain: change point at run 7 \(\+\d+\.\d\d%\), within runs "
+                              r"\d+ to \d+: confirmed: \+\d+\.\d\d% \[\+\d+\.\d\d%, \+\d+\.\d\d%\] "
+                              r"paired, programs of runs 6 and 7, \d+ pairs\n")
         # cmp/steady did not change: a change point the noise may put there (a tenth of a
         # percent is significant over such quiet runs) is never confirmed.
         self.assertNotRegex(out, r"cmp/steady: change point at run \d+ \([^)]*\): confirmed")
@@ -471,8 +554,42 @@ class HistoryConfirmTest(e2e_helpers.Case):
         self.record(self.old, 6, env_extra={"E2E_SLOWDOWN_PERCENT": "40"})
         out = self.show()
         self.assertIn("cmp/chain: change point at run 7", out)
-        self.assertRegex(out, r"not a code change: runs 6 and 7 measured the same program "
+        # No program changed anywhere in the runs the change point may be at.
+        self.assertRegex(out, r"cmp/chain: change point at run 7 \([^)]*\), within runs 6 to 8: "
+                              r"not a code change: runs 5 to 8 measured the same program "
                               r"\(sha256:[0-9a-f]{64}\)")
+
+    def test_step_found_a_run_late_is_confirmed_at_the_program_change(self):
+        """The program changed at run 7, and the medians put the change point at run 8 (run 7
+        measured the new program as fast as the old one measured): the confirmation compares
+        the programs of runs 6 and 7, the program change within the change point's runs, not
+        runs 7 and 8 (one program), and places the step at run 7."""
+        self.record(self.old, 6)
+        self.record(self.new, 6)
+        with sqlite3.connect(self.db) as db:
+            meds = [m for m, in db.execute("SELECT median_ns FROM results WHERE benchmark = "
+                                           "'cmp/chain' ORDER BY run_id")]
+            low, high = sorted(meds[:6])[3], sorted(meds[7:])[2]
+            for run_id in range(1, 13):
+                level = low if run_id <= 7 else high
+                db.execute("UPDATE results SET median_ns = ? WHERE benchmark = 'cmp/chain' AND "
+                           "run_id = ?", (level * (1 + 0.001 * (-1) ** run_id), run_id))
+        series = os.path.join(self.dir, "series.json")
+        p = run(self.old, "--history-show", self.db, "--history-confirm", "--confirm-time", "4",
+                "--json", series, "cmp/chain", env_extra=self.env, timeout=300)
+        self.assert_exit(p, 0)
+        self.assertRegex(p.stdout, r"change point: at run 8 \(.*, located within runs 7 to 9\n")
+        self.assertRegex(p.stdout, r"cmp/chain: change point at run 8 \(\+\d+\.\d\d%\), within "
+                                   r"runs 7 to 9: confirmed: .* paired, programs of runs 6 and 7, "
+                                   r"\d+ pairs; the step is placed at run 7, where the program "
+                                   r"changed: \+\d+\.\d\d% \[")
+        (cp,) = e2e_helpers.load_json(series)["series"][0]["change_points"]
+        self.assertEqual((cp["index"], cp["run"], cp["run_before"]), (6, 7, 6))
+        # Placed at run 7, the step is the mean of runs 7..12 against runs 1..6, worked here.
+        logs = [math.log(m) for m in (low * (1 + 0.001 * (-1) ** r) if r <= 7 else
+                                      high * (1 + 0.001 * (-1) ** r) for r in range(1, 13))]
+        want = math.exp(sum(logs[6:]) / 6 - sum(logs[:6]) / 6) - 1
+        self.assertAlmostEqual(cp["step"], want, places=9)
 
     def test_program_not_kept_cannot_confirm(self):
         self.record(self.old, 6, "--history-programs", "0")

@@ -13,7 +13,8 @@ point per sample), that the pages' own scripts work (sorting, hover read-out, fl
 and that hostile strings come out as text, never as elements. The run history's page
 (--history): twelve real runs of two benchmarks into a history, one of them made twice as slow
 from the seventh on, give one trend plot each with a point per run, and every change point the
-analysis found drawn and labelled, the slowed one's at run 7 among them. Screenshots are saved under
+analysis found drawn and labelled, the slowed one's at run 7 among them; a drift of 1% per run
+gives its trend line, a vertex a run. Screenshots are saved under
 E2E_ARTIFACTS (set by ctest to a folder of the build directory).
 
 Hostile and malformed files are generated from docs/results.schema.json itself (every field it
@@ -37,6 +38,7 @@ import json
 import os
 import re
 import shutil
+import sqlite3
 import sys
 import tempfile
 import unittest
@@ -478,6 +480,43 @@ class HistoryPageTest(BrowserTest):
             for cp in s["change_points"]:
                 self.assertIn(f" at run {cp['run']}", text)
 
+    def test_trend_line_drawn(self):
+        """A drift of 1% per run over 20 runs (its medians written into a history in the
+        program's schema): --history-show finds the trend, and the page draws its line over the
+        runs it was estimated on, one vertex a run, rising, titled with its slope."""
+        db = os.path.join(self.tmp, "drift.db")
+        env = e2e_helpers.environ({"XDG_CONFIG_HOME": os.path.join(self.tmp, "config")},
+                                  unset=["BENCH_HISTORY"])
+        r = run([FIXTURE, "--quick", "--processes", "2", "--exact", "fix/a", "--history", db,
+                 "--history-programs", "0"], env=env)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with sqlite3.connect(db) as con:
+            con.execute("DELETE FROM process_medians")
+            con.execute("DELETE FROM results")
+            con.execute("DELETE FROM runs")
+            for i in range(20):
+                con.execute("INSERT INTO runs (id, time, quick) VALUES (?, '2026-11-01T00:00:00Z',"
+                            " 0)", (i + 1,))
+                con.execute("INSERT INTO results (run_id, benchmark, status, median_ns, samples, "
+                            "processes) VALUES (?, 'd/drift', 'ok', ?, 100, 10)",
+                            (i + 1, 1000 * 1.01 ** i * (1 + 0.002 * (-1) ** i)))
+        series = os.path.join(self.tmp, "drift.json")
+        r = run([FIXTURE, "--history-show", db, "--json", series], env=env)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(series, encoding="utf-8") as f:
+            trend = json.load(f)["series"][0]["trend"]
+        self.assertEqual(trend["runs"], 20)
+        out = os.path.join(self.tmp, "drift-html")
+        r = run([sys.executable, HTML_REPORT, "--history", series, "--out", out])
+        self.assertEqual(r.returncode, 0, r.stderr)
+        d = self.open_page(os.path.join(out, "history.html"), screenshot="history-trend.png")
+        (line,) = d.find("polyline", cls="trendline")
+        ys = [float(pt.split(",")[1]) for pt in line["points"].split()]
+        self.assertEqual(len(ys), 20, "a vertex a run")
+        self.assertTrue(all(b < a for a, b in zip(ys, ys[1:])), "rising: y grows downwards")
+        self.assertIn(f"Trend: {100 * trend['per_run']:+.2f}% per run",
+                      d.text_by_id["plot-trend-0"])
+
     def test_linked_from_the_index_and_bad_series_refused(self):
         results = os.path.join(self.tmp, "r.json")
         r = run([FIXTURE, "--warm-up-time", "0.01", "--measurement-time", "0.05", "--exact",
@@ -792,10 +831,12 @@ def history_series(text):
         at = f"$.series[{k}]"
         return {"id": text(f"{at}.id"), "runs": [1, 2, 3],
                 "revisions": [text(f"{at}.revisions[{j}]") for j in range(3)],
+                "programs": [text(f"{at}.programs[{j}]") for j in range(3)],
                 "median_ns": [100.0, 110.0, 200.0],
                 "change_points": [{"index": 2, "run": 3, "run_before": 2, "step": 0.8,
                                    "step_lower": 0.7, "step_upper": 0.9, "p_adjusted": 0.01}],
-                "trend": {"per_run": 0.4, "lower": 0.3, "upper": 0.5, "p": 0.02, "runs": 3}}
+                "trend": {"per_run": 0.4, "lower": 0.3, "upper": 0.5, "p": 0.02, "runs": 3,
+                          "start_ns": 100.0}}
     return {"format": "harness-history-series", "version": 1, "history": text("$.history"),
             "alpha": 0.05, "series": [one(0), one(1)]}
 

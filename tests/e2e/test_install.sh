@@ -159,6 +159,22 @@ int main(int argc, char **argv)
 }
 EOF
 
+cat > "$src/under_test.c" << 'EOF'
+/* under_test.c: a user's library under test, two small functions. */
+int under_test_first(int x);
+int under_test_second(int x);
+int under_test_first(int x) { return x + 1; }
+int under_test_second(int x) { return x * 3; }
+EOF
+# check_aligned OBJECT HOW: the second function of under_test.c starts on a 64-byte boundary (a
+# small first function ends far before it: without the flag it would start 16 bytes after).
+check_aligned() {
+    local addr
+    addr="$(nm "$1" | awk '$3 == "under_test_second" {print $1}')"
+    [[ -n "$addr" && $((16#$addr % 64)) -eq 0 && $((16#$addr)) -gt 0 ]] ||
+        fail "$2: under_test_second starts at 0x${addr:-?}, not on a 64-byte boundary"
+}
+
 # (1) pkg-config, exactly as docs tell a user to build.
 pcdir="$(dirname "$pc")"
 flags="$(PKG_CONFIG_PATH="$pcdir" pkg-config --cflags --libs harness)" ||
@@ -176,6 +192,15 @@ done
     fail "building with pkg-config flags failed (flags: $flags)"
 check_list "$tmp/prog_pc"
 check_run "$tmp/prog_pc"
+# The placement flags alone for a library under test: no include path, no library.
+align="$(PKG_CONFIG_PATH="$pcdir" pkg-config --cflags --libs harness-align)" ||
+    fail "pkg-config --cflags --libs harness-align failed"
+[[ "$(xargs <<< "$align")" == "-falign-functions=64" ]] ||
+    fail "pkg-config harness-align gives '$align', wanted the placement flag alone"
+read -r -a alignflags <<< "$align"
+"$cc" -O2 "${alignflags[@]}" -c "$src/under_test.c" -o "$tmp/under_test_pc.o" ||
+    fail "building a library with pkg-config harness-align failed"
+check_aligned "$tmp/under_test_pc.o" "pkg-config harness-align"
 
 # (2) find_package(harness) from a CMake project.
 mkdir -p "$tmp/cmake_src"
@@ -185,8 +210,12 @@ project(outside LANGUAGES C)
 find_package(harness REQUIRED)
 add_executable(prog_cmake "$src/a.c" "$src/b.c")
 target_link_libraries(prog_cmake PRIVATE harness::harness)
+add_library(under_test OBJECT "$src/under_test.c")
+target_compile_options(under_test PRIVATE -O2)
+target_link_libraries(under_test PRIVATE harness::align)
 EOF
 build_project cmake "the find_package project"
+check_aligned "$(find "$tmp/cmake_build" -name 'under_test.c.o' | head -n 1)" "harness::align"
 check_list "$tmp/cmake_build/prog_cmake"
 check_run "$tmp/cmake_build/prog_cmake"
 

@@ -3,7 +3,11 @@
  * synthetic series of log medians with seeded normal noise: a 3% step at run 25 of 40 with 1%
  * noise per run (found at 25 +- 1, 3% inside its interval, nothing else), a 2% step among noisy
  * runs, a drift of 1% per run (a trend, not a scatter of steps), pure noise (change points at
- * most at the rate the level allows), and hand-worked edge cases. Then the history gate
+ * most at the rate the level allows), and hand-worked edge cases; where a change point may be
+ * (its location interval against residual sums worked directly) and a change point placed at a
+ * known run; the trend test worked by hand (Mann-Kendall p alone and adjusted over 10 series),
+ * and families of unchanged series that show trends tested alone but not corrected over the
+ * family, while a planted drift is still found. Then the history gate
  * (bench__cp_newest_step, bench__gate_window): the newest run's step against a window worked by
  * hand (closed-form t distribution of 4 degrees of freedom), a 5% slowdown of the newest run
  * caught, a steady window passing at the rate the level allows, and a drift of 1% per run that
@@ -45,7 +49,7 @@ static void test_step_one_seed(void **state)
     double y[N];
     bench__cp_result cr;
     series(y, N, 25, 0.03, 0, 0.01, 1);
-    assert_int_equal(bench__changepoints(y, N, ALPHA, &cr), 0);
+    assert_int_equal(bench__changepoints(y, N, ALPHA, 1, &cr), 0);
     assert_int_equal(cr.ncp, 1);
     assert_true(cr.cp[0].index >= 24 && cr.cp[0].index <= 26);
     assert_true(cr.cp[0].step_lower <= 0.03 && 0.03 <= cr.cp[0].step_upper);
@@ -64,7 +68,7 @@ static void test_step_many_seeds(void **state)
         double y[N];
         bench__cp_result cr;
         series(y, N, 25, 0.03, 0, 0.01, seed);
-        assert_int_equal(bench__changepoints(y, N, ALPHA, &cr), 0);
+        assert_int_equal(bench__changepoints(y, N, ALPHA, 1, &cr), 0);
         if (cr.ncp == 1 && cr.cp[0].index >= 24 && cr.cp[0].index <= 26 && !cr.trend.found) {
             exact++;
             covered += cr.cp[0].step_lower <= 0.03 && 0.03 <= cr.cp[0].step_upper;
@@ -84,7 +88,7 @@ static void test_small_step(void **state)
         double y[N];
         bench__cp_result cr;
         series(y, N, 20, 0.02, 0, 0.01, seed);
-        assert_int_equal(bench__changepoints(y, N, ALPHA, &cr), 0);
+        assert_int_equal(bench__changepoints(y, N, ALPHA, 1, &cr), 0);
         found += cr.ncp == 1 && cr.cp[0].index >= 18 && cr.cp[0].index <= 22;
     }
     print_message("2%% step: found in %d of 100\n", found);
@@ -101,7 +105,7 @@ static void test_drift_is_a_trend(void **state)
         double y[N];
         bench__cp_result cr;
         series(y, N, N, 0, 0.01, 0.01, seed);
-        assert_int_equal(bench__changepoints(y, N, ALPHA, &cr), 0);
+        assert_int_equal(bench__changepoints(y, N, ALPHA, 1, &cr), 0);
         if (cr.trend.found && cr.ncp == 0) {
             trends++;
             covered += cr.trend.lower <= 0.01 && 0.01 <= cr.trend.upper;
@@ -130,7 +134,7 @@ static void test_noise_false_alarms(void **state)
         double y[N];
         bench__cp_result cr;
         series(y, N, N, 0, 0, 0.01, seed);
-        assert_int_equal(bench__changepoints(y, N, ALPHA, &cr), 0);
+        assert_int_equal(bench__changepoints(y, N, ALPHA, 1, &cr), 0);
         alarms += cr.ncp + cr.nabsorbed > 0;
         trends += cr.trend.found;
     }
@@ -150,21 +154,159 @@ static void test_edges(void **state)
     bench__cp_result cr;
     for (size_t i = 0; i < 12; i++)
         y[i] = i < 7 ? 0 : log(1.5);
-    assert_int_equal(bench__changepoints(y, 12, ALPHA, &cr), 0);
+    assert_int_equal(bench__changepoints(y, 12, ALPHA, 1, &cr), 0);
     assert_int_equal(cr.ncp, 1);
     assert_int_equal(cr.cp[0].index, 7);
     assert_close(cr.cp[0].step, 0.5, 1e-12);
     /* 9 points: no split leaves 5 on each side. */
-    assert_int_equal(bench__changepoints(y + 3, 9, ALPHA, &cr), 0);
+    assert_int_equal(bench__changepoints(y + 3, 9, ALPHA, 1, &cr), 0);
     assert_int_equal(cr.ncp, 0);
-    assert_int_equal(bench__changepoints(y, 2, ALPHA, &cr), 0);
+    assert_int_equal(bench__changepoints(y, 2, ALPHA, 1, &cr), 0);
     assert_false(cr.trend.found);
-    assert_int_equal(bench__changepoints(y, 12, 0, &cr), -1);
-    assert_int_equal(bench__changepoints(y, 12, 1, &cr), -1);
+    assert_int_equal(bench__changepoints(y, 12, 0, 1, &cr), -1);
+    assert_int_equal(bench__changepoints(y, 12, 1, 1, &cr), -1);
     y[3] = NAN;
-    assert_int_equal(bench__changepoints(y, 12, ALPHA, &cr), -1);
-    assert_int_equal(bench__changepoints(NULL, 0, ALPHA, &cr), 0);
+    assert_int_equal(bench__changepoints(y, 12, ALPHA, 1, &cr), -1);
+    assert_int_equal(bench__changepoints(NULL, 0, ALPHA, 1, &cr), 0);
     assert_int_equal(cr.ncp, 0);
+}
+
+/* The residual sum of squares of y[a..b) about its mean, summed directly (no prefix sums). */
+static double direct_rss(const double *y, size_t a, size_t b)
+{
+    double mean = 0, ss = 0;
+    for (size_t i = a; i < b; i++)
+        mean += y[i] / (double)(b - a);
+    for (size_t i = a; i < b; i++)
+        ss += (y[i] - mean) * (y[i] - mean);
+    return ss;
+}
+
+/* Where a change point may be. Two constant sides: the split is exact, and the interval is the
+ * point on either side of it. The seeded 3% step of test_step_one_seed: the interval is every
+ * split whose residual sum of squares is within z(0.975)^2 = 3.8415 residual variances of the
+ * best split's, summed here directly, and it holds the true change (25). */
+static void test_location_interval(void **state)
+{
+    (void)state;
+    double y[N];
+    bench__cp_result cr;
+    for (size_t i = 0; i < 20; i++)
+        y[i] = i < 10 ? 0 : log(1.05);
+    assert_int_equal(bench__changepoints(y, 20, ALPHA, 1, &cr), 0);
+    assert_int_equal(cr.ncp, 1);
+    assert_int_equal(cr.cp[0].index, 10);
+    assert_int_equal(cr.cp[0].index_lower, 9);
+    assert_int_equal(cr.cp[0].index_upper, 11);
+    series(y, N, 25, 0.03, 0, 0.01, 1);
+    assert_int_equal(bench__changepoints(y, N, ALPHA, 1, &cr), 0);
+    assert_int_equal(cr.ncp, 1);
+    size_t k = cr.cp[0].index, lo = k - 1, hi = k + 1;
+    double best = direct_rss(y, 0, k) + direct_rss(y, k, N);
+    double limit = best * (1 + 1.959963984540054 * 1.959963984540054 / (N - 2));
+    for (size_t j = 1; j < N; j++)
+        if (direct_rss(y, 0, j) + direct_rss(y, j, N) <= limit) {
+            lo = j < lo ? j : lo;
+            hi = j > hi ? j : hi;
+        }
+    print_message("seeded 3%% step: at %zu, within %zu..%zu\n", k, lo, hi);
+    assert_int_equal(cr.cp[0].index_lower, lo);
+    assert_int_equal(cr.cp[0].index_upper, hi);
+    assert_true(lo <= 25 && 25 <= hi);
+}
+
+/* A change point placed where the code changed: its step is the two sides' means there,
+ * worked directly, its interval that one point; a place outside its neighbours is refused. */
+static void test_place(void **state)
+{
+    (void)state;
+    double y[20];
+    bench__cp_result cr;
+    for (size_t i = 0; i < 20; i++)
+        y[i] = (i < 10 ? 0 : log(1.05)) + 0.001 * (double)(i % 3);
+    assert_int_equal(bench__changepoints(y, 20, ALPHA, 1, &cr), 0);
+    assert_int_equal(cr.ncp, 1);
+    assert_int_equal(bench__cp_place(y, 20, ALPHA, &cr, 0, 9), 0);
+    double before = 0, after = 0;
+    for (size_t i = 0; i < 20; i++)
+        *(i < 9 ? &before : &after) += y[i] / (i < 9 ? 9.0 : 11.0);
+    assert_int_equal(cr.cp[0].index, 9);
+    assert_int_equal(cr.cp[0].index_lower, 9);
+    assert_int_equal(cr.cp[0].index_upper, 9);
+    assert_close(cr.cp[0].step, expm1(after - before), 1e-12);
+    assert_true(cr.cp[0].step_lower < cr.cp[0].step && cr.cp[0].step < cr.cp[0].step_upper);
+    assert_int_equal(bench__cp_place(y, 20, ALPHA, &cr, 0, 0), -1);
+    assert_int_equal(bench__cp_place(y, 20, ALPHA, &cr, 0, 20), -1);
+    assert_int_equal(bench__cp_place(y, 20, ALPHA, &cr, 1, 9), -1);
+}
+
+/* The trend test worked by hand. Logs 0.001 x (2, 0, 1, 5, 3, 4, 8, 6, 7), too few for a change
+ * point: S = 30 - 6 = 24, Var S = 9 8 23 / 18 = 92, z = 23 / sqrt(92), p = erfc(z / sqrt 2) =
+ * 0.016488656727670154 (Python's math.erfc); Theil-Sen's slope, the median of the 36 pairwise
+ * slopes (the 18th and 19th are both 1), is 0.001. Alone it is a trend (p < 0.05); as one of
+ * 10 series tested together it is not (p_adjusted = 0.16489), and Sen's interval widens to the
+ * level 1 - 0.05 / 10. */
+static void test_trend_by_hand(void **state)
+{
+    (void)state;
+    const double order[9] = {2, 0, 1, 5, 3, 4, 8, 6, 7};
+    double y[9];
+    for (size_t i = 0; i < 9; i++)
+        y[i] = 0.001 * order[i];
+    bench__cp_result one, ten;
+    assert_int_equal(bench__changepoints(y, 9, ALPHA, 1, &one), 0);
+    assert_int_equal(bench__changepoints(y, 9, ALPHA, 10, &ten), 0);
+    print_message("alone: p %.17g found %d; of 10: p_adjusted %.17g found %d, [%g, %g] vs "
+                  "[%g, %g]\n", one.trend.p, one.trend.found, ten.trend.p_adjusted,
+                  ten.trend.found, ten.trend.lower, ten.trend.upper, one.trend.lower,
+                  one.trend.upper);
+    assert_close(one.trend.p, 0.016488656727670154, 1e-12);
+    assert_close(one.trend.p_adjusted, 0.016488656727670154, 1e-12);
+    assert_close(ten.trend.p, 0.016488656727670154, 1e-12);
+    assert_close(ten.trend.p_adjusted, 0.16488656727670154, 1e-11);
+    assert_close(one.trend.per_point, expm1(0.001), 1e-12);
+    assert_true(one.trend.found);
+    assert_false(ten.trend.found);
+    assert_true(ten.trend.lower <= one.trend.lower && one.trend.upper <= ten.trend.upper);
+    assert_int_equal(bench__changepoints(y, 9, ALPHA, 0.5, &one), -1);
+}
+
+/* Families of 20 series tested together, 100 families (fixed seeds), 20 runs each with 1%
+ * noise. Unchanged code: tested alone at 0.05, a family shows a trend somewhere in about
+ * 1 - 0.95^20 = 64% of them; corrected over the family (Bonferroni), at most in about 5% (asked:
+ * 100 alpha plus three binomial standard deviations). A drift of 1% per run planted in one
+ * series of each family is still found in nearly every family. */
+static void test_trend_over_series(void **state)
+{
+    (void)state;
+    enum { FAMILIES = 100, FAMILY = 20, RUNS = 20 };
+    int raw_families = 0, corrected_families = 0, planted = 0;
+    for (uint64_t f = 0; f < FAMILIES; f++) {
+        bool raw_any = false, corrected_any = false;
+        for (uint64_t k = 0; k < FAMILY; k++) {
+            double y[RUNS];
+            bench__cp_result raw, corrected;
+            series(y, RUNS, RUNS, 0, 0, 0.01, 5000 + f * FAMILY + k);
+            assert_int_equal(bench__changepoints(y, RUNS, ALPHA, 1, &raw), 0);
+            assert_int_equal(bench__changepoints(y, RUNS, ALPHA, FAMILY, &corrected), 0);
+            raw_any |= raw.trend.found;
+            corrected_any |= corrected.trend.found;
+        }
+        double y[RUNS];
+        bench__cp_result drift;
+        series(y, RUNS, RUNS, 0, 0.01, 0.01, 9000 + f);
+        assert_int_equal(bench__changepoints(y, RUNS, ALPHA, FAMILY, &drift), 0);
+        planted += drift.trend.found && drift.trend.per_point > 0;
+        raw_families += raw_any;
+        corrected_families += corrected_any;
+    }
+    double bound = FAMILIES * ALPHA + 3 * sqrt(FAMILIES * ALPHA * (1 - ALPHA));
+    print_message("unchanged families with a trend: %d of %d alone, %d corrected (bound %.1f); "
+                  "planted 1%%/run drift found in %d\n", raw_families, FAMILIES,
+                  corrected_families, bound, planted);
+    assert_true(raw_families > bound);
+    assert_true(corrected_families <= bound);
+    assert_true(planted >= 95);
 }
 
 /* The newest point against five earlier ones, worked by hand: earlier logs 0, +-0.01, +-0.02
@@ -289,6 +431,10 @@ int main(void)
         cmocka_unit_test(test_drift_is_a_trend),
         cmocka_unit_test(test_noise_false_alarms),
         cmocka_unit_test(test_edges),
+        cmocka_unit_test(test_location_interval),
+        cmocka_unit_test(test_trend_by_hand),
+        cmocka_unit_test(test_trend_over_series),
+        cmocka_unit_test(test_place),
         cmocka_unit_test(test_newest_step_by_hand),
         cmocka_unit_test(test_gate_catches_a_step),
         cmocka_unit_test(test_gate_steady_passes),

@@ -127,15 +127,16 @@ static int show_history(const bench__request *c)
         return BENCH_EXIT_USAGE;
     }
     int exit_code = BENCH_EXIT_OK;
-    if (c->json_path &&
-        bench__history_view_write(c->json_path, c->history_show, &view, msg, sizeof msg) != 0) {
-        fprintf(stderr, "bench: %s\n", bench__escape(shown, sizeof shown, msg));
-        exit_code = BENCH_EXIT_USAGE;
-    }
-    if (c->history_confirm && exit_code == BENCH_EXIT_OK) {
+    /* Confirmed first: a confirmed step is placed at its program change, in the JSON too. */
+    if (c->history_confirm) {
         fflush(stdout);
         if (bench__history_confirm(stdout, c, &view) != 0)
             exit_code = 128 + bench__proc_interrupted();
+    }
+    if (c->json_path && exit_code == BENCH_EXIT_OK &&
+        bench__history_view_write(c->json_path, c->history_show, &view, msg, sizeof msg) != 0) {
+        fprintf(stderr, "bench: %s\n", bench__escape(shown, sizeof shown, msg));
+        exit_code = BENCH_EXIT_USAGE;
     }
     bench__history_view_free(&view);
     return bench__finish_stdout(exit_code);

@@ -760,6 +760,16 @@ static int check_combinations(const bench__request *c)
                         "combined with baselines, --calibrate, --json or --list\n");
         return -1;
     }
+    /* The paired comparison and the comparison of two saved files report in words only: a
+     * format or file they cannot write is refused rather than answered with text where a parser
+     * expects JSON or CSV, or with no file at all. */
+    if ((c->ab || c->load_baseline) &&
+        (c->format != BENCH__FMT_PRETTY || c->gbench_path || c->json_path)) {
+        fprintf(stderr, "bench: %s reports in the pretty format only: --json, --export-gbench "
+                        "and other --output-format values do not apply\n",
+                c->ab ? "--ab" : "--load-baseline");
+        return -1;
+    }
     if (c->run.profile_time > 0 &&
         (c->baseline || c->save_baseline || c->load_baseline || c->calibrate || c->json_path ||
          c->gbench_path || c->ab)) {

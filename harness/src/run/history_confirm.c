@@ -1,8 +1,12 @@
 /*
  * history_confirm.c: --history-confirm, the check of a change point in the run history by the
  * code that measured it. A step in a series of medians may be the code (a commit made the
- * benchmark slower) or the machine (a noisy neighbour, a new kernel): the two runs on either side
- * of the step, run again now, side by side, tell them apart. The programs of the two runs, kept
+ * benchmark slower) or the machine (a noisy neighbour, a new kernel): the programs of the two
+ * runs on either side of the program change nearest the step, run again now, side by side, tell
+ * them apart. The step is found only within a run or more (its location interval,
+ * changepoint.h), so the program change is looked for within that interval, and a confirmed step
+ * is placed where the program changed; with no program change there, the step is not the code's
+ * and nothing runs. The programs of the two runs, kept
  * beside the history when they were recorded (history.c, FILE.programs/) and signed with this
  * user's key, are opened from sealed copies of the bytes checked (trust.c) and compared on that
  * benchmark in pairs of worker processes (ab.c), like the confirmation of a saved baseline's
@@ -14,6 +18,7 @@
  * confirms it, or when it cannot be checked (then the numbers alone decide, as before).
  */
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -125,7 +130,87 @@ static int paired(const char *name_a, int fd_a, const char *name_b, int fd_b, co
     return 1;
 }
 
-int bench__history_confirm(FILE *o, const bench__request *c, const bench__history_view *view)
+/* The program change of series s that change point cp is checked against: the index i (runs
+ * i - 1 and i measured different programs) within cp's location interval nearest cp->index, the
+ * earlier on a tie. 0 when there is none: *known then says whether every run from the one before
+ * the interval to its last recorded its program (so none changed), else the runs cannot tell. */
+static size_t program_change(const bench__history_series *s, const bench__cp *cp, bool *known)
+{
+    size_t best = 0, dist = SIZE_MAX;
+    *known = true;
+    for (size_t i = cp->index_lower; i <= cp->index_upper && i < s->n; i++) {
+        const char *before = s->programs[i - 1], *after = s->programs[i];
+        if (!before[0] || !after[0]) {
+            *known = false;
+            continue;
+        }
+        size_t d = i > cp->index ? i - cp->index : cp->index - i;
+        if (strcmp(before, after) != 0 && d < dist) {
+            best = i;
+            dist = d;
+        }
+    }
+    return best;
+}
+
+/* The paired check of change point j of series s at program change `at` (runs at - 1 and at):
+ * prints the outcome; with it confirmed away from where the change point was found, places the
+ * change point there in s. 0, or -1 when interrupted. */
+static int check_change(FILE *o, const bench__request *c, const bench__ab_options *ab,
+                        bench__history_series *s, size_t j, size_t at)
+{
+    const bench__cp *cp = &s->found.cp[j];
+    char why[4 * sizeof ((side *)0)->why];
+    side a = {.run = s->runs[at - 1], .fd = -1}, b = {.run = s->runs[at], .fd = -1};
+    int ra = open_side(c, c->history_show, &a);
+    int rb = ra == BENCH_EUSAGE ? ra : open_side(c, c->history_show, &b);
+    int rc = 0;
+    if (ra == BENCH_EUSAGE || rb == BENCH_EUSAGE) {
+        rc = -1;
+    } else if (a.hash[0] && strcmp(a.hash, b.hash) == 0) {
+        fprintf(o, "not a code change: runs %lld and %lld measured the same program (%s), so "
+                   "the step is the machine's or the environment's\n", a.run, b.run, a.hash);
+    } else if (ra != 0 || rb != 0) {
+        fprintf(o, "cannot confirm: %s\n",
+                bench__escape(why, sizeof why, ra != 0 ? a.why : b.why));
+    } else {
+        char name_a[64], name_b[64];
+        bench__msg(name_a, sizeof name_a, "the program of run %lld", a.run);
+        bench__msg(name_b, sizeof name_b, "the program of run %lld", b.run);
+        bench__ab_item item;
+        fflush(o);
+        int prc = paired(name_a, a.fd, name_b, b.fd, s->id, ab, &item, why, sizeof why);
+        if (prc < 0) {
+            rc = -1;
+        } else if (prc > 0) {
+            fprintf(o, "cannot confirm: %s\n", why);
+        } else {
+            const char *words = outcome(&item, cp->step);
+            fprintf(o, "%s: %+.2f%% [%+.2f%%, %+.2f%%] paired, programs of runs %lld and %lld, "
+                       "%zu pairs", words, 100.0 * (item.change.ratio - 1.0),
+                    100.0 * (item.change.ratio_lower - 1.0),
+                    100.0 * (item.change.ratio_upper - 1.0), a.run, b.run, item.pairs);
+            bool moved = strcmp(words, "confirmed") == 0 && at != cp->index;
+            double *logs = moved ? malloc(s->n * sizeof *logs) : NULL;
+            for (size_t i = 0; logs && i < s->n; i++)
+                logs[i] = log(s->median_ns[i]);
+            /* The step is where the code changed: its size is measured there. */
+            if (logs && bench__cp_place(logs, s->n, BENCH__HISTORY_ALPHA, &s->found, j, at) == 0)
+                fprintf(o, "; the step is placed at run %lld, where the program changed: "
+                           "%+.2f%% [%+.2f%%, %+.2f%%]", b.run, 100.0 * s->found.cp[j].step,
+                        100.0 * s->found.cp[j].step_lower, 100.0 * s->found.cp[j].step_upper);
+            free(logs);
+            fputc('\n', o);
+        }
+    }
+    if (a.fd >= 0)
+        close(a.fd);
+    if (b.fd >= 0)
+        close(b.fd);
+    return rc;
+}
+
+int bench__history_confirm(FILE *o, const bench__request *c, bench__history_view *view)
 {
     size_t npoints = 0;
     for (size_t i = 0; i < view->n; i++)
@@ -139,52 +224,29 @@ int bench__history_confirm(FILE *o, const bench__request *c, const bench__histor
         return 0;
     }
     bench__ab_options ab = confirm_options(c);
-    fprintf(o, "\nconfirmation: the programs of the runs on both sides of each change point, "
-               "run again in pairs (%.0f s each at most)\n", ab.seconds);
+    fprintf(o, "\nconfirmation: the programs of the runs on both sides of the program change "
+               "nearest each change point, within the runs it may be at, run again in pairs "
+               "(%.0f s each at most)\n", ab.seconds);
     int rc = 0;
     for (size_t i = 0; i < view->n && rc == 0; i++) {
-        const bench__history_series *s = &view->s[i];
+        bench__history_series *s = &view->s[i];
         for (size_t j = 0; j < s->found.ncp && rc == 0; j++) {
-            size_t at = s->found.cp[j].index; /* a change point has runs before it */
-            char id[BENCH__ESCAPED_ID], why[4 * sizeof ((side *)0)->why];
+            const bench__cp *cp = &s->found.cp[j];
+            char id[BENCH__ESCAPED_ID];
             bench__escape(id, sizeof id, s->id);
-            fprintf(o, "%s: change point at run %lld (%+.2f%%): ", id, s->runs[at],
-                    100.0 * s->found.cp[j].step);
-            side a = {.run = s->runs[at - 1], .fd = -1}, b = {.run = s->runs[at], .fd = -1};
-            int ra = open_side(c, c->history_show, &a);
-            int rb = ra == BENCH_EUSAGE ? ra : open_side(c, c->history_show, &b);
-            if (ra == BENCH_EUSAGE || rb == BENCH_EUSAGE) {
-                rc = -1;
-            } else if (a.hash[0] && strcmp(a.hash, b.hash) == 0) {
-                fprintf(o, "not a code change: runs %lld and %lld measured the same program "
+            fprintf(o, "%s: change point at run %lld (%+.2f%%), within runs %lld to %lld: ", id,
+                    s->runs[cp->index], 100.0 * cp->step, s->runs[cp->index_lower],
+                    s->runs[cp->index_upper]);
+            bool known;
+            size_t at = program_change(s, cp, &known);
+            if (at == 0 && known)
+                fprintf(o, "not a code change: runs %lld to %lld measured the same program "
                            "(%s), so the step is the machine's or the environment's\n",
-                        a.run, b.run, a.hash);
-            } else if (ra != 0 || rb != 0) {
-                fprintf(o, "cannot confirm: %s\n",
-                        bench__escape(why, sizeof why, ra != 0 ? a.why : b.why));
-            } else {
-                char name_a[64], name_b[64];
-                bench__msg(name_a, sizeof name_a, "the program of run %lld", a.run);
-                bench__msg(name_b, sizeof name_b, "the program of run %lld", b.run);
-                bench__ab_item item;
-                fflush(o);
-                int prc = paired(name_a, a.fd, name_b, b.fd, s->id, &ab, &item, why, sizeof why);
-                if (prc < 0)
-                    rc = -1;
-                else if (prc > 0)
-                    fprintf(o, "cannot confirm: %s\n", why);
-                else
-                    fprintf(o, "%s: %+.2f%% [%+.2f%%, %+.2f%%] paired, programs of runs %lld "
-                               "and %lld, %zu pairs\n",
-                            outcome(&item, s->found.cp[j].step),
-                            100.0 * (item.change.ratio - 1.0),
-                            100.0 * (item.change.ratio_lower - 1.0),
-                            100.0 * (item.change.ratio_upper - 1.0), a.run, b.run, item.pairs);
-            }
-            if (a.fd >= 0)
-                close(a.fd);
-            if (b.fd >= 0)
-                close(b.fd);
+                        s->runs[cp->index_lower - 1], s->runs[cp->index_upper],
+                        s->programs[cp->index]);
+            else
+                /* No program change known near it: the runs either side say why. */
+                rc = check_change(o, c, &ab, s, j, at ? at : cp->index);
         }
     }
     if (rc != 0)

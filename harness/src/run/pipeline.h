@@ -230,11 +230,14 @@ int bench__since_keep(const char *path, const bench__context *ctx, const bench__
 
 /**
  * --history-confirm: for each change point of the series in `view` (read from the history
- * c->history_show), runs the programs of the runs on both sides of it again, paired, on that
- * benchmark, and prints to o whether the step is confirmed, not reproduced, or cannot be
- * checked (and why). 0, or -1 when the run was interrupted.
+ * c->history_show), finds the program change nearest it within its location interval, runs the
+ * programs of the runs on both sides of that change again, paired, on that benchmark, and
+ * prints to o which runs were compared and whether the step is confirmed, not reproduced, or
+ * cannot be checked (and why); with no program change in the interval, that the step is not the
+ * code's. A confirmed step is placed at its program change in *view (bench__cp_place). 0, or -1
+ * when the run was interrupted.
  */
-int bench__history_confirm(FILE *o, const bench__request *c, const bench__history_view *view);
+int bench__history_confirm(FILE *o, const bench__request *c, bench__history_view *view);
 /**
  * --history-gate's steps (the benchmarks whose newest run stepped up against the runs before):
  * each confirmed by running the program of its newest earlier run against this one

@@ -1,6 +1,7 @@
 /*
  * changepoint.c: change points (binary segmentation, pooled t-test, Bonferroni over the splits
- * of the series) and trends (Mann-Kendall test, Theil-Sen slope) in a series of log run medians;
+ * of the series) and trends (Mann-Kendall test, Theil-Sen slope, Bonferroni over the series
+ * tested together) in a series of log run medians;
  * changepoint.h says how they are told apart. Pure: the only allocation is freed before return.
  *
  * Why these methods: a run's median already averages its processes (the geometric mean of the
@@ -66,6 +67,8 @@ static bench__cp make_cp(const split *s, double alpha, double adjusted)
     double t = s->se > 0 ? bench__t_quantile(1 - alpha / 2, s->df) : 0;
     return (bench__cp){
         .index = s->k,
+        .index_lower = s->k,
+        .index_upper = s->k,
         .step = expm1(s->d),
         .step_lower = expm1(s->d - t * s->se),
         .step_upper = expm1(s->d + t * s->se),
@@ -85,6 +88,12 @@ static int cmp_double(const void *x, const void *y)
     return (a > b) - (a < b);
 }
 
+/* The splits a series of n points has (at least 1): segment()'s Bonferroni factor. */
+static double splits(size_t n)
+{
+    return n > 2 * BENCH__CP_MIN_SEGMENT ? (double)(n - 2 * BENCH__CP_MIN_SEGMENT + 1) : 1;
+}
+
 /* Binary segmentation over y[0..n); s1, s2 are the prefix sums (n + 1 each). */
 static void segment(const double *s1, const double *s2, size_t n, double alpha,
                     bench__cp_result *out)
@@ -100,7 +109,7 @@ static void segment(const double *s1, const double *s2, size_t n, double alpha,
             continue;
         /* Bonferroni over every split the whole series has, in every segment: a segment found
          * inside another is held to the same standard as the first. */
-        double adjusted = fmin(1, s.p * (double)(n - 2 * BENCH__CP_MIN_SEGMENT + 1));
+        double adjusted = fmin(1, s.p * splits(n));
         if (!(adjusted < alpha))
             continue;
         out->cp[out->ncp++] = make_cp(&s, alpha, adjusted);
@@ -112,9 +121,40 @@ static void segment(const double *s1, const double *s2, size_t n, double alpha,
     qsort(out->cp, out->ncp, sizeof out->cp[0], cmp_cp);
 }
 
-/* Mann-Kendall and Theil-Sen over y[0..n) (n >= 3) into *t; the intercept of the line into
- * *intercept. -1 when memory runs out. */
-static int trend(const double *y, size_t n, double alpha, bench__trend *t, double *intercept)
+/* The residual sum of squares of y[a..b) about its mean (prefix sums s1, s2). */
+static double rss(const double *s1, const double *s2, size_t a, size_t b)
+{
+    double m = (double)(b - a), d = s1[b] - s1[a];
+    return fmax(0, s2[b] - s2[a] - d * d / m);
+}
+
+/* The location interval of every change point of r, each between its neighbours (see
+ * changepoint.h): the splits k whose two-segment residual sum of squares exceeds the change
+ * point's own by at most z(1 - alpha/2)^2 times the residual variance, and the points on either
+ * side of it. */
+static void locate(const double *s1, const double *s2, size_t n, double alpha,
+                   bench__cp_result *r)
+{
+    double z = bench__norm_quantile(1 - alpha / 2);
+    for (size_t c = 0; c < r->ncp; c++) {
+        bench__cp *cp = &r->cp[c];
+        size_t a = c > 0 ? r->cp[c - 1].index : 0, b = c + 1 < r->ncp ? r->cp[c + 1].index : n;
+        size_t k = cp->index, lo = k > a + 1 ? k - 1 : k, hi = k + 1 < b ? k + 1 : k;
+        double best = rss(s1, s2, a, k) + rss(s1, s2, k, b);
+        double limit = best + z * z * best / (double)(b - a - 2);
+        for (size_t j = a + 1; j < b; j++)
+            if (rss(s1, s2, a, j) + rss(s1, s2, j, b) <= limit) {
+                lo = j < lo ? j : lo;
+                hi = j > hi ? j : hi;
+            }
+        cp->index_lower = lo;
+        cp->index_upper = hi;
+    }
+}
+
+/* Mann-Kendall and Theil-Sen over y[0..n) (n >= 3) into *t, one of `series` tests
+ * (Bonferroni: p_adjusted, and Sen's interval at 1 - alpha / series). -1 when memory runs out. */
+static int trend(const double *y, size_t n, double alpha, double series, bench__trend *t)
 {
     size_t npairs = n * (n - 1) / 2, k = 0;
     double *slopes = malloc(npairs * sizeof *slopes), *work = malloc(n * sizeof *work);
@@ -134,10 +174,11 @@ static int trend(const double *y, size_t n, double alpha, bench__trend *t, doubl
     /* Continuity-corrected normal approximation of S (ties ignored: medians are continuous). */
     double z = s == 0 ? 0 : (s - (s > 0 ? 1 : -1)) / sqrt(var);
     t->p = erfc(fabs(z) / sqrt(2));
+    t->p_adjusted = fmin(1, t->p * series);
     qsort(slopes, npairs, sizeof *slopes, cmp_double);
     double slope = bench__quantile_sorted(slopes, npairs, 0.5);
     /* Sen's interval: the slopes of ranks (N -+ C) / 2, C = z(1 - alpha/2) sqrt(Var S). */
-    double c = bench__norm_quantile(1 - alpha / 2) * sqrt(var);
+    double c = bench__norm_quantile(1 - alpha / series / 2) * sqrt(var);
     double lo = floor(((double)npairs - c) / 2), hi = ceil(((double)npairs + c) / 2);
     lo = fmax(0, fmin(lo, (double)npairs - 1));
     hi = fmax(0, fmin(hi, (double)npairs - 1));
@@ -147,7 +188,7 @@ static int trend(const double *y, size_t n, double alpha, bench__trend *t, doubl
     t->points = n;
     for (size_t i = 0; i < n; i++)
         work[i] = y[i] - slope * (double)i;
-    *intercept = bench__median_inplace(work, n);
+    t->start = bench__median_inplace(work, n);
     free(slopes);
     free(work);
     return 0;
@@ -194,9 +235,10 @@ int bench__cp_newest_step(const double *logs, size_t n, double alpha, double tes
     return 0;
 }
 
-int bench__changepoints(const double *logs, size_t n, double alpha, bench__cp_result *out)
+int bench__changepoints(const double *logs, size_t n, double alpha, double series,
+                        bench__cp_result *out)
 {
-    if (!out || (n > 0 && !logs) || !(alpha > 0 && alpha < 1))
+    if (!out || (n > 0 && !logs) || !(alpha > 0 && alpha < 1) || !(series >= 1))
         return -1;
     memset(out, 0, sizeof *out);
     for (size_t i = 0; i < n; i++)
@@ -208,14 +250,14 @@ int bench__changepoints(const double *logs, size_t n, double alpha, bench__cp_re
     if (prefix_sums(logs, n, &s1, &s2) != 0)
         return -1;
     segment(s1, s2, n, alpha, out);
+    locate(s1, s2, n, alpha, out);
     /* The trend over the newest points, and whether a line fits them as well as the steps. */
     size_t first = n > BENCH__TREND_MAX_POINTS ? n - BENCH__TREND_MAX_POINTS : 0;
-    double intercept;
-    int rc = trend(logs + first, n - first, alpha, &out->trend, &intercept);
-    if (rc == 0 && out->trend.p < alpha) {
+    int rc = trend(logs + first, n - first, alpha, series, &out->trend);
+    if (rc == 0 && out->trend.p_adjusted < alpha) {
         double slope = log1p(out->trend.per_point), rss_line = 0, rss_steps = 0;
         for (size_t i = first; i < n; i++) {
-            double r = logs[i] - intercept - slope * (double)(i - first);
+            double r = logs[i] - out->trend.start - slope * (double)(i - first);
             rss_line += r * r;
         }
         size_t a = 0;
@@ -240,6 +282,25 @@ int bench__changepoints(const double *logs, size_t n, double alpha, bench__cp_re
     return rc;
 }
 
+int bench__cp_place(const double *logs, size_t n, double alpha, bench__cp_result *r, size_t c,
+                    size_t index)
+{
+    if (!logs || !r || c >= r->ncp || r->ncp > BENCH__CP_MAX || !(alpha > 0 && alpha < 1))
+        return -1;
+    size_t a = c > 0 ? r->cp[c - 1].index : 0, b = c + 1 < r->ncp ? r->cp[c + 1].index : n;
+    if (b > n || !(a < index && index < b) || b - a < 3)
+        return -1;
+    double *s1, *s2;
+    if (prefix_sums(logs, n, &s1, &s2) != 0)
+        return -1;
+    split s = test_split(s1, s2, a, index, b);
+    /* The same Bonferroni factor as segment()'s: the split was chosen by the search first. */
+    r->cp[c] = make_cp(&s, alpha, fmin(1, s.p * splits(n)));
+    free(s1);
+    free(s2);
+    return 0;
+}
+
 int bench__gate_window(const double *logs, size_t n, double noise_threshold, double alpha,
                        double tests, bench__gate_result *out)
 {
@@ -248,7 +309,7 @@ int bench__gate_window(const double *logs, size_t n, double noise_threshold, dou
     memset(out, 0, sizeof *out);
     bench__cp_result cr;
     if (bench__cp_newest_step(logs, n, alpha, tests, &out->step) != 0 ||
-        bench__changepoints(logs, n, alpha / tests, &cr) != 0)
+        bench__changepoints(logs, n, alpha / tests, 1, &cr) != 0)
         return -1;
     /* The rule of a comparison's "regressed" (verdict.c): the interval above zero and the
      * estimate above the noise threshold. */

@@ -656,6 +656,19 @@ static void fmt_pct(char *buf, size_t len, double x)
     bench__msg(buf, len, "%+.2f%%", 100 * x);
 }
 
+/* Digits of a program's hash shown in a table: enough to tell builds apart at a glance. */
+#define PROGRAM_DIGITS 12
+
+/* A program's hash ("sha256:HEX") as a table shows it: its first PROGRAM_DIGITS hex digits,
+ * "-" when the run recorded none. */
+static const char *short_program(const char *hash, char *buf, size_t len)
+{
+    if (!hash || strncmp(hash, "sha256:", 7) != 0 || strlen(hash) < 7 + PROGRAM_DIGITS)
+        return hash && *hash ? bench__escape(buf, len, hash) : "-";
+    bench__msg(buf, len, "%.*s", PROGRAM_DIGITS, hash + 7);
+    return buf;
+}
+
 
 /* The list of runs. */
 static int show_runs(FILE *o, sqlite3 *db)
@@ -663,7 +676,8 @@ static int show_runs(FILE *o, sqlite3 *db)
     sqlite3_stmt *st;
     int rc = sqlite3_prepare_v2(db,
         "SELECT id, time, coalesce(git_revision, cwd_git_revision), git_dirty, hostname,"
-        " (SELECT count(*) FROM results WHERE run_id = runs.id), baseline FROM runs ORDER BY id",
+        " (SELECT count(*) FROM results WHERE run_id = runs.id), baseline, program_hash"
+        " FROM runs ORDER BY id",
         -1, &st, NULL);
     if (rc != SQLITE_OK)
         return rc;
@@ -676,14 +690,16 @@ static int show_runs(FILE *o, sqlite3 *db)
             w = sqlite3_column_int(wst, 0) < 255 ? sqlite3_column_int(wst, 0) : 255;
         sqlite3_finalize(wst);
     }
-    fprintf(o, "%6s  %-20s  %-*s  %-5s  %-20s  %10s  %s\n", "run", "time", w, "revision", "dirty",
-            "host", "benchmarks", "baseline");
-    char a[256], b[256], c[256], d[256];
+    fprintf(o, "%6s  %-20s  %-*s  %-5s  %-*s  %-20s  %10s  %s\n", "run", "time", w, "revision",
+            "dirty", PROGRAM_DIGITS, "program", "host", "benchmarks", "baseline");
+    char a[256], b[256], c[256], d[256], e[256];
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         int dirty = sqlite3_column_type(st, 3) == SQLITE_NULL ? -1 : sqlite3_column_int(st, 3);
-        fprintf(o, "%6lld  %-20s  %-*s  %-5s  %-20s  %10d  %s\n",
+        fprintf(o, "%6lld  %-20s  %-*s  %-5s  %-*s  %-20s  %10d  %s\n",
                 (long long)sqlite3_column_int64(st, 0), column(st, 1, a, sizeof a), w,
                 column(st, 2, b, sizeof b), dirty < 0 ? "-" : dirty ? "yes" : "no",
+                PROGRAM_DIGITS, short_program((const char *)sqlite3_column_text(st, 7), e,
+                                              sizeof e),
                 column(st, 4, c, sizeof c), sqlite3_column_int(st, 5),
                 column(st, 6, d, sizeof d));
     }
@@ -693,9 +709,10 @@ static int show_runs(FILE *o, sqlite3 *db)
 
 /* Prints one benchmark's series (the natural logs of its n medians) and what was found in it. */
 static void print_series(FILE *o, const char *id, size_t n, const sqlite3_int64 *runs,
-                         char *const *revs, const double *logs, const bench__cp_result *cr)
+                         char *const *revs, char *const *progs, const double *logs,
+                         size_t tests, const bench__cp_result *cr)
 {
-    char shown[BENCH__ESCAPED_ID], rev[256], t[32];
+    char shown[BENCH__ESCAPED_ID], rev[256], prog[256], t[32];
     fprintf(o, "\n%s: %zu run%s\n", bench__escape(shown, sizeof shown, id), n,
             n == 1 ? "" : "s");
     int w = 16; /* the revision column, as wide as its longest entry */
@@ -703,11 +720,13 @@ static void print_series(FILE *o, const char *id, size_t n, const sqlite3_int64 
         int len = (int)strlen(bench__escape(rev, sizeof rev, revs[i]));
         w = len > w ? len : w;
     }
-    fprintf(o, "  %6s  %-*s  %s\n", "run", w, "revision", "median");
+    fprintf(o, "  %6s  %-*s  %-*s  %s\n", "run", w, "revision", PROGRAM_DIGITS, "program",
+            "median");
     for (size_t i = 0; i < n; i++) {
         bench__fmt_time(t, sizeof t, exp(logs[i]));
-        fprintf(o, "  %6lld  %-*s  %s\n", (long long)runs[i], w,
-                bench__escape(rev, sizeof rev, revs[i]), t);
+        fprintf(o, "  %6lld  %-*s  %-*s  %s\n", (long long)runs[i], w,
+                bench__escape(rev, sizeof rev, revs[i]), PROGRAM_DIGITS,
+                short_program(progs[i], prog, sizeof prog), t);
     }
     if (cr->ncp == 0)
         fprintf(o, "  change points: none%s\n",
@@ -719,8 +738,9 @@ static void print_series(FILE *o, const char *id, size_t n, const sqlite3_int64 
         fmt_pct(lo, sizeof lo, cp->step_lower);
         fmt_pct(hi, sizeof hi, cp->step_upper);
         fprintf(o, "  change point: at run %lld (first revision after it %s): %s [%s, %s], "
-                   "p %.2g\n", (long long)runs[cp->index],
-                bench__escape(rev, sizeof rev, revs[cp->index]), s, lo, hi, cp->p_adjusted);
+                   "p %.2g, located within runs %lld to %lld\n", (long long)runs[cp->index],
+                bench__escape(rev, sizeof rev, revs[cp->index]), s, lo, hi, cp->p_adjusted,
+                (long long)runs[cp->index_lower], (long long)runs[cp->index_upper]);
     }
     if (cr->trend.found) {
         char s[32], lo[32], hi[32];
@@ -728,7 +748,9 @@ static void print_series(FILE *o, const char *id, size_t n, const sqlite3_int64 
         fmt_pct(lo, sizeof lo, cr->trend.lower);
         fmt_pct(hi, sizeof hi, cr->trend.upper);
         fprintf(o, "  trend: %s per run [%s, %s] over the last %zu runs, p %.2g", s, lo, hi,
-                cr->trend.points, cr->trend.p);
+                cr->trend.points, cr->trend.p_adjusted);
+        if (tests > 1)
+            fprintf(o, " (adjusted over the %zu series shown)", tests);
         if (cr->nabsorbed)
             fprintf(o, " (a line fits better than the %zu step%s found)", cr->nabsorbed,
                     cr->nabsorbed == 1 ? "" : "s");
@@ -738,13 +760,37 @@ static void print_series(FILE *o, const char *id, size_t n, const sqlite3_int64 
     }
 }
 
-/* One benchmark's series with its change points and trend. */
-static int show_series(FILE *o, sqlite3 *db, const char *id, bench__history_view *view)
+/* How many of the n ids that are selected have a trend test: 3 or more runs ok (into *m). */
+static int count_trend_tests(sqlite3 *db, char *const *ids, const bool *selected, size_t n,
+                             size_t *m)
+{
+    sqlite3_stmt *st;
+    *m = 0;
+    int rc = sqlite3_prepare_v2(db, "SELECT count(*) >= 3 FROM results WHERE benchmark = ?1 AND"
+                                    " status = 'ok' AND median_ns > 0", -1, &st, NULL);
+    for (size_t i = 0; i < n && rc == SQLITE_OK; i++) {
+        if (!selected[i])
+            continue;
+        sqlite3_reset(st);
+        sqlite3_bind_text(st, 1, ids[i], -1, SQLITE_TRANSIENT);
+        rc = sqlite3_step(st);
+        if (rc == SQLITE_ROW) {
+            *m += sqlite3_column_int(st, 0) != 0;
+            rc = SQLITE_OK;
+        }
+    }
+    sqlite3_finalize(st);
+    return rc;
+}
+
+/* One benchmark's series with its change points and trend, its trend one of `tests`. */
+static int show_series(FILE *o, sqlite3 *db, const char *id, size_t tests,
+                       bench__history_view *view)
 {
     sqlite3_stmt *st;
     int rc = sqlite3_prepare_v2(db,
-        "SELECT r.id, coalesce(r.git_revision, r.cwd_git_revision), x.median_ns FROM results x"
-        " JOIN runs r ON r.id = x.run_id WHERE x.benchmark = ?1 AND x.status = 'ok'"
+        "SELECT r.id, coalesce(r.git_revision, r.cwd_git_revision), x.median_ns, r.program_hash"
+        " FROM results x JOIN runs r ON r.id = x.run_id WHERE x.benchmark = ?1 AND x.status = 'ok'"
         " AND x.median_ns > 0 ORDER BY r.id", -1, &st, NULL);
     if (rc != SQLITE_OK)
         return rc;
@@ -752,7 +798,7 @@ static int show_series(FILE *o, sqlite3 *db, const char *id, bench__history_view
     size_t n = 0, cap = 0;
     double *logs = NULL;
     sqlite3_int64 *runs = NULL;
-    char **revs = NULL;
+    char **revs = NULL, **progs = NULL;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         if (n == cap) {
             bool ok = true;
@@ -760,16 +806,20 @@ static int show_series(FILE *o, sqlite3 *db, const char *id, bench__history_view
             logs = resize(logs, cap, sizeof *logs, &ok);
             runs = resize(runs, cap, sizeof *runs, &ok);
             revs = resize(revs, cap, sizeof *revs, &ok);
+            progs = resize(progs, cap, sizeof *progs, &ok);
             if (!ok) {
                 rc = SQLITE_NOMEM;
                 break;
             }
         }
-        const unsigned char *rev = sqlite3_column_text(st, 1);
+        const unsigned char *rev = sqlite3_column_text(st, 1), *prog = sqlite3_column_text(st, 3);
         runs[n] = sqlite3_column_int64(st, 0);
         logs[n] = log(sqlite3_column_double(st, 2));
         revs[n] = strdup(rev && *rev ? (const char *)rev : "-");
-        if (!revs[n]) {
+        progs[n] = strdup(prog ? (const char *)prog : "");
+        if (!revs[n] || !progs[n]) {
+            free(revs[n]);
+            free(progs[n]);
             rc = SQLITE_NOMEM;
             break;
         }
@@ -778,10 +828,10 @@ static int show_series(FILE *o, sqlite3 *db, const char *id, bench__history_view
     sqlite3_finalize(st);
     bench__cp_result cr;
     if (rc == SQLITE_DONE) {
-        rc = bench__changepoints(logs, n, BENCH__HISTORY_ALPHA, &cr) != 0 ? SQLITE_NOMEM
-                                                                           : SQLITE_OK;
+        rc = bench__changepoints(logs, n, BENCH__HISTORY_ALPHA, tests ? (double)tests : 1,
+                                 &cr) != 0 ? SQLITE_NOMEM : SQLITE_OK;
         if (rc == SQLITE_OK && o)
-            print_series(o, id, n, runs, revs, logs, &cr);
+            print_series(o, id, n, runs, revs, progs, logs, tests, &cr);
     }
     if (rc == SQLITE_OK && view) {
         bench__history_series *grown = realloc(view->s, (view->n + 1) * sizeof *view->s);
@@ -795,17 +845,21 @@ static int show_series(FILE *o, sqlite3 *db, const char *id, bench__history_view
             /* The arrays move into the view: the medians in ns, in place of their logs. */
             for (size_t i = 0; i < n; i++)
                 logs[i] = exp(logs[i]);
-            view->s[view->n++] = (bench__history_series){copy, n, (long long *)runs, revs, logs,
-                                                         cr};
+            view->s[view->n++] = (bench__history_series){copy, n, (long long *)runs, revs, progs,
+                                                         logs, cr};
             runs = NULL;
             revs = NULL;
+            progs = NULL;
             logs = NULL;
             n = 0;
         }
     }
-    for (size_t i = 0; i < n && revs; i++)
+    for (size_t i = 0; i < n && revs; i++) {
         free(revs[i]);
+        free(progs[i]);
+    }
     free(revs);
+    free(progs);
     free(runs);
     free(logs);
     return rc;
@@ -815,9 +869,12 @@ void bench__history_view_free(bench__history_view *v)
 {
     for (size_t i = 0; v && i < v->n; i++) {
         bench__history_series *x = &v->s[i];
-        for (size_t j = 0; j < x->n; j++)
+        for (size_t j = 0; j < x->n; j++) {
             free(x->revisions[j]);
+            free(x->programs[j]);
+        }
         free(x->revisions);
+        free(x->programs);
         free(x->runs);
         free(x->median_ns);
         free(x->id);
@@ -833,7 +890,7 @@ int bench__history_show(FILE *o, const char *path, bench__history_selector selec
                         bench__history_view *view, char *msg, size_t len)
 {
     if (view)
-        view->s = NULL, view->n = 0;
+        view->s = NULL, view->n = 0, view->trend_tests = 0;
     sqlite3 *db;
     int rc = open_db(path, false, &db, msg, len);
     if (rc != 0)
@@ -870,10 +927,17 @@ int bench__history_show(FILE *o, const char *path, bench__history_selector selec
         msg[0] = '\0';
         rc = BENCH_EUSAGE;
     } else if (src == SQLITE_OK) {
-        src = o ? show_runs(o, db) : SQLITE_OK;
+        /* Every series shown has its trend tested: Bonferroni over them, so that unchanged
+         * code shows a trend in any of them at the level's rate, not in one of every twenty. */
+        size_t tests = 0;
+        src = count_trend_tests(db, ids, selected, n, &tests);
+        if (view)
+            view->trend_tests = tests;
+        if (src == SQLITE_OK && o)
+            src = show_runs(o, db);
         for (size_t i = 0; i < n && src == SQLITE_OK; i++)
             if (selected[i])
-                src = show_series(o, db, ids[i], view);
+                src = show_series(o, db, ids[i], tests, view);
     }
     if (src != SQLITE_OK) {
         bench__msg(msg, len, "history '%s' cannot be read: %s", path, db_error(db, src));

@@ -22,7 +22,8 @@
 
 /** The schema version this program writes and reads (meta.schema_version). */
 #define BENCH__HISTORY_SCHEMA 1
-/** The level of --history-show's change points and trends. */
+/** The level of --history-show's change points (per series) and trends (over the series shown,
+ * Bonferroni). */
 #define BENCH__HISTORY_ALPHA 0.05
 
 /**
@@ -86,6 +87,7 @@ typedef struct bench__history_series {
     size_t n;             /* runs where it was ok, oldest first */
     long long *runs;      /* their ids */
     char **revisions;     /* their revisions ("-" when none) */
+    char **programs;      /* their programs' hashes, "sha256:HEX" ("" when none recorded) */
     double *median_ns;    /* their medians, ns per iteration */
     bench__cp_result found; /* change points (indices into the arrays) and the trend */
 } bench__history_series;
@@ -94,6 +96,7 @@ typedef struct bench__history_series {
 typedef struct bench__history_view {
     bench__history_series *s;
     size_t n;
+    size_t trend_tests; /* series whose trend was tested (3 or more runs): the Bonferroni factor */
 } bench__history_view;
 
 void bench__history_view_free(bench__history_view *v);

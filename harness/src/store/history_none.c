@@ -35,7 +35,7 @@ int bench__history_show(FILE *o, const char *path, bench__history_selector selec
                         bench__history_view *view, char *msg, size_t len)
 {
     if (view)
-        view->n = 0, view->s = NULL;
+        view->n = 0, view->s = NULL, view->trend_tests = 0;
     (void)o;
     (void)path;
     (void)select;

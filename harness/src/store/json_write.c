@@ -526,10 +526,13 @@ static cJSON *series_json(const bench__history_series *s)
     cJSON_AddStringToObject(o, "id", s->id);
     cJSON *runs = cJSON_AddArrayToObject(o, "runs");
     cJSON *revs = cJSON_AddArrayToObject(o, "revisions");
+    cJSON *progs = cJSON_AddArrayToObject(o, "programs");
     cJSON *meds = cJSON_AddArrayToObject(o, "median_ns");
     for (size_t i = 0; i < s->n; i++) {
         cJSON_AddItemToArray(runs, cJSON_CreateNumber((double)s->runs[i]));
         cJSON_AddItemToArray(revs, cJSON_CreateString(s->revisions[i]));
+        cJSON_AddItemToArray(progs, s->programs[i][0] ? cJSON_CreateString(s->programs[i])
+                                                      : cJSON_CreateNull());
         cJSON_AddItemToArray(meds, number_or_null(s->median_ns[i]));
     }
     cJSON *cps = cJSON_AddArrayToObject(o, "change_points");
@@ -538,6 +541,8 @@ static cJSON *series_json(const bench__history_series *s)
         cJSON *x = cJSON_CreateObject();
         cJSON_AddNumberToObject(x, "index", (double)cp->index);
         cJSON_AddNumberToObject(x, "run", (double)s->runs[cp->index]);
+        cJSON_AddNumberToObject(x, "index_lower", (double)cp->index_lower);
+        cJSON_AddNumberToObject(x, "index_upper", (double)cp->index_upper);
         cJSON_AddItemToObject(x, "run_before",
                               cp->index > 0 ? cJSON_CreateNumber((double)s->runs[cp->index - 1])
                                             : cJSON_CreateNull());
@@ -554,7 +559,9 @@ static cJSON *series_json(const bench__history_series *s)
         cJSON_AddItemToObject(x, "lower", number_or_null(t->lower));
         cJSON_AddItemToObject(x, "upper", number_or_null(t->upper));
         cJSON_AddItemToObject(x, "p", number_or_null(t->p));
+        cJSON_AddItemToObject(x, "p_adjusted", number_or_null(t->p_adjusted));
         cJSON_AddNumberToObject(x, "runs", (double)t->points);
+        cJSON_AddItemToObject(x, "start_ns", number_or_null(exp(t->start)));
     } else {
         cJSON_AddNullToObject(o, "trend");
     }
@@ -573,6 +580,7 @@ int bench__history_view_write(const char *path, const char *history,
     cJSON_AddNumberToObject(root, "version", 1);
     cJSON_AddStringToObject(root, "history", history);
     cJSON_AddNumberToObject(root, "alpha", BENCH__HISTORY_ALPHA);
+    cJSON_AddNumberToObject(root, "trend_tests", (double)v->trend_tests);
     cJSON *series = cJSON_AddArrayToObject(root, "series");
     for (size_t i = 0; series && i < v->n; i++)
         cJSON_AddItemToArray(series, series_json(&v->s[i]));
