@@ -323,6 +323,22 @@ class DeadlineTest(Case):
         self.assertIn("did not finish its setup within 2 s", p.stdout)
 
 
+    def test_ab_sample_log_that_would_block(self):
+        """BENCH_AB_SAMPLES naming a FIFO blocked --ab until a signal: a FIFO, or a symbolic
+        link, is a warning, and the comparison runs."""
+        fifo = os.path.join(self.dir, "samples.fifo")
+        os.mkfifo(fifo)
+        link = os.path.join(self.dir, "samples.link")
+        os.symlink(os.path.join(self.dir, "elsewhere"), link)
+        new = self.copy("new")
+        for path, why in ((fifo, "not a regular file (a FIFO)"), (link, "a symbolic link: refusing")):
+            p = self.run_prog(new, "--ab", new, "--ab-time", "1", "--exact", "s/work",
+                              env={"BENCH_AB_SAMPLES": path}, timeout=60)
+            self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+            self.assertIn(f"bench: warning: BENCH_AB_SAMPLES: {path}: {why}", p.stderr)
+        self.assertFalse(os.path.exists(os.path.join(self.dir, "elsewhere")))
+
+
 class SignalTest(Case):
     def test_signal_after_the_last_worker_stops_the_run(self):
         """SIGTERM while the manager analyses the last benchmark: exit 143, and neither the

@@ -52,6 +52,7 @@
 #include "run/layout.h"
 #include "run/run.h"
 #include "stats/stats.h"
+#include "store/store.h"
 #include "sys/proc.h"
 
 
@@ -483,9 +484,19 @@ int bench__ab_compare(const char *old_prog, int old_fd, const char *new_prog, in
     run.sample_ns = fmax(o->sample_ms * 1e6, clk->min_sample_ns);
     /* Every sample, for whoever wants to look at them (docs/cli.md, environment). */
     const char *log_path = getenv("BENCH_AB_SAMPLES");
-    if (log_path && *log_path && !(run.samples = fopen(log_path, "a")))
-        fprintf(stderr, "bench: warning: BENCH_AB_SAMPLES: cannot open %s: %s\n", log_path,
-                strerror(errno));
+    if (log_path && *log_path) {
+        /* A FIFO or a device would block or swallow the samples: a regular file only. */
+        char why[4400], shown[4 * sizeof why];
+        int fd;
+        if (bench__open_append(log_path, &fd, why, sizeof why) == 0 &&
+            !(run.samples = fdopen(fd, "a"))) {
+            bench__msg(why, sizeof why, "%s: %s", log_path, strerror(errno));
+            close(fd);
+        }
+        if (!run.samples)
+            fprintf(stderr, "bench: warning: BENCH_AB_SAMPLES: %s; no samples are logged\n",
+                    bench__escape(shown, sizeof shown, why));
+    }
     /* Half the most pairs fill the average budget: a benchmark that needs them all takes the
      * time that the quickly decided ones leave. */
     run.pair_ns = o->seconds * 1e9 * 2.0 / (double)(o->max_pairs > 0 ? o->max_pairs : 1);
