@@ -323,6 +323,24 @@ class DeadlineTest(Case):
         self.assertIn("did not finish its setup within 2 s", p.stdout)
 
 
+    def test_ab_with_an_old_build_that_answers_zero(self):
+        """A program whose every sample takes "T 0" gives no round a value: the pair used to
+        round on without end (and overran its buffer); now the comparison ends with its budget,
+        the benchmark not compared and the reason given."""
+        zero = e2e_helpers.write_script(os.path.join(self.dir, "zero.sh"),
+                                        "#!/bin/sh\n"
+                                        "echo READY >&3\n"
+                                        "while read cmd n; do\n"
+                                        "  case \"$cmd\" in\n"
+                                        "    R) echo 'T 0' >&3 ;;\n"
+                                        "    *) echo 'END ok ' >&3; exit 0 ;;\n"
+                                        "  esac\n"
+                                        "done\n")
+        p = self.run_prog(self.copy("new"), "--ab", zero, "--ab-time", "1", "--exact", "s/work",
+                          timeout=60)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertIn("not compared: fewer than 2 worker pairs measured a round", p.stdout)
+
     def test_ab_sample_log_that_would_block(self):
         """BENCH_AB_SAMPLES naming a FIFO blocked --ab until a signal: a FIFO, or a symbolic
         link, is a warning, and the comparison runs."""

@@ -221,8 +221,9 @@ typedef struct ab_run {
     size_t ncpus;
     bench__rng rng;      /* layouts */
     FILE *samples;       /* the sample log, or NULL */
-    double sample_ns;
-    double pair_ns;
+    double sample_ns;    /* ns */
+    double pair_ns;      /* a pair's share of the budget, ns */
+    int64_t end_ns;      /* when the whole budget is spent (bench__now_ns clock) */
     double tests;        /* benchmarks x looks */
     size_t looks[16];
     size_t nlooks;
@@ -352,7 +353,7 @@ static int one_pair(ab_run *run, ab_bench *b)
     }
     /* The fresh pair's warm-up, discarded: one round. */
     double *logs = NULL, *a_ns = NULL;
-    size_t nr = 0, na = 0, cap = 64;
+    size_t nr = 0, na = 0, tried = 0, cap = 64;
     logs = malloc(cap * sizeof *logs);
     a_ns = malloc(4 * cap * sizeof *a_ns);
     if (!logs || !a_ns) {
@@ -362,12 +363,15 @@ static int one_pair(ab_run *run, ab_bench *b)
     if (rc == 0)
         rc = one_round(run, w, it->id, p, it->iters, DEADLINE, &value, a_ns, &na, &bad);
     na = 0;
-    /* The pair measures for its share of the budget, but at least BENCH__AB_MIN_ROUNDS rounds:
-     * its value is their median. */
+    /* The pair measures for its share of the budget, and on for BENCH__AB_MIN_ROUNDS rounds
+     * with a value (both medians positive) while the comparison's budget lasts: its value is
+     * their median. A program whose rounds never have one (it answers "T 0") ends with the
+     * budget, not never. */
     int64_t start = bench__now_ns();
     while (rc == 0 && ((double)(bench__now_ns() - start) < run->pair_ns ||
-                       nr < BENCH__AB_MIN_ROUNDS)) {
-        if (nr == cap) {
+                       (nr < BENCH__AB_MIN_ROUNDS && bench__now_ns() < run->end_ns))) {
+        /* Each round tried adds four of A's samples, with a value or not. */
+        if (tried == cap) {
             double *l2 = realloc(logs, 2 * cap * sizeof *logs);
             double *a2 = l2 ? realloc(a_ns, 8 * cap * sizeof *a_ns) : NULL;
             if (l2)
@@ -381,6 +385,7 @@ static int one_pair(ab_run *run, ab_bench *b)
             cap *= 2;
         }
         rc = one_round(run, w, it->id, p, it->iters, DEADLINE, &value, a_ns, &na, &bad);
+        tried++;
         if (rc == 0 && isfinite(value))
             logs[nr++] = value;
     }
@@ -520,6 +525,7 @@ int bench__ab_compare(const char *old_prog, int old_fd, const char *new_prog, in
     }
     int64_t start = bench__now_ns();
     double budget_ns = o->seconds * 1e9 * (double)n;
+    run.end_ns = start + (int64_t)budget_ns;
     int rc = 0;
     size_t open = n;
     for (unsigned cycle = 0; open > 0 && rc == 0; cycle++) {
