@@ -118,11 +118,11 @@ static int worker_start(bench__proc *w, const char *prog, int exec_fd, const cha
     char *argv[] = {(char *)prog, "--list", "^$", NULL};
     bench__proc_spec spec = {.path = prog, .argv = argv, .channel = BENCH__PROC_FD3,
                              .commands = true, .exec_by_fd = exec_fd >= 0, .exec_fd = exec_fd};
-    setenv(BENCH__JOB_ENV, job, 1);
+    bench__job_export(job);
     bench__layout_export(lay);
     int rc = bench__proc_start(w, &spec, msg, msglen);
     bench__layout_unexport();
-    unsetenv(BENCH__JOB_ENV);
+    bench__job_unexport();
     if (rc != 0)
         return BENCH_EIO;
     pin(w->pid, cpu);
