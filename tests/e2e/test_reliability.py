@@ -53,8 +53,8 @@ class Case(e2e_helpers.Case):
         self.dir = self.temp_dir("bench-e2e-rel-")
         self.base = os.path.join(self.dir, "baselines")
         self.env = dict(os.environ, XDG_CONFIG_HOME=os.path.join(self.dir, "config"))
-        for var in ("E2E_HANG_SETUP", "E2E_BACKGROUND_SLEEP", "E2E_TERM_MANAGER", "BENCH_WORKER_JOB",
-                    "BENCH_WORKER_PARENT"):
+        for var in ("E2E_HANG_SETUP", "E2E_BACKGROUND_SLEEP", "E2E_TERM_MANAGER",
+                    "BENCH_WORKER_JOB", "BENCH_WORKER_PARENT"):
             self.env.pop(var, None)
 
     def copy(self, name, append=b""):
@@ -350,7 +350,8 @@ class DeadlineTest(Case):
         link = os.path.join(self.dir, "samples.link")
         os.symlink(os.path.join(self.dir, "elsewhere"), link)
         new = self.copy("new")
-        for path, why in ((fifo, "not a regular file (a FIFO)"), (link, "a symbolic link: refusing")):
+        for path, why in ((fifo, "not a regular file (a FIFO)"),
+                          (link, "a symbolic link: refusing")):
             p = self.run_prog(new, "--ab", new, "--ab-time", "1", "--exact", "s/work",
                               env={"BENCH_AB_SAMPLES": path}, timeout=60)
             self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
