@@ -548,6 +548,11 @@ static void write_outputs(pipeline *p)
         if (bench__history_gate(stderr, c->history_path, run_id, c->history_gate,
                                 c->cmp.noise_threshold, c->cmp.significance_level, &regressed,
                                 &steps, msg, sizeof msg) != 0) {
+            if (bench__proc_interrupted()) {
+                /* The gate's reading stopped: the run is recorded, not judged. */
+                bench__history_steps_free(&steps);
+                return;
+            }
             fprintf(stderr, "bench: %s\n", bench__escape(shown, sizeof shown, msg));
             rc = BENCH_EXIT_USAGE;
         } else {
