@@ -407,7 +407,9 @@ static int one_pair(ab_run *run, ab_bench *b)
     }
     worker_stop(&w[0], o->timeout_s);
     worker_stop(&w[1], o->timeout_s);
-    if (rc == 0 && nr > 0) {
+    /* A pair the budget cut short of its minimum rounds is not one: every pair's value is a
+     * median of at least BENCH__AB_MIN_ROUNDS rounds. */
+    if (rc == 0 && nr >= BENCH__AB_MIN_ROUNDS) {
         if (b->cap == (size_t)it->pairs) {
             size_t nc = b->cap ? 2 * b->cap : 16;
             double *pl = realloc(b->pair_log, nc * sizeof *pl);
