@@ -10,7 +10,8 @@ is not meant to compile must not be marked `c`.
 FlagsTest: the flags `bench --help` lists and the flags docs/cli.md's tables document are the
 same set (rows whose meaning starts "Internal:" document flags the help leaves out on purpose,
 and those must not be in the help); the help printed in docs/cli.md is the program's, word for
-word; and every flag README.md names exists.
+word; every flag README.md names exists; and docs/cli.md's environment table names exactly the
+BENCH_ variables the library reads or sets for its children.
 
 DefaultsTest: every default and number the docs state about the options is the program's: the
 defaults --help states are the ones a program built against this library records in its results
@@ -154,6 +155,31 @@ class FlagsTest(unittest.TestCase):
         self.assertIsNotNone(m, "docs/cli.md no longer quotes the help")
         self.assertEqual(m.group(1), self.help,
                          "docs/cli.md's copy of the help differs from `bench --help`")
+
+    def test_cli_md_documents_every_environment_variable(self):
+        """Every BENCH_ variable the library reads (getenv) or sets for its own children (a
+        *_ENV macro) has a row in docs/cli.md's environment table, and every row names one."""
+        used = set()
+        for top, _, files in os.walk(os.path.join(ROOT, "harness", "src")):
+            for name in files:
+                if name.endswith((".c", ".h", ".cu")):
+                    with open(os.path.join(top, name), encoding="utf-8") as f:
+                        text = f.read()
+                    used |= set(re.findall(r'getenv\("(BENCH_[A-Z0-9_]+)"\)', text))
+                    used |= set(re.findall(r'#define \w*ENV\w* +"(BENCH_[A-Z0-9_]+)"', text))
+        section = self.cli_md.split("## Environment variables", 1)[1]
+        documented = set()
+        for head, rows in md_tables(section)[:1]:
+            self.assertEqual(head[0], "Variable")
+            for row in rows:
+                documented |= set(re.findall(r"`(BENCH_[A-Z0-9_]+)`", row[0]))
+        self.assertGreater(len(used), 10, "the library's variables were not recognised")
+        self.assertEqual(sorted(used - documented), [],
+                         "read by the library but without a row in docs/cli.md's environment "
+                         "table")
+        self.assertEqual(sorted(documented - used - {"BENCH_PROGRAM"}), [],
+                         "documented but not read by the library (BENCH_PROGRAM is the ./bench "
+                         "wrapper's)")
 
     def test_readme_flags_exist(self):
         with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as f:

@@ -45,9 +45,11 @@ import random
 import re
 import sqlite3
 import shutil
+import signal
 import statistics
 import subprocess
 import tempfile
+import time
 import unittest
 
 import e2e_helpers
@@ -462,6 +464,128 @@ class HistoryTest(e2e_helpers.Case):
         p = run(FIXTURE, "--noise-threshold", "0.1")
         self.assertEqual(p.returncode, 2)
         self.assertIn("--history-gate K", p.stderr)
+
+
+class HistoryBoundsTest(e2e_helpers.Case):
+    """A history is someone else's file: its database work is bounded (no triggers or views
+    run, a signal stops the wait for a lock and the write, with nothing recorded), and rows a
+    program of this harness never writes are named and skipped as they are read."""
+
+    setUp = HistoryTest.setUp
+    synthetic = HistoryTest.synthetic
+    hostile = HistoryTest.hostile
+    runs_recorded = HistoryTest.runs_recorded
+
+    def one_run(self):
+        p = run(FIXTURE, "--exact", "fix/a", *FAST, "--history", self.db)
+        self.assertEqual(p.returncode, 0, p.stderr)
+
+    def edit(self, *statements):
+        db = sqlite3.connect(self.db)
+        try:
+            for sql in statements:
+                db.execute(sql)
+            db.commit()
+        finally:
+            db.close()
+
+    def test_trigger_or_view_is_refused(self):
+        """An endless recursive query in a trigger on results ran for ever through SIGINT and
+        SIGTERM: a file with triggers or views is refused, unchanged, before anything runs."""
+        self.one_run()
+        self.edit("CREATE TRIGGER forever AFTER INSERT ON results BEGIN SELECT count(*) FROM"
+                  " (WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c)"
+                  " SELECT x FROM c); END")
+        self.hostile(self.db, "has triggers or views")
+        self.edit("DROP TRIGGER forever", "CREATE VIEW v AS SELECT * FROM runs")
+        self.hostile(self.db, "has triggers or views")
+
+    def interrupt_after_json(self, args):
+        """Runs the fixture with --json and args; SIGINT half a second after the JSON file
+        appears (the run is then at its history). (exit code, stderr)."""
+        out = os.path.join(self.dir, "out.json")
+        env = e2e_helpers.environ({"XDG_CONFIG_HOME": KEY_HOME}, unset=["BENCH_HISTORY"])
+        p = subprocess.Popen([FIXTURE, *FAST, "--json", out, "--history", self.db, *args],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                             env=env)
+        try:
+            deadline = time.monotonic() + 60
+            while not os.path.exists(out) and p.poll() is None and time.monotonic() < deadline:
+                time.sleep(0.02)
+            time.sleep(0.5)
+            p.send_signal(signal.SIGINT)
+            _, err = p.communicate(timeout=10)
+        finally:
+            if p.poll() is None:
+                p.kill()
+                p.communicate()
+        return p.returncode, err
+
+    def test_signal_while_waiting_for_the_lock(self):
+        """SIGINT while another connection holds the write lock: exit 130 at once (not after the
+        30 s wait), the signal named, nothing recorded."""
+        self.one_run()
+        holder = sqlite3.connect(self.db, isolation_level=None)
+        try:
+            holder.execute("BEGIN IMMEDIATE")
+            code, err = self.interrupt_after_json(["--exact", "fix/a"])
+        finally:
+            holder.execute("ROLLBACK")
+            holder.close()
+        self.assertEqual(code, 130, err)
+        self.assertIn("interrupted by SIGINT: stopped after writing --json", err)
+        self.assertEqual(self.runs_recorded(), 1)
+
+    def test_signal_during_a_slow_write(self):
+        """SIGINT while the run is being written (a CHECK in the file makes each result row take
+        half a second): the write is rolled back, exit 130, the signal named."""
+        self.one_run()
+        slow = "CHECK (length(replace(hex(zeroblob(20000000)), '0', '01')) > 0)"
+        db = sqlite3.connect(self.db)
+        try:
+            version = db.execute("PRAGMA schema_version").fetchone()[0]
+            db.execute("PRAGMA writable_schema = ON")
+            db.execute("UPDATE sqlite_master SET sql = replace(sql, 'ratio_upper REAL,',"
+                       " 'ratio_upper REAL " + slow.replace("'", "''") + ",')"
+                       " WHERE name = 'results'")
+            db.execute(f"PRAGMA schema_version = {version + 1}")
+            db.commit()
+        finally:
+            db.close()
+        code, err = self.interrupt_after_json(["^fix/(a|b|add|counted)$"])
+        self.assertEqual(code, 130, err)
+        self.assertIn("interrupted by SIGINT", err)
+        self.assertEqual(self.runs_recorded(), 1)
+
+    def test_rows_that_are_not_medians(self):
+        """Text and infinite medians are named and skipped by --history-show (it said "out of
+        memory") and by the gate (it passed silently); medians 300 orders of magnitude apart
+        give percentages of a few characters, not 300 digits."""
+        self.synthetic({"s/a": [1000.0 + i for i in range(8)],
+                        "s/tiny": [1e-300] * 8 + [1000.0] * 8})
+        self.edit("UPDATE results SET median_ns = 'abc' WHERE run_id = 3 AND benchmark = 's/a'",
+                  "UPDATE results SET median_ns = 1e999 WHERE run_id = 5 AND benchmark = 's/a'")
+        p = run(FIXTURE, "--history-show", self.db)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        warnings = p.stderr.splitlines()
+        self.assertEqual(len(warnings), 2, p.stderr)
+        self.assertIn(f"bench: warning: history '{self.db}': run 3, benchmark 's/a': median "
+                      "'abc' is not a positive number; the row is skipped", warnings)
+        self.assertIn("run 5, benchmark 's/a': median 'Inf'", warnings[1])
+        self.assertIn("s/a: 6 runs", p.stdout)
+        b = HistoryTest.block(self, p.stdout, "s/tiny")
+        self.assertIn("change point: at run 9", b)
+        self.assertNotRegex(b, r"\d{12}")
+        # The gate reads the same rows: the two are named and the six others judged.
+        self.synthetic({"fix/a": [1000.0 + i for i in range(8)]})
+        self.edit("UPDATE results SET median_ns = 'abc' WHERE run_id = 3",
+                  "UPDATE results SET median_ns = -1 WHERE run_id = 5")
+        p = run(FIXTURE, "--exact", "fix/a", *FAST, "--history", self.db, "--history-gate",
+                "10", "--confirm-time", "0")
+        self.assertIn(p.returncode, (0, 1), p.stderr)
+        self.assertIn("run 3, benchmark 'fix/a': median 'abc'", p.stderr)
+        self.assertIn("run 5, benchmark 'fix/a': median '-1.0'", p.stderr)
+        self.assertIn("history gate: 1 of 1 benchmark tested against up to 10", p.stderr)
 
 
 class SinceLastRunTest(e2e_helpers.Case):

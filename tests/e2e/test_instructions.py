@@ -127,9 +127,17 @@ class UsageTest(Base):
 
     def test_worker_side_is_internal(self):
         # The workers of --instructions are this program under valgrind, started by bench with
-        # a job; started by hand outside valgrind, one says so and measures nothing.
-        proc = run(WORK, "--instructions", "instr/nop4",
-                   env={"BENCH_WORKER_JOB": "0 1 0 0 0 instr/nop4"})
+        # a job; started outside valgrind (by this process, named as the job's parent, with
+        # descriptor 3 a pipe as a manager gives it), one says so and measures nothing.
+        r, w = os.pipe()
+        self.addCleanup(os.close, r)
+        proc = e2e_helpers.run([WORK, "--instructions", "instr/nop4"], timeout=240,
+                               env=e2e_helpers.environ({
+                                   "BENCH_WORKER_JOB": "0 1 0 0 0 instr/nop4",
+                                   "BENCH_WORKER_PARENT": str(os.getpid())},
+                                   unset=["FIXTURE_WORK"]),
+                               preexec_fn=lambda: os.dup2(w, 3), close_fds=False)
+        os.close(w)
         self.assert_exit(proc, 2)
         self.assertEqual(len(proc.stderr.strip().splitlines()), 1, proc.stderr)
         self.assertIn("not available in an AddressSanitizer build" if e2e_helpers.SANITIZED

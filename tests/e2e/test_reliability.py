@@ -53,7 +53,8 @@ class Case(e2e_helpers.Case):
         self.dir = self.temp_dir("bench-e2e-rel-")
         self.base = os.path.join(self.dir, "baselines")
         self.env = dict(os.environ, XDG_CONFIG_HOME=os.path.join(self.dir, "config"))
-        for var in ("E2E_HANG_SETUP", "E2E_BACKGROUND_SLEEP", "E2E_TERM_MANAGER", "BENCH_WORKER_JOB"):
+        for var in ("E2E_HANG_SETUP", "E2E_BACKGROUND_SLEEP", "E2E_TERM_MANAGER",
+                    "BENCH_WORKER_JOB", "BENCH_WORKER_PARENT"):
             self.env.pop(var, None)
 
     def copy(self, name, append=b""):
@@ -323,6 +324,41 @@ class DeadlineTest(Case):
         self.assertIn("did not finish its setup within 2 s", p.stdout)
 
 
+    def test_ab_with_an_old_build_that_answers_zero(self):
+        """A program whose every sample takes "T 0" gives no round a value: the pair used to
+        round on without end (and overran its buffer); now the comparison ends with its budget,
+        the benchmark not compared and the reason given."""
+        zero = e2e_helpers.write_script(os.path.join(self.dir, "zero.sh"),
+                                        "#!/bin/sh\n"
+                                        "echo READY >&3\n"
+                                        "while read cmd n; do\n"
+                                        "  case \"$cmd\" in\n"
+                                        "    R) echo 'T 0' >&3 ;;\n"
+                                        "    *) echo 'END ok ' >&3; exit 0 ;;\n"
+                                        "  esac\n"
+                                        "done\n")
+        p = self.run_prog(self.copy("new"), "--ab", zero, "--ab-time", "1", "--exact", "s/work",
+                          timeout=60)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertIn("not compared: fewer than 2 worker pairs measured a round", p.stdout)
+
+    def test_ab_sample_log_that_would_block(self):
+        """BENCH_AB_SAMPLES naming a FIFO blocked --ab until a signal: a FIFO, or a symbolic
+        link, is a warning, and the comparison runs."""
+        fifo = os.path.join(self.dir, "samples.fifo")
+        os.mkfifo(fifo)
+        link = os.path.join(self.dir, "samples.link")
+        os.symlink(os.path.join(self.dir, "elsewhere"), link)
+        new = self.copy("new")
+        for path, why in ((fifo, "not a regular file (a FIFO)"),
+                          (link, "a symbolic link: refusing")):
+            p = self.run_prog(new, "--ab", new, "--ab-time", "1", "--exact", "s/work",
+                              env={"BENCH_AB_SAMPLES": path}, timeout=60)
+            self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+            self.assertIn(f"bench: warning: BENCH_AB_SAMPLES: {path}: {why}", p.stderr)
+        self.assertFalse(os.path.exists(os.path.join(self.dir, "elsewhere")))
+
+
 class SignalTest(Case):
     def test_signal_after_the_last_worker_stops_the_run(self):
         """SIGTERM while the manager analyses the last benchmark: exit 143, and neither the
@@ -393,21 +429,60 @@ class SmallTest(Case):
         for name in keep + [f".n.program.{dead}.tmp"]:
             self.assertIn(name, names)
 
-    def test_stray_worker_job_says_so_on_stderr(self):
+    def stray_job(self, job, fd3_file=None, parent=None):
+        """The fixture run by hand with BENCH_WORKER_JOB=job and descriptor 3 open, as a test
+        runner may leave it (a pipe, or fd3_file), BENCH_WORKER_PARENT=parent (None: unset).
+        (the process, what it wrote to descriptor 3)."""
         r, w = os.pipe()
-        self.addCleanup(os.close, r)
+        target = w if fd3_file is None else os.open(fd3_file, os.O_WRONLY | os.O_CREAT, 0o600)
 
         def fd3():
-            os.dup2(w, 3)
-        # Descriptor 3 open in the program, as a test runner may leave it: close_fds would
-        # close it after preexec_fn.
-        p = e2e_helpers.run([FIXTURE, "--exact", "s/work2"], timeout=60,
-                            env=dict(self.env, BENCH_WORKER_JOB="garbage"), preexec_fn=fd3,
-                            close_fds=False)
+            os.dup2(target, 3)
+        env = dict(self.env, BENCH_WORKER_JOB=job)
+        env.pop("BENCH_WORKER_PARENT", None)
+        if parent is not None:
+            env["BENCH_WORKER_PARENT"] = str(parent)
+        # close_fds would close descriptor 3 after preexec_fn.
+        p = e2e_helpers.run([FIXTURE, "--exact", "s/work2"], timeout=60, env=env,
+                            preexec_fn=fd3, close_fds=False)
         os.close(w)
+        if target != w:
+            os.close(target)
+        with os.fdopen(r, "rb") as f:
+            written = f.read()
+        if fd3_file is not None:
+            with open(fd3_file, "rb") as f:
+                written += f.read()
+        return p, written
+
+    def test_stray_worker_job_says_so_on_stderr(self):
+        # As a manager's worker would be started (this process its parent): the job itself.
+        p, _ = self.stray_job("garbage", parent=os.getpid())
         self.assertEqual(p.returncode, 2, p.stderr)
         self.assertIn("BENCH_WORKER_JOB: malformed worker job", p.stderr)
         self.assertEqual(p.stderr.strip().count("\n"), 0, p.stderr)
+
+    def test_worker_job_set_by_hand_is_refused(self):
+        """A well-formed job set by hand with descriptor 3 open exited 0, printed nothing and
+        wrote the worker protocol into descriptor 3: exit 2, one line, nothing written, unless
+        the parent is the one the job names and descriptor 3 is a pipe."""
+        job = "0 1 0 0 0 s/work2"
+        for parent, fd3_file, why in ((None, None, "not set to its parent's process id"),
+                                      (1, None, "is not its parent's process id"),
+                                      (os.getpid(), os.path.join(self.dir, "fd3"),
+                                       "descriptor 3 is not a pipe")):
+            with self.subTest(parent=parent, fd3_file=fd3_file):
+                p, written = self.stray_job(job, fd3_file, parent)
+                self.assertEqual(p.returncode, 2, p.stderr)
+                self.assertIn(why, p.stderr)
+                self.assertIn("not for users", p.stderr)
+                self.assertEqual(p.stderr.strip().count("\n"), 0, p.stderr)
+                self.assertEqual(p.stdout, "")
+                self.assertEqual(written, b"")
+        # Its parent named and a pipe: the worker runs its job (as a manager's would).
+        p, written = self.stray_job(job, parent=os.getpid())
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn(b"END ok", written)
 
     def test_filters_that_would_take_forever_are_refused(self):
         """A back-reference over ids of 255 characters ran for minutes; nested repetition counts

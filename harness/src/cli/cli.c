@@ -29,8 +29,13 @@
 static int run_worker_job(bench__request *c, const char *job, const bench__instance *all, size_t n)
 {
     char job_copy[512], msg[512];
+    /* Nothing goes to descriptor 3 before it is known to be a manager's channel. */
+    if (bench__worker_verify(msg, sizeof msg) != 0) {
+        fprintf(stderr, "bench: %s\n", msg);
+        return BENCH_EXIT_USAGE;
+    }
     bench__msg(job_copy, sizeof job_copy, "%s", job);
-    unsetenv("BENCH_WORKER_JOB");
+    bench__job_unexport();
     const bench__client *cl = bench__client_for(c);
     /* The manager made the same probes and gave their warnings already. */
     fflush(stderr);

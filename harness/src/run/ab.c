@@ -52,6 +52,7 @@
 #include "run/layout.h"
 #include "run/run.h"
 #include "stats/stats.h"
+#include "store/store.h"
 #include "sys/proc.h"
 
 
@@ -117,11 +118,11 @@ static int worker_start(bench__proc *w, const char *prog, int exec_fd, const cha
     char *argv[] = {(char *)prog, "--list", "^$", NULL};
     bench__proc_spec spec = {.path = prog, .argv = argv, .channel = BENCH__PROC_FD3,
                              .commands = true, .exec_by_fd = exec_fd >= 0, .exec_fd = exec_fd};
-    setenv(BENCH__JOB_ENV, job, 1);
+    bench__job_export(job);
     bench__layout_export(lay);
     int rc = bench__proc_start(w, &spec, msg, msglen);
     bench__layout_unexport();
-    unsetenv(BENCH__JOB_ENV);
+    bench__job_unexport();
     if (rc != 0)
         return BENCH_EIO;
     pin(w->pid, cpu);
@@ -220,8 +221,9 @@ typedef struct ab_run {
     size_t ncpus;
     bench__rng rng;      /* layouts */
     FILE *samples;       /* the sample log, or NULL */
-    double sample_ns;
-    double pair_ns;
+    double sample_ns;    /* ns */
+    double pair_ns;      /* a pair's share of the budget, ns */
+    int64_t end_ns;      /* when the whole budget is spent (bench__now_ns clock) */
     double tests;        /* benchmarks x looks */
     size_t looks[16];
     size_t nlooks;
@@ -351,7 +353,7 @@ static int one_pair(ab_run *run, ab_bench *b)
     }
     /* The fresh pair's warm-up, discarded: one round. */
     double *logs = NULL, *a_ns = NULL;
-    size_t nr = 0, na = 0, cap = 64;
+    size_t nr = 0, na = 0, tried = 0, cap = 64;
     logs = malloc(cap * sizeof *logs);
     a_ns = malloc(4 * cap * sizeof *a_ns);
     if (!logs || !a_ns) {
@@ -361,12 +363,15 @@ static int one_pair(ab_run *run, ab_bench *b)
     if (rc == 0)
         rc = one_round(run, w, it->id, p, it->iters, DEADLINE, &value, a_ns, &na, &bad);
     na = 0;
-    /* The pair measures for its share of the budget, but at least BENCH__AB_MIN_ROUNDS rounds:
-     * its value is their median. */
+    /* The pair measures for its share of the budget, and on for BENCH__AB_MIN_ROUNDS rounds
+     * with a value (both medians positive) while the comparison's budget lasts: its value is
+     * their median. A program whose rounds never have one (it answers "T 0") ends with the
+     * budget, not never. */
     int64_t start = bench__now_ns();
     while (rc == 0 && ((double)(bench__now_ns() - start) < run->pair_ns ||
-                       nr < BENCH__AB_MIN_ROUNDS)) {
-        if (nr == cap) {
+                       (nr < BENCH__AB_MIN_ROUNDS && bench__now_ns() < run->end_ns))) {
+        /* Each round tried adds four of A's samples, with a value or not. */
+        if (tried == cap) {
             double *l2 = realloc(logs, 2 * cap * sizeof *logs);
             double *a2 = l2 ? realloc(a_ns, 8 * cap * sizeof *a_ns) : NULL;
             if (l2)
@@ -380,6 +385,7 @@ static int one_pair(ab_run *run, ab_bench *b)
             cap *= 2;
         }
         rc = one_round(run, w, it->id, p, it->iters, DEADLINE, &value, a_ns, &na, &bad);
+        tried++;
         if (rc == 0 && isfinite(value))
             logs[nr++] = value;
     }
@@ -401,7 +407,9 @@ static int one_pair(ab_run *run, ab_bench *b)
     }
     worker_stop(&w[0], o->timeout_s);
     worker_stop(&w[1], o->timeout_s);
-    if (rc == 0 && nr > 0) {
+    /* A pair the budget cut short of its minimum rounds is not one: every pair's value is a
+     * median of at least BENCH__AB_MIN_ROUNDS rounds. */
+    if (rc == 0 && nr >= BENCH__AB_MIN_ROUNDS) {
         if (b->cap == (size_t)it->pairs) {
             size_t nc = b->cap ? 2 * b->cap : 16;
             double *pl = realloc(b->pair_log, nc * sizeof *pl);
@@ -483,9 +491,19 @@ int bench__ab_compare(const char *old_prog, int old_fd, const char *new_prog, in
     run.sample_ns = fmax(o->sample_ms * 1e6, clk->min_sample_ns);
     /* Every sample, for whoever wants to look at them (docs/cli.md, environment). */
     const char *log_path = getenv("BENCH_AB_SAMPLES");
-    if (log_path && *log_path && !(run.samples = fopen(log_path, "a")))
-        fprintf(stderr, "bench: warning: BENCH_AB_SAMPLES: cannot open %s: %s\n", log_path,
-                strerror(errno));
+    if (log_path && *log_path) {
+        /* A FIFO or a device would block or swallow the samples: a regular file only. */
+        char why[4400], shown[4 * sizeof why];
+        int fd;
+        if (bench__open_append(log_path, &fd, why, sizeof why) == 0 &&
+            !(run.samples = fdopen(fd, "a"))) {
+            bench__msg(why, sizeof why, "%s: %s", log_path, strerror(errno));
+            close(fd);
+        }
+        if (!run.samples)
+            fprintf(stderr, "bench: warning: BENCH_AB_SAMPLES: %s; no samples are logged\n",
+                    bench__escape(shown, sizeof shown, why));
+    }
     /* Half the most pairs fill the average budget: a benchmark that needs them all takes the
      * time that the quickly decided ones leave. */
     run.pair_ns = o->seconds * 1e9 * 2.0 / (double)(o->max_pairs > 0 ? o->max_pairs : 1);
@@ -509,6 +527,7 @@ int bench__ab_compare(const char *old_prog, int old_fd, const char *new_prog, in
     }
     int64_t start = bench__now_ns();
     double budget_ns = o->seconds * 1e9 * (double)n;
+    run.end_ns = start + (int64_t)budget_ns;
     int rc = 0;
     size_t open = n;
     for (unsigned cycle = 0; open > 0 && rc == 0; cycle++) {

@@ -321,11 +321,11 @@ static int run_process(int argc, char **argv, const bench__run_options *opt,
                                              r->inst->id));
         bench__layout_draw(&rng, &lay);
     }
-    setenv(BENCH__JOB_ENV, job, 1);
+    bench__job_export(job);
     bench__layout_export(&lay);
     int rc = bench__proc_start(&p, &spec, msg, sizeof msg);
     bench__layout_unexport();
-    unsetenv(BENCH__JOB_ENV);
+    bench__job_unexport();
     free(wargv);
     if (rc != 0) {
         fail(r, BENCH__FAIL_ERROR, 0, "%s", msg);

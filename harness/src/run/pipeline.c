@@ -224,7 +224,7 @@ typedef struct pipeline {
     bool color;
     int exit_code;
     bool decided;                   /* the exit code is final: interrupts no longer count */
-    const char *written;            /* the files written so far, for an interrupt's message */
+    char written[96];               /* the outputs written so far, for an interrupt's message */
     struct program prog;            /* this program's benchmarks */
     char last_path[4096];           /* the last-run file (since_last.c); "" when not kept */
     bench__saved last;              /* ... read for the block, when last_read */
@@ -356,6 +356,18 @@ static void result_done(size_t k, bench__result *r, void *arg)
     }
 }
 
+/* Adds `what` to the outputs written so far ("--json, the baseline and the history"). */
+static void note_written(pipeline *p, const char *what)
+{
+    char *and = strstr(p->written, " and ");
+    if (and) {
+        memcpy(and, ", ", 2);
+        memmove(and + 2, and + 5, strlen(and + 5) + 1);
+    }
+    size_t len = strlen(p->written);
+    bench__msg(p->written + len, sizeof p->written - len, "%s%s", len ? " and " : "", what);
+}
+
 /* Says that the run was interrupted; the exit code. */
 static int interrupted(const char *what)
 {
@@ -472,7 +484,7 @@ static void write_outputs(pipeline *p)
             fprintf(stderr, "bench: %s\n", bench__escape(shown, sizeof shown, msg));
             rc = BENCH_EXIT_USAGE;
         } else {
-            p->written = "--json";
+            note_written(p, "--json");
         }
     }
     if (bench__proc_interrupted())
@@ -483,7 +495,7 @@ static void write_outputs(pipeline *p)
             fprintf(stderr, "bench: %s\n", bench__escape(shown, sizeof shown, msg));
             rc = BENCH_EXIT_USAGE;
         } else {
-            p->written = p->written ? "--json and --export-gbench" : "--export-gbench";
+            note_written(p, "--export-gbench");
         }
     }
     if (bench__proc_interrupted())
@@ -500,17 +512,26 @@ static void write_outputs(pipeline *p)
             if (bench__proc_interrupted())
                 return;
             rc = BENCH_EXIT_USAGE;
+        } else {
+            note_written(p, "the baseline");
         }
     }
-    /* The history gets every run of times, compared or not, in one transaction; like the
-     * baseline's save, it is not stopped halfway by a signal. */
+    if (bench__proc_interrupted())
+        return;
+    /* The history gets every run of times, compared or not, in one transaction: a signal
+     * while it waits for the lock or writes rolls it back (nothing recorded). */
     long long run_id = 0;
-    if (c->history_path && p->cl->times &&
-        bench__history_append(c->history_path, &p->ctx, p->results, p->k, c->baseline, &run_id,
-                              msg, sizeof msg) != 0) {
+    int hrc = c->history_path && p->cl->times
+                  ? bench__history_append(c->history_path, &p->ctx, p->results, p->k,
+                                          c->baseline, &run_id, msg, sizeof msg)
+                  : 0;
+    if (hrc == BENCH_EUSAGE && bench__proc_interrupted())
+        return;
+    if (hrc != 0) {
         fprintf(stderr, "bench: %s\n", bench__escape(shown, sizeof shown, msg));
         rc = BENCH_EXIT_USAGE;
     } else if (c->history_path && p->cl->times) {
+        note_written(p, "the history");
         /* The program beside the history, so a later --history-confirm can run it again; one
          * that cannot be kept is a warning: the run is recorded. */
         double timeout = bench__request_timeout(c);
@@ -518,6 +539,8 @@ static void write_outputs(pipeline *p)
                                         msg, sizeof msg) != 0)
             fprintf(stderr, "bench: warning: %s\n", bench__escape(shown, sizeof shown, msg));
     }
+    if (bench__proc_interrupted())
+        return;
     if (rc == BENCH_EXIT_OK && c->history_gate && p->cl->times) {
         /* The run just recorded against the runs before it (on stderr: stdout may be JSON). */
         bool regressed = false;
@@ -525,6 +548,11 @@ static void write_outputs(pipeline *p)
         if (bench__history_gate(stderr, c->history_path, run_id, c->history_gate,
                                 c->cmp.noise_threshold, c->cmp.significance_level, &regressed,
                                 &steps, msg, sizeof msg) != 0) {
+            if (bench__proc_interrupted()) {
+                /* The gate's reading stopped: the run is recorded, not judged. */
+                bench__history_steps_free(&steps);
+                return;
+            }
             fprintf(stderr, "bench: %s\n", bench__escape(shown, sizeof shown, msg));
             rc = BENCH_EXIT_USAGE;
         } else {
@@ -769,7 +797,7 @@ int bench__pipeline_run(bench__request *c, int argc, char **argv, const bench__i
     if (!p.decided && bench__proc_interrupted()) {
         int sig = bench__proc_interrupted();
         fflush(stdout);
-        if (p.written)
+        if (p.written[0])
             fprintf(stderr, "bench: interrupted by %s: stopped after writing %s; nothing else "
                             "was written\n", bench__signal_name(sig), p.written);
         else

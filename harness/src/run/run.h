@@ -55,6 +55,21 @@ int bench__analyze(bench__result *r, const bench__run_options *opt);
 
 /** The environment variable that gives a worker process its job (manager.c, worker.c, ab.c). */
 #define BENCH__JOB_ENV "BENCH_WORKER_JOB"
+/** The one that names the process that started the worker (its pid): a worker takes a job only
+ * from its parent, so a job set by hand (descriptor 3 open to anything) is refused. */
+#define BENCH__JOB_PARENT_ENV "BENCH_WORKER_PARENT"
+
+/** Puts `job` in the environment for the worker this process starts next, with this process as
+ * its parent (worker.c); bench__job_unexport takes both out again once it is started. */
+void bench__job_export(const char *job);
+void bench__job_unexport(void);
+
+/**
+ * Whether this process, which has a job, is a worker that a manager started: descriptor 3 is
+ * open and a pipe or socket, and BENCH_WORKER_PARENT is its parent's pid. 0, or BENCH_EUSAGE
+ * with one line in msg (nothing may then be written to descriptor 3: it is not the channel).
+ */
+int bench__worker_verify(char *msg, size_t len);
 
 /* ---- isolated measurement in worker processes (manager.c, worker.c) ---- */
 

@@ -17,6 +17,11 @@
  *     END ok|skipped|failed message
  * A worker that dies of a signal, calls exit() or outlives --timeout is contained: that
  * benchmark is failed with the cause, never saved, and the run goes on with the others.
+ *
+ * A job is taken only from a manager: the manager names itself (its pid) beside the job, and a
+ * worker whose parent is another process, or whose descriptor 3 is not a pipe, refuses the job
+ * on stderr and writes nothing to descriptor 3 (set by hand, it may be open to anything: a test
+ * runner's pipe, make's jobserver, a file).
  */
 #define _GNU_SOURCE /* sched_getcpu */
 #include <errno.h>
@@ -26,6 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "core/base.h"
@@ -87,16 +93,54 @@ static int refuse_job(FILE *out, const char *why)
     return BENCH_EXIT_USAGE;
 }
 
+void bench__job_export(const char *job)
+{
+    char pid[32];
+    bench__msg(pid, sizeof pid, "%ld", (long)getpid());
+    setenv(BENCH__JOB_ENV, job, 1);
+    setenv(BENCH__JOB_PARENT_ENV, pid, 1);
+}
+
+void bench__job_unexport(void)
+{
+    unsetenv(BENCH__JOB_ENV);
+    unsetenv(BENCH__JOB_PARENT_ENV);
+}
+
+int bench__worker_verify(char *msg, size_t len)
+{
+    static const char users[] = "this variable is for the worker processes bench starts, not "
+                                "for users";
+    struct stat st;
+    if (fstat(BENCH__PROC_CHANNEL_FD, &st) != 0) {
+        bench__msg(msg, len, "%s is set but descriptor %d is not open: %s", BENCH__JOB_ENV,
+                   BENCH__PROC_CHANNEL_FD, users);
+        return BENCH_EUSAGE;
+    }
+    const char *parent = getenv(BENCH__JOB_PARENT_ENV);
+    char *end = NULL;
+    long pid = parent ? strtol(parent, &end, 10) : 0;
+    if (!parent || end == parent || *end || pid != (long)getppid()) {
+        bench__msg(msg, len, "%s is set but this process was not started by bench (%s is %s "
+                             "its parent's process id): %s", BENCH__JOB_ENV,
+                   BENCH__JOB_PARENT_ENV, parent ? "not" : "not set to", users);
+        return BENCH_EUSAGE;
+    }
+    if (!S_ISFIFO(st.st_mode) && !S_ISSOCK(st.st_mode)) {
+        bench__msg(msg, len, "%s is set but descriptor %d is not a pipe: %s", BENCH__JOB_ENV,
+                   BENCH__PROC_CHANNEL_FD, users);
+        return BENCH_EUSAGE;
+    }
+    return 0;
+}
+
 int bench__worker_main(const bench__instance *all, size_t n, const char *job,
                        const bench__run_options *base)
 {
+    /* The caller verified the channel (bench__worker_verify). */
     FILE *out = fdopen(BENCH__PROC_CHANNEL_FD, "w");
-    if (!out) {
-        fprintf(stderr, "bench: %s is set but descriptor %d is not open: this variable is for "
-                        "the worker processes bench starts, not for users\n", BENCH__JOB_ENV,
-                BENCH__PROC_CHANNEL_FD);
+    if (!out)
         return BENCH_EXIT_USAGE;
-    }
     /* The channel is this process's alone: a program a benchmark starts and leaves running
      * in the background must not hold it open, or the manager would wait for it. */
     fcntl(BENCH__PROC_CHANNEL_FD, F_SETFD, FD_CLOEXEC);

@@ -421,11 +421,24 @@ static const char *file_kind(mode_t m)
                          : "not a regular file";
 }
 
-int bench__open_regular(const char *path, int *fd_out, struct stat *st, char *msg, size_t msglen)
+/* Opens path with flags (O_NONBLOCK among them: a FIFO must not wait for its other end) and
+ * refuses anything but a regular file ("refusing to `verb` it"). */
+static int open_checked(const char *path, int flags, const char *verb, int *fd_out,
+                        struct stat *st, char *msg, size_t msglen)
 {
     *fd_out = -1;
-    /* O_NONBLOCK: opening a FIFO must not wait for a writer; it is refused below anyway. */
-    int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+    int fd = open(path, flags | O_NONBLOCK | O_NOCTTY | O_CLOEXEC, 0644);
+    struct stat lst;
+    if (fd < 0 && errno == ENXIO && lstat(path, &lst) == 0) {
+        /* A FIFO without a reader, opened to write. */
+        bench__msg(msg, msglen, "%s: not a regular file (%s): refusing to %s it", path,
+                   file_kind(lst.st_mode), verb);
+        return BENCH_EIO;
+    }
+    if (fd < 0 && errno == ELOOP && (flags & O_NOFOLLOW)) {
+        bench__msg(msg, msglen, "%s: a symbolic link: refusing to %s it", path, verb);
+        return BENCH_EIO;
+    }
     if (fd < 0) {
         bench__msg(msg, msglen, "%s: cannot open: %s", path, strerror(errno));
         return BENCH_EIO;
@@ -436,11 +449,27 @@ int bench__open_regular(const char *path, int *fd_out, struct stat *st, char *ms
         return BENCH_EIO;
     }
     if (!S_ISREG(st->st_mode)) {
-        bench__msg(msg, msglen, "%s: not a regular file (%s): refusing to read it", path,
-                   file_kind(st->st_mode));
+        bench__msg(msg, msglen, "%s: not a regular file (%s): refusing to %s it", path,
+                   file_kind(st->st_mode), verb);
         close(fd);
         return BENCH_EIO;
     }
+    *fd_out = fd;
+    return 0;
+}
+
+int bench__open_append(const char *path, int *fd_out, char *msg, size_t msglen)
+{
+    struct stat st;
+    return open_checked(path, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW, "write", fd_out, &st,
+                        msg, msglen);
+}
+
+int bench__open_regular(const char *path, int *fd_out, struct stat *st, char *msg, size_t msglen)
+{
+    int fd, rc = open_checked(path, O_RDONLY, "read", &fd, st, msg, msglen);
+    if (rc != 0)
+        return rc;
     int flags = fcntl(fd, F_GETFL);
     if (flags >= 0)
         fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);

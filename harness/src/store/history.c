@@ -9,23 +9,47 @@
  * writer ever sees a half-made one (link fails when another run made it first: then theirs is
  * used). The database is in WAL mode (set once, when it is made: it persists in the file) and
  * every connection waits up to BUSY_MS for a lock, so concurrent runs take turns.
+ *
+ * A history is someone else's file as much as a baseline is, so the database work is bounded:
+ * every connection runs with SQLite's defensive settings (no triggers, no views, no functions
+ * in the schema that are not innocuous), a file that has triggers or views is refused (this
+ * program never makes any), and a progress handler stops any statement when the run is
+ * interrupted (SIGINT, SIGTERM, SIGHUP: the write is rolled back and the caller sees
+ * BENCH_EUSAGE) or after WORK_S seconds of work. The wait for a lock ends early on a signal
+ * too. Rows are validated as they are read: a median that is not a positive finite number is
+ * named on stderr and skipped.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
+#include <signal.h>
 #include <sqlite3.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "compare/compare.h"
 #include "stats/changepoint.h"
 #include "store/history.h"
 #include "store/store.h"
+#include "sys/proc.h"
 
 /* How long a connection waits for another run's lock, ms. */
 #define BUSY_MS 30000
+/* How long one connection's statements may work, s: an honest history's append takes
+ * milliseconds and a --history-show of 100 000 rows about a second. */
+#define WORK_S 120
+/* How often the progress handler looks at the clock and the signals, in SQLite VM steps
+ * (about a microsecond each). */
+#define PROGRESS_STEPS 10000
+/* The step of the wait for a lock, ms. */
+#define BUSY_STEP_MS 5
+
+/* When the work of the open connection must end (bench__now_ns clock). The history is used
+ * from one thread, one connection at a time (open_db sets it). */
+static int64_t work_end_ns;
 
 /* The programs kept beside the history (FILE.programs/HEX.program), each with this user's
  * signature of its hash: added to schema 1 later, so an older file gets it when a program is
@@ -100,6 +124,59 @@ static int check_file(const char *path, bool *exists, char *msg, size_t len)
     return 0;
 }
 
+/* SQLite's progress handler: non-zero (the statement stops with SQLITE_INTERRUPT) when the
+ * run was interrupted or the connection's work is past its end. */
+static int on_progress(void *arg)
+{
+    (void)arg;
+    return bench__proc_interrupted() || bench__now_ns() > work_end_ns;
+}
+
+/* SQLite's busy handler: 1 to try the lock again after BUSY_STEP_MS, 0 to give up (SQLITE_BUSY)
+ * after BUSY_MS or at once when the run was interrupted (a signal also cuts the sleep short). */
+static int on_busy(void *arg, int count)
+{
+    (void)arg;
+    if (bench__proc_interrupted() || (long long)count * BUSY_STEP_MS >= BUSY_MS)
+        return 0;
+    struct timespec ts = {0, BUSY_STEP_MS * 1000000L};
+    nanosleep(&ts, NULL);
+    return !bench__proc_interrupted();
+}
+
+/* Bounds what a connection may do and how long (the file's paragraph). */
+static void harden(sqlite3 *db)
+{
+    sqlite3_db_config(db, SQLITE_DBCONFIG_DEFENSIVE, 1, NULL);
+    sqlite3_db_config(db, SQLITE_DBCONFIG_ENABLE_TRIGGER, 0, NULL);
+    sqlite3_db_config(db, SQLITE_DBCONFIG_ENABLE_VIEW, 0, NULL);
+    sqlite3_db_config(db, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, NULL);
+    work_end_ns = bench__now_ns() + (int64_t)WORK_S * 1000000000;
+    sqlite3_progress_handler(db, PROGRESS_STEPS, on_progress, NULL);
+    sqlite3_busy_handler(db, on_busy, NULL);
+}
+
+/* The message of a statement that failed with code rc: a stop by on_progress says why. */
+static const char *work_error(sqlite3 *db, int rc)
+{
+    if (rc == SQLITE_INTERRUPT || sqlite3_errcode(db) == SQLITE_INTERRUPT) {
+        switch (bench__proc_interrupted()) {
+        case 0:
+            break;
+        case SIGINT:
+            return "interrupted by SIGINT";
+        case SIGTERM:
+            return "interrupted by SIGTERM";
+        case SIGHUP:
+            return "interrupted by SIGHUP";
+        default:
+            return "interrupted by a signal";
+        }
+        return "its database work took longer than " BENCH__STR(WORK_S) " s";
+    }
+    return db_error(db, rc);
+}
+
 /* Whether the open database is ours: meta.schema_version and the three tables; reads only. */
 static int check_schema(sqlite3 *db, const char *path, char *msg, size_t len)
 {
@@ -143,6 +220,17 @@ static int check_schema(sqlite3 *db, const char *path, char *msg, size_t len)
     sqlite3_finalize(st);
     if (tables != 3) {
         bench__msg(msg, len, "history '%s' lacks the tables runs, results and process_medians "
+                             "(left as it is)", path);
+        return BENCH_EINVAL;
+    }
+    /* Code in the file that would run as this user's statements touch it. */
+    rc = sqlite3_prepare_v2(db, "SELECT count(*) FROM sqlite_master WHERE type IN ('trigger',"
+                                " 'view')", -1, &st, NULL);
+    int code = rc == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int(st, 0)
+                                                                 : -1;
+    sqlite3_finalize(st);
+    if (code != 0) {
+        bench__msg(msg, len, "history '%s' has triggers or views, which this program never makes "
                              "(left as it is)", path);
         return BENCH_EINVAL;
     }
@@ -208,7 +296,7 @@ static int open_db(const char *path, bool create, sqlite3 **out, char *msg, size
         sqlite3_close(db);
         return BENCH_EIO;
     }
-    sqlite3_busy_timeout(db, BUSY_MS);
+    harden(db);
     if ((rc = check_schema(db, path, msg, len)) != 0) {
         sqlite3_close(db);
         return rc;
@@ -373,13 +461,16 @@ int bench__history_append(const char *path, const bench__context *ctx,
         src = insert_result(st, pst, run, &results[i]);
     sqlite3_finalize(st);
     sqlite3_finalize(pst);
+    if (src == SQLITE_OK && bench__proc_interrupted())
+        src = SQLITE_INTERRUPT; /* a signal between two statements: not recorded either */
     if (src == SQLITE_OK)
         src = sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
     if (src != SQLITE_OK) {
         bench__msg(msg, len, "history '%s': the run was not recorded: %s", path,
-                   db_error(db, src));
+                   work_error(db, src));
+        sqlite3_progress_handler(db, 0, NULL, NULL); /* the rollback itself must not stop */
         sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
-        rc = BENCH_EIO;
+        rc = bench__proc_interrupted() ? BENCH_EUSAGE : BENCH_EIO;
     } else if (run_id) {
         *run_id = (long long)run;
     }
@@ -394,6 +485,29 @@ static void *resize(void *p, size_t cap, size_t size, bool *ok)
     if (!q)
         *ok = false;
     return q ? q : p;
+}
+
+/* Whether column i of st, the median of benchmark id in run `run`, is one this program writes:
+ * a positive finite number. NULL (a result without one) is skipped silently; anything else is
+ * named in one warning line on stderr, and skipped too. */
+static bool median_ok(sqlite3_stmt *st, int i, const char *path, long long run, const char *id)
+{
+    int type = sqlite3_column_type(st, i);
+    if (type == SQLITE_NULL)
+        return false;
+    double x = sqlite3_column_double(st, i);
+    if ((type == SQLITE_FLOAT || type == SQLITE_INTEGER) && isfinite(x) && x > 0)
+        return true;
+    char p[1024], b[BENCH__ESCAPED_ID], v[64], raw[16];
+    const unsigned char *text = sqlite3_column_text(st, i);
+    bench__msg(raw, sizeof raw, "%s", text ? (const char *)text : "");
+    fprintf(stderr, "bench: warning: history '%s': run %lld, benchmark '%s': median %s%s%s is "
+                    "not a positive number; the row is skipped\n",
+            bench__escape(p, sizeof p, path), run, bench__escape(b, sizeof b, id),
+            type == SQLITE_BLOB ? "" : "'", type == SQLITE_BLOB ? "(a blob)"
+                                                                : bench__escape(v, sizeof v, raw),
+            type == SQLITE_BLOB ? "" : "'");
+    return false;
 }
 
 /* ---- the newest earlier run, for "since the last run" ---- */
@@ -426,7 +540,7 @@ int bench__history_last_runs(const char *path, const char *const *ids, size_t n,
         " ORDER BY r.id DESC LIMIT 1", -1, &st_run, NULL);
     if (src == SQLITE_OK)
         src = sqlite3_prepare_v2(db, "SELECT median_ns FROM process_medians WHERE run_id = ?1"
-                                     " AND benchmark = ?2 AND median_ns > 0 ORDER BY process",
+                                     " AND benchmark = ?2 ORDER BY process",
                                  -1, &st_pm, NULL);
     for (size_t i = 0; i < n && src == SQLITE_OK; i++) {
         sqlite3_reset(st_run);
@@ -450,6 +564,8 @@ int bench__history_last_runs(const char *path, const char *const *ids, size_t n,
         sqlite3_bind_text(st_pm, 2, ids[i], -1, SQLITE_TRANSIENT);
         size_t cap = 0;
         while ((step = sqlite3_step(st_pm)) == SQLITE_ROW) {
+            if (!median_ok(st_pm, 0, path, (long long)run, ids[i]))
+                continue;
             bool ok = true;
             if (out[i].n == cap) {
                 cap = cap ? 2 * cap : 16;
@@ -470,7 +586,7 @@ int bench__history_last_runs(const char *path, const char *const *ids, size_t n,
     sqlite3_finalize(st_run);
     sqlite3_finalize(st_pm);
     if (src != SQLITE_OK) {
-        bench__msg(msg, len, "history '%s' cannot be read: %s", path, db_error(db, src));
+        bench__msg(msg, len, "history '%s' cannot be read: %s", path, work_error(db, src));
         bench__history_last_free(out, n);
         rc = BENCH_EIO;
     }
@@ -589,7 +705,8 @@ int bench__history_keep_program(const char *path, const bench__context *ctx, siz
         src = sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
     if (src != SQLITE_OK) {
         bench__msg(msg, len, "history '%s': the program was not kept: %s", path,
-                   db_error(db, src));
+                   work_error(db, src));
+        sqlite3_progress_handler(db, 0, NULL, NULL); /* the rollback itself must not stop */
         sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
         rc = BENCH_EIO;
     } else {
@@ -635,7 +752,7 @@ int bench__history_program(const char *path, long long run_id, char *hash, size_
     }
     sqlite3_finalize(st);
     if (src != SQLITE_OK) {
-        bench__msg(msg, len, "history '%s' cannot be read: %s", path, db_error(db, src));
+        bench__msg(msg, len, "history '%s' cannot be read: %s", path, work_error(db, src));
         rc = BENCH_EIO;
     }
     sqlite3_close(db);
@@ -651,9 +768,11 @@ static const char *column(sqlite3_stmt *st, int i, char *buf, size_t len)
     return s && *s ? bench__escape(buf, len, (const char *)s) : "-";
 }
 
+/* A change as a percentage: two decimals, or three significant digits where that would be
+ * a long row of digits (a series whose medians span many orders of magnitude). */
 static void fmt_pct(char *buf, size_t len, double x)
 {
-    bench__msg(buf, len, "%+.2f%%", 100 * x);
+    bench__msg(buf, len, fabs(100 * x) < 1e6 ? "%+.2f%%" : "%+.3g%%", 100 * x);
 }
 
 /* Digits of a program's hash shown in a table: enough to tell builds apart at a glance. */
@@ -668,6 +787,7 @@ static const char *short_program(const char *hash, char *buf, size_t len)
     bench__msg(buf, len, "%.*s", PROGRAM_DIGITS, hash + 7);
     return buf;
 }
+
 
 
 /* The list of runs. */
@@ -767,7 +887,8 @@ static int count_trend_tests(sqlite3 *db, char *const *ids, const bool *selected
     sqlite3_stmt *st;
     *m = 0;
     int rc = sqlite3_prepare_v2(db, "SELECT count(*) >= 3 FROM results WHERE benchmark = ?1 AND"
-                                    " status = 'ok' AND median_ns > 0", -1, &st, NULL);
+                                    " status = 'ok' AND typeof(median_ns) IN ('integer', 'real')"
+                                    " AND median_ns > 0 AND median_ns < 9e999", -1, &st, NULL);
     for (size_t i = 0; i < n && rc == SQLITE_OK; i++) {
         if (!selected[i])
             continue;
@@ -784,14 +905,14 @@ static int count_trend_tests(sqlite3 *db, char *const *ids, const bool *selected
 }
 
 /* One benchmark's series with its change points and trend, its trend one of `tests`. */
-static int show_series(FILE *o, sqlite3 *db, const char *id, size_t tests,
-                       bench__history_view *view)
+static int show_series(FILE *o, sqlite3 *db, const char *path, const char *id,
+                       size_t tests, bench__history_view *view)
 {
     sqlite3_stmt *st;
     int rc = sqlite3_prepare_v2(db,
         "SELECT r.id, coalesce(r.git_revision, r.cwd_git_revision), x.median_ns, r.program_hash"
         " FROM results x JOIN runs r ON r.id = x.run_id WHERE x.benchmark = ?1 AND x.status = 'ok'"
-        " AND x.median_ns > 0 ORDER BY r.id", -1, &st, NULL);
+        " ORDER BY r.id", -1, &st, NULL);
     if (rc != SQLITE_OK)
         return rc;
     sqlite3_bind_text(st, 1, id, -1, SQLITE_TRANSIENT);
@@ -800,6 +921,8 @@ static int show_series(FILE *o, sqlite3 *db, const char *id, size_t tests,
     sqlite3_int64 *runs = NULL;
     char **revs = NULL, **progs = NULL;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        if (!median_ok(st, 2, path, (long long)sqlite3_column_int64(st, 0), id))
+            continue;
         if (n == cap) {
             bool ok = true;
             cap = cap ? 2 * cap : 64;
@@ -937,10 +1060,10 @@ int bench__history_show(FILE *o, const char *path, bench__history_selector selec
             src = show_runs(o, db);
         for (size_t i = 0; i < n && src == SQLITE_OK; i++)
             if (selected[i])
-                src = show_series(o, db, ids[i], tests, view);
+                src = show_series(o, db, path, ids[i], tests, view);
     }
     if (src != SQLITE_OK) {
-        bench__msg(msg, len, "history '%s' cannot be read: %s", path, db_error(db, src));
+        bench__msg(msg, len, "history '%s' cannot be read: %s", path, work_error(db, src));
         rc = BENCH_EIO;
     }
     for (size_t i = 0; i < n; i++)
@@ -963,29 +1086,30 @@ typedef struct gated {
 
 /* The benchmarks of run `run` that ran ok, each with its newest window + 1 medians (the run's
  * own last) into *out (*nout of them; the caller frees). */
-static int gate_series(sqlite3 *db, sqlite3_int64 run, size_t window, gated **out,
-                       size_t *nout)
+static int gate_series(sqlite3 *db, const char *path, sqlite3_int64 run, size_t window,
+                       gated **out, size_t *nout)
 {
     sqlite3_stmt *ids = NULL, *st = NULL;
     gated *g = NULL;
     size_t n = 0, cap = 0;
-    int rc = sqlite3_prepare_v2(db, "SELECT benchmark FROM results WHERE run_id = ?1 AND"
-                                    " status = 'ok' AND median_ns > 0 ORDER BY benchmark",
-                                -1, &ids, NULL);
+    int rc = sqlite3_prepare_v2(db, "SELECT benchmark, median_ns FROM results WHERE run_id = ?1"
+                                    " AND status = 'ok' ORDER BY benchmark", -1, &ids, NULL);
     if (rc == SQLITE_OK)
         rc = sqlite3_prepare_v2(db, "SELECT median_ns, run_id FROM results WHERE benchmark = ?1 AND"
-                                    " status = 'ok' AND median_ns > 0 AND run_id <= ?2"
-                                    " ORDER BY run_id DESC LIMIT ?3", -1, &st, NULL);
+                                    " status = 'ok' AND run_id <= ?2 ORDER BY run_id DESC", -1,
+                                &st, NULL);
     if (rc == SQLITE_OK)
         sqlite3_bind_int64(ids, 1, run);
     while (rc == SQLITE_OK && (rc = sqlite3_step(ids)) == SQLITE_ROW) {
         rc = SQLITE_OK;
+        const unsigned char *id = sqlite3_column_text(ids, 0);
+        if (!median_ok(ids, 1, path, (long long)run, id ? (const char *)id : ""))
+            continue;
         bool ok = true;
         if (n == cap) {
             cap = cap ? 2 * cap : 16;
             g = resize(g, cap, sizeof *g, &ok);
         }
-        const unsigned char *id = sqlite3_column_text(ids, 0);
         if (!ok || !(g[n].id = strdup(id ? (const char *)id : ""))) {
             rc = SQLITE_NOMEM;
             break;
@@ -1000,13 +1124,16 @@ static int gate_series(sqlite3 *db, sqlite3_int64 run, size_t window, gated **ou
         sqlite3_reset(st);
         sqlite3_bind_text(st, 1, b->id, -1, SQLITE_TRANSIENT);
         sqlite3_bind_int64(st, 2, run);
-        sqlite3_bind_int64(st, 3, (sqlite3_int64)window + 1);
-        while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        /* The newest window + 1 valid medians (a row skipped does not count). */
+        while (b->n < window + 1 && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+            long long at = (long long)sqlite3_column_int64(st, 1);
+            if (!median_ok(st, 0, path, at, b->id))
+                continue;
             if (b->n == 1)
-                b->prev_run = (long long)sqlite3_column_int64(st, 1);
+                b->prev_run = at;
             b->logs[b->n++] = log(sqlite3_column_double(st, 0));
         }
-        rc = rc == SQLITE_DONE ? SQLITE_OK : rc;
+        rc = rc == SQLITE_DONE || rc == SQLITE_ROW ? SQLITE_OK : rc;
         /* Newest first from the query: oldest first for the tests. */
         for (size_t i = 0; i < b->n / 2; i++) {
             double t = b->logs[i];
@@ -1061,9 +1188,9 @@ int bench__history_gate(FILE *o, const char *path, long long run_id, size_t wind
         return rc;
     gated *g = NULL;
     size_t n = 0, tested = 0;
-    int src = gate_series(db, (sqlite3_int64)run_id, window, &g, &n);
+    int src = gate_series(db, path, (sqlite3_int64)run_id, window, &g, &n);
     if (src != SQLITE_OK) {
-        bench__msg(msg, len, "history '%s' cannot be read: %s", path, db_error(db, src));
+        bench__msg(msg, len, "history '%s' cannot be read: %s", path, work_error(db, src));
         rc = BENCH_EIO;
     }
     for (size_t i = 0; i < n && rc == 0; i++)

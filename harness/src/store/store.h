@@ -72,6 +72,13 @@ struct stat;
 int bench__open_regular(const char *path, int *fd, struct stat *st, char *msg, size_t msglen);
 
 /**
+ * Opens path to append to it (created, mode 0644, when absent) without waiting (a FIFO) and
+ * refuses anything that is not a regular file, a symbolic link included (BENCH_EIO, msg names
+ * the path and what it is). On success *fd is a non-blocking descriptor the caller closes.
+ */
+int bench__open_append(const char *path, int *fd, char *msg, size_t msglen);
+
+/**
  * Takes the exclusive lock of a baseline: flock on PATH.lock beside it, created when missing.
  * When another run holds it and wait is false: BENCH_EUNAVAIL at once. With wait, prints
  * "waiting for lock held by another run" on stderr and waits up to $BENCH_LOCK_TIMEOUT seconds
