@@ -13,12 +13,17 @@
   own file.
 - A corrupt, huge or foreign file (none of this program's benchmarks), and a folder that cannot
   be made, give at most one line on stderr naming the file, exit 0, and no block.
+- A shared BENCH_LAST_DIR (mode 1777): the file is kept in this user's folder inside it
+  (BENCH_LAST_DIR/UID, 0700); a file another user planted under the program's name in the shared
+  folder is neither read nor replaced, and a link another user swaps in there during the run
+  never makes the run write through it (this user's own files stay as they were).
 """
 import glob
 import json
 import os
 import shutil
 import re
+import threading
 import unittest
 
 import e2e_helpers
@@ -221,6 +226,78 @@ class LastRunTest(e2e_helpers.Case):
         self.assert_exit(p, 0)
         self.assertNotIn("last run", p.stderr)
         self.assertNotIn("Since the last run", p.stdout)
+
+
+class SharedFolderTest(e2e_helpers.Case):
+    """A BENCH_LAST_DIR that other users may write (docs/comparison.md#threat-model)."""
+
+    OTHER_UID = 54321  # an unused uid: owns the planted file when the test runs as root
+
+    def setUp(self):
+        self.dir = self.temp_dir("bench-shared-")
+        self.shared = os.path.join(self.dir, "shared")
+        os.mkdir(self.shared)
+        os.chmod(self.shared, 0o1777)
+        self.mine = os.path.join(self.shared, str(os.geteuid()))
+        self.env = e2e_helpers.environ({"BENCH_LAST_DIR": self.shared},
+                                       unset=["BENCH_HISTORY", "NO_COLOR"])
+        # The file a run keeps, as it would be named in any folder, and its contents.
+        private = os.path.join(self.dir, "private")
+        p = run(FIXTURE, *FAST, *PAIR,
+                env=e2e_helpers.environ(self.env, {"BENCH_LAST_DIR": private}))
+        self.assert_exit(p, 0)
+        (self.name,) = [n for n in os.listdir(private) if n.endswith(".json")]
+        self.good = read_bytes(os.path.join(private, self.name))
+
+    def test_planted_file_is_neither_read_nor_replaced(self):
+        planted = os.path.join(self.shared, self.name)
+        with open(planted, "wb") as f:
+            f.write(self.good)
+        if os.geteuid() == 0:
+            os.chown(planted, self.OTHER_UID, self.OTHER_UID)
+        p = run(FIXTURE, *FAST, *PAIR, env=self.env)
+        self.assert_exit(p, 0)
+        self.assertNotIn("Since the last run", p.stdout, "another user's numbers shown")
+        self.assertNotIn("last run", p.stderr)
+        self.assertEqual(read_bytes(planted), self.good)
+        self.assertEqual(os.stat(self.mine).st_mode & 0o7777, 0o700)
+        self.assertEqual(sorted(os.listdir(self.mine)), [self.name, self.name + ".lock"])
+        p = run(FIXTURE, *FAST, *PAIR, env=self.env)
+        self.assert_exit(p, 0)
+        kept = os.path.join(self.mine, self.name)
+        self.assertIn(f", {kept}; --no-last hides this):\n", p.stdout)
+
+    def test_link_swapped_in_during_the_run_is_not_written_through(self):
+        # This user's file elsewhere; another user's process keeps swapping the program's name in
+        # the shared folder between a regular file (what the old code checked) and a link to it.
+        notes = os.path.join(self.dir, "notes.txt")
+        with open(notes, "w", encoding="utf-8") as f:
+            f.write("my notes\n")
+        os.chmod(notes, 0o600)
+        target = os.path.join(self.shared, self.name)
+        stop = threading.Event()
+
+        def swap():
+            link, regular = target + ".l", target + ".r"
+            while not stop.is_set():
+                with open(regular, "wb") as f:
+                    f.write(self.good)
+                os.replace(regular, target)
+                os.symlink(notes, link)
+                os.replace(link, target)
+
+        swapper = threading.Thread(target=swap)
+        swapper.start()
+        try:
+            for _ in range(8):
+                p = run(FIXTURE, *FAST, *PAIR, env=self.env)
+                self.assert_exit(p, 0)
+                self.assertEqual(read_bytes(notes), b"my notes\n", "written through the link")
+                self.assertEqual(os.stat(notes).st_mode & 0o777, 0o600)
+        finally:
+            stop.set()
+            swapper.join()
+        self.assertTrue(os.path.isfile(os.path.join(self.mine, self.name)))
 
 
 if __name__ == "__main__":

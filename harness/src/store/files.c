@@ -448,6 +448,55 @@ int bench__open_regular(const char *path, int *fd_out, struct stat *st, char *ms
     return 0;
 }
 
+/* ---- folders other users may not touch ---- */
+
+const char *bench__unsafe_owner(const struct stat *st, char *buf, size_t len)
+{
+    if (st->st_uid != geteuid() && st->st_uid != 0) {
+        bench__msg(buf, len, "it is owned by another user (uid %ld)", (long)st->st_uid);
+        return buf;
+    }
+    if (st->st_mode & (S_IWGRP | S_IWOTH)) {
+        bench__msg(buf, len, "other users may write it (mode %04o)",
+                   (unsigned)(st->st_mode & 07777));
+        return buf;
+    }
+    return NULL;
+}
+
+int bench__dir_pin(int at, const char *dir, int flags, int *fd_out, char *pinned, size_t plen,
+                   char *why, size_t whylen)
+{
+    *fd_out = -1;
+    int fd = openat(at, dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC | flags);
+    if (fd < 0) {
+        int e = errno;
+        bench__msg(why, whylen, "%s", e == ELOOP ? "it is a symbolic link: never followed"
+                                                 : strerror(e));
+        return e == ENOENT ? BENCH_EUNAVAIL : BENCH_EIO;
+    }
+    struct stat st, via;
+    if (fstat(fd, &st) != 0 || !S_ISDIR(st.st_mode)) {
+        bench__msg(why, whylen, "%s", "it is not a folder");
+        close(fd);
+        return BENCH_EIO;
+    }
+    if (bench__unsafe_owner(&st, why, whylen)) {
+        close(fd);
+        return BENCH_EINVAL;
+    }
+    /* The name under /proc/self/fd is the open folder itself, whatever is renamed later; a
+     * system without /proc gives no such name, and nothing is written. */
+    bench__msg(pinned, plen, "/proc/self/fd/%d", fd);
+    if (stat(pinned, &via) != 0 || via.st_dev != st.st_dev || via.st_ino != st.st_ino) {
+        bench__msg(why, whylen, "%s", "/proc/self/fd does not name its open folders (no /proc)");
+        close(fd);
+        return BENCH_EIO;
+    }
+    *fd_out = fd;
+    return 0;
+}
+
 /* ---- the baseline lock ---- */
 
 /* Seconds to wait for another run's lock before giving up: $BENCH_LOCK_TIMEOUT or the default. */

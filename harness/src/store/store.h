@@ -72,6 +72,22 @@ struct stat;
 int bench__open_regular(const char *path, int *fd, struct stat *st, char *msg, size_t msglen);
 
 /**
+ * Why st (a file or folder) is not safe to act on as this user, into buf and returned, or NULL
+ * when it is: owned by another user than this one and root, or writable by group or others.
+ */
+const char *bench__unsafe_owner(const struct stat *st, char *buf, size_t len);
+/**
+ * Opens the folder dir (relative to the folder descriptor at, or AT_FDCWD; flags adds to
+ * O_DIRECTORY, e.g. O_NOFOLLOW) and refuses one bench__unsafe_owner finds unsafe. On success *fd
+ * is its close-on-exec descriptor, the caller's to close, and pinned is "/proc/self/fd/FD": a path
+ * that names that very folder for as long as fd is open, however its names change afterwards (no
+ * name is resolved again). Returns 0; BENCH_EUNAVAIL when it does not exist; BENCH_EINVAL when
+ * it is unsafe; BENCH_EIO otherwise (a symbolic link with O_NOFOLLOW, no /proc); why says why.
+ */
+int bench__dir_pin(int at, const char *dir, int flags, int *fd, char *pinned, size_t plen,
+                   char *why, size_t whylen);
+
+/**
  * Takes the exclusive lock of a baseline: flock on PATH.lock beside it, created when missing.
  * When another run holds it and wait is false: BENCH_EUNAVAIL at once. With wait, prints
  * "waiting for lock held by another run" on stderr and waits up to $BENCH_LOCK_TIMEOUT seconds

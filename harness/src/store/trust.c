@@ -43,24 +43,6 @@
 #define KEY_BYTES 32
 #define MAC_PREFIX "hmac-sha256:"
 
-/* ---- who may have written a file ---- */
-
-/* Why st (a file or directory named `what`) is not safe to trust, or NULL when it is: owned by
- * another user than this one and root, or writable by group or others. */
-static const char *unsafe_owner(const struct stat *st, char *buf, size_t len)
-{
-    if (st->st_uid != geteuid() && st->st_uid != 0) {
-        bench__msg(buf, len, "it is owned by another user (uid %ld)", (long)st->st_uid);
-        return buf;
-    }
-    if (st->st_mode & (S_IWGRP | S_IWOTH)) {
-        bench__msg(buf, len, "other users may write it (mode %04o)",
-                   (unsigned)(st->st_mode & 07777));
-        return buf;
-    }
-    return NULL;
-}
-
 /* ---- the per-user key ---- */
 
 /* The key's directory and file: $XDG_CONFIG_HOME/harness (when absolute), else
@@ -332,7 +314,7 @@ int bench__snapshot_open(const char *dir, const char *file, const char *hash,
         return BENCH_EIO;
     }
     struct stat st;
-    if (fstat(dfd, &st) != 0 || unsafe_owner(&st, why, sizeof why)) {
+    if (fstat(dfd, &st) != 0 || bench__unsafe_owner(&st, why, sizeof why)) {
         bench__msg(msg, msglen, "its directory is not safe: %s", why);
         close(dfd);
         return BENCH_EINVAL;
@@ -351,7 +333,7 @@ int bench__snapshot_open(const char *dir, const char *file, const char *hash,
         bench__msg(msg, msglen, "%s", "it is not a regular file");
         goto done;
     }
-    if (unsafe_owner(&st, why, sizeof why)) {
+    if (bench__unsafe_owner(&st, why, sizeof why)) {
         bench__msg(msg, msglen, "it is not safe: %s", why);
         goto done;
     }
