@@ -27,6 +27,10 @@
   again in pairs, and cmp/steady's, if the noise puts one there, is not. A step made by the environment (the same program)
   is "not a code change"; a program not kept (--history-programs 0) cannot confirm, and says
   why; --history-programs N keeps the N most recently used programs only.
+- The programs folder is never a way to remove other files: rows naming "sha256:../x" or a path
+  remove nothing outside FILE.programs; a history that another user owns or that others may
+  write, and a FILE.programs that is a symbolic link, keep and remove nothing (one warning,
+  the run recorded, exit 0).
 """
 import atexit
 import json
@@ -500,6 +504,55 @@ class HistoryConfirmTest(e2e_helpers.Case):
             p = run(self.old, *args, env_extra=self.env)
             self.assert_exit(p, 2)
             self.assertIn(why, p.stderr)
+
+    def test_rows_never_name_other_files(self):
+        self.record(self.old, 1, "--history-programs", "1")
+        victims = [os.path.join(self.dir, "baselines", "main.program"),
+                   os.path.join(self.dir, "abs", "victim.program")]
+        for v in victims:
+            os.makedirs(os.path.dirname(v))
+            with open(v, "wb") as f:
+                f.write(b"the user's snapshot\n")
+        # Older than the program kept: pruned first by the next save.
+        rows = ["sha256:../baselines/main",
+                "sha256:" + "../" * 32 + victims[1][1:-len(".program")],
+                "sha256:" + "/" + victims[1][1:-len(".program")]]
+        with sqlite3.connect(self.db) as db:
+            for h in rows:
+                db.execute("INSERT INTO programs VALUES (?, 'x', '2000-01-01T00:00:00')", (h,))
+        self.record(self.new, 1, "--history-programs", "1")
+        for v in victims:
+            self.assertTrue(os.path.exists(v), f"{v} removed through a row of the history")
+        self.assertEqual(self.kept(), [digest(self.new) + ".program"])
+
+    def assert_nothing_kept_or_removed(self, folder, why):
+        before = sorted(os.listdir(folder))
+        p = run(self.new, *FAST, "--exact", "cmp/chain", "--history", self.db,
+                "--history-programs", "1", env_extra=self.env)
+        self.assert_exit(p, 0)
+        lines = [line for line in p.stderr.splitlines() if "not kept" in line]
+        self.assertEqual(len(lines), 1, p.stderr)
+        self.assertIn(why, lines[0])
+        self.assertEqual(sorted(os.listdir(folder)), before, "files kept or removed")
+        with sqlite3.connect(self.db) as db:
+            self.assertEqual(db.execute("SELECT count(*) FROM runs").fetchone()[0], 2)
+
+    def test_history_others_may_write_keeps_nothing(self):
+        self.record(self.old, 1, "--history-programs", "1")
+        os.chmod(self.db, 0o666)
+        if os.geteuid() == 0:
+            os.chown(self.db, 54321, 54321)  # an unused uid: another user's shared history
+            why = "owned by another user (uid 54321)"
+        else:
+            why = "other users may write it (mode 0666)"
+        self.assert_nothing_kept_or_removed(self.db + ".programs", why)
+
+    def test_linked_programs_folder_is_not_followed(self):
+        self.record(self.old, 1, "--history-programs", "1")
+        elsewhere = os.path.join(self.dir, "elsewhere")
+        os.rename(self.db + ".programs", elsewhere)
+        os.symlink(elsewhere, self.db + ".programs")
+        self.assert_nothing_kept_or_removed(elsewhere, "symbolic link")
 
 
 if __name__ == "__main__":

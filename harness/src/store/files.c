@@ -471,6 +471,11 @@ int bench__dir_pin(int at, const char *dir, int flags, int *fd_out, char *pinned
     int fd = openat(at, dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC | flags);
     if (fd < 0) {
         int e = errno;
+        struct stat lst;
+        /* O_DIRECTORY | O_NOFOLLOW on a link says ENOTDIR. */
+        if (e == ENOTDIR && (flags & O_NOFOLLOW) &&
+            fstatat(at, dir, &lst, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(lst.st_mode))
+            e = ELOOP;
         bench__msg(why, whylen, "%s", e == ELOOP ? "it is a symbolic link: never followed"
                                                  : strerror(e));
         return e == ENOENT ? BENCH_EUNAVAIL : BENCH_EIO;
