@@ -55,7 +55,7 @@ static int open_side(const bench__request *c, const char *history, side *s)
         return 1;
     }
     if (!c->trust_snapshots &&
-        bench__snapshot_verify(s->hash, s->mac, msg, sizeof msg) != 0) {
+        bench__snapshot_verify(s->hash, 0, s->mac, &(double){0}, msg, sizeof msg) != 0) {
         bench__msg(s->why, sizeof s->why, "the program of run %lld is not run: %s (--trust-"
                                           "snapshots runs it anyway)", s->run, msg);
         return 1;
@@ -63,7 +63,7 @@ static int open_side(const bench__request *c, const char *history, side *s)
     char file[256];
     bench__msg(file, sizeof file, "%s.program", s->hash + strlen("sha256:"));
     double timeout = bench__request_timeout(c);
-    int rc = bench__snapshot_open(dir, file, s->hash, bench__now_ns() + (int64_t)(timeout * 1e9),
+    int rc = bench__snapshot_open(dir, file, s->hash, 0, bench__now_ns() + (int64_t)(timeout * 1e9),
                                   &s->fd, msg, sizeof msg);
     if (rc == BENCH_EUSAGE)
         return BENCH_EUSAGE;

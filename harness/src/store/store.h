@@ -270,24 +270,32 @@ void bench__snapshot_discard(bench__snapshot *s);
  * msg says why.
  */
 int bench__user_key(bool create, unsigned char key[32], char *msg, size_t msglen);
-/** Signs a snapshot's hash with this user's key (made when missing) into mac; 0 or as above. */
-int bench__snapshot_sign(const char *hash, char *mac, size_t maclen, char *msg, size_t msglen);
 /**
- * Whether mac is this user's signature of hash: 0, or BENCH_EINVAL with the reason in msg
- * (unsigned, no key to check with, or signed with another key).
+ * Signs a snapshot's hash and its size (bytes; 0: none, as older versions signed) with this
+ * user's key (made when missing) into mac; 0 or as above.
  */
-int bench__snapshot_verify(const char *hash, const char *mac, char *msg, size_t msglen);
+int bench__snapshot_sign(const char *hash, double bytes, char *mac, size_t maclen, char *msg,
+                         size_t msglen);
+/**
+ * Whether mac is this user's signature of hash, with its size bytes (0: unknown) or without a
+ * size (older versions): 0, with *signed_bytes the size it vouches for (0 none), or BENCH_EINVAL
+ * with the reason in msg (unsigned, no key to check with, or signed with another key).
+ */
+int bench__snapshot_verify(const char *hash, double bytes, const char *mac, double *signed_bytes,
+                           char *msg, size_t msglen);
 /**
  * Opens the snapshot dir/file to run it: refuses a directory or file owned by another user than
  * this one and root, or writable by group or others; a symbolic link; anything but a regular ELF
- * file; then copies its bytes into a sealed memory file while hashing them, until deadline_ns
+ * file; a file whose size is not `bytes` (> 0: a size the signature vouches for) before reading
+ * it; without such a size, one whose bytes do not hash to `hash`, hashed without keeping them;
+ * then copies its bytes into a sealed memory file while hashing them, until deadline_ns
  * (bench__now_ns clock; <= 0: none), and requires that hash to be `hash`. On success *fd is a
  * read-only, close-on-exec descriptor of the sealed copy, to start workers from
  * (bench__proc_spec.exec_fd); the caller closes it. Returns 0; BENCH_EUNAVAIL when the file is
  * missing; BENCH_EINVAL when it may not run; BENCH_EIO when it could not be read or copied;
  * BENCH_EUSAGE when the run was interrupted. msg says why.
  */
-int bench__snapshot_open(const char *dir, const char *file, const char *hash,
+int bench__snapshot_open(const char *dir, const char *file, const char *hash, double bytes,
                          int64_t deadline_ns, int *fd, char *msg, size_t msglen);
 
 #endif /* HARNESS_STORE_H */
