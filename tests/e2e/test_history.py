@@ -31,6 +31,9 @@
   remove nothing outside FILE.programs; a history that another user owns or that others may
   write, and a FILE.programs that is a symbolic link, keep and remove nothing (one warning,
   the run recorded, exit 0).
+- What a run killed outright while making a history leaves beside it (FILE.new-PID and SQLite's
+  -wal, -shm, -journal of it) is removed by the next run once its process is gone and it is ten
+  minutes old; a file of a live process, a recent one, and another user's, are left.
 """
 import atexit
 import json
@@ -42,6 +45,7 @@ import sqlite3
 import shutil
 import subprocess
 import tempfile
+import time
 import unittest
 
 import e2e_helpers
@@ -79,6 +83,30 @@ class HistoryTest(e2e_helpers.Case):
             self.skipTest("this build has no SQLite (bench --version says history: compiled out)")
         self.dir = self.temp_dir("bench-history-")
         self.db = os.path.join(self.dir, "runs.db")
+
+    def test_stale_files_of_a_killed_creation_are_removed(self):
+        dead = subprocess.Popen(["true"])
+        dead.wait()
+        old = time.time() - 3600
+        base = f"{self.db}.new-{dead.pid}"
+        stale = [base, base + "-wal", base + "-shm", base + "-journal"]
+        kept = [f"{self.db}.new-{os.getpid()}",  # its process is alive
+                f"{self.db}.new-{dead.pid}-other",  # not a name the history makes
+                f"{self.db}.new-{dead.pid}0"]  # recent (below)
+        others = [f"{self.db}.new-{dead.pid}9"] if os.geteuid() == 0 else []
+        for f in stale + kept + others:
+            with open(f, "w", encoding="utf-8") as fh:
+                fh.write("x")
+            if not f.endswith("0"):
+                os.utime(f, (old, old))
+        for f in others:
+            os.chown(f, 54321, 54321)  # an unused uid: another user's file
+        p = run(FIXTURE, *FAST, "--exact", "cmp/chain", "--history", self.db)
+        self.assert_exit(p, 0)
+        for f in stale:
+            self.assertFalse(os.path.exists(f), f)
+        for f in kept + others:
+            self.assertTrue(os.path.exists(f), f)
 
     def runs_recorded(self):
         db = sqlite3.connect(self.db)

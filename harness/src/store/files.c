@@ -18,8 +18,10 @@
  * ignored during the write, so the write fails with EFBIG and is cleaned up like any failure.
  * For what no handler can catch (SIGKILL, a power cut), each save first removes temporary files
  * in its directory whose process is gone and that are older than BENCH__STALE_TMP_S: those of
- * results and baselines, of program snapshots (NAME.program.tmp.PID.XXXXXX, snapshot.c), and
- * the snapshot copies older versions named .NAME.program.PID.tmp. Only regular files are removed.
+ * results and baselines, of program snapshots (NAME.program.tmp.PID.XXXXXX, snapshot.c), the
+ * snapshot copies older versions named .NAME.program.PID.tmp, and a history database being made
+ * (NAME.new-PID and its SQLite -journal, -wal and -shm, history.c). Only regular files this user
+ * owns are removed.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -188,6 +190,27 @@ static long legacy_snapshot_pid(const char *name)
     return pid > 0 ? pid : 0;
 }
 
+/* The process id in a history database being made, "NAME.new-PID" and SQLite's "-journal",
+ * "-wal" or "-shm" after it, or 0 when it is not one. */
+static long history_tmp_pid(const char *name)
+{
+    static const char *const sides[] = {"", "-journal", "-wal", "-shm"};
+    size_t n = strlen(name);
+    for (size_t i = 0; i < sizeof sides / sizeof sides[0]; i++) {
+        size_t k = strlen(sides[i]);
+        if (n <= k || strcmp(name + n - k, sides[i]) != 0)
+            continue;
+        const char *end = name + n - k, *p = end;
+        while (p > name && p[-1] >= '0' && p[-1] <= '9')
+            p--;
+        if (p == end || end - p > 10 || p - name < 6 || strncmp(p - 5, ".new-", 5) != 0)
+            continue;
+        long pid = strtol(p, NULL, 10);
+        return pid > 0 ? pid : 0;
+    }
+    return 0;
+}
+
 void bench__tmp_sweep(const char *dir, double older_than_s)
 {
     DIR *d = opendir(dir);
@@ -200,13 +223,16 @@ void bench__tmp_sweep(const char *dir, double older_than_s)
         long pid = tmp_name_pid(e->d_name);
         if (pid == 0)
             pid = legacy_snapshot_pid(e->d_name);
+        if (pid == 0)
+            pid = history_tmp_pid(e->d_name);
         if (pid <= 0 || pid == (long)getpid())
             continue;
         if (kill((pid_t)pid, 0) == 0 || errno != ESRCH)
             continue; /* its process may still be writing it */
         struct stat st;
+        /* Another user's file is theirs to remove, whatever its name says. */
         if (fstatat(dfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode) ||
-            difftime(now, st.st_mtime) < older_than_s)
+            st.st_uid != geteuid() || difftime(now, st.st_mtime) < older_than_s)
             continue;
         unlinkat(dfd, e->d_name, 0);
     }
@@ -243,6 +269,13 @@ static void dir_of(const char *path, char *buf, size_t len)
         bench__msg(buf, len, "%s", "/");
     else
         bench__msg(buf, len, "%.*s", (int)(slash - path), path);
+}
+
+void bench__tmp_sweep_beside(const char *path, double older_than_s)
+{
+    char dir[PATH_MAX];
+    dir_of(path, dir, sizeof dir);
+    bench__tmp_sweep(dir, older_than_s);
 }
 
 /* Replaces the regular file (or new name) `path` atomically; `shown` names it in messages. */

@@ -191,6 +191,9 @@ static int open_db(const char *path, bool create, sqlite3 **out, char *msg, size
     int rc = check_file(path, &exists, msg, len);
     if (rc != 0)
         return rc;
+    /* What a run killed outright while making a history left beside it (create_db). */
+    if (create)
+        bench__tmp_sweep_beside(path, BENCH__STALE_TMP_S);
     if (!exists) {
         if (!create) {
             bench__msg(msg, len, "history '%s' does not exist", path);

@@ -57,11 +57,14 @@ void bench__tmp_guard(void);
 /** Undoes bench__tmp_guard. */
 void bench__tmp_unguard(void);
 /**
- * Removes the regular files in dir named like temporary files (ANY.tmp.PID.XXXXXX, and the
- * snapshot copies of older versions, .NAME.program.PID.tmp) whose process PID is gone and that
- * were last modified at least older_than_s seconds ago.
+ * Removes the regular files this user owns in dir named like temporary files (ANY.tmp.PID.XXXXXX,
+ * the snapshot copies of older versions, .NAME.program.PID.tmp, and a history being made,
+ * NAME.new-PID with its SQLite -journal, -wal, -shm) whose process PID is gone and that were
+ * last modified at least older_than_s seconds ago.
  */
 void bench__tmp_sweep(const char *dir, double older_than_s);
+/** bench__tmp_sweep of the folder that holds path. */
+void bench__tmp_sweep_beside(const char *path, double older_than_s);
 
 struct stat;
 /**
