@@ -12,7 +12,8 @@
 - A run of a subset keeps the other benchmarks' entries; a copy of the program elsewhere keeps its
   own file.
 - A corrupt, huge or foreign file (none of this program's benchmarks), and a folder that cannot
-  be made, give at most one line on stderr naming the file, exit 0, and no block.
+  be made, give at most one line on stderr naming the file, exit 0, and no block; another user's
+  file (as root: given to an unused uid) is neither read nor replaced.
 - A shared BENCH_LAST_DIR (mode 1777): the file is kept in this user's folder inside it
   (BENCH_LAST_DIR/UID, 0700); a file another user planted under the program's name in the shared
   folder is neither read nor replaced, and a link another user swaps in there during the run
@@ -218,6 +219,19 @@ class LastRunTest(e2e_helpers.Case):
         self.assertNotIn("Since the last run", p.stdout)
         self.assertTrue(os.path.islink(path))
         self.assertEqual(read_bytes(target), before)
+
+    def test_another_users_file_is_neither_read_nor_replaced(self):
+        if os.geteuid() != 0:
+            self.skipTest("only root can give a file to another user")
+        path = self.first_run()
+        before = read_bytes(path)
+        os.chown(path, SharedFolderTest.OTHER_UID, SharedFolderTest.OTHER_UID)
+        p = run(FIXTURE, *FAST, *PAIR, env=self.env)
+        self.assert_exit(p, 0)
+        self.assertNotIn("Since the last run", p.stdout)
+        self.assertIn("owned by another user (uid 54321): not read", p.stderr)
+        self.assertEqual(read_bytes(path), before)
+        self.assertEqual(os.stat(path).st_uid, SharedFolderTest.OTHER_UID)
 
     def test_no_home(self):
         env = e2e_helpers.environ(unset=["BENCH_LAST_DIR", "HOME", "XDG_CACHE_HOME",

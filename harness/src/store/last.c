@@ -266,8 +266,9 @@ int bench__last_keep(const char *path, const bench__context *ctx, const bench__r
     struct stat st;
     /* A FIFO or device would be written directly (bench__write_atomic), a FIFO blocking until a
      * reader comes, and a link would be followed: the cache is a regular file or nothing. */
-    if (rc == 0 && lstat(file, &st) == 0 && !S_ISREG(st.st_mode)) {
-        bench__msg(msg, msglen, "%s: not a regular file: not replaced", path);
+    if (rc == 0 && lstat(file, &st) == 0 && (!S_ISREG(st.st_mode) || st.st_uid != geteuid())) {
+        bench__msg(msg, msglen, "%s: %s: not replaced", path,
+                   S_ISREG(st.st_mode) ? "owned by another user" : "not a regular file");
         rc = BENCH_EIO;
     }
     if (rc == 0 && (rc = bench__last_save(file, ctx, all, n, present, where, msg, msglen)) != 0)
