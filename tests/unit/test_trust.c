@@ -197,7 +197,8 @@ static void test_signatures(void **state)
     char edited[BENCH__MAC_TEXT];
     snprintf(edited, sizeof edited, "%s", mac);
     edited[20] = edited[20] == '0' ? '1' : '0';
-    assert_int_equal(bench__snapshot_verify(h1, 0, edited, &vouched, msg, sizeof msg), BENCH_EINVAL);
+    assert_int_equal(bench__snapshot_verify(h1, 0, edited, &vouched, msg, sizeof msg),
+                     BENCH_EINVAL);
     assert_int_equal(bench__snapshot_verify(h1, 0, "", &vouched, msg, sizeof msg), BENCH_EINVAL);
     assert_non_null(strstr(msg, "not signed"));
     /* Another user's key (another configuration directory): the same signature fails. */
