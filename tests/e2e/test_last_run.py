@@ -282,8 +282,12 @@ class SharedFolderTest(e2e_helpers.Case):
         self.assertIn(f", {kept}; --no-last hides this):\n", p.stdout)
 
     def test_link_swapped_in_during_the_run_is_not_written_through(self):
-        # This user's file elsewhere; another user's process keeps swapping the program's name in
-        # the shared folder between a regular file (what the old code checked) and a link to it.
+        # This user's file elsewhere; an attacker keeps swapping the program's name in the shared
+        # folder between a regular file (what a check by name sees) and a link to that file. The
+        # attacker is a thread of this test: whose it is does not change whether the run writes
+        # through the link, and another user could not swap the name again once the run (as
+        # root) had replaced their file in the sticky folder, which would make the race a
+        # one-shot.
         notes = os.path.join(self.dir, "notes.txt")
         with open(notes, "w", encoding="utf-8") as f:
             f.write("my notes\n")
