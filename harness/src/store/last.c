@@ -182,10 +182,13 @@ static int pin_file(const char *path, bool make, char *out, size_t len, char *ms
                 rc = errno == ENOENT ? BENCH_EUNAVAIL : BENCH_EIO;
                 bench__msg(why, sizeof why, "%s", strerror(errno));
             } else {
-                if (make && mkdirat(top, uid, 0700) != 0 && errno != EEXIST)
+                if (make && mkdirat(top, uid, 0700) != 0 && errno != EEXIST) {
                     bench__msg(why, sizeof why, "cannot create it: %s", strerror(errno));
-                rc = bench__dir_pin(top, uid, O_NOFOLLOW, &where_kept.fd, where_kept.pinned,
-                                    sizeof where_kept.pinned, why, sizeof why);
+                    rc = BENCH_EIO;
+                } else {
+                    rc = bench__dir_pin(top, uid, O_NOFOLLOW, &where_kept.fd, where_kept.pinned,
+                                        sizeof where_kept.pinned, why, sizeof why);
+                }
                 close(top);
             }
         } else {

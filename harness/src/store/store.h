@@ -198,21 +198,27 @@ int bench__baseline_save_then(const char *path, const bench__context *ctx,
  * machine, into path: in $BENCH_LAST_DIR, else $XDG_CACHE_HOME/harness/last (an absolute
  * XDG_CACHE_HOME), else $HOME/.cache/harness/last; named NAME-HASH.json, NAME the program's file
  * name, HASH from a SHA-256 of its real path and the machine (/etc/machine-id, else the host name
- * and CPU model in ctx). Returns 0; BENCH_EUNAVAIL, silently, when BENCH_LAST_DIR is set and
- * empty or no folder is named; BENCH_EIO with the reason in msg.
+ * and CPU model in ctx). A folder that another user owns or that group or others may write holds
+ * the file in this user's folder inside it, FOLDER/UID/ (made 0700 by bench__last_keep). Only
+ * bench__last_load and bench__last_keep use the path, and only the one the latest call gave: they
+ * open the folder once, check its owner and mode and reach the file through its descriptor.
+ * Returns 0; BENCH_EUNAVAIL, silently, when BENCH_LAST_DIR is set and empty or no folder is
+ * named; BENCH_EIO with the reason in msg.
  */
 int bench__last_path(const char *program, const bench__context *ctx, char *path, size_t len,
                      char *msg, size_t msglen);
 /**
- * Reads the last-run file at path into *out (bench__saved_load, then a run of times only).
- * BENCH_EUNAVAIL, silently, when there is none yet; other errors with the reason in msg.
+ * Reads the last-run file at path into *out (bench__saved_load, then a run of times only); a
+ * symbolic link, or a file another user owns, is not read. BENCH_EUNAVAIL, silently, when there
+ * is none yet; other errors with the reason in msg.
  */
 int bench__last_load(const char *path, bench__saved *out, char *msg, size_t msglen);
 /**
  * Keeps the OK results among all[0..n) (the caller leaves out the others) in the last-run file
  * at path, making its folder (0700) when missing: merged by id like a baseline, but a file that
  * cannot be read as a run of times is replaced, and old entries of benchmarks `present(where,
- * id)` does not know are dropped. Does not wait for another run saving the same file at once
+ * id)` does not know are dropped; a file that is not a regular file, or is another user's, is
+ * not replaced (BENCH_EIO). Does not wait for another run saving the same file at once
  * (BENCH_EUNAVAIL). 0, or an error code with the reason in msg.
  */
 int bench__last_keep(const char *path, const bench__context *ctx, const bench__result *all,
