@@ -17,13 +17,15 @@
 - A shared BENCH_LAST_DIR (mode 1777): the file is kept in this user's folder inside it
   (BENCH_LAST_DIR/UID, 0700); a file another user planted under the program's name in the shared
   folder is neither read nor replaced, and a link another user swaps in there during the run
-  never makes the run write through it (this user's own files stay as they were).
+  never makes the run write through it (this user's own files stay as they were). As root, the
+  same with two real users (setpriv with unused uids): a victim and an attacker.
 """
 import glob
 import json
 import os
 import shutil
 import re
+import subprocess
 import threading
 import unittest
 
@@ -316,6 +318,96 @@ class SharedFolderTest(e2e_helpers.Case):
             stop.set()
             swapper.join()
         self.assertTrue(os.path.isfile(os.path.join(self.mine, self.name)))
+
+
+SWAP = """
+import os, sys
+target, notes, good = sys.argv[1:4]
+data = open(good, "rb").read()
+link, regular = target + ".l", target + ".r"
+while True:
+    with open(regular, "wb") as f:
+        f.write(data)
+    os.replace(regular, target)
+    if os.path.lexists(link):
+        os.unlink(link)
+    os.symlink(notes, link)
+    os.replace(link, target)
+"""
+
+
+class CrossUserTest(e2e_helpers.Case):
+    """The shared-folder cases with two real users: as root, a victim and an attacker run under
+    unused uids (setpriv), the victim's program and files its own."""
+
+    VICTIM, ATTACKER = 54322, 54321
+
+    def setUp(self):
+        if os.geteuid() != 0 or not shutil.which("setpriv") or not os.path.exists(
+                "/usr/bin/python3"):
+            self.skipTest("needs root, setpriv and /usr/bin/python3 to act as two other users")
+        self.dir = self.temp_dir("bench-users-")
+        os.chmod(self.dir, 0o755)
+        self.shared = os.path.join(self.dir, "shared")
+        os.mkdir(self.shared)
+        os.chmod(self.shared, 0o1777)
+        self.home = os.path.join(self.dir, "victim")
+        os.mkdir(self.home, 0o700)
+        os.chown(self.home, self.VICTIM, self.VICTIM)
+        self.env = e2e_helpers.environ({"BENCH_LAST_DIR": self.shared, "HOME": self.home},
+                                       unset=["BENCH_HISTORY", "NO_COLOR", "XDG_CACHE_HOME",
+                                              "XDG_CONFIG_HOME"])
+        private = os.path.join(self.home, "private")
+        p = self.victim(env=e2e_helpers.environ(self.env, {"BENCH_LAST_DIR": private}))
+        self.assert_exit(p, 0)
+        (self.name,) = [n for n in os.listdir(private) if n.endswith(".json")]
+        self.good = os.path.join(self.dir, "good.json")
+        shutil.copyfile(os.path.join(private, self.name), self.good)
+        os.chmod(self.good, 0o644)
+
+    @staticmethod
+    def as_user(uid, argv):
+        return ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups", *argv]
+
+    def victim(self, env=None):
+        return e2e_helpers.run(self.as_user(self.VICTIM, [FIXTURE, *FAST, *PAIR]), timeout=90,
+                               env=env or self.env, encoding="utf-8")
+
+    def test_planted_file_does_not_change_the_victims_output(self):
+        planted = os.path.join(self.shared, self.name)
+        shutil.copyfile(self.good, planted)
+        os.chown(planted, self.ATTACKER, self.ATTACKER)
+        before = read_bytes(planted)
+        p = self.victim()
+        self.assert_exit(p, 0)
+        self.assertNotIn("Since the last run", p.stdout, "the attacker's numbers shown")
+        self.assertNotIn("last run", p.stderr)
+        self.assertEqual(read_bytes(planted), before)
+        mine = os.path.join(self.shared, str(self.VICTIM))
+        st = os.stat(mine)
+        self.assertEqual((st.st_uid, st.st_mode & 0o7777), (self.VICTIM, 0o700))
+        self.assertTrue(os.path.isfile(os.path.join(mine, self.name)))
+
+    def test_link_swapped_in_by_another_user_is_not_written_through(self):
+        notes = os.path.join(self.home, "notes.txt")
+        with open(notes, "w", encoding="utf-8") as f:
+            f.write("my notes\n")
+        os.chown(notes, self.VICTIM, self.VICTIM)
+        os.chmod(notes, 0o600)
+        target = os.path.join(self.shared, self.name)
+        attacker = subprocess.Popen(self.as_user(self.ATTACKER, ["/usr/bin/python3", "-c", SWAP,
+                                                                 target, notes, self.good]))
+        try:
+            for _ in range(8):
+                p = self.victim()
+                self.assert_exit(p, 0)
+                self.assertEqual(read_bytes(notes), b"my notes\n", "written through the link")
+                st = os.stat(notes)
+                self.assertEqual((st.st_uid, st.st_mode & 0o777), (self.VICTIM, 0o600))
+            self.assertIsNone(attacker.poll(), "the attacker's loop stopped by itself")
+        finally:
+            attacker.terminate()
+            attacker.wait()
 
 
 if __name__ == "__main__":
