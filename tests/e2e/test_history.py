@@ -32,8 +32,9 @@
   write, and a FILE.programs that is a symbolic link, keep and remove nothing (one warning,
   the run recorded, exit 0).
 - What a run killed outright while making a history leaves beside it (FILE.new-PID and SQLite's
-  -wal, -shm, -journal of it) is removed by the next run once its process is gone and it is ten
-  minutes old; a file of a live process, a recent one, and another user's, are left.
+  -wal, -shm, -journal of it), or while keeping its program (a copy in FILE.programs), is removed
+  by the next run once its process is gone and it is ten minutes old; a file of a live process, a
+  recent one, and another user's, are left.
 """
 import atexit
 import json
@@ -101,7 +102,15 @@ class HistoryTest(e2e_helpers.Case):
                 os.utime(f, (old, old))
         for f in others:
             os.chown(f, 54321, 54321)  # an unused uid: another user's file
-        p = run(FIXTURE, *FAST, "--exact", "cmp/chain", "--history", self.db)
+        # A program's copy of a run killed while keeping it (FILE.programs, snapshot.c).
+        os.mkdir(self.db + ".programs", 0o700)
+        copy = os.path.join(self.db + ".programs", f"{'a' * 64}.program.tmp.{dead.pid}.AbC123")
+        with open(copy, "w", encoding="utf-8") as fh:
+            fh.write("x")
+        os.utime(copy, (old, old))
+        stale.append(copy)
+        p = run(FIXTURE, *FAST, "--exact", "cmp/chain", "--history", self.db,
+                env_extra={"XDG_CONFIG_HOME": os.path.join(self.dir, "config")})
         self.assert_exit(p, 0)
         for f in stale:
             self.assertFalse(os.path.exists(f), f)

@@ -545,7 +545,9 @@ int bench__history_keep_program(const char *path, const bench__context *ctx, siz
     int rc = open_programs_dir(path, dir, &dfd, pinned, sizeof pinned, msg, len);
     if (rc != 0)
         return rc;
-    /* From here on the folder is reached through its descriptor, never by its name again. */
+    /* From here on the folder is reached through its descriptor, never by its name again. A
+     * copy a run killed outright left there goes first. */
+    bench__tmp_sweep(pinned, BENCH__STALE_TMP_S);
     bench__msg(file, sizeof file, "%s/%s.program", pinned, hash + 7);
     struct stat fst;
     if (lstat(file, &fst) != 0) {
