@@ -26,7 +26,8 @@
   (another program); the change point on cmp/chain is confirmed by running the two kept programs
   again in pairs, and cmp/steady's, if the noise puts one there, is not. A step made by the environment (the same program)
   is "not a code change"; a program not kept (--history-programs 0) cannot confirm, and says
-  why; --history-programs N keeps the N most recently used programs only.
+  why; --history-programs N keeps the N most recently used programs only; a kept program
+  replaced by a huge file is refused on its signed size before it is read.
 - The programs folder is never a way to remove other files: rows naming "sha256:../x" or a path
   remove nothing outside FILE.programs; a history that another user owns or that others may
   write, and a FILE.programs that is a symbolic link, keep and remove nothing (one warning,
@@ -541,6 +542,18 @@ class HistoryConfirmTest(e2e_helpers.Case):
             p = run(self.old, *args, env_extra=self.env)
             self.assert_exit(p, 2)
             self.assertIn(why, p.stderr)
+
+    def test_huge_program_is_refused_before_it_is_read(self):
+        # A kept program replaced by a sparse file of 256 MiB with an ELF header: its size is
+        # not the one signed, so it is refused before a byte of it is read.
+        self.record(self.old, 6)
+        self.record(self.new, 6)
+        kept = os.path.join(self.db + ".programs", digest(self.old) + ".program")
+        with open(kept, "r+b") as f:
+            f.truncate(256 << 20)
+        out = self.show()
+        self.assertIn("cmp/chain: change point at run 7", out)
+        self.assertIn("the program of run 6 is not run: its signature does not match", out)
 
     def test_rows_never_name_other_files(self):
         self.record(self.old, 1, "--history-programs", "1")

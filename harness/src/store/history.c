@@ -567,8 +567,8 @@ int bench__history_keep_program(const char *path, const bench__context *ctx, siz
         }
     }
     char mac[BENCH__MAC_TEXT];
-    /* Without its size: the programs table keeps none to check it against. */
-    rc = bench__snapshot_sign(hash, 0, mac, sizeof mac, why, sizeof why);
+    /* With its size, which --history-confirm checks against the file before reading it. */
+    rc = bench__snapshot_sign(hash, ctx->program_bytes, mac, sizeof mac, why, sizeof why);
     if (rc != 0) {
         bench__msg(msg, len, "history '%s': the program was not kept: %s", path, why);
         close(dfd);
