@@ -34,7 +34,16 @@
   by the programs of runs 6 and 7 and placed at run 7. A step made by the environment (the same
   program in every run it may be at) is "not a code change"; a program not kept
   (--history-programs 0) cannot confirm, and says why; --history-programs N keeps the N most
-  recently used programs only.
+  recently used programs only; a kept program replaced by a huge file is refused on its signed
+  size before it is read.
+- The programs folder is never a way to remove other files: rows naming "sha256:../x" or a path
+  remove nothing outside FILE.programs; a history that another user owns or that others may
+  write, and a FILE.programs that is a symbolic link, keep and remove nothing (one warning,
+  the run recorded, exit 0).
+- What a run killed outright while making a history leaves beside it (FILE.new-PID and SQLite's
+  -wal, -shm, -journal of it), or while keeping its program (a copy in FILE.programs), is removed
+  by the next run once its process is gone and it is ten minutes old; a file of a live process, a
+  recent one, and another user's, are left.
 """
 import atexit
 import json
@@ -87,6 +96,38 @@ class HistoryTest(e2e_helpers.Case):
             self.skipTest("this build has no SQLite (bench --version says history: compiled out)")
         self.dir = self.temp_dir("bench-history-")
         self.db = os.path.join(self.dir, "runs.db")
+
+    def test_stale_files_of_a_killed_creation_are_removed(self):
+        dead = subprocess.Popen(["true"])
+        dead.wait()
+        old = time.time() - 3600
+        base = f"{self.db}.new-{dead.pid}"
+        stale = [base, base + "-wal", base + "-shm", base + "-journal"]
+        kept = [f"{self.db}.new-{os.getpid()}",  # its process is alive
+                f"{self.db}.new-{dead.pid}-other",  # not a name the history makes
+                f"{self.db}.new-{dead.pid}0"]  # recent (below)
+        others = [f"{self.db}.new-{dead.pid}9"] if os.geteuid() == 0 else []
+        for f in stale + kept + others:
+            with open(f, "w", encoding="utf-8") as fh:
+                fh.write("x")
+            if not f.endswith("0"):
+                os.utime(f, (old, old))
+        for f in others:
+            os.chown(f, 54321, 54321)  # an unused uid: another user's file
+        # A program's copy of a run killed while keeping it (FILE.programs, snapshot.c).
+        os.mkdir(self.db + ".programs", 0o700)
+        copy = os.path.join(self.db + ".programs", f"{'a' * 64}.program.tmp.{dead.pid}.AbC123")
+        with open(copy, "w", encoding="utf-8") as fh:
+            fh.write("x")
+        os.utime(copy, (old, old))
+        stale.append(copy)
+        p = run(FIXTURE, *FAST, "--exact", "cmp/chain", "--history", self.db,
+                env_extra={"XDG_CONFIG_HOME": os.path.join(self.dir, "config")})
+        self.assert_exit(p, 0)
+        for f in stale:
+            self.assertFalse(os.path.exists(f), f)
+        for f in kept + others:
+            self.assertTrue(os.path.exists(f), f)
 
     def runs_recorded(self):
         db = sqlite3.connect(self.db)
@@ -741,6 +782,67 @@ class HistoryConfirmTest(e2e_helpers.Case):
             p = run(self.old, *args, env_extra=self.env)
             self.assert_exit(p, 2)
             self.assertIn(why, p.stderr)
+
+    def test_huge_program_is_refused_before_it_is_read(self):
+        # A kept program replaced by a sparse file of 256 MiB with an ELF header: its size is
+        # not the one signed, so it is refused before a byte of it is read.
+        self.record(self.old, 6)
+        self.record(self.new, 6)
+        kept = os.path.join(self.db + ".programs", digest(self.old) + ".program")
+        with open(kept, "r+b") as f:
+            f.truncate(256 << 20)
+        out = self.show()
+        self.assertIn("cmp/chain: change point at run 7", out)
+        self.assertIn("the program of run 6 is not run: its signature does not match", out)
+
+    def test_rows_never_name_other_files(self):
+        self.record(self.old, 1, "--history-programs", "1")
+        victims = [os.path.join(self.dir, "baselines", "main.program"),
+                   os.path.join(self.dir, "abs", "victim.program")]
+        for v in victims:
+            os.makedirs(os.path.dirname(v))
+            with open(v, "wb") as f:
+                f.write(b"the user's snapshot\n")
+        # Older than the program kept: pruned first by the next save.
+        rows = ["sha256:../baselines/main",
+                "sha256:" + "../" * 32 + victims[1][1:-len(".program")],
+                "sha256:" + "/" + victims[1][1:-len(".program")]]
+        with sqlite3.connect(self.db) as db:
+            for h in rows:
+                db.execute("INSERT INTO programs VALUES (?, 'x', '2000-01-01T00:00:00')", (h,))
+        self.record(self.new, 1, "--history-programs", "1")
+        for v in victims:
+            self.assertTrue(os.path.exists(v), f"{v} removed through a row of the history")
+        self.assertEqual(self.kept(), [digest(self.new) + ".program"])
+
+    def assert_nothing_kept_or_removed(self, folder, why):
+        before = sorted(os.listdir(folder))
+        p = run(self.new, *FAST, "--exact", "cmp/chain", "--history", self.db,
+                "--history-programs", "1", env_extra=self.env)
+        self.assert_exit(p, 0)
+        lines = [line for line in p.stderr.splitlines() if "not kept" in line]
+        self.assertEqual(len(lines), 1, p.stderr)
+        self.assertIn(why, lines[0])
+        self.assertEqual(sorted(os.listdir(folder)), before, "files kept or removed")
+        with sqlite3.connect(self.db) as db:
+            self.assertEqual(db.execute("SELECT count(*) FROM runs").fetchone()[0], 2)
+
+    def test_history_others_may_write_keeps_nothing(self):
+        self.record(self.old, 1, "--history-programs", "1")
+        os.chmod(self.db, 0o666)
+        if os.geteuid() == 0:
+            os.chown(self.db, 54321, 54321)  # an unused uid: another user's shared history
+            why = "owned by another user (uid 54321)"
+        else:
+            why = "other users may write it (mode 0666)"
+        self.assert_nothing_kept_or_removed(self.db + ".programs", why)
+
+    def test_linked_programs_folder_is_not_followed(self):
+        self.record(self.old, 1, "--history-programs", "1")
+        elsewhere = os.path.join(self.dir, "elsewhere")
+        os.rename(self.db + ".programs", elsewhere)
+        os.symlink(elsewhere, self.db + ".programs")
+        self.assert_nothing_kept_or_removed(elsewhere, "symbolic link")
 
 
 if __name__ == "__main__":

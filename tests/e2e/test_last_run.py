@@ -12,13 +12,21 @@
 - A run of a subset keeps the other benchmarks' entries; a copy of the program elsewhere keeps its
   own file.
 - A corrupt, huge or foreign file (none of this program's benchmarks), and a folder that cannot
-  be made, give at most one line on stderr naming the file, exit 0, and no block.
+  be made, give at most one line on stderr naming the file, exit 0, and no block; another user's
+  file (as root: given to an unused uid) is neither read nor replaced.
+- A shared BENCH_LAST_DIR (mode 1777): the file is kept in this user's folder inside it
+  (BENCH_LAST_DIR/UID, 0700); a file another user planted under the program's name in the shared
+  folder is neither read nor replaced, and a link another user swaps in there during the run
+  never makes the run write through it (this user's own files stay as they were). As root, the
+  same with two real users (setpriv with unused uids): a victim and an attacker.
 """
 import glob
 import json
 import os
 import shutil
 import re
+import subprocess
+import threading
 import unittest
 
 import e2e_helpers
@@ -214,6 +222,19 @@ class LastRunTest(e2e_helpers.Case):
         self.assertTrue(os.path.islink(path))
         self.assertEqual(read_bytes(target), before)
 
+    def test_another_users_file_is_neither_read_nor_replaced(self):
+        if os.geteuid() != 0:
+            self.skipTest("only root can give a file to another user")
+        path = self.first_run()
+        before = read_bytes(path)
+        os.chown(path, SharedFolderTest.OTHER_UID, SharedFolderTest.OTHER_UID)
+        p = run(FIXTURE, *FAST, *PAIR, env=self.env)
+        self.assert_exit(p, 0)
+        self.assertNotIn("Since the last run", p.stdout)
+        self.assertIn("owned by another user (uid 54321): not read", p.stderr)
+        self.assertEqual(read_bytes(path), before)
+        self.assertEqual(os.stat(path).st_uid, SharedFolderTest.OTHER_UID)
+
     def test_no_home(self):
         env = e2e_helpers.environ(unset=["BENCH_LAST_DIR", "HOME", "XDG_CACHE_HOME",
                                          "BENCH_HISTORY"])
@@ -221,6 +242,172 @@ class LastRunTest(e2e_helpers.Case):
         self.assert_exit(p, 0)
         self.assertNotIn("last run", p.stderr)
         self.assertNotIn("Since the last run", p.stdout)
+
+
+class SharedFolderTest(e2e_helpers.Case):
+    """A BENCH_LAST_DIR that other users may write (docs/comparison.md#threat-model)."""
+
+    OTHER_UID = 54321  # an unused uid: owns the planted file when the test runs as root
+
+    def setUp(self):
+        self.dir = self.temp_dir("bench-shared-")
+        self.shared = os.path.join(self.dir, "shared")
+        os.mkdir(self.shared)
+        os.chmod(self.shared, 0o1777)
+        self.mine = os.path.join(self.shared, str(os.geteuid()))
+        self.env = e2e_helpers.environ({"BENCH_LAST_DIR": self.shared},
+                                       unset=["BENCH_HISTORY", "NO_COLOR"])
+        # The file a run keeps, as it would be named in any folder, and its contents.
+        private = os.path.join(self.dir, "private")
+        p = run(FIXTURE, *FAST, *PAIR,
+                env=e2e_helpers.environ(self.env, {"BENCH_LAST_DIR": private}))
+        self.assert_exit(p, 0)
+        (self.name,) = [n for n in os.listdir(private) if n.endswith(".json")]
+        self.good = read_bytes(os.path.join(private, self.name))
+
+    def test_planted_file_is_neither_read_nor_replaced(self):
+        planted = os.path.join(self.shared, self.name)
+        with open(planted, "wb") as f:
+            f.write(self.good)
+        if os.geteuid() == 0:
+            os.chown(planted, self.OTHER_UID, self.OTHER_UID)
+        p = run(FIXTURE, *FAST, *PAIR, env=self.env)
+        self.assert_exit(p, 0)
+        self.assertNotIn("Since the last run", p.stdout, "another user's numbers shown")
+        self.assertNotIn("last run", p.stderr)
+        self.assertEqual(read_bytes(planted), self.good)
+        self.assertEqual(os.stat(self.mine).st_mode & 0o7777, 0o700)
+        self.assertEqual(sorted(os.listdir(self.mine)), [self.name, self.name + ".lock"])
+        p = run(FIXTURE, *FAST, *PAIR, env=self.env)
+        self.assert_exit(p, 0)
+        kept = os.path.join(self.mine, self.name)
+        self.assertIn(f", {kept}; --no-last hides this):\n", p.stdout)
+
+    def test_link_swapped_in_during_the_run_is_not_written_through(self):
+        # This user's file elsewhere; an attacker keeps swapping the program's name in the shared
+        # folder between a regular file (what a check by name sees) and a link to that file. The
+        # attacker is a thread of this test: whose it is does not change whether the run writes
+        # through the link, and another user could not swap the name again once the run (as
+        # root) had replaced their file in the sticky folder, which would make the race a
+        # one-shot.
+        notes = os.path.join(self.dir, "notes.txt")
+        with open(notes, "w", encoding="utf-8") as f:
+            f.write("my notes\n")
+        os.chmod(notes, 0o600)
+        target = os.path.join(self.shared, self.name)
+        stop = threading.Event()
+
+        def swap():
+            link, regular = target + ".l", target + ".r"
+            while not stop.is_set():
+                with open(regular, "wb") as f:
+                    f.write(self.good)
+                os.replace(regular, target)
+                os.symlink(notes, link)
+                os.replace(link, target)
+
+        swapper = threading.Thread(target=swap)
+        swapper.start()
+        try:
+            for _ in range(8):
+                p = run(FIXTURE, *FAST, *PAIR, env=self.env)
+                self.assert_exit(p, 0)
+                self.assertEqual(read_bytes(notes), b"my notes\n", "written through the link")
+                self.assertEqual(os.stat(notes).st_mode & 0o777, 0o600)
+        finally:
+            stop.set()
+            swapper.join()
+        self.assertTrue(os.path.isfile(os.path.join(self.mine, self.name)))
+
+
+SWAP = """
+import os, sys
+target, notes, good = sys.argv[1:4]
+data = open(good, "rb").read()
+link, regular = target + ".l", target + ".r"
+while True:
+    with open(regular, "wb") as f:
+        f.write(data)
+    os.replace(regular, target)
+    if os.path.lexists(link):
+        os.unlink(link)
+    os.symlink(notes, link)
+    os.replace(link, target)
+"""
+
+
+class CrossUserTest(e2e_helpers.Case):
+    """The shared-folder cases with two real users: as root, a victim and an attacker run under
+    unused uids (setpriv), the victim's program and files its own."""
+
+    VICTIM, ATTACKER = 54322, 54321
+
+    def setUp(self):
+        if os.geteuid() != 0 or not shutil.which("setpriv") or not os.path.exists(
+                "/usr/bin/python3"):
+            self.skipTest("needs root, setpriv and /usr/bin/python3 to act as two other users")
+        self.dir = self.temp_dir("bench-users-")
+        os.chmod(self.dir, 0o755)
+        self.shared = os.path.join(self.dir, "shared")
+        os.mkdir(self.shared)
+        os.chmod(self.shared, 0o1777)
+        self.home = os.path.join(self.dir, "victim")
+        os.mkdir(self.home, 0o700)
+        os.chown(self.home, self.VICTIM, self.VICTIM)
+        self.env = e2e_helpers.environ({"BENCH_LAST_DIR": self.shared, "HOME": self.home},
+                                       unset=["BENCH_HISTORY", "NO_COLOR", "XDG_CACHE_HOME",
+                                              "XDG_CONFIG_HOME"])
+        private = os.path.join(self.home, "private")
+        p = self.victim(env=e2e_helpers.environ(self.env, {"BENCH_LAST_DIR": private}))
+        self.assert_exit(p, 0)
+        (self.name,) = [n for n in os.listdir(private) if n.endswith(".json")]
+        self.good = os.path.join(self.dir, "good.json")
+        shutil.copyfile(os.path.join(private, self.name), self.good)
+        os.chmod(self.good, 0o644)
+
+    @staticmethod
+    def as_user(uid, argv):
+        return ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups", *argv]
+
+    def victim(self, env=None):
+        return e2e_helpers.run(self.as_user(self.VICTIM, [FIXTURE, *FAST, *PAIR]), timeout=90,
+                               env=env or self.env, encoding="utf-8")
+
+    def test_planted_file_does_not_change_the_victims_output(self):
+        planted = os.path.join(self.shared, self.name)
+        shutil.copyfile(self.good, planted)
+        os.chown(planted, self.ATTACKER, self.ATTACKER)
+        before = read_bytes(planted)
+        p = self.victim()
+        self.assert_exit(p, 0)
+        self.assertNotIn("Since the last run", p.stdout, "the attacker's numbers shown")
+        self.assertNotIn("last run", p.stderr)
+        self.assertEqual(read_bytes(planted), before)
+        mine = os.path.join(self.shared, str(self.VICTIM))
+        st = os.stat(mine)
+        self.assertEqual((st.st_uid, st.st_mode & 0o7777), (self.VICTIM, 0o700))
+        self.assertTrue(os.path.isfile(os.path.join(mine, self.name)))
+
+    def test_link_swapped_in_by_another_user_is_not_written_through(self):
+        notes = os.path.join(self.home, "notes.txt")
+        with open(notes, "w", encoding="utf-8") as f:
+            f.write("my notes\n")
+        os.chown(notes, self.VICTIM, self.VICTIM)
+        os.chmod(notes, 0o600)
+        target = os.path.join(self.shared, self.name)
+        attacker = subprocess.Popen(self.as_user(self.ATTACKER, ["/usr/bin/python3", "-c", SWAP,
+                                                                 target, notes, self.good]))
+        try:
+            for _ in range(8):
+                p = self.victim()
+                self.assert_exit(p, 0)
+                self.assertEqual(read_bytes(notes), b"my notes\n", "written through the link")
+                st = os.stat(notes)
+                self.assertEqual((st.st_uid, st.st_mode & 0o777), (self.VICTIM, 0o600))
+            self.assertIsNone(attacker.poll(), "the attacker's loop stopped by itself")
+        finally:
+            attacker.terminate()
+            attacker.wait()
 
 
 if __name__ == "__main__":

@@ -5,7 +5,8 @@ by an interleaved run against it (docs/comparison.md#confirming-a-change-against
 The fixture's cmp/chain is slower by N% when its program file ends with the marker "E2ESLOW<N>"
 (fixture_more.c): such a copy is a "new build" that is N% slower, while the baseline's snapshot of
 the original, run beside it, is not. A byte appended to a copy changes its hash without changing
-what it does. E2E_FIXTURE points at the fixture.
+what it does. A snapshot replaced by a huge sparse file is refused on the size its signature
+covers, before it is read. E2E_FIXTURE points at the fixture.
 """
 import hashlib
 import json
@@ -128,6 +129,20 @@ class SnapshotTest(e2e_helpers.Case):
         p, doc = self.compare(self.copy("fix_slow100", b"E2ESLOW100\n"))
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertIn("not the one it measured", p.stderr)
+        self.assertEqual(doc["cmp/chain"]["change"]["settled_by"], "saved numbers")
+
+    def test_huge_snapshot_is_refused_on_its_size(self):
+        # A sparse file with an ELF header in the snapshot's place: refused on the size the
+        # signature covers, before a byte of it is read (it was copied into memory whole).
+        self.save(self.copy("fix"))
+        snap = os.path.join(self.base, "before.program")
+        saved = os.path.getsize(snap)
+        with open(snap, "r+b") as f:
+            f.truncate(256 << 20)
+        p, doc = self.compare(self.copy("fix_slow100", b"E2ESLOW100\n"))
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn(f"not the one it measured ({256 << 20} bytes, not the {saved} saved)",
+                      p.stderr)
         self.assertEqual(doc["cmp/chain"]["change"]["settled_by"], "saved numbers")
 
     def test_confirmation_can_be_turned_off(self):

@@ -3,7 +3,8 @@
  * NaN and infinities, negative and fractional counts, missing fields, huge arrays, deep nesting,
  * binary garbage, oversized) is rejected with a message naming the file and the JSON path, never
  * a crash or a huge allocation (CI runs this under ASan). Saving merges by id, refuses to replace
- * a broken file, and a save killed at any moment leaves a readable baseline.
+ * a broken file, and a save killed at any moment leaves a readable baseline. A folder pinned for
+ * work by its descriptor (bench__dir_pin) stays that folder whatever is renamed or linked later.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -12,6 +13,7 @@
 #include <cmocka.h>
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -439,6 +441,58 @@ static int setup(void **state)
     return mkdtemp(tmpdir) ? 0 : -1;
 }
 
+/* A folder opened and checked once is reached through its descriptor afterwards: renaming it
+ * and putting a link in its place changes nothing; one others may write, another user's, a link
+ * with O_NOFOLLOW and a missing one are refused, each with its reason. */
+static void test_pinned_folder(void **state)
+{
+    (void)state;
+    char dir[128], moved[128], elsewhere[128], pinned[64], file[128], why[256];
+    path_in(dir, sizeof dir, tmpdir, "pin");
+    path_in(moved, sizeof moved, tmpdir, "pin-moved");
+    path_in(elsewhere, sizeof elsewhere, tmpdir, "pin-elsewhere");
+    assert_int_equal(mkdir(dir, 0700), 0);
+    assert_int_equal(mkdir(elsewhere, 0700), 0);
+    int fd = -1;
+    assert_int_equal(bench__dir_pin(AT_FDCWD, dir, O_NOFOLLOW, &fd, pinned, sizeof pinned, why,
+                                    sizeof why), 0);
+    assert_true(fd >= 0 && (fcntl(fd, F_GETFD) & FD_CLOEXEC));
+    assert_int_equal(rename(dir, moved), 0);
+    assert_int_equal(symlink(elsewhere, dir), 0);
+    snprintf(file, sizeof file, "%s/x.json", pinned);
+    char msg[512];
+    assert_int_equal(bench__write_atomic(file, "{}", msg, sizeof msg), 0);
+    char there[160];
+    path_in(there, sizeof there, moved, "x.json");
+    struct stat st;
+    assert_int_equal(stat(there, &st), 0);
+    path_in(there, sizeof there, elsewhere, "x.json");
+    assert_int_not_equal(stat(there, &st), 0);
+    close(fd);
+    /* The link in its place, not followed; followed without O_NOFOLLOW. */
+    assert_int_equal(bench__dir_pin(AT_FDCWD, dir, O_NOFOLLOW, &fd, pinned, sizeof pinned, why,
+                                    sizeof why), BENCH_EIO);
+    assert_non_null(strstr(why, "symbolic link"));
+    assert_int_equal(fd, -1);
+    assert_int_equal(bench__dir_pin(AT_FDCWD, dir, 0, &fd, pinned, sizeof pinned, why,
+                                    sizeof why), 0);
+    close(fd);
+    assert_int_equal(chmod(moved, 01777), 0);
+    assert_int_equal(bench__dir_pin(AT_FDCWD, moved, O_NOFOLLOW, &fd, pinned, sizeof pinned, why,
+                                    sizeof why), BENCH_EINVAL);
+    assert_non_null(strstr(why, "other users may write it (mode 1777)"));
+    assert_int_equal(chmod(moved, 0700), 0);
+    if (geteuid() == 0) {
+        assert_int_equal(chown(moved, 54321, 54321), 0);
+        assert_int_equal(bench__dir_pin(AT_FDCWD, moved, O_NOFOLLOW, &fd, pinned, sizeof pinned,
+                                        why, sizeof why), BENCH_EINVAL);
+        assert_non_null(strstr(why, "owned by another user (uid 54321)"));
+    }
+    path_in(there, sizeof there, tmpdir, "pin-missing");
+    assert_int_equal(bench__dir_pin(AT_FDCWD, there, O_NOFOLLOW, &fd, pinned, sizeof pinned, why,
+                                    sizeof why), BENCH_EUNAVAIL);
+}
+
 static int teardown(void **state)
 {
     (void)state;
@@ -459,6 +513,7 @@ int main(void)
         cmocka_unit_test(test_killed_save_leaves_a_valid_baseline),
         cmocka_unit_test(test_terminated_write_leaves_no_temp),
         cmocka_unit_test(test_concurrent_saves_lose_nothing),
+        cmocka_unit_test(test_pinned_folder),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

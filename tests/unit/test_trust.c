@@ -2,9 +2,10 @@
  * test_trust.c: what decides whether a program snapshot may run. SHA-256 and HMAC-SHA-256
  * against the published test vectors (FIPS 180-2 appendix B, RFC 4231 section 4); the per-user
  * key (created 0600 in a 0700 directory, refused when others may read or write it, or when it is
- * a symbolic link); snapshot signatures; and the checks on the snapshot file itself (a symbolic
- * link, a script, a file others may write, one whose hash differs) before it is copied into a
- * sealed memory file.
+ * a symbolic link); snapshot signatures, with and without the size they vouch for; and the
+ * checks on the snapshot file itself (a symbolic link, a script, a file others may write, one
+ * whose hash or signed size differs, a huge one never copied) before it is copied into a sealed
+ * memory file.
  */
 #define _GNU_SOURCE /* F_GET_SEALS */
 #include <stdarg.h>
@@ -14,9 +15,11 @@
 #include <cmocka.h>
 
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -181,20 +184,22 @@ static void test_signatures(void **state)
 {
     (void)state;
     char mac[BENCH__MAC_TEXT], msg[512];
+    double vouched = -1;
     const char *h1 = "sha256:00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff";
     const char *h2 = "sha256:10112233445566778899aabbccddeeff00112233445566778899aabbccddeeff";
-    assert_int_equal(bench__snapshot_sign(h1, mac, sizeof mac, msg, sizeof msg), 0);
+    assert_int_equal(bench__snapshot_sign(h1, 0, mac, sizeof mac, msg, sizeof msg), 0);
     assert_int_equal(strncmp(mac, "hmac-sha256:", 12), 0);
     assert_int_equal(strlen(mac), 12 + 64);
-    assert_int_equal(bench__snapshot_verify(h1, mac, msg, sizeof msg), 0);
+    assert_int_equal(bench__snapshot_verify(h1, 0, mac, &vouched, msg, sizeof msg), 0);
     /* Another hash, an edited signature, none at all: refused, each with its reason. */
-    assert_int_equal(bench__snapshot_verify(h2, mac, msg, sizeof msg), BENCH_EINVAL);
+    assert_int_equal(bench__snapshot_verify(h2, 0, mac, &vouched, msg, sizeof msg), BENCH_EINVAL);
     assert_non_null(strstr(msg, "does not match this user's key"));
     char edited[BENCH__MAC_TEXT];
     snprintf(edited, sizeof edited, "%s", mac);
     edited[20] = edited[20] == '0' ? '1' : '0';
-    assert_int_equal(bench__snapshot_verify(h1, edited, msg, sizeof msg), BENCH_EINVAL);
-    assert_int_equal(bench__snapshot_verify(h1, "", msg, sizeof msg), BENCH_EINVAL);
+    assert_int_equal(bench__snapshot_verify(h1, 0, edited, &vouched, msg, sizeof msg),
+                     BENCH_EINVAL);
+    assert_int_equal(bench__snapshot_verify(h1, 0, "", &vouched, msg, sizeof msg), BENCH_EINVAL);
     assert_non_null(strstr(msg, "not signed"));
     /* Another user's key (another configuration directory): the same signature fails. */
     char other[160];
@@ -203,12 +208,33 @@ static void test_signatures(void **state)
     char saved[160];
     snprintf(saved, sizeof saved, "%s", mine);
     setenv("XDG_CONFIG_HOME", other, 1);
-    assert_int_equal(bench__snapshot_verify(h1, mac, msg, sizeof msg), BENCH_EINVAL);
+    assert_int_equal(bench__snapshot_verify(h1, 0, mac, &vouched, msg, sizeof msg), BENCH_EINVAL);
     assert_non_null(strstr(msg, "cannot be checked"));
     char mac2[BENCH__MAC_TEXT];
-    assert_int_equal(bench__snapshot_sign(h1, mac2, sizeof mac2, msg, sizeof msg), 0);
+    assert_int_equal(bench__snapshot_sign(h1, 0, mac2, sizeof mac2, msg, sizeof msg), 0);
     assert_string_not_equal(mac, mac2);
     setenv("XDG_CONFIG_HOME", saved, 1);
+}
+
+static void test_size_is_signed(void **state)
+{
+    (void)state;
+    char mac[BENCH__MAC_TEXT], old[BENCH__MAC_TEXT], msg[512];
+    double vouched = -1;
+    const char *h = "sha256:00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff";
+    assert_int_equal(bench__snapshot_sign(h, 4096, mac, sizeof mac, msg, sizeof msg), 0);
+    assert_int_equal(bench__snapshot_sign(h, 0, old, sizeof old, msg, sizeof msg), 0);
+    assert_string_not_equal(mac, old);
+    assert_int_equal(bench__snapshot_verify(h, 4096, mac, &vouched, msg, sizeof msg), 0);
+    assert_true(vouched == 4096);
+    /* An edited size, or none: the signature no longer matches. */
+    assert_int_equal(bench__snapshot_verify(h, 4097, mac, &vouched, msg, sizeof msg),
+                     BENCH_EINVAL);
+    assert_true(vouched == 0);
+    assert_int_equal(bench__snapshot_verify(h, 0, mac, &vouched, msg, sizeof msg), BENCH_EINVAL);
+    /* An older version's signature, without a size: good, but vouches for no size. */
+    assert_int_equal(bench__snapshot_verify(h, 4096, old, &vouched, msg, sizeof msg), 0);
+    assert_true(vouched == 0);
 }
 
 /* ---- the snapshot file ---- */
@@ -243,7 +269,7 @@ static void test_snapshot_checks(void **state)
     snprintf(path, sizeof path, "%s/m.program", dir);
     write_file(path, elf, sizeof elf, 0755);
     int fd = -1;
-    assert_int_equal(bench__snapshot_open(dir, "m.program", hash, 0, &fd, msg, sizeof msg), 0);
+    assert_int_equal(bench__snapshot_open(dir, "m.program", hash, 0, 0, &fd, msg, sizeof msg), 0);
     /* The copy holds the bytes that were checked, and no one can change it. */
     unsigned char back[sizeof elf + 1];
     assert_int_equal(pread(fd, back, sizeof back, 0), (ssize_t)sizeof elf);
@@ -257,25 +283,25 @@ static void test_snapshot_checks(void **state)
     /* Another hash than the one recorded. */
     char other[BENCH__HASH_TEXT];
     text_hash("x", 1, other);
-    assert_int_equal(bench__snapshot_open(dir, "m.program", other, 0, &fd, msg, sizeof msg),
+    assert_int_equal(bench__snapshot_open(dir, "m.program", other, 0, 0, &fd, msg, sizeof msg),
                      BENCH_EINVAL);
     assert_non_null(strstr(msg, "not the one it measured"));
     assert_int_equal(fd, -1);
     /* Writable by group or others: the file, then the directory. */
     assert_int_equal(chmod(path, 0775), 0);
-    assert_int_equal(bench__snapshot_open(dir, "m.program", hash, 0, &fd, msg, sizeof msg),
+    assert_int_equal(bench__snapshot_open(dir, "m.program", hash, 0, 0, &fd, msg, sizeof msg),
                      BENCH_EINVAL);
     assert_non_null(strstr(msg, "other users may write it"));
     assert_int_equal(chmod(path, 0755), 0);
     assert_int_equal(chmod(dir, 0777), 0);
-    assert_int_equal(bench__snapshot_open(dir, "m.program", hash, 0, &fd, msg, sizeof msg),
+    assert_int_equal(bench__snapshot_open(dir, "m.program", hash, 0, 0, &fd, msg, sizeof msg),
                      BENCH_EINVAL);
     assert_non_null(strstr(msg, "directory is not safe"));
     assert_int_equal(chmod(dir, 0755), 0);
     /* Owned by another user (only root can make one). */
     if (geteuid() == 0) {
         assert_int_equal(chown(path, 65534, 65534), 0);
-        assert_int_equal(bench__snapshot_open(dir, "m.program", hash, 0, &fd, msg, sizeof msg),
+        assert_int_equal(bench__snapshot_open(dir, "m.program", hash, 0, 0, &fd, msg, sizeof msg),
                          BENCH_EINVAL);
         assert_non_null(strstr(msg, "owned by another user"));
         assert_int_equal(chown(path, 0, 0), 0);
@@ -285,27 +311,66 @@ static void test_snapshot_checks(void **state)
     snprintf(real, sizeof real, "%s/real", root);
     assert_int_equal(rename(path, real), 0);
     assert_int_equal(symlink(real, path), 0);
-    assert_int_equal(bench__snapshot_open(dir, "m.program", hash, 0, &fd, msg, sizeof msg),
+    assert_int_equal(bench__snapshot_open(dir, "m.program", hash, 0, 0, &fd, msg, sizeof msg),
                      BENCH_EINVAL);
     assert_non_null(strstr(msg, "symbolic link"));
     assert_int_equal(unlink(path), 0);
     /* Missing. */
-    assert_int_equal(bench__snapshot_open(dir, "m.program", hash, 0, &fd, msg, sizeof msg),
+    assert_int_equal(bench__snapshot_open(dir, "m.program", hash, 0, 0, &fd, msg, sizeof msg),
                      BENCH_EUNAVAIL);
     assert_non_null(strstr(msg, "missing"));
     /* A script whose hash is recorded: not an ELF program, never run. */
     const char *script = "#!/bin/sh\necho ran\n";
     text_hash(script, strlen(script), hash);
     write_file(path, script, strlen(script), 0755);
-    assert_int_equal(bench__snapshot_open(dir, "m.program", hash, 0, &fd, msg, sizeof msg),
+    assert_int_equal(bench__snapshot_open(dir, "m.program", hash, 0, 0, &fd, msg, sizeof msg),
                      BENCH_EINVAL);
     assert_non_null(strstr(msg, "not an ELF executable"));
     /* A directory in its place. */
     assert_int_equal(unlink(path), 0);
     assert_int_equal(mkdir(path, 0755), 0);
-    assert_int_equal(bench__snapshot_open(dir, "m.program", hash, 0, &fd, msg, sizeof msg),
+    assert_int_equal(bench__snapshot_open(dir, "m.program", hash, 0, 0, &fd, msg, sizeof msg),
                      BENCH_EINVAL);
     assert_int_equal(fd, -1);
+}
+
+/* A huge file (sparse: it takes no disk) with an ELF header and another hash than the one
+ * recorded: refused before a byte is read when the size is signed, and without a size refused
+ * from its hash alone, nothing of it kept. A file-size limit of 1 MiB, which a memory file obeys
+ * too, would make any copy of it fail instead ("File too large"). */
+static void test_huge_snapshot_is_not_copied(void **state)
+{
+    (void)state;
+    char dir[160], path[192], msg[512], hash[BENCH__HASH_TEXT];
+    path_of(dir, sizeof dir, "huge");
+    assert_int_equal(mkdir(dir, 0755), 0);
+    snprintf(path, sizeof path, "%s/m.program", dir);
+    unsigned char elf[4096] = {0x7f, 'E', 'L', 'F'};
+    text_hash(elf, sizeof elf, hash);
+    write_file(path, elf, sizeof elf, 0755);
+    assert_int_equal(truncate(path, 64L << 20), 0);
+    int fd = -1;
+    assert_int_equal(bench__snapshot_open(dir, "m.program", hash, 4096, 0, &fd, msg, sizeof msg),
+                     BENCH_EINVAL);
+    assert_non_null(strstr(msg, "67108864 bytes, not the 4096 saved"));
+    struct rlimit was, small;
+    assert_int_equal(getrlimit(RLIMIT_FSIZE, &was), 0);
+    small = was;
+    small.rlim_cur = 1 << 20;
+    struct sigaction ign = {.sa_handler = SIG_IGN}, old;
+    sigaction(SIGXFSZ, &ign, &old);
+    assert_int_equal(setrlimit(RLIMIT_FSIZE, &small), 0);
+    int rc = bench__snapshot_open(dir, "m.program", hash, 0, 0, &fd, msg, sizeof msg);
+    assert_int_equal(setrlimit(RLIMIT_FSIZE, &was), 0);
+    sigaction(SIGXFSZ, &old, NULL);
+    assert_int_equal(rc, BENCH_EINVAL);
+    assert_non_null(strstr(msg, "its bytes changed since the save"));
+    assert_int_equal(fd, -1);
+    /* The program itself, at its signed size: opened. */
+    assert_int_equal(truncate(path, sizeof elf), 0);
+    assert_int_equal(bench__snapshot_open(dir, "m.program", hash, 4096, 0, &fd, msg, sizeof msg),
+                     0);
+    close(fd);
 }
 
 int main(void)
@@ -315,7 +380,9 @@ int main(void)
         cmocka_unit_test(test_hmac_rfc4231),
         cmocka_unit_test(test_key_is_made_private_and_reused),
         cmocka_unit_test(test_signatures),
+        cmocka_unit_test(test_size_is_signed),
         cmocka_unit_test(test_snapshot_checks),
+        cmocka_unit_test(test_huge_snapshot_is_not_copied),
     };
     return cmocka_run_group_tests(tests, make_root, remove_root);
 }

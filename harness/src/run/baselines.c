@@ -158,8 +158,8 @@ int bench__save_named(const char *dir, const char *name, const char *path,
             step.snap = &snap;
             bench__msg(sctx.program_file, sizeof sctx.program_file, "%s.program", name);
             char why[512];
-            if (bench__snapshot_sign(snap.hash, sctx.program_mac, sizeof sctx.program_mac, why,
-                                     sizeof why) != 0) {
+            if (bench__snapshot_sign(snap.hash, snap.bytes, sctx.program_mac,
+                                     sizeof sctx.program_mac, why, sizeof why) != 0) {
                 sctx.program_mac[0] = '\0';
                 fprintf(stderr, "bench: warning: baseline '%s' keeps its program unsigned (%s): "
                                 "a later comparison runs it only with --trust-snapshots\n",
@@ -464,13 +464,14 @@ static int open_snapshot(const bench__request *c, const bench__saved *old, const
     const char *name = c->baseline;
     char why[768] = "", shown[4 * sizeof why];
     int rc = 0;
+    double bytes = 0; /* the size its signature vouches for; 0 none */
     if (!c->trust_snapshots)
-        rc = bench__snapshot_verify(old->ctx.program_hash, old->ctx.program_mac, why,
-                                    sizeof why);
+        rc = bench__snapshot_verify(old->ctx.program_hash, old->ctx.program_bytes,
+                                    old->ctx.program_mac, &bytes, why, sizeof why);
     if (rc == 0) {
         double timeout = bench__request_timeout(c);
         rc = bench__snapshot_open(bench__baseline_dir(c), old->ctx.program_file,
-                                  old->ctx.program_hash,
+                                  old->ctx.program_hash, bytes,
                                   bench__now_ns() + (int64_t)(timeout * 1e9), fd, why,
                                   sizeof why);
         if (rc == BENCH_EUSAGE)

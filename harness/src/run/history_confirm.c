@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "core/base.h"
@@ -59,16 +60,22 @@ static int open_side(const bench__request *c, const char *history, side *s)
                    "the program of run %lld is not kept (--history-programs)", s->run);
         return 1;
     }
+    char file[256], path[4500];
+    bench__msg(file, sizeof file, "%s.program", s->hash + strlen("sha256:"));
+    /* The signature covers the program's size: checked against the file's before a byte of it
+     * is read (a kept program of an older version, signed without one, is hashed first). */
+    bench__msg(path, sizeof path, "%s/%s", dir, file);
+    struct stat st;
+    double size = lstat(path, &st) == 0 && S_ISREG(st.st_mode) ? (double)st.st_size : 0;
+    double bytes = 0; /* the size the signature vouches for; 0 none */
     if (!c->trust_snapshots &&
-        bench__snapshot_verify(s->hash, s->mac, msg, sizeof msg) != 0) {
+        bench__snapshot_verify(s->hash, size, s->mac, &bytes, msg, sizeof msg) != 0) {
         bench__msg(s->why, sizeof s->why, "the program of run %lld is not run: %s (--trust-"
                                           "snapshots runs it anyway)", s->run, msg);
         return 1;
     }
-    char file[256];
-    bench__msg(file, sizeof file, "%s.program", s->hash + strlen("sha256:"));
     double timeout = bench__request_timeout(c);
-    int rc = bench__snapshot_open(dir, file, s->hash, bench__now_ns() + (int64_t)(timeout * 1e9),
+    int rc = bench__snapshot_open(dir, file, s->hash, bytes, bench__now_ns() + (int64_t)(timeout * 1e9),
                                   &s->fd, msg, sizeof msg);
     if (rc == BENCH_EUSAGE)
         return BENCH_EUSAGE;

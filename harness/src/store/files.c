@@ -18,8 +18,10 @@
  * ignored during the write, so the write fails with EFBIG and is cleaned up like any failure.
  * For what no handler can catch (SIGKILL, a power cut), each save first removes temporary files
  * in its directory whose process is gone and that are older than BENCH__STALE_TMP_S: those of
- * results and baselines, of program snapshots (NAME.program.tmp.PID.XXXXXX, snapshot.c), and
- * the snapshot copies older versions named .NAME.program.PID.tmp. Only regular files are removed.
+ * results and baselines, of program snapshots (NAME.program.tmp.PID.XXXXXX, snapshot.c), the
+ * snapshot copies older versions named .NAME.program.PID.tmp, and a history database being made
+ * (NAME.new-PID and its SQLite -journal, -wal and -shm, history.c). Only regular files this user
+ * owns are removed.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -188,6 +190,27 @@ static long legacy_snapshot_pid(const char *name)
     return pid > 0 ? pid : 0;
 }
 
+/* The process id in a history database being made, "NAME.new-PID" and SQLite's "-journal",
+ * "-wal" or "-shm" after it, or 0 when it is not one. */
+static long history_tmp_pid(const char *name)
+{
+    static const char *const sides[] = {"", "-journal", "-wal", "-shm"};
+    size_t n = strlen(name);
+    for (size_t i = 0; i < sizeof sides / sizeof sides[0]; i++) {
+        size_t k = strlen(sides[i]);
+        if (n <= k || strcmp(name + n - k, sides[i]) != 0)
+            continue;
+        const char *end = name + n - k, *p = end;
+        while (p > name && p[-1] >= '0' && p[-1] <= '9')
+            p--;
+        if (p == end || end - p > 10 || p - name < 6 || strncmp(p - 5, ".new-", 5) != 0)
+            continue;
+        long pid = strtol(p, NULL, 10);
+        return pid > 0 ? pid : 0;
+    }
+    return 0;
+}
+
 void bench__tmp_sweep(const char *dir, double older_than_s)
 {
     DIR *d = opendir(dir);
@@ -200,13 +223,16 @@ void bench__tmp_sweep(const char *dir, double older_than_s)
         long pid = tmp_name_pid(e->d_name);
         if (pid == 0)
             pid = legacy_snapshot_pid(e->d_name);
+        if (pid == 0)
+            pid = history_tmp_pid(e->d_name);
         if (pid <= 0 || pid == (long)getpid())
             continue;
         if (kill((pid_t)pid, 0) == 0 || errno != ESRCH)
             continue; /* its process may still be writing it */
         struct stat st;
+        /* Another user's file is theirs to remove, whatever its name says. */
         if (fstatat(dfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode) ||
-            difftime(now, st.st_mtime) < older_than_s)
+            st.st_uid != geteuid() || difftime(now, st.st_mtime) < older_than_s)
             continue;
         unlinkat(dfd, e->d_name, 0);
     }
@@ -243,6 +269,13 @@ static void dir_of(const char *path, char *buf, size_t len)
         bench__msg(buf, len, "%s", "/");
     else
         bench__msg(buf, len, "%.*s", (int)(slash - path), path);
+}
+
+void bench__tmp_sweep_beside(const char *path, double older_than_s)
+{
+    char dir[PATH_MAX];
+    dir_of(path, dir, sizeof dir);
+    bench__tmp_sweep(dir, older_than_s);
 }
 
 /* Replaces the regular file (or new name) `path` atomically; `shown` names it in messages. */
@@ -473,6 +506,60 @@ int bench__open_regular(const char *path, int *fd_out, struct stat *st, char *ms
     int flags = fcntl(fd, F_GETFL);
     if (flags >= 0)
         fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
+    *fd_out = fd;
+    return 0;
+}
+
+/* ---- folders other users may not touch ---- */
+
+const char *bench__unsafe_owner(const struct stat *st, char *buf, size_t len)
+{
+    if (st->st_uid != geteuid() && st->st_uid != 0) {
+        bench__msg(buf, len, "it is owned by another user (uid %ld)", (long)st->st_uid);
+        return buf;
+    }
+    if (st->st_mode & (S_IWGRP | S_IWOTH)) {
+        bench__msg(buf, len, "other users may write it (mode %04o)",
+                   (unsigned)(st->st_mode & 07777));
+        return buf;
+    }
+    return NULL;
+}
+
+int bench__dir_pin(int at, const char *dir, int flags, int *fd_out, char *pinned, size_t plen,
+                   char *why, size_t whylen)
+{
+    *fd_out = -1;
+    int fd = openat(at, dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC | flags);
+    if (fd < 0) {
+        int e = errno;
+        struct stat lst;
+        /* O_DIRECTORY | O_NOFOLLOW on a link says ENOTDIR. */
+        if (e == ENOTDIR && (flags & O_NOFOLLOW) &&
+            fstatat(at, dir, &lst, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(lst.st_mode))
+            e = ELOOP;
+        bench__msg(why, whylen, "%s", e == ELOOP ? "it is a symbolic link: never followed"
+                                                 : strerror(e));
+        return e == ENOENT ? BENCH_EUNAVAIL : BENCH_EIO;
+    }
+    struct stat st, via;
+    if (fstat(fd, &st) != 0 || !S_ISDIR(st.st_mode)) {
+        bench__msg(why, whylen, "%s", "it is not a folder");
+        close(fd);
+        return BENCH_EIO;
+    }
+    if (bench__unsafe_owner(&st, why, whylen)) {
+        close(fd);
+        return BENCH_EINVAL;
+    }
+    /* The name under /proc/self/fd is the open folder itself, whatever is renamed later; a
+     * system without /proc gives no such name, and nothing is written. */
+    bench__msg(pinned, plen, "/proc/self/fd/%d", fd);
+    if (stat(pinned, &via) != 0 || via.st_dev != st.st_dev || via.st_ino != st.st_ino) {
+        bench__msg(why, whylen, "%s", "/proc/self/fd does not name its open folders (no /proc)");
+        close(fd);
+        return BENCH_EIO;
+    }
     *fd_out = fd;
     return 0;
 }

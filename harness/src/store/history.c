@@ -279,6 +279,9 @@ static int open_db(const char *path, bool create, sqlite3 **out, char *msg, size
     int rc = check_file(path, &exists, msg, len);
     if (rc != 0)
         return rc;
+    /* What a run killed outright while making a history left beside it (create_db). */
+    if (create)
+        bench__tmp_sweep_beside(path, BENCH__STALE_TMP_S);
     if (!exists) {
         if (!create) {
             bench__msg(msg, len, "history '%s' does not exist", path);
@@ -601,55 +604,97 @@ void bench__history_programs_dir(const char *path, char *dir, size_t len)
     bench__msg(dir, len, "%s.programs", path);
 }
 
-/* Unlinks the program files of `hashes` (n of them) in dir. */
-static void unlink_programs(const char *dir, char **hashes, size_t n)
+/* Whether hash names a program file: "sha256:" and exactly 64 lowercase hex digits (anything
+ * else in a row, "sha256:../x" or a path, must never become a file name). */
+static bool program_hash_ok(const char *hash)
+{
+    return strncmp(hash, "sha256:", 7) == 0 && strlen(hash + 7) == 64 &&
+           strspn(hash + 7, "0123456789abcdef") == 64;
+}
+
+/* Unlinks the program files of `hashes` (n of them) in the folder open as dfd. */
+static void unlink_programs(int dfd, char **hashes, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
-        char file[4300];
-        bench__msg(file, sizeof file, "%s/%s.program", dir, hashes[i] + strlen("sha256:"));
-        unlink(file);
+        if (!program_hash_ok(hashes[i]))
+            continue;
+        char file[80];
+        bench__msg(file, sizeof file, "%s.program", hashes[i] + strlen("sha256:"));
+        unlinkat(dfd, file, 0);
     }
+}
+
+/* Opens the programs folder beside the history at path (made 0700 when missing) into *dfd and
+ * pinned, refusing a history or folder another user owns or may write, and a folder that is a
+ * symbolic link: a history file is data anyone who may write it controls, and the files named
+ * in it are removed. */
+static int open_programs_dir(const char *path, const char *dir, int *dfd, char *pinned,
+                             size_t plen, char *msg, size_t len)
+{
+    char why[256];
+    struct stat st;
+    if (stat(path, &st) == 0 && bench__unsafe_owner(&st, why, sizeof why)) {
+        bench__msg(msg, len, "history '%s': the program was not kept: the history is not safe "
+                             "to act on (%s)", path, why);
+        return BENCH_EINVAL;
+    }
+    if (mkdir(dir, 0700) != 0 && errno != EEXIST) {
+        bench__msg(msg, len, "history '%s': cannot make %s: %s", path, dir, strerror(errno));
+        return BENCH_EIO;
+    }
+    int rc = bench__dir_pin(AT_FDCWD, dir, O_NOFOLLOW, dfd, pinned, plen, why, sizeof why);
+    if (rc != 0)
+        bench__msg(msg, len, "history '%s': the program was not kept: %s is not safe to act on "
+                             "(%s)", path, dir, why);
+    return rc;
 }
 
 int bench__history_keep_program(const char *path, const bench__context *ctx, size_t keep,
                                 double timeout_s, char *msg, size_t len)
 {
     const char *hash = ctx->program_hash;
-    if (keep == 0 || strncmp(hash, "sha256:", 7) != 0 || strspn(hash + 7, "0123456789abcdef") !=
-                                                            strlen(hash + 7))
+    if (keep == 0 || !program_hash_ok(hash))
         return 0;
-    char dir[4200], file[4300], why[512];
+    char dir[4200], pinned[64], file[128], why[512];
     bench__history_programs_dir(path, dir, sizeof dir);
-    if (mkdir(dir, 0700) != 0 && errno != EEXIST) {
-        bench__msg(msg, len, "history '%s': cannot make %s: %s", path, dir, strerror(errno));
-        return BENCH_EIO;
-    }
-    bench__msg(file, sizeof file, "%s/%s.program", dir, hash + 7);
+    int dfd;
+    int rc = open_programs_dir(path, dir, &dfd, pinned, sizeof pinned, msg, len);
+    if (rc != 0)
+        return rc;
+    /* From here on the folder is reached through its descriptor, never by its name again. A
+     * copy a run killed outright left there goes first. */
+    bench__tmp_sweep(pinned, BENCH__STALE_TMP_S);
+    bench__msg(file, sizeof file, "%s/%s.program", pinned, hash + 7);
     struct stat fst;
     if (lstat(file, &fst) != 0) {
         bench__snapshot snap;
-        int rc = bench__snapshot_prepare(dir, hash + 7, timeout_s, &snap, why, sizeof why);
+        rc = bench__snapshot_prepare(pinned, hash + 7, timeout_s, &snap, why, sizeof why);
         if (rc == 0 && strcmp(snap.hash, hash) != 0) {
             bench__snapshot_discard(&snap);
             bench__msg(why, sizeof why, "the program's file changed while it ran");
             rc = BENCH_EIO;
         }
         if (rc == 0)
-            rc = bench__snapshot_commit(dir, hash + 7, &snap, why, sizeof why);
+            rc = bench__snapshot_commit(pinned, hash + 7, &snap, why, sizeof why);
         if (rc != 0) {
             bench__msg(msg, len, "history '%s': the program was not kept: %s", path, why);
+            close(dfd);
             return rc;
         }
     }
     char mac[BENCH__MAC_TEXT];
-    int rc = bench__snapshot_sign(hash, mac, sizeof mac, why, sizeof why);
+    /* With its size, which --history-confirm checks against the file before reading it. */
+    rc = bench__snapshot_sign(hash, ctx->program_bytes, mac, sizeof mac, why, sizeof why);
     if (rc != 0) {
         bench__msg(msg, len, "history '%s': the program was not kept: %s", path, why);
+        close(dfd);
         return rc;
     }
     sqlite3 *db;
-    if ((rc = open_db(path, false, &db, msg, len)) != 0)
+    if ((rc = open_db(path, false, &db, msg, len)) != 0) {
+        close(dfd);
         return rc;
+    }
     /* The newest `keep` programs stay; the rows of the others go in the same transaction as the
      * new one's, and their files after it commits. */
     char **old = NULL;
@@ -710,12 +755,13 @@ int bench__history_keep_program(const char *path, const bench__context *ctx, siz
         sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
         rc = BENCH_EIO;
     } else {
-        unlink_programs(dir, old, nold);
+        unlink_programs(dfd, old, nold);
     }
     for (size_t i = 0; i < nold; i++)
         free(old[i]);
     free(old);
     sqlite3_close(db);
+    close(dfd);
     return rc;
 }
 

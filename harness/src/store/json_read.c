@@ -142,6 +142,12 @@ static int load_context(const vctx *v, const cJSON *ctx, bench__context_id *id)
             return verr(v, "context.program.libraries", HASH_EXPECTED);
         if (!valid_hash(id->program_hash))
             return verr(v, "context.program.hash", HASH_EXPECTED);
+        const cJSON *bytes = member(prog, "bytes");
+        if (bytes && (!cJSON_IsNumber(bytes) || !isfinite(bytes->valuedouble) ||
+                      bytes->valuedouble < 0 || bytes->valuedouble > 9007199254740992.0 ||
+                      bytes->valuedouble != floor(bytes->valuedouble)))
+            return verr(v, "context.program.bytes", "expected a size in bytes");
+        id->program_bytes = bytes ? bytes->valuedouble : 0;
         if (id->program_mac[0] && !valid_hex_after(id->program_mac, "hmac-sha256:", 64))
             return verr(v, "context.program.mac", "expected \"hmac-sha256:\" and 64 hex digits");
         /* The snapshot is run from the baseline's directory: a plain file name only. */

@@ -6,9 +6,18 @@
  * real path and the machine's identity. The file is a cache: it is read, merged (json_merge.c)
  * and replaced, never trusted beyond the loader's checks, and nothing it holds changes an exit
  * code.
+ *
+ * Only this user writes where the file is kept (docs/comparison.md#threat-model): a folder this
+ * user owns that no other may write, else (a shared folder, mode 1777, or another user's) a
+ * folder named by this user's uid inside it, made 0700 and opened without following a link.
+ * The folder is opened once and checked through its descriptor (owner, mode), and every later
+ * step reaches the file through that descriptor (/proc/self/fd/N/NAME, bench__dir_pin): no name
+ * another user could swap for a link is resolved again between the check and the write.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -58,6 +67,16 @@ static void machine_id(const bench__context *ctx, char *out, size_t len)
         bench__msg(out, len, "host %s cpu %s", ctx->hostname, ctx->cpu.brand);
 }
 
+/* The folder of the file bench__last_path named: the folder named (top), whether the file is
+ * in this user's folder inside it, and once opened (pin), its descriptor and pinned path. */
+static struct {
+    char top[PATH_MAX];
+    bool per_user;
+    char shown[PATH_MAX]; /* the file's path as the user sees it: what bench__last_path gave */
+    int fd;               /* -1 until the folder is opened */
+    char pinned[64];
+} where_kept = {.fd = -1};
+
 int bench__last_path(const char *program, const bench__context *ctx, char *path, size_t len,
                      char *msg, size_t msglen)
 {
@@ -90,22 +109,35 @@ int bench__last_path(const char *program, const bench__context *ctx, char *path,
         name[k] = safe && !(k == 0 && ch == '.') ? ch : '_';
     }
     name[k] = '\0';
-    if ((size_t)snprintf(path, len, "%s/%s-%s.json", dir, name, hex) >= len) {
+    /* A folder others may write (or another user's): this user's folder inside it. One that
+     * does not exist yet is made by this user, 0700. */
+    struct stat st;
+    bool per_user = false;
+    char why[128];
+    if (stat(dir, &st) == 0 && S_ISDIR(st.st_mode))
+        per_user = bench__unsafe_owner(&st, why, sizeof why) != NULL;
+    char uid[32] = "";
+    if (per_user)
+        bench__msg(uid, sizeof uid, "/%ld", (long)geteuid());
+    if ((size_t)snprintf(path, len, "%s%s/%s-%s.json", dir, uid, name, hex) >= len ||
+        strlen(path) >= sizeof where_kept.shown) {
         bench__msg(msg, msglen, "the last-run folder's path %s is too long", dir);
         return BENCH_EIO;
     }
+    if (where_kept.fd >= 0)
+        close(where_kept.fd);
+    where_kept.fd = -1;
+    bench__msg(where_kept.top, sizeof where_kept.top, "%s", dir);
+    where_kept.per_user = per_user;
+    bench__msg(where_kept.shown, sizeof where_kept.shown, "%s", path);
     return 0;
 }
 
-/* mkdir -p of the folder of `path`, mode 0700 for what it makes (the cache is this user's). */
-static int make_dir_of(const char *path, char *msg, size_t msglen)
+/* mkdir -p of dir, mode 0700 for what it makes (the cache is this user's). */
+static int make_dirs(const char *top, char *msg, size_t msglen)
 {
     char dir[PATH_MAX];
-    bench__msg(dir, sizeof dir, "%s", path);
-    char *slash = strrchr(dir, '/');
-    if (!slash || slash == dir)
-        return 0;
-    *slash = '\0';
+    bench__msg(dir, sizeof dir, "%s", top);
     for (char *p = dir + 1;; p++) {
         bool end = *p == '\0';
         if (*p != '/' && !end)
@@ -126,27 +158,101 @@ static int make_dir_of(const char *path, char *msg, size_t msglen)
     }
 }
 
+/* Opens the folder of `path` (the path bench__last_path gave; made when `make`) and puts the
+ * file's pinned path in out. BENCH_EUNAVAIL, silently, when it does not exist (and not `make`);
+ * BENCH_EINVAL when it is not this user's alone, BENCH_EIO when it cannot be opened: msg says
+ * why. */
+static int pin_file(const char *path, bool make, char *out, size_t len, char *msg, size_t msglen)
+{
+    if (strcmp(path, where_kept.shown) != 0 || !where_kept.shown[0]) {
+        bench__msg(msg, msglen, "%s: not the last-run file of this run", path);
+        return BENCH_EINVAL;
+    }
+    const char *base = strrchr(path, '/') + 1;
+    if (where_kept.fd < 0) {
+        if (make && make_dirs(where_kept.top, msg, msglen) != 0)
+            return BENCH_EIO;
+        char why[256], folder[PATH_MAX];
+        int rc;
+        if (where_kept.per_user) {
+            bench__msg(folder, sizeof folder, "%.*s", (int)(base - 1 - path), path);
+            const char *uid = strrchr(folder, '/') + 1;
+            int top = open(where_kept.top, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+            if (top < 0) {
+                rc = errno == ENOENT ? BENCH_EUNAVAIL : BENCH_EIO;
+                bench__msg(why, sizeof why, "%s", strerror(errno));
+            } else {
+                if (make && mkdirat(top, uid, 0700) != 0 && errno != EEXIST) {
+                    bench__msg(why, sizeof why, "cannot create it: %s", strerror(errno));
+                    rc = BENCH_EIO;
+                } else {
+                    rc = bench__dir_pin(top, uid, O_NOFOLLOW, &where_kept.fd, where_kept.pinned,
+                                        sizeof where_kept.pinned, why, sizeof why);
+                }
+                close(top);
+            }
+        } else {
+            bench__msg(folder, sizeof folder, "%s", where_kept.top);
+            rc = bench__dir_pin(AT_FDCWD, folder, 0, &where_kept.fd, where_kept.pinned,
+                                sizeof where_kept.pinned, why, sizeof why);
+        }
+        /* To read: a folder not there (or not one) holds nothing yet; the save says what is
+         * wrong with it. */
+        if (rc != 0 && !make && rc != BENCH_EINVAL)
+            return BENCH_EUNAVAIL;
+        if (rc != 0) {
+            bench__msg(msg, msglen, "the last-run folder %s is not used: %s", folder, why);
+            return rc == BENCH_EUNAVAIL ? BENCH_EIO : rc;
+        }
+    }
+    bench__msg(out, len, "%s/%s", where_kept.pinned, base);
+    return 0;
+}
+
+/* Puts the folder's path back where msg names it by its pinned path. */
+static void unpin_msg(char *msg, size_t msglen)
+{
+    size_t n = strlen(where_kept.pinned);
+    char *at = n ? strstr(msg, where_kept.pinned) : NULL;
+    if (!at || (at[n] != '/' && at[n] != '\0'))
+        return;
+    const char *base = strrchr(where_kept.shown, '/');
+    char out[2048];
+    bench__msg(out, sizeof out, "%.*s%.*s%s", (int)(at - msg), msg,
+               (int)(base - where_kept.shown), where_kept.shown, at + n);
+    bench__msg(msg, msglen, "%s", out);
+}
+
 int bench__last_load(const char *path, bench__saved *out, char *msg, size_t msglen)
 {
     memset(out, 0, sizeof *out);
+    char file[128];
+    int rc = pin_file(path, false, file, sizeof file, msg, msglen);
+    if (rc != 0)
+        return rc;
     struct stat st;
-    if (lstat(path, &st) != 0) {
-        /* The first run (nothing kept yet), or a folder that is not there: nothing to read;
-         * the save says what is wrong with a folder the user named. */
-        if (errno == ENOENT || errno == ENOTDIR || !getenv("BENCH_LAST_DIR"))
+    if (lstat(file, &st) != 0) {
+        /* The first run (nothing kept yet): nothing to read. */
+        if (errno == ENOENT || errno == ENOTDIR)
             return BENCH_EUNAVAIL;
     } else if (!S_ISREG(st.st_mode)) {
         /* A symbolic link is not the cache this file writes (the loader refuses FIFOs and
          * devices itself, but follows links): not read. */
         bench__msg(msg, msglen, "%s: not a regular file: not read", path);
         return BENCH_EINVAL;
+    } else if (st.st_uid != geteuid()) {
+        bench__msg(msg, msglen, "%s: owned by another user (uid %ld): not read", path,
+                   (long)st.st_uid);
+        return BENCH_EINVAL;
     }
-    int rc = bench__saved_load(path, out, msg, msglen);
+    rc = bench__saved_load(file, out, msg, msglen);
     if (rc == 0 && out->ctx.mode[0]) {
         bench__msg(msg, msglen, "%s: holds a run of %s, not of times", path, out->ctx.mode);
         bench__saved_destroy(out);
         rc = BENCH_EINVAL;
     }
+    if (rc != 0)
+        unpin_msg(msg, msglen);
     return rc;
 }
 
@@ -154,19 +260,21 @@ int bench__last_keep(const char *path, const bench__context *ctx, const bench__r
                      size_t n, bool (*present)(const void *where, const char *id),
                      const void *where, char *msg, size_t msglen)
 {
-    int rc = make_dir_of(path, msg, msglen);
+    char file[128];
+    int rc = pin_file(path, true, file, sizeof file, msg, msglen);
     /* The default cache folder that cannot be made (a read-only home, a container): no store,
      * and nothing said on every run; a folder named by BENCH_LAST_DIR is the user's wish. */
     if (rc != 0 && !getenv("BENCH_LAST_DIR"))
         return BENCH_EUNAVAIL;
     struct stat st;
     /* A FIFO or device would be written directly (bench__write_atomic), a FIFO blocking until a
-     * reader comes: the cache is a regular file or nothing. */
-    if (rc == 0 && lstat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
-        bench__msg(msg, msglen, "%s: not a regular file: not replaced", path);
+     * reader comes, and a link would be followed: the cache is a regular file or nothing. */
+    if (rc == 0 && lstat(file, &st) == 0 && (!S_ISREG(st.st_mode) || st.st_uid != geteuid())) {
+        bench__msg(msg, msglen, "%s: %s: not replaced", path,
+                   S_ISREG(st.st_mode) ? "owned by another user" : "not a regular file");
         rc = BENCH_EIO;
     }
-    if (rc == 0)
-        rc = bench__last_save(path, ctx, all, n, present, where, msg, msglen);
+    if (rc == 0 && (rc = bench__last_save(file, ctx, all, n, present, where, msg, msglen)) != 0)
+        unpin_msg(msg, msglen);
     return rc;
 }

@@ -57,11 +57,14 @@ void bench__tmp_guard(void);
 /** Undoes bench__tmp_guard. */
 void bench__tmp_unguard(void);
 /**
- * Removes the regular files in dir named like temporary files (ANY.tmp.PID.XXXXXX, and the
- * snapshot copies of older versions, .NAME.program.PID.tmp) whose process PID is gone and that
- * were last modified at least older_than_s seconds ago.
+ * Removes the regular files this user owns in dir named like temporary files (ANY.tmp.PID.XXXXXX,
+ * the snapshot copies of older versions, .NAME.program.PID.tmp, and a history being made,
+ * NAME.new-PID with its SQLite -journal, -wal, -shm) whose process PID is gone and that were
+ * last modified at least older_than_s seconds ago.
  */
 void bench__tmp_sweep(const char *dir, double older_than_s);
+/** bench__tmp_sweep of the folder that holds path. */
+void bench__tmp_sweep_beside(const char *path, double older_than_s);
 
 struct stat;
 /**
@@ -77,6 +80,21 @@ int bench__open_regular(const char *path, int *fd, struct stat *st, char *msg, s
  * the path and what it is). On success *fd is a non-blocking descriptor the caller closes.
  */
 int bench__open_append(const char *path, int *fd, char *msg, size_t msglen);
+/**
+ * Why st (a file or folder) is not safe to act on as this user, into buf and returned, or NULL
+ * when it is: owned by another user than this one and root, or writable by group or others.
+ */
+const char *bench__unsafe_owner(const struct stat *st, char *buf, size_t len);
+/**
+ * Opens the folder dir (relative to the folder descriptor at, or AT_FDCWD; flags adds to
+ * O_DIRECTORY, e.g. O_NOFOLLOW) and refuses one bench__unsafe_owner finds unsafe. On success *fd
+ * is its close-on-exec descriptor, the caller's to close, and pinned is "/proc/self/fd/FD": a path
+ * that names that very folder for as long as fd is open, however its names change afterwards (no
+ * name is resolved again). Returns 0; BENCH_EUNAVAIL when it does not exist; BENCH_EINVAL when
+ * it is unsafe; BENCH_EIO otherwise (a symbolic link with O_NOFOLLOW, no /proc); why says why.
+ */
+int bench__dir_pin(int at, const char *dir, int flags, int *fd, char *pinned, size_t plen,
+                   char *why, size_t whylen);
 
 /**
  * Takes the exclusive lock of a baseline: flock on PATH.lock beside it, created when missing.
@@ -186,21 +204,27 @@ int bench__baseline_save_then(const char *path, const bench__context *ctx,
  * machine, into path: in $BENCH_LAST_DIR, else $XDG_CACHE_HOME/harness/last (an absolute
  * XDG_CACHE_HOME), else $HOME/.cache/harness/last; named NAME-HASH.json, NAME the program's file
  * name, HASH from a SHA-256 of its real path and the machine (/etc/machine-id, else the host name
- * and CPU model in ctx). Returns 0; BENCH_EUNAVAIL, silently, when BENCH_LAST_DIR is set and
- * empty or no folder is named; BENCH_EIO with the reason in msg.
+ * and CPU model in ctx). A folder that another user owns or that group or others may write holds
+ * the file in this user's folder inside it, FOLDER/UID/ (made 0700 by bench__last_keep). Only
+ * bench__last_load and bench__last_keep use the path, and only the one the latest call gave: they
+ * open the folder once, check its owner and mode and reach the file through its descriptor.
+ * Returns 0; BENCH_EUNAVAIL, silently, when BENCH_LAST_DIR is set and empty or no folder is
+ * named; BENCH_EIO with the reason in msg.
  */
 int bench__last_path(const char *program, const bench__context *ctx, char *path, size_t len,
                      char *msg, size_t msglen);
 /**
- * Reads the last-run file at path into *out (bench__saved_load, then a run of times only).
- * BENCH_EUNAVAIL, silently, when there is none yet; other errors with the reason in msg.
+ * Reads the last-run file at path into *out (bench__saved_load, then a run of times only); a
+ * symbolic link, or a file another user owns, is not read. BENCH_EUNAVAIL, silently, when there
+ * is none yet; other errors with the reason in msg.
  */
 int bench__last_load(const char *path, bench__saved *out, char *msg, size_t msglen);
 /**
  * Keeps the OK results among all[0..n) (the caller leaves out the others) in the last-run file
  * at path, making its folder (0700) when missing: merged by id like a baseline, but a file that
  * cannot be read as a run of times is replaced, and old entries of benchmarks `present(where,
- * id)` does not know are dropped. Does not wait for another run saving the same file at once
+ * id)` does not know are dropped; a file that is not a regular file, or is another user's, is
+ * not replaced (BENCH_EIO). Does not wait for another run saving the same file at once
  * (BENCH_EUNAVAIL). 0, or an error code with the reason in msg.
  */
 int bench__last_keep(const char *path, const bench__context *ctx, const bench__result *all,
@@ -261,24 +285,32 @@ void bench__snapshot_discard(bench__snapshot *s);
  * msg says why.
  */
 int bench__user_key(bool create, unsigned char key[32], char *msg, size_t msglen);
-/** Signs a snapshot's hash with this user's key (made when missing) into mac; 0 or as above. */
-int bench__snapshot_sign(const char *hash, char *mac, size_t maclen, char *msg, size_t msglen);
 /**
- * Whether mac is this user's signature of hash: 0, or BENCH_EINVAL with the reason in msg
- * (unsigned, no key to check with, or signed with another key).
+ * Signs a snapshot's hash and its size (bytes; 0: none, as older versions signed) with this
+ * user's key (made when missing) into mac; 0 or as above.
  */
-int bench__snapshot_verify(const char *hash, const char *mac, char *msg, size_t msglen);
+int bench__snapshot_sign(const char *hash, double bytes, char *mac, size_t maclen, char *msg,
+                         size_t msglen);
+/**
+ * Whether mac is this user's signature of hash, with its size bytes (0: unknown) or without a
+ * size (older versions): 0, with *signed_bytes the size it vouches for (0 none), or BENCH_EINVAL
+ * with the reason in msg (unsigned, no key to check with, or signed with another key).
+ */
+int bench__snapshot_verify(const char *hash, double bytes, const char *mac, double *signed_bytes,
+                           char *msg, size_t msglen);
 /**
  * Opens the snapshot dir/file to run it: refuses a directory or file owned by another user than
  * this one and root, or writable by group or others; a symbolic link; anything but a regular ELF
- * file; then copies its bytes into a sealed memory file while hashing them, until deadline_ns
+ * file; a file whose size is not `bytes` (> 0: a size the signature vouches for) before reading
+ * it; without such a size, one whose bytes do not hash to `hash`, hashed without keeping them;
+ * then copies its bytes into a sealed memory file while hashing them, until deadline_ns
  * (bench__now_ns clock; <= 0: none), and requires that hash to be `hash`. On success *fd is a
  * read-only, close-on-exec descriptor of the sealed copy, to start workers from
  * (bench__proc_spec.exec_fd); the caller closes it. Returns 0; BENCH_EUNAVAIL when the file is
  * missing; BENCH_EINVAL when it may not run; BENCH_EIO when it could not be read or copied;
  * BENCH_EUSAGE when the run was interrupted. msg says why.
  */
-int bench__snapshot_open(const char *dir, const char *file, const char *hash,
+int bench__snapshot_open(const char *dir, const char *file, const char *hash, double bytes,
                          int64_t deadline_ns, int *fd, char *msg, size_t msglen);
 
 #endif /* HARNESS_STORE_H */

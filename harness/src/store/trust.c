@@ -43,24 +43,6 @@
 #define KEY_BYTES 32
 #define MAC_PREFIX "hmac-sha256:"
 
-/* ---- who may have written a file ---- */
-
-/* Why st (a file or directory named `what`) is not safe to trust, or NULL when it is: owned by
- * another user than this one and root, or writable by group or others. */
-static const char *unsafe_owner(const struct stat *st, char *buf, size_t len)
-{
-    if (st->st_uid != geteuid() && st->st_uid != 0) {
-        bench__msg(buf, len, "it is owned by another user (uid %ld)", (long)st->st_uid);
-        return buf;
-    }
-    if (st->st_mode & (S_IWGRP | S_IWOTH)) {
-        bench__msg(buf, len, "other users may write it (mode %04o)",
-                   (unsigned)(st->st_mode & 07777));
-        return buf;
-    }
-    return NULL;
-}
-
 /* ---- the per-user key ---- */
 
 /* The key's directory and file: $XDG_CONFIG_HOME/harness (when absolute), else
@@ -220,12 +202,18 @@ int bench__user_key(bool create, unsigned char key[32], char *msg, size_t msglen
     return rc;
 }
 
-/* The signature of a snapshot hash under key: "hmac-sha256:" and 64 hex digits. */
-static void mac_of(const unsigned char key[KEY_BYTES], const char *hash, char *out, size_t len)
+/* The signature of a snapshot hash (and its size in bytes, when > 0) under key: "hmac-sha256:"
+ * and 64 hex digits. Without a size it is what older versions signed. */
+static void mac_of(const unsigned char key[KEY_BYTES], const char *hash, double bytes, char *out,
+                   size_t len)
 {
     /* A domain prefix: the key signs nothing else, and nothing else signed means this. */
-    char text[BENCH__HASH_TEXT + 64];
-    bench__msg(text, sizeof text, "harness program snapshot v1\n%s\n", hash);
+    char text[BENCH__HASH_TEXT + 96];
+    if (bytes > 0)
+        bench__msg(text, sizeof text, "harness program snapshot v2\n%s\n%.0f bytes\n", hash,
+                   bytes);
+    else
+        bench__msg(text, sizeof text, "harness program snapshot v1\n%s\n", hash);
     unsigned char mac[BENCH__SHA256_BYTES];
     bench__hmac_sha256(key, KEY_BYTES, text, strlen(text), mac);
     char hex[2 * BENCH__SHA256_BYTES + 1];
@@ -233,18 +221,32 @@ static void mac_of(const unsigned char key[KEY_BYTES], const char *hash, char *o
     bench__msg(out, len, "%s%s", MAC_PREFIX, hex);
 }
 
-int bench__snapshot_sign(const char *hash, char *mac, size_t maclen, char *msg, size_t msglen)
+int bench__snapshot_sign(const char *hash, double bytes, char *mac, size_t maclen, char *msg,
+                         size_t msglen)
 {
     unsigned char key[KEY_BYTES];
     int rc = bench__user_key(true, key, msg, msglen);
     if (rc == 0)
-        mac_of(key, hash, mac, maclen);
+        mac_of(key, hash, bytes, mac, maclen);
     memset(key, 0, sizeof key);
     return rc;
 }
 
-int bench__snapshot_verify(const char *hash, const char *mac, char *msg, size_t msglen)
+/* Whether mac is want, in constant time: how far a guess matches must not show in how long it
+ * takes. */
+static bool same_mac(const char *mac, const char *want)
 {
+    size_t n = strlen(want);
+    unsigned diff = strlen(mac) != n;
+    for (size_t i = 0; i < n && mac[i]; i++)
+        diff |= (unsigned)(mac[i] ^ want[i]);
+    return diff == 0;
+}
+
+int bench__snapshot_verify(const char *hash, double bytes, const char *mac, double *signed_bytes,
+                           char *msg, size_t msglen)
+{
+    *signed_bytes = 0;
     if (!mac[0]) {
         bench__msg(msg, msglen, "%s", "it is not signed (saved by an older version, or written "
                                       "by something else than this harness)");
@@ -257,15 +259,17 @@ int bench__snapshot_verify(const char *hash, const char *mac, char *msg, size_t 
         bench__msg(msg, msglen, "its signature cannot be checked (%s)", why);
         return BENCH_EINVAL;
     }
-    char want[96];
-    mac_of(key, hash, want, sizeof want);
+    /* Signed with its size (this version), else without (older versions): then the size is
+     * not vouched for, and the file is hashed before anything of it is kept. */
+    char sized[96] = "", want[96];
+    if (bytes > 0)
+        mac_of(key, hash, bytes, sized, sizeof sized);
+    mac_of(key, hash, 0, want, sizeof want);
     memset(key, 0, sizeof key);
-    /* Compared in constant time: how far a guess matches must not show in how long it takes. */
-    size_t n = strlen(want);
-    unsigned diff = strlen(mac) != n;
-    for (size_t i = 0; i < n && mac[i]; i++)
-        diff |= (unsigned)(mac[i] ^ want[i]);
-    if (diff) {
+    bool with_size = sized[0] && same_mac(mac, sized);
+    if (with_size)
+        *signed_bytes = bytes;
+    if (!with_size && !same_mac(mac, want)) {
         bench__msg(msg, msglen, "%s", "its signature does not match this user's key (saved by "
                                       "another user or on another machine, or edited)");
         return BENCH_EINVAL;
@@ -275,12 +279,14 @@ int bench__snapshot_verify(const char *hash, const char *mac, char *msg, size_t 
 
 /* ---- opening a snapshot to run ---- */
 
-/* Copies fd to the memory file `to` while hashing, until the end or the deadline. */
-static int copy_hashing(int fd, int to, bench__sha256_ctx *h, int64_t deadline_ns, char *msg,
-                        size_t msglen)
+/* Copies fd to the memory file `to` (< 0: none, only hashed) while hashing, until the end or
+ * the deadline; more than max_bytes (> 0) is refused before it is copied. */
+static int copy_hashing(int fd, int to, bench__sha256_ctx *h, double max_bytes,
+                        int64_t deadline_ns, char *msg, size_t msglen)
 {
     static unsigned char buf[1 << 16];
     bool first = true;
+    double total = 0;
     for (;;) {
         if (bench__proc_interrupted()) {
             bench__msg(msg, msglen, "interrupted by %s",
@@ -306,8 +312,14 @@ static int copy_hashing(int fd, int to, bench__sha256_ctx *h, int64_t deadline_n
             return BENCH_EINVAL;
         }
         first = false;
+        total += (double)n;
+        if (max_bytes > 0 && total > max_bytes) {
+            bench__msg(msg, msglen, "%s", "it is not the one it measured (its size changed "
+                                          "while it was read)");
+            return BENCH_EINVAL;
+        }
         bench__sha256_update(h, buf, (size_t)n);
-        for (ssize_t off = 0; off < n;) {
+        for (ssize_t off = 0; to >= 0 && off < n;) {
             ssize_t w = write(to, buf + off, (size_t)(n - off));
             if (w < 0 && errno == EINTR)
                 continue;
@@ -321,7 +333,34 @@ static int copy_hashing(int fd, int to, bench__sha256_ctx *h, int64_t deadline_n
     }
 }
 
-int bench__snapshot_open(const char *dir, const char *file, const char *hash,
+/* Hashes fd from its start (copying to `to` when >= 0, at most max_bytes when > 0) and
+ * compares with hash: 0, or an error with the reason in msg. */
+static int hash_is(int fd, int to, const char *hash, double max_bytes, int64_t deadline_ns,
+                   char *msg, size_t msglen)
+{
+    if (lseek(fd, 0, SEEK_SET) != 0) {
+        bench__msg(msg, msglen, "reading it failed: %s", strerror(errno));
+        return BENCH_EIO;
+    }
+    bench__sha256_ctx h;
+    bench__sha256_init(&h);
+    int rc = copy_hashing(fd, to, &h, max_bytes, deadline_ns, msg, msglen);
+    if (rc != 0)
+        return rc;
+    unsigned char digest[BENCH__SHA256_BYTES];
+    bench__sha256_final(&h, digest);
+    char got[BENCH__HASH_TEXT];
+    memcpy(got, "sha256:", 7);
+    bench__hex(digest, sizeof digest, got + 7);
+    if (strcmp(got, hash) != 0) {
+        bench__msg(msg, msglen, "%s", "it is not the one it measured (its bytes changed "
+                                      "since the save)");
+        return BENCH_EINVAL;
+    }
+    return 0;
+}
+
+int bench__snapshot_open(const char *dir, const char *file, const char *hash, double bytes,
                          int64_t deadline_ns, int *fd_out, char *msg, size_t msglen)
 {
     *fd_out = -1;
@@ -332,7 +371,7 @@ int bench__snapshot_open(const char *dir, const char *file, const char *hash,
         return BENCH_EIO;
     }
     struct stat st;
-    if (fstat(dfd, &st) != 0 || unsafe_owner(&st, why, sizeof why)) {
+    if (fstat(dfd, &st) != 0 || bench__unsafe_owner(&st, why, sizeof why)) {
         bench__msg(msg, msglen, "its directory is not safe: %s", why);
         close(dfd);
         return BENCH_EINVAL;
@@ -351,13 +390,23 @@ int bench__snapshot_open(const char *dir, const char *file, const char *hash,
         bench__msg(msg, msglen, "%s", "it is not a regular file");
         goto done;
     }
-    if (unsafe_owner(&st, why, sizeof why)) {
+    if (bench__unsafe_owner(&st, why, sizeof why)) {
         bench__msg(msg, msglen, "it is not safe: %s", why);
+        goto done;
+    }
+    /* A size the signature vouches for is checked before a byte is read; without one (older
+     * saves, --trust-snapshots), the file is hashed first without keeping anything: a huge
+     * file is never copied into memory only to find that its hash is not the one saved. */
+    if (bytes > 0 && (double)st.st_size != bytes) {
+        bench__msg(msg, msglen, "it is not the one it measured (%.0f bytes, not the %.0f saved)",
+                   (double)st.st_size, bytes);
         goto done;
     }
     int flags = fcntl(fd, F_GETFL);
     if (flags >= 0)
         fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
+    if (bytes <= 0 && (rc = hash_is(fd, -1, hash, 0, deadline_ns, msg, msglen)) != 0)
+        goto done;
     mfd = memfd_create("bench-snapshot", MFD_CLOEXEC | MFD_ALLOW_SEALING | MFD_EXEC);
     if (mfd < 0 && errno == EINVAL)
         mfd = memfd_create("bench-snapshot", MFD_CLOEXEC | MFD_ALLOW_SEALING);
@@ -367,21 +416,10 @@ int bench__snapshot_open(const char *dir, const char *file, const char *hash,
         rc = BENCH_EIO;
         goto done;
     }
-    bench__sha256_ctx h;
-    bench__sha256_init(&h);
-    if ((rc = copy_hashing(fd, mfd, &h, deadline_ns, msg, msglen)) != 0)
+    /* Hashed again as it is copied: what runs is what was hashed. */
+    if ((rc = hash_is(fd, mfd, hash, bytes > 0 ? bytes : (double)st.st_size, deadline_ns, msg,
+                      msglen)) != 0)
         goto done;
-    unsigned char digest[BENCH__SHA256_BYTES];
-    bench__sha256_final(&h, digest);
-    char got[BENCH__HASH_TEXT];
-    memcpy(got, "sha256:", 7);
-    bench__hex(digest, sizeof digest, got + 7);
-    if (strcmp(got, hash) != 0) {
-        bench__msg(msg, msglen, "%s", "it is not the one it measured (its bytes changed "
-                                      "since the save)");
-        rc = BENCH_EINVAL;
-        goto done;
-    }
     /* Sealed: no one, this process included, can change the copy from now on. */
     if (fcntl(mfd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL) != 0) {
         bench__msg(msg, msglen, "cannot seal the copy of it: %s", strerror(errno));

@@ -173,6 +173,7 @@ typedef struct bench__context_id {
     char program_hash[BENCH__HASH_TEXT]; /* "" when the file has none */
     char program_file[96]; /* the snapshot beside a baseline; "" none */
     char program_mac[BENCH__MAC_TEXT]; /* the snapshot's signature; "" none */
+    double program_bytes; /* the program's size, bytes; 0 when the file has none */
     char program_libs[BENCH__HASH_TEXT]; /* "" when the file has none */
     double canary[BENCH__NCANARIES]; /* 0 when the file has none */
     char mode[16]; /* context.mode of a saved run: "instructions", or "" for times */
