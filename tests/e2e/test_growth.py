@@ -109,6 +109,17 @@ class CounterTest(e2e_helpers.Case):
         self.assertIn("bench_counter: 'misses' is not one of BENCH_FN's .counters (\"hits\")",
                       p.stdout + p.stderr)
 
+    def test_counter_without_counters_fails(self):
+        """A BENCH_FN without .counters that calls bench_counter fails, naming the counter,
+        whether it runs in worker processes or in bench's own."""
+        for mode in (ARGS, ["--in-process", "--nresamples", "1000"]):
+            p = run(*mode, "--output-format", "json", "--exact", "count/no_counters")
+            self.assert_exit(p, 3)
+            (b,) = json.loads(p.stdout)["benchmarks"]
+            self.assertEqual(b["status"], "failed", mode)
+            self.assertEqual(b["message"], "bench_counter: 'hits' is not declared: BENCH_FN has "
+                             "no .counters (declare it with .counters = \"hits\")", mode)
+
 
 if __name__ == "__main__":
     unittest.main(verbosity=2)
