@@ -148,7 +148,8 @@ class GridTest(e2e_helpers.Case):
 
 
 # Run in the page: the y tick labels (text-anchor end) of every plot that start left of the
-# plot or of the right edge of its rotated axis label, as "plot id: label".
+# plot or of the right edge of its rotated axis label, as "plot id: label"; then the ids of
+# the summary table once sorted by its benchmark column.
 OVERLAP_JS = """
 var bad = [];
 Array.prototype.forEach.call(document.querySelectorAll("svg.plot"), function (svg) {
@@ -164,6 +165,10 @@ Array.prototype.forEach.call(document.querySelectorAll("svg.plot"), function (sv
     });
 });
 document.documentElement.setAttribute("data-overlaps", JSON.stringify(bad));
+document.querySelectorAll("#summary thead th")[0].click();
+var ids = Array.prototype.map.call(document.querySelectorAll("#summary tbody tr"),
+  function (r) { return r.cells[0].textContent; });
+document.documentElement.setAttribute("data-sorted", JSON.stringify(ids));
 """
 
 
@@ -197,6 +202,11 @@ class GridReportTest(html_test.BrowserTest):
         # (a "2 Gelem/s" or "200 Melem/s" did, at a fixed 70 px margin).
         d = self.open_page(os.path.join(out, "index.html"), actions=OVERLAP_JS)
         self.assertEqual(json.loads(d.root_attrs().get("data-overlaps", "null")), [])
+        # Sorted by benchmark, the table compares the numbers in the ids as numbers.
+        self.assertEqual(json.loads(d.root_attrs().get("data-sorted", "null")),
+                         [f"grid/map/size={s}/load={x}" for s in (256, 1024, 4096)
+                          for x in ("0.5", "0.9")] +
+                         [f"grid/sweep/n={n}" for n in (512, 1024, 2048, 4096, 8192)])
         times = [a for a in d.find("svg") if (a.get("id") or "").startswith("plot-param-time")]
         self.assertEqual(len(times), 6)
         # map declares elements (its throughput plots); the sweep does not.
