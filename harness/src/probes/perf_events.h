@@ -6,10 +6,11 @@
  *
  * The pieces: parsing a --perf-events list (presets expanded, aliases of software events made
  * canonical, duplicates removed); the tables of the kernel's generic software and hardware
- * events, which need no libpfm4; grouping events (software events by the kernel PMU that implements them, hardware
- * events in groups of at most a few counters) and the order of reading them; decoding one
- * read() of a PERF_FORMAT_GROUP group and turning two of them into one sample's values, scaled
- * when the group was multiplexed; ratios of sums for the derived metrics.
+ * events, which need no libpfm4; grouping events (software events by the kernel PMU that
+ * implements them, hardware events in groups of at most a few counters) and the order of
+ * reading them; decoding one read() of a PERF_FORMAT_GROUP group and turning two of them into
+ * one sample's values, scaled when the group was multiplexed; ratios of sums for the derived
+ * metrics.
  */
 #ifndef HARNESS_PERF_EVENTS_H
 #define HARNESS_PERF_EVENTS_H

@@ -1,12 +1,12 @@
 /*
  * perf_pfm_none.c: the core library's event-name resolver (perf_pfm.c's twin), and the hook
- * through which the counters component replaces it. Without the component (a program that does
- * not link libharness-counters, or a library built without libpfm4) only the kernel's generic
- * events are known: the software ones (task-clock, page-faults, context-switches, ...: opened as
+ * through which the counters component replaces it. Without the component (a program that does not
+ * link libharness-counters, or a library built without libpfm4) only the kernel's generic events
+ * are known: the software ones (task-clock, page-faults, context-switches, ...: opened as
  * PERF_TYPE_SOFTWARE) and the hardware ones (cycles, instructions, branch-misses, ...: opened as
- * PERF_TYPE_HARDWARE, which the kernel maps to the CPU's events), both perf_events.c's tables;
- * any other name (a hardware-cache event, a PMU's own event) is refused with a message saying
- * that libpfm4 is missing. The component's constructor registers its resolver before main(), and every
+ * PERF_TYPE_HARDWARE, which the kernel maps to the CPU's events), both perf_events.c's tables; any
+ * other name (a hardware-cache event, a PMU's own event) is refused with a message saying that
+ * libpfm4 is missing. The component's constructor registers its resolver before main(), and every
  * call below goes to it from then on.
  */
 #include "probes/perf_events.h"
