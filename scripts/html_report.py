@@ -265,24 +265,31 @@ def titled(tag, attrs, tip):
     return el(tag, attrs, el("title", None, tip))
 
 
+def left_margin(labels):
+    """The left margin that keeps the longest of these y tick labels (11 px sans-serif, at most
+    about 7 px a character) clear of the rotated axis label at x = 8..20: ML or more."""
+    return max(ML, 30 + 7 * max((len(t) for t in labels), default=0))
+
+
 class Plot:
-    def __init__(self, pid, cls, xlo, xhi, ylo, yhi, xlabel, ylabel, height=H):
+    def __init__(self, pid, cls, xlo, xhi, ylo, yhi, xlabel, ylabel, height=H, ml=ML):
         self.pid, self.cls = pid, cls
         self.h = height
+        self.ml = ml
         self.xlo, self.xhi = xlo, xhi if xhi > xlo else xlo + 1
         self.ylo, self.yhi = ylo, yhi if yhi > ylo else ylo + 1
         self.xlabel, self.ylabel = xlabel, ylabel
         self.parts = []
 
     def x(self, v):
-        return ML + (v - self.xlo) / (self.xhi - self.xlo) * (W - ML - MR)
+        return self.ml + (v - self.xlo) / (self.xhi - self.xlo) * (W - self.ml - MR)
 
     def y(self, v):
         return self.h - MB - (v - self.ylo) / (self.yhi - self.ylo) * (self.h - MT - MB)
 
     def axes(self, xfmt, yfmt, xticks=None, yticks=None):
         p = self.parts
-        x0, y0, x1, y1 = ML, self.h - MB, W - MR, MT
+        x0, y0, x1, y1 = self.ml, self.h - MB, W - MR, MT
         p.append(el("line", {"class": "axis", "x1": x0, "y1": y0, "x2": x1, "y2": y0}))
         p.append(el("line", {"class": "axis", "x1": x0, "y1": y0, "x2": x0, "y2": y1}))
         for t in (nice_ticks(self.xlo, self.xhi) if xticks is None else xticks):
@@ -477,6 +484,30 @@ def log_ticks(lo, hi):
     return ticks or [lo]
 
 
+def value_ticks(vals, lo, hi, min_px=40):
+    """Ticks at the values themselves (log10 units, as log_ticks): every swept parameter
+    labelled, when they are few and at least min_px apart on the plot's width; else
+    log_ticks(lo, hi)."""
+    vs = sorted(set(vals))
+    span = (W - ML - MR) / (hi - lo) if hi > lo else 0
+    if 2 <= len(vs) <= 12 and all((b - a) * span >= min_px for a, b in zip(vs, vs[1:])):
+        return vs
+    return log_ticks(lo, hi)
+
+
+def natural_key(text):
+    """Sort key of a text with numbers in it: the numbers compare as numbers, the rest as text,
+    so "size=256" comes before "size=1024" and "load=0.5" before "load=0.9"."""
+    return [(0, float(t), "") if re.fullmatch(r"[0-9]+(?:\.[0-9]+)?", t) else (1, 0.0, t)
+            for t in re.split(r"([0-9]+(?:\.[0-9]+)?)", text) if t]
+
+
+def series_order(item):
+    """Sort key of a (series key, points) item: group, name, axis and the fixed values in
+    natural order (natural_key)."""
+    return [natural_key(part) for part in item[0]]
+
+
 def log_range(vals):
     vals = [v for v in vals if isinstance(v, (int, float)) and v > 0 and math.isfinite(v)]
     if not vals:
@@ -661,15 +692,19 @@ def param_plot(pid, key, points, level, what, fit=None):
     xpad = (max(xs) - min(xs)) * 0.06
     g, n, axis, _ = key
     ylabel = "time per iteration" if what == "time" else "throughput"
-    p = Plot(pid, f"param {what}", min(xs) - xpad, max(xs) + xpad, min(allys) - ypad,
-             max(allys) + ypad, f"{axis or 'parameter'} of {g}/{n} (log scale)",
-             ylabel + " (log scale)")
     # A rate's tick keeps its "/s": "1 GB" alone reads as an amount of data, not a rate.
     yfmt = (lambda t: fmt_time(10 ** t)) if what == "time" else \
         (lambda t: fmt_rate(10 ** t, unit))
+    ylo, yhi = min(allys) - ypad, max(allys) + ypad
+    yticks = log_ticks(ylo, yhi)
+    p = Plot(pid, f"param {what}", min(xs) - xpad, max(xs) + xpad, ylo, yhi,
+             f"{axis or 'parameter'} of {g}/{n} (log scale)", ylabel + " (log scale)",
+             ml=left_margin([yfmt(t) for t in yticks]))
     # Log axes: Plot places values linearly, so it gets log10 values and labels them back.
-    p.axes(lambda t: f"{10 ** t:.4g}", yfmt, xticks=log_ticks(p.xlo, p.xhi),
-           yticks=log_ticks(p.ylo, p.yhi))
+    # Each swept value is labelled where they fit (a two-value axis, 0.5 and 0.9, is within
+    # one decade: its decade ticks would label one of them).
+    p.axes(lambda t: f"{10 ** t:.4g}", yfmt, xticks=value_ticks(xs, p.xlo, p.xhi),
+           yticks=yticks)
     p.parts.append(el("path", {"class": "trend", "d": path_of(p, xs, ys), "fill": "none"}))
     fit_text = ""
     if fit and what == "time":
@@ -1005,7 +1040,7 @@ INDEX_JS = """
         var y = b.cells[col].getAttribute("data-sort") || b.cells[col].textContent;
         var nx = parseFloat(x), ny = parseFloat(y);
         if (!isNaN(nx) && !isNaN(ny)) { return (nx - ny) * dir; }
-        return x.localeCompare(y) * dir;
+        return x.localeCompare(y, undefined, {numeric: true}) * dir;
       });
       rows.forEach(function (r) { body.appendChild(r); });
       th.setAttribute("data-dir", dir === 1 ? "asc" : "desc");
@@ -1235,7 +1270,7 @@ def index_page(d, title, level, flame, pages, history_link=False):
     fits = fits_of(d)
     if series:
         body.append(el("h2", None, "Parameters"))
-        for k, (key, pts) in enumerate(sorted(series.items())):
+        for k, (key, pts) in enumerate(sorted(series.items(), key=series_order)):
             body += [el("h3", {"class": "group-name"}, series_title(key)),
                      param_plots(key, pts, level, f"-{k}", fits.get(key))]
     if flame:
@@ -1497,7 +1532,7 @@ def make_pages(a, d, base, series):
     pages = {}
     series_of = {}
     fits = fits_of(d)
-    for key, pts in sorted(param_series(d).items()):
+    for key, pts in sorted(param_series(d).items(), key=series_order):
         for _, sb in pts:
             series_of.setdefault(sb["id"], []).append((key, pts, fits.get(key)))
     for b in d["benchmarks"]:

@@ -7,6 +7,9 @@
  * one iteration of nop5 executes exactly 1000 instructions more than one of nop4.
  * Group `work`: work/loop runs FIXTURE_WORK (environment, default 1000) rounds of a 3-instruction
  * loop per iteration, so a build "with 1% more work" is FIXTURE_WORK=1010.
+ * Group `counted`: the user's counters beside the count. counted/loop is work/loop that also
+ * counts 10^6 / FIXTURE_WORK "probes" per iteration (BENCH_FN's .counters), so its counter
+ * grows when its instructions shrink; counted/shadow declares a counter named "instructions".
  * Group `alloc`: known allocations per iteration: three_blocks (3 blocks, 4300 bytes), none
  * (nothing), libc_internal (calloc of 10 x 10 and strdup of "hello": 2 blocks, 106 bytes, one of
  * them allocated inside libc), realloc_chain (realloc from NULL to 100 then 200 bytes, then
@@ -73,7 +76,36 @@ BENCH_FN(work, loop)
                          : "cc");
     }
 }
+
+BENCH_FN(counted, loop, .counters = "probes")
+{
+    const char *env = getenv("FIXTURE_WORK");
+    uint64_t work = env && *env ? strtoull(env, NULL, 10) : 1000;
+    if (work < 1 || work > 100000000) {
+        bench_fail(b, "FIXTURE_WORK must be in [1, 1e8], not '%s'", env);
+        return;
+    }
+    double probes = 1e6 / (double)work;
+    BENCH_ITER(b) {
+        uint64_t n = work;
+        __asm__ volatile("1:\n\t"
+                         "nop\n\t"
+                         "dec %0\n\t"
+                         "jnz 1b\n"
+                         : "+r"(n)
+                         :
+                         : "cc");
+        bench_counter(b, "probes", probes, 0);
+    }
+}
 #else
+BENCH_FN(counted, loop)
+{
+    bench_skip(b, "x86-64 only");
+    BENCH_ITER(b) {
+    }
+}
+
 BENCH_FN(instr, nop4)
 {
     bench_skip(b, "x86-64 only");
@@ -95,6 +127,13 @@ BENCH_FN(work, loop)
     }
 }
 #endif
+
+BENCH_FN(counted, shadow, .counters = "instructions")
+{
+    BENCH_ITER(b) {
+        bench_counter(b, "instructions", 1, 0);
+    }
+}
 
 BENCH_FN(alloc, three_blocks)
 {

@@ -307,7 +307,7 @@ class UsageTest(Case):
             self.assertEqual(lines[0], f"bench (harness) {want}")
             # the second line names the optional layers and whether each is in this program: the
             # fixture links the core alone, so libpfm4 is either compiled out or not linked
-            self.assertRegex(lines[1], r"^built with: perf_event counters: software events only "
+            self.assertRegex(lines[1], r"^built with: perf_event counters: generic events only "
                                        r"\(libpfm4 (compiled out|not linked: the harness-counters "
                                        r"component)\), CUDA events: (compiled out|not linked)")
             self.assertIn("CPU identification:", lines[1])

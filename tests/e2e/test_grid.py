@@ -147,6 +147,31 @@ class GridTest(e2e_helpers.Case):
                              r"\.args: axis 'size': range '1\.\.64' is not LO\.\.HI\*M")
 
 
+# Run in the page: the y tick labels (text-anchor end) of every plot that start left of the
+# plot or of the right edge of its rotated axis label, as "plot id: label"; then the ids of
+# the summary table once sorted by its benchmark column.
+OVERLAP_JS = """
+var bad = [];
+Array.prototype.forEach.call(document.querySelectorAll("svg.plot"), function (svg) {
+  var box = svg.getBoundingClientRect();
+  var axis = svg.querySelector("text.al[transform]");
+  var edge = axis ? axis.getBoundingClientRect().right : box.left;
+  Array.prototype.forEach.call(svg.querySelectorAll('text.tl[text-anchor="end"]'),
+    function (t) {
+      var r = t.getBoundingClientRect();
+      if (t.textContent && (r.left < box.left || r.left < edge)) {
+        bad.push(svg.id + ": " + t.textContent);
+      }
+    });
+});
+document.documentElement.setAttribute("data-overlaps", JSON.stringify(bad));
+document.querySelectorAll("#summary thead th")[0].click();
+var ids = Array.prototype.map.call(document.querySelectorAll("#summary tbody tr"),
+  function (r) { return r.cells[0].textContent; });
+document.documentElement.setAttribute("data-sorted", JSON.stringify(ids));
+"""
+
+
 @unittest.skipIf(not GRID, "E2E_GRID is not set (ctest sets it)")
 @unittest.skipIf(html_test.CHROMIUM is None, "Chromium is not installed")
 class GridReportTest(html_test.BrowserTest):
@@ -159,12 +184,29 @@ class GridReportTest(html_test.BrowserTest):
         d = self.open_page(os.path.join(out, "index.html"))
         with open(os.path.join(out, "index.html"), encoding="utf-8") as f:
             index = f.read()
-        titles = sorted(h3 for h3 in re.findall(r'<h3 class="group-name">([^<]*)</h3>', index)
-                        if ":" in h3)
-        # 3x2 grid: along size at each of 2 loads, along load at each of 3 sizes; the sweep.
-        self.assertEqual(titles, ["grid/map: load (size=1024)", "grid/map: load (size=256)",
+        titles = [h3 for h3 in re.findall(r'<h3 class="group-name">([^<]*)</h3>', index)
+                  if ":" in h3]
+        # 3x2 grid: along load at each of 3 sizes, along size at each of 2 loads; the sweep. In
+        # this order on the page: the sizes as numbers (256 before 1024), not as text.
+        self.assertEqual(titles, ["grid/map: load (size=256)", "grid/map: load (size=1024)",
                                   "grid/map: load (size=4096)", "grid/map: size (load=0.5)",
                                   "grid/map: size (load=0.9)", "grid/sweep: n"])
+        # Every swept value is a tick label of its axis: both loads (0.5 and 0.9, one decade
+        # apart at most, so decade ticks would label one), the three sizes, the sweep's five.
+        for k, want in enumerate([["0.5", "0.9"]] * 3 + [["256", "1024", "4096"]] * 2 +
+                                 [["512", "1024", "2048", "4096", "8192"]]):
+            svg = re.search(rf'<svg id="plot-param-time-{k}".*?</svg>', index, re.S).group(0)
+            ticks = re.findall(r'<text class="tl"[^>]*text-anchor="middle">([^<]*)</text>', svg)
+            self.assertEqual(ticks, want, titles[k])
+        # In the browser: no y tick label runs into the rotated axis label or off the plot
+        # (a "2 Gelem/s" or "200 Melem/s" did, at a fixed 70 px margin).
+        d = self.open_page(os.path.join(out, "index.html"), actions=OVERLAP_JS)
+        self.assertEqual(json.loads(d.root_attrs().get("data-overlaps", "null")), [])
+        # Sorted by benchmark, the table compares the numbers in the ids as numbers.
+        self.assertEqual(json.loads(d.root_attrs().get("data-sorted", "null")),
+                         [f"grid/map/size={s}/load={x}" for s in (256, 1024, 4096)
+                          for x in ("0.5", "0.9")] +
+                         [f"grid/sweep/n={n}" for n in (512, 1024, 2048, 4096, 8192)])
         times = [a for a in d.find("svg") if (a.get("id") or "").startswith("plot-param-time")]
         self.assertEqual(len(times), 6)
         # map declares elements (its throughput plots); the sweep does not.

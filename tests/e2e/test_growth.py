@@ -9,6 +9,8 @@ iteration (interval and all) in the pretty output, the JSON, CSV and Google Benc
 rate one also per second; a comparison with a baseline compares them; an undeclared name fails
 the benchmark with a message naming it.
 """
+import csv
+import io
 import json
 import math
 import os
@@ -103,11 +105,48 @@ class CounterTest(e2e_helpers.Case):
             self.assert_exit(p, 0)
             self.assertRegex(p.stdout, r"hits: .*no change")
 
+    def test_csv_gives_each_metric_its_columns(self):
+        """CSV: each metric has its own columns (median, interval, unit, min_fraction) after the
+        fixed ones, sorted by name, the same for every row; a row without the metric leaves
+        them empty."""
+        p = run(*ARGS, "--output-format", "csv", "--exact", "count/exact", "growth/linear/512",
+                "count/undeclared")
+        self.assert_exit(p, 3)
+        rows = list(csv.reader(io.StringIO(p.stdout)))
+        header, body = rows[0], rows[1:]
+        fixed = header.index("facts") + 1
+        want = [f"{m}{c}" for m in ("bytes_seen", "hits")
+                for c in ("", "_lower", "_upper", "_unit", "_min_fraction")]
+        self.assertEqual(header[fixed:], want)
+        self.assertNotIn("metrics", header)
+        recs = {r[0]: dict(zip(header, r)) for r in body}
+        self.assertEqual(set(recs), {"count/exact", "growth/linear/512", "count/undeclared"})
+        for r in body:
+            self.assertEqual(len(r), len(header), r)
+        exact = recs["count/exact"]
+        self.assertEqual([float(exact[k]) for k in ("hits", "hits_lower", "hits_upper")],
+                         [3, 3, 3])
+        self.assertEqual(float(exact["bytes_seen"]), 64)
+        self.assertEqual((exact["hits_unit"], exact["hits_min_fraction"]), ("events", "1"))
+        for bid in ("growth/linear/512", "count/undeclared"):
+            self.assertEqual([recs[bid][k] for k in want], [""] * len(want), bid)
+
     def test_undeclared_counter_fails(self):
         p = run(*ARGS, "--exact", "count/undeclared")
         self.assert_exit(p, 3)
         self.assertIn("bench_counter: 'misses' is not one of BENCH_FN's .counters (\"hits\")",
                       p.stdout + p.stderr)
+
+    def test_counter_without_counters_fails(self):
+        """A BENCH_FN without .counters that calls bench_counter fails, naming the counter,
+        whether it runs in worker processes or in bench's own."""
+        for mode in (ARGS, ["--in-process", "--nresamples", "1000"]):
+            p = run(*mode, "--output-format", "json", "--exact", "count/no_counters")
+            self.assert_exit(p, 3)
+            (b,) = json.loads(p.stdout)["benchmarks"]
+            self.assertEqual(b["status"], "failed", mode)
+            self.assertEqual(b["message"], "bench_counter: 'hits' is not declared: BENCH_FN has "
+                             "no .counters (declare it with .counters = \"hits\")", mode)
 
 
 if __name__ == "__main__":

@@ -349,6 +349,48 @@ class GateTest(Base):
         self.assertIn("1 no change", proc.stdout)
 
     @needs_valgrind
+    def test_user_counter_is_not_the_instruction_count(self):
+        """counted/loop declares a counter (.counters = "probes") that grows when the work
+        shrinks: the verdict, the lines and the JSON are the instruction count's."""
+        def counted(*args, work):
+            return run(WORK, "--instructions", "--baseline-dir", self.dir, *args, "--exact",
+                       "counted/loop", env={"FIXTURE_WORK": str(work)})
+        proc = counted("--save-baseline", "main", work=1000)
+        self.assert_exit(proc, 0)
+        self.assertRegex(proc.stdout, r"counted/loop +instructions: 30\d\d\.0/iter  "
+                                      r"probes: 1000\.00/iter")
+        proc = counted("--baseline", "main", "--fail-on-regression", work=990)
+        self.assert_exit(proc, 0)
+        self.assertIn("0 regressed, 1 improved", proc.stdout)
+        self.assertRegex(proc.stdout, r"improved +counted/loop +-0\.98\d% \(30\d\d\.0 -> ")
+        proc = counted("--baseline", "main", "--fail-on-regression", work=1010)
+        self.assert_exit(proc, 1)
+        proc = counted("--baseline", "main", "--output-format", "json", work=990)
+        self.assert_exit(proc, 0)
+        (b,) = json.loads(proc.stdout)["benchmarks"]
+        self.assertEqual(b["metrics"]["instructions"]["change"]["verdict"], "improved")
+        self.assertEqual(b["metrics"]["instructions"]["source"], "callgrind")
+        self.assertEqual(b["metrics"]["probes"]["source"], "counter")
+        self.assertEqual(b["metrics"]["probes"]["change"]["verdict"], "regressed")
+        # Two saved files compare by the count too.
+        self.assert_exit(counted("--save-baseline", "less", work=990), 0)
+        proc = run(WORK, "--baseline-dir", self.dir, "--load-baseline", "less", "--baseline",
+                   "main", "--fail-on-regression")
+        self.assert_exit(proc, 0)
+        self.assertIn("0 regressed, 1 improved", proc.stdout)
+
+    @needs_valgrind
+    def test_counter_cannot_take_the_instruction_count_name(self):
+        proc = run(WORK, "--instructions", "--output-format", "json", "--exact",
+                   "counted/shadow")
+        self.assert_exit(proc, 3)
+        (b,) = json.loads(proc.stdout)["benchmarks"]
+        self.assertEqual(b["status"], "failed")
+        self.assertEqual(b["message"], "'instructions' names two metrics (of counter and of "
+                         "callgrind): a name in BENCH_FN's .counters must not be one of the "
+                         "harness's metrics")
+
+    @needs_valgrind
     def test_benchmark_missing_from_baseline(self):
         """A benchmark the baseline lacks is "new", one the baseline has and the filters select
         but the run does not is "removed": reported, exit 0; an error with --baseline-strict."""

@@ -260,8 +260,13 @@ static void test_metric_witness_note(void **state)
     (void)state;
     /* time +6%, instructions unchanged: the note says the same work took a different time */
     char *out = metric_lines(1.06, "instructions", 1.0);
-    assert_non_null(strstr(out, "instructions: [+0.00% +0.00% +0.00%] (no change)"));
-    assert_non_null(strstr(out, "note: time +6.00%, instructions +0.00%"));
+    assert_non_null(strstr(out, "instructions: [0.00% 0.00% 0.00%] (no change)"));
+    assert_non_null(strstr(out, "note: time +6.00%, instructions 0.00%"));
+    free(out);
+    /* an unchanged count whose bounds are a rounding error off 1: zero, never "-0.00%" */
+    out = metric_lines(1.0, "tokens", 1.0 - 1e-12);
+    assert_non_null(strstr(out, "tokens: [0.00% 0.00% 0.00%] (no change)"));
+    assert_null(strstr(out, "-0.00%"));
     free(out);
     /* instructions moved with the time: no note */
     out = metric_lines(1.06, "instructions", 1.06);

@@ -173,6 +173,58 @@ static void test_csv_formula_and_control_cells(void **state)
     free(out);
 }
 
+/* Metric `name` of r: median m in [m - 1, m + 1], unit "events", counted for `frac` of each
+ * sample. */
+static void add_metric(bench__result *r, const char *name, double m, double frac)
+{
+    bench__metric *x = &r->metrics[r->nmetrics++];
+    snprintf(x->name, sizeof x->name, "%s", name);
+    snprintf(x->unit, sizeof x->unit, "%s", "events");
+    x->est.median = (bench__estimate){m, m - 1, m + 1};
+    x->min_fraction = frac;
+}
+
+static void test_csv_metric_columns(void **state)
+{
+    (void)state;
+    bench__result r[3];
+    bench__instance in[3];
+    for (size_t i = 0; i < 3; i++) {
+        make_result(&r[i], &in[i]);
+        r[i].status = BENCH__OK;
+        r[i].message[0] = '\0';
+    }
+    add_metric(&r[0], "b", 5, 1);
+    add_metric(&r[0], "=x", 7, 0.5);
+    add_metric(&r[1], "a", 2, 1);
+    r[2].status = BENCH__FAILED; /* its metrics are not shown */
+    add_metric(&r[2], "zz", 1, 1);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    bench__reporter rep;
+    bench__reporter_csv(&rep, f);
+    bench__context ctx;
+    memset(&ctx, 0, sizeof ctx);
+    rep.begin(&rep, &ctx);
+    for (size_t i = 0; i < 3; i++)
+        rep.result(&rep, &r[i]);
+    assert_int_equal(rep.end(&rep, &ctx, r, 3), 0);
+    fclose(f);
+    /* The columns of every metric of the ok rows, sorted by name, names guarded. */
+    const char *head = "message,min_ns,facts,"
+                       "\"'=x\",\"'=x_lower\",\"'=x_upper\",\"'=x_unit\",\"'=x_min_fraction\","
+                       "\"a\",\"a_lower\",\"a_upper\",\"a_unit\",\"a_min_fraction\","
+                       "\"b\",\"b_lower\",\"b_upper\",\"b_unit\",\"b_min_fraction\"\n";
+    assert_non_null(strstr(buf, head));
+    assert_null(strstr(buf, "zz"));
+    /* Each row: its own metrics' cells, the others empty. */
+    assert_non_null(strstr(buf, ",\"\",7,6,8,\"events\",0.5,,,,,,5,4,6,\"events\",1\n"));
+    assert_non_null(strstr(buf, ",\"\",,,,,,2,1,3,\"events\",1,,,,,\n"));
+    assert_non_null(strstr(buf, ",\"\",,,,,,,,,,,,,,,\n"));
+    free(buf);
+}
+
 static char *slurp(const char *path)
 {
     FILE *f = fopen(path, "rb");
@@ -270,6 +322,7 @@ int main(void)
         cmocka_unit_test(test_escape),
         cmocka_unit_test(test_csv_guard),
         cmocka_unit_test(test_csv_formula_and_control_cells),
+        cmocka_unit_test(test_csv_metric_columns),
         cmocka_unit_test(test_json_file_atomic),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -152,13 +152,29 @@ static void test_software_table(void **state)
                          bench__perf_sw_find(cases[i].name));
     }
 
-    /* Without libpfm4: a hardware name says libpfm4 is missing; an unknown one is named. */
-    assert_int_equal(bench__perf_resolve_sw("cycles", &ev, msg, sizeof msg), BENCH_EINVAL);
-    assert_non_null(strstr(msg, "'cycles' is a hardware event"));
-    assert_non_null(strstr(msg, "libpfm4"));
+    /* Without libpfm4: the kernel's generic hardware events by their PERF_COUNT_HW_* numbers,
+     * user mode only; a hardware-cache name says libpfm4 is missing; an unknown one is named. */
+    const struct {
+        const char *name;
+        uint64_t config;
+    } hw[] = {{"cycles", 0}, {"CPU-Cycles", 0}, {"instructions", 1}, {"cache-references", 2},
+              {"cache-misses", 3}, {"branches", 4}, {"branch-instructions", 4},
+              {"branch-misses", 5}, {"bus-cycles", 6}, {"stalled-cycles-frontend", 7},
+              {"stalled-cycles-backend", 8}, {"ref-cycles", 9}};
+    for (size_t i = 0; i < sizeof hw / sizeof hw[0]; i++) {
+        assert_int_equal(bench__perf_resolve_sw(hw[i].name, &ev, msg, sizeof msg), 0);
+        assert_string_equal(ev.name, hw[i].name);
+        assert_int_equal(ev.type, BENCH__PERF_TYPE_HARDWARE);
+        assert_int_equal(ev.config, hw[i].config);
+        assert_false(ev.software);
+        assert_true(ev.exclude_kernel);
+        assert_false(ev.exclude_user);
+        assert_string_equal(ev.unit, "events");
+    }
     assert_int_equal(bench__perf_resolve_sw("L1-dcache-load-misses", &ev, msg, sizeof msg),
                      BENCH_EINVAL);
-    assert_non_null(strstr(msg, "hardware event"));
+    assert_non_null(strstr(msg, "'L1-dcache-load-misses' is a hardware-cache event"));
+    assert_non_null(strstr(msg, "libpfm4"));
     assert_int_equal(bench__perf_resolve_sw("frobnications", &ev, msg, sizeof msg),
                      BENCH_EINVAL);
     assert_non_null(strstr(msg, "unknown event 'frobnications'"));

@@ -392,7 +392,9 @@ enum {
 /**
  * Adds value to the counter `name` of the sample running: a user's own measurement beside the
  * time, such as cache hits, collisions or probes per lookup. `name` must be one of BENCH_FN's
- * .counters ("hits,probes"), else the benchmark fails saying so. Like the probes' metrics, a
+ * .counters ("hits,probes"), else the benchmark fails saying so (a BENCH_FN without .counters
+ * too); so does a declared name that is also a metric the run records itself ("instructions"
+ * under --instructions, a --perf-events event). Like the probes' metrics, a
  * counter is summed over each sample and reported per iteration with its interval, in every
  * output, and compared with a baseline's; call it inside the timed loop (it costs a few ns: a
  * name compared and a sum), or inside BENCH_TIMED's untimed part of a batched loop.

@@ -42,6 +42,19 @@ int bench__metric_add(bench__result *r, const char *name, const char *unit, cons
                            BENCH__MAX_METRICS, name);
         return -1;
     }
+    /* A name is one metric's: the files key metrics by name, and a comparison finds a metric
+     * by it, so a benchmark's own counter must not shadow a metric the harness records. */
+    for (size_t i = 0; i < r->nmetrics; i++)
+        if (strcmp(r->metrics[i].name, name) == 0) {
+            bool counter = strncmp(source, "counter", 7) == 0 ||
+                           strncmp(r->metrics[i].source, "counter", 7) == 0;
+            bench__result_fail(r, "'%s' names two metrics (of %s and of %s): %s", name,
+                               r->metrics[i].source, source,
+                               counter ? "a name in BENCH_FN's .counters must not be one of "
+                                         "the harness's metrics"
+                                       : "a metric's name must be unique in a benchmark");
+            return -1;
+        }
     size_t cap = (size_t)r->settings.sample_size;
     if (cap < r->nsamples)
         cap = r->nsamples;

@@ -116,8 +116,8 @@ typedef struct bench__result {
 
 /** Words of a thread's CPU set in bench__result.thread_cpus: CPUs 0 .. 1023 are recorded. */
 #define BENCH__CPU_WORDS 16
-/** Per-thread metrics of a threaded benchmark: thread_0 .. thread_{K-1}, K at most this, then
- * fastest_thread (unit ns, source "threads"). */
+/** Per-thread metrics of a threaded benchmark: thread_0 .. thread_{K-1}, K at most this, then,
+ * only with more threads than this, fastest_thread (unit ns, source "threads"). */
 #define BENCH__THREAD_METRICS 16
 
 /** What the per-thread metrics of a threaded result say (bench__threads_summary). */

@@ -19,7 +19,8 @@
 #include "core/result.h"
 
 typedef struct counter_state {
-    const bench_desc *desc;                /* the benchmark attached, NULL: none */
+    const bench_desc *attached;            /* the benchmark attached, NULL: none */
+    const bench_desc *desc;                /* the same when it declares counters, else NULL */
     size_t n;                              /* counters declared */
     char names[BENCH_MAX_COUNTERS][64];    /* their names */
     int metric[BENCH_MAX_COUNTERS];        /* their metrics in r */
@@ -43,8 +44,6 @@ static _Thread_local counter_thread ct __attribute__((tls_model("initial-exec"))
 static int parse_names(const char *list, char *why, size_t len)
 {
     cs.n = 0;
-    memset(&ct, 0, sizeof ct); /* the attaching thread is the leader: new threads start clear */
-    atomic_store(&cs.rate, 0);
     const char *p = list;
     while (*p) {
         size_t l = strcspn(p, ",");
@@ -76,8 +75,13 @@ static int counters_attach(bench__probe *p, bench__result *r)
     (void)p;
     const bench_desc *d = r->inst ? r->inst->desc : NULL;
     cs.desc = NULL;
+    cs.n = 0;
+    /* Every benchmark, declaring or not: bench_counter fails one that declares no name. */
+    cs.attached = d;
+    memset(&ct, 0, sizeof ct); /* the attaching thread is the leader: new threads start clear */
+    atomic_store(&cs.rate, 0);
     if (!d || !d->counters || !d->counters[0])
-        return 1; /* nothing declared: this benchmark is left alone */
+        return 1; /* nothing declared: no metric, no sample work */
     char why[160];
     if (parse_names(d->counters, why, sizeof why) != 0) {
         bench__result_fail(r, "%s", why);
@@ -130,8 +134,8 @@ static void counters_detach(bench__probe *p, bench__result *r)
 
 void bench_counter(bench_t *b, const char *name, double value, unsigned flags)
 {
-    if (!cs.desc)
-        return; /* no counters attached (a run that measures none: --instructions) */
+    if (!cs.attached)
+        return; /* no benchmark attached: a run without the probe */
     for (size_t i = 0; i < cs.n; i++) {
         /* A string literal is the same pointer every call: the compare is then skipped. */
         if (ct.last[i] == name || (name && strcmp(cs.names[i], name) == 0)) {
@@ -148,8 +152,13 @@ void bench_counter(bench_t *b, const char *name, double value, unsigned flags)
         return;
     ct.failed = true;
     char shown[200];
-    bench_fail(b, "bench_counter: '%s' is not one of BENCH_FN's .counters (\"%s\")",
-               bench__escape(shown, sizeof shown, name ? name : "(null)"), cs.desc->counters);
+    bench__escape(shown, sizeof shown, name ? name : "(null)");
+    if (cs.desc)
+        bench_fail(b, "bench_counter: '%s' is not one of BENCH_FN's .counters (\"%s\")", shown,
+                   cs.desc->counters);
+    else
+        bench_fail(b, "bench_counter: '%s' is not declared: BENCH_FN has no .counters (declare "
+                      "it with .counters = \"%s\")", shown, shown);
 }
 
 static int counters_create(const char *arg, bench__probe **out, char *msg, size_t msglen)

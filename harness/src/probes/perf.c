@@ -179,14 +179,30 @@ static int sys_perf_event_open(const bench__perf_event *ev, int group_fd)
     return (int)syscall(SYS_perf_event_open, &a, 0, -1, group_fd, PERF_FLAG_FD_CLOEXEC);
 }
 
+/* Both explanations of err: the full one into why, the brief one into brief (either NULL). */
+static void explain_both(int err, const char *prefix, char *why, size_t whylen, char *brief,
+                         size_t brieflen)
+{
+    char e[500];
+    if (why) {
+        explain_errno(e, sizeof e, err, false);
+        bench__msg(why, whylen, "%s%s", prefix, e);
+    }
+    if (brief) {
+        explain_errno(e, sizeof e, err, true);
+        bench__msg(brief, brieflen, "%s%s", prefix, e);
+    }
+}
+
 /*
  * Opens ev (into group_fd's group, or as a leader with -1). When kernel mode is refused for a
  * software event that chose it by default, falls back to user mode if that still counts
  * something, updating ev so later opens match, and says so in note (else note is ""). Returns
- * the fd, or -1 with errno's explanation in why (brief: the short form).
+ * the fd, or -1 with errno's explanation in why and its short form in brief (either may be
+ * NULL).
  */
-static int open_event(bench__perf_event *ev, int group_fd, bool brief, char *why, size_t whylen,
-                      char *note, size_t notelen)
+static int open_event(bench__perf_event *ev, int group_fd, char *why, size_t whylen, char *brief,
+                      size_t brieflen, char *note, size_t notelen)
 {
     note[0] = '\0';
     int fd = sys_perf_event_open(ev, group_fd);
@@ -196,10 +212,8 @@ static int open_event(bench__perf_event *ev, int group_fd, bool brief, char *why
     if ((err == EACCES || err == EPERM) && ev->software && ev->kernel_by_default &&
         !ev->exclude_kernel) {
         if (ev->user_mode == BENCH__PERF_USER_NEVER) {
-            char e[400];
-            explain_errno(e, sizeof e, err, brief);
-            bench__msg(why, whylen, "%s: %s",
-                       "it happens in kernel mode only, and kernel mode is refused", e);
+            explain_both(err, "it happens in kernel mode only, and kernel mode is refused: ", why,
+                         whylen, brief, brieflen);
             return -1;
         }
         ev->exclude_kernel = true;
@@ -216,7 +230,7 @@ static int open_event(bench__perf_event *ev, int group_fd, bool brief, char *why
         err = errno;
         ev->exclude_kernel = false;
     }
-    explain_errno(why, whylen, err, brief);
+    explain_both(err, "", why, whylen, brief, brieflen);
     return -1;
 }
 
@@ -243,7 +257,7 @@ static int open_groups(perf_state *st, char *why, size_t whylen)
             char note[256], e[512];
             bench__perf_event *ev = &st->ev[g->ev[j]];
             int group_fd = j == 0 ? -1 : g->fd[0];
-            g->fd[j] = open_event(ev, group_fd, false, e, sizeof e, note, sizeof note);
+            g->fd[j] = open_event(ev, group_fd, e, sizeof e, NULL, 0, note, sizeof note);
             if (g->fd[j] < 0) {
                 bench__msg(why, whylen, "%s: %s", ev->name, e);
                 close_groups(st);
@@ -283,7 +297,7 @@ static void build_groups(perf_state *st)
         perf_group *g = &st->g[k];
         char why[512], note[256];
         int leader =
-            open_event(&st->ev[g->ev[0]], -1, false, why, sizeof why, note, sizeof note);
+            open_event(&st->ev[g->ev[0]], -1, why, sizeof why, NULL, 0, note, sizeof note);
         if (leader < 0)
             continue; /* opened alone a moment ago; attach will report it if it persists */
         int fds[MAX_EV];
@@ -291,7 +305,8 @@ static void build_groups(perf_state *st)
         fds[0] = leader;
         for (size_t j = 1; j < g->n; j++) {
             int fd =
-                open_event(&st->ev[g->ev[j]], leader, false, why, sizeof why, note, sizeof note);
+                open_event(&st->ev[g->ev[j]], leader, why, sizeof why, NULL, 0, note,
+                           sizeof note);
             if (fd >= 0) {
                 fds[kept] = fd;
                 g->ev[kept++] = g->ev[j];
@@ -453,18 +468,22 @@ int bench__perf_probe_create(const char *spec, bench__probe **out, char *msg, si
             }
         }
     }
-    size_t tried = 0;
+    size_t tried = 0, nrefused = 0;
+    char brief[MAX_EV][300]; /* why each refused event does not open, in brief */
+    const char *refused[MAX_EV];
     for (size_t i = 0; i < names.n; i++) {
         bench__perf_event *ev = &all[i];
         if (!keep[i])
             continue;
         tried++;
         char why[600], note[256];
-        int fd = open_event(ev, -1, false, why, sizeof why, note, sizeof note);
+        int fd = open_event(ev, -1, why, sizeof why, brief[nrefused], sizeof brief[0], note,
+                            sizeof note);
         if (fd < 0) {
             fprintf(stderr, "bench: warning: --perf-events: %s cannot be counted here: "
                             "perf_event_open: %s; going on without it\n",
                     ev->name, why);
+            refused[nrefused++] = ev->name;
             continue;
         }
         close(fd);
@@ -472,9 +491,29 @@ int bench__perf_probe_create(const char *spec, bench__probe **out, char *msg, si
             fprintf(stderr, "bench: warning: --perf-events: %s: %s\n", ev->name, note);
         st->ev[st->nev++] = *ev;
     }
-    if (st->nev == 0 && tried > 0)
+    if (st->nev == 0 && tried > 0) {
+        /* Each event with its reason, the events of one reason together. */
+        char why[4096] = "";
+        size_t used = 0;
+        for (size_t i = 0; i < nrefused; i++) {
+            bool first = true;
+            for (size_t j = 0; j < i && first; j++)
+                first = strcmp(brief[j], brief[i]) != 0;
+            if (!first)
+                continue;
+            for (size_t j = i; j < nrefused; j++)
+                if (j == i || strcmp(brief[j], brief[i]) == 0) {
+                    bench__msg(why + used, sizeof why - used, "%s%s", j == i ? (used ? "; " : "")
+                                                                           : ", ", refused[j]);
+                    used = strlen(why);
+                }
+            bench__msg(why + used, sizeof why - used, ": %s", brief[i]);
+            used = strlen(why);
+        }
         fprintf(stderr, "bench: warning: --perf-events: none of the requested events can be "
-                        "counted here; the benchmarks run without counters\n");
+                        "counted here (%s); the benchmarks run without counters\n",
+                why);
+    }
     build_groups(st);
     p->name = "perf";
     p->attach = perf_attach;
@@ -499,12 +538,11 @@ static void list_one(FILE *out, const char *label, const char *name)
     fprintf(out, "  %-8s%-20s", label, name);
     if (bench__perf_resolve(name, &ev, msg, sizeof msg) != 0) {
         kind = bench__perf_is_generic_hw(name) ? "hardware" : "?";
-        fprintf(out, "%-10sunknown to this build: %s\n", kind,
-                bench__perf_is_generic_hw(name) ? "needs libpfm4" : msg);
+        fprintf(out, "%-10sunknown to this build: %s\n", kind, msg);
         return;
     }
     kind = ev.software ? "software" : "hardware";
-    int fd = open_event(&ev, -1, true, why, sizeof why, note, sizeof note);
+    int fd = open_event(&ev, -1, NULL, 0, why, sizeof why, note, sizeof note);
     if (fd < 0) {
         fprintf(out, "%-10sdoes not open: %s\n", kind, why);
         return;
@@ -523,7 +561,8 @@ int bench__perf_list_events(FILE *out)
     int para = paranoid_level();
     fprintf(out, "perf_event counters on this machine\n");
     fprintf(out, "  names resolved by: %s%s%s\n",
-            be ? be : "the software-event table only (", be ? "" : bench__perf_no_pfm(false),
+            be ? be : "the kernel's generic hardware and software events only (",
+            be ? "" : bench__perf_no_pfm(false),
             be ? "" : ")");
     if (para != -99)
         fprintf(out, "  kernel.perf_event_paranoid = %d%s\n", para,

@@ -79,21 +79,44 @@ const bench__perf_sw_event *bench__perf_sw_by_config(uint64_t config)
     return NULL;
 }
 
-/* perf(1)'s names of the generic hardware and hardware-cache events. */
-static const char *const hw_names[] = {
-    "cycles", "cpu-cycles", "instructions", "cache-references", "cache-misses", "branches",
-    "branch-instructions", "branch-misses", "bus-cycles", "ref-cycles",
-    "stalled-cycles-frontend", "idle-cycles-frontend", "stalled-cycles-backend",
-    "idle-cycles-backend",
+/* perf(1)'s names of the kernel's generic hardware events, with their PERF_COUNT_HW_* numbers
+ * (PERF_TYPE_HARDWARE): the kernel maps them to the CPU's own events, so they need no libpfm4. */
+static const struct {
+    const char *name;
+    uint64_t config;
+} hw_events[] = {
+    {"cycles", 0},
+    {"cpu-cycles", 0},
+    {"instructions", 1},
+    {"cache-references", 2},
+    {"cache-misses", 3},
+    {"branches", 4},
+    {"branch-instructions", 4},
+    {"branch-misses", 5},
+    {"bus-cycles", 6},
+    {"stalled-cycles-frontend", 7},
+    {"idle-cycles-frontend", 7},
+    {"stalled-cycles-backend", 8},
+    {"idle-cycles-backend", 8},
+    {"ref-cycles", 9},
 };
+/* The hardware-cache events' prefixes (PERF_TYPE_HW_CACHE): named through libpfm4 only. */
 static const char *const hw_cache_prefixes[] = {"L1-dcache-", "L1-icache-", "LLC-", "dTLB-",
                                                  "iTLB-", "branch-load", "node-"};
 
+/* The generic hardware event of this name (case ignored); -1 when there is none. */
+static int hw_find(const char *name)
+{
+    for (size_t i = 0; i < sizeof hw_events / sizeof hw_events[0]; i++)
+        if (strcasecmp(hw_events[i].name, name) == 0)
+            return (int)i;
+    return -1;
+}
+
 bool bench__perf_is_generic_hw(const char *name)
 {
-    for (size_t i = 0; i < sizeof hw_names / sizeof hw_names[0]; i++)
-        if (strcasecmp(hw_names[i], name) == 0)
-            return true;
+    if (hw_find(name) >= 0)
+        return true;
     for (size_t i = 0; i < sizeof hw_cache_prefixes / sizeof hw_cache_prefixes[0]; i++)
         if (strncasecmp(hw_cache_prefixes[i], name, strlen(hw_cache_prefixes[i])) == 0)
             return true;
@@ -118,16 +141,29 @@ int bench__perf_resolve_sw(const char *name, bench__perf_event *ev, char *msg, s
 {
     memset(ev, 0, sizeof *ev);
     const bench__perf_sw_event *sw = bench__perf_sw_find(name);
+    int hw = sw ? -1 : hw_find(name);
+    if (hw >= 0) {
+        /* As libpfm4 encodes a hardware name: user mode only (perf_pfm.c says why). */
+        bench__msg(ev->name, sizeof ev->name, "%s", name);
+        ev->type = BENCH__PERF_TYPE_HARDWARE;
+        ev->config = hw_events[hw].config;
+        ev->exclude_kernel = true;
+        ev->exclude_hv = true;
+        ev->unit = "events";
+        ev->user_mode = BENCH__PERF_USER_PARTIAL;
+        return 0;
+    }
     if (!sw) {
         if (bench__perf_is_generic_hw(name))
             bench__msg(msg, msglen,
-                       "'%s' is a hardware event: %s; software events work: task-clock, "
-                       "page-faults, context-switches, cpu-migrations, ... (--list-events)",
+                       "'%s' is a hardware-cache event: %s; the kernel's generic hardware "
+                       "events (cycles, instructions, cache-misses, branch-misses, ...) and "
+                       "software events (task-clock, page-faults, ...) work (--list-events)",
                        name, bench__perf_no_pfm(true));
         else
             bench__msg(msg, msglen,
-                       "unknown event '%s' (%s: only the kernel's software events are known; "
-                       "see --list-events)",
+                       "unknown event '%s' (%s: only the kernel's generic hardware and software "
+                       "events are known; see --list-events)",
                        name, bench__perf_no_pfm(false));
         return BENCH_EINVAL;
     }

@@ -5,11 +5,12 @@
  * the unit tests check it with bytes they build themselves.
  *
  * The pieces: parsing a --perf-events list (presets expanded, aliases of software events made
- * canonical, duplicates removed); the table of the kernel's generic software events, which needs
- * no libpfm4; grouping events (software events by the kernel PMU that implements them, hardware
- * events in groups of at most a few counters) and the order of reading them; decoding one
- * read() of a PERF_FORMAT_GROUP group and turning two of them into one sample's values, scaled
- * when the group was multiplexed; ratios of sums for the derived metrics.
+ * canonical, duplicates removed); the tables of the kernel's generic software and hardware
+ * events, which need no libpfm4; grouping events (software events by the kernel PMU that
+ * implements them, hardware events in groups of at most a few counters) and the order of
+ * reading them; decoding one read() of a PERF_FORMAT_GROUP group and turning two of them into
+ * one sample's values, scaled when the group was multiplexed; ratios of sums for the derived
+ * metrics.
  */
 #ifndef HARNESS_PERF_EVENTS_H
 #define HARNESS_PERF_EVENTS_H
@@ -76,7 +77,8 @@ BENCH__COMPONENT_API const bench__perf_sw_event *bench__perf_sw_find(const char 
 BENCH__COMPONENT_API const bench__perf_sw_event *bench__perf_sw_by_config(uint64_t config);
 /** The whole software-event table; *n gets its length. */
 const bench__perf_sw_event *bench__perf_sw_table(size_t *n);
-/** Whether name is one of the kernel's generic hardware event names (cycles, ...; case ignored). */
+/** Whether name is one of the kernel's generic hardware or hardware-cache event names (cycles,
+ * L1-dcache-load-misses, ...; case ignored). */
 bool bench__perf_is_generic_hw(const char *name);
 
 /**
@@ -96,17 +98,19 @@ typedef struct bench__perf_event {
 } bench__perf_event;
 
 /**
- * Resolves a name through the software table alone: what a build without libpfm4 knows. The
- * clocks and counts of the software table get exclude_kernel = false (see perf.c for why).
- * Returns 0; BENCH_EINVAL with a message naming the event for any other name (a generic
- * hardware name is said to need libpfm4).
+ * Resolves a name through the software table and the kernel's generic hardware events
+ * (PERF_TYPE_HARDWARE: cycles, instructions, branch-misses, ...): what a build without libpfm4
+ * knows. The clocks and counts of the software table get exclude_kernel = false (see perf.c for
+ * why); a hardware event counts user mode only, as libpfm4 encodes it. Returns 0; BENCH_EINVAL
+ * with a message naming the event for any other name (a hardware-cache name is said to need
+ * libpfm4).
  */
 BENCH__COMPONENT_API int bench__perf_resolve_sw(const char *name, bench__perf_event *ev, char *msg,
                                               size_t msglen);
 
 /* ---- the resolver: perf_pfm.c (libpfm4) or perf_pfm_none.c ----
  *
- * The core library resolves names through the software table alone (perf_pfm_none.c). The
+ * The core library resolves names through the generic tables alone (perf_pfm_none.c). The
  * counters component (libharness-counters, perf_pfm.c, libpfm4) registers its resolver from a
  * constructor when a program links it; the functions below dispatch to the registered one. */
 

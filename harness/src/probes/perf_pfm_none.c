@@ -1,15 +1,17 @@
 /*
  * perf_pfm_none.c: the core library's event-name resolver (perf_pfm.c's twin), and the hook
- * through which the counters component replaces it. Without the component (a program that does
- * not link libharness-counters, or a library built without libpfm4) only the kernel's generic
- * software events are known (task-clock, page-faults, context-switches, ...: perf_events.c's
- * table, opened as PERF_TYPE_SOFTWARE); a hardware name is refused with a message saying that
+ * through which the counters component replaces it. Without the component (a program that does not
+ * link libharness-counters, or a library built without libpfm4) only the kernel's generic events
+ * are known: the software ones (task-clock, page-faults, context-switches, ...: opened as
+ * PERF_TYPE_SOFTWARE) and the hardware ones (cycles, instructions, branch-misses, ...: opened as
+ * PERF_TYPE_HARDWARE, which the kernel maps to the CPU's events), both perf_events.c's tables; any
+ * other name (a hardware-cache event, a PMU's own event) is refused with a message saying that
  * libpfm4 is missing. The component's constructor registers its resolver before main(), and every
  * call below goes to it from then on.
  */
 #include "probes/perf_events.h"
 
-/* Set by the counters component's constructor; NULL: the software table alone. */
+/* Set by the counters component's constructor; NULL: the generic tables alone. */
 static const bench__perf_resolver *resolver;
 
 void bench__perf_set_resolver(const bench__perf_resolver *r)
@@ -22,10 +24,10 @@ const char *bench__perf_feature(void)
     if (resolver)
         return "perf_event counters: libpfm4";
 #ifdef HARNESS_HAVE_LIBPFM
-    return "perf_event counters: software events only (libpfm4 not linked: the harness-counters "
+    return "perf_event counters: generic events only (libpfm4 not linked: the harness-counters "
            "component)";
 #else
-    return "perf_event counters: software events only (libpfm4 compiled out)";
+    return "perf_event counters: generic events only (libpfm4 compiled out)";
 #endif
 }
 

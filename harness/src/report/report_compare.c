@@ -29,6 +29,17 @@ static void pct(char *buf, size_t len, double ratio)
     snprintf(buf, len, "%+.2f%%", (ratio - 1.0) * 100.0);
 }
 
+/* A metric's change as printed: as pct, but what prints as zero is "0.00%", without a sign. A
+ * count that did not change has bounds a rounding error off 1, which pct would show as "-0.00%"
+ * or "+0.00%", a direction it does not have. */
+static void metric_pct(char *buf, size_t len, double ratio)
+{
+    if (fabs((ratio - 1.0) * 100.0) < 0.005)
+        snprintf(buf, len, "0.00%%");
+    else
+        pct(buf, len, ratio);
+}
+
 /* The minimum detectable effect as printed: "1.23%", or "-" when the comparison has none. */
 static const char *mde_text(const bench__change *c)
 {
@@ -375,9 +386,9 @@ void bench__print_metric_changes(FILE *o, const bench__result *r, const bench__c
         if (!bench__verdict_has_numbers(c->verdict))
             continue;
         char mid[32], lo[32], hi[32];
-        pct(lo, sizeof lo, c->ratio_lower);
-        pct(mid, sizeof mid, c->ratio);
-        pct(hi, sizeof hi, c->ratio_upper);
+        metric_pct(lo, sizeof lo, c->ratio_lower);
+        metric_pct(mid, sizeof mid, c->ratio);
+        metric_pct(hi, sizeof hi, c->ratio_upper);
         char name[4 * sizeof r->metrics[i].name];
         bench__escape(name, sizeof name, r->metrics[i].name);
         fprintf(o, "%*s%s: [%s %s %s] (%s)\n", INDENT + 2, "", name, lo, mid, hi,

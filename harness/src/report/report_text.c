@@ -2,8 +2,9 @@
  * report_text.c: the human-readable reporters: pretty (terminal, modelled on Criterion.rs), CSV
  * and Markdown. Each consumes bench__result values; none reads a clock or a file.
  *
- * Pretty output streams one block per benchmark as it finishes; CSV streams one row per
- * benchmark; Markdown prints its table at the end, with a change column (verdict or status) and
+ * Pretty output streams one block per benchmark as it finishes; CSV prints its table at the end
+ * (one row per benchmark; each metric's columns are known only once every row is); Markdown
+ * prints its table at the end, with a change column (verdict or status) and
  * a row per removed benchmark when the run is compared with a baseline. Ids, names and messages
  * are untrusted text: each goes through bench__escape (control characters shown as \xNN), and CSV
  * text cells that a spreadsheet would take for a formula get the OWASP guard.
@@ -285,19 +286,59 @@ static void csv_name(FILE *o, const char *s)
     }
 }
 
-static void csv_begin(bench__reporter *rep, const bench__context *ctx)
+static int cmp_names(const void *a, const void *b)
 {
-    (void)ctx;
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* The names of the metrics of the ok results, each once, sorted (strcmp): the metric columns.
+ * Returns their number (the pointers point into the results), or -1 when out of memory. */
+static ptrdiff_t csv_metric_names(const bench__result *all, size_t n, const char ***out)
+{
+    size_t cap = 0;
+    for (size_t i = 0; i < n; i++)
+        if (all[i].status == BENCH__OK)
+            cap += all[i].nmetrics;
+    const char **names = malloc((cap ? cap : 1) * sizeof *names);
+    if (!names)
+        return -1;
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = 0; all[i].status == BENCH__OK && j < all[i].nmetrics; j++)
+            names[k++] = all[i].metrics[j].name;
+    qsort(names, k, sizeof *names, cmp_names);
+    size_t u = 0;
+    for (size_t i = 0; i < k; i++)
+        if (u == 0 || strcmp(names[u - 1], names[i]) != 0)
+            names[u++] = names[i];
+    *out = names;
+    return (ptrdiff_t)u;
+}
+
+/* Each metric's columns: its median per iteration, the interval, the unit and the smallest
+ * part of a sample it was counted for. */
+static const char *const metric_cols[] = {"", "_lower", "_upper", "_unit", "_min_fraction"};
+#define NMETRIC_COLS (sizeof metric_cols / sizeof metric_cols[0])
+
+static void csv_header(FILE *o, const char *const *names, size_t nnames)
+{
     fputs("id,group,name,param,status,samples,iterations,median_ns,median_lower_ns,"
           "median_upper_ns,mean_ns,mean_lower_ns,mean_upper_ns,std_dev_ns,mad_ns,slope_ns,"
           "slope_lower_ns,slope_upper_ns,r2,outliers,bytes_per_iteration,"
-          "elements_per_iteration,message,min_ns,metrics,facts\n",
-          rep->out);
+          "elements_per_iteration,message,min_ns,facts",
+          o);
+    for (size_t i = 0; i < nnames; i++)
+        for (size_t c = 0; c < NMETRIC_COLS; c++) {
+            char col[4 * sizeof ((bench__metric *)0)->name + 16];
+            bench__msg(col, sizeof col, "%s%s", names[i], metric_cols[c]);
+            fputc(',', o);
+            csv_string(o, col);
+        }
+    fputc('\n', o);
 }
 
-static void csv_result(bench__reporter *rep, const bench__result *r)
+static void csv_row(FILE *o, const bench__result *r, const char *const *names, size_t nnames)
 {
-    FILE *o = rep->out;
     csv_string(o, r->inst->id);
     fputc(',', o);
     csv_string(o, r->inst->desc->group);
@@ -309,7 +350,8 @@ static void csv_result(bench__reporter *rep, const bench__result *r)
         fputc(',', o);
     fprintf(o, ",%s,%zu,%llu", bench__status_name(r->status), r->nsamples,
             (unsigned long long)r->total_iters);
-    if (r->status == BENCH__OK) {
+    bool ok = r->status == BENCH__OK;
+    if (ok) {
         const bench__estimates *e = &r->est;
         const bench__outliers *ol = &r->outliers;
         fprintf(o, ",%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6f,%zu",
@@ -323,27 +365,12 @@ static void csv_result(bench__reporter *rep, const bench__result *r)
     fprintf(o, ",%llu,%llu,", (unsigned long long)r->settings.bytes_per_iter,
             (unsigned long long)r->settings.elements_per_iter);
     csv_string(o, r->message);
-    /* The fastest sample, then metrics and facts, each a space-separated list in one cell:
-     * name=median[lower;upper]unit (with *scaled=FRACTION when multiplexed) and name=value.
-     * The guard is decided on the cell's first name, the only part that can start it. */
-    if (r->status == BENCH__OK)
+    /* The fastest sample, then the facts, a space-separated list name=value in one cell (the
+     * guard is decided on the cell's first name, the only part that can start it). */
+    if (ok)
         fprintf(o, ",%.6g,\"", r->est.min);
     else
         fputs(",,\"", o);
-    bool ok = r->status == BENCH__OK;
-    if (ok && r->nmetrics > 0 && bench__csv_needs_guard(r->metrics[0].name))
-        fputc('\'', o);
-    for (size_t i = 0; ok && i < r->nmetrics; i++) {
-        const bench__metric *m = &r->metrics[i];
-        fputs(i ? " " : "", o);
-        csv_name(o, m->name);
-        fprintf(o, "=%.6g[%.6g;%.6g]", m->est.median.point, m->est.median.lower,
-                m->est.median.upper);
-        csv_name(o, m->unit);
-        if (m->scaled)
-            fprintf(o, "*scaled=%.2f", m->min_fraction);
-    }
-    fputs("\",\"", o);
     if (ok && r->nfacts > 0 && bench__csv_needs_guard(r->facts[0].name))
         fputc('\'', o);
     for (size_t i = 0; ok && i < r->nfacts; i++) {
@@ -351,17 +378,49 @@ static void csv_result(bench__reporter *rep, const bench__result *r)
         csv_name(o, r->facts[i].name);
         fprintf(o, "=%.6g", r->facts[i].value);
     }
-    fputs("\"\n", o);
-    fflush(o);
+    fputc('"', o);
+    /* The metrics' columns: empty where this row has no such metric. */
+    for (size_t i = 0; i < nnames; i++) {
+        const bench__metric *m = ok ? bench__metric_find(r, names[i]) : NULL;
+        if (!m) {
+            for (size_t c = 0; c < NMETRIC_COLS; c++)
+                fputc(',', o);
+            continue;
+        }
+        fprintf(o, ",%.6g,%.6g,%.6g,", m->est.median.point, m->est.median.lower,
+                m->est.median.upper);
+        csv_string(o, m->unit);
+        fprintf(o, ",%.6g", m->min_fraction);
+    }
+    fputc('\n', o);
 }
 
-static int csv_end(bench__reporter *rep, const bench__context *ctx, const bench__result *all,
-                   size_t n)
+static void csv_begin(bench__reporter *rep, const bench__context *ctx)
 {
     (void)rep;
     (void)ctx;
-    (void)all;
-    (void)n;
+}
+
+static void csv_result(bench__reporter *rep, const bench__result *r)
+{
+    (void)rep;
+    (void)r;
+}
+
+/* The whole table at the end: its metric columns are those of every row. */
+static int csv_end(bench__reporter *rep, const bench__context *ctx, const bench__result *all,
+                   size_t n)
+{
+    (void)ctx;
+    const char **names = NULL;
+    ptrdiff_t nnames = csv_metric_names(all, n, &names);
+    if (nnames < 0)
+        return BENCH_ENOMEM;
+    csv_header(rep->out, names, (size_t)nnames);
+    for (size_t i = 0; i < n; i++)
+        csv_row(rep->out, &all[i], names, (size_t)nnames);
+    free(names);
+    fflush(rep->out);
     return 0;
 }
 

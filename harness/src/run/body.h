@@ -91,8 +91,8 @@ struct bench {
     struct bench__team *team;
     bool follower;
     unsigned thread_index; /* 0: the leader; 1 .. threads - 1: followers */
-    int thread_metric;     /* the leader's: metric index of thread_0 in r (fastest_thread follows
-                              the per-thread ones); -1: none */
+    int thread_metric;     /* the leader's: metric index of thread_0 in r (fastest_thread, beyond
+                              BENCH__THREAD_METRICS threads, follows them); -1: none */
 };
 
 /*

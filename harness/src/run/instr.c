@@ -65,6 +65,9 @@
 #define MAX_N (UINT64_C(1) << 20)
 /* Metrics of the callgrind probe, in order; the cache ones only with cache simulation. */
 #define NMETRICS_MAX 3
+/* The instruction count's identity: its name and the probe that records it. */
+#define INSTR_METRIC "instructions"
+#define INSTR_SOURCE "callgrind"
 
 bool bench__instr_is_mode(const char *mode)
 {
@@ -105,13 +108,28 @@ static void fill_change(bench__change *c, double old, double cur, double thresho
 }
 
 
-/* The count per iteration of a saved entry's metric `name`; NAN when it has none. */
-static double saved_per_iter(const bench__entry *e, const char *name)
+/* The count per iteration of a saved entry's metric `name`, recorded by `source` (a file that
+ * names no source passes; NULL: any); NAN when it has none. */
+static double saved_per_iter(const bench__entry *e, const char *name, const char *source)
 {
     for (size_t j = 0; j < e->nmetrics; j++)
-        if (strcmp(e->metrics[j].name, name) == 0)
+        if (strcmp(e->metrics[j].name, name) == 0 &&
+            (!source || !e->metrics[j].source[0] || strcmp(e->metrics[j].source, source) == 0))
             return bench__instr_per_iter(e->iters, e->metrics[j].totals, e->nsamples);
     return NAN;
+}
+
+/* The index in r of the instruction count: the callgrind probe's metric, by name and source,
+ * never by position (the counters of BENCH_FN's .counters are metrics too, added before it);
+ * -1 when r has none. A user's counter cannot take its name: bench__metric_add refuses a
+ * second metric of one name. */
+static int instr_index(const bench__result *r)
+{
+    for (size_t j = 0; j < r->nmetrics; j++)
+        if (strcmp(r->metrics[j].name, INSTR_METRIC) == 0 &&
+            strcmp(r->metrics[j].source, INSTR_SOURCE) == 0)
+            return (int)j;
+    return -1;
 }
 
 /* ---- the client's rules: estimates, comparison, terminal lines ---- */
@@ -134,23 +152,26 @@ static bool instr_compare(const bench__request *c, const bench__entry *e, bench_
 {
     (void)old_side;
     ch->verdict = BENCH__V_INCOMPARABLE;
-    if (r->nmetrics == 0)
+    int k = instr_index(r);
+    if (k < 0)
         return false;
     r->metric_changes = calloc(r->nmetrics, sizeof *r->metric_changes);
     if (!r->metric_changes)
         return false;
     for (size_t j = 0; j < r->nmetrics; j++)
-        fill_change(&r->metric_changes[j], saved_per_iter(e, r->metrics[j].name),
+        fill_change(&r->metric_changes[j],
+                    saved_per_iter(e, r->metrics[j].name,
+                                   (int)j == k ? INSTR_SOURCE : NULL),
                     r->metrics[j].est.median.point, c->cmp.noise_threshold);
-    *ch = r->metric_changes[0];
+    *ch = r->metric_changes[k]; /* the verdict is the instruction count's */
     return true;
 }
 
 static void instr_compare_saved(const bench__request *c, const bench__entry *old,
                                 const bench__entry *cur, bench__change *ch)
 {
-    fill_change(ch, saved_per_iter(old, "instructions"), saved_per_iter(cur, "instructions"),
-                c->cmp.noise_threshold);
+    fill_change(ch, saved_per_iter(old, INSTR_METRIC, INSTR_SOURCE),
+                saved_per_iter(cur, INSTR_METRIC, INSTR_SOURCE), c->cmp.noise_threshold);
 }
 
 static const char *verdict_color(bench__verdict v)
@@ -169,9 +190,13 @@ static void pretty_result(bench__reporter *rep, const bench__result *r)
                 bench__escape(why, sizeof why, r->message));
         return;
     }
-    fprintf(rep->out, "%-40s instructions: %.1f/iter", id, r->metrics[0].est.median.point);
-    for (size_t j = 1; j < r->nmetrics; j++)
-        fprintf(rep->out, "  %s: %.2f/iter", r->metrics[j].name, r->metrics[j].est.median.point);
+    int k = instr_index(r);
+    fprintf(rep->out, "%-40s instructions: %.1f/iter", id,
+            k >= 0 ? r->metrics[k].est.median.point : NAN);
+    for (size_t j = 0; j < r->nmetrics; j++)
+        if ((int)j != k)
+            fprintf(rep->out, "  %s: %.2f/iter", r->metrics[j].name,
+                    r->metrics[j].est.median.point);
     fprintf(rep->out, "  (N = %.0f)\n", r->iters[0]);
 }
 
@@ -200,9 +225,10 @@ static void instr_pretty(bench__reporter *rep, FILE *out, bool color)
 static void instr_show_change(FILE *o, const bench__request *c, const bench__result *r, bool color)
 {
     (void)c;
-    const bench__change *ch = r->metric_changes;
-    if (!ch)
+    int k = instr_index(r);
+    if (!r->metric_changes || k < 0)
         return;
+    const bench__change *ch = &r->metric_changes[k];
     if (ch->verdict == BENCH__V_INCOMPARABLE)
         fprintf(o, "%-40s change: not compared (no count in the baseline)\n", "");
     else
@@ -244,7 +270,7 @@ static void instr_teardown(bench__request *c)
 
 #else /* the mode is available */
 
-static const char *const metric_names[NMETRICS_MAX] = {"instructions", "d1_misses", "ll_misses"};
+static const char *const metric_names[NMETRICS_MAX] = {INSTR_METRIC, "d1_misses", "ll_misses"};
 static const char *const metric_units[NMETRICS_MAX] = {"instructions", "misses", "misses"};
 
 /* ---- callgrind dumps ---- */
@@ -337,7 +363,7 @@ static int cg_attach(bench__probe *p, bench__result *r)
     s->nstops = 0;
     s->error[0] = '\0';
     for (size_t i = 0; i < s->nmetrics; i++)
-        if (bench__metric_add(r, metric_names[i], metric_units[i], "callgrind") < 0)
+        if (bench__metric_add(r, metric_names[i], metric_units[i], INSTR_SOURCE) < 0)
             return 1;
     return 0;
 }

@@ -456,7 +456,7 @@ static void probes_record(bench_t *b)
 /* ---- threaded bodies (team.c has the threads and the gate) ---- */
 
 /* The per-thread metrics of a kept sample: each thread's elapsed ns (the first
- * BENCH__THREAD_METRICS threads), then the fastest thread's. */
+ * BENCH__THREAD_METRICS threads), then, with more threads than that, the fastest thread's. */
 static void threads_record(bench_t *b, const double *elapsed, unsigned n, double fastest)
 {
     bench__result *r = b->r;
@@ -467,7 +467,8 @@ static void threads_record(bench_t *b, const double *elapsed, unsigned n, double
     unsigned kept = n < BENCH__THREAD_METRICS ? n : BENCH__THREAD_METRICS;
     for (unsigned i = 0; i < kept; i++)
         r->metrics[first + i].totals[k] = elapsed[i];
-    r->metrics[first + kept].totals[k] = fastest;
+    if (n > kept)
+        r->metrics[first + kept].totals[k] = fastest;
 }
 
 /*
@@ -707,14 +708,17 @@ static void probes_detach(bench_t *b)
 }
 
 /* A threaded benchmark's per-thread metrics: thread_0 .. thread_{K-1} (K threads at most
- * BENCH__THREAD_METRICS), fastest_thread; false when they do not fit (r failed). */
+ * BENCH__THREAD_METRICS), and fastest_thread only when there are more threads than that (with
+ * K threads it would repeat the fastest of thread_0 .. thread_{K-1}); false when they do not
+ * fit (r failed). */
 static bool threads_attach(bench_t *b)
 {
     bench__result *r = b->r;
     unsigned n = (unsigned)b->inst->threads;
     unsigned kept = n < BENCH__THREAD_METRICS ? n : BENCH__THREAD_METRICS;
+    unsigned nmetrics = kept + (n > kept);
     int first = -1;
-    for (unsigned i = 0; i <= kept; i++) {
+    for (unsigned i = 0; i < nmetrics; i++) {
         char name[32];
         if (i < kept)
             bench__msg(name, sizeof name, "thread_%u", i);

@@ -334,6 +334,9 @@ static int load_metrics(const vctx *v, const cJSON *b, const char *jp, bench__en
         }
         bench__msg(m->name, sizeof m->name, "%s", x->string);
         bench__msg(m->unit, sizeof m->unit, "%s", unit->valuestring);
+        const cJSON *source = member(x, "source");
+        if (cJSON_IsString(source))
+            bench__msg(m->source, sizeof m->source, "%s", source->valuestring);
         e->nmetrics++;
         size_t i = 0;
         const cJSON *t;

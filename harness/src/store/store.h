@@ -135,6 +135,7 @@ typedef struct bench__entry {
 typedef struct bench__saved_metric {
     char name[64];
     char unit[16];
+    char source[16]; /* what recorded it ("perf", "callgrind", ...); "": the file does not say */
     double *totals; /* nsamples values */
 } bench__saved_metric;
 
