@@ -174,12 +174,13 @@ class OutputsTest(SeamCase):
         self.assertEqual(rows["seam/skipped"]["status"], "skipped")
         self.assertEqual(rows["seam/bytes"]["bytes_per_iteration"], "4096")
         self.assertEqual(rows["seam/param/500"]["param"], "500")
+        # Each metric its own columns; a row without the metric leaves them empty.
         counted = rows["seam/counted"]
-        probes = [v for k, v in counted.items() if k and k.startswith("probes") and v]
-        self.assertTrue(probes, counted)
-        self.assertEqual(float(probes[0]), 7.0, counted)
-        hits = [v for k, v in counted.items() if k and k.startswith("hits") and v]
-        self.assertEqual(float(hits[0]), 3.0, counted)
+        for name, value in (("probes", 7.0), ("hits", 3.0)):
+            self.assertEqual(float(counted[name]), value, counted)
+            self.assertEqual(float(counted[f"{name}_lower"]), value, counted)
+            self.assertEqual(counted[f"{name}_unit"], "events", counted)
+            self.assertEqual(rows["seam/plain"][name], "", rows["seam/plain"])
 
     def test_markdown_bencher_gbench(self):
         gb = os.path.join(self.dir, "gb.json")
@@ -330,6 +331,9 @@ class InstructionsTest(SeamCase):
         line = [l for l in p.stdout.splitlines() if l.startswith("seam/counted ")][0]
         self.assertEqual(line.count("instructions:"), 1, line)
         self.assertRegex(line, r"probes: 7\.00?/iter")
+        # A thread's time under valgrind is no count: never printed beside the instructions.
+        line = [l for l in p.stdout.splitlines() if l.startswith("seam/threads ")][0]
+        self.assertNotIn("thread_", line)
         # The planted copy: plain +20% instructions (regressed), counted -20% (improved) while
         # its probes went 7 -> 8; everything else exactly the same count.
         after = os.path.join(self.dir, "after.json")
@@ -347,10 +351,14 @@ class InstructionsTest(SeamCase):
             new = res2[bid]["metrics"]["instructions"]["per_iteration"]["median"]["point"]
             want = (instructions_expected(bid, PLANTED) - instructions_expected(bid))
             self.assertAlmostEqual(new - old, want, delta=2, msg=bid)
-            self.assertAlmostEqual(res2[bid]["change"]["ratio"], new / old, places=6)
+            # The verdict stands where a time's would, naming its metric; the numbers are the
+            # metric's change.
+            self.assertEqual(res2[bid]["change"]["metric"], "instructions")
+            ratio = res2[bid]["metrics"]["instructions"]["change"]["ratio"]
+            self.assertAlmostEqual(ratio, new / old, places=6)
         self.assertEqual(res2["seam/counted"]["metrics"]["probes"]["per_iteration"]["median"]["point"], 8.0)
-        self.assertRegex(p.stdout, r"(?m)^ *regressed +seam/plain +\+19\.9\d%")
-        self.assertRegex(p.stdout, r"(?m)^ *improved +seam/counted +-1\d\.\d\d%")
+        self.assertRegex(p.stdout, r"(?m)^ *regressed +seam/plain +\+19\.99\d%")
+        self.assertRegex(p.stdout, r"(?m)^ *improved +seam/counted +-19\.\d{3}%")
         self.assertNotRegex(p.stdout, r"(?m)^ *regressed +seam/counted")
 
 

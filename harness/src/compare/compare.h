@@ -139,6 +139,9 @@ typedef struct bench__change {
      * processes. */
     bool modes_compared;
     bool modes_differ;
+    /* The metric whose change this verdict is (--instructions: "instructions", its numbers in
+     * the result's metric_changes); NULL: the time's. */
+    const char *metric;
 } bench__change;
 
 /** Most bootstrap draws (samples x resamples) one comparison side may cost (about 0.3 s). */

@@ -228,11 +228,14 @@ static cJSON *result_json(const bench__result *r)
             add_arg(a, &in->args[i]);
     }
     cJSON_AddStringToObject(o, "status", bench__status_name(r->status));
-    /* A comparison status (skipped, new) is a change with a verdict and no numbers. */
-    if (r->change && !bench__verdict_has_numbers(r->change->verdict) &&
-        r->change->verdict != BENCH__V_INCOMPARABLE) {
+    /* A comparison status (skipped, new) is a change with a verdict and no numbers; so is a
+     * metric's verdict (--instructions), whose numbers are that metric's change. */
+    if (r->change && r->change->verdict != BENCH__V_INCOMPARABLE &&
+        (!bench__verdict_has_numbers(r->change->verdict) || r->change->metric)) {
         cJSON *co = cJSON_AddObjectToObject(o, "change");
         cJSON_AddStringToObject(co, "verdict", bench__verdict_name(r->change->verdict));
+        if (r->change->metric && bench__verdict_has_numbers(r->change->verdict))
+            cJSON_AddStringToObject(co, "metric", r->change->metric);
     }
     if (r->status != BENCH__OK) {
         cJSON_AddStringToObject(o, "message", r->message);
@@ -344,7 +347,7 @@ static cJSON *result_json(const bench__result *r)
         cJSON_AddNumberToObject(thr, "bytes_per_iteration", (double)s->bytes_per_iter);
     if (s->elements_per_iter)
         cJSON_AddNumberToObject(thr, "elements_per_iteration", (double)s->elements_per_iter);
-    if (r->change && bench__verdict_has_numbers(r->change->verdict)) {
+    if (r->change && !r->change->metric && bench__verdict_has_numbers(r->change->verdict)) {
         const bench__change *c = r->change;
         cJSON *co = change_json(o, c, "baseline_median_ns");
         cJSON_AddNumberToObject(co, "p", c->p);
