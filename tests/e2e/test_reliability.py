@@ -470,27 +470,29 @@ class SmallTest(Case):
 
 
 class ColdFirstCallTest(Case):
-    """The plan comes from warm iterations: a body whose first call in a process takes 20 times
-    its steady time (cold/first with E2E_COLD_FIRST: 20 ms, then 1 ms) is planned from the
-    iterations after it. Planned from the cold call, 20 samples in 0.2 s got 1 iteration each."""
+    """The plan comes from warm iterations: a body whose first call in a process takes 200 times
+    its steady time (cold/first with E2E_COLD_FIRST: 40 ms, then 0.2 ms) is planned from the
+    iterations after it. Planned from the cold call, 10 samples in 0.2 s got 1 iteration each
+    (the warm-up's time, 10 ms a process, ends with the cold call); planned from a warm one,
+    they get 1 only if that one took 20 ms."""
 
-    def plan_iterations(self, *args):
+    def assert_planned_warm(self, *args):
         out = os.path.join(self.dir, "cold.json")
         p = self.run_prog(FIXTURE, "--exact", "cold/first", "--warm-up-time", "0.02",
-                          "--measurement-time", "0.2", "--sample-size", "20", "--nresamples",
+                          "--measurement-time", "0.2", "--sample-size", "10", "--nresamples",
                           "200", "--json", out, *args, env={"E2E_COLD_FIRST": "1"}, timeout=60)
         self.assertEqual(p.returncode, 0, p.stderr)
         entry = e2e_helpers.by_id(e2e_helpers.load_json(out))["cold/first"]
+        iters = entry["samples"]["iterations"]
+        self.assertGreater(min(iters), 1, iters)
+        # The warm-up went on past the cold call, whose time alone outlasted it.
         self.assertGreaterEqual(entry["warm_up"]["iterations"], 2)
-        return entry["samples"]["iterations"]
 
     def test_worker_processes_plan_from_warm_iterations(self):
-        iters = self.plan_iterations("--processes", "2")
-        self.assertGreater(min(iters), 1, iters)
+        self.assert_planned_warm("--processes", "2")
 
     def test_in_process_plans_from_warm_iterations(self):
-        iters = self.plan_iterations("--in-process")
-        self.assertGreater(min(iters), 1, iters)
+        self.assert_planned_warm("--in-process")
 
 
 if __name__ == "__main__":
