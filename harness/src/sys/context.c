@@ -139,8 +139,8 @@ void bench__context_print(FILE *o, const bench__context *c)
         fprintf(o, "flags        %s (the program's, from its %s)\n",
                 bench__escape(flags, sizeof flags, pb->flags), pb->source);
     else
-        fprintf(o, "flags        unknown (the program records none: build it with -g or "
-                   "-frecord-gcc-switches)\n");
+        fprintf(o, "flags        unknown (the program records none: build it with -g, clang "
+                   "with -g -grecord-command-line, or gcc with -frecord-gcc-switches)\n");
     fprintf(o, "library      %s, flags %s, build type %s (the harness library's build)\n",
             or_unknown(c->compiler), or_unknown(c->compiler_flags), or_unknown(c->build_type));
     fprintf(o, "git          %s (the source this program was built from)\n",

@@ -5,7 +5,7 @@
  *
  * Two records are read, in this order: the DW_AT_producer of the DWARF compilation unit of a
  * BENCH_FN file (GCC puts its version and switches there with -g, -grecord-gcc-switches being
- * its default; clang its version, and its switches with -grecord-command-line), then the
+ * its default; clang its version, and its command line with -grecord-command-line), then the
  * .GCC.command.line section (-frecord-gcc-switches: the switches of every file compiled with
  * it). With neither, the flags are unknown: never guessed, and never the library's. The file is
  * mapped read-only and only read within its bounds: an executable that is not 64-bit
@@ -78,7 +78,7 @@ typedef struct section {
 } section;
 
 typedef struct elf_sections {
-    section info, abbrev, str, line_str, cmdline;
+    section info, abbrev, str, line_str, str_offsets, cmdline;
 } elf_sections;
 
 #define SHF_COMPRESSED_FLAG 0x800
@@ -129,6 +129,8 @@ static bool elf_find(const uint8_t *img, size_t len, elf_sections *s)
                 s->str = sec;
             else if (strcmp(nm, ".debug_line_str") == 0)
                 s->line_str = sec;
+            else if (strcmp(nm, ".debug_str_offsets") == 0)
+                s->str_offsets = sec;
             else if (strcmp(nm, ".GCC.command.line") == 0)
                 s->cmdline = sec;
         }
@@ -143,6 +145,8 @@ static bool elf_find(const uint8_t *img, size_t len, elf_sections *s)
 enum {
     AT_NAME = 0x03,
     AT_PRODUCER = 0x25,
+    AT_STR_OFFSETS_BASE = 0x72,
+    FORM_SEC_OFFSET = 0x17,
     FORM_STRING = 0x08,
     FORM_STRP = 0x0e,
     FORM_INDIRECT = 0x16,
@@ -150,10 +154,21 @@ enum {
     FORM_LINE_STRP = 0x1f,
 };
 
-/* The string a form gives, or NULL; skips the value of any other form (r->bad when unknown). */
+/* The string a form gives, or NULL; skips the value of any other form (r->bad when unknown).
+ * An index into the string offsets (DWARF 5's strx forms, clang's) goes into *strx. */
 static const char *form_value(rd *r, uint64_t form, unsigned offsize, unsigned addrsize,
-                              unsigned version, const elf_sections *s)
+                              unsigned version, const elf_sections *s, uint64_t *strx)
 {
+    *strx = UINT64_MAX;
+    static const unsigned char strx_bytes[] = {[0x25] = 1, [0x26] = 2, [0x27] = 3, [0x28] = 4};
+    if (form == 0x1a) { /* strx */
+        *strx = uleb(r);
+        return NULL;
+    }
+    if (form >= 0x25 && form <= 0x28) {
+        *strx = fixed(r, strx_bytes[form]);
+        return NULL;
+    }
     static const signed char sizes[] = {
         /* bytes of each fixed-size form 0x00..0x2c; -1: variable, handled below */
         [0x01] = -1, [0x05] = 2,  [0x06] = 4,  [0x07] = 8,  [0x0b] = 1,  [0x0c] = 1,
@@ -195,7 +210,6 @@ static const char *form_value(rd *r, uint64_t form, unsigned offsize, unsigned a
     case 0x0d: /* sdata */
     case 0x0f: /* udata */
     case 0x15: /* ref_udata */
-    case 0x1a: /* strx */
     case 0x1b: /* addrx */
     case 0x22: /* loclistx */
     case 0x23: /* rnglistx */
@@ -211,7 +225,7 @@ static const char *form_value(rd *r, uint64_t form, unsigned offsize, unsigned a
         skip(r, offsize);
         return NULL;
     case FORM_INDIRECT:
-        return form_value(r, uleb(r), offsize, addrsize, version, s);
+        return form_value(r, uleb(r), offsize, addrsize, version, s, strx);
     default:
         if (form < sizeof sizes && (sizes[form] > 0 || form == 0x19 || form == 0x21)) {
             skip(r, (uint64_t)sizes[form]);
@@ -220,6 +234,18 @@ static const char *form_value(rd *r, uint64_t form, unsigned offsize, unsigned a
         r->bad = true;
         return NULL;
     }
+}
+
+/* The string at index x of the string offsets table at base (strx forms); NULL when out of
+ * bounds or x is UINT64_MAX (no index). */
+static const char *str_index(const elf_sections *s, uint64_t base, uint64_t x, unsigned offsize)
+{
+    const section *t = &s->str_offsets;
+    if (x == UINT64_MAX || base > t->len || x >= (t->len - base) / offsize)
+        return NULL;
+    rd r = {t->p + base + x * offsize, t->p + t->len, false};
+    uint64_t off = fixed(&r, offsize);
+    return !r.bad && off < s->str.len ? cstr(s->str.p + off, s->str.p + s->str.len) : NULL;
 }
 
 /* Whether a unit's DW_AT_name names the BENCH_FN file `file`: the same path, or one ends with
@@ -290,18 +316,31 @@ static const char *dwarf_producer(const elf_sections *s, const bench__user_build
         if (!found)
             continue;
         const char *name = NULL, *producer = NULL;
+        uint64_t name_x = UINT64_MAX, producer_x = UINT64_MAX;
+        uint64_t base = offsize == 8 ? 16 : 8; /* past the offsets table's header */
         for (;;) {
-            uint64_t at = uleb(&a), form = uleb(&a);
+            uint64_t at = uleb(&a), form = uleb(&a), x;
             if (form == FORM_IMPLICIT_CONST)
                 (void)uleb(&a); /* the value is in the table, none in the unit */
             if (a.bad || c.bad || (at == 0 && form == 0))
                 break;
-            const char *v = form_value(&c, form, offsize, addrsize, version, s);
-            if (at == AT_NAME)
+            if (at == AT_STR_OFFSETS_BASE && form == FORM_SEC_OFFSET) {
+                base = fixed(&c, offsize);
+                continue;
+            }
+            const char *v = form_value(&c, form, offsize, addrsize, version, s, &x);
+            if (at == AT_NAME) {
                 name = v;
-            else if (at == AT_PRODUCER)
+                name_x = x;
+            } else if (at == AT_PRODUCER) {
                 producer = v;
+                producer_x = x;
+            }
         }
+        if (!name)
+            name = str_index(s, base, name_x, offsize);
+        if (!producer)
+            producer = str_index(s, base, producer_x, offsize);
         if (!name || !producer)
             continue;
         for (size_t k = 0; k < b->n; k++)
