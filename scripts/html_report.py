@@ -1084,6 +1084,19 @@ def table_rows(rows, head=False):
                             for k, c in enumerate(r)]) for r in rows]
 
 
+def program_build_text(ctx):
+    """The benchmark program's compiler and flags as its executable records them (never the
+    library's); "unknown" where it records none, and for files written before they were kept."""
+    pb = ctx.get("program_build") if isinstance(ctx.get("program_build"), dict) else {}
+    compiler = pb.get("compiler")
+    if not compiler:
+        builds = ctx.get("benchmark_builds")
+        if isinstance(builds, list) and builds and isinstance(builds[0], dict):
+            compiler = builds[0].get("compiler")
+    flags = pb.get("flags") or "flags unknown"
+    return f"{compiler or 'unknown compiler'} {flags}"
+
+
 def context_table(ctx):
     cpu = ctx.get("cpu") if isinstance(ctx.get("cpu"), dict) else {}
     rows = [
@@ -1094,8 +1107,9 @@ def context_table(ctx):
                    f"L3 {cpu.get('l3_kib', '?')} KiB"),
         ("SIMD", cpu.get("features")), ("OS", ctx.get("os_name") or ctx.get("os")),
         ("kernel", ctx.get("kernel")), ("governor", ctx.get("governor") or "unknown"),
-        ("compiler", f"{ctx.get('compiler', '')} {ctx.get('compiler_flags', '')} "
-                     f"({ctx.get('build_type', '')})"),
+        ("program build", program_build_text(ctx)),
+        ("harness library build", f"{ctx.get('compiler', '')} {ctx.get('compiler_flags', '')} "
+                                  f"({ctx.get('build_type', '')})"),
         ("git revision", ctx.get("git_revision") or "unknown"),
         ("quick run", {True: "yes", False: "no"}.get(ctx.get("quick"), ctx.get("quick"))),
     ]

@@ -9,13 +9,17 @@
  * copied again as a baseline's snapshot. A copy ending with "E2EHANG\n" never finishes the setup
  * of s/work while E2E_HANG_SETUP is set: an old build that blocks. The other behaviours are off
  * unless their environment variable asks for them, so every benchmark runs plainly by default.
+ * cold/first is a benchmark whose first call in each process is 200 times as slow as the others
+ * (E2E_COLD_FIRST=1).
  */
 #include <signal.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <harness/bench.h>
@@ -106,4 +110,31 @@ BENCH_FN(sig, term_manager)
         x = bench_black_box(x * 3 + 1);
     }
     bench_black_box(x);
+}
+
+/* Spins until `ns` nanoseconds of the monotonic clock have passed: a fixed wall time, whatever
+ * the machine's speed. */
+static void spin_ns(int64_t ns)
+{
+    struct timespec t0, t;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    do
+        clock_gettime(CLOCK_MONOTONIC, &t);
+    while ((int64_t)(t.tv_sec - t0.tv_sec) * 1000000000 + (t.tv_nsec - t0.tv_nsec) < ns);
+}
+
+/* With E2E_COLD_FIRST set, each iteration spins 0.2 ms, and the first in the process 40 ms: a
+ * body whose first call pays for page faults, lazy binding and cold caches (200 times: so far
+ * apart that a busy machine's preemption of a warm iteration cannot bring them together). */
+BENCH_GROUP(cold, .warm_up_time = 0.01, .measurement_time = 0.05);
+
+BENCH_FN(cold, first)
+{
+    static bool warm;
+    bool cold = getenv("E2E_COLD_FIRST") != NULL;
+    BENCH_ITER(b) {
+        if (cold)
+            spin_ns(warm ? 200000 : 40000000);
+        warm = true;
+    }
 }

@@ -436,7 +436,7 @@ class ContextTest(unittest.TestCase):
     def test_context_listing(self):
         p = run(["--context"])
         self.assertEqual(p.returncode, 0, p.stderr)
-        for key in ["cpu", "caches", "simd", "os", "compiler", "build type", "clock"]:
+        for key in ["cpu", "caches", "simd", "os", "compiler", "flags", "library", "clock"]:
             self.assertRegex(p.stdout, rf"(?m)^{key} +\S", key)
 
     def test_context_in_json(self):

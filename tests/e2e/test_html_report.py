@@ -323,6 +323,13 @@ class FixtureReportTest(BrowserTest):
         self.assertEqual(sorted_medians, sorted(sorted_medians), "sorting by median failed")
         self.assertEqual(len(d.find("object", id="flamegraph")), 1)
         self.assertIn("gcc", d.text_by_id["context"])
+        # The program's build as its executable records it, and the library's on its own row.
+        ctx, pb = self.data["context"], self.data["context"]["program_build"]
+        compiler = pb["compiler"] or ctx["benchmark_builds"][0]["compiler"]
+        self.assertIn(f"program build{compiler} {pb['flags'] or 'flags unknown'}",
+                      d.text_by_id["context"])
+        self.assertIn(f"harness library build{ctx['compiler']} {ctx['compiler_flags']}",
+                      d.text_by_id["context"])
 
     def test_benchmark_page(self):
         b = next(x for x in self.data["benchmarks"] if x["id"] == "fix/copy/8")

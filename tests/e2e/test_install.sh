@@ -15,7 +15,9 @@
 # harness-cuda) takes effect through pkg-config and through find_package(harness COMPONENTS ...),
 # a component that is not there is a clear CMake error; (7) a benchmark file built with -O0 is
 # recorded so in context.benchmark_builds and warned about, and the same file built with -O2 is
-# not. EXTRA_FLAGS (e.g. the sanitizer flags the library was built with) are added to every
+# not; (8) the program's own compiler flags are reported from its executable's debug info (-O2
+# with -g), unknown without it, and apart from the library's build in --context and the JSON.
+# EXTRA_FLAGS (e.g. the sanitizer flags the library was built with) are added to every
 # compile and link. The temporary prefix and build trees are removed on exit.
 set -euo pipefail
 
@@ -478,5 +480,38 @@ timings do not represent an optimised build; fix: compile with -O2"
     fi
 done
 
+# (8) the program's own build, as its executable records it, apart from the library's: opt.c at
+# -O2 with -g says -O2 (the library was built with other flags), without -g it says unknown.
+"$cc" "${extra[@]}" -O2 -g "$src/opt.c" "${pcflags[@]}" -o "$tmp/prog-O2g" ||
+    fail "building opt.c with -O2 -g failed"
+for prog in "$tmp/prog-O2g" "$tmp/prog-O2"; do
+    run_opt "$prog" json > "$tmp/opt.json" 2> "$tmp/opt.err" ||
+        fail "$prog exited $?: $(cat "$tmp/opt.err")"
+    "$prog" --context > "$tmp/opt.ctx" || fail "$prog --context exited $?"
+    python3 - "$tmp/opt.json" "$tmp/opt.ctx" "$prog" << 'EOF' ||
+import json
+import sys
+
+path, ctx_path, prog = sys.argv[1:]
+ctx = json.load(open(path, encoding="utf-8"))["context"]
+text = open(ctx_path, encoding="utf-8").read()
+pb = ctx["program_build"]
+lines = {line[:13].strip(): line[13:] for line in text.splitlines()}
+library = lines["library"]
+assert ctx["compiler_flags"] in library and ctx["build_type"] in library, (library, ctx)
+if prog.endswith("-O2g"):
+    assert pb["source"] == "debug info", pb
+    assert pb["compiler"].startswith(("GNU C", "clang")), pb
+    words = pb["flags"].split()
+    assert "-O2" in words and "-g" in words, pb
+    assert not [w for w in words if w.startswith("-O") and w != "-O2"], pb
+    assert lines["flags"].startswith(pb["flags"] + " (the program's, from its debug info)"), text
+else:
+    assert pb == {"compiler": None, "flags": None, "source": "none"}, pb
+    assert lines["flags"].startswith("unknown (the program records none"), text
+EOF
+        fail "$prog: context.program_build or --context is wrong: $(cat "$tmp/opt.ctx")"
+done
+
 echo "test_install: ok (prefix layout, pkg-config, find_package, own main, registry errors, \
---alloc-stats, components: ${components[*]:-none}, -O0 recorded and warned)"
+--alloc-stats, components: ${components[*]:-none}, -O0 recorded and warned, program flags)"

@@ -9,8 +9,11 @@
 - --no-last, an empty BENCH_LAST_DIR and --list neither show the block nor touch the file; a JSON
   stdout has no block; a named baseline takes the block's place; with a history the history's
   block is the only one.
-- A run of a subset keeps the other benchmarks' entries; a copy of the program elsewhere keeps its
-  own file.
+- A run of a subset keeps the other benchmarks' entries, each naming the run that measured it,
+  and the next run compares those against "an earlier run" and its time; a copy of the program
+  elsewhere keeps its own file.
+- A comparison that cannot see a change of 50% prints no interval: the change, its verdict and
+  the smallest change it could tell.
 - A corrupt, huge or foreign file (none of this program's benchmarks), and a folder that cannot
   be made, give at most one line on stderr naming the file, exit 0, and no block; another user's
   file (as root: given to an unused uid) is neither read nor replaced.
@@ -27,6 +30,7 @@ import shutil
 import re
 import subprocess
 import threading
+import time
 import unittest
 
 import e2e_helpers
@@ -37,7 +41,10 @@ SCHEMA = os.path.join(os.path.dirname(BENCHES_DIR), "docs", "results.schema.json
 FAST = ["--warm-up-time", "0.01", "--measurement-time", "0.05", "--nresamples", "100",
         "--color", "never", "--processes", "2"]
 PAIR = ["--exact", "cmp/chain", "cmp/steady"]
-LINE = r"  {} \(against [^)]*\): [+-]\d+\.\d\d% \[[+-]\d+\.\d\d%, [+-]\d+\.\d\d%\] \S"
+# A line: the change with its interval and verdict, or, when the comparison could not see a
+# change of 50%, the change, the verdict and the smallest change it could tell.
+LINE = (r"  {} \(against [^)]*\): [+-]\d+\.\d\d%(?: \[[+-]\d+\.\d\d%, [+-]\d+\.\d\d%\] \S|"
+        r", \S[^:]*: cannot tell changes below \d+%)")
 
 
 def read_bytes(path):
@@ -138,6 +145,50 @@ class LastRunTest(e2e_helpers.Case):
         for name in ("fix/a", "cmp/chain"):
             self.assertRegex(block, LINE.format(re.escape(name)))
         self.assertNotIn("cmp/steady", block)
+
+    def test_entries_name_their_run(self):
+        path = self.first_run()
+        first = e2e_helpers.load_json(path)["context"]["timestamp"]
+        time.sleep(1.1)  # timestamps are to the second
+        p = run(FIXTURE, *FAST, "--exact", "cmp/chain", env=self.env)
+        self.assert_exit(p, 0)
+        doc = e2e_helpers.load_json(path)
+        e2e_helpers.check_schema(doc, SCHEMA)
+        second = doc["context"]["timestamp"]
+        self.assertNotEqual(first, second)
+        entries = e2e_helpers.by_id(doc)
+        self.assertEqual(entries["cmp/chain"]["program"]["timestamp"], second)
+        self.assertEqual(entries["cmp/steady"]["program"]["timestamp"], first)
+        p = run(FIXTURE, *FAST, *PAIR, env=self.env)
+        self.assert_exit(p, 0)
+        block = p.stdout[p.stdout.index("\nSince the last run ("):]
+        self.assertRegex(block, LINE.format(re.escape("cmp/steady")))
+        self.assertIn(f"  cmp/steady (against an earlier run, {first}): ", block)
+        self.assertRegex(block, r"\n  cmp/chain \(against (?!an earlier run)[^)]*\): ")
+
+    def test_a_comparison_that_tells_nothing_says_so(self):
+        path = self.first_run()
+        doc = e2e_helpers.load_json(path)
+        # The last run's second process of cmp/chain 20 times as slow as its first: the two
+        # runs cannot tell any change of a size that matters.
+        for b in doc["benchmarks"]:
+            if b["id"] == "cmp/chain":
+                s = b["samples"]
+                s["totals_ns"] = [t * 20 if proc == 1 else t
+                                  for t, proc in zip(s["totals_ns"], s["process"])]
+        with open(path, "w", encoding="utf-8") as f:
+            json.dump(doc, f)
+        p = run(FIXTURE, *FAST, *PAIR, env=self.env)
+        self.assert_exit(p, 0)
+        block = p.stdout[p.stdout.index("\nSince the last run ("):]
+        line = re.search(r"\n  cmp/chain \(against [^)]*\): .*\n", block)
+        self.assertIsNotNone(line, block)
+        below = re.search(r": [+-]\d+\.\d\d%, inconclusive: cannot tell changes below (\d+)%",
+                          line.group(0))
+        self.assertIsNotNone(below, block)
+        self.assertGreater(int(below.group(1)), 50)
+        self.assertNotIn("[", line.group(0))
+        self.assertRegex(block, LINE.format(re.escape("cmp/steady")))
 
     def test_copy_elsewhere_keeps_its_own_file(self):
         self.first_run()

@@ -5,7 +5,8 @@ model, docs/cli.md): a baseline directory written by someone else must never get
 worker protocol); a baseline merged from two programs is compared entry by entry; a save never
 writes a file the loader refuses; every child is under a deadline; a signal after the last
 worker still stops the run; and the smaller cases: a file-size limit during the snapshot copy,
-stale temporary files, a stray BENCH_WORKER_JOB, filters and numbers that would hang or mislead.
+stale temporary files, a stray BENCH_WORKER_JOB, filters and numbers that would hang or mislead;
+and a body whose first call is cold, planned from its warm iterations.
 
 E2E_RELIABILITY is the fixture program (fixture_reliability.c): s/work is N% slower in a copy
 whose file ends with "E2ESLOW<N>\\n", and never finishes its setup in a copy ending with
@@ -541,6 +542,32 @@ class SmallTest(Case):
         p = self.run_prog(FIXTURE, "--sample-size", "10", "--measurement-time", "1e-1",
                           "--list", "s/work2")
         self.assertEqual(p.returncode, 0, p.stderr)
+
+
+class ColdFirstCallTest(Case):
+    """The plan comes from warm iterations: a body whose first call in a process takes 200 times
+    its steady time (cold/first with E2E_COLD_FIRST: 40 ms, then 0.2 ms) is planned from the
+    iterations after it. Planned from the cold call, 10 samples in 0.2 s got 1 iteration each
+    (the warm-up's time, 10 ms a process, ends with the cold call); planned from a warm one,
+    they get 1 only if that one took 20 ms."""
+
+    def assert_planned_warm(self, *args):
+        out = os.path.join(self.dir, "cold.json")
+        p = self.run_prog(FIXTURE, "--exact", "cold/first", "--warm-up-time", "0.02",
+                          "--measurement-time", "0.2", "--sample-size", "10", "--nresamples",
+                          "200", "--json", out, *args, env={"E2E_COLD_FIRST": "1"}, timeout=60)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        entry = e2e_helpers.by_id(e2e_helpers.load_json(out))["cold/first"]
+        iters = entry["samples"]["iterations"]
+        self.assertGreater(min(iters), 1, iters)
+        # The warm-up went on past the cold call, whose time alone outlasted it.
+        self.assertGreaterEqual(entry["warm_up"]["iterations"], 2)
+
+    def test_worker_processes_plan_from_warm_iterations(self):
+        self.assert_planned_warm("--processes", "2")
+
+    def test_in_process_plans_from_warm_iterations(self):
+        self.assert_planned_warm("--in-process")
 
 
 if __name__ == "__main__":

@@ -138,8 +138,9 @@ static void test_p_agrees_with_interval(void **state)
             bench__ab_stats(x, n, (double)m, &o, &c);
             bool by_p = c.p_adjusted < o.significance_level;
             bool by_interval = c.ratio_lower > 1.0 || c.ratio_upper < 1.0;
-            double tau = log1p(o.noise_threshold);
-            bool inside = log(c.ratio_lower) >= -tau && log(c.ratio_upper) <= tau;
+            /* The band [1 - T, 1 + T] of ratios, as verdict.c draws it. */
+            bool inside = log(c.ratio_lower) >= log1p(-o.noise_threshold) &&
+                          log(c.ratio_upper) <= log1p(o.noise_threshold);
             /* p and interval agree; a change is claimed only where the interval excludes 0;
              * "no change" and "within noise" exactly where the interval lies inside +-T. */
             bool claims = c.verdict == BENCH__V_REGRESSED || c.verdict == BENCH__V_IMPROVED ||

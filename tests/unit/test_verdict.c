@@ -1,8 +1,9 @@
 /*
  * test_verdict.c: the verdict rules (verdict.c), which every comparison shares. Hand-worked
- * cases for each verdict from an interval worked out here, the minimum detectable effect by hand
- * and by simulation (a true change of exactly that size is called regressed in about 80% of
- * repetitions), the drift guard of saved-number verdicts, and the exact rule of counts.
+ * cases for each verdict from an interval worked out here, the threshold band in percent at its
+ * edges, the minimum detectable effect by hand and by simulation (a true change of exactly that
+ * size is called regressed in about 80% of repetitions), the drift guard of saved-number
+ * verdicts, and the exact rule of counts.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -64,6 +65,35 @@ static void test_each_verdict(void **state)
     assert_int_equal(decide(0, 0, INFINITY, 1), BENCH__V_NO_CHANGE);
     assert_int_equal(decide(0.05, 0, INFINITY, 1), BENCH__V_REGRESSED);
     assert_int_equal(decide(0.01, 0, INFINITY, 1), BENCH__V_WITHIN_NOISE);
+}
+
+/*
+ * The threshold is a band in percent, [1 - T, 1 + T], as the reports print it: with T = 2% the
+ * log band is [ln 0.98, ln 1.02] = [-0.0202027, 0.0198026], not +-0.0198026.
+ */
+static void test_threshold_in_percent(void **state)
+{
+    (void)state;
+    double d = log(0.996); /* -0.40%: -0.0040080 */
+    /* se = 0.0081: [-0.0198837, 0.0118677], printed -0.40% [-1.97%, +1.19%]: inside the band
+     * (ln 0.98 = -0.0202027), holding 0: no change (a log-symmetric rule said inconclusive). */
+    assert_int_equal(decide(d, 0.0081, INFINITY, 1), BENCH__V_NO_CHANGE);
+    /* se = 0.0083: lower end -0.0202758, -2.01%: beyond the band: inconclusive. */
+    assert_int_equal(decide(d, 0.0083, INFINITY, 1), BENCH__V_INCONCLUSIVE);
+    /* -1.95% with se = 0.0002: [-0.0200855, -0.0193015], -1.99% to -1.91%: within noise. */
+    assert_int_equal(decide(log(0.9805), 0.0002, INFINITY, 1), BENCH__V_WITHIN_NOISE);
+    /* -2.05% with se = 0.0002: [-0.0211054, -0.0203213]: below 0 and the estimate beyond -2%:
+     * improved. */
+    assert_int_equal(decide(log(0.9795), 0.0002, INFINITY, 1), BENCH__V_IMPROVED);
+    /* +1.99% with se = 0.0002: [0.0193117, 0.0200957], +1.95% to +2.03%: inconclusive. */
+    assert_int_equal(decide(log(1.0199), 0.0002, INFINITY, 1), BENCH__V_INCONCLUSIVE);
+    /* The helper the reports use, and the exact rule of counts, draw the same band. */
+    assert_false(bench__beyond_threshold(log(0.9805), 0.02));
+    assert_true(bench__beyond_threshold(log(0.9795), 0.02));
+    assert_false(bench__beyond_threshold(log(1.0195), 0.02));
+    assert_true(bench__beyond_threshold(log(1.0205), 0.02));
+    assert_int_equal(bench__verdict_exact(100.0, 98.05, 0.02), BENCH__V_NO_CHANGE);
+    assert_int_equal(bench__verdict_exact(100.0, 97.95, 0.02), BENCH__V_IMPROVED);
 }
 
 /* The numbers beside the verdict: interval, p and p_adjusted from the same statistic. */
@@ -181,6 +211,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_each_verdict),
+        cmocka_unit_test(test_threshold_in_percent),
         cmocka_unit_test(test_numbers),
         cmocka_unit_test(test_mde_by_hand),
         cmocka_unit_test(test_mde_has_its_power),

@@ -16,6 +16,7 @@
 #include "run/client.h"
 #include "store/history.h"
 #include "sys/proc.h"
+#include "sys/user_build.h"
 
 #ifndef HARNESS_FEATURES
 #define HARNESS_FEATURES "unknown"
@@ -165,7 +166,19 @@ int bench_main(int argc, char **argv)
     if (c.context) {
         bench__context ctx;
         bench__context_collect(&ctx, &c.run);
+        /* The program's build: its benchmark files name the records to read. A registry that
+         * cannot be listed (a duplicate id) leaves them unknown; --list says why. */
+        bench__instance *reg = NULL;
+        size_t nreg = 0;
+        bench__user_builds builds = {0};
+        char why[256];
+        if (bench__registry_list(&reg, &nreg, why, sizeof why) == 0 &&
+            bench__user_builds_init(&builds, reg, NULL, nreg) == 0)
+            ctx.user_builds = &builds;
+        bench__program_build_read("/proc/self/exe", ctx.user_builds, &ctx.program_build);
         bench__context_print(stdout, &ctx);
+        bench__user_builds_destroy(&builds);
+        free(reg);
         return bench__finish_stdout(BENCH_EXIT_OK);
     }
     if (c.load_baseline)

@@ -230,6 +230,12 @@ void bench__verdict_drift_guard(bench__change *c, double drift);
  */
 bench__verdict bench__verdict_exact(double old, double cur, double threshold);
 
+/**
+ * Whether a change ln(new/old) lies beyond the noise threshold T in percent, as reports print
+ * it: a ratio above 1 + T or below 1 - T (the band every verdict uses).
+ */
+bool bench__beyond_threshold(double log_change, double threshold);
+
 /** Whether a verdict is decided: regressed, improved, no change or within noise. */
 bool bench__verdict_decided(bench__verdict v);
 

@@ -15,6 +15,9 @@
  *   within noise  the interval lies inside +-T and excludes 0 (a real change smaller than T);
  *   inconclusive  anything else: the interval reaches beyond +-T and the data cannot say on
  *                 which side of it the change lies (measure longer, or confirm by interleaving).
+ * +-T is in percent, as every report prints it: the ratio band [1 - T, 1 + T], so a printed
+ * -1.97% lies beyond a printed 2.00% threshold and -1.99% inside it (in log space the band is
+ * [ln(1 - T), ln(1 + T)], not symmetric). The exact rule of counts uses the same band.
  * "No change" is a claim that any change is smaller than T, so it needs an interval that says
  * so: an interval of [-74%, +35%] is inconclusive, never "no change". The p-value printed is the
  * same t statistic's, times `tests` (at most 1): below alpha exactly when the interval excludes 0.
@@ -79,14 +82,20 @@ double bench__mde(double se, double df, double tests, const bench__compare_opts 
     return expm1(fmax(tau, tq * se) + tp * se);
 }
 
-/* The verdict an interval [lo, hi] around the estimate d gives (log scale, tau = ln(1 + T)). */
-static bench__verdict from_interval(double d, double lo, double hi, double tau)
+bool bench__beyond_threshold(double log_change, double threshold)
 {
-    if (lo > 0 && d > tau)
+    return log_change > log1p(threshold) || log_change < log1p(-threshold);
+}
+
+/* The verdict an interval [lo, hi] around the estimate d gives (log scale, T the threshold). */
+static bench__verdict from_interval(double d, double lo, double hi, double threshold)
+{
+    double up = log1p(threshold), down = log1p(-threshold); /* ln(1 + T), ln(1 - T) */
+    if (lo > 0 && d > up)
         return BENCH__V_REGRESSED;
-    if (hi < 0 && d < -tau)
+    if (hi < 0 && d < down)
         return BENCH__V_IMPROVED;
-    if (lo >= -tau && hi <= tau)
+    if (lo >= down && hi <= up)
         return lo > 0 || hi < 0 ? BENCH__V_WITHIN_NOISE : BENCH__V_NO_CHANGE;
     return BENCH__V_INCONCLUSIVE;
 }
@@ -120,7 +129,7 @@ void bench__decide(bench__change *c, double d, double se, double df, double test
     c->p = isfinite(se) ? bench__t_two_sided_p(t, df) : 1.0;
     c->p_adjusted = fmin(1.0, c->p * tests);
     c->mde = bench__mde(se, df, tests, o);
-    c->verdict = from_interval(d, lo, hi, log1p(o->noise_threshold));
+    c->verdict = from_interval(d, lo, hi, o->noise_threshold);
 }
 
 void bench__verdict_drift_guard(bench__change *c, double drift)

@@ -318,7 +318,7 @@ int bench__print_compare_summary(FILE *o, const char *baseline, const char *cons
         bench__sort(logs, nlogs);
         double med = bench__quantile_sorted(logs, nlogs, 0.5);
         size_t same = med > 0 ? up : down;
-        if (fabs(med) > log1p(opt->noise_threshold) && (double)same >= 0.75 * (double)nlogs)
+        if (bench__beyond_threshold(med, opt->noise_threshold) && (double)same >= 0.75 * (double)nlogs)
             print_moved_together(o, context, same, nlogs, med, color);
     }
     free(logs);

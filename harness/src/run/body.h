@@ -63,6 +63,8 @@ struct bench {
     int64_t bench_start_ns;
     int64_t warm_start_ns; /* the running warm-up's start; 0: a later round's not begun yet */
     uint64_t warm_next;   /* iterations of the next warm-up sample */
+    uint64_t cold_iters;  /* iterations of the first warm-up sample, the cold one */
+    double cold_ns;       /* ns of the first warm-up sample */
     int64_t meas_start_ns;
     double est_ns;        /* per-iteration estimate from the warm-up */
     uint64_t step;        /* linear: d; flat: iterations per sample */

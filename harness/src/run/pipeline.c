@@ -274,6 +274,7 @@ static void collect_context(pipeline *p, const bench__user_builds *builds)
     ctx->mode = p->cl->mode;
     if (builds)
         bench__user_builds_attach(ctx, builds);
+    bench__program_build_read("/proc/self/exe", builds, &ctx->program_build);
     char why[256];
     if (p->cl->times) {
         if (bench__program_hash("/proc/self/exe", ctx->program_hash, sizeof ctx->program_hash,

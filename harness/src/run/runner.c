@@ -7,7 +7,11 @@
  * last action, so only the loop body is inside a sample.
  *
  * Plan: warm-up doubles the iteration count until the warm-up time has passed and yields an
- * estimate t of one iteration. Sampling is then linear (sample k runs k*d iterations, d chosen so
+ * estimate t of one iteration from the warm-up samples after the first: the first call in a
+ * process can be many times slower (page faults, lazy binding, cold caches), and an estimate
+ * from it alone planned 1 iteration per sample and a tenth of the budget. So the warm-up takes
+ * a second sample even when the first outlasted the warm-up time, unless the first took half
+ * the measurement time (a second would cost as much again). Sampling is then linear (sample k runs k*d iterations, d chosen so
  * that sample_size samples fill the measurement time) or, when even d = 1 would overrun the
  * budget, flat (every sample the same count). No sample is shorter than the clock's minimum
  * sample time. Sampling stops at whichever comes first: sample_size samples; the time budget
@@ -93,13 +97,23 @@ static void progress_clear(bench_t *b)
 
 /* ---- planning ---- */
 
+/* Time of one iteration in the warm-up so far: from the samples after the first, cold one when
+ * there are any; 0 before the first. */
+static double warm_per_iter(const bench_t *b)
+{
+    const bench__result *r = b->r;
+    if (r->warm_up_iters > b->cold_iters)
+        return (r->warm_up_ns - b->cold_ns) / (double)(r->warm_up_iters - b->cold_iters);
+    return r->warm_up_iters ? r->warm_up_ns / (double)r->warm_up_iters : 0.0;
+}
+
 static void plan(bench_t *b)
 {
     bench__result *r = b->r;
     const bench__settings *s = &r->settings;
     double n = (double)s->sample_size;
     double budget = s->measurement_time * 1e9;
-    double t = r->warm_up_iters ? r->warm_up_ns / (double)r->warm_up_iters : 1.0;
+    double t = r->warm_up_iters ? warm_per_iter(b) : 1.0;
     if (!(t > 1e-6))
         t = 1e-6; /* an empty body: the plan is then bounded by MAX_SAMPLE_ITERS */
     b->est_ns = t;
@@ -201,6 +215,10 @@ static void sample_done(bench_t *b, uint64_t iters, double total_ns)
         r->profile_iters += iters;
         r->profile_ns += total_ns;
     } else if (b->phase == PH_WARMUP || b->phase == PH_REWARM) {
+        if (b->phase == PH_WARMUP && r->warm_up_iters == 0) {
+            b->cold_iters = iters;
+            b->cold_ns = total_ns;
+        }
         r->warm_up_iters += iters;
         r->warm_up_ns += total_ns;
     } else if (b->phase == PH_MEASURE && r->nsamples < b->capacity) {
@@ -343,11 +361,14 @@ static uint64_t next_sample(bench_t *b)
     double warm = r->settings.warm_up_time * 1e9 / (double)b->rounds;
     if (b->phase == PH_WARMUP) {
         double elapsed = (double)(now - b->warm_start_ns);
-        if (r->warm_up_iters == 0 || elapsed < warm) {
+        /* Only the cold first sample so far: one more gives the warm time (see the top). */
+        bool cold_only = r->warm_up_iters > 0 && r->warm_up_iters == b->cold_iters &&
+                         b->cold_ns < 0.5 * r->settings.measurement_time * 1e9;
+        if (r->warm_up_iters == 0 || cold_only || elapsed < warm) {
             uint64_t n = b->warm_next;
-            if (r->warm_up_iters > 0 && r->warm_up_ns > 0) {
+            double per = warm_per_iter(b);
+            if (per > 0) {
                 /* Do not let one doubling overshoot the warm-up by more than its remainder. */
-                double per = r->warm_up_ns / (double)r->warm_up_iters;
                 double fit = (warm - elapsed) / per;
                 if ((double)n > fit)
                     n = fit < 1 ? 1 : (uint64_t)fit;

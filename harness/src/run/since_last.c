@@ -6,13 +6,27 @@
  * per-process medians with this run's, at the family level over the benchmarks listed, by the
  * verdict rules of a baseline comparison, and prints one line per benchmark in one format. It
  * is information only: it never changes the exit code, and nothing here stops the run.
+ *
+ * Two runs of a shared machine often differ by more than their process spreads (the drift that
+ * bench__compare_all measures from the benchmarks themselves), and the interval then spans
+ * [-70%, +140%] for every line: numbers that say nothing. A row whose comparison cannot see a
+ * change of SINCE_MAX_MDE (its minimum detectable effect is above it) and decides nothing prints
+ * its change and the smallest change it could tell instead of the interval.
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "compare/compare.h"
 #include "run/pipeline.h"
 #include "store/history.h"
+
+/* Above this minimum detectable effect (a change of half the time unseen), an undecided row
+ * prints no interval. */
+#define SINCE_MAX_MDE 0.5
+/* A larger detectable effect is printed as this (1000%): "cannot tell changes below 1000%" stays
+ * true, and no digits of a number that big mean anything. */
+#define SINCE_MDE_SHOWN 10.0
 
 /* A benchmark of this run that its last run also measured. */
 typedef struct since_row {
@@ -45,14 +59,27 @@ static void print_since(FILE *o, const bench__request *c, const bench__context *
          * a baseline comparison says. */
         bool same = rows[j].program_hash[0] &&
                     strcmp(rows[j].program_hash, ctx->program_hash) == 0;
-        fprintf(o, "  %s (against %s): %+.2f%% [%+.2f%%, %+.2f%%] %s%s\n",
+        const bench__change *x = &ch[j];
+        const char *moved = same && bench__verdict_suspect(x->verdict)
+                                ? " (same program: the numbers moved, the code did not)"
+                                : "";
+        fprintf(o, "  %s (against %s): %+.2f%%",
                 bench__escape(id, sizeof id, results[rows[j].i].inst->id),
                 bench__escape(against, sizeof against, rows[j].against),
-                100.0 * (ch[j].ratio - 1.0), 100.0 * (ch[j].ratio_lower - 1.0),
-                100.0 * (ch[j].ratio_upper - 1.0), bench__verdict_name(ch[j].verdict),
-                same && bench__verdict_suspect(ch[j].verdict)
-                    ? " (same program: the numbers moved, the code did not)"
-                    : "");
+                100.0 * (x->ratio - 1.0));
+        if (bench__verdict_decided(x->verdict) || !(x->mde > SINCE_MAX_MDE)) {
+            fprintf(o, " [%+.2f%%, %+.2f%%] %s%s\n", 100.0 * (x->ratio_lower - 1.0),
+                    100.0 * (x->ratio_upper - 1.0), bench__verdict_name(x->verdict), moved);
+            continue;
+        }
+        /* Why, when the machine's drift between the runs is the larger part of it. */
+        char drift[96] = "";
+        if (x->drift_measured && x->run_noise > c->cmp.noise_threshold)
+            snprintf(drift, sizeof drift, " (the runs differ by about %.0f%% beyond their spread)",
+                     100.0 * x->run_noise);
+        fprintf(o, ", %s: cannot tell changes below %.0f%%%s%s\n",
+                bench__verdict_name(x->verdict), 100.0 * fmin(x->mde, SINCE_MDE_SHOWN), drift,
+                moved);
     }
 out:
     free(old);
@@ -129,13 +156,18 @@ void bench__since_kept(FILE *o, const bench__request *c, const bench__context *c
             e->processes < 2 || !e->process || bench__side_of_entry(c, e, &rows[m].old) != 0)
             continue;
         rows[m].i = i;
-        /* An entry names its program; one the file's newest run measured has its revision. */
+        /* An entry names its program and the run that measured it; one the file's newest run
+         * measured has its revision. Files from before entries named their run: the program
+         * tells, unless a run of a subset kept it from a run of the same program. */
         rows[m].program_hash = e->program_hash[0] ? e->program_hash : last->ctx.program_hash;
-        bool newest = strcmp(rows[m].program_hash, last->ctx.program_hash) == 0;
-        bench__msg(rows[m].against, sizeof rows[m].against, "%s",
-                   !newest                      ? "an earlier run"
-                   : last->ctx.git_revision[0] ? last->ctx.git_revision
-                                               : "the last run");
+        bool newest = e->timestamp[0] ? strcmp(e->timestamp, last->ctx.timestamp) == 0
+                                      : strcmp(rows[m].program_hash, last->ctx.program_hash) == 0;
+        if (!newest) /* print_since escapes it */
+            bench__msg(rows[m].against, sizeof rows[m].against, "an earlier run%s%s",
+                       e->timestamp[0] ? ", " : "", e->timestamp);
+        else
+            bench__msg(rows[m].against, sizeof rows[m].against, "%s",
+                       last->ctx.git_revision[0] ? last->ctx.git_revision : "the last run");
         m++;
     }
     char where[8192], when[4 * sizeof last->ctx.timestamp], file[4 * 4096];

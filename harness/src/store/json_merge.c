@@ -144,6 +144,9 @@ static int merge_write(const char *path, const bench__context *ctx, const bench_
         cJSON_AddStringToObject(po, "hash", ctx->program_hash);
         if (ctx->program_libs[0])
             cJSON_AddStringToObject(po, "libraries", ctx->program_libs);
+        /* And the run that measured it: a merged file's entries come from several runs. */
+        if (ctx->timestamp[0])
+            cJSON_AddStringToObject(po, "timestamp", ctx->timestamp);
         cJSON_AddItemToObject(mine, "program", po);
     }
     int rc = 0;

@@ -406,7 +406,8 @@ static int load_entry(const vctx *v, const cJSON *b, int index, bench__entry *e)
             return verr(v, p, "expected an object");
         if ((rc = opt_string(v, prog, "hash", p, e->program_hash, sizeof e->program_hash)) ||
             (rc = opt_string(v, prog, "libraries", p, e->program_libs,
-                             sizeof e->program_libs)))
+                             sizeof e->program_libs)) ||
+            (rc = opt_string(v, prog, "timestamp", p, e->timestamp, sizeof e->timestamp)))
             return rc;
         if (!valid_hash(e->program_hash) || (e->program_libs[0] && !valid_hash(e->program_libs)))
             return verr(v, p, HASH_EXPECTED);

@@ -144,6 +144,18 @@ static cJSON *context_json(const bench__context *c)
     cJSON_AddStringToObject(o, "compiler", c->compiler);
     cJSON_AddStringToObject(o, "compiler_flags", c->compiler_flags);
     cJSON_AddStringToObject(o, "build_type", c->build_type);
+    /* The program's own build as its executable records it; null where it records none. */
+    const bench__program_build *pb = &c->program_build;
+    cJSON *pbo = cJSON_AddObjectToObject(o, "program_build");
+    if (pb->compiler[0])
+        cJSON_AddStringToObject(pbo, "compiler", pb->compiler);
+    else
+        cJSON_AddNullToObject(pbo, "compiler");
+    if (pb->flags[0])
+        cJSON_AddStringToObject(pbo, "flags", pb->flags);
+    else
+        cJSON_AddNullToObject(pbo, "flags");
+    cJSON_AddStringToObject(pbo, "source", pb->source ? pb->source : "none");
     if (c->user_builds)
         cJSON_AddItemToObject(o, "benchmark_builds", user_builds_json(c->user_builds));
     cJSON *clk = cJSON_AddObjectToObject(o, "clock");

@@ -126,6 +126,9 @@ typedef struct bench__entry {
      * shared libraries' hash, as in the context; "" when the file does not say (older files). */
     char program_hash[BENCH__HASH_TEXT];
     char program_libs[BENCH__HASH_TEXT];
+    /* The start of the run that measured it (that run's context.timestamp, to the second); ""
+     * when the file does not say. */
+    char timestamp[32];
     bench__noise noise;
     size_t nmetrics;
     struct bench__saved_metric *metrics; /* per-sample metrics, as in bench__result */

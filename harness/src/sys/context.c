@@ -14,6 +14,7 @@
 #include "core/options.h"
 #include "core/probe.h"
 #include "sys/context.h"
+#include "sys/user_build.h"
 
 #ifndef HARNESS_BUILD_TYPE
 #define HARNESS_BUILD_TYPE "unknown"
@@ -121,9 +122,27 @@ void bench__context_print(FILE *o, const bench__context *c)
     if (c->loadavg[0] >= 0)
         fprintf(o, "load         %.2f %.2f %.2f\n", c->loadavg[0], c->loadavg[1],
                 c->loadavg[2]);
-    fprintf(o, "compiler     %s\n", or_unknown(c->compiler));
-    fprintf(o, "flags        %s\n", or_unknown(c->compiler_flags));
-    fprintf(o, "build type   %s\n", or_unknown(c->build_type));
+    /* The program's build as its executable records it, then the library's: never one for the
+     * other. */
+    const bench__program_build *pb = &c->program_build;
+    const struct bench__user_builds *ub = c->user_builds;
+    if (pb->compiler[0])
+        fprintf(o, "compiler     %s (the program's, as its executable records it)\n",
+                or_unknown(pb->compiler));
+    else if (ub && ub->n && ub->v[0].compiler[0])
+        fprintf(o, "compiler     %s (the program's, as BENCH_FN recorded it)\n",
+                or_unknown(ub->v[0].compiler));
+    else
+        fprintf(o, "compiler     unknown (the program's)\n");
+    char flags[4 * sizeof pb->flags];
+    if (pb->flags[0])
+        fprintf(o, "flags        %s (the program's, from its %s)\n",
+                bench__escape(flags, sizeof flags, pb->flags), pb->source);
+    else
+        fprintf(o, "flags        unknown (the program records none: build it with -g, clang "
+                   "with -g -grecord-command-line, or gcc with -frecord-gcc-switches)\n");
+    fprintf(o, "library      %s, flags %s, build type %s (the harness library's build)\n",
+            or_unknown(c->compiler), or_unknown(c->compiler_flags), or_unknown(c->build_type));
     fprintf(o, "git          %s (the source this program was built from)\n",
             or_unknown(c->git_revision));
     fprintf(o, "cwd git      %s (the working directory's checkout)\n",

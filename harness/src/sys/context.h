@@ -108,6 +108,14 @@ typedef struct bench__comparison {
 extern const char *const bench__canary_names[BENCH__NCANARIES];
 extern const char *const bench__canary_words[BENCH__NCANARIES];
 
+/** How the benchmark program was compiled, as the compiler recorded it in the executable
+ * (program_build.c); not the harness library's build. */
+typedef struct bench__program_build {
+    char compiler[128]; /* e.g. "GNU C17 12.2.0"; "" unknown */
+    char flags[1024];   /* the switches, e.g. "-mtune=generic -march=x86-64 -g -O2"; "" unknown */
+    const char *source; /* "debug info", "command line record" or "none" (static storage) */
+} bench__program_build;
+
 /** Facts about the run that go with every result. */
 typedef struct bench__context {
     const char *harness_version;
@@ -137,9 +145,10 @@ typedef struct bench__context {
     double canary[BENCH__NCANARIES];
     bool have_canaries;
     bench__cpu cpu;
-    const char *compiler;
-    const char *compiler_flags;
-    const char *build_type;
+    const char *compiler;       /* the harness library's compiler */
+    const char *compiler_flags; /* the harness library's flags */
+    const char *build_type;     /* the harness library's CMAKE_BUILD_TYPE */
+    bench__program_build program_build; /* the benchmark program's, from its executable */
     const bench__clock_info *clock;
     uint64_t seed;
     size_t nresamples;

@@ -53,4 +53,13 @@ const char *bench__user_builds_warning(const bench__user_builds *b, char *buf, s
 /** Sets c->user_builds and adds the warning, if any, to the context's warnings. */
 void bench__user_builds_attach(bench__context *c, const bench__user_builds *b);
 
+/**
+ * How the program at `exe` (normally "/proc/self/exe") was compiled, as its compiler recorded it
+ * (program_build.c): the DWARF producer of the compilation unit of one of b's files, else the
+ * .GCC.command.line section. Fills *out; flags "" and source "none" when the executable records
+ * none (built without -g or -frecord-gcc-switches), whatever the harness library was built with.
+ */
+void bench__program_build_read(const char *exe, const bench__user_builds *b,
+                               bench__program_build *out);
+
 #endif /* HARNESS_USER_BUILD_H */
