@@ -284,7 +284,8 @@ static void collect_context(pipeline *p, const bench__user_builds *builds)
             ctx->program_libs[0] = '\0';
         /* A baseline keeps the machine's drift canaries, and a comparison measures them
          * again. */
-        if ((c->save_baseline || c->baseline) && bench__canaries_measure(ctx->canary) == 0)
+        if ((c->save_baseline || c->baseline) &&
+            bench__canaries_measure(ctx->canary, (size_t)ctx->canary_memory_bytes) == 0)
             ctx->have_canaries = true;
         for (size_t i = 0; i < ctx->nwarnings; i++)
             fprintf(stderr, "bench: warning: %s\n", ctx->warnings[i]);

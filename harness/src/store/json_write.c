@@ -98,6 +98,10 @@ static cJSON *context_json(const bench__context *c)
     cJSON_AddNumberToObject(o, "ncpus", (double)c->ncpus);
     cJSON_AddNumberToObject(o, "memory_bytes", c->memory_bytes);
     cJSON_AddStringToObject(o, "governor", c->governor);
+    cJSON_AddNumberToObject(o, "numa_nodes", c->numa_nodes);
+    cJSON *cm = cJSON_AddObjectToObject(o, "canary_memory");
+    cJSON_AddNumberToObject(cm, "bytes", c->canary_memory_bytes);
+    cJSON_AddStringToObject(cm, "why", c->canary_memory_why);
     cJSON_AddStringToObject(o, "boost", c->boost);
     cJSON_AddItemToObject(o, "loadavg", number_array(c->loadavg, 3));
     cJSON_AddStringToObject(o, "git_revision", c->git_revision);
@@ -133,6 +137,18 @@ static cJSON *context_json(const bench__context *c)
     cJSON_AddNumberToObject(co, "l3_kib", cpu->l3_kib);
     cJSON_AddStringToObject(co, "features", cpu->features);
     cJSON_AddStringToObject(co, "source", cpu->source);
+    cJSON *srcs = cJSON_AddObjectToObject(co, "cache_sources");
+    static const char *const cache_facts[3] = {"l1d_kib", "l2_kib", "l3_kib"};
+    for (int i = 0; i < 3; i++)
+        cJSON_AddStringToObject(srcs, cache_facts[i],
+                                cpu->cache_source[i] ? cpu->cache_source[i] : "unknown");
+    if (cpu->cache_note[0]) {
+        cJSON *rej = cJSON_AddObjectToObject(co, "cache_rejected");
+        for (int i = 0; i < 3; i++)
+            if (cpu->cache_rejected_kib[i] > 0)
+                cJSON_AddNumberToObject(rej, cache_facts[i], cpu->cache_rejected_kib[i]);
+        cJSON_AddStringToObject(rej, "why", cpu->cache_note);
+    }
     cJSON *dis = cJSON_AddArrayToObject(co, "disagreements");
     for (int i = 0; i < cpu->ndisagreements; i++) {
         cJSON *d = cJSON_CreateObject();
