@@ -593,7 +593,11 @@ def param_plot(pid, key, points, level, what, fit=None):
            yticks=log_ticks(p.ylo, p.yhi))
     p.parts.append(f'<path class="trend" d="{path_of(p, xs, ys)}" fill="none"/>')
     fit_text = ""
-    if fit and what == "time":
+    if fit and what == "time" and "class" in fit and fit["class"] is None:
+        # No class fits (docs/measurement.md#complexity): none is drawn or named as if it did.
+        fit_text = (f" No complexity class fits ({esc(str(fit.get('no_class', '')))}); the "
+                    f"best, {esc(fit['best'])}, leaves residuals of {100 * fit['rms']:.1f}%.")
+    elif fit and what == "time":
         # The fitted class, c f(N), drawn over the swept range (log axes: many points).
         f = BIG_O[fit["best"]]
         lo10, hi10 = min(xs), max(xs)

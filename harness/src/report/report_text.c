@@ -184,16 +184,6 @@ static void pretty_begin(bench__reporter *rep, const bench__context *ctx)
     (void)ctx;
 }
 
-/* The class that fits second best. */
-static bench__big_o second_best(const bench__complexity *c)
-{
-    bench__big_o s = c->best == BENCH__O_1 ? BENCH__O_LOG_N : BENCH__O_1;
-    for (int o = 0; o < BENCH__NBIG_O; o++)
-        if (o != (int)c->best && c->rms[o] < c->rms[s])
-            s = (bench__big_o)o;
-    return s;
-}
-
 static int pretty_end(bench__reporter *rep, const bench__context *ctx, const bench__result *all,
                       size_t n)
 {
@@ -217,7 +207,7 @@ static int pretty_end(bench__reporter *rep, const bench__context *ctx, const ben
         const bench__complexity *cx = &gr->fit;
         char g[BENCH__ESCAPED_ID], nm[BENCH__ESCAPED_ID], coef[32], along[320] = "";
         const bench_desc *d = gr->at->desc;
-        bench__big_o next = second_best(cx);
+        bench__big_o next = cx->next;
         bench__fmt_time(coef, sizeof coef, cx->coefficient[cx->best]);
         if (gr->axis >= 0) {
             /* " along size (load=0.5/mode=x)": the axis, and the others as they are held */
@@ -232,12 +222,19 @@ static int pretty_end(bench__reporter *rep, const bench__context *ctx, const ben
                 snprintf(along + len, sizeof along - len, ")");
         }
         const char *x = gr->axis >= 0 ? gr->at->args[gr->axis].name : "N";
-        fprintf(rep->out, "\n%s/%s%s: complexity %s, %s x f(%s), rms %.1f%% (over %zu %s; next "
-                          "best %s, rms %.1f%%)",
-                bench__escape(g, sizeof g, d->group), bench__escape(nm, sizeof nm, d->name),
-                along, bench__big_o_name(cx->best), coef, x, 100 * cx->rms[cx->best],
-                gr->parameters, gr->axis >= 0 ? "values" : "parameters", bench__big_o_name(next),
-                100 * cx->rms[next]);
+        const char *unit = gr->axis >= 0 ? "values" : "parameters";
+        bench__escape(g, sizeof g, d->group);
+        bench__escape(nm, sizeof nm, d->name);
+        if (cx->named)
+            fprintf(rep->out, "\n%s/%s%s: complexity %s, %s x f(%s), rms %.1f%% (over %zu %s; "
+                              "next best %s, rms %.1f%%)",
+                    g, nm, along, bench__big_o_name(cx->best), coef, x, 100 * cx->rms[cx->best],
+                    gr->parameters, unit, bench__big_o_name(next), 100 * cx->rms[next]);
+        else /* never a class the sweep does not show (docs/measurement.md#complexity) */
+            fprintf(rep->out, "\n%s/%s%s: no complexity class fits (%s; best %s, rms %.1f%% over "
+                              "%zu %s)",
+                    g, nm, along, cx->why_not, bench__big_o_name(cx->best),
+                    100 * cx->rms[cx->best], gr->parameters, unit);
     }
     free(growth);
     fprintf(rep->out, "\n%zu benchmark%s: %zu measured, %zu skipped, %zu failed\n", n,

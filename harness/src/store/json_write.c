@@ -476,6 +476,12 @@ cJSON *bench__json_results_root(const bench__context *ctx, const bench__result *
         }
         cJSON_AddNumberToObject(o, "parameters", (double)gr[i].parameters);
         cJSON_AddStringToObject(o, "best", bench__big_o_name(cx->best));
+        if (cx->named) {
+            cJSON_AddStringToObject(o, "class", bench__big_o_name(cx->best));
+        } else {
+            cJSON_AddNullToObject(o, "class");
+            cJSON_AddStringToObject(o, "no_class", cx->why_not);
+        }
         cJSON_AddNumberToObject(o, "coefficient_ns", cx->coefficient[cx->best]);
         cJSON_AddNumberToObject(o, "rms", cx->rms[cx->best]);
         cJSON *fits = cJSON_AddArrayToObject(o, "fits");
