@@ -55,11 +55,13 @@ static const char *spread_cause_text(const bench__result *r, char *buf, size_t l
 /*
  * What the spread between r's processes means for the user, said only where it changes what they
  * should do: two speed groups (a headline that no process ran at), or a spread so wide that a
- * saved comparison of this benchmark cannot see a change of the default threshold. A cause is
+ * saved comparison of this benchmark cannot see a change of the threshold, sized with the run's
+ * own threshold and significance level (cmp; NULL: the defaults). A cause is
  * named only when the processes' records show one (CPU, page faults). Not for a benchmark whose
  * iterations take under a nanosecond: it measures the loop, not code.
  */
-static void print_spread(FILE *o, const bench__result *r, const char *yellow, const char *reset)
+static void print_spread(FILE *o, const bench__result *r, const bench__compare_opts *cmp,
+                         const char *yellow, const char *reset)
 {
     char cause[160];
     spread_cause_text(r, cause, sizeof cause);
@@ -77,11 +79,12 @@ static void print_spread(FILE *o, const bench__result *r, const char *yellow, co
     }
     if (!(r->process_cv > BENCH__LARGE_PROCESS_CV) || !(r->est.median.point >= 1.0))
         return;
-    bench__compare_opts def = {.significance_level = 0.05,
-                               .noise_threshold = BENCH__DEFAULT_NOISE_THRESHOLD};
+    const bench__compare_opts def = {.significance_level = 0.05,
+                                     .noise_threshold = BENCH__DEFAULT_NOISE_THRESHOLD};
+    const bench__compare_opts *set = cmp ? cmp : &def;
     double se = sqrt(2.0 / (double)r->processes) * r->process_log_sd;
-    double mde = bench__mde(se, (double)(r->processes - 1), 1, &def);
-    if (!(mde > def.noise_threshold))
+    double mde = bench__mde(se, (double)(r->processes - 1), 1, set);
+    if (!(mde > set->noise_threshold))
         return;
     fprintf(o, "%*s%sSpread between processes %.1f%%%s:\n%*sa saved comparison sees changes "
                "above about %.0f%%; --ab pairs the processes and sees less%s\n",
@@ -156,7 +159,7 @@ static void pretty_result(bench__reporter *rep, const bench__result *r)
             r->stop_reason ? r->stop_reason : "?", reset);
     bench__print_metrics(o, r, rep->color);
     if (r->processes >= 2)
-        print_spread(o, r, yellow, reset);
+        print_spread(o, r, rep->cmp, yellow, reset);
     else if (r->processes == 1)
         fprintf(o, "%sOne process only (its samples are too long for more in the budget): the "
                    "interval cannot include the spread between processes%s\n", yellow, reset);

@@ -555,6 +555,7 @@ static void make_reporter(pipeline *p)
         f->make(&p->rep, stdout);
     else
         p->cl->pretty(&p->rep, stdout, p->color);
+    p->rep.cmp = &p->c->cmp; /* what a saved comparison sees follows the run's own settings */
 }
 
 /* --gpu-lock-clocks: locks the SM clock in this process (the manager) for the whole run; where
