@@ -134,6 +134,44 @@ static void test_spread_message_follows_the_run_settings(void **state)
     free(out);
 }
 
+static void csv_plain(bench__reporter *rep, FILE *out)
+{
+    bench__reporter_csv(rep, out);
+}
+
+/* A median under 0.1 ns per iteration (one cycle of a 10 GHz clock) is a removed body: every
+ * text output says so with the remedy; 0.1 ns itself is a rate a machine can reach. */
+static void test_optimised_away_said_everywhere(void **state)
+{
+    (void)state;
+    bench__result r;
+    bench__instance in;
+    make_result(&r, &in);
+    r.status = BENCH__OK;
+    r.message[0] = '\0';
+    r.nsamples = 50;
+    r.est.median.point = r.est.median.lower = r.est.median.upper = 0.0;
+    assert_true(bench__optimised_away(&r));
+    void (*makes[])(bench__reporter *, FILE *) = {pretty_plain, csv_plain,
+                                                  bench__reporter_markdown};
+    for (size_t i = 0; i < 3; i++) {
+        char *out = capture(makes[i], &r);
+        assert_non_null(strstr(out, "the body was optimised away"));
+        assert_non_null(strstr(out, "keep its work with bench")); /* markdown escapes _ */
+        free(out);
+    }
+    r.est.median.point = r.est.median.lower = r.est.median.upper = 0.1;
+    assert_false(bench__optimised_away(&r));
+    for (size_t i = 0; i < 3; i++) {
+        char *out = capture(makes[i], &r);
+        assert_null(strstr(out, "optimised away"));
+        free(out);
+    }
+    r.status = BENCH__SKIPPED; /* nothing measured: nothing to say */
+    r.est.median.point = 0;
+    assert_false(bench__optimised_away(&r));
+}
+
 static void test_csv_escaping(void **state)
 {
     (void)state;
@@ -314,6 +352,7 @@ int main(void)
         cmocka_unit_test(test_fmt_rate),
         cmocka_unit_test(test_csv_escaping),
         cmocka_unit_test(test_spread_message_follows_the_run_settings),
+        cmocka_unit_test(test_optimised_away_said_everywhere),
         cmocka_unit_test(test_markdown_escaping),
         cmocka_unit_test(test_escape),
         cmocka_unit_test(test_csv_guard),

@@ -157,6 +157,8 @@ static void pretty_result(bench__reporter *rep, const bench__result *r)
             ID_WIDTH, "", dim, mean, slope, r->est.r2, fastest, r->nsamples, rounds,
             (unsigned long long)r->total_iters, bench__sampling_name(r->sampling_used),
             r->stop_reason ? r->stop_reason : "?", reset);
+    if (bench__optimised_away(r)) /* a rate no machine reaches: the loop is gone */
+        fprintf(o, "%*s%s%s%s\n", ID_WIDTH, "", red, bench__optimised_away_note, reset);
     bench__print_metrics(o, r, rep->color);
     if (r->processes >= 2)
         print_spread(o, r, rep->cmp, yellow, reset);
@@ -322,7 +324,8 @@ static void csv_result(bench__reporter *rep, const bench__result *r)
     }
     fprintf(o, ",%llu,%llu,", (unsigned long long)r->settings.bytes_per_iter,
             (unsigned long long)r->settings.elements_per_iter);
-    csv_string(o, r->message);
+    /* An OK result has no message: the note that its body was optimised away goes there. */
+    csv_string(o, bench__optimised_away(r) ? bench__optimised_away_note : r->message);
     /* The fastest sample, then metrics and facts, each a space-separated list in one cell:
      * name=median[lower;upper]unit (with *scaled=FRACTION when multiplexed) and name=value.
      * The guard is decided on the cell's first name, the only part that can start it. */
@@ -500,6 +503,16 @@ static int md_end(bench__reporter *rep, const bench__context *ctx, const bench__
         for (size_t k = 0; k < nnames; k++)
             fputs(" |", o);
         fputs(" removed |\n", o);
+    }
+    /* Rows no machine could have measured: a note under the table says so, with the remedy. */
+    for (size_t i = 0; i < n; i++) {
+        if (!bench__optimised_away(&all[i]))
+            continue;
+        fputs("\n> **Note:** ", o);
+        md_text(o, all[i].inst->id);
+        fputs(": ", o);
+        md_text(o, bench__optimised_away_note);
+        fputc('\n', o);
     }
     /* A table of unoptimised benchmarks travels without the run's stderr: it says so itself. */
     char warning[256];

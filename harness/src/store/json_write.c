@@ -276,6 +276,8 @@ static cJSON *result_json(const bench__result *r)
     cJSON_AddNumberToObject(so, "rounds", s->rounds);
     cJSON_AddStringToObject(o, "sampling", bench__sampling_name(r->sampling_used));
     cJSON_AddStringToObject(o, "stop_reason", r->stop_reason ? r->stop_reason : "");
+    if (bench__optimised_away(r)) /* a rate no machine reaches: the body's work is gone */
+        cJSON_AddStringToObject(o, "optimised_away", bench__optimised_away_note);
     cJSON *wu = cJSON_AddObjectToObject(o, "warm_up");
     cJSON_AddNumberToObject(wu, "iterations", (double)r->warm_up_iters);
     cJSON_AddNumberToObject(wu, "time_ns", r->warm_up_ns);
