@@ -834,14 +834,25 @@ def page(title, body, script):
             f"<script>{script}</script>\n</body></html>\n")
 
 
+def caches_text(cpu):
+    """The context's cache sizes as --context prints them: each with its source (cache_sources:
+    sysfs or libcpuid), "unknown" where no source vouches for one (-1)."""
+    parts = []
+    for name, key in (("L1d", "l1d_kib"), ("L2", "l2_kib"), ("L3", "l3_kib")):
+        kib, src = cpu.get(key), (cpu.get("cache_sources") or {}).get(key)
+        known = isinstance(kib, int) and kib > 0
+        parts.append(f"{name} {kib} KiB" + (f" ({src})" if src else "") if known
+                     else f"{name} unknown")
+    return ", ".join(parts)
+
+
 def context_table(ctx):
     cpu = ctx.get("cpu") if isinstance(ctx.get("cpu"), dict) else {}
     rows = [
         ("timestamp", ctx.get("timestamp")), ("host", ctx.get("hostname")),
         ("CPU", f"{cpu.get('brand', '')} ({cpu.get('vendor', '')}), {cpu.get('cores', '?')} "
                 f"cores, {cpu.get('threads', '?')} threads"),
-        ("caches", f"L1d {cpu.get('l1d_kib', '?')} KiB, L2 {cpu.get('l2_kib', '?')} KiB, "
-                   f"L3 {cpu.get('l3_kib', '?')} KiB"),
+        ("caches", caches_text(cpu)),
         ("SIMD", cpu.get("features")), ("OS", ctx.get("os_name") or ctx.get("os")),
         ("kernel", ctx.get("kernel")), ("governor", ctx.get("governor") or "unknown"),
         ("compiler", f"{ctx.get('compiler', '')} {ctx.get('compiler_flags', '')} "
