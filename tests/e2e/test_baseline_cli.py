@@ -575,6 +575,10 @@ class PreparedMachineTest(e2e_helpers.Case):
         for name, key in (("L1d", "l1d_kib"), ("L2", "l2_kib"), ("L3", "l3_kib")):
             self.assertEqual(cpu["cache_sources"][key], caches[name][1])
             self.assertEqual(cpu[key], caches[name][0] or -1)
+        for x in cpu["cache_rejected"]:  # libcpuid's figures not shown are unknown here
+            self.assertEqual((cpu[x["fact"]], cpu["cache_sources"][x["fact"]]), (-1, "unknown"))
+            self.assertRegex(text, rf"the OS gives none; libcpuid's .*\b{x['libcpuid']} KiB"
+                                   rf".* not shown: {re.escape(x['why'])}\n")
         self.assertEqual(doc["context"]["canary_memory"]["why"], m.group(2))
         self.assertEqual(doc["context"]["canary_memory"]["bytes"], int(m.group(1)) << 20)
         self.assertEqual(doc["context"]["numa_nodes"], -1)

@@ -142,12 +142,17 @@ static cJSON *context_json(const bench__context *c)
     for (int i = 0; i < 3; i++)
         cJSON_AddStringToObject(srcs, cache_facts[i],
                                 cpu->cache_source[i] ? cpu->cache_source[i] : "unknown");
-    if (cpu->cache_note[0]) {
-        cJSON *rej = cJSON_AddObjectToObject(co, "cache_rejected");
-        for (int i = 0; i < 3; i++)
-            if (cpu->cache_rejected_kib[i] > 0)
-                cJSON_AddNumberToObject(rej, cache_facts[i], cpu->cache_rejected_kib[i]);
-        cJSON_AddStringToObject(rej, "why", cpu->cache_note);
+    /* libcpuid's sizes not shown (the OS gave none, they failed the plausibility check);
+     * always an array, like disagreements, so a file's keys do not depend on the machine. */
+    cJSON *rej = cJSON_AddArrayToObject(co, "cache_rejected");
+    for (int i = 0; i < 3; i++) {
+        if (cpu->cache_rejected_kib[i] <= 0)
+            continue;
+        cJSON *x = cJSON_CreateObject();
+        cJSON_AddStringToObject(x, "fact", cache_facts[i]);
+        cJSON_AddNumberToObject(x, "libcpuid", cpu->cache_rejected_kib[i]);
+        cJSON_AddStringToObject(x, "why", cpu->cache_note);
+        cJSON_AddItemToArray(rej, x);
     }
     cJSON *dis = cJSON_AddArrayToObject(co, "disagreements");
     for (int i = 0; i < cpu->ndisagreements; i++) {
