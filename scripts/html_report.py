@@ -35,8 +35,9 @@ Each benchmark page has, when the data allow:
     of its siblings (same group and name), time and throughput against the parameter, log axes;
     for a benchmark of an argument grid, a pair per numeric axis (suffixed -1, -2, ... after the
     first), its siblings with the other axes at this benchmark's values;
-    the time plot also draws the best fitting complexity class (path.fitted) when the results
-    have one for the series (the file's "complexity").
+    the time plot also draws the complexity class (path.fitted) when the results name one for
+    the series (the file's "complexity", its "class"; files without "class" draw "best"), and
+    says no class fits where "class" is null.
 The index page has plot-summary (every benchmark's median and interval on one log axis, each
 row linking to its page), one plot-group-N per group of two or more measured benchmarks (bars
 of their medians with intervals) and the parameter plots of every parameterised series.
