@@ -99,10 +99,15 @@ class GridTest(e2e_helpers.Case):
     def test_complexity_along_each_axis(self):
         (c,) = [c for c in self.doc["complexity"] if (c["group"], c["name"]) ==
                 ("grid", "sweep")]
-        self.assertEqual((c["axis"], c["fixed"], c["best"], c["class"], c["parameters"]),
-                         ("n", {}, "O(N)", "O(N)", 5))
-        self.assertRegex(self.proc.stdout, r"grid/sweep along n: complexity O\(N\), [\d.]+ \S*s "
-                                           r"x f\(n\), rms [\d.]+% \(over 5 values; next best ")
+        self.assertEqual((c["axis"], c["fixed"], c["best"], c["parameters"]), ("n", {}, "O(N)", 5))
+        # Named, unless a busy machine's noise took its rms over the rule's 10% (test_growth).
+        self.assertIn(c["class"], ("O(N)", None), c)
+        if c["class"]:
+            self.assertRegex(self.proc.stdout, r"grid/sweep along n: complexity O\(N\), [\d.]+ "
+                                               r"\S*s x f\(n\), rms [\d.]+% \(over 5 values; "
+                                               r"next best ")
+        else:
+            self.assertRegex(c["no_class"], r"^rms [\d.]+%, above 10%$")
         # map: along size at each load (3 values each, time = size x load steps): fitted, but
         # three values name no class (docs/measurement.md#complexity); along load only 2
         # values, too few to fit.
@@ -198,7 +203,9 @@ class GridReportTest(html_test.BrowserTest):
         # The sweep's fitted class is drawn on its plot.
         page = [f for f in os.listdir(out) if "sweep_n_1024" in f]
         d = self.open_page(os.path.join(out, page[0]))
-        self.assertEqual(len(d.find("path", cls="fitted")), 1)
+        named = any(c["class"] for c in e2e_helpers.load_json(results)["complexity"]
+                    if c["name"] == "sweep")
+        self.assertEqual(len(d.find("path", cls="fitted")), 1 if named else 0)
 
 
 if __name__ == "__main__":

@@ -47,8 +47,15 @@ class GrowthTest(e2e_helpers.Case):
         for key, cls in want.items():
             c = got[key]
             self.assertEqual(c["best"], cls, c)
-            self.assertEqual(c["class"], cls, c)  # plain enough to be named
-            self.assertNotIn("no_class", c)
+            # Plain enough to be named (0.4-2% rms here, the next class 12% or more); a busy
+            # machine's noise may push the rms over the rule's 10%, and then no class is named,
+            # which is what the rule is for (its thresholds are tested in unit/stats).
+            if c["class"] is None:
+                print(f"{key}: no class named on this run: {c['no_class']}")
+                self.assertRegex(c["no_class"], r"^rms [\d.]+%, above 10%$")
+            else:
+                self.assertEqual(c["class"], cls, c)
+                self.assertNotIn("no_class", c)
             self.assertEqual(c["parameters"], 5)
             self.assertEqual([f["class"] for f in c["fits"]],
                              ["O(1)", "O(log N)", "O(N)", "O(N log N)", "O(N^2)", "O(N^3)"])
@@ -67,7 +74,8 @@ class GrowthTest(e2e_helpers.Case):
                              (c["best"], c["coefficient_ns"], c["rms"]))
             name = "/".join(key)
             self.assertRegex(p.stdout, re.escape(f"{name}: complexity {cls}, ") +
-                             r"[\d.]+ \S*s x f\(N\), rms [\d.]+% \(over 5 parameters")
+                             r"[\d.]+ \S*s x f\(N\), rms [\d.]+% \(over 5 parameters"
+                             if c["class"] else re.escape(f"{name}: no complexity class fits"))
 
     def test_three_parameters_name_no_class(self):
         """Three parameters are fitted but show too little to name a class: every output says
