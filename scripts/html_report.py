@@ -46,8 +46,9 @@ Each benchmark page has, when the data allow:
     of its siblings (same group and name), time and throughput against the parameter, log axes;
     for a benchmark of an argument grid, a pair per numeric axis (suffixed -1, -2, ... after the
     first), its siblings with the other axes at this benchmark's values;
-    the time plot also draws the best fitting complexity class (path.fitted) when the results
-    have one for the series (the file's "complexity").
+    the time plot also draws the complexity class (path.fitted) when the results name one for
+    the series (the file's "complexity", its "class"; files without "class" draw "best"), and
+    says no class fits where "class" is null.
 The index page has plot-summary (every benchmark's median and interval on one log axis, each
 row linking to its page), one plot-group-N per group of two or more measured benchmarks (bars
 of their medians with intervals) and the parameter plots of every parameterised series.
@@ -707,7 +708,11 @@ def param_plot(pid, key, points, level, what, fit=None):
            yticks=yticks)
     p.parts.append(el("path", {"class": "trend", "d": path_of(p, xs, ys), "fill": "none"}))
     fit_text = ""
-    if fit and what == "time":
+    if fit and what == "time" and "class" in fit and fit["class"] is None:
+        # No class fits (docs/measurement.md#complexity): none is drawn or named as if it did.
+        fit_text = (f" No complexity class fits ({esc(str(fit.get('no_class', '')))}); the "
+                    f"best, {esc(fit['best'])}, leaves residuals of {100 * fit['rms']:.1f}%.")
+    elif fit and what == "time":
         # The fitted class, c f(N), drawn over the swept range (log axes: many points).
         f = BIG_O[fit["best"]]
         lo10, hi10 = min(xs), max(xs)
@@ -1097,14 +1102,25 @@ def program_build_text(ctx):
     return f"{compiler or 'unknown compiler'} {flags}"
 
 
+def caches_text(cpu):
+    """The context's cache sizes as --context prints them: each with its source (cache_sources:
+    sysfs or libcpuid), "unknown" where no source vouches for one (-1)."""
+    parts = []
+    for name, key in (("L1d", "l1d_kib"), ("L2", "l2_kib"), ("L3", "l3_kib")):
+        kib, src = cpu.get(key), (cpu.get("cache_sources") or {}).get(key)
+        known = isinstance(kib, int) and kib > 0
+        parts.append(f"{name} {kib} KiB" + (f" ({src})" if src else "") if known
+                     else f"{name} unknown")
+    return ", ".join(parts)
+
+
 def context_table(ctx):
     cpu = ctx.get("cpu") if isinstance(ctx.get("cpu"), dict) else {}
     rows = [
         ("timestamp", ctx.get("timestamp")), ("host", ctx.get("hostname")),
         ("CPU", f"{cpu.get('brand', '')} ({cpu.get('vendor', '')}), {cpu.get('cores', '?')} "
                 f"cores, {cpu.get('threads', '?')} threads"),
-        ("caches", f"L1d {cpu.get('l1d_kib', '?')} KiB, L2 {cpu.get('l2_kib', '?')} KiB, "
-                   f"L3 {cpu.get('l3_kib', '?')} KiB"),
+        ("caches", caches_text(cpu)),
         ("SIMD", cpu.get("features")), ("OS", ctx.get("os_name") or ctx.get("os")),
         ("kernel", ctx.get("kernel")), ("governor", ctx.get("governor") or "unknown"),
         ("program build", program_build_text(ctx)),

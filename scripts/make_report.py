@@ -221,6 +221,18 @@ def compute_fractions(oks):
     return rows
 
 
+def caches_text(cpu):
+    """The context's cache sizes as --context prints them: each with its source (cache_sources:
+    sysfs or libcpuid), "unknown" where no source vouches for one (-1)."""
+    parts = []
+    for name, key in (("L1d", "l1d_kib"), ("L2", "l2_kib"), ("L3", "l3_kib")):
+        kib, src = cpu.get(key), (cpu.get("cache_sources") or {}).get(key)
+        known = isinstance(kib, int) and kib > 0
+        parts.append(f"{name} {kib} KiB" + (f" ({src})" if src else "") if known
+                     else f"{name} unknown")
+    return ", ".join(parts)
+
+
 def variance(files):
     """Per benchmark: runs, median of medians, CV and CV without the machine factor (the same
     computation as scripts/variance_check.sh)."""
@@ -404,8 +416,7 @@ class Report:
                     f"{cpu.get('stepping')})"),
             ("cores / threads", f"{cpu.get('cores')} / {cpu.get('threads')} "
                                 f"({c.get('ncpus')} online)"),
-            ("caches", f"L1d {cpu.get('l1d_kib')} KiB, L2 {cpu.get('l2_kib')} KiB, "
-                       f"L3 {cpu.get('l3_kib')} KiB"),
+            ("caches", caches_text(cpu)),
             ("SIMD", cpu.get("features") or "unknown"),
             ("memory", f"{mem / 2**30:.1f} GiB" if isinstance(mem, (int, float)) and mem > 0
              else "unknown"),

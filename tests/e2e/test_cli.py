@@ -999,6 +999,31 @@ class ReferenceSuiteTest(Case):
         self.assert_ok_result(r)
         self.assertLessEqual(r["settings"]["measurement_time_s"], 0.5)
 
+    def test_empty_body_said_optimised_away(self):
+        """harness/empty: the compiler removes its loop in a release build, and then every
+        output says the body was optimised away (under 0.1 ns per iteration) with the remedy; a
+        build that keeps the loop (a sanitizer build) measures it, and none says so."""
+        d = self.temp_dir("empty-")
+        out = os.path.join(d, "r.json")
+        p = run(BENCH, "--quick", "--color", "never", "--json", out, "--exact", "harness/empty")
+        self.assert_exit(p, 0)
+        (r,) = e2e_helpers.load_json(out)["benchmarks"]
+        gone = r["estimates"]["median"]["point"] < 0.1
+        note = "the body was optimised away"
+        self.assertEqual("optimised_away" in r, gone, r)
+        if gone:
+            self.assertIn("bench_black_box", r["optimised_away"])
+        self.assertEqual(note in p.stdout, gone, p.stdout)
+        for fmt in ("csv", "markdown"):
+            q = run(BENCH, "--quick", "--output-format", fmt, "--exact", "harness/empty")
+            self.assert_exit(q, 0)
+            med = float(next(csv.DictReader(io.StringIO(q.stdout)))["median_ns"]) \
+                if fmt == "csv" else None
+            if fmt == "csv":
+                self.assertEqual(note in q.stdout, med < 0.1, q.stdout)
+            elif gone:  # a second run of a removed loop is removed too
+                self.assertIn(f"> **Note:** harness/empty: {note}", q.stdout)
+
     def test_version_matches_fixture(self):
         """The same library: the same version and core layers. The suite links every component
         this build has, the fixture none: where the suite has one, the fixture says not linked."""

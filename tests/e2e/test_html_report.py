@@ -312,11 +312,25 @@ class FixtureReportTest(BrowserTest):
         self.assertEqual(len(d.find("svg", id="plot-param-thrpt-0")), 1)
         self.assertEqual(len(d.find("circle", cls="ppt")), 3 + 3)
         self.assertIn("fix/copy", d.text_by_id["plot-param-time-0"])
-        # The series' best fitting complexity class, drawn on the time plot only.
+        # fix/copy's three parameters name no complexity class: none is drawn, and the plot
+        # says no class fits (docs/measurement.md#complexity).
         (fit,) = [c for c in self.data["complexity"] if (c["group"], c["name"]) ==
                   ("fix", "copy")]
-        self.assertEqual(len(d.find("path", cls="fitted")), 1)
-        self.assertIn(f"{fit['best']}: ", d.text_by_id["plot-param-time-0"])
+        self.assertIsNone(fit["class"])
+        self.assertEqual(len(d.find("path", cls="fitted")), 0)
+        with open(os.path.join(self.out, "index.html"), encoding="utf-8") as f:
+            self.assertIn("No complexity class fits (3 parameters, fewer than 4)", f.read())
+        # A class that is named is drawn on the time plot only: the same file, the class named.
+        named = dict(self.data, complexity=[dict(c, **{"class": c["best"]})
+                                            for c in self.data["complexity"]])
+        path, out = os.path.join(self.tmp, "named.json"), os.path.join(self.tmp, "named")
+        with open(path, "w", encoding="utf-8") as f:
+            json.dump(named, f)
+        self.html_report(path, out)
+        with open(os.path.join(out, "index.html"), encoding="utf-8") as f:
+            index = f.read()
+        self.assertEqual(index.count('class="fitted"'), 1)
+        self.assertIn(f"{fit['best']}: ", index)
         for bid in ids:
             self.assertIn(bid, d.text_by_id["summary"])
         sorted_medians = [float(x) for x in json.loads(d.root_attrs()["data-sorted"])]

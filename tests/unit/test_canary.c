@@ -19,7 +19,7 @@ static void test_measure_gives_every_probe(void **state)
 {
     (void)state;
     double v[BENCH__NCANARIES];
-    assert_int_equal(bench__canaries_measure(v), 0);
+    assert_int_equal(bench__canaries_measure(v, (size_t)64 << 20), 0);
     for (int k = 0; k < BENCH__NCANARIES; k++)
         assert_true(isfinite(v[k]) && v[k] > 0);
 }
@@ -65,10 +65,27 @@ static void test_memory_buffer_follows_the_cache(void **state)
     assert_true(bench__canary_memory_bytes(SIZE_MAX / 2) == 1024 * mib); /* no overflow */
 }
 
+/* The size follows only a cache size some source vouches for, and says why it is what it is. */
+static void test_memory_plan_says_why(void **state)
+{
+    (void)state;
+    const size_t mib = (size_t)1 << 20;
+    char why[192];
+    assert_true(bench__canary_memory_plan(-1, "unknown", why, sizeof why) == 64 * mib);
+    assert_string_equal(why, "the default, as no source vouches for a cache size");
+    assert_true(bench__canary_memory_plan(32768, "sysfs", why, sizeof why) == 128 * mib);
+    assert_string_equal(why, "4x the largest cache (32768 KiB, from sysfs)");
+    assert_true(bench__canary_memory_plan(8192, "libcpuid", why, sizeof why) == 64 * mib);
+    assert_non_null(strstr(why, "from libcpuid), raised to the 64 MiB floor"));
+    assert_true(bench__canary_memory_plan(491520, "sysfs", why, sizeof why) == 1024 * mib);
+    assert_non_null(strstr(why, "capped at 1 GiB"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_memory_buffer_follows_the_cache),
+        cmocka_unit_test(test_memory_plan_says_why),
         cmocka_unit_test(test_measure_gives_every_probe),
         cmocka_unit_test(test_drift_in_words_and_as_one_number),
     };

@@ -70,13 +70,15 @@ static void make_result(bench__result *r, bench__instance *in)
     strcpy(r->message, "bad \"thing\" | here");
 }
 
-static char *capture(void (*make)(bench__reporter *, FILE *), const bench__result *r)
+static char *capture_with(void (*make)(bench__reporter *, FILE *), const bench__result *r,
+                          const bench__compare_opts *cmp)
 {
     char *buf = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);
     bench__reporter rep;
     make(&rep, f);
+    rep.cmp = cmp;
     bench__context ctx;
     memset(&ctx, 0, sizeof ctx);
     ctx.confidence_level = 0.95;
@@ -85,6 +87,89 @@ static char *capture(void (*make)(bench__reporter *, FILE *), const bench__resul
     rep.end(&rep, &ctx, r, 1);
     fclose(f);
     return buf;
+}
+
+static char *capture(void (*make)(bench__reporter *, FILE *), const bench__result *r)
+{
+    return capture_with(make, r, NULL);
+}
+
+static void pretty_plain(bench__reporter *rep, FILE *out)
+{
+    bench__reporter_pretty(rep, out, false);
+}
+
+/* The spread message sizes what a saved comparison sees with the run's own threshold and
+ * significance level. 10 processes, log sd 0.06: se = sqrt(2/10) 0.06 = 0.026833 on 9 degrees
+ * of freedom; t(0.975, 9) = 2.262157, t(0.9995, 9) = 4.780913, t(0.8, 9) = 0.883404 (tables).
+ * MDE = expm1(max(ln(1 + T), t_crit se) + t_0.8 se): defaults (T 2%, alpha 0.05) 8.8%; T 50%:
+ * expm1(0.405465 + 0.023704) = 53.6%; alpha 0.001: expm1(0.128286 + 0.023704) = 16.4%. */
+static void test_spread_message_follows_the_run_settings(void **state)
+{
+    (void)state;
+    bench__result r;
+    bench__instance in;
+    make_result(&r, &in);
+    r.status = BENCH__OK;
+    r.processes = 10;
+    r.process_cv = 0.06;
+    r.process_log_sd = 0.06;
+    r.est.median.point = r.est.median.lower = r.est.median.upper = 100.0;
+    r.nsamples = 100;
+    const struct {
+        bench__compare_opts o;
+        const char *want;
+    } cases[] = {
+        {{.significance_level = 0.05, .noise_threshold = 0.02}, "changes above about 9%"},
+        {{.significance_level = 0.05, .noise_threshold = 0.5}, "changes above about 54%"},
+        {{.significance_level = 0.001, .noise_threshold = 0.02}, "changes above about 16%"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char *out = capture_with(pretty_plain, &r, &cases[i].o);
+        assert_non_null(strstr(out, cases[i].want));
+        free(out);
+    }
+    char *out = capture(pretty_plain, &r); /* no settings given: the defaults */
+    assert_non_null(strstr(out, "changes above about 9%"));
+    free(out);
+}
+
+static void csv_plain(bench__reporter *rep, FILE *out)
+{
+    bench__reporter_csv(rep, out);
+}
+
+/* A median under 0.1 ns per iteration (one cycle of a 10 GHz clock) is a removed body: every
+ * text output says so with the remedy; 0.1 ns itself is a rate a machine can reach. */
+static void test_optimised_away_said_everywhere(void **state)
+{
+    (void)state;
+    bench__result r;
+    bench__instance in;
+    make_result(&r, &in);
+    r.status = BENCH__OK;
+    r.message[0] = '\0';
+    r.nsamples = 50;
+    r.est.median.point = r.est.median.lower = r.est.median.upper = 0.0;
+    assert_true(bench__optimised_away(&r));
+    void (*makes[])(bench__reporter *, FILE *) = {pretty_plain, csv_plain,
+                                                  bench__reporter_markdown};
+    for (size_t i = 0; i < 3; i++) {
+        char *out = capture(makes[i], &r);
+        assert_non_null(strstr(out, "the body was optimised away"));
+        assert_non_null(strstr(out, "keep its work with bench")); /* markdown escapes _ */
+        free(out);
+    }
+    r.est.median.point = r.est.median.lower = r.est.median.upper = 0.1;
+    assert_false(bench__optimised_away(&r));
+    for (size_t i = 0; i < 3; i++) {
+        char *out = capture(makes[i], &r);
+        assert_null(strstr(out, "optimised away"));
+        free(out);
+    }
+    r.status = BENCH__SKIPPED; /* nothing measured: nothing to say */
+    r.est.median.point = 0;
+    assert_false(bench__optimised_away(&r));
 }
 
 static void test_csv_escaping(void **state)
@@ -318,6 +403,8 @@ int main(void)
         cmocka_unit_test(test_fmt_time),
         cmocka_unit_test(test_fmt_rate),
         cmocka_unit_test(test_csv_escaping),
+        cmocka_unit_test(test_spread_message_follows_the_run_settings),
+        cmocka_unit_test(test_optimised_away_said_everywhere),
         cmocka_unit_test(test_markdown_escaping),
         cmocka_unit_test(test_escape),
         cmocka_unit_test(test_csv_guard),

@@ -261,6 +261,41 @@ static void test_bootstrap_coverage_normal(void **state)
 
 /* Complexity: a hand-checked case (t = 3N exactly: O(N), c 3, rms 0) and seeded sweeps of known
  * growth with 3% noise, each class recovered; too few or bad points are refused. */
+/* The rule that names a class (stats.h): values worked out here by hand from the fit's formula,
+ * t = c f(N) through the origin, c = sum(q) / sum(q^2) with q = f / t. */
+static void test_complexity_rule(void **state)
+{
+    (void)state;
+    bench__complexity c;
+    /* A sweep across cache levels: time per element 1, 1.3, 2.5, 6, 7 over 8x steps. O(N log N)
+     * fits best at 44.3% rms, O(N) next at 56.3%: no class. */
+    const double n[] = {4096, 32768, 262144, 2097152, 16777216};
+    double t[5];
+    const double per[] = {1, 1.3, 2.5, 6, 7};
+    for (int i = 0; i < 5; i++)
+        t[i] = n[i] * per[i];
+    assert_int_equal(bench__complexity_fit(n, t, 5, &c), 0);
+    assert_int_equal(c.best, BENCH__O_N_LOG_N);
+    assert_int_equal(c.next, BENCH__O_N);
+    assert_close(c.rms[c.best], 0.442833, 1e-5);
+    assert_false(c.named);
+    assert_string_equal(c.why_not, "rms 44.3%, above 10%");
+    /* t = N sqrt(log2 N) over 256..2048: O(N log N) 5.90% and O(N) 5.94%, a tie. */
+    const double m[] = {256, 512, 1024, 2048};
+    double u[4];
+    for (int i = 0; i < 4; i++)
+        u[i] = m[i] * sqrt(log2(m[i]));
+    assert_int_equal(bench__complexity_fit(m, u, 4, &c), 0);
+    assert_int_equal(c.best, BENCH__O_N_LOG_N);
+    assert_false(c.named);
+    assert_string_equal(c.why_not, "O(N) fits nearly as well (rms 5.9%, under 1.5x)");
+    /* Exact O(N) over four parameters: named. */
+    const double e[] = {2, 4, 8, 16}, et[] = {6, 12, 24, 48};
+    assert_int_equal(bench__complexity_fit(e, et, 4, &c), 0);
+    assert_true(c.named);
+    assert_string_equal(c.why_not, "");
+}
+
 static void test_complexity(void **state)
 {
     (void)state;
@@ -268,6 +303,8 @@ static void test_complexity(void **state)
     const double n3[] = {2, 4, 8}, t3[] = {6, 12, 24};
     assert_int_equal(bench__complexity_fit(n3, t3, 3, &c), 0);
     assert_int_equal(c.best, BENCH__O_N);
+    assert_false(c.named); /* exact, but three parameters show too little to name a class */
+    assert_string_equal(c.why_not, "3 parameters, fewer than 4");
     assert_close(c.coefficient[BENCH__O_N], 3.0, 1e-12);
     assert_close(c.rms[BENCH__O_N], 0.0, 1e-12);
     /* t = 3N against N^2: with q = f / t = N / 3, c = sum(q) / sum(q^2)
@@ -292,6 +329,7 @@ static void test_complexity(void **state)
             }
             assert_int_equal(bench__complexity_fit(n, t, 8, &c), 0);
             assert_int_equal(c.best, want[w]);
+            assert_true(c.named); /* 3% noise over 8 octaves: the class is plain */
             /* (worst of 2000 seeded sweeps per class in a simulation: 4.6%) */
             assert_true(fabs(c.coefficient[want[w]] / 2.5 - 1) < 0.08);
         }
@@ -315,6 +353,7 @@ int main(void)
         cmocka_unit_test(test_bootstrap_deterministic),
         cmocka_unit_test(test_bootstrap_coverage_normal),
         cmocka_unit_test(test_complexity),
+        cmocka_unit_test(test_complexity_rule),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

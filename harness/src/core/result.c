@@ -14,6 +14,16 @@
 #include "core/probe.h"
 #include "core/result.h"
 
+const char bench__optimised_away_note[] =
+    "the body was optimised away: under 0.1 ns per iteration is more than one iteration per "
+    "cycle of a 10 GHz clock, which no machine runs; keep its work with bench_black_box(value)";
+
+bool bench__optimised_away(const bench__result *r)
+{
+    return r->status == BENCH__OK && r->est.median.point >= 0 &&
+           r->est.median.point < BENCH__FASTEST_ITERATION_NS;
+}
+
 void bench__result_destroy(bench__result *r)
 {
     free(r->iters);

@@ -171,6 +171,17 @@ void bench__result_destroy(bench__result *r);
 /** "ok", "skipped" or "failed". */
 const char *bench__status_name(bench__status s);
 
+/**
+ * Time per iteration, ns, below which no machine runs a loop iteration: one cycle of a 10 GHz
+ * clock. A median below it means the compiler removed the body's work (and the loop): an empty
+ * body once reported 0.000 ps over 107423901668435 iterations.
+ */
+#define BENCH__FASTEST_ITERATION_NS 0.1
+/** Whether r was measured faster than BENCH__FASTEST_ITERATION_NS per iteration. */
+bool bench__optimised_away(const bench__result *r);
+/** What every output says of such a result, with the remedy (one line, no newline). */
+extern const char bench__optimised_away_note[];
+
 /** A coefficient of variation of the per-process medians above this is reported as large. */
 #define BENCH__LARGE_PROCESS_CV 0.05
 

@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "compare/compare.h"
 #include "core/result.h"
 #include "sys/context.h"
 
@@ -27,6 +28,9 @@ typedef struct bench__reporter {
                const bench__result *all, size_t n);
     FILE *out;
     bool color;
+    /* The run's comparison settings (--noise-threshold, --significance-level), which size what
+     * a saved comparison can see; NULL: the defaults. Borrowed; set after the make function. */
+    const bench__compare_opts *cmp;
 } bench__reporter;
 
 /** One line of the table of output formats: its --output-format name and its reporter. */

@@ -150,7 +150,9 @@ static cJSON *caches_json(const bench__context *ctx)
 {
     cJSON *a = cJSON_CreateArray();
     bench__cache_info caches[16];
-    size_t n = bench__sysinfo_caches(BENCH__SYSFS_CPU, caches, sizeof caches / sizeof caches[0]);
+    char root[4096];
+    size_t n = bench__sysinfo_caches(bench__sysfs_cpu(root, sizeof root), caches,
+                                     sizeof caches / sizeof caches[0]);
     for (size_t i = 0; i < n; i++) {
         cJSON *c = cJSON_CreateObject();
         cJSON_AddStringToObject(c, "type", caches[i].type);

@@ -56,11 +56,13 @@ static const char *spread_cause_text(const bench__result *r, char *buf, size_t l
 /*
  * What the spread between r's processes means for the user, said only where it changes what they
  * should do: two speed groups (a headline that no process ran at), or a spread so wide that a
- * saved comparison of this benchmark cannot see a change of the default threshold. A cause is
+ * saved comparison of this benchmark cannot see a change of the threshold, sized with the run's
+ * own threshold and significance level (cmp; NULL: the defaults). A cause is
  * named only when the processes' records show one (CPU, page faults). Not for a benchmark whose
  * iterations take under a nanosecond: it measures the loop, not code.
  */
-static void print_spread(FILE *o, const bench__result *r, const char *yellow, const char *reset)
+static void print_spread(FILE *o, const bench__result *r, const bench__compare_opts *cmp,
+                         const char *yellow, const char *reset)
 {
     char cause[160];
     spread_cause_text(r, cause, sizeof cause);
@@ -78,11 +80,12 @@ static void print_spread(FILE *o, const bench__result *r, const char *yellow, co
     }
     if (!(r->process_cv > BENCH__LARGE_PROCESS_CV) || !(r->est.median.point >= 1.0))
         return;
-    bench__compare_opts def = {.significance_level = 0.05,
-                               .noise_threshold = BENCH__DEFAULT_NOISE_THRESHOLD};
+    const bench__compare_opts def = {.significance_level = 0.05,
+                                     .noise_threshold = BENCH__DEFAULT_NOISE_THRESHOLD};
+    const bench__compare_opts *set = cmp ? cmp : &def;
     double se = sqrt(2.0 / (double)r->processes) * r->process_log_sd;
-    double mde = bench__mde(se, (double)(r->processes - 1), 1, &def);
-    if (!(mde > def.noise_threshold))
+    double mde = bench__mde(se, (double)(r->processes - 1), 1, set);
+    if (!(mde > set->noise_threshold))
         return;
     fprintf(o, "%*s%sSpread between processes %.1f%%%s:\n%*sa saved comparison sees changes "
                "above about %.0f%%; --ab pairs the processes and sees less%s\n",
@@ -155,9 +158,11 @@ static void pretty_result(bench__reporter *rep, const bench__result *r)
             ID_WIDTH, "", dim, mean, slope, r->est.r2, fastest, r->nsamples, rounds,
             (unsigned long long)r->total_iters, bench__sampling_name(r->sampling_used),
             r->stop_reason ? r->stop_reason : "?", reset);
+    if (bench__optimised_away(r)) /* a rate no machine reaches: the loop is gone */
+        fprintf(o, "%*s%s%s%s\n", ID_WIDTH, "", red, bench__optimised_away_note, reset);
     bench__print_metrics(o, r, rep->color);
     if (r->processes >= 2)
-        print_spread(o, r, yellow, reset);
+        print_spread(o, r, rep->cmp, yellow, reset);
     else if (r->processes == 1)
         fprintf(o, "%sOne process only (its samples are too long for more in the budget): the "
                    "interval cannot include the spread between processes%s\n", yellow, reset);
@@ -185,16 +190,6 @@ static void pretty_begin(bench__reporter *rep, const bench__context *ctx)
     (void)ctx;
 }
 
-/* The class that fits second best. */
-static bench__big_o second_best(const bench__complexity *c)
-{
-    bench__big_o s = c->best == BENCH__O_1 ? BENCH__O_LOG_N : BENCH__O_1;
-    for (int o = 0; o < BENCH__NBIG_O; o++)
-        if (o != (int)c->best && c->rms[o] < c->rms[s])
-            s = (bench__big_o)o;
-    return s;
-}
-
 static int pretty_end(bench__reporter *rep, const bench__context *ctx, const bench__result *all,
                       size_t n)
 {
@@ -218,7 +213,7 @@ static int pretty_end(bench__reporter *rep, const bench__context *ctx, const ben
         const bench__complexity *cx = &gr->fit;
         char g[BENCH__ESCAPED_ID], nm[BENCH__ESCAPED_ID], coef[32], along[320] = "";
         const bench_desc *d = gr->at->desc;
-        bench__big_o next = second_best(cx);
+        bench__big_o next = cx->next;
         bench__fmt_time(coef, sizeof coef, cx->coefficient[cx->best]);
         if (gr->axis >= 0) {
             /* " along size (load=0.5/mode=x)": the axis, and the others as they are held */
@@ -233,12 +228,19 @@ static int pretty_end(bench__reporter *rep, const bench__context *ctx, const ben
                 snprintf(along + len, sizeof along - len, ")");
         }
         const char *x = gr->axis >= 0 ? gr->at->args[gr->axis].name : "N";
-        fprintf(rep->out, "\n%s/%s%s: complexity %s, %s x f(%s), rms %.1f%% (over %zu %s; next "
-                          "best %s, rms %.1f%%)",
-                bench__escape(g, sizeof g, d->group), bench__escape(nm, sizeof nm, d->name),
-                along, bench__big_o_name(cx->best), coef, x, 100 * cx->rms[cx->best],
-                gr->parameters, gr->axis >= 0 ? "values" : "parameters", bench__big_o_name(next),
-                100 * cx->rms[next]);
+        const char *unit = gr->axis >= 0 ? "values" : "parameters";
+        bench__escape(g, sizeof g, d->group);
+        bench__escape(nm, sizeof nm, d->name);
+        if (cx->named)
+            fprintf(rep->out, "\n%s/%s%s: complexity %s, %s x f(%s), rms %.1f%% (over %zu %s; "
+                              "next best %s, rms %.1f%%)",
+                    g, nm, along, bench__big_o_name(cx->best), coef, x, 100 * cx->rms[cx->best],
+                    gr->parameters, unit, bench__big_o_name(next), 100 * cx->rms[next]);
+        else /* never a class the sweep does not show (docs/measurement.md#complexity) */
+            fprintf(rep->out, "\n%s/%s%s: no complexity class fits (%s; best %s, rms %.1f%% over "
+                              "%zu %s)",
+                    g, nm, along, cx->why_not, bench__big_o_name(cx->best),
+                    100 * cx->rms[cx->best], gr->parameters, unit);
     }
     free(growth);
     fprintf(rep->out, "\n%zu benchmark%s: %zu measured, %zu skipped, %zu failed\n", n,
@@ -364,7 +366,8 @@ static void csv_row(FILE *o, const bench__result *r, const char *const *names, s
     }
     fprintf(o, ",%llu,%llu,", (unsigned long long)r->settings.bytes_per_iter,
             (unsigned long long)r->settings.elements_per_iter);
-    csv_string(o, r->message);
+    /* An OK result has no message: the note that its body was optimised away goes there. */
+    csv_string(o, bench__optimised_away(r) ? bench__optimised_away_note : r->message);
     /* The fastest sample, then the facts, a space-separated list name=value in one cell (the
      * guard is decided on the cell's first name, the only part that can start it). */
     if (ok)
@@ -559,6 +562,16 @@ static int md_end(bench__reporter *rep, const bench__context *ctx, const bench__
         for (size_t k = 0; k < nnames; k++)
             fputs(" |", o);
         fputs(" removed |\n", o);
+    }
+    /* Rows no machine could have measured: a note under the table says so, with the remedy. */
+    for (size_t i = 0; i < n; i++) {
+        if (!bench__optimised_away(&all[i]))
+            continue;
+        fputs("\n> **Note:** ", o);
+        md_text(o, all[i].inst->id);
+        fputs(": ", o);
+        md_text(o, bench__optimised_away_note);
+        fputc('\n', o);
     }
     /* A table of unoptimised benchmarks travels without the run's stderr: it says so itself. */
     char warning[256];

@@ -6,10 +6,11 @@
  * The probes, each about 0.15 s: a dependent multiply-add chain (core clock and latency), eight
  * independent floating-point multiply-add streams (arithmetic throughput, which a busy SMT
  * sibling steals), repeated reads of a 256 KiB buffer (L2-sized data) and of a buffer four times
- * the largest last-level cache, at least 64 MiB and at most 1 GiB (memory bandwidth, which other
- * tenants of the socket share; see memory_bytes). Each value is the median of the time per unit
- * of work over 101 repetitions of about 1 ms (see REPS); only ratios between two runs on one
- * machine mean anything.
+ * the largest cache some source vouches for (64 MiB when none does), at least 64 MiB and at most
+ * 1 GiB (memory bandwidth, which other tenants of the socket share; see
+ * bench__canary_memory_plan). Each value is the median of the time per unit of work over 101
+ * repetitions of about 1 ms (see REPS); only ratios between two runs on one machine mean
+ * anything.
  */
 #include <math.h>
 #include <stdint.h>
@@ -128,41 +129,6 @@ static double measure(kernel_fn fn, void *arg)
     return bench__median_inplace(v, REPS);
 }
 
-/* The largest cache of level 3 or above that sysfs describes for CPU 0, in bytes (the caches of
- * one level are alike on every socket or chiplet); 0 if none. */
-static size_t largest_llc_sysfs(void)
-{
-    size_t best = 0;
-    for (int idx = 0; idx < 16; idx++) {
-        char path[96];
-        snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/level", idx);
-        FILE *f = fopen(path, "r");
-        if (!f)
-            break;
-        int level = 0;
-        if (fscanf(f, "%d", &level) != 1)
-            level = 0;
-        fclose(f);
-        if (level < 3)
-            continue;
-        snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/size", idx);
-        if (!(f = fopen(path, "r")))
-            continue;
-        unsigned long long v = 0;
-        char unit = 'B';
-        int got = fscanf(f, "%llu%c", &v, &unit);
-        fclose(f);
-        if (got < 1)
-            continue;
-        size_t scale = unit == 'K' ? (size_t)1 << 10 : unit == 'M' ? (size_t)1 << 20
-                       : unit == 'G'                 ? (size_t)1 << 30
-                                                     : 1;
-        if ((size_t)v * scale > best)
-            best = (size_t)v * scale;
-    }
-    return best;
-}
-
 size_t bench__canary_memory_bytes(size_t llc_bytes)
 {
     const size_t lo = (size_t)64 << 20, hi = (size_t)1 << 30;
@@ -183,28 +149,33 @@ size_t bench__canary_memory_bytes(size_t llc_bytes)
  * the same factor of two). Four times the largest cache
  * instance (one socket's L3, or one chiplet's) leaves at most a quarter of the buffer in the
  * cache, whatever its replacement policy: STREAM's rule. The largest instance, not the sum, since
- * one thread's reads fill its own cache only.
+ * one thread's reads fill its own cache only. The size follows only a figure some source vouches
+ * for (sysinfo.c: the OS's, or libcpuid's when plausible); glibc's sysconf L3 comes from the same
+ * CPUID leaves that gave a 2-vCPU guest an L3 of 508 MiB, so without one the default is used,
+ * and the context says so.
  */
-static size_t memory_bytes(void)
+size_t bench__canary_memory_plan(int llc_kib, const char *llc_source, char *why, size_t len)
 {
-    size_t llc = largest_llc_sysfs();
-#ifdef _SC_LEVEL3_CACHE_SIZE
-    if (llc == 0) {
-        long v = sysconf(_SC_LEVEL3_CACHE_SIZE);
-        if (v > 0)
-            llc = (size_t)v;
+    if (llc_kib <= 0) {
+        snprintf(why, len, "the default, as no source vouches for a cache size");
+        return bench__canary_memory_bytes(0);
     }
-#endif
-    return bench__canary_memory_bytes(llc);
+    size_t llc = (size_t)llc_kib << 10, bytes = bench__canary_memory_bytes(llc);
+    snprintf(why, len, "4x the largest cache (%d KiB, from %s)%s", llc_kib,
+             llc_source ? llc_source : "unknown",
+             bytes == bench__canary_memory_bytes(0) && llc < ((size_t)16 << 20)
+                 ? ", raised to the 64 MiB floor"
+             : bytes == ((size_t)1 << 30) ? ", capped at 1 GiB" : "");
+    return bytes;
 }
 
-int bench__canaries_measure(double out[BENCH__NCANARIES])
+int bench__canaries_measure(double out[BENCH__NCANARIES], size_t memory_bytes)
 {
     for (int k = 0; k < BENCH__NCANARIES; k++)
         out[k] = NAN;
     out[0] = measure(chain_kernel, NULL);
     out[1] = measure(compute_kernel, NULL);
-    size_t sizes[2] = {(size_t)256 << 10, memory_bytes()};
+    size_t sizes[2] = {(size_t)256 << 10, memory_bytes};
     for (int k = 0; k < 2; k++) {
         uint64_t *w = malloc(sizes[k]);
         while (!w && k == 1 && sizes[k] > ((size_t)64 << 20)) /* short of memory: a smaller one */

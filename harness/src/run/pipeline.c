@@ -285,7 +285,8 @@ static void collect_context(pipeline *p, const bench__user_builds *builds)
             ctx->program_libs[0] = '\0';
         /* A baseline keeps the machine's drift canaries, and a comparison measures them
          * again. */
-        if ((c->save_baseline || c->baseline) && bench__canaries_measure(ctx->canary) == 0)
+        if ((c->save_baseline || c->baseline) &&
+            bench__canaries_measure(ctx->canary, (size_t)ctx->canary_memory_bytes) == 0)
             ctx->have_canaries = true;
         for (size_t i = 0; i < ctx->nwarnings; i++)
             fprintf(stderr, "bench: warning: %s\n", ctx->warnings[i]);
@@ -583,6 +584,7 @@ static void make_reporter(pipeline *p)
         f->make(&p->rep, stdout);
     else
         p->cl->pretty(&p->rep, stdout, p->color);
+    p->rep.cmp = &p->c->cmp; /* what a saved comparison sees follows the run's own settings */
 }
 
 /* --gpu-lock-clocks: locks the SM clock in this process (the manager) for the whole run; where

@@ -7,6 +7,7 @@
 #include "stats/stats.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -754,6 +755,23 @@ int bench__complexity_fit(const double *n, const double *t, size_t k, bench__com
         if (c.rms[o] < c.rms[c.best])
             c.best = (bench__big_o)o;
     }
+    c.next = c.best == BENCH__O_1 ? BENCH__O_LOG_N : BENCH__O_1;
+    for (int o = 0; o < BENCH__NBIG_O; o++)
+        if (o != (int)c.best && c.rms[o] < c.rms[c.next])
+            c.next = (bench__big_o)o;
+    /* A class is named only where it describes the sweep and no other class nearly does. */
+    double best = c.rms[c.best], next = c.rms[c.next];
+    c.why_not[0] = '\0';
+    if (k < BENCH__COMPLEXITY_MIN_POINTS)
+        snprintf(c.why_not, sizeof c.why_not, "%zu parameters, fewer than %d", k,
+                 BENCH__COMPLEXITY_MIN_POINTS);
+    else if (!(best <= BENCH__COMPLEXITY_MAX_RMS))
+        snprintf(c.why_not, sizeof c.why_not, "rms %.1f%%, above %.0f%%", 100 * best,
+                 100 * BENCH__COMPLEXITY_MAX_RMS);
+    else if (!(next >= BENCH__COMPLEXITY_MARGIN * best))
+        snprintf(c.why_not, sizeof c.why_not, "%s fits nearly as well (rms %.1f%%, under "
+                 "%.1fx)", bench__big_o_name(c.next), 100 * next, BENCH__COMPLEXITY_MARGIN);
+    c.named = c.why_not[0] == '\0';
     *out = c;
     return 0;
 }

@@ -191,9 +191,23 @@ typedef enum bench__big_o {
 } bench__big_o;
 #define BENCH__NBIG_O (BENCH__O_N3 + 1)
 
-/** Each class fitted to a sweep, and the one that fits best. */
+/**
+ * When a class is named (docs/measurement.md#complexity): its relative residuals' rms is at most
+ * BENCH__COMPLEXITY_MAX_RMS, the next best class's is at least BENCH__COMPLEXITY_MARGIN times
+ * it, and the sweep has at least BENCH__COMPLEXITY_MIN_POINTS parameters. Otherwise no class
+ * fits, and the output says so with the best one's rms: a sweep across cache levels fitted
+ * "O(N log N)" at 22% rms over 3 parameters, which no class describes.
+ */
+#define BENCH__COMPLEXITY_MAX_RMS 0.10
+#define BENCH__COMPLEXITY_MARGIN 1.5
+#define BENCH__COMPLEXITY_MIN_POINTS 4
+
+/** Each class fitted to a sweep, the one that fits best, and whether it is named. */
 typedef struct bench__complexity {
     bench__big_o best;                 /* the class with the smallest rms */
+    bench__big_o next;                 /* the class with the second smallest rms */
+    bool named;                        /* best passes the rule above: a class fits */
+    char why_not[96];                  /* when !named, which part of the rule failed */
     double coefficient[BENCH__NBIG_O]; /* c of t = c f(N), ns per unit of f */
     double rms[BENCH__NBIG_O];         /* root mean square of (t - c f(N)) / t */
 } bench__complexity;
@@ -205,7 +219,8 @@ double bench__big_o_f(bench__big_o o, double n);
 /**
  * Fits t[i] (ns per iteration at parameter n[i], k of them) with each class through the
  * origin, t = c f(n), by least squares of the relative residuals (t - c f(n)) / t, and picks the
- * class whose relative residuals have the smallest root mean square. Needs k >= 3 points with
+ * class whose relative residuals have the smallest root mean square; names it (named) only when
+ * it passes the rule of BENCH__COMPLEXITY_MAX_RMS and its kin, else says why not. Needs k >= 3 points with
  * n > 1 and t > 0, at least two distinct n: else -1 (out untouched). 0 otherwise.
  */
 int bench__complexity_fit(const double *n, const double *t, size_t k, bench__complexity *out);

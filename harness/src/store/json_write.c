@@ -98,6 +98,10 @@ static cJSON *context_json(const bench__context *c)
     cJSON_AddNumberToObject(o, "ncpus", (double)c->ncpus);
     cJSON_AddNumberToObject(o, "memory_bytes", c->memory_bytes);
     cJSON_AddStringToObject(o, "governor", c->governor);
+    cJSON_AddNumberToObject(o, "numa_nodes", c->numa_nodes);
+    cJSON *cm = cJSON_AddObjectToObject(o, "canary_memory");
+    cJSON_AddNumberToObject(cm, "bytes", c->canary_memory_bytes);
+    cJSON_AddStringToObject(cm, "why", c->canary_memory_why);
     cJSON_AddStringToObject(o, "boost", c->boost);
     cJSON_AddItemToObject(o, "loadavg", number_array(c->loadavg, 3));
     cJSON_AddStringToObject(o, "git_revision", c->git_revision);
@@ -133,6 +137,23 @@ static cJSON *context_json(const bench__context *c)
     cJSON_AddNumberToObject(co, "l3_kib", cpu->l3_kib);
     cJSON_AddStringToObject(co, "features", cpu->features);
     cJSON_AddStringToObject(co, "source", cpu->source);
+    cJSON *srcs = cJSON_AddObjectToObject(co, "cache_sources");
+    static const char *const cache_facts[3] = {"l1d_kib", "l2_kib", "l3_kib"};
+    for (int i = 0; i < 3; i++)
+        cJSON_AddStringToObject(srcs, cache_facts[i],
+                                cpu->cache_source[i] ? cpu->cache_source[i] : "unknown");
+    /* libcpuid's sizes not shown (the OS gave none, they failed the plausibility check);
+     * always an array, like disagreements, so a file's keys do not depend on the machine. */
+    cJSON *rej = cJSON_AddArrayToObject(co, "cache_rejected");
+    for (int i = 0; i < 3; i++) {
+        if (cpu->cache_rejected_kib[i] <= 0)
+            continue;
+        cJSON *x = cJSON_CreateObject();
+        cJSON_AddStringToObject(x, "fact", cache_facts[i]);
+        cJSON_AddNumberToObject(x, "libcpuid", cpu->cache_rejected_kib[i]);
+        cJSON_AddStringToObject(x, "why", cpu->cache_note);
+        cJSON_AddItemToArray(rej, x);
+    }
     cJSON *dis = cJSON_AddArrayToObject(co, "disagreements");
     for (int i = 0; i < cpu->ndisagreements; i++) {
         cJSON *d = cJSON_CreateObject();
@@ -275,6 +296,8 @@ static cJSON *result_json(const bench__result *r)
     cJSON_AddNumberToObject(so, "rounds", s->rounds);
     cJSON_AddStringToObject(o, "sampling", bench__sampling_name(r->sampling_used));
     cJSON_AddStringToObject(o, "stop_reason", r->stop_reason ? r->stop_reason : "");
+    if (bench__optimised_away(r)) /* a rate no machine reaches: the body's work is gone */
+        cJSON_AddStringToObject(o, "optimised_away", bench__optimised_away_note);
     cJSON *wu = cJSON_AddObjectToObject(o, "warm_up");
     cJSON_AddNumberToObject(wu, "iterations", (double)r->warm_up_iters);
     cJSON_AddNumberToObject(wu, "time_ns", r->warm_up_ns);
@@ -475,6 +498,12 @@ cJSON *bench__json_results_root(const bench__context *ctx, const bench__result *
         }
         cJSON_AddNumberToObject(o, "parameters", (double)gr[i].parameters);
         cJSON_AddStringToObject(o, "best", bench__big_o_name(cx->best));
+        if (cx->named) {
+            cJSON_AddStringToObject(o, "class", bench__big_o_name(cx->best));
+        } else {
+            cJSON_AddNullToObject(o, "class");
+            cJSON_AddStringToObject(o, "no_class", cx->why_not);
+        }
         cJSON_AddNumberToObject(o, "coefficient_ns", cx->coefficient[cx->best]);
         cJSON_AddNumberToObject(o, "rms", cx->rms[cx->best]);
         cJSON *fits = cJSON_AddArrayToObject(o, "fits");

@@ -103,16 +103,39 @@ void bench__context_print(FILE *o, const bench__context *c)
             cpu->stepping);
     fprintf(o, "             %d cores, %d threads; %ld CPUs online\n", cpu->cores, cpu->threads,
             c->ncpus);
-    fprintf(o, "caches       L1d %d KiB, L2 %d KiB, L3 %d KiB\n", cpu->l1d_kib, cpu->l2_kib,
-            cpu->l3_kib);
+    /* Each cache size with its source; one no source vouches for is "unknown". */
+    static const char *const level[3] = {"L1d", "L2", "L3"};
+    const int kib[3] = {cpu->l1d_kib, cpu->l2_kib, cpu->l3_kib};
+    fprintf(o, "caches      ");
+    for (int i = 0; i < 3; i++) {
+        if (kib[i] > 0)
+            fprintf(o, "%s %s %d KiB (%s)", i ? "," : "", level[i], kib[i],
+                    or_unknown(cpu->cache_source[i]));
+        else
+            fprintf(o, "%s %s unknown", i ? "," : "", level[i]);
+    }
+    fputc('\n', o);
+    if (cpu->cache_note[0]) {
+        fprintf(o, "             the OS gives none; libcpuid's");
+        for (int i = 0, k = 0; i < 3; i++)
+            if (cpu->cache_rejected_kib[i] > 0)
+                fprintf(o, "%s %s %d KiB", k++ ? "," : "", level[i], cpu->cache_rejected_kib[i]);
+        fprintf(o, " not shown: %s\n", cpu->cache_note);
+    }
     if (cpu->ndisagreements > 0) {
-        /* The figures above are the OS's; say what libcpuid claimed instead, once. */
-        fprintf(o, "             the OS's figures; libcpuid said");
+        /* The figures above are the OS's where both gave one; say what libcpuid claimed. */
+        fprintf(o, "             where libcpuid differs the OS's figure is shown; libcpuid said");
         for (int i = 0; i < cpu->ndisagreements; i++)
             fprintf(o, "%s %s %d", i ? "," : "", cpu->disagreements[i].fact,
                     cpu->disagreements[i].libcpuid);
         fputc('\n', o);
     }
+    if (c->numa_nodes > 0)
+        fprintf(o, "numa         %d node%s\n", c->numa_nodes, c->numa_nodes == 1 ? "" : "s");
+    else
+        fprintf(o, "numa         unknown (sysfs lists no NUMA nodes)\n");
+    fprintf(o, "canary       the memory probe reads %.0f MiB: %s\n",
+            c->canary_memory_bytes / (1024.0 * 1024.0), or_unknown(c->canary_memory_why));
     fprintf(o, "simd         %s\n", or_unknown(cpu->features));
     fprintf(o, "cpu facts    from %s\n", or_unknown(cpu->source));
     if (c->memory_bytes > 0)

@@ -45,6 +45,15 @@ typedef struct bench__cpu {
     int l3_kib;       /* L3 cache, KiB per instance (the one CPU 0 uses) */
     char features[256]; /* SIMD features present, space-separated (sse2 ... avx512f) */
     const char *source; /* where the facts came from */
+    /* Where each of l1d_kib, l2_kib and l3_kib came from (static): "sysfs" (the OS's),
+     * "libcpuid" (the CPUID leaves, the OS giving none; shown only when plausible) or
+     * "unknown" (no source vouches for a figure: the field is -1). */
+    const char *cache_source[3];
+    int cache_rejected_kib[3]; /* libcpuid's figure that failed the plausibility check; -1 none */
+    char cache_note[160];      /* why libcpuid's figures were not used; "" none */
+    /* The largest cache of level 3 or above and its source, as cache_source; -1 unknown. */
+    int llc_kib;
+    const char *llc_source;
     /* Facts where libcpuid's figure differs from the OS's (the fields above hold the OS's). */
     bench__cpu_disagreement disagreements[BENCH__CPU_CHECKED_FACTS];
     int ndisagreements;
@@ -57,6 +66,7 @@ typedef struct bench__os_cpu {
     int l1d_kib; /* CPU 0's level-1 data cache, KiB */
     int l2_kib;  /* its level-2 cache, KiB */
     int l3_kib;  /* its level-3 cache, KiB */
+    int llc_kib; /* its largest cache of level 3 or above (an L4 where there is one), KiB */
 } bench__os_cpu;
 
 #define BENCH__MAX_WARNINGS 8
@@ -127,6 +137,10 @@ typedef struct bench__context {
     long ncpus;         /* online CPUs */
     double memory_bytes; /* physical memory, bytes; -1 unknown */
     char governor[32];  /* cpufreq scaling governor of cpu0; "" unknown */
+    int numa_nodes;     /* NUMA nodes online (sysfs node/online); -1 unknown */
+    /* The memory canary's buffer (canary.c), B, and why it has that size. */
+    double canary_memory_bytes;
+    char canary_memory_why[192];
     char boost[8];      /* "on", "off" or "" unknown */
     double loadavg[3];  /* 1, 5, 15 minute load averages; -1 unknown */
     /* The source revision the program was built from: BENCH_GIT_REVISION if set, else the one
@@ -207,11 +221,15 @@ typedef struct bench__cache_info {
     int num_sharing;  /* logical CPUs that share it; 0 unknown */
 } bench__cache_info;
 
-/** Where sysfs describes the CPUs; bench__sysinfo_* read below it (tests pass a fake tree). */
-#define BENCH__SYSFS_CPU "/sys/devices/system/cpu"
+/**
+ * Where sysfs describes the CPUs: ROOT/devices/system/cpu, ROOT being the environment's
+ * BENCH_SYSFS_ROOT when set and not empty (a testing aid: a prepared tree stands for the
+ * machine's), else "/sys". Written into buf, which it returns. bench__sysinfo_* read below it.
+ */
+const char *bench__sysfs_cpu(char *buf, size_t len);
 
 /**
- * The caches of CPU 0 from ROOT/cpu0/cache (ROOT: BENCH__SYSFS_CPU or a test's tree), at most
+ * The caches of CPU 0 from ROOT/cpu0/cache (ROOT: bench__sysfs_cpu or a test's tree), at most
  * max of them, into out; returns how many (0 where sysfs has nothing).
  */
 size_t bench__sysinfo_caches(const char *root, bench__cache_info *out, size_t max);
@@ -223,9 +241,22 @@ void bench__sysinfo_os_cpu(const char *root, bench__os_cpu *out);
 /**
  * Cross-checks the CPU facts against the OS's: each of cores, threads and the three cache sizes
  * that the OS knows replaces the figure in *cpu; where cpu's came from libcpuid (libcpuid true)
- * and differs, the pair is recorded in cpu->disagreements. Pure: no I/O.
+ * and differs, the pair is recorded in cpu->disagreements. A cache size the OS does not give is
+ * kept from libcpuid only when plausible (bench__cpu_cache_plausible); otherwise it becomes -1
+ * and the rejected figure and the reason are kept. Sets cache_source, llc_kib and llc_source.
+ * Pure: no I/O.
  */
 void bench__cpu_reconcile(bench__cpu *cpu, const bench__os_cpu *os, bool libcpuid);
+/**
+ * Whether libcpuid's cache sizes can be shown when the OS gives none: its own topology is
+ * consistent (1 <= cores <= threads <= 8 x cores), L1d is at most 1 MiB, L2 at most 64 MiB, and
+ * L3 at most 1 GiB and at most 64 MiB per core (cores: the OS's count where known, else
+ * libcpuid's). lib_cores and lib_threads: libcpuid's topology (<= 0 unknown); kib: its L1d, L2
+ * and L3 (<= 0: none given). Returns for each level whether it passes into ok[]; why (len bytes)
+ * says what failed, "" when all given pass.
+ */
+void bench__cpu_cache_plausible(int lib_cores, int lib_threads, int cores, const int kib[3],
+                                bool ok[3], char *why, size_t len);
 /**
  * MHz of CPU 0: cpufreq's cpuinfo_max_freq (kHz), else the first "cpu MHz" of /proc/cpuinfo,
  * rounded; 0 when neither is readable.
@@ -249,8 +280,17 @@ void bench__context_collect(bench__context *c, const bench__run_options *opt);
 
 /* ---- drift canaries (canary.c) ---- */
 
-/** Measures the canaries (about 0.6 s) into out, ns per unit each. 0, or BENCH_ENOMEM. */
-int bench__canaries_measure(double out[BENCH__NCANARIES]);
+/**
+ * Measures the canaries (about 0.6 s) into out, ns per unit each, the memory probe reading a
+ * buffer of memory_bytes (bench__canary_memory_plan). 0, or BENCH_ENOMEM.
+ */
+int bench__canaries_measure(double out[BENCH__NCANARIES], size_t memory_bytes);
+/**
+ * The memory canary's buffer for a largest cache of llc_kib KiB from llc_source ("sysfs" or
+ * "libcpuid"; llc_kib <= 0: unknown, and the default, 64 MiB, is used): the size
+ * (bench__canary_memory_bytes) and why it is that size, in words, into why.
+ */
+size_t bench__canary_memory_plan(int llc_kib, const char *llc_source, char *why, size_t len);
 /** The memory canary's buffer for a largest last-level cache of llc_bytes (0: unknown): four
  * times it, at least 64 MiB, at most 1 GiB, in whole MiB. */
 size_t bench__canary_memory_bytes(size_t llc_bytes);

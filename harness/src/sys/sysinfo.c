@@ -7,7 +7,10 @@
  * contexts that names what differs. Every read of /proc and /sys for the context is here.
  *
  * Invariant: nothing here fails the run. A fact that cannot be read is left empty ("" or -1),
- * never guessed. This is the only file that includes libcpuid.
+ * never guessed, and a cache size only libcpuid gives is kept only when plausible. sysfs and
+ * procfs are read below BENCH_SYSFS_ROOT and BENCH_PROCFS_ROOT when set (a testing aid: prepared
+ * trees stand for machines without caches, cpufreq or with many NUMA nodes). This is the only
+ * file that includes libcpuid.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -28,6 +31,20 @@
 #include "sys/context.h"
 #include "sys/proc.h"
 
+/* The root of sysfs or procfs: the environment variable's value when set and not empty (a
+ * prepared tree, for tests), else the real one. */
+static const char *fs_root(const char *env, const char *real)
+{
+    const char *r = getenv(env);
+    return r && r[0] ? r : real;
+}
+
+const char *bench__sysfs_cpu(char *buf, size_t len)
+{
+    snprintf(buf, len, "%s/devices/system/cpu", fs_root("BENCH_SYSFS_ROOT", "/sys"));
+    return buf;
+}
+
 /* Reads the first line of a small file into buf without the newline; "" when unreadable. */
 static void read_line(const char *path, char *buf, size_t len)
 {
@@ -45,7 +62,9 @@ static void read_line(const char *path, char *buf, size_t len)
 /* Copies the value of "key : value" lines of /proc/cpuinfo's first processor. */
 static bool cpuinfo_value(const char *key, char *buf, size_t len)
 {
-    FILE *f = fopen("/proc/cpuinfo", "r");
+    char path[4096];
+    snprintf(path, sizeof path, "%s/cpuinfo", fs_root("BENCH_PROCFS_ROOT", "/proc"));
+    FILE *f = fopen(path, "r");
     if (!f)
         return false;
     char line[4096];
@@ -215,7 +234,7 @@ static void os_topology(const char *root, bench__os_cpu *out)
 void bench__sysinfo_os_cpu(const char *root, bench__os_cpu *out)
 {
     out->cores = out->threads = -1;
-    out->l1d_kib = out->l2_kib = out->l3_kib = -1;
+    out->l1d_kib = out->l2_kib = out->l3_kib = out->llc_kib = -1;
     os_topology(root, out);
     bench__cache_info caches[16];
     size_t n = bench__sysinfo_caches(root, caches, sizeof caches / sizeof caches[0]);
@@ -230,6 +249,33 @@ void bench__sysinfo_os_cpu(const char *root, bench__os_cpu *out)
             out->l2_kib = kib;
         else if (c->level == 3 && strcmp(c->type, "Instruction") != 0)
             out->l3_kib = kib;
+        if (c->level >= 3 && strcmp(c->type, "Instruction") != 0 && kib > out->llc_kib)
+            out->llc_kib = kib;
+    }
+}
+
+void bench__cpu_cache_plausible(int lib_cores, int lib_threads, int cores, const int kib[3],
+                                bool ok[3], char *why, size_t len)
+{
+    static const char *const names[3] = {"L1d", "L2", "L3"};
+    const double limit_kib[3] = {1024, 64 * 1024, 1024 * 1024}; /* 1 MiB, 64 MiB, 1 GiB */
+    why[0] = '\0';
+    int per = cores > 0 ? cores : lib_cores;
+    /* A topology no CPU has (seen: "1 cores, 254 threads" from a hypervisor's leaves) discredits
+     * the leaves the cache sizes come from as well. */
+    bool topology = !(lib_cores > 0 && lib_threads > 0) ||
+                    (lib_threads >= lib_cores && lib_threads <= 8 * lib_cores);
+    if (!topology)
+        snprintf(why, len, "its topology (%d cores, %d threads) is no CPU's", lib_cores,
+                 lib_threads);
+    for (int i = 0; i < 3; i++) {
+        ok[i] = topology && kib[i] > 0 && kib[i] <= limit_kib[i];
+        if (ok[i] && i == 2 && per > 0 && (double)kib[i] > 64.0 * 1024 * per)
+            ok[i] = false;
+        if (topology && kib[i] > 0 && !ok[i] && !why[0])
+            snprintf(why, len, "%s above %s", names[i],
+                     i < 2 ? (i == 0 ? "1 MiB" : "64 MiB")
+                           : (double)kib[i] > limit_kib[2] ? "1 GiB" : "64 MiB per core");
     }
 }
 
@@ -244,6 +290,7 @@ void bench__cpu_reconcile(bench__cpu *cpu, const bench__os_cpu *os, bool libcpui
         {"l1d_kib", &cpu->l1d_kib, os->l1d_kib}, {"l2_kib", &cpu->l2_kib, os->l2_kib},
         {"l3_kib", &cpu->l3_kib, os->l3_kib},
     };
+    const int lib_cores = cpu->cores, lib_threads = cpu->threads;
     cpu->ndisagreements = 0;
     for (int i = 0; i < BENCH__CPU_CHECKED_FACTS; i++) {
         if (facts[i].theirs <= 0 || *facts[i].mine == facts[i].theirs)
@@ -253,12 +300,49 @@ void bench__cpu_reconcile(bench__cpu *cpu, const bench__os_cpu *os, bool libcpui
                 .fact = facts[i].fact, .libcpuid = *facts[i].mine, .os = facts[i].theirs};
         *facts[i].mine = facts[i].theirs;
     }
+    /* Each cache size says where it came from; one only libcpuid gives is shown when it is
+     * plausible (a hypervisor's leaves once gave a 2-vCPU guest an L3 of 508 MiB). */
+    int *kib[3] = {&cpu->l1d_kib, &cpu->l2_kib, &cpu->l3_kib};
+    const int os_kib[3] = {os->l1d_kib, os->l2_kib, os->l3_kib};
+    int lib_kib[3];
+    for (int i = 0; i < 3; i++)
+        lib_kib[i] = os_kib[i] > 0 || !libcpuid ? -1 : *kib[i];
+    bool ok[3];
+    bench__cpu_cache_plausible(lib_cores, lib_threads, os->cores, lib_kib, ok,
+                               cpu->cache_note, sizeof cpu->cache_note);
+    bool rejected = false;
+    for (int i = 0; i < 3; i++) {
+        cpu->cache_rejected_kib[i] = -1;
+        if (os_kib[i] > 0) {
+            cpu->cache_source[i] = "sysfs";
+        } else if (ok[i]) {
+            cpu->cache_source[i] = "libcpuid";
+        } else {
+            if (lib_kib[i] > 0) {
+                cpu->cache_rejected_kib[i] = lib_kib[i];
+                rejected = true;
+            }
+            cpu->cache_source[i] = "unknown";
+            *kib[i] = -1;
+        }
+    }
+    if (!rejected)
+        cpu->cache_note[0] = '\0';
+    if (os->llc_kib > 0) {
+        cpu->llc_kib = os->llc_kib;
+        cpu->llc_source = "sysfs";
+    } else {
+        cpu->llc_kib = cpu->l3_kib;
+        cpu->llc_source = cpu->cache_source[2];
+    }
 }
 
 double bench__sysinfo_cpu_mhz(void)
 {
-    char buf[64];
-    if (read_small("/sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq", buf, sizeof buf) == 0) {
+    char buf[64], root[4096], path[4200];
+    snprintf(path, sizeof path, "%s/cpu0/cpufreq/cpuinfo_max_freq",
+             bench__sysfs_cpu(root, sizeof root));
+    if (read_small(path, buf, sizeof buf) == 0) {
         double khz = strtod(buf, NULL);
         if (khz > 0)
             return round(khz / 1000.0);
@@ -340,9 +424,13 @@ static void collect_cpu(bench__cpu *cpu)
     /* The kernel's topology and cache sizes are what this program runs on; where libcpuid's
      * differ (a hypervisor's CPUID leaves), they win and the disagreement is recorded. */
     bench__os_cpu os;
-    bench__sysinfo_os_cpu(BENCH__SYSFS_CPU, &os);
+    char root[4096];
+    bench__sysinfo_os_cpu(bench__sysfs_cpu(root, sizeof root), &os);
     bench__cpu_reconcile(cpu, &os, libcpuid);
-    bool from_os = os.cores > 0 || os.threads > 0 || os.l1d_kib > 0;
+    /* What came from sysfs, said as it is: a guest without cache folders has its topology
+     * there and no cache sizes. */
+    bool topo = os.cores > 0 || os.threads > 0;
+    bool caches = os.l1d_kib > 0 || os.l2_kib > 0 || os.l3_kib > 0;
     if (cpu->threads < 0)
         cpu->threads = (int)sysconf(_SC_NPROCESSORS_ONLN);
     /* The kernel's flags are the truth about SIMD (libcpuid 0.6 misses AVX-512 on Zen 4, and
@@ -354,12 +442,17 @@ static void collect_cpu(bench__cpu *cpu)
             if (has_word(v, simd_features[i]))
                 off += (size_t)snprintf(cpu->features + off, sizeof cpu->features - off, "%s%s",
                                         off ? " " : "", simd_features[i]);
-        if (strcmp(cpu->source, "libcpuid") == 0)
-            cpu->source = from_os ? "libcpuid; topology and caches from sysfs, SIMD features "
-                                    "from /proc/cpuinfo"
-                                  : "libcpuid, SIMD features from /proc/cpuinfo";
-        else if (from_os)
-            cpu->source = "/proc/cpuinfo; topology and caches from sysfs";
+        /* One static string per combination: the source outlives the context. */
+        static const char *const with_lib[4] = {
+            "libcpuid, SIMD features from /proc/cpuinfo",
+            "libcpuid; topology and caches from sysfs, SIMD features from /proc/cpuinfo",
+            "libcpuid; topology from sysfs, SIMD features from /proc/cpuinfo",
+            "libcpuid; caches from sysfs, SIMD features from /proc/cpuinfo"};
+        static const char *const without[4] = {
+            "/proc/cpuinfo", "/proc/cpuinfo; topology and caches from sysfs",
+            "/proc/cpuinfo; topology from sysfs", "/proc/cpuinfo; caches from sysfs"};
+        int k = topo && caches ? 1 : topo ? 2 : caches ? 3 : 0;
+        cpu->source = strcmp(cpu->source, "libcpuid") == 0 ? with_lib[k] : without[k];
     }
 }
 
@@ -383,19 +476,35 @@ static void collect_os(bench__context *c)
     }
     long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
     c->memory_bytes = pages > 0 && page > 0 ? (double)pages * (double)page : -1;
-    read_line("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor", c->governor,
-              sizeof c->governor);
+    char root[4096], path[4200];
+    bench__sysfs_cpu(root, sizeof root);
+    snprintf(path, sizeof path, "%s/cpu0/cpufreq/scaling_governor", root);
+    read_line(path, c->governor, sizeof c->governor);
     char v[32];
-    read_line("/sys/devices/system/cpu/intel_pstate/no_turbo", v, sizeof v);
+    snprintf(path, sizeof path, "%s/intel_pstate/no_turbo", root);
+    read_line(path, v, sizeof v);
     if (v[0])
         bench__msg(c->boost, sizeof c->boost, "%s", v[0] == '1' ? "off" : "on");
     else {
-        read_line("/sys/devices/system/cpu/cpufreq/boost", v, sizeof v);
+        snprintf(path, sizeof path, "%s/cpufreq/boost", root);
+        read_line(path, v, sizeof v);
         if (v[0])
             bench__msg(c->boost, sizeof c->boost, "%s", v[0] == '1' ? "on" : "off");
     }
     if (getloadavg(c->loadavg, 3) != 3)
         c->loadavg[0] = c->loadavg[1] = c->loadavg[2] = -1;
+    /* NUMA nodes online: a list like the CPUs' ("0-3"); none on a kernel without NUMA. */
+    uint64_t nodes[MAX_CPUS / 64];
+    char list[4096];
+    snprintf(path, sizeof path, "%s/devices/system/node/online",
+             fs_root("BENCH_SYSFS_ROOT", "/sys"));
+    c->numa_nodes = -1;
+    if (read_small(path, list, sizeof list) == 0 && parse_cpu_list(list, nodes)) {
+        int count = 0;
+        for (unsigned k = 0; k < MAX_CPUS; k++)
+            count += has_cpu(nodes, k);
+        c->numa_nodes = count > 0 ? count : -1;
+    }
 }
 
 /* Runs `git ARGS...` in the working directory through proc.c (stderr discarded, at most 5 s: a
@@ -469,6 +578,8 @@ void bench__sysinfo_collect(bench__context *c)
 {
     collect_cpu(&c->cpu);
     collect_os(c);
+    c->canary_memory_bytes = (double)bench__canary_memory_plan(
+        c->cpu.llc_kib, c->cpu.llc_source, c->canary_memory_why, sizeof c->canary_memory_why);
     collect_git(c);
     struct utsname u;
     if (uname(&u) == 0)
