@@ -710,8 +710,8 @@ def param_plot(pid, key, points, level, what, fit=None):
     fit_text = ""
     if fit and what == "time" and "class" in fit and fit["class"] is None:
         # No class fits (docs/measurement.md#complexity): none is drawn or named as if it did.
-        fit_text = (f" No complexity class fits ({esc(str(fit.get('no_class', '')))}); the "
-                    f"best, {esc(fit['best'])}, leaves residuals of {100 * fit['rms']:.1f}%.")
+        fit_text = (f" No complexity class fits ({fit.get('no_class', '')}); the "
+                    f"best, {fit['best']}, leaves residuals of {100 * fit['rms']:.1f}%.")
     elif fit and what == "time":
         # The fitted class, c f(N), drawn over the swept range (log axes: many points).
         f = BIG_O[fit["best"]]

@@ -166,6 +166,8 @@ class FlagsTest(unittest.TestCase):
                     with open(os.path.join(top, name), encoding="utf-8") as f:
                         text = f.read()
                     used |= set(re.findall(r'getenv\("(BENCH_[A-Z0-9_]+)"\)', text))
+                    # read through a helper that takes the variable's name (sysinfo.c's fs_root)
+                    used |= set(re.findall(r'fs_root\("(BENCH_[A-Z0-9_]+)"', text))
                     used |= set(re.findall(r'#define \w*ENV\w* +"(BENCH_[A-Z0-9_]+)"', text))
         section = self.cli_md.split("## Environment variables", 1)[1]
         documented = set()
