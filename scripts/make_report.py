@@ -33,6 +33,9 @@ import subprocess
 import sys
 import time
 
+# The report page's own wording of the context, shared so the two reports agree (same folder).
+from html_report import caches_text
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 # ---- the rules for optimisation candidates (docs/profiling.md) ----
@@ -219,18 +222,6 @@ def compute_fractions(oks):
             row["single_ns"] = med(single)["point"]
         rows.append(row)
     return rows
-
-
-def caches_text(cpu):
-    """The context's cache sizes as --context prints them: each with its source (cache_sources:
-    sysfs or libcpuid), "unknown" where no source vouches for one (-1)."""
-    parts = []
-    for name, key in (("L1d", "l1d_kib"), ("L2", "l2_kib"), ("L3", "l3_kib")):
-        kib, src = cpu.get(key), (cpu.get("cache_sources") or {}).get(key)
-        known = isinstance(kib, int) and kib > 0
-        parts.append(f"{name} {kib} KiB" + (f" ({src})" if src else "") if known
-                     else f"{name} unknown")
-    return ", ".join(parts)
 
 
 def variance(files):
