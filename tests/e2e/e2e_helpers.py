@@ -44,6 +44,17 @@ def run(cmd, *, timeout, env=None, text=True, check=False, **kw):
                           check=check, **kw)
 
 
+def dead_pid():
+    """A process id no process has, now or for the rest of the test: one above the kernel's
+    pid_max. (The id of a child that has exited can be given to another process at once on a
+    busy machine whose ids wrap: a file named by it would then look like a live writer's.)"""
+    try:
+        with open("/proc/sys/kernel/pid_max", encoding="ascii") as f:
+            return int(f.read()) + 1
+    except (OSError, ValueError):
+        return 4194305  # the largest pid_max Linux allows, plus one
+
+
 def copy_program(src, path, append=b""):
     """An executable copy of the program src at path, with append written after its bytes (a
     marker a fixture reads from its own file, or a byte that changes only its hash)."""

@@ -172,11 +172,10 @@ class TempFileTest(Base):
         self.assertFalse(os.path.exists(out))
 
     def test_stale_temporary_files_are_swept(self):
-        dead = subprocess.Popen(["true"])
-        dead.wait()
+        dead_pid = e2e_helpers.dead_pid()
         old = time.time() - 3600
-        stale = self.path(f"base.json.tmp.{dead.pid}.AbC123")
-        fresh = self.path(f"base.json.tmp.{dead.pid}.XyZ789")  # dead, but recent
+        stale = self.path(f"base.json.tmp.{dead_pid}.AbC123")
+        fresh = self.path(f"base.json.tmp.{dead_pid}.XyZ789")  # dead, but recent
         alive = self.path(f"base.json.tmp.{os.getpid()}.QwE456")  # old, process alive
         other = self.path("notes.tmp.txt")
         for f in (stale, fresh, alive, other):

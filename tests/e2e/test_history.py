@@ -98,15 +98,14 @@ class HistoryTest(e2e_helpers.Case):
         self.db = os.path.join(self.dir, "runs.db")
 
     def test_stale_files_of_a_killed_creation_are_removed(self):
-        dead = subprocess.Popen(["true"])
-        dead.wait()
+        dead_pid = e2e_helpers.dead_pid()
         old = time.time() - 3600
-        base = f"{self.db}.new-{dead.pid}"
+        base = f"{self.db}.new-{dead_pid}"
         stale = [base, base + "-wal", base + "-shm", base + "-journal"]
         kept = [f"{self.db}.new-{os.getpid()}",  # its process is alive
-                f"{self.db}.new-{dead.pid}-other",  # not a name the history makes
-                f"{self.db}.new-{dead.pid}0"]  # recent (below)
-        others = [f"{self.db}.new-{dead.pid}9"] if os.geteuid() == 0 else []
+                f"{self.db}.new-{dead_pid}-other",  # not a name the history makes
+                f"{self.db}.new-{dead_pid}0"]  # recent (below)
+        others = [f"{self.db}.new-{dead_pid}9"] if os.geteuid() == 0 else []
         for f in stale + kept + others:
             with open(f, "w", encoding="utf-8") as fh:
                 fh.write("x")
@@ -116,7 +115,7 @@ class HistoryTest(e2e_helpers.Case):
             os.chown(f, 54321, 54321)  # an unused uid: another user's file
         # A program's copy of a run killed while keeping it (FILE.programs, snapshot.c).
         os.mkdir(self.db + ".programs", 0o700)
-        copy = os.path.join(self.db + ".programs", f"{'a' * 64}.program.tmp.{dead.pid}.AbC123")
+        copy = os.path.join(self.db + ".programs", f"{'a' * 64}.program.tmp.{dead_pid}.AbC123")
         with open(copy, "w", encoding="utf-8") as fh:
             fh.write("x")
         os.utime(copy, (old, old))
