@@ -1,7 +1,7 @@
 """e2e_helpers.py: what the end-to-end tests share: running a program with what it prints
-captured, the environment a run gets, executable copies of a program and small scripts, results
-by benchmark id, the published schema check, and a TestCase with the exit-code assertion and a
-temporary directory per test.
+captured, the environment a run gets, what a program's messages begin with, executable copies of
+a program and small scripts, results by benchmark id, the published schema check, and a TestCase
+with the exit-code assertion and a temporary directory per test.
 
 The tests run as scripts (ctest: python3 tests/e2e/test_X.py -v CLASS), so this directory is
 first on sys.path and `import e2e_helpers` finds this file. Each test keeps its own timeouts, its
@@ -42,6 +42,13 @@ def run(cmd, *, timeout, env=None, text=True, check=False, **kw):
     this process's environment. kw: the rest of subprocess.run's (cwd, preexec_fn, encoding)."""
     return subprocess.run(cmd, capture_output=True, text=text, env=env, timeout=timeout,
                           check=check, **kw)
+
+
+def prog_prefix(path):
+    """What every error, warning and note of the program at path begins with on stderr: the
+    program's name as invoked (the basename of argv[0]) and ": ", "bench: " for the reference
+    suite."""
+    return os.path.basename(path) + ": "
 
 
 def dead_pid():

@@ -85,8 +85,8 @@ static void put_proc_line(FILE *out, const bench__layout *lay)
  * refused on stderr too: descriptor 3 may be open to anything then. */
 static int refuse_job(FILE *out, const char *why)
 {
-    fprintf(stderr, "bench: %s: %s (this variable is for the worker processes bench starts, not "
-                    "for users)\n", BENCH__JOB_ENV, why);
+    bench__errf("%s: %s (this variable is for the worker processes bench starts, not "
+                "for users)\n", BENCH__JOB_ENV, why);
     fputs("END failed ", out);
     put_message(out, why);
     fclose(out);
@@ -234,7 +234,7 @@ int bench__worker_main(const bench__instance *all, size_t n, const char *job,
 int bench__worker_refuse(const char *why)
 {
     /* Said on stderr as well: whoever set the job hears why, whatever descriptor 3 is. */
-    fprintf(stderr, "bench: %s\n", why);
+    bench__errf("%s\n", why);
     FILE *out = fdopen(BENCH__PROC_CHANNEL_FD, "w");
     if (!out)
         return BENCH_EXIT_USAGE;
