@@ -19,6 +19,7 @@ import os
 import pty
 import re
 import resource
+import shutil
 import signal
 import subprocess
 import sys
@@ -315,6 +316,28 @@ class UsageTest(Case):
             self.assertRegex(p.stderr, r"(?m)^myperf: warning: the last run is not kept for "
                                        r"the next: ")
             self.assertNotRegex(p.stderr, r"(?m)^bench: ")
+
+    @unittest.skipIf(e2e_helpers.SANITIZED, "sanitizer build: --instructions is not available")
+    @unittest.skipUnless(shutil.which("valgrind"), "needs valgrind (--instructions)")
+    def test_worker_messages_carry_the_managers_name(self):
+        """A worker's message begins with the name the user invoked, not the worker's own
+        argv[0]: under --instructions' launcher a worker is started as the executable's path
+        (here e2e_fixture's, invoked through the symbolic link myperf). A stand-in valgrind that
+        runs the worker outside valgrind makes the worker refuse its job on stderr."""
+        with tempfile.TemporaryDirectory() as tmp:
+            link = os.path.join(tmp, "myperf")
+            os.symlink(os.path.abspath(FIXTURE), link)
+            e2e_helpers.write_script(os.path.join(tmp, "valgrind"),
+                                     '#!/bin/sh\nwhile [ "${1#-}" != "$1" ]; do shift; done\n'
+                                     'exec "$@"\n')
+            env = e2e_helpers.environ({"PATH": tmp + os.pathsep + os.environ.get("PATH", "")})
+            p = run(link, "--instructions", "--exact", "fix/a", env=env)
+            if p.returncode == 2 and "unavailable" in p.stderr:
+                self.skipTest("this build counts no instructions: " + p.stderr)
+            self.assert_exit(p, 3)
+            self.assertRegex(p.stderr, r"(?m)^myperf: --instructions: this worker process runs "
+                                       r"outside valgrind")
+            self.assertNotRegex(p.stderr, r"(?m)^(bench|e2e_fixture): ")
 
     def test_help_wins_over_filters(self):
         p = fixture("--help", "no-such-benchmark")

@@ -150,9 +150,14 @@ static int show_history(const bench__request *c)
 
 int bench_main(int argc, char **argv)
 {
-    /* Every message begins with the program's name as the user invoked it. Set before
-     * anything can fail or crash (crash.c). */
-    bench__set_prog_name(argc > 0 ? argv[0] : NULL);
+    /* Every message begins with the program's name as the user invoked it, a worker's too: its
+     * manager names it, as the worker's own argv[0] may be another path (the executable under a
+     * launcher, the other program of --ab). Set before anything can fail or crash (crash.c). */
+    const char *job = getenv(BENCH__JOB_ENV);
+    const char *name = job ? getenv(BENCH__JOB_NAME_ENV) : NULL;
+    if (!name || !*name)
+        name = argc > 0 ? argv[0] : NULL;
+    bench__set_prog_name(name);
     bench__request c;
     if (bench__cli_parse(&c, argc, argv) != 0)
         return BENCH_EXIT_USAGE;
@@ -206,7 +211,6 @@ int bench_main(int argc, char **argv)
     }
     int exit_code;
     bool *selected = NULL;
-    const char *job = getenv("BENCH_WORKER_JOB");
     long nsel;
     if (job)
         exit_code = run_worker_job(&c, job, all, n);

@@ -99,12 +99,14 @@ void bench__job_export(const char *job)
     bench__msg(pid, sizeof pid, "%ld", (long)getpid());
     setenv(BENCH__JOB_ENV, job, 1);
     setenv(BENCH__JOB_PARENT_ENV, pid, 1);
+    setenv(BENCH__JOB_NAME_ENV, bench__prog_name(), 1);
 }
 
 void bench__job_unexport(void)
 {
     unsetenv(BENCH__JOB_ENV);
     unsetenv(BENCH__JOB_PARENT_ENV);
+    unsetenv(BENCH__JOB_NAME_ENV);
 }
 
 int bench__worker_verify(char *msg, size_t len)
