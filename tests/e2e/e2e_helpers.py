@@ -10,6 +10,7 @@ Standard library only (jsonschema is used when it is installed).
 """
 import json
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -49,6 +50,11 @@ def prog_prefix(path):
     program's name as invoked (the basename of argv[0]) and ": ", "bench: " for the reference
     suite."""
     return os.path.basename(path) + ": "
+
+
+# A line e2e_fixture's bodies print on stderr (`e2e_fixture: ID key=value ...`,
+# fixture_benches.c), told apart from the harness's messages, which begin with the same name.
+FIXTURE_COUNTER_LINE = re.compile(r"^e2e_fixture: (\S+) (\w+=\d+(?: \w+=\d+)*)$")
 
 
 def dead_pid():

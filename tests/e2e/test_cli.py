@@ -175,17 +175,13 @@ def err_lines(stderr):
     return [ln for ln in stderr.splitlines() if not ln.startswith(noise)]
 
 
-# A line the fixture's bodies print (the harness's own messages begin with the same name).
-COUNTER_LINE = re.compile(r"^e2e_fixture: (\S+) (\w+=\d+(?: \w+=\d+)*)$")
-
-
 def counter_lines(stderr):
     """The fixture's `e2e_fixture: ID key=value ...` lines as {id: {key: int}}. A body prints one
     line per call, that is per round: counts add up over the lines, except the batch bounds
     (largest and smallest over them); `body_calls` is the number of lines."""
     found = {}
     for line in err_lines(stderr):
-        m = COUNTER_LINE.match(line)
+        m = e2e_helpers.FIXTURE_COUNTER_LINE.match(line)
         if not m:
             continue
         now = {k: int(v) for k, v in re.findall(r"(\w+)=(\d+)", m.group(2))}
@@ -574,7 +570,7 @@ class JsonOutputTest(Case):
 
     def test_stderr_has_only_fixture_lines(self):
         for line in err_lines(self.proc.stderr):
-            self.assertRegex(line, COUNTER_LINE)
+            self.assertRegex(line, e2e_helpers.FIXTURE_COUNTER_LINE)
 
     def test_schema(self):
         try:
@@ -856,7 +852,8 @@ class StatusTest(Case):
         self.assertEqual(doc["benchmarks"][1]["message"], "deliberate failure: checksum 1 != 2")
         self.assertIn("iterations", counter_lines(p.stderr).get("trouble/skip", {}),
                       "the benchmark after the failing one did not run")
-        errors = [ln for ln in err_lines(p.stderr) if not COUNTER_LINE.match(ln)]
+        errors = [ln for ln in err_lines(p.stderr)
+                  if not e2e_helpers.FIXTURE_COUNTER_LINE.match(ln)]
         self.assertEqual(errors, [e2e_helpers.prog_prefix(FIXTURE) + "benchmark 'trouble/fail' "
                                   "failed: deliberate failure: checksum 1 != 2"])
 
