@@ -278,7 +278,7 @@ case "$mode" in
                     lo = $4; hi = $5; sub("%", "", lo); sub("%", "", hi)
                     if (lo / 100 < -t - 1e-9 || hi / 100 > t + 1e-9) n++ } END { print n + 0 }')"
                 wide=$((wide + bad))
-                confirmed="$(grep -c '^bench: confirmed ' <<<"$out" || true)"
+                confirmed="$(grep -c "^${prog##*/}: confirmed " <<<"$out" || true)"
                 printf '%s %2d  %d s  %d confirmed  wrong %d  inconclusive %d  wide no-change %d' \
                     "$kind" "$i" $((ms / 1000)) "$confirmed" "$wrong" "$undecided" "$bad"
                 printf '  %s\n' "$(rows "$out" | grep -F "|${changed:-none}|" || true) ${names:-}"
@@ -329,7 +329,7 @@ case "$mode" in
                 ((w + f > 0)) && flagged=$((flagged + 1))
                 found=$((found + f))
                 ((w > 0)) && wrong=$((wrong + 1))
-                confirmed="$(grep -c '^bench: confirmed ' <<<"$out" || true)"
+                confirmed="$(grep -c "^${prog##*/}: confirmed " <<<"$out" || true)"
                 printf '%s %2d  %d.%d s  %d confirmed  inconclusive %d  flagged: %s\n' "$kind" \
                     "$i" $((ms / 1000)) $((ms % 1000 / 100)) "$confirmed" "$undecided" \
                     "${names:-none}"

@@ -1,7 +1,7 @@
 """e2e_helpers.py: what the end-to-end tests share: running a program with what it prints
-captured, the environment a run gets, executable copies of a program and small scripts, results
-by benchmark id, the published schema check, and a TestCase with the exit-code assertion and a
-temporary directory per test.
+captured, the environment a run gets, what a program's messages begin with, executable copies of
+a program and small scripts, results by benchmark id, the published schema check, and a TestCase
+with the exit-code assertion and a temporary directory per test.
 
 The tests run as scripts (ctest: python3 tests/e2e/test_X.py -v CLASS), so this directory is
 first on sys.path and `import e2e_helpers` finds this file. Each test keeps its own timeouts, its
@@ -10,6 +10,7 @@ Standard library only (jsonschema is used when it is installed).
 """
 import json
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -42,6 +43,18 @@ def run(cmd, *, timeout, env=None, text=True, check=False, **kw):
     this process's environment. kw: the rest of subprocess.run's (cwd, preexec_fn, encoding)."""
     return subprocess.run(cmd, capture_output=True, text=text, env=env, timeout=timeout,
                           check=check, **kw)
+
+
+def prog_prefix(path):
+    """What every error, warning and note of the program at path begins with on stderr: the
+    program's name as invoked (the basename of argv[0]) and ": ", "bench: " for the reference
+    suite."""
+    return os.path.basename(path) + ": "
+
+
+# A line e2e_fixture's bodies print on stderr (`e2e_fixture: ID key=value ...`,
+# fixture_benches.c), told apart from the harness's messages, which begin with the same name.
+FIXTURE_COUNTER_LINE = re.compile(r"^e2e_fixture: (\S+) (\w+=\d+(?: \w+=\d+)*)$")
 
 
 def dead_pid():

@@ -37,13 +37,14 @@ int main(int argc, char **argv)
     free(p);
     if (argc > 1 && strcmp(argv[1], "--alloc-stats") == 0) {
         char msg[1024];
+        bench__set_prog_name(argv[0]);
         if (bench__alloc_preload(argc, argv, msg, sizeof msg) != 0) {
-            fprintf(stderr, "bench: --alloc-stats: %s\n", msg);
+            bench__errf("--alloc-stats: %s\n", msg);
             return 2;
         }
         bench__probe *probe;
         if (bench__alloc_probe_create(&probe, msg, sizeof msg) != 0) {
-            fprintf(stderr, "bench: --alloc-stats: %s\n", msg);
+            bench__errf("--alloc-stats: %s\n", msg);
             return 2;
         }
     }

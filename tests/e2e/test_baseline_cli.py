@@ -49,9 +49,9 @@ def run(args, slowdown=None, env_extra=None):
 
 
 def err_lines(stderr):
-    """stderr without warnings and notes, which depend on the machine (its load, its drift)."""
-    return [ln for ln in stderr.splitlines()
-            if not ln.startswith(("bench: warning:", "bench: note:"))]
+    """stderr without warnings and notes, which depend on the machine (its load, its drift),
+    whichever copy of the fixture (its name begins them) said them."""
+    return [ln for ln in stderr.splitlines() if not re.match(r"[^\s:]+: (warning|note):", ln)]
 
 
 class BaselineTest(e2e_helpers.Case):
@@ -129,8 +129,10 @@ class BaselineTest(e2e_helpers.Case):
         p = self.bench("--baseline", "only_a", "--baseline-strict", "^(fix/(a|b)|trouble/skip)$")
         self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
         self.assertIn("time:", p.stdout)  # it ran and reported
-        self.assertEqual([ln for ln in err_lines(p.stderr) if ln.startswith("bench:")],
-                         ["bench: --baseline-strict: 'fix/b' is new: baseline 'only_a' has no "
+        msg = e2e_helpers.prog_prefix(FIXTURE)
+        self.assertEqual([ln for ln in err_lines(p.stderr) if ln.startswith(msg) and
+                          not e2e_helpers.FIXTURE_COUNTER_LINE.match(ln)],
+                         [msg + "--baseline-strict: 'fix/b' is new: baseline 'only_a' has no "
                           "measurement of it"])
         p = self.bench("--baseline", "only_a", "--baseline-strict", "^(fix/a|trouble/skip)$")
         self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
@@ -188,13 +190,15 @@ class BaselineTest(e2e_helpers.Case):
                 # The level and the threshold also serve the history gate, and say so.
                 tail = (r" \(or --history-gate K, or --history-confirm\)"
                         if args[0] in ("--significance-level", "--noise-threshold") else "")
-                self.assertRegex(lines[0], rf"^bench: {args[0]} needs a comparison: give "
+                self.assertRegex(lines[0], rf"^{re.escape(e2e_helpers.prog_prefix(FIXTURE))}"
+                                           rf"{args[0]} needs a comparison: give "
                                            rf"--baseline NAME or --ab OTHER{tail}$")
                 self.assertNotIn("time:", p.stdout)
         for flag in ["--ab-time", "--ab-pairs"]:
             p = self.bench(flag, "5", "--exact", "fix/a")
             self.assertEqual(p.returncode, 2)
-            self.assertEqual(err_lines(p.stderr), [f"bench: {flag} needs --ab OTHER"])
+            self.assertEqual(err_lines(p.stderr),
+                             [f"{e2e_helpers.prog_prefix(FIXTURE)}{flag} needs --ab OTHER"])
 
     def test_hostile_files_as_baselines(self):
         for fixture in ["truncated.json", "nan_literal.json", "negative_count.json",
@@ -327,8 +331,8 @@ class BaselineTest(e2e_helpers.Case):
         self.assertRegex(p.stdout, r"(?m)^0 regressed, 0 improved, 0 unchanged .*, 5 inconclusive$")
         p = self.bench("--load-baseline", "new", "--baseline", "old", "--fail-on-inconclusive")
         self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
-        named = re.findall(r"(?m)^bench: --fail-on-inconclusive: '(g/b[0-9])' is inconclusive",
-                           p.stderr)
+        named = re.findall(rf"(?m)^{re.escape(e2e_helpers.prog_prefix(FIXTURE))}"
+                           r"--fail-on-inconclusive: '(g/b[0-9])' is inconclusive", p.stderr)
         self.assertEqual(sorted(named), [f"g/b{k}" for k in range(5)], p.stderr)
         p = self.bench("--fail-on-inconclusive", "--exact", "fix/a")
         self.assertEqual(p.returncode, 2)

@@ -19,6 +19,7 @@ import os
 import pty
 import re
 import resource
+import shutil
 import signal
 import subprocess
 import sys
@@ -168,9 +169,10 @@ def project_version():
 
 
 def err_lines(stderr):
-    """stderr lines without the machine-noise warnings ("bench: warning: the machine is
+    """stderr lines without the machine-noise warnings ("e2e_fixture: warning: the machine is
     busy ..."), which depend on what else the machine is doing, not on the program."""
-    return [ln for ln in stderr.splitlines() if not ln.startswith("bench: warning:")]
+    noise = tuple(e2e_helpers.prog_prefix(p) + "warning:" for p in (FIXTURE, BENCH))
+    return [ln for ln in stderr.splitlines() if not ln.startswith(noise)]
 
 
 def counter_lines(stderr):
@@ -179,7 +181,7 @@ def counter_lines(stderr):
     (largest and smallest over them); `body_calls` is the number of lines."""
     found = {}
     for line in err_lines(stderr):
-        m = re.match(r"^e2e_fixture: (\S+) (.*)$", line)
+        m = e2e_helpers.FIXTURE_COUNTER_LINE.match(line)
         if not m:
             continue
         now = {k: int(v) for k, v in re.findall(r"(\w+)=(\d+)", m.group(2))}
@@ -205,12 +207,12 @@ class Case(e2e_helpers.Case):
     """Assertions shared by the test classes."""
 
     def assert_one_error_line(self, proc, *needles):
-        """Exit 2, nothing on stdout, one stderr line `bench: ...` containing every needle."""
+        """Exit 2, nothing on stdout, one stderr line `PROGRAM: ...` containing every needle."""
         self.assert_exit(proc, 2)
         self.assertEqual(proc.stdout, "")
         lines = err_lines(proc.stderr)
         self.assertEqual(len(lines), 1, f"want one stderr line, got: {proc.stderr!r}")
-        self.assertTrue(lines[0].startswith("bench: "), lines[0])
+        self.assertTrue(lines[0].startswith(e2e_helpers.prog_prefix(proc.args[0])), lines[0])
         for needle in needles:
             self.assertIn(needle, lines[0])
 
@@ -292,6 +294,52 @@ class UsageTest(Case):
             self.assertTrue(p.stdout.startswith("Usage: my-benchmarks [OPTIONS] [FILTER...]\n"),
                             p.stdout[:80])
 
+    def test_messages_name_the_program_as_invoked(self):
+        """Errors, warnings and the crash line begin with the program's name as invoked (a copy
+        named myperf says `myperf: ...`), not "bench"."""
+        with tempfile.TemporaryDirectory() as tmp:
+            prog = e2e_helpers.copy_program(FIXTURE, os.path.join(tmp, "myperf"))
+            p = run(prog, "--frob")
+            self.assert_exit(p, 2)
+            self.assertEqual(p.stderr, "myperf: unknown option '--frob' (try --help)\n")
+            # A warning: the last run cannot be kept in a folder under a file.
+            blocker = os.path.join(tmp, "file")
+            with open(blocker, "w", encoding="utf-8") as f:
+                f.write("not a folder\n")
+            p = run(prog, *FAST, "--exact", "fix/a",
+                    env=e2e_helpers.environ({"BENCH_LAST_DIR": os.path.join(blocker, "last")}))
+            self.assert_exit(p, 0)
+            self.assertRegex(p.stderr, r"(?m)^myperf: warning: the last run is not kept for "
+                                       r"the next: ")
+            self.assertNotRegex(p.stderr, r"(?m)^bench: ")
+            # The crash handler's line, made before the benchmark ran.
+            p = run(prog, *FAST, "--in-process", "--exact", "trouble/crash")
+            self.assert_exit(p, 3)
+            self.assertIn("myperf: benchmark 'trouble/crash' crashed with signal SIGSEGV",
+                          p.stderr.splitlines())
+
+    @unittest.skipIf(e2e_helpers.SANITIZED, "sanitizer build: --instructions is not available")
+    @unittest.skipUnless(shutil.which("valgrind"), "needs valgrind (--instructions)")
+    def test_worker_messages_carry_the_managers_name(self):
+        """A worker's message begins with the name the user invoked, not the worker's own
+        argv[0]: under --instructions' launcher a worker is started as the executable's path
+        (here e2e_fixture's, invoked through the symbolic link myperf). A stand-in valgrind that
+        runs the worker outside valgrind makes the worker refuse its job on stderr."""
+        with tempfile.TemporaryDirectory() as tmp:
+            link = os.path.join(tmp, "myperf")
+            os.symlink(os.path.abspath(FIXTURE), link)
+            e2e_helpers.write_script(os.path.join(tmp, "valgrind"),
+                                     '#!/bin/sh\nwhile [ "${1#-}" != "$1" ]; do shift; done\n'
+                                     'exec "$@"\n')
+            env = e2e_helpers.environ({"PATH": tmp + os.pathsep + os.environ.get("PATH", "")})
+            p = run(link, "--instructions", "--exact", "fix/a", env=env)
+            if p.returncode == 2 and "unavailable" in p.stderr:
+                self.skipTest("this build counts no instructions: " + p.stderr)
+            self.assert_exit(p, 3)
+            self.assertRegex(p.stderr, r"(?m)^myperf: --instructions: this worker process runs "
+                                       r"outside valgrind")
+            self.assertNotRegex(p.stderr, r"(?m)^(bench|e2e_fixture): ")
+
     def test_help_wins_over_filters(self):
         p = fixture("--help", "no-such-benchmark")
         self.assert_exit(p, 0)
@@ -371,7 +419,7 @@ class UsageTest(Case):
         """An error anywhere on the line is found before any benchmark runs."""
         p = fixture(*FAST, "fix/counted", "--sample-size", "0")
         self.assert_one_error_line(p, "--sample-size", "'0'")
-        self.assertNotIn("e2e_fixture:", p.stderr)
+        self.assertEqual(counter_lines(p.stderr), {}, p.stderr)
 
 
 class ListTest(Case):
@@ -522,7 +570,7 @@ class JsonOutputTest(Case):
 
     def test_stderr_has_only_fixture_lines(self):
         for line in err_lines(self.proc.stderr):
-            self.assertTrue(line.startswith("e2e_fixture: "), line)
+            self.assertRegex(line, e2e_helpers.FIXTURE_COUNTER_LINE)
 
     def test_schema(self):
         try:
@@ -598,7 +646,7 @@ class JsonFileTest(Case):
         self.assertIn("time:   [", p.stdout, "the benchmark should still run and report")
         lines = err_lines(p.stderr)
         self.assertEqual(len(lines), 1, p.stderr)
-        self.assertTrue(lines[0].startswith("bench: "), lines[0])
+        self.assertTrue(lines[0].startswith(e2e_helpers.prog_prefix(FIXTURE)), lines[0])
         self.assertIn(path, lines[0])
         self.assertEqual(os.listdir(self.dir), ["keep.json"])
         with open(keep, encoding="utf-8") as f:
@@ -620,7 +668,7 @@ class JsonFileTest(Case):
         self.assert_exit(p, 2)
         lines = err_lines(p.stderr)
         self.assertEqual(len(lines), 1, p.stderr)
-        self.assertTrue(lines[0].startswith("bench: "), lines[0])
+        self.assertTrue(lines[0].startswith(e2e_helpers.prog_prefix(FIXTURE)), lines[0])
         self.assertIn(path, lines[0])
         with open(path, encoding="utf-8") as f:
             self.assertEqual(f.read(), old)
@@ -766,7 +814,8 @@ class FormatTest(Case):
                 self.assertEqual(p.returncode, 2, f"{args}: exit {p.returncode}: {p.stderr}")
                 lines = err_lines(p.stderr)
                 self.assertEqual(len(lines), 1, p.stderr)
-                self.assertRegex(lines[0], r"^bench: .*stdout")
+                self.assertTrue(lines[0].startswith(e2e_helpers.prog_prefix(FIXTURE)), lines[0])
+                self.assertIn("stdout", lines[0])
 
 
 class StatusTest(Case):
@@ -803,9 +852,10 @@ class StatusTest(Case):
         self.assertEqual(doc["benchmarks"][1]["message"], "deliberate failure: checksum 1 != 2")
         self.assertIn("iterations", counter_lines(p.stderr).get("trouble/skip", {}),
                       "the benchmark after the failing one did not run")
-        errors = [ln for ln in err_lines(p.stderr) if not ln.startswith("e2e_fixture: ")]
-        self.assertEqual(errors, ["bench: benchmark 'trouble/fail' failed: deliberate failure: "
-                                  "checksum 1 != 2"])
+        errors = [ln for ln in err_lines(p.stderr)
+                  if not e2e_helpers.FIXTURE_COUNTER_LINE.match(ln)]
+        self.assertEqual(errors, [e2e_helpers.prog_prefix(FIXTURE) + "benchmark 'trouble/fail' "
+                                  "failed: deliberate failure: checksum 1 != 2"])
 
     def test_fail_pretty(self):
         p = fixture(*FAST, "--exact", "trouble/fail", "fix/a")
@@ -817,7 +867,8 @@ class StatusTest(Case):
         p = fixture(*FAST, "--in-process", "--exact", "trouble/crash")
         self.assert_exit(p, 3)
         self.assertEqual(err_lines(p.stderr),
-                         ["bench: benchmark 'trouble/crash' crashed with signal SIGSEGV"])
+                         [e2e_helpers.prog_prefix(FIXTURE) +
+                          "benchmark 'trouble/crash' crashed with signal SIGSEGV"])
 
     def test_crash_after_good_benchmark(self):
         """In one stretch (--rounds 1), results finished before the crash are already out when
@@ -826,7 +877,8 @@ class StatusTest(Case):
         self.assert_exit(p, 3)
         self.assertRegex(p.stdout, r"(?m)^fix/a\s+time:   \[")
         self.assertEqual(err_lines(p.stderr),
-                         ["bench: benchmark 'trouble/crash' crashed with signal SIGSEGV"])
+                         [e2e_helpers.prog_prefix(FIXTURE) +
+                          "benchmark 'trouble/crash' crashed with signal SIGSEGV"])
 
     def test_crash_in_rounds(self):
         """With rounds, a crash in the first round still names the benchmark and exits 3;
@@ -837,7 +889,8 @@ class StatusTest(Case):
         self.assert_exit(p, 3)
         self.assertNotRegex(p.stdout, r"(?m)^fix/a\s+time:")
         self.assertEqual(err_lines(p.stderr),
-                         ["bench: benchmark 'trouble/crash' crashed with signal SIGSEGV"])
+                         [e2e_helpers.prog_prefix(FIXTURE) +
+                          "benchmark 'trouble/crash' crashed with signal SIGSEGV"])
 
     def test_abort_and_stack_overflow(self):
         for bid, sig in (("trouble/abort", "SIGABRT"), ("trouble/stack_overflow", "SIGSEGV")):
@@ -845,7 +898,8 @@ class StatusTest(Case):
                 p = fixture(*FAST, "--in-process", "--exact", bid)
                 self.assert_exit(p, 3)
                 self.assertEqual(err_lines(p.stderr),
-                                 [f"bench: benchmark '{bid}' crashed with signal {sig}"])
+                                 [f"{e2e_helpers.prog_prefix(FIXTURE)}benchmark '{bid}' "
+                                  f"crashed with signal {sig}"])
 
     def test_body_without_timed_loop(self):
         p = fixture(*FAST, "--output-format", "json", "--exact", "trouble/no_iter")
@@ -853,7 +907,8 @@ class StatusTest(Case):
         lines = err_lines(p.stderr)
         self.assertEqual(len(lines), 1, p.stderr)
         self.assertRegex(lines[0],
-                         r"^bench: benchmark 'trouble/no_iter' failed: .*no timed loop")
+                         rf"^{re.escape(e2e_helpers.prog_prefix(FIXTURE))}benchmark "
+                         r"'trouble/no_iter' failed: .*no timed loop")
         r = self.load_json(p.stdout)["benchmarks"][0]
         self.assertEqual(r["status"], "failed")
         self.assertIn("BENCH_ITER", r["message"])
@@ -864,7 +919,8 @@ class StatusTest(Case):
         lines = err_lines(p.stderr)
         self.assertEqual(len(lines), 1, p.stderr)
         self.assertRegex(lines[0],
-                         r"^bench: benchmark 'trouble/iter_twice' failed: .*more than once")
+                         rf"^{re.escape(e2e_helpers.prog_prefix(FIXTURE))}benchmark "
+                         r"'trouble/iter_twice' failed: .*more than once")
 
 
 class SettingsTest(Case):

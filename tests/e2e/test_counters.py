@@ -27,6 +27,8 @@ COUNTERS = os.environ.get("E2E_COUNTERS", "")
 FAST = ["--warm-up-time", "0.02", "--measurement-time", "0.2", "--nresamples", "1000",
         "--color", "never"]
 PAGES = 16  # fixture_counters.c's PAGES
+# What the program's messages begin with ("e2e_counters: "), as a regular expression.
+MSG = re.escape(e2e_helpers.prog_prefix(COUNTERS))
 
 
 def run(args, timeout=60):
@@ -42,7 +44,7 @@ def run_json(testcase, args):
 
 def perf_warnings(stderr):
     """The counter layer's warning lines (other warnings, e.g. a busy machine, are not ours)."""
-    return [l for l in stderr.splitlines() if l.startswith("bench: warning: --perf-events:")]
+    return [l for l in stderr.splitlines() if re.match(MSG + "warning: --perf-events:", l)]
 
 
 _LISTING = None
@@ -184,14 +186,14 @@ class EventNameTest(unittest.TestCase):
     def test_unknown_name(self):
         p = run(FAST + ["--perf-events", "task-clock,frobnicate_the_bus", "counters/spin"])
         self.assertEqual(p.returncode, 2, p.stderr)
-        self.assertRegex(p.stderr, r"(?m)^bench: --perf-events: .*'frobnicate_the_bus'")
+        self.assertRegex(p.stderr, r"(?m)^" + MSG + r"--perf-events: .*'frobnicate_the_bus'")
         self.assertEqual(p.stdout, "")
 
     def test_bad_list(self):
         for spec in ["", "cycles,,instructions", "a b"]:
             p = run(FAST + ["--perf-events", spec, "counters/spin"])
             self.assertEqual(p.returncode, 2, (spec, p.stderr))
-            self.assertRegex(p.stderr, r"(?m)^bench: --perf-events: ", (spec, p.stderr))
+            self.assertRegex(p.stderr, r"(?m)^" + MSG + "--perf-events: ", (spec, p.stderr))
 
     def test_duplicates_counted_once(self):
         if not opens_here("task-clock"):
@@ -210,8 +212,9 @@ class EventNameTest(unittest.TestCase):
         got, err = run_json(self, ["--perf-events", "task-clock,PERF_COUNT_SW_TASK_CLOCK",
                                    "--exact", "counters/spin"])
         self.assertEqual(list(got["counters/spin"]["metrics"]), ["task-clock"])
-        self.assertIn("bench: warning: --perf-events: PERF_COUNT_SW_TASK_CLOCK is the same "
-                      "event as task-clock: counted once, as task-clock", perf_warnings(err))
+        self.assertIn(e2e_helpers.prog_prefix(COUNTERS) + "warning: --perf-events: "
+                      "PERF_COUNT_SW_TASK_CLOCK is the same event as task-clock: counted once, "
+                      "as task-clock", perf_warnings(err))
 
 
     def test_generic_hardware_names_without_libpfm(self):
@@ -225,14 +228,14 @@ class EventNameTest(unittest.TestCase):
                         "counters/spin"])
         self.assertEqual(p.returncode, 0, p.stderr)
         warnings = perf_warnings(p.stderr)
-        self.assertIn("bench: warning: --perf-events: cpu-cycles is the same event as cycles: "
-                      "counted once, as cycles", warnings)
+        self.assertIn(e2e_helpers.prog_prefix(COUNTERS) + "warning: --perf-events: cpu-cycles "
+                      "is the same event as cycles: counted once, as cycles", warnings)
         if not opens_here("cycles"):
-            self.assertRegex(p.stderr, r"(?m)^bench: warning: --perf-events: cycles cannot be "
-                                       r"counted here: perf_event_open: E[A-Z]+ \(")
+            self.assertRegex(p.stderr, r"(?m)^" + MSG + r"warning: --perf-events: cycles "
+                                       r"cannot be counted here: perf_event_open: E[A-Z]+ \(")
         p = run(FAST + ["--perf-events", "L1-dcache-load-misses", "counters/spin"])
         self.assertEqual(p.returncode, 2, p.stderr)
-        self.assertRegex(p.stderr, r"(?m)^bench: --perf-events: 'L1-dcache-load-misses' is a "
+        self.assertRegex(p.stderr, r"(?m)^" + MSG + r"--perf-events: 'L1-dcache-load-misses' is a "
                                    r"hardware-cache event: this (build has no|program does not "
                                    r"link) libpfm4")
 
@@ -281,7 +284,7 @@ class JsonMetricsTest(unittest.TestCase):
             self.assertEqual(b["metrics"]["task-clock"]["unit"], "ns")
         # Warnings only for the events that do not open here (and the user-mode note).
         for w in perf_warnings(err):
-            m = re.match(r"bench: warning: --perf-events: ([a-z-]+)[: ]", w)
+            m = re.match(MSG + r"warning: --perf-events: ([a-z-]+)[: ]", w)
             self.assertTrue(m, w)
             if "cannot be counted" in w:
                 self.assertNotIn(m.group(1), expected, w)

@@ -123,8 +123,9 @@ class ContextTest(Case):
             self.skipTest("root with a GPU and NVML: locking would really change the clocks")
         p, doc = self.run_json(FIXTURE, "--gpu-lock-clocks", "1200", "--exact", "cpu/spin")
         self.assert_exit(p, 0)
-        self.assertRegex(p.stderr, r"bench: warning: --gpu-lock-clocks: the SM clock is not "
-                                   r"locked \(.+\); the GPU runs at the clocks it chooses")
+        self.assertRegex(p.stderr, re.escape(e2e_helpers.prog_prefix(FIXTURE)) +
+                         r"warning: --gpu-lock-clocks: the SM clock is not locked \(.+\); the "
+                         r"GPU runs at the clocks it chooses")
         self.assertEqual(doc["context"]["gpu"]["sm_clock_locked_mhz"], -1)
         self.assertEqual(doc["benchmarks"][0]["status"], "ok")
 

@@ -609,7 +609,8 @@ class HistoryBoundsTest(e2e_helpers.Case):
         self.assertEqual(p.returncode, 0, p.stderr)
         warnings = p.stderr.splitlines()
         self.assertEqual(len(warnings), 2, p.stderr)
-        self.assertIn(f"bench: warning: history '{self.db}': run 3, benchmark 's/a': median "
+        self.assertIn(f"{e2e_helpers.prog_prefix(FIXTURE)}warning: history '{self.db}': run 3, "
+                      "benchmark 's/a': median "
                       "'abc' is not a positive number; the row is skipped", warnings)
         self.assertIn("run 5, benchmark 's/a': median 'Inf'", warnings[1])
         self.assertIn("s/a: 6 runs", p.stdout)

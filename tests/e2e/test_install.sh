@@ -57,13 +57,15 @@ check_run() {
     [[ "$out" == *"thrpt:"* ]] || fail "$1 printed no throughput: $out"
 }
 
-# expect_error PROG WANT: PROG --list must exit 2 with one stderr line containing WANT.
+# expect_error PROG WANT: PROG --list must exit 2 with one stderr line containing WANT, which
+# begins with the program's name.
 expect_error() {
-    local err rc=0
+    local err rc=0 name
+    name="$(basename "$1")"
     err="$("$1" --list 2>&1 > /dev/null)" || rc=$?
     [[ "$rc" -eq 2 ]] || fail "$1 --list exited $rc, wanted 2 (stderr: $err)"
-    [[ "$err" == "bench: "*"$2"* && "$err" != *$'\n'* ]] ||
-        fail "$1 --list: wanted one line 'bench: ...$2...', got: $err"
+    [[ "$err" == "$name: "*"$2"* && "$err" != *$'\n'* ]] ||
+        fail "$1 --list: wanted one line '$name: ...$2...', got: $err"
 }
 
 # build_project NAME WHAT: configures the CMake project $tmp/NAME_src against the installation
@@ -466,7 +468,7 @@ warned = [w for w in ctx["warnings"] if w.startswith("benchmarks in ")]
 assert len(warned) == (1 if level == "-O0" else 0), ctx["warnings"]
 EOF
         fail "$level: context.benchmark_builds or context.warnings is wrong: $(cat "$tmp/opt.json")"
-    want="bench: warning: benchmarks in $src/opt.c were compiled without optimisation (-O0): \
+    want="prog$level: warning: benchmarks in $src/opt.c were compiled without optimisation (-O0): \
 timings do not represent an optimised build; fix: compile with -O2"
     count="$(grep -cFx -- "$want" "$tmp/opt.err" || true)"
     if [[ "$level" == -O0 ]]; then
@@ -475,7 +477,7 @@ timings do not represent an optimised build; fix: compile with -O2"
         [[ "$md" == *"> **Warning:** benchmarks in "*"without optimisation (-O0)"* ]] ||
             fail "-O0: the Markdown report does not warn: $md"
     else
-        [[ "$(grep -c '^bench: warning: benchmarks in ' "$tmp/opt.err" || true)" -eq 0 ]] ||
+        [[ "$(grep -c "^prog$level: warning: benchmarks in " "$tmp/opt.err" || true)" -eq 0 ]] ||
             fail "-O2: warned about optimisation: $(cat "$tmp/opt.err")"
     fi
 done

@@ -102,7 +102,8 @@ class UsageTest(Base):
             with self.subTest(args=args):
                 proc = run(WORK, *args, "instr/")
                 self.assert_exit(proc, 2)
-                self.assertTrue(proc.stderr.startswith("bench: "), proc.stderr)
+                self.assertTrue(proc.stderr.startswith(e2e_helpers.prog_prefix(WORK)),
+                                proc.stderr)
                 self.assertEqual(len(proc.stderr.strip().splitlines()), 1, proc.stderr)
 
     @unittest.skipIf(e2e_helpers.SANITIZED, "sanitizer build: the mode is not available")

@@ -168,8 +168,8 @@ class GbenchExportTest(unittest.TestCase):
         r = run([FIXTURE, *FAST, "--output-format", "csv", "--export-gbench",
                  "/nonexistent-dir/gb.json", "^fix/a$"])
         self.assertEqual(r.returncode, 2)
-        self.assertIn("bench: /nonexistent-dir/gb.json: cannot create a temporary file: No such "
-                      "file or directory", r.stderr)
+        self.assertIn(e2e_helpers.prog_prefix(FIXTURE) + "/nonexistent-dir/gb.json: cannot "
+                      "create a temporary file: No such file or directory", r.stderr)
 
 
 if __name__ == "__main__":

@@ -167,8 +167,8 @@ class ContainmentTest(IsolationCase):
             return
         self.assertEqual(c["failure"], {"kind": "crashed", "signal": signal.SIGSEGV,
                                         "signal_name": "SIGSEGV"})
-        self.assertIn("bench: benchmark 'trouble/crash' failed: crashed with signal 11 (SIGSEGV)",
-                      p.stderr)
+        self.assertIn(e2e_helpers.prog_prefix(FIXTURE) + "benchmark 'trouble/crash' failed: "
+                      "crashed with signal 11 (SIGSEGV)", p.stderr)
 
     def test_abort(self):
         b, _ = self.json_run("--exact", "trouble/abort", "fix/a", code=3)

@@ -144,7 +144,7 @@ class SnapshotTrustTest(Case):
 
     def assert_not_run(self, p):
         self.assertFalse(os.path.exists(self.marker), "the replaced snapshot ran:\n" + p.stderr)
-        self.assertNotIn("bench: confirmed", p.stderr)
+        self.assertNotIn(e2e_helpers.prog_prefix(p.args[0]) + "confirmed", p.stderr)
 
     def test_a_replaced_by_a_script(self):
         self.forge(self.script("evil.sh", f"#!/bin/sh\ntouch '{self.marker}'\n"))
@@ -174,15 +174,16 @@ class SnapshotTrustTest(Case):
         seen = []
         for line in proc.stderr:
             seen.append(line)
-            if "bench: confirming" in line:
+            if e2e_helpers.prog_prefix(self.slow) + "confirming" in line:
                 tmp = e2e_helpers.copy_program(evil, os.path.join(self.base, ".swap"))
                 os.rename(tmp, os.path.join(self.base, "m.program"))
                 break
         rest = proc.communicate(timeout=120)[1]
         stderr = "".join(seen) + rest
-        self.assertTrue(any("bench: confirming" in line for line in seen), stderr)
+        self.assertTrue(any(e2e_helpers.prog_prefix(self.slow) + "confirming" in line
+                            for line in seen), stderr)
         self.assertFalse(os.path.exists(self.marker), "the swapped file ran:\n" + stderr)
-        self.assertIn("bench: confirmed s/work", stderr)
+        self.assertIn(e2e_helpers.prog_prefix(self.slow) + "confirmed s/work", stderr)
 
     def test_d_script_speaking_the_worker_protocol(self):
         """A fake old build that answers every sample with a huge time would turn a 10x
@@ -224,7 +225,7 @@ class SnapshotTrustTest(Case):
         self.assertEqual(doc["s/work"]["change"]["settled_by"], "saved numbers")
         p, doc = self.compare(self.slow, "m", "--confirm-time", "1", "--trust-snapshots",
                               "^s/work$", env=other, fast=LIGHT)
-        self.assertIn("bench: confirmed s/work", p.stderr)
+        self.assertIn(e2e_helpers.prog_prefix(self.slow) + "confirmed s/work", p.stderr)
         self.assertEqual(doc["s/work"]["change"]["settled_by"], "interleaved run")
 
 
@@ -356,7 +357,8 @@ class DeadlineTest(Case):
             p = self.run_prog(new, "--ab", new, "--ab-time", "1", "--exact", "s/work",
                               env={"BENCH_AB_SAMPLES": path}, timeout=60)
             self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
-            self.assertIn(f"bench: warning: BENCH_AB_SAMPLES: {path}: {why}", p.stderr)
+            self.assertIn(f"{e2e_helpers.prog_prefix(new)}warning: BENCH_AB_SAMPLES: {path}: "
+                          f"{why}", p.stderr)
         self.assertFalse(os.path.exists(os.path.join(self.dir, "elsewhere")))
 
 

@@ -1,6 +1,7 @@
 /*
  * test_format.c: what users read: time and rate formatting, CSV and Markdown escaping of ids and
- * messages, and the atomic JSON file write (read back through cJSON from a real file on disk).
+ * messages, the program's name that begins every message on stderr, and the atomic JSON file
+ * write (read back through cJSON from a real file on disk).
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -397,6 +398,60 @@ static void test_json_file_atomic(void **state)
     rmdir(dir);
 }
 
+/* What bench__errf writes to stderr (descriptor 2, caught in a temporary file), in buf. */
+static void errf_caught(char *buf, size_t len, const char *arg)
+{
+    char path[] = "/tmp/bench-test-errf-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    unlink(path);
+    fflush(stderr);
+    int saved = dup(STDERR_FILENO);
+    assert_true(saved >= 0);
+    dup2(fd, STDERR_FILENO);
+    bench__errf("unknown option '%s'\n", arg);
+    dup2(saved, STDERR_FILENO);
+    close(saved);
+    ssize_t n = pread(fd, buf, len - 1, 0);
+    close(fd);
+    assert_true(n >= 0);
+    buf[n] = '\0';
+}
+
+static void test_messages_begin_with_the_program_name(void **state)
+{
+    (void)state;
+    static char got[8192], want[8192];
+    assert_string_equal(bench__prog_name(), "bench");
+    struct {
+        const char *argv0, *name;
+    } cases[] = {
+        {"/usr/local/bin/myperf", "myperf"}, {"./my perf", "my perf"},
+        {"myperf", "myperf"},                {"", "bench"},
+        {NULL, "bench"},                     {"/usr/bin/", "bench"},
+        {"dir/my\nperf\x1b", "my\\x0aperf\\x1b"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        bench__set_prog_name(cases[i].argv0);
+        assert_string_equal(bench__prog_name(), cases[i].name);
+        errf_caught(got, sizeof got, "--frob");
+        bench__msg(want, sizeof want, "%s: unknown option '--frob'\n", cases[i].name);
+        assert_string_equal(got, want);
+    }
+    /* Longer than the stack buffer: written whole all the same. */
+    bench__set_prog_name("myperf");
+    char *arg = malloc(5000);
+    assert_non_null(arg);
+    memset(arg, 'a', 4999);
+    arg[4999] = '\0';
+    errf_caught(got, sizeof got, arg);
+    bench__msg(want, sizeof want, "myperf: unknown option '%s'\n", arg);
+    assert_int_equal(strlen(got), strlen("myperf: unknown option ''\n") + 4999);
+    assert_string_equal(got, want);
+    free(arg);
+    bench__set_prog_name(NULL);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -408,6 +463,7 @@ int main(void)
         cmocka_unit_test(test_markdown_escaping),
         cmocka_unit_test(test_escape),
         cmocka_unit_test(test_csv_guard),
+        cmocka_unit_test(test_messages_begin_with_the_program_name),
         cmocka_unit_test(test_csv_formula_and_control_cells),
         cmocka_unit_test(test_csv_metric_columns),
         cmocka_unit_test(test_json_file_atomic),

@@ -32,7 +32,7 @@ static int run_worker_job(bench__request *c, const char *job, const bench__insta
     char job_copy[512], msg[512];
     /* Nothing goes to descriptor 3 before it is known to be a manager's channel. */
     if (bench__worker_verify(msg, sizeof msg) != 0) {
-        fprintf(stderr, "bench: %s\n", msg);
+        bench__errf("%s\n", msg);
         return BENCH_EXIT_USAGE;
     }
     bench__msg(job_copy, sizeof job_copy, "%s", job);
@@ -65,7 +65,7 @@ static int list_selected(bench__request *c, const bench__instance *all, size_t n
 {
     char msg[512];
     if (bench__request_make_probes(c, msg, sizeof msg) != 0) {
-        fprintf(stderr, "bench: %s\n", msg);
+        bench__errf("%s\n", msg);
         bench__request_destroy_probes(c);
         return BENCH_EXIT_USAGE;
     }
@@ -87,7 +87,7 @@ static long select_benchmarks(const bench__request *c, const bench__instance *al
     const char **ids = calloc(n ? n : 1, sizeof *ids);
     long nsel = -1;
     if (!*selected || !ids) {
-        fprintf(stderr, "bench: out of memory\n");
+        bench__errf("out of memory\n");
         goto out;
     }
     for (size_t i = 0; i < n; i++)
@@ -99,10 +99,10 @@ static long select_benchmarks(const bench__request *c, const bench__instance *al
         nsel += (*selected)[i];
     if (nsel == 0) {
         if (n == 0)
-            fprintf(stderr, "bench: this program has no benchmarks (no BENCH_FN was linked in)\n");
+            bench__errf("this program has no benchmarks (no BENCH_FN was linked in)\n");
         else
-            fprintf(stderr, "bench: no benchmark matches the filter%s (see --list)\n",
-                    c->nfilters > 1 ? "s" : "");
+            bench__errf("no benchmark matches the filter%s (see --list)\n",
+                        c->nfilters > 1 ? "s" : "");
         nsel = -1;
     }
 out:
@@ -127,7 +127,7 @@ static int show_history(const bench__request *c)
                                  sizeof msg);
     if (rc != 0) {
         if (msg[0])
-            fprintf(stderr, "bench: %s\n", bench__escape(shown, sizeof shown, msg));
+            bench__errf("%s\n", bench__escape(shown, sizeof shown, msg));
         fflush(stdout);
         bench__history_view_free(&view);
         return BENCH_EXIT_USAGE;
@@ -141,7 +141,7 @@ static int show_history(const bench__request *c)
     }
     if (c->json_path && exit_code == BENCH_EXIT_OK &&
         bench__history_view_write(c->json_path, c->history_show, &view, msg, sizeof msg) != 0) {
-        fprintf(stderr, "bench: %s\n", bench__escape(shown, sizeof shown, msg));
+        bench__errf("%s\n", bench__escape(shown, sizeof shown, msg));
         exit_code = BENCH_EXIT_USAGE;
     }
     bench__history_view_free(&view);
@@ -150,11 +150,19 @@ static int show_history(const bench__request *c)
 
 int bench_main(int argc, char **argv)
 {
+    /* Every message begins with the program's name as the user invoked it, a worker's too: its
+     * manager names it, as the worker's own argv[0] may be another path (the executable under a
+     * launcher, the other program of --ab). Set before anything can fail or crash (crash.c). */
+    const char *job = getenv(BENCH__JOB_ENV);
+    const char *name = job ? getenv(BENCH__JOB_NAME_ENV) : NULL;
+    if (!name || !*name)
+        name = argc > 0 ? argv[0] : NULL;
+    bench__set_prog_name(name);
     bench__request c;
     if (bench__cli_parse(&c, argc, argv) != 0)
         return BENCH_EXIT_USAGE;
     if (c.help) {
-        bench__cli_print_usage(stdout, argc > 0 ? argv[0] : NULL);
+        bench__cli_print_usage(stdout);
         return bench__finish_stdout(BENCH_EXIT_OK);
     }
     if (c.version) {
@@ -193,17 +201,16 @@ int bench_main(int argc, char **argv)
     char msg[1024] = "";
     /* Allocation counting needs its preload library: re-executes with it before anything. */
     if (c.alloc_stats && bench__alloc_preload(argc, argv, msg, sizeof msg) != 0) {
-        fprintf(stderr, "bench: --alloc-stats: %s\n", msg);
+        bench__errf("--alloc-stats: %s\n", msg);
         return BENCH_EXIT_USAGE;
     }
     int rc = bench__registry_list(&all, &n, msg, sizeof msg);
     if (rc != 0) {
-        fprintf(stderr, "bench: %s\n", msg[0] ? msg : bench__strerror(rc));
+        bench__errf("%s\n", msg[0] ? msg : bench__strerror(rc));
         return BENCH_EXIT_USAGE;
     }
     int exit_code;
     bool *selected = NULL;
-    const char *job = getenv("BENCH_WORKER_JOB");
     long nsel;
     if (job)
         exit_code = run_worker_job(&c, job, all, n);

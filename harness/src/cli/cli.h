@@ -14,7 +14,7 @@
  * Returns 0, or -1 after one line on stderr (exit code 2).
  */
 int bench__cli_parse(bench__request *c, int argc, char **argv);
-/** Prints the help; its usage line names the program as argv0's basename. */
-void bench__cli_print_usage(FILE *o, const char *argv0);
+/** Prints the help; its usage line names the program as its messages do (bench__prog_name). */
+void bench__cli_print_usage(FILE *o);
 
 #endif /* HARNESS_CLI_H */

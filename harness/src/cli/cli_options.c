@@ -163,13 +163,9 @@ static const char usage_text[] =
     "share/doc/harness/).\n";
 
 /* Prints the help; its usage line names the program as it was invoked (argv[0]'s basename). */
-void bench__cli_print_usage(FILE *o, const char *argv0)
+void bench__cli_print_usage(FILE *o)
 {
-    const char *name = argv0 && *argv0 ? argv0 : "bench";
-    const char *slash = strrchr(name, '/');
-    if (slash && slash[1] != '\0')
-        name = slash + 1;
-    fprintf(o, "Usage: %s [OPTIONS] [FILTER...]\n", name);
+    fprintf(o, "Usage: %s [OPTIONS] [FILTER...]\n", bench__prog_name());
     fputs(usage_text, o);
 }
 
@@ -177,7 +173,7 @@ void bench__cli_print_usage(FILE *o, const char *argv0)
 
 static int bad_value(const char *flag, const char *value, const char *what)
 {
-    fprintf(stderr, "bench: %s: '%s' is not %s\n", flag, value, what);
+    bench__errf("%s: '%s' is not %s\n", flag, value, what);
     return -1;
 }
 
@@ -653,7 +649,7 @@ static int parse_args(bench__request *c, int argc, char **argv)
         const char *arg = argv[i];
         if (only_positional || arg[0] != '-' || arg[1] == '\0') {
             if (c->nfilters == BENCH__MAX_FILTERS) {
-                fprintf(stderr, "bench: more than %d filters\n", BENCH__MAX_FILTERS);
+                bench__errf("more than %d filters\n", BENCH__MAX_FILTERS);
                 return -1;
             }
             c->filters[c->nfilters++] = arg;
@@ -674,7 +670,7 @@ static int parse_args(bench__request *c, int argc, char **argv)
                     def = &options[k];
             if (def && eq) {
                 if (!def->takes_value) {
-                    fprintf(stderr, "bench: option '--%s' takes no value\n", def->name);
+                    bench__errf("option '--%s' takes no value\n", def->name);
                     return -1;
                 }
                 value = eq + 1;
@@ -685,12 +681,12 @@ static int parse_args(bench__request *c, int argc, char **argv)
                     def = &options[k];
         }
         if (!def) {
-            fprintf(stderr, "bench: unknown option '%s' (try --help)\n", arg);
+            bench__errf("unknown option '%s' (try --help)\n", arg);
             return -1;
         }
         if (def->takes_value && !value) {
             if (i + 1 >= argc) {
-                fprintf(stderr, "bench: option '--%s' needs a value\n", def->name);
+                bench__errf("option '--%s' needs a value\n", def->name);
                 return -1;
             }
             value = argv[++i];
@@ -723,7 +719,7 @@ static const char *comparison_option(const bench__request *c)
 static int check_combinations(const bench__request *c)
 {
     if (c->load_baseline && !c->baseline) {
-        fprintf(stderr, "bench: --load-baseline needs --baseline OLD to compare with\n");
+        bench__errf("--load-baseline needs --baseline OLD to compare with\n");
         return -1;
     }
     /* A gate option without a comparison would be silently ignored, and a CI gate that forgot
@@ -733,31 +729,32 @@ static int check_combinations(const bench__request *c)
         /* The level and the threshold are the history gate's too. */
         bool history_too = strcmp(gate, "--significance-level") == 0 ||
                            strcmp(gate, "--noise-threshold") == 0;
-        fprintf(stderr, "bench: %s needs a comparison: give --baseline NAME or --ab OTHER%s\n",
-                gate, history_too ? " (or --history-gate K, or --history-confirm)" : "");
+        bench__errf("%s needs a comparison: give --baseline NAME or --ab OTHER%s\n",
+                    gate, history_too ? " (or --history-gate K, or --history-confirm)" : "");
         return -1;
     }
     if ((c->confirm_time_set || c->trust_snapshots) && !c->baseline && !c->history_confirm &&
         !c->history_gate) {
-        fprintf(stderr, "bench: %s needs --baseline NAME (or --history-confirm, or "
-                        "--history-gate K)\n",
-                c->confirm_time_set ? "--confirm-time" : "--trust-snapshots");
+        bench__errf("%s needs --baseline NAME (or --history-confirm, or "
+                    "--history-gate K)\n",
+                    c->confirm_time_set ? "--confirm-time" : "--trust-snapshots");
         return -1;
     }
     if ((c->ab_time_set || c->ab_pairs_set || c->ab_schedule_set) && !c->ab) {
-        fprintf(stderr, "bench: %s needs --ab OTHER\n",
-                c->ab_time_set ? "--ab-time" : c->ab_pairs_set ? "--ab-pairs" : "--ab-schedule");
+        bench__errf("%s needs --ab OTHER\n", c->ab_time_set    ? "--ab-time"
+                                             : c->ab_pairs_set ? "--ab-pairs"
+                                                               : "--ab-schedule");
         return -1;
     }
     if (c->load_baseline && (c->save_baseline || c->calibrate)) {
-        fprintf(stderr, "bench: --load-baseline runs nothing, so it cannot be combined with "
-                        "--save-baseline or --calibrate\n");
+        bench__errf("--load-baseline runs nothing, so it cannot be combined with "
+                    "--save-baseline or --calibrate\n");
         return -1;
     }
     if (c->ab && (c->baseline || c->save_baseline || c->load_baseline || c->calibrate ||
                   c->json_path || c->list)) {
-        fprintf(stderr, "bench: --ab compares two programs and runs nothing else: it cannot be "
-                        "combined with baselines, --calibrate, --json or --list\n");
+        bench__errf("--ab compares two programs and runs nothing else: it cannot be "
+                    "combined with baselines, --calibrate, --json or --list\n");
         return -1;
     }
     /* The paired comparison and the comparison of two saved files report in words only: a
@@ -765,95 +762,95 @@ static int check_combinations(const bench__request *c)
      * expects JSON or CSV, or with no file at all. */
     if ((c->ab || c->load_baseline) &&
         (c->format != BENCH__FMT_PRETTY || c->gbench_path || c->json_path)) {
-        fprintf(stderr, "bench: %s reports in the pretty format only: --json, --export-gbench "
-                        "and other --output-format values do not apply\n",
-                c->ab ? "--ab" : "--load-baseline");
+        bench__errf("%s reports in the pretty format only: --json, --export-gbench "
+                    "and other --output-format values do not apply\n",
+                    c->ab ? "--ab" : "--load-baseline");
         return -1;
     }
     if (c->run.profile_time > 0 &&
         (c->baseline || c->save_baseline || c->load_baseline || c->calibrate || c->json_path ||
          c->gbench_path || c->ab)) {
-        fprintf(stderr, "bench: --profile-time takes no statistics: it cannot be combined with "
-                        "baselines, --calibrate, --json, --export-gbench or --ab\n");
+        bench__errf("--profile-time takes no statistics: it cannot be combined with "
+                    "baselines, --calibrate, --json, --export-gbench or --ab\n");
         return -1;
     }
     if (c->run.in_process && c->run.processes) {
-        fprintf(stderr, "bench: --processes and --in-process contradict each other: pick one\n");
+        bench__errf("--processes and --in-process contradict each other: pick one\n");
         return -1;
     }
     bool isolated = !c->run.in_process && c->run.profile_time <= 0 && !c->ab;
     if (c->run.processes && !isolated) {
-        fprintf(stderr, "bench: --processes sets the worker processes of a measuring run: it "
-                        "cannot be combined with --in-process, --profile-time or --ab\n");
+        bench__errf("--processes sets the worker processes of a measuring run: it "
+                    "cannot be combined with --in-process, --profile-time or --ab\n");
         return -1;
     }
     if (c->run.timeout_s > 0 && !isolated && !c->ab) {
-        fprintf(stderr, "bench: --timeout limits worker processes: it cannot be combined with "
-                        "--in-process or --profile-time, which start none\n");
+        bench__errf("--timeout limits worker processes: it cannot be combined with "
+                    "--in-process or --profile-time, which start none\n");
         return -1;
     }
     if (c->run.fixed_layout && (c->run.in_process || c->run.profile_time > 0)) {
-        fprintf(stderr, "bench: --fixed-layout concerns worker processes: it cannot be combined "
-                        "with --in-process or --profile-time\n");
+        bench__errf("--fixed-layout concerns worker processes: it cannot be combined "
+                    "with --in-process or --profile-time\n");
         return -1;
     }
     if (isolated && !c->instructions && (c->run.cli.rounds || c->run.cli.target_precision)) {
-        fprintf(stderr, "bench: --rounds and --target-precision shape the samples of one "
-                        "process: add --in-process to use them (worker processes are set with "
-                        "--processes, and never stop early)\n");
+        bench__errf("--rounds and --target-precision shape the samples of one "
+                    "process: add --in-process to use them (worker processes are set with "
+                    "--processes, and never stop early)\n");
         return -1;
     }
     if (c->calibrate && !c->save_baseline) {
-        fprintf(stderr, "bench: --calibrate needs --save-baseline NAME to store the noise in\n");
+        bench__errf("--calibrate needs --save-baseline NAME to store the noise in\n");
         return -1;
     }
     /* ---- the run history (history.c) ---- */
     if (c->history_show && (c->history_path || c->load_baseline || c->save_baseline ||
                             c->baseline || c->ab || c->calibrate || c->list)) {
-        fprintf(stderr, "bench: --history-show reads a history and runs nothing: it cannot be "
-                        "combined with --history, baselines, --ab, --calibrate or --list\n");
+        bench__errf("--history-show reads a history and runs nothing: it cannot be "
+                    "combined with --history, baselines, --ab, --calibrate or --list\n");
         return -1;
     }
     if (c->history_confirm && !c->history_show) {
-        fprintf(stderr, "bench: --history-confirm needs --history-show FILE: it confirms the "
-                        "change points shown\n");
+        bench__errf("--history-confirm needs --history-show FILE: it confirms the "
+                    "change points shown\n");
         return -1;
     }
     if (c->history_path && (c->ab || c->load_baseline || c->run.profile_time > 0 ||
                             c->instructions)) {
-        fprintf(stderr, "bench: --history records runs of times: it cannot be combined with "
-                        "--ab, --load-baseline, --profile-time or --instructions\n");
+        bench__errf("--history records runs of times: it cannot be combined with "
+                    "--ab, --load-baseline, --profile-time or --instructions\n");
         return -1;
     }
     /* ---- instruction mode (instr.c) ---- */
     if ((c->instr_iterations_set || c->instr_cache_sim) && !c->instructions) {
-        fprintf(stderr, "bench: --instructions-iterations and --instructions-cache-sim need "
-                        "--instructions\n");
+        bench__errf("--instructions-iterations and --instructions-cache-sim need "
+                    "--instructions\n");
         return -1;
     }
     bool probes_asked = false;
     for (size_t k = 0; k < BENCH__MAX_PROBE_KINDS; k++)
         probes_asked = probes_asked || c->probe_on[k];
     if (c->instructions && probes_asked && !c->perf_events && !c->alloc_stats) {
-        fprintf(stderr, "bench: --instructions counts instructions under valgrind: --probe does "
-                        "not apply\n");
+        bench__errf("--instructions counts instructions under valgrind: --probe does "
+                    "not apply\n");
         return -1;
     }
     if (c->instructions && (c->ab || c->calibrate || c->run.profile_time > 0 ||
                             c->perf_events || c->alloc_stats || c->gbench_path)) {
-        fprintf(stderr, "bench: --instructions counts instructions under valgrind: it cannot be "
-                        "combined with --ab, --calibrate, --profile-time, --perf-events, "
-                        "--alloc-stats or --export-gbench\n");
+        bench__errf("--instructions counts instructions under valgrind: it cannot be "
+                    "combined with --ab, --calibrate, --profile-time, --perf-events, "
+                    "--alloc-stats or --export-gbench\n");
         return -1;
     }
     if (c->instructions && (c->run.processes || c->run.in_process)) {
-        fprintf(stderr, "bench: --instructions counts each benchmark exactly in one worker "
-                        "process under valgrind: --processes and --in-process do not apply\n");
+        bench__errf("--instructions counts each benchmark exactly in one worker "
+                    "process under valgrind: --processes and --in-process do not apply\n");
         return -1;
     }
     if (c->instructions && c->format != BENCH__FMT_PRETTY && c->format != BENCH__FMT_JSON) {
-        fprintf(stderr, "bench: --instructions reports as pretty or json only (the other "
-                        "formats show times)\n");
+        bench__errf("--instructions reports as pretty or json only (the other "
+                    "formats show times)\n");
         return -1;
     }
     /* ---- end instruction mode ---- */
@@ -890,13 +887,13 @@ int bench__cli_parse(bench__request *c, int argc, char **argv)
     if (c->run.profile_time > 0)
         c->run.plan = BENCH__PLAN_PROFILE;
     if (c->history_programs_set && !c->history_path) {
-        fprintf(stderr, "bench: --history-programs needs --history FILE (or BENCH_HISTORY): it "
-                        "keeps the programs of the runs recorded there\n");
+        bench__errf("--history-programs needs --history FILE (or BENCH_HISTORY): it "
+                    "keeps the programs of the runs recorded there\n");
         return -1;
     }
     if (c->history_gate && (!c->history_path || c->list || c->run.profile_time > 0)) {
-        fprintf(stderr, "bench: --history-gate needs a run of times recorded with --history "
-                        "FILE (or $BENCH_HISTORY)\n");
+        bench__errf("--history-gate needs a run of times recorded with --history "
+                    "FILE (or $BENCH_HISTORY)\n");
         return -1;
     }
     c->abo.significance_level = c->cmp.significance_level;

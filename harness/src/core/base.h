@@ -67,6 +67,24 @@ void bench__fputs_escaped(FILE *o, const char *s);
  */
 bool bench__csv_needs_guard(const char *s);
 
+/* ---- messages on stderr: each begins with the program's name ---- */
+
+/**
+ * Sets the name every message on stderr begins with: the basename of argv0 (the program as it
+ * was invoked), escaped; "bench" when argv0 is NULL or has no basename. bench_main calls it
+ * before anything can fail or crash, and nothing calls it after: the crash handler reads the name
+ * (crash.c).
+ */
+void bench__set_prog_name(const char *argv0);
+/** The name bench__set_prog_name set ("bench" before): a static buffer, valid for the process's
+ * life. */
+const char *bench__prog_name(void);
+/**
+ * Writes "NAME: " and the formatted text (which ends in its own newline) to stderr in one
+ * write(2), NAME being bench__prog_name(): every error, warning and note of the harness.
+ */
+void bench__errf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
 /** snprintf that always terminates and never warns about truncation. */
 /*
  * The few internal functions the components (libharness-counters, libharness-cuda) call in the

@@ -1,8 +1,8 @@
 /*
  * util.c: small helpers shared by the harness: the error table's messages, bounded message
- * formatting, the human formatting of times and rates used by every text reporter, and the one
+ * formatting, the human formatting of times and rates used by every text reporter, the one
  * escaping of untrusted text (benchmark names, messages, strings read from files) that every
- * text output goes through.
+ * text output goes through, and the one way a message reaches stderr: after the program's name.
  */
 #include <errno.h>
 #include <math.h>
@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "core/base.h"
 #include "core/options.h"
@@ -247,6 +248,64 @@ const char *bench__sampling_name(bench_sampling s)
     }
 }
 
+/* ---- messages on stderr ---- */
+
+/* The program's name as invoked, escaped: set once at the start (bench_main), read by every
+ * message and by the crash handler, which may not compute it (crash.c). */
+static char prog_name[BENCH__ESCAPED_ID] = "bench";
+
+void bench__set_prog_name(const char *argv0)
+{
+    const char *slash = argv0 ? strrchr(argv0, '/') : NULL;
+    const char *base = slash ? slash + 1 : argv0;
+    bench__escape(prog_name, sizeof prog_name, base && *base ? base : "bench");
+}
+
+const char *bench__prog_name(void)
+{
+    return prog_name;
+}
+
+void bench__errf(const char *fmt, ...)
+{
+    /* One write: lines of concurrent processes (a manager and its workers share stderr) never
+     * interleave inside a message. */
+    char small[2048], *buf = small;
+    size_t pre = strlen(prog_name) + 2;
+    memcpy(buf, prog_name, pre - 2);
+    memcpy(buf + pre - 2, ": ", 2);
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(buf + pre, sizeof small - pre, fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        return;
+    size_t len = pre + (size_t)n;
+    if (len >= sizeof small) {
+        char *big = malloc(len + 1);
+        if (big) {
+            memcpy(big, small, pre);
+            va_start(ap, fmt);
+            vsnprintf(big + pre, len + 1 - pre, fmt, ap);
+            va_end(ap);
+            buf = big;
+        } else {
+            len = sizeof small - 1; /* the message cut short rather than lost */
+        }
+    }
+    fflush(stderr); /* after what stdio already holds for stderr */
+    for (size_t done = 0; done < len;) {
+        ssize_t w = write(STDERR_FILENO, buf + done, len - done);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            break;
+        done += (size_t)w;
+    }
+    if (buf != small)
+        free(buf);
+}
+
 /* Set in a worker process that is not its benchmark's first (options.h). */
 bool bench__quiet_warnings;
 
@@ -254,7 +313,7 @@ bool bench__quiet_warnings;
 int bench__finish_stdout(int exit_code)
 {
     if (fflush(stdout) != 0 || ferror(stdout)) {
-        fprintf(stderr, "bench: writing to stdout failed\n");
+        bench__errf("writing to stdout failed\n");
         return exit_code == BENCH_EXIT_OK ? BENCH_EXIT_USAGE : exit_code;
     }
     return exit_code;

@@ -376,8 +376,8 @@ int bench__alloc_probe_create(bench__probe **out, char *msg, size_t msglen)
     if (!reset_hwm()) {
         static bool warned;
         if (!warned)
-            fprintf(stderr, "bench: warning: --alloc-stats: /proc/self/clear_refs cannot be "
-                            "written, so max_rss_bytes is not reported\n");
+            bench__errf("warning: --alloc-stats: /proc/self/clear_refs cannot be "
+                        "written, so max_rss_bytes is not reported\n");
         warned = true;
     }
     *out = &probe;

@@ -515,8 +515,8 @@ void bench__cuda_unlock_clocks(void)
     if (cu.locked_mhz == 0 || !cu.nvml)
         return;
     if (bench__nvml_unlock_sm_clock(cu.nvml, msg, sizeof msg) != 0)
-        fprintf(stderr, "bench: warning: the GPU's SM clock stays locked at %u MHz (%s); "
-                        "'nvidia-smi -rgc' resets it\n", cu.locked_mhz, msg);
+        bench__errf("warning: the GPU's SM clock stays locked at %u MHz (%s); "
+                    "'nvidia-smi -rgc' resets it\n", cu.locked_mhz, msg);
     cu.locked_mhz = 0;
 }
 

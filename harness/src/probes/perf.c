@@ -348,8 +348,8 @@ static int perf_attach(bench__probe *p, bench__result *r)
     char why[600];
     if (open_groups(st, why, sizeof why) != 0) {
         if (!bench__quiet_warnings)
-            fprintf(stderr, "bench: warning: --perf-events: %s runs without counters: %s\n",
-                    r->inst ? r->inst->id : "a benchmark", why);
+            bench__errf("warning: --perf-events: %s runs without counters: %s\n",
+                        r->inst ? r->inst->id : "a benchmark", why);
         return 1;
     }
     for (size_t i = 0; i < st->nev; i++) {
@@ -461,9 +461,9 @@ int bench__perf_probe_create(const char *spec, bench__probe **out, char *msg, si
         keep[i] = true;
         for (size_t j = 0; j < i && keep[i]; j++) {
             if (keep[j] && same_encoding(&all[i], &all[j])) {
-                fprintf(stderr, "bench: warning: --perf-events: %s is the same event as %s: "
-                                "counted once, as %s\n",
-                        all[i].name, all[j].name, all[j].name);
+                bench__errf("warning: --perf-events: %s is the same event as %s: "
+                            "counted once, as %s\n",
+                            all[i].name, all[j].name, all[j].name);
                 keep[i] = false;
             }
         }
@@ -480,15 +480,15 @@ int bench__perf_probe_create(const char *spec, bench__probe **out, char *msg, si
         int fd = open_event(ev, -1, why, sizeof why, brief[nrefused], sizeof brief[0], note,
                             sizeof note);
         if (fd < 0) {
-            fprintf(stderr, "bench: warning: --perf-events: %s cannot be counted here: "
-                            "perf_event_open: %s; going on without it\n",
-                    ev->name, why);
+            bench__errf("warning: --perf-events: %s cannot be counted here: "
+                        "perf_event_open: %s; going on without it\n",
+                        ev->name, why);
             refused[nrefused++] = ev->name;
             continue;
         }
         close(fd);
         if (note[0])
-            fprintf(stderr, "bench: warning: --perf-events: %s: %s\n", ev->name, note);
+            bench__errf("warning: --perf-events: %s: %s\n", ev->name, note);
         st->ev[st->nev++] = *ev;
     }
     if (st->nev == 0 && tried > 0) {
@@ -510,9 +510,9 @@ int bench__perf_probe_create(const char *spec, bench__probe **out, char *msg, si
             bench__msg(why + used, sizeof why - used, ": %s", brief[i]);
             used = strlen(why);
         }
-        fprintf(stderr, "bench: warning: --perf-events: none of the requested events can be "
-                        "counted here (%s); the benchmarks run without counters\n",
-                why);
+        bench__errf("warning: --perf-events: none of the requested events can be "
+                    "counted here (%s); the benchmarks run without counters\n",
+                    why);
     }
     build_groups(st);
     p->name = "perf";

@@ -333,11 +333,11 @@ int bench__compare_exit(const char *const *ids, const bench__change *ch, size_t 
     for (size_t i = 0; i < n; i++) {
         regressed |= ch[i].verdict == BENCH__V_REGRESSED;
         if (gate->fail_on_inconclusive && ch[i].verdict == BENCH__V_INCONCLUSIVE) {
-            fprintf(stderr, "bench: --fail-on-inconclusive: '%s' is inconclusive against %s "
-                            "(%+.2f%% [%+.2f%%, %+.2f%%]: it could have changed by more than the "
-                            "noise threshold)\n",
-                    ids[i], against, (ch[i].ratio - 1.0) * 100.0,
-                    (ch[i].ratio_lower - 1.0) * 100.0, (ch[i].ratio_upper - 1.0) * 100.0);
+            bench__errf("--fail-on-inconclusive: '%s' is inconclusive against %s "
+                        "(%+.2f%% [%+.2f%%, %+.2f%%]: it could have changed by more than the "
+                        "noise threshold)\n",
+                        ids[i], against, (ch[i].ratio - 1.0) * 100.0,
+                        (ch[i].ratio_lower - 1.0) * 100.0, (ch[i].ratio_upper - 1.0) * 100.0);
             undecided = true;
         }
         if (gate->strict)
@@ -351,11 +351,11 @@ int bench__compare_exit(const char *const *ids, const bench__change *ch, size_t 
 bool bench__strict_violation(const char *id, bench__verdict v, const char *against)
 {
     if (v == BENCH__V_NEW)
-        fprintf(stderr, "bench: --baseline-strict: '%s' is new: %s has no measurement of it\n",
-                id, against);
+        bench__errf("--baseline-strict: '%s' is new: %s has no measurement of it\n",
+                    id, against);
     else if (v == BENCH__V_REMOVED)
-        fprintf(stderr, "bench: --baseline-strict: '%s' was removed: only %s has it\n", id,
-                against);
+        bench__errf("--baseline-strict: '%s' was removed: only %s has it\n", id,
+                    against);
     return v == BENCH__V_NEW || v == BENCH__V_REMOVED;
 }
 

@@ -501,8 +501,8 @@ int bench__ab_compare(const char *old_prog, int old_fd, const char *new_prog, in
             close(fd);
         }
         if (!run.samples)
-            fprintf(stderr, "bench: warning: BENCH_AB_SAMPLES: %s; no samples are logged\n",
-                    bench__escape(shown, sizeof shown, why));
+            bench__errf("warning: BENCH_AB_SAMPLES: %s; no samples are logged\n",
+                        bench__escape(shown, sizeof shown, why));
     }
     /* Half the most pairs fill the average budget: a benchmark that needs them all takes the
      * time that the quickly decided ones leave. */
@@ -635,12 +635,12 @@ int bench__ab_run(const char *other, const bench__instance *all, const bool *sel
 {
     char self[4096], why[512];
     if (bench__proc_self(self, sizeof self, why, sizeof why) != 0) {
-        fprintf(stderr, "bench: --ab: %s\n", why);
+        bench__errf("--ab: %s\n", why);
         return BENCH_EXIT_USAGE;
     }
     if (access(other, X_OK) != 0) {
-        fprintf(stderr, "bench: --ab: '%s' is not an executable program: %s\n", other,
-                strerror(errno));
+        bench__errf("--ab: '%s' is not an executable program: %s\n", other,
+                    strerror(errno));
         return BENCH_EXIT_USAGE;
     }
     size_t m = 0;
@@ -654,7 +654,7 @@ int bench__ab_run(const char *other, const bench__instance *all, const bool *sel
         free(items);
         free(ch);
         free(ids);
-        fprintf(stderr, "bench: out of memory\n");
+        bench__errf("out of memory\n");
         return BENCH_EXIT_USAGE;
     }
     size_t k = 0;
@@ -684,8 +684,8 @@ int bench__ab_run(const char *other, const bench__instance *all, const bool *sel
     ab_print pr = {.color = color, .exit_code = BENCH_EXIT_OK};
     int rc = bench__ab_compare(other, -1, self, -1, items, m, o, print_item, &pr);
     if (rc == BENCH_EUSAGE || bench__proc_interrupted()) {
-        fprintf(stderr, "bench: interrupted by %s: stopped the worker processes\n",
-                bench__signal_name(bench__proc_interrupted()));
+        bench__errf("interrupted by %s: stopped the worker processes\n",
+                    bench__signal_name(bench__proc_interrupted()));
         free(items);
         free(ch);
         free(ids);

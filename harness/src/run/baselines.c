@@ -48,15 +48,15 @@ int bench__baseline_load_named(const bench__request *c, const bench__client *cl,
      * says so in the loader's own words. */
     struct stat st;
     if (rc == BENCH_EIO && stat(path, &st) != 0 && errno == ENOENT) {
-        fprintf(stderr, "bench: baseline '%s' not found: %s does not exist (save one with "
-                        "%s--save-baseline %s)\n", name, path, cl->save_with,
-                name);
+        bench__errf("baseline '%s' not found: %s does not exist (save one with "
+                    "%s--save-baseline %s)\n", name, path, cl->save_with,
+                    name);
         return -1;
     }
     if (rc != 0) {
         char shown[4 * sizeof msg]; /* quotes the file's path and keys: escaped */
-        fprintf(stderr, "bench: baseline '%s' is unusable: %s\n", name,
-                bench__escape(shown, sizeof shown, msg));
+        bench__errf("baseline '%s' is unusable: %s\n", name,
+                    bench__escape(shown, sizeof shown, msg));
         return -1;
     }
     return 0;
@@ -114,19 +114,19 @@ int bench__save_named(const char *dir, const char *name, const char *path,
         measured += results[i].status == BENCH__OK;
     if (measured == 0) {
         /* Nothing to keep: the file, if there is one, stays as it was. */
-        fprintf(stderr, "bench: baseline '%s' not saved: no benchmark was measured\n", name);
+        bench__errf("baseline '%s' not saved: no benchmark was measured\n", name);
         return 0;
     }
     if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
-        fprintf(stderr, "bench: cannot create the baseline directory %s: %s\n", dir,
-                strerror(errno));
+        bench__errf("cannot create the baseline directory %s: %s\n", dir,
+                    strerror(errno));
         return -1;
     }
     /* Only measured benchmarks are saved: a failed or skipped one keeps its old entry. */
     size_t k = 0;
     bench__result *ok = bench__ok_results(results, n, &k);
     if (!ok) {
-        fprintf(stderr, "bench: out of memory\n");
+        bench__errf("out of memory\n");
         return -1;
     }
     bench__context sctx = *ctx;
@@ -161,14 +161,14 @@ int bench__save_named(const char *dir, const char *name, const char *path,
             if (bench__snapshot_sign(snap.hash, snap.bytes, sctx.program_mac,
                                      sizeof sctx.program_mac, why, sizeof why) != 0) {
                 sctx.program_mac[0] = '\0';
-                fprintf(stderr, "bench: warning: baseline '%s' keeps its program unsigned (%s): "
-                                "a later comparison runs it only with --trust-snapshots\n",
-                        name, bench__escape(shown, sizeof shown, why));
+                bench__errf("warning: baseline '%s' keeps its program unsigned (%s): "
+                            "a later comparison runs it only with --trust-snapshots\n",
+                            name, bench__escape(shown, sizeof shown, why));
             }
         } else {
-            fprintf(stderr, "bench: warning: baseline '%s' keeps no copy of this program (%s): "
-                            "a later comparison cannot confirm a change by running it\n",
-                    name, bench__escape(shown, sizeof shown, msg));
+            bench__errf("warning: baseline '%s' keeps no copy of this program (%s): "
+                        "a later comparison cannot confirm a change by running it\n",
+                        name, bench__escape(shown, sizeof shown, msg));
             rc = 0;
         }
     }
@@ -186,15 +186,15 @@ int bench__save_named(const char *dir, const char *name, const char *path,
             bench__snapshot_discard(&snap);
         if (rc == BENCH_EUSAGE && bench__proc_interrupted())
             return -1; /* the caller says so */
-        fprintf(stderr, "bench: saving baseline '%s' failed: %s\n", name,
-                bench__escape(shown, sizeof shown, msg));
+        bench__errf("saving baseline '%s' failed: %s\n", name,
+                    bench__escape(shown, sizeof shown, msg));
         return -1;
     }
     if (step.warning[0])
-        fprintf(stderr, "bench: warning: baseline '%s' was saved but its copy of the program "
-                        "was not: %s\n", name, bench__escape(shown, sizeof shown, step.warning));
-    fprintf(stderr, "bench: saved %zu benchmark%s to baseline '%s' (%s)\n", k, k == 1 ? "" : "s",
-            name, path);
+        bench__errf("warning: baseline '%s' was saved but its copy of the program "
+                    "was not: %s\n", name, bench__escape(shown, sizeof shown, step.warning));
+    bench__errf("saved %zu benchmark%s to baseline '%s' (%s)\n", k, k == 1 ? "" : "s",
+                name, path);
     return 0;
 }
 
@@ -204,11 +204,11 @@ void bench__baseline_warn_context(const bench__context_id *now, const bench__con
 {
     bench__context_compare(now, then, out);
     if (out->machine[0])
-        fprintf(stderr, "bench: warning: baseline '%s' was measured on a different machine: "
-                        "%s\n", name, out->machine);
+        bench__errf("warning: baseline '%s' was measured on a different machine: "
+                    "%s\n", name, out->machine);
     if (out->build[0])
-        fprintf(stderr, "bench: warning: baseline '%s' was measured with a different build: "
-                        "%s\n", name, out->build);
+        bench__errf("warning: baseline '%s' was measured with a different build: "
+                    "%s\n", name, out->build);
 }
 
 int bench__side_of_entry(const bench__request *c, const bench__entry *e, bench__side *out)
@@ -264,7 +264,7 @@ int bench__summarize(const bench__request *c, const bench__client *cl, FILE *o,
     if (bench__sort_changes(ids, ch, n) != 0 ||
         bench__print_compare_summary(o, what, ids, ch, n, &c->cmp, cl->method, context,
                                      color) != 0) {
-        fprintf(stderr, "bench: out of memory\n");
+        bench__errf("out of memory\n");
         return BENCH_EXIT_USAGE;
     }
     return bench__request_compare_exit(c, ids, ch, n, what);
@@ -295,7 +295,7 @@ long bench__baseline_absent_entries(const bench__request *c, const bench__saved 
     bool *sel = calloc(old->n ? old->n : 1, sizeof *sel);
     long k = -1;
     if (!all || !sel) {
-        fprintf(stderr, "bench: out of memory\n");
+        bench__errf("out of memory\n");
         goto out;
     }
     for (size_t i = 0; i < old->n; i++)
@@ -483,10 +483,10 @@ static int open_snapshot(const bench__request *c, const bench__saved *old, const
     }
     if (rc == 0)
         return 0;
-    fprintf(stderr, "bench: note: the program saved with baseline '%s' (%s) is not run: %s: "
-                    "%zu verdict%s rest on the saved numbers alone\n",
-            name, path, bench__escape(shown, sizeof shown, why), nconfirm,
-            nconfirm == 1 ? "" : "s");
+    bench__errf("note: the program saved with baseline '%s' (%s) is not run: %s: "
+                "%zu verdict%s rest on the saved numbers alone\n",
+                name, path, bench__escape(shown, sizeof shown, why), nconfirm,
+                nconfirm == 1 ? "" : "s");
     return 1;
 }
 
@@ -497,7 +497,7 @@ int bench__confirm_suspects(const bench__request *c, const bench__saved *old,
     size_t nsus = 0, count[SETTLE_KINDS] = {0};
     settle *how = calloc(m ? m : 1, sizeof *how);
     if (!how) {
-        fprintf(stderr, "bench: out of memory\n");
+        bench__errf("out of memory\n");
         drift_guard(ch, m, drift);
         return 0;
     }
@@ -514,42 +514,42 @@ int bench__confirm_suspects(const bench__request *c, const bench__saved *old,
     char first[BENCH__ESCAPED_ID + 32];
     if (count[SETTLE_UNKNOWN]) {
         size_t n = count[SETTLE_UNKNOWN];
-        fprintf(stderr, "bench: note: baseline '%s' does not say which program measured %s "
-                        "(saved by an older version): %zu verdict%s rest on the saved numbers "
-                        "alone, which cannot tell the machine's drift from a change of the "
-                        "code\n",
-                name, n == nsus ? "its suspect benchmarks" : "some suspect benchmarks", n,
-                n == 1 ? "" : "s");
+        bench__errf("note: baseline '%s' does not say which program measured %s "
+                    "(saved by an older version): %zu verdict%s rest on the saved numbers "
+                    "alone, which cannot tell the machine's drift from a change of the "
+                    "code\n",
+                    name, n == nsus ? "its suspect benchmarks" : "some suspect benchmarks", n,
+                    n == 1 ? "" : "s");
     }
     if (count[SETTLE_LIBS]) {
         size_t n = count[SETTLE_LIBS];
-        fprintf(stderr, "bench: note: the shared libraries this program runs have changed since "
-                        "baseline '%s' was saved, which a run of its program snapshot would not "
-                        "see: %zu verdict%s rest on the saved numbers\n",
-                name, n, n == 1 ? "" : "s");
+        bench__errf("note: the shared libraries this program runs have changed since "
+                    "baseline '%s' was saved, which a run of its program snapshot would not "
+                    "see: %zu verdict%s rest on the saved numbers\n",
+                    name, n, n == 1 ? "" : "s");
     }
     if (count[SETTLE_OTHER]) {
         size_t n = count[SETTLE_OTHER];
         first_of(ids, how, m, SETTLE_OTHER, n, first, sizeof first);
-        fprintf(stderr, "bench: note: baseline '%s' mixes programs: %s %s measured by another "
-                        "program than this one and the one saved with it, so neither can settle "
-                        "%s: %zu verdict%s rest on the saved numbers\n",
-                name, first, n == 1 ? "was" : "were", n == 1 ? "it" : "them", n,
-                n == 1 ? "" : "s");
+        bench__errf("note: baseline '%s' mixes programs: %s %s measured by another "
+                    "program than this one and the one saved with it, so neither can settle "
+                    "%s: %zu verdict%s rest on the saved numbers\n",
+                    name, first, n == 1 ? "was" : "were", n == 1 ? "it" : "them", n,
+                    n == 1 ? "" : "s");
     }
     if (count[SETTLE_NO_COPY]) {
         size_t n = count[SETTLE_NO_COPY];
-        fprintf(stderr, "bench: note: baseline '%s' keeps no copy of the program that measured "
-                        "%zu suspect benchmark%s (it could not be saved): %zu verdict%s rest on "
-                        "the saved numbers\n",
-                name, n, n == 1 ? "" : "s", n, n == 1 ? "" : "s");
+        bench__errf("note: baseline '%s' keeps no copy of the program that measured "
+                    "%zu suspect benchmark%s (it could not be saved): %zu verdict%s rest on "
+                    "the saved numbers\n",
+                    name, n, n == 1 ? "" : "s", n, n == 1 ? "" : "s");
     }
     if (count[SETTLE_SAME]) {
         size_t n = count[SETTLE_SAME];
-        fprintf(stderr, "bench: note: this program is the one baseline '%s' measured (%s): "
-                        "the %zu change%s seen since come from the machine or the environment, "
-                        "not the code, and are not verdicts on it\n",
-                name, ctx->program_hash, n, n == 1 ? "" : "s");
+        bench__errf("note: this program is the one baseline '%s' measured (%s): "
+                    "the %zu change%s seen since come from the machine or the environment, "
+                    "not the code, and are not verdicts on it\n",
+                    name, ctx->program_hash, n, n == 1 ? "" : "s");
         for (size_t j = 0; j < m; j++)
             if (bench__verdict_suspect(ch[j].verdict) && how[j] == SETTLE_SAME) {
                 ch[j].verdict = BENCH__V_NO_CHANGE;
@@ -590,9 +590,9 @@ int bench__confirm_suspects(const bench__request *c, const bench__saved *old,
         o.significance_level = c->cmp.significance_level;
         o.noise_threshold = c->cmp.noise_threshold;
         o.progress = isatty(STDERR_FILENO);
-        fprintf(stderr, "bench: confirming %zu verdict%s: the program saved with baseline '%s' "
-                        "against this one, paired (%.0f s in all, spent on the undecided ones)\n",
-                k, k == 1 ? "" : "s", name, o.seconds * (double)k);
+        bench__errf("confirming %zu verdict%s: the program saved with baseline '%s' "
+                    "against this one, paired (%.0f s in all, spent on the undecided ones)\n",
+                    k, k == 1 ? "" : "s", name, o.seconds * (double)k);
         /* B is this very program: /proc/self/exe in the worker is the file this process runs. */
         int arc = bench__ab_compare(snap, fd, "/proc/self/exe", -1, items, k, &o, NULL, NULL);
         if (arc == BENCH_EUSAGE || bench__proc_interrupted())
@@ -604,29 +604,29 @@ int bench__confirm_suspects(const bench__request *c, const bench__saved *old,
             bench__escape(id, sizeof id, it->id);
             if (arc != 0 || it->rc != 0 || it->change.verdict == BENCH__V_INCOMPARABLE) {
                 char shown[4 * sizeof it->message];
-                fprintf(stderr, "bench: note: '%s' could not be confirmed (%s): its verdict "
-                                "rests on the saved numbers\n", id,
-                        bench__escape(shown, sizeof shown,
-                                      arc != 0          ? "out of memory"
-                                      : it->message[0] ? it->message
-                                                        : "no rounds"));
+                bench__errf("note: '%s' could not be confirmed (%s): its verdict "
+                            "rests on the saved numbers\n", id,
+                            bench__escape(shown, sizeof shown,
+                                          arc != 0          ? "out of memory"
+                                          : it->message[0] ? it->message
+                                                            : "no rounds"));
                 drift_guard(x, 1, drift);
                 continue;
             }
             char line[160];
             bench__msg(line, sizeof line, "%s -> %s", bench__verdict_name(x->verdict),
                        bench__verdict_name(it->change.verdict));
-            fprintf(stderr, "bench: confirmed %s: %s, %+.2f%% [%+.2f%%, %+.2f%%] paired (%zu "
-                            "worker pairs)\n",
-                    id, line, 100.0 * (it->change.ratio - 1.0),
-                    100.0 * (it->change.ratio_lower - 1.0),
-                    100.0 * (it->change.ratio_upper - 1.0), it->pairs);
+            bench__errf("confirmed %s: %s, %+.2f%% [%+.2f%%, %+.2f%%] paired (%zu "
+                        "worker pairs)\n",
+                        id, line, 100.0 * (it->change.ratio - 1.0),
+                        100.0 * (it->change.ratio_lower - 1.0),
+                        100.0 * (it->change.ratio_upper - 1.0), it->pairs);
             it->change.confirmed = true;
             *x = it->change;
         }
     } else if (fd >= 0 && (!items || !where)) {
-        fprintf(stderr, "bench: out of memory: %zu verdict%s rest on the saved numbers\n",
-                nconfirm, nconfirm == 1 ? "" : "s");
+        bench__errf("out of memory: %zu verdict%s rest on the saved numbers\n",
+                    nconfirm, nconfirm == 1 ? "" : "s");
     }
     free(items);
     free(where);

@@ -38,7 +38,7 @@ int bench__calibrate(const bench__instance *const *list, size_t n, const bench__
     }
     int rc = 0;
     for (unsigned r = 0; r + 1 < runs && rc == 0; r++) {
-        fprintf(stderr, "bench: calibration run %u of %u (worker processes)\n", r + 1, runs);
+        bench__errf("calibration run %u of %u (worker processes)\n", r + 1, runs);
         memset(rs, 0, n * sizeof *rs);
         rc = bench__run_isolated(list, n, &o, argc, argv, rs, NULL, NULL);
         if (rc == BENCH_EUSAGE && bench__proc_interrupted())
@@ -57,7 +57,7 @@ int bench__calibrate(const bench__instance *const *list, size_t n, const bench__
         }
     }
     if (rc == 0)
-        fprintf(stderr, "bench: calibration run %u of %u (this run)\n", runs, runs);
+        bench__errf("calibration run %u of %u (this run)\n", runs, runs);
     free(rs);
     return rc;
 }

@@ -46,7 +46,7 @@ int bench__compare_files(const bench__request *cli)
     const char **sids = calloc(cap ? cap : 1, sizeof *sids);
     bench__verdict *sv = calloc(cap ? cap : 1, sizeof *sv);
     if (!ids || !sel || !a || !b || !ch || !cids || !sids || !sv) {
-        fprintf(stderr, "bench: out of memory\n");
+        bench__errf("out of memory\n");
         exit_code = BENCH_EXIT_USAGE;
         goto out;
     }
@@ -58,10 +58,10 @@ int bench__compare_files(const bench__request *cli)
     }
     if (bench__instr_is_mode(cur.ctx.mode) != bench__instr_is_mode(old.ctx.mode)) {
         bool cur_counts = bench__instr_is_mode(cur.ctx.mode);
-        fprintf(stderr, "bench: baseline '%s' holds %s but baseline '%s' holds %s: they cannot "
-                        "be compared\n", c->load_baseline,
-                cur_counts ? "instruction counts" : "times", c->baseline,
-                cur_counts ? "times" : "instruction counts");
+        bench__errf("baseline '%s' holds %s but baseline '%s' holds %s: they cannot "
+                    "be compared\n", c->load_baseline,
+                    cur_counts ? "instruction counts" : "times", c->baseline,
+                    cur_counts ? "times" : "instruction counts");
         exit_code = BENCH_EXIT_USAGE;
         goto out;
     }
@@ -93,20 +93,20 @@ int bench__compare_files(const bench__request *cli)
             cl->compare_saved(c, o, e, &ch[m]);
         } else if (bench__side_of_entry(c, o, &a[m]) ||
                    bench__side_of_entry(c, e, &b[m])) {
-            fprintf(stderr, "bench: out of memory\n");
+            bench__errf("out of memory\n");
             exit_code = BENCH_EXIT_USAGE;
             goto out;
         }
         cids[m++] = e->id;
     }
     if (m + ns == 0) {
-        fprintf(stderr, "bench: nothing to compare: no selected benchmark in '%s' or '%s'\n",
-                c->load_baseline, c->baseline);
+        bench__errf("nothing to compare: no selected benchmark in '%s' or '%s'\n",
+                    c->load_baseline, c->baseline);
         exit_code = BENCH_EXIT_USAGE;
         goto out;
     }
     if (!cl->compare_saved && bench__compare_all(a, b, m, &c->cmp, ch) != 0) {
-        fprintf(stderr, "bench: out of memory\n");
+        bench__errf("out of memory\n");
         exit_code = BENCH_EXIT_USAGE;
         goto out;
     }

@@ -2,7 +2,8 @@
  * crash.c: turns a crash inside a benchmark into one line naming the benchmark and exit code 3.
  *
  * The handler is async-signal-safe: it only writes a message prepared before the benchmark ran
- * and calls _exit. It runs on an alternate stack so a stack overflow is reported too.
+ * (or the program's name, set before anything ran, and fixed text) and calls _exit. It runs on
+ * an alternate stack so a stack overflow is reported too.
  */
 #include <signal.h>
 #include <stdlib.h>
@@ -12,7 +13,7 @@
 #include "core/base.h"
 #include "run/run.h"
 
-static char crash_msg[512];
+static char crash_msg[1536]; /* the name, the id and the text */
 static size_t crash_len;
 static volatile sig_atomic_t crash_armed;
 
@@ -20,7 +21,8 @@ void bench__crash_set_current(const char *id)
 {
     crash_armed = 0;
     if (id) {
-        bench__msg(crash_msg, sizeof crash_msg, "bench: benchmark '%s' crashed with signal ", id);
+        bench__msg(crash_msg, sizeof crash_msg, "%s: benchmark '%s' crashed with signal ",
+                   bench__prog_name(), id);
         crash_len = strlen(crash_msg);
         crash_armed = 1;
     }
@@ -34,13 +36,15 @@ static void append(char *buf, size_t *len, size_t cap, const char *s)
 
 static void on_crash(int sig)
 {
-    char buf[640];
+    char buf[sizeof crash_msg + 16]; /* and the signal's name */
     size_t len = 0;
     if (crash_armed) {
         memcpy(buf, crash_msg, crash_len);
         len = crash_len;
     } else {
-        append(buf, &len, sizeof buf, "bench: crashed outside any benchmark with signal ");
+        /* The name sits in a static buffer since the program started (bench_main). */
+        append(buf, &len, sizeof buf, bench__prog_name());
+        append(buf, &len, sizeof buf, ": crashed outside any benchmark with signal ");
     }
     const char *name = sig == SIGSEGV   ? "SIGSEGV"
                        : sig == SIGBUS  ? "SIGBUS"

@@ -244,10 +244,10 @@ static void instr_show_change(FILE *o, const bench__request *c, const bench__res
 
 static void instr_announce(const bench__request *c, size_t nsel)
 {
-    fprintf(stderr, "bench: counting instructions of %zu benchmark%s under valgrind "
-                    "(callgrind)%s\n",
-            nsel, nsel == 1 ? "" : "s",
-            c->format == BENCH__FMT_PRETTY ? "" : "; this takes a while");
+    bench__errf("counting instructions of %zu benchmark%s under valgrind "
+                "(callgrind)%s\n",
+                nsel, nsel == 1 ? "" : "s",
+                c->format == BENCH__FMT_PRETTY ? "" : "; this takes a while");
 }
 
 /* Counts compare exactly, with their own default threshold. */

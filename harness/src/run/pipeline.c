@@ -164,7 +164,7 @@ static int profile_run(const bench__request *c, const bench__instance *all, cons
         } else if (r.status == BENCH__SKIPPED) {
             printf("%s: skipped: %s\n", id, why);
         } else {
-            fprintf(stderr, "bench: benchmark '%s' failed: %s\n", id, why);
+            bench__errf("benchmark '%s' failed: %s\n", id, why);
             exit_code = BENCH_EXIT_FAILED;
         }
         bench__result_destroy(&r);
@@ -239,7 +239,7 @@ static int load_baseline(pipeline *p, const bench__instance *all, size_t n)
     if (bench__baseline_load_named(c, p->cl, c->baseline, &p->old) != 0)
         return -1;
     if (bench__instr_is_mode(p->old.ctx.mode) != bench__instr_is_mode(p->cl->mode)) {
-        fprintf(stderr, "bench: baseline '%s' %s\n", c->baseline, p->cl->mismatch);
+        bench__errf("baseline '%s' %s\n", c->baseline, p->cl->mismatch);
         return -1;
     }
     size_t cap = p->old.n ? p->old.n : 1;
@@ -253,7 +253,7 @@ static int load_baseline(pipeline *p, const bench__instance *all, size_t n)
                   : -1;
     if (na < 0) {
         if (!p->absent_ids || !p->absent_verdicts || !p->removed)
-            fprintf(stderr, "bench: out of memory\n");
+            bench__errf("out of memory\n");
         return -1;
     }
     p->nabsent = (size_t)na;
@@ -289,11 +289,11 @@ static void collect_context(pipeline *p, const bench__user_builds *builds)
             bench__canaries_measure(ctx->canary, (size_t)ctx->canary_memory_bytes) == 0)
             ctx->have_canaries = true;
         for (size_t i = 0; i < ctx->nwarnings; i++)
-            fprintf(stderr, "bench: warning: %s\n", ctx->warnings[i]);
+            bench__errf("warning: %s\n", ctx->warnings[i]);
     } else if (builds && bench__user_builds_warning(builds, why, sizeof why)) {
         /* Counts of an unoptimised build are as unrepresentative as its times; the machine's
          * timing warnings do not concern them. */
-        fprintf(stderr, "bench: warning: %s\n", why);
+        bench__errf("warning: %s\n", why);
     }
     if (!c->baseline)
         return;
@@ -314,8 +314,8 @@ static void collect_context(pipeline *p, const bench__user_builds *builds)
         c->cmp.drift_known = isfinite(c->cmp.drift_sd);
         /* Said only when it matters: a drift beyond the noise threshold. */
         if (p->drift > c->cmp.noise_threshold)
-            fprintf(stderr, "bench: warning: the machine changed since baseline '%s' was "
-                            "saved (drift canaries): %s\n", c->baseline, words);
+            bench__errf("warning: the machine changed since baseline '%s' was "
+                        "saved (drift canaries): %s\n", c->baseline, words);
     }
 }
 
@@ -346,14 +346,14 @@ static void result_done(size_t k, bench__result *r, void *arg)
     double then_mhz = e ? 1e3 * bench__entry_rate(e, BENCH__GPU_SM_CYCLES) : -1;
     if (e && r->status == BENCH__OK && bench__cuda_clock_note(r, then_mhz, note, sizeof note)) {
         char id[BENCH__ESCAPED_ID];
-        fprintf(stderr, "bench: note: '%s' %s\n", bench__escape(id, sizeof id, r->inst->id),
-                note);
+        bench__errf("note: '%s' %s\n", bench__escape(id, sizeof id, r->inst->id),
+                    note);
     }
     if (r->status == BENCH__FAILED) {
         char id[BENCH__ESCAPED_ID], why[4 * sizeof r->message];
-        fprintf(stderr, "bench: benchmark '%s' failed: %s\n",
-                bench__escape(id, sizeof id, r->inst->id),
-                bench__escape(why, sizeof why, r->message));
+        bench__errf("benchmark '%s' failed: %s\n",
+                    bench__escape(id, sizeof id, r->inst->id),
+                    bench__escape(why, sizeof why, r->message));
         p->exit_code = BENCH_EXIT_FAILED;
     }
 }
@@ -375,8 +375,8 @@ static int interrupted(const char *what)
 {
     int sig = bench__proc_interrupted();
     fflush(stdout);
-    fprintf(stderr, "bench: interrupted by %s: stopped %s; no results or baseline were "
-                    "written\n", bench__signal_name(sig), what);
+    bench__errf("interrupted by %s: stopped %s; no results or baseline were "
+                "written\n", bench__signal_name(sig), what);
     return 128 + sig;
 }
 
@@ -406,7 +406,7 @@ static int compare_suite(pipeline *p)
     size_t *map = calloc(k ? k : 1, sizeof *map);
     int rc = BENCH_EXIT_USAGE;
     if (!a || !b || !ch || !ids || !map) {
-        fprintf(stderr, "bench: out of memory\n");
+        bench__errf("out of memory\n");
         goto out;
     }
     for (size_t i = 0; i < k; i++)
@@ -421,7 +421,7 @@ static int compare_suite(pipeline *p)
         }
     if (p->cl->times) {
         if (bench__compare_all(a, b, m, &c->cmp, ch) != 0) {
-            fprintf(stderr, "bench: out of memory\n");
+            bench__errf("out of memory\n");
             goto out;
         }
         if (bench__confirm_suspects(c, &p->old, &p->ctx, ids, ch, m, p->drift) != 0) {
@@ -476,14 +476,14 @@ static void write_outputs(pipeline *p)
         bench__since_kept(stdout, c, &p->ctx, &p->last, p->last_path, p->results, p->k);
     if (p->rep.end(&p->rep, &p->ctx, p->results, p->k) != 0 || fflush(stdout) != 0 ||
         ferror(stdout)) {
-        fprintf(stderr, "bench: writing the report to stdout failed\n");
+        bench__errf("writing the report to stdout failed\n");
         rc = BENCH_EXIT_USAGE;
     }
     if (bench__proc_interrupted())
         return;
     if (c->json_path) {
         if (bench__json_write_file(c->json_path, &p->ctx, p->results, p->k, msg, sizeof msg)) {
-            fprintf(stderr, "bench: %s\n", bench__escape(shown, sizeof shown, msg));
+            bench__errf("%s\n", bench__escape(shown, sizeof shown, msg));
             rc = BENCH_EXIT_USAGE;
         } else {
             note_written(p, "--json");
@@ -494,7 +494,7 @@ static void write_outputs(pipeline *p)
     if (c->gbench_path) {
         if (bench__gbench_write_file(c->gbench_path, &p->ctx, p->results, p->k, msg,
                                      sizeof msg)) {
-            fprintf(stderr, "bench: %s\n", bench__escape(shown, sizeof shown, msg));
+            bench__errf("%s\n", bench__escape(shown, sizeof shown, msg));
             rc = BENCH_EXIT_USAGE;
         } else {
             note_written(p, "--export-gbench");
@@ -530,7 +530,7 @@ static void write_outputs(pipeline *p)
     if (hrc == BENCH_EUSAGE && bench__proc_interrupted())
         return;
     if (hrc != 0) {
-        fprintf(stderr, "bench: %s\n", bench__escape(shown, sizeof shown, msg));
+        bench__errf("%s\n", bench__escape(shown, sizeof shown, msg));
         rc = BENCH_EXIT_USAGE;
     } else if (c->history_path && p->cl->times) {
         note_written(p, "the history");
@@ -539,7 +539,7 @@ static void write_outputs(pipeline *p)
         double timeout = bench__request_timeout(c);
         if (bench__history_keep_program(c->history_path, &p->ctx, c->history_programs, timeout,
                                         msg, sizeof msg) != 0)
-            fprintf(stderr, "bench: warning: %s\n", bench__escape(shown, sizeof shown, msg));
+            bench__errf("warning: %s\n", bench__escape(shown, sizeof shown, msg));
     }
     if (bench__proc_interrupted())
         return;
@@ -555,7 +555,7 @@ static void write_outputs(pipeline *p)
                 bench__history_steps_free(&steps);
                 return;
             }
-            fprintf(stderr, "bench: %s\n", bench__escape(shown, sizeof shown, msg));
+            bench__errf("%s\n", bench__escape(shown, sizeof shown, msg));
             rc = BENCH_EXIT_USAGE;
         } else {
             /* A step is the code's only when a paired run of the programs confirms it. */
@@ -593,8 +593,8 @@ static void lock_gpu_clocks(const bench__request *c)
 {
     char msg[512];
     if (c->gpu_lock_mhz && bench__cuda_lock_clocks(c->gpu_lock_mhz, msg, sizeof msg) != 0)
-        fprintf(stderr, "bench: warning: --gpu-lock-clocks: the SM clock is not locked (%s); "
-                        "the GPU runs at the clocks it chooses\n", msg);
+        bench__errf("warning: --gpu-lock-clocks: the SM clock is not locked (%s); "
+                    "the GPU runs at the clocks it chooses\n", msg);
 }
 
 /*
@@ -618,11 +618,11 @@ static int check_bootstrap_work(const bench__request *c, const bench__instance *
         double draws = (double)s.sample_size * (double)c->run.nresamples;
         if (draws > BENCH__MAX_BOOTSTRAP_DRAWS) {
             char id[BENCH__ESCAPED_ID];
-            fprintf(stderr, "bench: --nresamples %zu: %s takes up to %d samples, and %.3g "
-                            "bootstrap draws per benchmark are over the limit of %.0f: lower "
-                            "--nresamples or --sample-size\n",
-                    c->run.nresamples, bench__escape(id, sizeof id, all[i].id), s.sample_size,
-                    draws, BENCH__MAX_BOOTSTRAP_DRAWS);
+            bench__errf("--nresamples %zu: %s takes up to %d samples, and %.3g "
+                        "bootstrap draws per benchmark are over the limit of %.0f: lower "
+                        "--nresamples or --sample-size\n",
+                        c->run.nresamples, bench__escape(id, sizeof id, all[i].id), s.sample_size,
+                        draws, BENCH__MAX_BOOTSTRAP_DRAWS);
             return -1;
         }
     }
@@ -646,8 +646,8 @@ static void open_last(pipeline *p)
     if (rc != 0) {
         p->last_path[0] = '\0';
         if (rc != BENCH_EUNAVAIL)
-            fprintf(stderr, "bench: warning: the last run is not kept: %s\n",
-                    bench__escape(shown, sizeof shown, msg));
+            bench__errf("warning: the last run is not kept: %s\n",
+                        bench__escape(shown, sizeof shown, msg));
         return;
     }
     if (c->format != BENCH__FMT_PRETTY || c->baseline || c->history_path)
@@ -691,7 +691,7 @@ int bench__pipeline_run(bench__request *c, int argc, char **argv, const bench__i
     /* Plan and probes first: a mode that cannot run here (no valgrind) says so before
      * anything else. */
     if (p.cl->setup(c, false, msg, sizeof msg) != 0) {
-        fprintf(stderr, "bench: %s\n", msg);
+        bench__errf("%s\n", msg);
         p.exit_code = BENCH_EXIT_USAGE;
         goto out;
     }
@@ -708,7 +708,7 @@ int bench__pipeline_run(bench__request *c, int argc, char **argv, const bench__i
     if (c->history_path && p.cl->times &&
         bench__history_check(c->history_path, msg, sizeof msg) != 0) {
         char shown[4 * sizeof msg];
-        fprintf(stderr, "bench: %s\n", bench__escape(shown, sizeof shown, msg));
+        bench__errf("%s\n", bench__escape(shown, sizeof shown, msg));
         p.exit_code = BENCH_EXIT_USAGE;
         goto out;
     }
@@ -731,7 +731,7 @@ int bench__pipeline_run(bench__request *c, int argc, char **argv, const bench__i
     p.compared = calloc(nsel ? nsel : 1, sizeof *p.compared);
     list = calloc(nsel ? nsel : 1, sizeof *list);
     if (!p.results || !p.changes || !p.old_sides || !p.compared || !list) {
-        fprintf(stderr, "bench: out of memory\n");
+        bench__errf("out of memory\n");
         p.exit_code = BENCH_EXIT_USAGE;
         goto out;
     }
@@ -749,7 +749,7 @@ int bench__pipeline_run(bench__request *c, int argc, char **argv, const bench__i
                 p.exit_code = interrupted("the calibration runs");
             } else {
                 char shown[4 * sizeof msg];
-                fprintf(stderr, "bench: %s\n", bench__escape(shown, sizeof shown, msg));
+                bench__errf("%s\n", bench__escape(shown, sizeof shown, msg));
                 p.exit_code = BENCH_EXIT_FAILED;
             }
             goto out;
@@ -778,7 +778,7 @@ int bench__pipeline_run(bench__request *c, int argc, char **argv, const bench__i
         goto out;
     }
     if (rc != 0) {
-        fprintf(stderr, "bench: out of memory\n");
+        bench__errf("out of memory\n");
         p.exit_code = BENCH_EXIT_USAGE;
         goto out;
     }
@@ -801,8 +801,8 @@ int bench__pipeline_run(bench__request *c, int argc, char **argv, const bench__i
         int sig = bench__proc_interrupted();
         fflush(stdout);
         if (p.written[0])
-            fprintf(stderr, "bench: interrupted by %s: stopped after writing %s; nothing else "
-                            "was written\n", bench__signal_name(sig), p.written);
+            bench__errf("interrupted by %s: stopped after writing %s; nothing else "
+                        "was written\n", bench__signal_name(sig), p.written);
         else
             p.exit_code = interrupted("before writing the results");
         p.exit_code = 128 + sig;

@@ -58,9 +58,13 @@ int bench__analyze(bench__result *r, const bench__run_options *opt);
 /** The one that names the process that started the worker (its pid): a worker takes a job only
  * from its parent, so a job set by hand (descriptor 3 open to anything) is refused. */
 #define BENCH__JOB_PARENT_ENV "BENCH_WORKER_PARENT"
+/** The one that gives a worker the name its messages begin with: its manager's, the program's
+ * name as the user invoked it (the worker's own argv[0] may be another path). */
+#define BENCH__JOB_NAME_ENV "BENCH_WORKER_NAME"
 
 /** Puts `job` in the environment for the worker this process starts next, with this process as
- * its parent (worker.c); bench__job_unexport takes both out again once it is started. */
+ * its parent and this process's name (bench__prog_name) as the name of its messages (worker.c);
+ * bench__job_unexport takes them out again once it is started. */
 void bench__job_export(const char *job);
 void bench__job_unexport(void);
 

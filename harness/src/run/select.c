@@ -133,8 +133,8 @@ int bench__select(const bench__request *c, const char *const *ids, size_t n, boo
             char refused[256];
             if (filter_refused(c->filters[compiled], refused, sizeof refused)) {
                 char shown[BENCH__ESCAPED_ID * 4];
-                fprintf(stderr, "bench: filter '%s' is refused: %s\n",
-                        bench__escape(shown, sizeof shown, c->filters[compiled]), refused);
+                bench__errf("filter '%s' is refused: %s\n",
+                            bench__escape(shown, sizeof shown, c->filters[compiled]), refused);
                 rc = -1;
                 goto done;
             }
@@ -142,8 +142,8 @@ int bench__select(const bench__request *c, const char *const *ids, size_t n, boo
             if (e != 0) {
                 char why[128];
                 regerror(e, &re[compiled], why, sizeof why);
-                fprintf(stderr, "bench: filter '%s' is not a valid regular expression: %s\n",
-                        c->filters[compiled], why);
+                bench__errf("filter '%s' is not a valid regular expression: %s\n",
+                            c->filters[compiled], why);
                 rc = -1;
                 goto done;
             }

@@ -99,8 +99,8 @@ void bench__since_history(FILE *o, const bench__request *c, const bench__context
     for (size_t i = 0; i < n; i++)
         ids[i] = results[i].inst->id;
     if (bench__history_last_runs(c->history_path, ids, n, last, msg, sizeof msg) != 0) {
-        fprintf(stderr, "bench: warning: no change since the last run: %s\n",
-                bench__escape(shown, sizeof shown, msg));
+        bench__errf("warning: no change since the last run: %s\n",
+                    bench__escape(shown, sizeof shown, msg));
         goto out;
     }
     size_t m = 0;
@@ -203,8 +203,8 @@ int bench__since_open(const char *path, const struct program *prog, bench__saved
         rc = BENCH_EINVAL;
     }
     if (rc != 0)
-        fprintf(stderr, "bench: warning: no change since the last run: %s\n",
-                bench__escape(shown, sizeof shown, msg));
+        bench__errf("warning: no change since the last run: %s\n",
+                    bench__escape(shown, sizeof shown, msg));
     return rc;
 }
 
@@ -226,7 +226,7 @@ int bench__since_keep(const char *path, const bench__context *ctx, const bench__
     free(ok);
     /* Another run saving the same file at this moment: its results are as recent. */
     if (rc != 0 && rc != BENCH_EUNAVAIL && !quiet)
-        fprintf(stderr, "bench: warning: the last run is not kept for the next: %s\n",
-                bench__escape(shown, sizeof shown, msg));
+        bench__errf("warning: the last run is not kept for the next: %s\n",
+                    bench__escape(shown, sizeof shown, msg));
     return rc;
 }

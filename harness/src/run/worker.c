@@ -85,8 +85,8 @@ static void put_proc_line(FILE *out, const bench__layout *lay)
  * refused on stderr too: descriptor 3 may be open to anything then. */
 static int refuse_job(FILE *out, const char *why)
 {
-    fprintf(stderr, "bench: %s: %s (this variable is for the worker processes bench starts, not "
-                    "for users)\n", BENCH__JOB_ENV, why);
+    bench__errf("%s: %s (this variable is for the worker processes bench starts, not "
+                "for users)\n", BENCH__JOB_ENV, why);
     fputs("END failed ", out);
     put_message(out, why);
     fclose(out);
@@ -99,12 +99,14 @@ void bench__job_export(const char *job)
     bench__msg(pid, sizeof pid, "%ld", (long)getpid());
     setenv(BENCH__JOB_ENV, job, 1);
     setenv(BENCH__JOB_PARENT_ENV, pid, 1);
+    setenv(BENCH__JOB_NAME_ENV, bench__prog_name(), 1);
 }
 
 void bench__job_unexport(void)
 {
     unsetenv(BENCH__JOB_ENV);
     unsetenv(BENCH__JOB_PARENT_ENV);
+    unsetenv(BENCH__JOB_NAME_ENV);
 }
 
 int bench__worker_verify(char *msg, size_t len)
@@ -234,7 +236,7 @@ int bench__worker_main(const bench__instance *all, size_t n, const char *job,
 int bench__worker_refuse(const char *why)
 {
     /* Said on stderr as well: whoever set the job hears why, whatever descriptor 3 is. */
-    fprintf(stderr, "bench: %s\n", why);
+    bench__errf("%s\n", why);
     FILE *out = fdopen(BENCH__PROC_CHANNEL_FD, "w");
     if (!out)
         return BENCH_EXIT_USAGE;

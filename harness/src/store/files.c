@@ -611,8 +611,8 @@ int bench__lock_acquire(const char *path, bool wait, int *fd_out, char *msg, siz
             goto done;
         }
         double limit = lock_timeout_s();
-        fprintf(stderr, "bench: waiting for lock held by another run (%s), at most %.0f s\n",
-                lock, limit);
+        bench__errf("waiting for lock held by another run (%s), at most %.0f s\n",
+                    lock, limit);
         struct timespec t0, now, nap = {0, 20 * 1000 * 1000};
         clock_gettime(CLOCK_MONOTONIC, &t0);
         for (;;) {

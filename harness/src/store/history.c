@@ -504,12 +504,12 @@ static bool median_ok(sqlite3_stmt *st, int i, const char *path, long long run, 
     char p[1024], b[BENCH__ESCAPED_ID], v[64], raw[16];
     const unsigned char *text = sqlite3_column_text(st, i);
     bench__msg(raw, sizeof raw, "%s", text ? (const char *)text : "");
-    fprintf(stderr, "bench: warning: history '%s': run %lld, benchmark '%s': median %s%s%s is "
-                    "not a positive number; the row is skipped\n",
-            bench__escape(p, sizeof p, path), run, bench__escape(b, sizeof b, id),
-            type == SQLITE_BLOB ? "" : "'", type == SQLITE_BLOB ? "(a blob)"
-                                                                : bench__escape(v, sizeof v, raw),
-            type == SQLITE_BLOB ? "" : "'");
+    bench__errf("warning: history '%s': run %lld, benchmark '%s': median %s%s%s is "
+                "not a positive number; the row is skipped\n",
+                bench__escape(p, sizeof p, path), run, bench__escape(b, sizeof b, id),
+                type == SQLITE_BLOB ? "" : "'",
+                type == SQLITE_BLOB ? "(a blob)" : bench__escape(v, sizeof v, raw),
+                type == SQLITE_BLOB ? "" : "'");
     return false;
 }
 

@@ -165,7 +165,7 @@ int bench__proc_start(bench__proc *p, const bench__proc_spec *s, char *msg, size
             execv(s->path, s->argv);
         else
             execvp(s->path, s->argv); /* a bare name ("git", "valgrind") is looked up on PATH */
-        fprintf(stderr, "bench: cannot run %s: %s\n", s->path, strerror(errno));
+        bench__errf("cannot run %s: %s\n", s->path, strerror(errno));
         _exit(127);
     }
     live_add(pid);
