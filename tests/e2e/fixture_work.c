@@ -57,44 +57,48 @@ BENCH_FN(instr, nop5)
     }
 }
 
-BENCH_FN(work, loop)
+/* FIXTURE_WORK's rounds (default 1000), or 0 after failing the benchmark on a bad value. */
+static uint64_t work_rounds(bench_t *b)
 {
     const char *env = getenv("FIXTURE_WORK");
     uint64_t work = env && *env ? strtoull(env, NULL, 10) : 1000;
     if (work < 1 || work > 100000000) {
         bench_fail(b, "FIXTURE_WORK must be in [1, 1e8], not '%s'", env);
-        return;
+        return 0;
     }
+    return work;
+}
+
+/* n rounds of a 3-instruction loop (nop, dec, jnz). */
+static inline void work_loop(uint64_t n)
+{
+    __asm__ volatile("1:\n\t"
+                     "nop\n\t"
+                     "dec %0\n\t"
+                     "jnz 1b\n"
+                     : "+r"(n)
+                     :
+                     : "cc");
+}
+
+BENCH_FN(work, loop)
+{
+    uint64_t work = work_rounds(b);
+    if (work == 0)
+        return;
     BENCH_ITER(b) {
-        uint64_t n = work;
-        __asm__ volatile("1:\n\t"
-                         "nop\n\t"
-                         "dec %0\n\t"
-                         "jnz 1b\n"
-                         : "+r"(n)
-                         :
-                         : "cc");
+        work_loop(work);
     }
 }
 
 BENCH_FN(counted, loop, .counters = "probes")
 {
-    const char *env = getenv("FIXTURE_WORK");
-    uint64_t work = env && *env ? strtoull(env, NULL, 10) : 1000;
-    if (work < 1 || work > 100000000) {
-        bench_fail(b, "FIXTURE_WORK must be in [1, 1e8], not '%s'", env);
+    uint64_t work = work_rounds(b);
+    if (work == 0)
         return;
-    }
     double probes = 1e6 / (double)work;
     BENCH_ITER(b) {
-        uint64_t n = work;
-        __asm__ volatile("1:\n\t"
-                         "nop\n\t"
-                         "dec %0\n\t"
-                         "jnz 1b\n"
-                         : "+r"(n)
-                         :
-                         : "cc");
+        work_loop(work);
         bench_counter(b, "probes", probes, 0);
     }
 }

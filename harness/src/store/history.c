@@ -177,6 +177,18 @@ static const char *work_error(sqlite3 *db, int rc)
     return db_error(db, rc);
 }
 
+/* The integer a one-row query gives (a count), or -1 when it cannot be read. */
+static int count_of(sqlite3 *db, const char *sql)
+{
+    sqlite3_stmt *st = NULL;
+    int n = sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK &&
+                    sqlite3_step(st) == SQLITE_ROW
+                ? sqlite3_column_int(st, 0)
+                : -1;
+    sqlite3_finalize(st);
+    return n;
+}
+
 /* Whether the open database is ours: meta.schema_version and the three tables; reads only. */
 static int check_schema(sqlite3 *db, const char *path, char *msg, size_t len)
 {
@@ -213,23 +225,15 @@ static int check_schema(sqlite3 *db, const char *path, char *msg, size_t len)
                    version[0] ? "'" : "", BENCH__HISTORY_SCHEMA);
         return BENCH_EINVAL;
     }
-    rc = sqlite3_prepare_v2(db, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND "
-                                "name IN ('runs', 'results', 'process_medians')", -1, &st, NULL);
-    int tables = rc == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int(st, 0)
-                                                                   : -1;
-    sqlite3_finalize(st);
-    if (tables != 3) {
+    if (count_of(db, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND "
+                     "name IN ('runs', 'results', 'process_medians')") != 3) {
         bench__msg(msg, len, "history '%s' lacks the tables runs, results and process_medians "
                              "(left as it is)", path);
         return BENCH_EINVAL;
     }
     /* Code in the file that would run as this user's statements touch it. */
-    rc = sqlite3_prepare_v2(db, "SELECT count(*) FROM sqlite_master WHERE type IN ('trigger',"
-                                " 'view')", -1, &st, NULL);
-    int code = rc == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int(st, 0)
-                                                                 : -1;
-    sqlite3_finalize(st);
-    if (code != 0) {
+    if (count_of(db, "SELECT count(*) FROM sqlite_master WHERE type IN ('trigger', 'view')")
+        != 0) {
         bench__msg(msg, len, "history '%s' has triggers or views, which this program never makes "
                              "(left as it is)", path);
         return BENCH_EINVAL;
