@@ -86,8 +86,7 @@ class GrowthTest(e2e_helpers.Case):
             out = os.path.join(d, "r.json")
             p = run(*ARGS, "--json", out, "^growth/linear/(512|1024|2048)$")
             self.assert_exit(p, 0)
-            with open(out, encoding="utf-8") as f:
-                res = json.load(f)
+            res = e2e_helpers.load_json(out)
             e2e_helpers.check_schema(res, SCHEMA)
         (c,) = res["complexity"]
         self.assertEqual(c["parameters"], 3)

@@ -104,7 +104,9 @@ class HistoryTest(e2e_helpers.Case):
         stale = [base, base + "-wal", base + "-shm", base + "-journal"]
         kept = [f"{self.db}.new-{os.getpid()}",  # its process is alive
                 f"{self.db}.new-{dead_pid}-other",  # not a name the history makes
-                f"{self.db}.new-{dead_pid}0"]  # recent (below)
+                f"{self.db}.new-{dead_pid}0",  # recent (below)
+                os.path.join(self.dir, f"other.db.new-{dead_pid}"),  # another file's name
+                os.path.join(self.dir, f"notes.new-{dead_pid}-wal")]
         others = [f"{self.db}.new-{dead_pid}9"] if os.geteuid() == 0 else []
         for f in stale + kept + others:
             with open(f, "w", encoding="utf-8") as fh:

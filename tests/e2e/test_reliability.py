@@ -352,14 +352,22 @@ class DeadlineTest(Case):
         link = os.path.join(self.dir, "samples.link")
         os.symlink(os.path.join(self.dir, "elsewhere"), link)
         new = self.copy("new")
-        for path, why in ((fifo, "not a regular file (a FIFO)"),
-                          (link, "a symbolic link: refusing")):
+        cases = [(fifo, "not a regular file (a FIFO)"), (link, "a symbolic link: refusing")]
+        if os.geteuid() == 0:  # a file another user made in a shared folder is not written
+            theirs = os.path.join(self.dir, "samples.theirs")
+            with open(theirs, "w", encoding="utf-8"):
+                pass
+            os.chown(theirs, 54321, 54321)
+            cases.append((theirs, "owned by another user (uid 54321): refusing"))
+        for path, why in cases:
             p = self.run_prog(new, "--ab", new, "--ab-time", "1", "--exact", "s/work",
                               env={"BENCH_AB_SAMPLES": path}, timeout=60)
             self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
             self.assertIn(f"{e2e_helpers.prog_prefix(new)}warning: BENCH_AB_SAMPLES: {path}: "
                           f"{why}", p.stderr)
         self.assertFalse(os.path.exists(os.path.join(self.dir, "elsewhere")))
+        if os.geteuid() == 0:
+            self.assertEqual(os.path.getsize(theirs), 0)
 
 
 class SignalTest(Case):

@@ -199,13 +199,12 @@ class OutputsTest(SeamCase):
         self.assertEqual(cells["seam/counted"][header.index("hits /iter")], "3.000")
         self.assertIn("2 threads", cells["seam/threads"][header.index("Throughput")])
         # Google Benchmark's JSON: a run per measured id, its counters as fields.
-        with open(gb, encoding="utf-8") as f:
-            runs = {r["name"]: r for r in json.load(f)["benchmarks"]}
+        runs = {r["name"]: r for r in e2e_helpers.load_json(gb)["benchmarks"]}
         self.assertEqual(sorted(runs), ALL_IDS)
         self.assertEqual(runs["seam/counted"]["probes"], 7.0)
         self.assertEqual(runs["seam/counted"]["hits"], 3.0)
         self.assertEqual(runs["seam/threads"]["threads"], 2)
-        self.assertEqual(runs["seam/bytes"]["bytes_per_second"] > 0, True)
+        self.assertGreater(runs["seam/bytes"]["bytes_per_second"], 0)
         self.assertTrue(runs["seam/failed"].get("error_occurred"), runs["seam/failed"])
         # bencher: a line per measured id, failed and ignored ones named.
         p = run(self.original, *FAST, "--output-format", "bencher")
@@ -306,8 +305,9 @@ class InstructionsTest(SeamCase):
         if not valgrind_usable():
             self.skipTest("no valgrind, or a sanitizer build (valgrind cannot run it)")
 
-    def counts(self, path):
-        return {b["id"]: b for b in e2e_helpers.load_json(path)["benchmarks"]}
+    @staticmethod
+    def counts(path):
+        return e2e_helpers.by_id(e2e_helpers.load_json(path))
 
     def test_counts_and_comparison(self):
         base = os.path.join(self.dir, "baselines")

@@ -130,6 +130,8 @@ static void counters_detach(bench__probe *p, bench__result *r)
             bench__msg(r->metrics[cs.metric[i]].source, sizeof r->metrics[cs.metric[i]].source,
                        "counter/s");
     cs.desc = NULL;
+    cs.attached = NULL; /* a call after this benchmark counts for none: it returns at once */
+    cs.n = 0;
 }
 
 void bench_counter(bench_t *b, const char *name, double value, unsigned flags)

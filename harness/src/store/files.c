@@ -190,10 +190,14 @@ static long legacy_snapshot_pid(const char *name)
     return pid > 0 ? pid : 0;
 }
 
-/* The process id in a history database being made, "NAME.new-PID" and SQLite's "-journal",
- * "-wal" or "-shm" after it, or 0 when it is not one. */
-static long history_tmp_pid(const char *name)
+/* The process id in the history `base` being made, "BASE.new-PID" and SQLite's "-journal",
+ * "-wal" or "-shm" after it, or 0 when it is not one (always 0 without a base: a file of
+ * another history, or of no history, that merely ends so is never taken for one). */
+static long history_tmp_pid(const char *name, const char *base)
 {
+    size_t blen = base ? strlen(base) : 0;
+    if (!base || strncmp(name, base, blen) != 0 || strncmp(name + blen, ".new-", 5) != 0)
+        return 0;
     static const char *const sides[] = {"", "-journal", "-wal", "-shm"};
     size_t n = strlen(name);
     for (size_t i = 0; i < sizeof sides / sizeof sides[0]; i++) {
@@ -203,7 +207,7 @@ static long history_tmp_pid(const char *name)
         const char *end = name + n - k, *p = end;
         while (p > name && p[-1] >= '0' && p[-1] <= '9')
             p--;
-        if (p == end || end - p > 10 || p - name < 6 || strncmp(p - 5, ".new-", 5) != 0)
+        if (p == end || end - p > 10 || p != name + blen + 5)
             continue;
         long pid = strtol(p, NULL, 10);
         return pid > 0 ? pid : 0;
@@ -211,7 +215,8 @@ static long history_tmp_pid(const char *name)
     return 0;
 }
 
-void bench__tmp_sweep(const char *dir, double older_than_s)
+/* bench__tmp_sweep, and the files of the history named history_base being made (or none). */
+static void sweep(const char *dir, const char *history_base, double older_than_s)
 {
     DIR *d = opendir(dir);
     if (!d)
@@ -224,7 +229,7 @@ void bench__tmp_sweep(const char *dir, double older_than_s)
         if (pid == 0)
             pid = legacy_snapshot_pid(e->d_name);
         if (pid == 0)
-            pid = history_tmp_pid(e->d_name);
+            pid = history_tmp_pid(e->d_name, history_base);
         if (pid <= 0 || pid == (long)getpid())
             continue;
         if (kill((pid_t)pid, 0) == 0 || errno != ESRCH)
@@ -271,11 +276,17 @@ static void dir_of(const char *path, char *buf, size_t len)
         bench__msg(buf, len, "%.*s", (int)(slash - path), path);
 }
 
+void bench__tmp_sweep(const char *dir, double older_than_s)
+{
+    sweep(dir, NULL, older_than_s);
+}
+
 void bench__tmp_sweep_beside(const char *path, double older_than_s)
 {
     char dir[PATH_MAX];
     dir_of(path, dir, sizeof dir);
-    bench__tmp_sweep(dir, older_than_s);
+    const char *slash = strrchr(path, '/');
+    sweep(dir, slash ? slash + 1 : path, older_than_s);
 }
 
 /* Replaces the regular file (or new name) `path` atomically; `shown` names it in messages. */
@@ -494,8 +505,18 @@ static int open_checked(const char *path, int flags, const char *verb, int *fd_o
 int bench__open_append(const char *path, int *fd_out, char *msg, size_t msglen)
 {
     struct stat st;
-    return open_checked(path, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW, "write", fd_out, &st,
-                        msg, msglen);
+    int rc = open_checked(path, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW, "write", fd_out, &st,
+                          msg, msglen);
+    /* A file another user made (in a shared folder, before this run) is theirs: not appended
+     * to. (Group or others' write bits on this user's own file are not checked here.) */
+    if (rc == 0 && st.st_uid != geteuid()) {
+        bench__msg(msg, msglen, "%s: owned by another user (uid %u): refusing to write it", path,
+                   (unsigned)st.st_uid);
+        close(*fd_out);
+        *fd_out = -1;
+        return BENCH_EIO;
+    }
+    return rc;
 }
 
 int bench__open_regular(const char *path, int *fd_out, struct stat *st, char *msg, size_t msglen)

@@ -58,12 +58,12 @@ void bench__tmp_guard(void);
 void bench__tmp_unguard(void);
 /**
  * Removes the regular files this user owns in dir named like temporary files (ANY.tmp.PID.XXXXXX,
- * the snapshot copies of older versions, .NAME.program.PID.tmp, and a history being made,
- * NAME.new-PID with its SQLite -journal, -wal, -shm) whose process PID is gone and that were
- * last modified at least older_than_s seconds ago.
+ * the snapshot copies of older versions, .NAME.program.PID.tmp) whose process PID is gone and
+ * that were last modified at least older_than_s seconds ago.
  */
 void bench__tmp_sweep(const char *dir, double older_than_s);
-/** bench__tmp_sweep of the folder that holds path. */
+/** bench__tmp_sweep of the folder that holds path, and path's own history being made,
+ * PATH.new-PID with its SQLite -journal, -wal, -shm, on the same terms (no other file). */
 void bench__tmp_sweep_beside(const char *path, double older_than_s);
 
 struct stat;
