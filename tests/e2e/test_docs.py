@@ -21,6 +21,12 @@ flag table and CONTRIBUTING.md's "runs once per worker process (N by default)" a
 the package lists docs/cli.md gives for scripts/setup_deps.sh are the script's; and every row of
 README.md's measured numbers says when, on which CPU and with which command it was measured.
 
+ApiDocTest: docs/api.md has an entry (a heading or a table row) for every name of the installed
+header, bench.h (functions, macros, types, constants, descriptor fields and the macros it reads
+from the build; api_names.py says how they are read), for every function exported for the
+components, and for every BENCH_ variable the library reads; and none for a bench_, BENCH_ or
+field name that is none of these.
+
 Environment (ctest sets it): DOCS_ROOT (the source tree), DOCS_CC, DOCS_CFLAGS, DOCS_HARNESS (the
 library file), DOCS_LIBS (what it needs after it), DOCS_CMOCKA (the cmocka library), E2E_BENCH.
 Standard library only.
@@ -32,6 +38,7 @@ import shlex
 import tempfile
 import unittest
 
+import api_names
 import e2e_helpers
 
 ROOT = os.environ.get("DOCS_ROOT", "")
@@ -126,6 +133,22 @@ def documented_flags(text):
     return documented, internal
 
 
+def library_env_vars():
+    """The BENCH_ environment variables the library reads (getenv) or sets for its own children
+    (a *_ENV macro), from the sources of harness/src."""
+    used = set()
+    for top, _, files in os.walk(os.path.join(ROOT, "harness", "src")):
+        for name in files:
+            if name.endswith((".c", ".h", ".cu")):
+                with open(os.path.join(top, name), encoding="utf-8") as f:
+                    text = f.read()
+                used |= set(re.findall(r'getenv\("(BENCH_[A-Z0-9_]+)"\)', text))
+                # read through a helper that takes the variable's name (sysinfo.c's fs_root)
+                used |= set(re.findall(r'fs_root\("(BENCH_[A-Z0-9_]+)"', text))
+                used |= set(re.findall(r'#define \w*ENV\w* +"(BENCH_[A-Z0-9_]+)"', text))
+    return used
+
+
 @unittest.skipIf(not ROOT or not BENCH, "DOCS_ROOT and E2E_BENCH are not set (ctest sets them)")
 class FlagsTest(unittest.TestCase):
     @classmethod
@@ -159,16 +182,7 @@ class FlagsTest(unittest.TestCase):
     def test_cli_md_documents_every_environment_variable(self):
         """Every BENCH_ variable the library reads (getenv) or sets for its own children (a
         *_ENV macro) has a row in docs/cli.md's environment table, and every row names one."""
-        used = set()
-        for top, _, files in os.walk(os.path.join(ROOT, "harness", "src")):
-            for name in files:
-                if name.endswith((".c", ".h", ".cu")):
-                    with open(os.path.join(top, name), encoding="utf-8") as f:
-                        text = f.read()
-                    used |= set(re.findall(r'getenv\("(BENCH_[A-Z0-9_]+)"\)', text))
-                    # read through a helper that takes the variable's name (sysinfo.c's fs_root)
-                    used |= set(re.findall(r'fs_root\("(BENCH_[A-Z0-9_]+)"', text))
-                    used |= set(re.findall(r'#define \w*ENV\w* +"(BENCH_[A-Z0-9_]+)"', text))
+        used = library_env_vars()
         section = self.cli_md.split("## Environment variables", 1)[1]
         documented = set()
         for head, rows in md_tables(section)[:1]:
@@ -194,6 +208,68 @@ class FlagsTest(unittest.TestCase):
                   "--short"}
         self.assertEqual(sorted(named - others - help_flags(self.help)), [],
                          "README.md names flags that --help does not list")
+
+
+API_TOKEN = re.compile(r"`(\.?[A-Za-z_]\w*)")
+
+
+def api_doc_entries(text):
+    """{name: line} of the entries of docs/api.md: the names in backquotes of each heading and of
+    the first cell of each table row (a call written out, `bench_arg(b, name)`, gives its name; a
+    field keeps its dot)."""
+    entries = {}
+    for number, line in enumerate(text.split("\n"), 1):
+        if line.startswith("#"):
+            where = line
+        elif line.startswith("|") and not line.startswith("|---"):
+            where = line.split("|")[1]
+        else:
+            continue
+        for name in API_TOKEN.findall(where):
+            entries.setdefault(name, number)
+    return entries
+
+
+@unittest.skipIf(not ROOT, "DOCS_ROOT is not set (ctest sets it)")
+class ApiDocTest(unittest.TestCase):
+    """docs/api.md has an entry for every name of the installed headers and of the component
+    interface (api_names.py reads them) and for every BENCH_ variable the library reads, and no
+    entry for a bench_, BENCH_ or field name that is none of these."""
+
+    @classmethod
+    def setUpClass(cls):
+        with open(os.path.join(ROOT, "docs", "api.md"), encoding="utf-8") as f:
+            cls.text = f.read()
+        cls.entries = api_doc_entries(cls.text)
+        cls.names = api_names.header_names(api_names.installed_headers(ROOT))
+        cls.names.update({n: "component" for n in api_names.component_api(ROOT)})
+
+    def test_every_public_name_has_an_entry(self):
+        self.assertGreater(len(self.names), 60, "the header's names were not recognised")
+        missing = sorted(f"{n} ({kind})" for n, kind in self.names.items()
+                         if n not in self.entries)
+        self.assertEqual(missing, [], "named by the installed header but without an entry (a "
+                                      "heading or a table row) in docs/api.md")
+
+    def test_every_entry_names_the_api(self):
+        env = library_env_vars()
+        stale = sorted(f"{n} (line {line})" for n, line in self.entries.items()
+                       if n.startswith(("bench_", "BENCH_", ".")) and n not in self.names
+                       and n not in env)
+        self.assertEqual(stale, [], "docs/api.md has entries for names the installed header does "
+                                    "not have")
+
+    def test_every_environment_variable_has_an_entry(self):
+        section = self.text.split("## Environment variables", 1)[1].split("\n## ", 1)[0]
+        documented = set()
+        for head, rows in md_tables(section)[:1]:
+            self.assertEqual(head[0], "Variable")
+            documented = {n for row in rows for n in re.findall(r"`(BENCH_[A-Z0-9_]+)`", row[0])}
+        env = library_env_vars()
+        self.assertEqual(sorted(env - documented), [],
+                         "read by the library but without a row in docs/api.md's environment table")
+        self.assertEqual(sorted(documented - env), [],
+                         "in docs/api.md's environment table but not read by the library")
 
 
 def help_defaults(text):
