@@ -27,6 +27,10 @@ from the build; api_names.py says how they are read), for every function exporte
 components, and for every BENCH_ variable the library reads; and none for a bench_, BENCH_ or
 field name that is none of these.
 
+ScriptsTest: scripts/README.md names every script and its kind (installed tool, developer,
+experiment); each has its run bit and a #! line (but the one the profilers source); tools/ is
+what the build installs; no test, CI step, Makefile or CMake file runs an experiment.
+
 Environment (ctest sets it): DOCS_ROOT (the source tree), DOCS_CC, DOCS_CFLAGS, DOCS_HARNESS (the
 library file), DOCS_LIBS (what it needs after it), DOCS_CMOCKA (the cmocka library), E2E_BENCH.
 Standard library only.
@@ -272,6 +276,69 @@ class ApiDocTest(unittest.TestCase):
                          "in docs/api.md's environment table but not read by the library")
 
 
+@unittest.skipIf(not ROOT, "DOCS_ROOT is not set (ctest sets it)")
+class ScriptsTest(unittest.TestCase):
+    """scripts/README.md's table names every file of scripts/ and its kind; each is executable
+    and starts with #!, but a sourced one, which is neither; tools/ holds what
+    harness/CMakeLists.txt installs, and nothing the build, CI or a test runs names
+    experiments/."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.dir = os.path.join(ROOT, "scripts")
+        with open(os.path.join(cls.dir, "README.md"), encoding="utf-8") as f:
+            tables = [t for t in md_tables(f.read()) if t[0][:2] == ["Script", "Kind"]]
+        cls.kinds = {r[0].strip("`"): r[1] for t in tables for r in t[1]}
+        cls.files = set()
+        for top, dirs, files in os.walk(cls.dir):
+            dirs[:] = [d for d in dirs if d != "__pycache__"]
+            cls.files |= {os.path.relpath(os.path.join(top, n), cls.dir) for n in files
+                          if n != "README.md" and not n.endswith(".pyc")}
+
+    def test_readme_names_every_script(self):
+        self.assertGreater(len(self.files), 10)
+        self.assertEqual(sorted(self.files - set(self.kinds)), [],
+                         "in scripts/ but not in scripts/README.md's table")
+        self.assertEqual(sorted(set(self.kinds) - self.files),
+                         [], "in scripts/README.md's table but not in scripts/")
+
+    def test_run_bits_and_first_lines(self):
+        for name in sorted(self.files):
+            with self.subTest(script=name):
+                path = os.path.join(self.dir, name)
+                with open(path, encoding="utf-8") as f:
+                    first = f.readline()
+                sourced = "sourced" in self.kinds.get(name, "")
+                self.assertEqual(os.access(path, os.X_OK), not sourced,
+                                 "the run bit (git update-index --chmod=+x), unless sourced")
+                self.assertEqual(first.startswith("#!"), not sourced)
+
+    def test_tools_are_what_the_build_installs(self):
+        with open(os.path.join(ROOT, "harness", "CMakeLists.txt"), encoding="utf-8") as f:
+            installed = set(re.findall(r"scripts/(tools/[\w.]+)", f.read()))
+        tools = {n for n in self.files if n.startswith("tools/")}
+        self.assertEqual(sorted(installed), sorted(tools))
+        self.assertEqual(sorted(tools), sorted(n for n, kind in self.kinds.items()
+                                               if kind == "installed tool"))
+
+    def test_experiments_are_run_by_nothing(self):
+        users = [".ci/run", "Makefile", "CMakeLists.txt"]
+        for top, _, files in os.walk(os.path.join(ROOT, "tests")):
+            users += [os.path.relpath(os.path.join(top, n), ROOT) for n in files
+                      if n.endswith((".py", ".sh", ".txt", ".c"))]
+        for top, _, files in os.walk(os.path.join(ROOT, "harness")):
+            users += [os.path.relpath(os.path.join(top, n), ROOT) for n in files
+                      if n == "CMakeLists.txt"]
+        this = os.path.relpath(os.path.realpath(__file__), os.path.realpath(ROOT))
+        named = []
+        for rel in users:
+            with open(os.path.join(ROOT, rel), encoding="utf-8") as f:
+                if rel != this and "scripts/experiments" in f.read():
+                    named.append(rel)
+        self.assertEqual(named, [], "these name an experiment: a script something runs is a "
+                                    "developer script (scripts/README.md)")
+
+
 def help_defaults(text):
     """{flag: the default its help states}: the text after "(default " up to ; , or ), over the
     flag's line and its continuation lines."""
@@ -446,8 +513,8 @@ class DefaultsTest(unittest.TestCase):
 
     def test_ci_md_gate_defaults_are_the_gates(self):
         """docs/ci.md's defaults of -t and -p are the ones the gate's usage states."""
-        p = e2e_helpers.run(["bash", os.path.join(ROOT, "scripts", "ci_gate.sh"), "-h"],
-                            timeout=60, check=True)
+        gate = os.path.join(ROOT, "scripts", "tools", "bench_ci_gate.sh")
+        p = e2e_helpers.run(["bash", gate, "-h"], timeout=60, check=True)
         usage = dict(re.findall(r"^  (-[tp]) [A-Z]+ .*?default (\d+)\)", p.stdout, re.M))
         self.assertEqual(sorted(usage), ["-p", "-t"], p.stdout)
         with open(os.path.join(ROOT, "docs", "ci.md"), encoding="utf-8") as f:
