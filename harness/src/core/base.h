@@ -67,6 +67,10 @@ void bench__fputs_escaped(FILE *o, const char *s);
  */
 bool bench__csv_needs_guard(const char *s);
 
+/** Whether s begins with prefix: the one way to compare the start of a string, so that no
+ * length is typed by hand beside a literal. */
+bool bench__starts_with(const char *s, const char *prefix);
+
 /* ---- messages on stderr: each begins with the program's name ---- */
 
 /**

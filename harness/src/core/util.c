@@ -141,6 +141,11 @@ void bench__fputs_escaped(FILE *o, const char *s)
     }
 }
 
+bool bench__starts_with(const char *s, const char *prefix)
+{
+    return strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
 bool bench__csv_needs_guard(const char *s)
 {
     /* OWASP CSV injection: a cell that a spreadsheet would read as a formula. A cell that is a

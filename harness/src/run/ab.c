@@ -50,6 +50,7 @@
 #include "core/base.h"
 #include "core/registry.h"
 #include "run/layout.h"
+#include "run/protocol.h"
 #include "run/run.h"
 #include "stats/stats.h"
 #include "store/store.h"
@@ -112,7 +113,9 @@ static int worker_start(bench__proc *w, const char *prog, int exec_fd, const cha
                         size_t msglen)
 {
     char job[384];
-    bench__msg(job, sizeof job, "0 1 %d 0 0 %s", BENCH__JOB_DRIVEN, id);
+    bench__wire_job wj = {.count = 1, .mode = BENCH__JOB_DRIVEN, .id = id};
+    if (bench__wire_job_format(job, sizeof job, &wj, msg, msglen) < 0)
+        return BENCH_EIO;
     /* A program that does not take the job (built with a harness without this protocol) is
      * told to list no benchmark: it ends at once instead of running its whole suite. */
     char *argv[] = {(char *)prog, "--list", "^$", NULL};
@@ -126,32 +129,37 @@ static int worker_start(bench__proc *w, const char *prog, int exec_fd, const cha
     if (rc != 0)
         return BENCH_EIO;
     pin(w->pid, cpu);
-    char line[640];
+    bench__wire_line line;
+    char why[256];
     int64_t deadline = bench__now_ns() + (int64_t)(timeout_s * 1e9);
     int lr;
     /* A worker whose benchmark ends before its timed loop (skipped, failed) says where it ran
      * (PROC) before its END. */
-    while ((lr = bench__proc_line(w, line, sizeof line, deadline)) == 1 &&
-           strncmp(line, "PROC ", 5) == 0)
+    while ((lr = bench__wire_read(w, deadline, &line, why, sizeof why)) == 1 &&
+           line.kind == BENCH__WIRE_PROC)
         ;
     if (lr == BENCH_EUSAGE) {
         bench__proc_kill(w);
         return BENCH_EUSAGE;
     }
-    if (lr == 1 && strcmp(line, "READY") == 0)
+    if (lr == 1 && line.kind == BENCH__WIRE_READY)
         return 0;
     rc = BENCH_EIO;
-    if (lr == 1 && strncmp(line, "END skipped ", 12) == 0) {
+    const char *said = lr == 1 && line.kind == BENCH__WIRE_END ? line.end.message : NULL;
+    if (said && line.end.status == BENCH__SKIPPED) {
         rc = BENCH_EUNAVAIL;
-        bench__msg(msg, msglen, "skipped in %s: %s", prog, line + 12);
-    } else if (lr == 1 && strncmp(line, "END failed this program has no benchmark", 40) == 0) {
+        bench__msg(msg, msglen, "skipped in %s: %s", prog, said);
+    } else if (said && line.end.status == BENCH__FAILED &&
+               bench__starts_with(said, BENCH__WIRE_NO_BENCHMARK)) {
         rc = BENCH_EINVAL;
         bench__msg(msg, msglen, "%s has no benchmark '%s'", prog, id);
-    } else if (lr == 1 && strcmp(line, "END failed malformed worker job") == 0) {
+    } else if (said && line.end.status == BENCH__FAILED &&
+               strcmp(said, BENCH__WIRE_BAD_JOB) == 0) {
         bench__msg(msg, msglen, "%s does not take this version's paired comparison (built with "
                                 "an older harness? rebuild it with this one)", prog);
-    } else if (lr == 1 && strncmp(line, "END ", 4) == 0) {
-        bench__msg(msg, msglen, "in %s: %s", prog, line + 4);
+    } else if (said) {
+        bench__msg(msg, msglen, "in %s: %s %s", prog, bench__status_name(line.end.status),
+                   said);
     } else if (lr == BENCH_EIO) {
         bench__msg(msg, msglen, "%s did not finish its setup within %.0f s (--timeout)", prog,
                    timeout_s);
@@ -166,20 +174,31 @@ static int worker_start(bench__proc *w, const char *prog, int exec_fd, const cha
     return rc;
 }
 
+/* Sends a driven worker one command of the protocol (R, Q). */
+static int send_command(bench__proc *w, const bench__wire_line *l)
+{
+    char line[64], why[128];
+    if (bench__wire_format(line, sizeof line, l, why, sizeof why) < 0)
+        return BENCH_EIO;
+    return bench__proc_send(w, line) == 0 ? 0 : BENCH_EIO;
+}
+
 static int send_sample(bench__proc *w, uint64_t iters)
 {
-    char line[64];
-    snprintf(line, sizeof line, "R %llu", (unsigned long long)iters);
-    return bench__proc_send(w, line) == 0 ? 0 : BENCH_EIO;
+    return send_command(w, &(bench__wire_line){.kind = BENCH__WIRE_RUN, .run.iters = iters});
 }
 
 static int read_sample(bench__proc *w, int64_t deadline, double *ns)
 {
-    char line[640];
-    int lr = bench__proc_line(w, line, sizeof line, deadline);
+    bench__wire_line line;
+    char why[256];
+    int lr = bench__wire_read(w, deadline, &line, why, sizeof why);
     if (lr == BENCH_EUSAGE)
         return BENCH_EUSAGE;
-    return lr == 1 && sscanf(line, "T %lf", ns) == 1 && isfinite(*ns) && *ns >= 0 ? 0 : BENCH_EIO;
+    if (lr != 1 || line.kind != BENCH__WIRE_TIME)
+        return BENCH_EIO;
+    *ns = line.time.ns;
+    return 0;
 }
 
 static int worker_sample(bench__proc *w, uint64_t iters, int64_t deadline, double *ns)
@@ -192,10 +211,13 @@ static int worker_sample(bench__proc *w, uint64_t iters, int64_t deadline, doubl
 static void worker_stop(bench__proc *w, double timeout_s)
 {
     int64_t deadline = bench__now_ns() + (int64_t)(fmin(timeout_s, 10.0) * 1e9);
-    char line[640];
-    if (bench__proc_send(w, "Q") == 0)
-        while (bench__proc_line(w, line, sizeof line, deadline) == 1 &&
-               strncmp(line, "END ", 4) != 0)
+    bench__wire_line line;
+    char why[256];
+    int lr;
+    if (send_command(w, &(bench__wire_line){.kind = BENCH__WIRE_QUIT}) == 0)
+        while (((lr = bench__wire_read(w, deadline, &line, why, sizeof why)) == 1 &&
+                line.kind != BENCH__WIRE_END) ||
+               lr == BENCH_EINVAL)
             ;
     bench__proc_wait(w, deadline);
 }
