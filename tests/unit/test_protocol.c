@@ -474,6 +474,20 @@ static void test_getline(void **state)
     fclose(f);
 }
 
+/* The prefix helpers that replace lengths typed by hand (the refusal words of END included). */
+static void test_prefix(void **state)
+{
+    (void)state;
+    assert_true(bench__starts_with("this program has no benchmark 'x'", BENCH__WIRE_NO_BENCHMARK));
+    assert_false(bench__starts_with("this program has no", BENCH__WIRE_NO_BENCHMARK));
+    assert_true(bench__starts_with("abc", ""));
+    assert_false(bench__starts_with("", "a"));
+    assert_string_equal(bench__skip_prefix("PRETTY_NAME=\"Debian\"", "PRETTY_NAME="), "\"Debian\"");
+    assert_string_equal(bench__skip_prefix("sha256:", "sha256:"), "");
+    assert_null(bench__skip_prefix("sha25", "sha256:"));
+    assert_null(bench__skip_prefix("SHA256:00", "sha256:"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -481,6 +495,7 @@ int main(void)
         cmocka_unit_test(test_hostile_lines),   cmocka_unit_test(test_overlong),
         cmocka_unit_test(test_writer_refuses),  cmocka_unit_test(test_job),
         cmocka_unit_test(test_read_from_process), cmocka_unit_test(test_getline),
+        cmocka_unit_test(test_prefix),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
