@@ -8,9 +8,9 @@
  * the machine's load in that second. Two runs a minute apart differ by several percent for that
  * alone. Here the two programs' worker processes run side by side and take turns at a fine grain,
  * so every disturbance hits both alike and cancels in their ratio instead of widening it:
- *   - A pair: one worker process of each program (the one worker protocol of worker.c and
- *     manager.c, plan "driven": the job in BENCH_WORKER_JOB, each sample commanded on its stdin as
- *     "R n", its time back on descriptor 3 as "T ns"). Both do their benchmark's setup, then run
+ *   - A pair: one worker process of each program (the one worker protocol of protocol.h, plan
+ *     "driven": the job in BENCH_WORKER_JOB, each sample commanded on its stdin as "R n", its
+ *     time back on descriptor 3 as "T ns"). Both do their benchmark's setup, then run
  *     samples of the same iteration count (samples of about 0.5 ms, short enough that most escape
  *     another process's time slice) in rounds of ABBA then BAAB; a round gives ln(median B / median
  *     A) over its four samples each, the pair the median of its rounds (robust to disturbed samples

@@ -4,8 +4,8 @@
  * Every child the harness starts goes through it: isolated measurement (manager.c, worker.c),
  * the interleaved A/B of two builds (ab.c), calibration runs (calibrate.c), instruction counts
  * under valgrind (instr.c), and the short commands the context runs (git, in sysinfo.c). What a
- * worker says on its channel is each mode's own business; how it is started, read with a time
- * limit, killed and reaped is this file's.
+ * worker says on its channel is run/protocol.h's (the lines, their writer and reader); how it is
+ * started, read with a time limit, killed and reaped is this file's.
  */
 #ifndef HARNESS_PROC_H
 #define HARNESS_PROC_H
@@ -21,7 +21,7 @@
 
 /** Where the worker's results come from, and where its own stdout goes. */
 typedef enum bench__proc_channel {
-    BENCH__PROC_STDOUT = 0, /* results on its stdout (the --ab worker protocol) */
+    BENCH__PROC_STDOUT = 0, /* results on its stdout (another build's --list, git) */
     BENCH__PROC_FD3,        /* results on descriptor 3; its stdout goes to our stderr */
     BENCH__PROC_NONE,       /* no results channel; its stdout is discarded (/dev/null) */
 } bench__proc_channel;
