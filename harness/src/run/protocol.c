@@ -241,8 +241,7 @@ static bool integer(reader *c, const char *what, long long lo, unsigned long lon
     if (!all_digits(c->p + neg, n - neg) || (neg && lo >= 0))
         return wrong(c, what, "is not a whole number in range");
     errno = 0;
-    char *end;
-    unsigned long long mag = strtoull(c->p + neg, &end, 10);
+    unsigned long long mag = strtoull(c->p + neg, NULL, 10);
     c->p += n;
     if (errno == ERANGE || (!neg && mag > hi) ||
         (neg && mag > (unsigned long long)-(lo + 1) + 1))
@@ -250,7 +249,7 @@ static bool integer(reader *c, const char *what, long long lo, unsigned long lon
     if (u)
         *u = mag;
     if (s)
-        *s = neg ? (long long)(0 - mag) : (long long)mag;
+        *s = neg ? -(long long)mag : (long long)mag; /* lo >= INT_MIN: no overflow */
     return true;
 }
 

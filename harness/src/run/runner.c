@@ -207,10 +207,12 @@ static void sample_done(bench_t *b, uint64_t iters, double total_ns)
 {
     bench__result *r = b->r;
     if (b->plan.kind == BENCH__PLAN_DRIVEN) {
-        /* A/B worker: the coordinator keeps the samples. */
+        /* A/B worker: the coordinator keeps the samples. A time it cannot be sent (not finite,
+         * negative) ends the samples, and the coordinator hears why on the END line. */
         char msg[128];
         bench__wire_line l = {.kind = BENCH__WIRE_TIME, .time.ns = total_ns};
-        bench__wire_write(b->opt->worker_out, &l, msg, sizeof msg);
+        if (bench__wire_write(b->opt->worker_out, &l, msg, sizeof msg) != 0)
+            bench__result_fail(r, "%s", msg);
         fflush(b->opt->worker_out);
         return;
     }

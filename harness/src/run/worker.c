@@ -35,21 +35,21 @@
 #include "run/run.h"
 #include "sys/proc.h"
 
-/* Writes one line of the protocol; a line it cannot say is left out (the manager then finds
- * the worker's lines incomplete and fails the benchmark as malformed), and said on stderr. */
-static void put(FILE *out, const bench__wire_line *l)
+/* Writes one line of the protocol; false when the line cannot be said on it (a value out of
+ * the reader's range, a name with a newline), with the reason in why. A failed write is the
+ * manager's to see: the worker's lines end early. */
+static bool put(FILE *out, const bench__wire_line *l, char *why, size_t len)
 {
-    char msg[256];
-    if (bench__wire_write(out, l, msg, sizeof msg) == BENCH_EINVAL)
-        bench__errf("cannot send a line to the manager: %s\n", msg);
+    return bench__wire_write(out, l, why, len) != BENCH_EINVAL;
 }
 
 /* The END line: the worker's last. */
 static void put_end(FILE *out, bench__status status, const char *message)
 {
     bench__wire_line l = {.kind = BENCH__WIRE_END, .end.status = status};
+    char why[256];
     bench__msg(l.end.message, sizeof l.end.message, "%s", message);
-    put(out, &l);
+    put(out, &l, why, sizeof why);
 }
 
 /* One benchmark run inside the worker's layout (bench__layout_run calls it). */
@@ -76,12 +76,14 @@ static void put_proc_line(FILE *out, const bench__layout *lay)
     l.proc = (bench__proc_info){.known = true, .cpu = sched_getcpu(), .layout = lay->random,
                                 .stack = lay->stack, .heap = lay->heap, .env = lay->env,
                                 .minflt = (double)ru.ru_minflt, .majflt = (double)ru.ru_majflt};
-    put(out, &l);
+    char why[256];
+    put(out, &l, why, sizeof why);
 }
 
 /* What a measuring worker measured, as the protocol's lines: the plan (process 0 of a timed
- * plan), then settings, metrics, facts, threads, warm-up, wall time and the samples. */
-static void put_results(FILE *out, const bench__result *r, bool plan)
+ * plan), then settings, metrics, facts, threads, warm-up, wall time and the samples. False at
+ * the first line that cannot be said, with the reason in why. */
+static bool put_results(FILE *out, const bench__result *r, bool plan, char *why, size_t len)
 {
     bench__wire_line l = {.kind = BENCH__WIRE_PLAN};
     if (plan) {
@@ -89,11 +91,13 @@ static void put_results(FILE *out, const bench__result *r, bool plan)
         l.plan.mode = r->sampling_used;
         l.plan.step = r->plan_step;
         l.plan.est_ns = r->plan_est_ns;
-        put(out, &l);
+        if (!put(out, &l, why, len))
+            return false;
     }
     l = (bench__wire_line){.kind = BENCH__WIRE_SET, .set = {r->settings.bytes_per_iter,
                                                             r->settings.elements_per_iter}};
-    put(out, &l);
+    if (!put(out, &l, why, len))
+        return false;
     for (size_t m = 0; m < r->nmetrics; m++) {
         const bench__metric *x = &r->metrics[m];
         l = (bench__wire_line){.kind = BENCH__WIRE_METRIC};
@@ -102,24 +106,29 @@ static void put_results(FILE *out, const bench__result *r, bool plan)
         bench__msg(l.metric.unit, sizeof l.metric.unit, "%s", x->unit);
         bench__msg(l.metric.source, sizeof l.metric.source, "%s", x->source);
         bench__msg(l.metric.name, sizeof l.metric.name, "%s", x->name);
-        put(out, &l);
+        if (!put(out, &l, why, len))
+            return false;
     }
     for (size_t f = 0; f < r->nfacts; f++) {
         l = (bench__wire_line){.kind = BENCH__WIRE_FACT, .fact.value = r->facts[f].value};
         bench__msg(l.fact.unit, sizeof l.fact.unit, "%s", r->facts[f].unit);
         bench__msg(l.fact.name, sizeof l.fact.name, "%s", r->facts[f].name);
-        put(out, &l);
+        if (!put(out, &l, why, len))
+            return false;
     }
     for (unsigned t = 0; r->thread_cpus && t < r->threads; t++) {
         l = (bench__wire_line){.kind = BENCH__WIRE_THREAD, .thread.index = t};
         memcpy(l.thread.cpus, &r->thread_cpus[t * BENCH__CPU_WORDS], sizeof l.thread.cpus);
-        put(out, &l);
+        if (!put(out, &l, why, len))
+            return false;
     }
     l = (bench__wire_line){.kind = BENCH__WIRE_WARM, .warm = {r->warm_up_iters, r->warm_up_ns}};
-    put(out, &l);
+    if (!put(out, &l, why, len))
+        return false;
     l = (bench__wire_line){.kind = BENCH__WIRE_WALL, .wall = {r->measure_wall_s, r->sampling_used,
                                                               r->stop_reason}};
-    put(out, &l);
+    if (!put(out, &l, why, len))
+        return false;
     for (size_t k = 0; k < r->nsamples; k++) {
         l = (bench__wire_line){.kind = BENCH__WIRE_SAMPLE};
         l.sample.iters = r->iters[k];
@@ -127,8 +136,10 @@ static void put_results(FILE *out, const bench__result *r, bool plan)
         l.sample.nvalues = r->nmetrics;
         for (size_t m = 0; m < r->nmetrics; m++)
             l.sample.values[m] = r->metrics[m].totals[k];
-        put(out, &l);
+        if (!put(out, &l, why, len))
+            return false;
     }
+    return true;
 }
 
 /* A job that did not come from a manager (a user's, or a test runner's, environment) is
@@ -236,8 +247,11 @@ int bench__worker_main(const bench__instance *all, size_t n, const char *job_tex
     memset(&r, 0, sizeof r);
     worker_call call = {inst, &opt, &r};
     bench__layout_run(&lay, worker_call_run, &call);
-    if (r.status == BENCH__OK && !driven)
-        put_results(out, &r, job.index == 0 && opt.plan == BENCH__PLAN_TIMED);
+    /* A result the protocol cannot carry fails the benchmark with the reason (an S line with
+     * a NaN time, say), rather than reach the manager in part. */
+    if (r.status == BENCH__OK && !driven &&
+        !put_results(out, &r, job.index == 0 && opt.plan == BENCH__PLAN_TIMED, why, sizeof why))
+        bench__result_fail(&r, "cannot send its results to the manager: %s", why);
     put_proc_line(out, &lay);
     put_end(out, r.status, r.message);
     bench__result_destroy(&r);
