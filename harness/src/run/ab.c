@@ -188,6 +188,9 @@ static int send_sample(bench__proc *w, uint64_t iters)
     return send_command(w, &(bench__wire_line){.kind = BENCH__WIRE_RUN, .run.iters = iters});
 }
 
+/* A sample's time from a driven worker: 0; BENCH_EIO when it ends instead (its channel, or
+ * its PROC and END lines: a benchmark that failed); BENCH_EINVAL for any other line;
+ * BENCH_EUSAGE when the run was interrupted. */
 static int read_sample(bench__proc *w, int64_t deadline, double *ns)
 {
     bench__wire_line line;
@@ -195,8 +198,12 @@ static int read_sample(bench__proc *w, int64_t deadline, double *ns)
     int lr = bench__wire_read(w, deadline, &line, why, sizeof why);
     if (lr == BENCH_EUSAGE)
         return BENCH_EUSAGE;
-    if (lr != 1 || line.kind != BENCH__WIRE_TIME)
+    if (lr != 1 && lr != BENCH_EINVAL)
         return BENCH_EIO;
+    if (lr == 1 && (line.kind == BENCH__WIRE_PROC || line.kind == BENCH__WIRE_END))
+        return BENCH_EIO;
+    if (lr == BENCH_EINVAL || line.kind != BENCH__WIRE_TIME)
+        return BENCH_EINVAL;
     *ns = line.time.ns;
     return 0;
 }
@@ -419,7 +426,14 @@ static int one_pair(ab_run *run, ab_bench *b)
         free(a_ns);
         return BENCH_EUSAGE;
     }
-    if (rc != 0 && rc != BENCH_ENOMEM) {
+    if (rc == BENCH_EINVAL) {
+        /* (Not the "lacks the benchmark" of worker_start: the pair fails like any other.) */
+        bench__msg(it->message, sizeof it->message, "the worker of %s answered a sample with "
+                                                    "a line that is not its time (a malformed "
+                                                    "line) in the middle of the comparison",
+                   run->prog[bad]);
+        rc = BENCH_EIO;
+    } else if (rc != 0 && rc != BENCH_ENOMEM) {
         /* Which side stopped, and how. */
         bench__proc_wait(&w[bad], bench__now_ns() + (int64_t)1e9);
         char how[128];
