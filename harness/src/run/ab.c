@@ -324,6 +324,50 @@ static int one_round(ab_run *run, bench__proc w[2], const char *id, size_t pair,
     return 0;
 }
 
+/* The iteration count of a benchmark's samples, calibrated on B's worker w (then held for the
+ * whole comparison): doubled until a sample takes an eighth of the sample time. 0, or
+ * worker_sample's error. */
+static int calibrate_iters(const ab_run *run, bench__proc *w, double timeout_s, uint64_t *iters)
+{
+    uint64_t n = 1;
+    double t;
+    int rc;
+    for (;;) {
+        if ((rc = worker_sample(w, n, bench__now_ns() + (int64_t)(timeout_s * 1e9), &t)))
+            return rc;
+        if (t >= run->sample_ns / 8 || n >= (UINT64_C(1) << 40))
+            break;
+        n *= 2;
+    }
+    double per = t > 0 ? t / (double)n : 1.0;
+    double want = ceil(run->sample_ns / per);
+    *iters = want < 1 ? 1 : want > (double)(UINT64_C(1) << 40) ? UINT64_C(1) << 40
+                                                               : (uint64_t)want;
+    return 0;
+}
+
+/* Says in the item why a pair failed in the middle (worker w of program prog, error rc of its
+ * samples). Returns the pair's error: BENCH_EIO (a malformed line is not the "lacks the
+ * benchmark" BENCH_EINVAL of worker_start: the pair fails like any other). */
+static int pair_failed(const ab_run *run, bench__proc *w, const char *prog, int rc,
+                       bench__ab_item *it)
+{
+    if (rc == BENCH_EINVAL) {
+        bench__msg(it->message, sizeof it->message, "the worker of %s answered a sample with "
+                                                    "a line that is not its time (a malformed "
+                                                    "line) in the middle of the comparison",
+                   prog);
+        return BENCH_EIO;
+    }
+    /* Which side stopped, and how. */
+    bench__proc_wait(w, bench__now_ns() + (int64_t)1e9);
+    char how[128];
+    bench__proc_describe(w, run->o->timeout_s, how, sizeof how);
+    bench__msg(it->message, sizeof it->message, "the worker of %s %s in the middle of the "
+                                                "comparison", prog, how);
+    return rc;
+}
+
 /* Runs one pair of benchmark b. Returns 0 (a pair value added, or none when no round fit),
  * BENCH_EUSAGE when interrupted, or another error with the reason in the item. */
 static int one_pair(ab_run *run, ab_bench *b)
@@ -359,27 +403,12 @@ static int one_pair(ab_run *run, ab_bench *b)
     if (rc != 0)
         return rc;
     int64_t t0 = bench__now_ns();
-    double t, value;
+    double value;
     int bad = 1;
     /* Every wait has a deadline: a worker that hangs in a sample is killed at --timeout. */
 #define DEADLINE (bench__now_ns() + (int64_t)(o->timeout_s * 1e9))
-    if (it->iters == 0) {
-        /* The iteration count: calibrated on B, then held for the whole comparison. */
-        uint64_t n = 1;
-        for (;;) {
-            if ((rc = worker_sample(&w[1], n, DEADLINE, &t)))
-                break;
-            if (t >= run->sample_ns / 8 || n >= (UINT64_C(1) << 40))
-                break;
-            n *= 2;
-        }
-        if (rc == 0) {
-            double per = t > 0 ? t / (double)n : 1.0;
-            double want = ceil(run->sample_ns / per);
-            it->iters = want < 1 ? 1 : want > (double)(UINT64_C(1) << 40) ? UINT64_C(1) << 40
-                                                                          : (uint64_t)want;
-        }
-    }
+    if (it->iters == 0)
+        rc = calibrate_iters(run, &w[1], o->timeout_s, &it->iters);
     /* The fresh pair's warm-up, discarded: one round. */
     double *logs = NULL, *a_ns = NULL;
     size_t nr = 0, na = 0, tried = 0, cap = 64;
@@ -426,21 +455,8 @@ static int one_pair(ab_run *run, ab_bench *b)
         free(a_ns);
         return BENCH_EUSAGE;
     }
-    if (rc == BENCH_EINVAL) {
-        /* (Not the "lacks the benchmark" of worker_start: the pair fails like any other.) */
-        bench__msg(it->message, sizeof it->message, "the worker of %s answered a sample with "
-                                                    "a line that is not its time (a malformed "
-                                                    "line) in the middle of the comparison",
-                   run->prog[bad]);
-        rc = BENCH_EIO;
-    } else if (rc != 0 && rc != BENCH_ENOMEM) {
-        /* Which side stopped, and how. */
-        bench__proc_wait(&w[bad], bench__now_ns() + (int64_t)1e9);
-        char how[128];
-        bench__proc_describe(&w[bad], o->timeout_s, how, sizeof how);
-        bench__msg(it->message, sizeof it->message, "the worker of %s %s in the middle of the "
-                                                    "comparison", run->prog[bad], how);
-    }
+    if (rc != 0 && rc != BENCH_ENOMEM)
+        rc = pair_failed(run, &w[bad], run->prog[bad], rc, it);
     worker_stop(&w[0], o->timeout_s);
     worker_stop(&w[1], o->timeout_s);
     /* A pair the budget cut short of its minimum rounds is not one: every pair's value is a
