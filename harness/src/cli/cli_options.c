@@ -143,6 +143,9 @@ static const char usage_text[] =
     "                             duet (at once on two CPUs, swapped) or unpinned\n"
     "                             (default pinned)\n"
     "                             (--noise-threshold defaults to 0.01 with --ab)\n"
+    "      --explain              for each benchmark that regressed or improved, profile both\n"
+    "                             programs on it and name the functions the change went\n"
+    "                             into (perf; with --instructions, callgrind's counts)\n"
     "Instruction counts (valgrind):\n"
     "      --instructions         count instructions per iteration exactly under valgrind's\n"
     "                             callgrind instead of timing; works with --baseline,\n"
@@ -320,6 +323,7 @@ typedef enum opt_id {
     O_HISTORY_CONFIRM,
     O_HISTORY_PROGRAMS,
     O_NO_LAST,
+    O_EXPLAIN,
 } opt_id;
 
 typedef struct opt_def {
@@ -385,6 +389,7 @@ static const opt_def options[] = {
     {"history-confirm", 0, false, O_HISTORY_CONFIRM},
     {"history-programs", 0, true, O_HISTORY_PROGRAMS},
     {"no-last", 0, false, O_NO_LAST},
+    {"explain", 0, false, O_EXPLAIN},
 };
 
 /* Baseline names become file names: a safe character set, nothing that can leave the
@@ -571,6 +576,9 @@ static int apply_option(bench__request *c, opt_id id, const char *flag, const ch
     /* ---- instruction mode (instr.c) ---- */
     case O_INSTR:
         c->instructions = true;
+        return 0;
+    case O_EXPLAIN:
+        c->explain = true;
         return 0;
     case O_INSTR_ITERS:
         c->instr_iterations_set = true;
@@ -836,10 +844,20 @@ static int check_combinations(const bench__request *c)
                     "not apply\n");
         return -1;
     }
-    if (c->instructions && (c->ab || c->calibrate || c->run.profile_time > 0 ||
+    if (c->explain && !c->ab) {
+        bench__errf("--explain explains the verdicts of a comparison of two programs: give "
+                    "--ab OTHER\n");
+        return -1;
+    }
+    if (c->instructions && (c->ab && !c->explain)) {
+        bench__errf("--instructions counts instructions under valgrind: with --ab it only "
+                    "chooses how --explain explains (callgrind's counts): add --explain\n");
+        return -1;
+    }
+    if (c->instructions && (c->calibrate || c->run.profile_time > 0 ||
                             c->perf_events || c->alloc_stats || c->gbench_path)) {
         bench__errf("--instructions counts instructions under valgrind: it cannot be "
-                    "combined with --ab, --calibrate, --profile-time, --perf-events, "
+                    "combined with --calibrate, --profile-time, --perf-events, "
                     "--alloc-stats or --export-gbench\n");
         return -1;
     }

@@ -229,6 +229,23 @@ static void worker_stop(bench__proc *w, double timeout_s)
     bench__proc_wait(w, deadline);
 }
 
+/* The same worker, for the profiles of --explain (explain.c). */
+int bench__ab_worker_start(bench__proc *w, const char *prog, int exec_fd, const char *id,
+                           const bench__layout *lay, double timeout_s, char *msg, size_t msglen)
+{
+    return worker_start(w, prog, exec_fd, id, lay, -1, timeout_s, msg, msglen);
+}
+
+int bench__ab_worker_sample(bench__proc *w, uint64_t iters, int64_t deadline, double *ns)
+{
+    return worker_sample(w, iters, deadline, ns);
+}
+
+void bench__ab_worker_stop(bench__proc *w, double timeout_s)
+{
+    worker_stop(w, timeout_s);
+}
+
 /* ---- one benchmark's pairs ---- */
 
 typedef struct ab_bench {
@@ -736,6 +753,15 @@ int bench__ab_run(const char *other, const bench__instance *all, const bool *sel
     ab_print pr = {.color = color, .exit_code = BENCH_EXIT_OK};
     int rc = bench__ab_compare(other, -1, self, -1, items, m, o, print_item, &pr);
     if (rc == BENCH_EUSAGE || bench__proc_interrupted()) {
+        bench__errf("interrupted by %s: stopped the worker processes\n",
+                    bench__signal_name(bench__proc_interrupted()));
+        free(items);
+        free(ch);
+        free(ids);
+        return 128 + bench__proc_interrupted();
+    }
+    /* --explain: the changed benchmarks' functions, before the summary (explain.c). */
+    if (o->after && o->after(other, self, items, m, o->after_arg) != 0) {
         bench__errf("interrupted by %s: stopped the worker processes\n",
                     bench__signal_name(bench__proc_interrupted()));
         free(items);

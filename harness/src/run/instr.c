@@ -36,6 +36,7 @@
 
 #include "run/client.h"
 #include "run/instr.h"
+#include "sys/proc.h"
 
 /* Whether the mode is in this build: valgrind's header, and no sanitizer (valgrind cannot run
  * an AddressSanitizer program). */
@@ -404,7 +405,14 @@ static void cg_stop(bench__probe *p, double *values, double *fraction)
     for (size_t i = 0; i < s->nmetrics; i++)
         values[i] = dc.v[i];
     *fraction = 1.0;
-    unlink(path);
+    /* --explain reads the functions' counts of each sample (explain.c): it names a folder for
+     * the dumps, sample k's as "sample<k>.cg". */
+    const char *keep = getenv(BENCH__INSTR_KEEP_ENV);
+    char kept[4200];
+    if (keep && *keep)
+        bench__msg(kept, sizeof kept, "%s/sample%zu.cg", keep, s->nstops);
+    if (!keep || !*keep || rename(path, kept) != 0)
+        unlink(path);
     if (s->nstops++ == 0 && s->iterations == 0) {
         /* The first sample is one iteration: size the others from its count. */
         double per = dc.v[0] > 1 ? dc.v[0] : 1;
@@ -428,26 +436,6 @@ static void cg_detach(bench__probe *p, bench__result *r)
     }
     if (s->error[0])
         bench__result_fail(r, "%s", s->error);
-}
-
-/* The path of `prog` found on PATH, into buf; false when it is not there. */
-static bool find_on_path(const char *prog, char *buf, size_t len)
-{
-    const char *path = getenv("PATH");
-    if (!path || !*path)
-        path = "/usr/bin:/bin";
-    const char *p = path;
-    while (*p) {
-        size_t n = strcspn(p, ":");
-        bench__msg(buf, len, "%.*s/%s", (int)(n ? n : 1), n ? p : ".", prog);
-        struct stat st;
-        if (stat(buf, &st) == 0 && S_ISREG(st.st_mode) && access(buf, X_OK) == 0)
-            return true;
-        p += n;
-        if (*p == ':')
-            p++;
-    }
-    return false;
 }
 
 /* Removes the temporary directory and whatever callgrind left in it. */
@@ -485,7 +473,7 @@ static bench__probe *worker_probes[BENCH__MAX_PROBE_KINDS + 1];
  * callgrind with collection off until a sample starts. */
 static int manager_setup(bench__request *c, char *msg, size_t msglen)
 {
-    if (!find_on_path("valgrind", valgrind, sizeof valgrind)) {
+    if (!bench__proc_which("valgrind", valgrind, sizeof valgrind)) {
         bench__msg(msg, msglen, "--instructions needs valgrind (its callgrind tool), which is "
                                 "not on PATH: install the 'valgrind' package (apt-get install "
                                 "valgrind)");

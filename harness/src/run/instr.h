@@ -21,6 +21,10 @@
 /** context.mode of a run in this mode. */
 #define BENCH__INSTR_MODE "instructions"
 
+/** The environment variable that asks a worker to keep its callgrind dumps in a folder, one per
+ * sample ("sample<k>.cg", k from 0), for --explain's per-function counts (explain.c). */
+#define BENCH__INSTR_KEEP_ENV "BENCH_INSTR_KEEP"
+
 /** Whether a saved run's context.mode is instruction mode. */
 bool bench__instr_is_mode(const char *mode);
 

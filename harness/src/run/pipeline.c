@@ -15,6 +15,7 @@
 
 #include "compare/compare.h"
 #include "run/client.h"
+#include "run/explain.h"
 #include "run/instr.h"
 #include "run/pipeline.h"
 #include "store/history.h"
@@ -174,6 +175,13 @@ static int profile_run(const bench__request *c, const bench__instance *all, cons
 
 /* ---- --ab: two builds, paired (ab.c) ---- */
 
+/* --explain after the paired verdicts: the changed benchmarks' functions (explain.c). */
+static int explain_after(const char *old_prog, const char *new_prog,
+                         const bench__ab_item *items, size_t n, void *arg)
+{
+    return bench__explain_items(stdout, old_prog, -1, new_prog, -1, items, n, arg);
+}
+
 static int ab_run(bench__request *c, const bench__instance *all, size_t n, const bool *selected)
 {
     /* The old build's benchmarks for the same FILTERs that this one lacks: removed. */
@@ -190,6 +198,14 @@ static int ab_run(bench__request *c, const bench__instance *all, size_t n, const
     c->abo.removed = removed;
     c->abo.nremoved = nremoved;
     c->abo.progress = isatty(STDERR_FILENO);
+    bench__explain_opts xo = {.mode = c->instructions ? BENCH__EXPLAIN_INSTRUCTIONS
+                                                      : BENCH__EXPLAIN_TIME,
+                              .seconds = c->abo.seconds, .timeout_s = c->abo.timeout_s,
+                              .seed = c->abo.seed};
+    if (c->explain) {
+        c->abo.after = explain_after;
+        c->abo.after_arg = &xo;
+    }
     bench__gate gate = bench__request_gate(c);
     int exit_code = bench__finish_stdout(bench__ab_run(c->ab, all, selected, n, &c->abo,
                                                            &gate,

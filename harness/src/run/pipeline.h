@@ -82,6 +82,7 @@ typedef struct bench__request {
                                  0 off */
     /* ---- instruction mode (instr.c) ---- */
     bool instructions;            /* --instructions */
+    bool explain;                 /* --explain */
     uint64_t instr_iterations;    /* --instructions-iterations N; 0: per benchmark */
     bool instr_iterations_set;
     bool instr_cache_sim;         /* --instructions-cache-sim */

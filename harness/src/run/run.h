@@ -132,6 +132,8 @@ typedef enum bench__ab_schedule {
 /** "pinned", "duet", "unpinned". */
 const char *bench__ab_schedule_name(bench__ab_schedule s);
 
+struct bench__ab_item;
+
 typedef struct bench__ab_options {
     double seconds;            /* budget per benchmark on average: the comparison may spend
                                 * seconds x benchmarks, on the undecided ones */
@@ -147,6 +149,11 @@ typedef struct bench__ab_options {
     bool progress;             /* live progress on stderr */
     const char *const *removed; /* ids the old build lists for the FILTERs and this one lacks */
     size_t nremoved;
+    /* Called with the decided items, after their verdicts and before the summary (--explain,
+     * explain.c; NULL: none); a non-zero return is the run's interruption (BENCH_EUSAGE). */
+    int (*after)(const char *old_prog, const char *new_prog, const struct bench__ab_item *items,
+                 size_t n, void *arg);
+    void *after_arg;
 } bench__ab_options;
 
 /** The looks of the sequential design: the first at this many pairs (or max_pairs) ... */
@@ -195,6 +202,19 @@ typedef void (*bench__ab_done_fn)(bench__ab_item *item, void *arg);
 int bench__ab_compare(const char *old_prog, int old_fd, const char *new_prog, int new_fd,
                       bench__ab_item *items, size_t n, const bench__ab_options *o,
                       bench__ab_done_fn done, void *arg);
+
+/* The paired worker of a comparison, for --explain's profiles (explain.c). */
+struct bench__proc;
+struct bench__layout;
+/** Starts `prog` (from exec_fd when >= 0) as the driven worker of benchmark `id`, unpinned, and
+ * waits for its setup, as a pair's workers start. 0, or an error with the reason in msg. */
+int bench__ab_worker_start(struct bench__proc *w, const char *prog, int exec_fd, const char *id,
+                           const struct bench__layout *lay, double timeout_s, char *msg,
+                           size_t msglen);
+/** One sample of `iters` iterations; its time in *ns. 0, BENCH_EUSAGE, or BENCH_EIO. */
+int bench__ab_worker_sample(struct bench__proc *w, uint64_t iters, int64_t deadline, double *ns);
+/** Asks the worker to end, and reaps it. */
+void bench__ab_worker_stop(struct bench__proc *w, double timeout_s);
 
 /** Coordinator side of --ab: compares `other` (old) with this program (new). Exit code. */
 int bench__ab_run(const char *other, const bench__instance *all, const bool *selected, size_t n,

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -389,4 +390,23 @@ void bench__proc_describe(const bench__proc *p, double timeout_s, char *buf, siz
 const char *bench__signal_name(int sig)
 {
     return signal_name(sig);
+}
+
+bool bench__proc_which(const char *prog, char *buf, size_t len)
+{
+    const char *path = getenv("PATH");
+    if (!path || !*path)
+        path = "/usr/bin:/bin";
+    const char *p = path;
+    while (*p) {
+        size_t n = strcspn(p, ":");
+        bench__msg(buf, len, "%.*s/%s", (int)(n ? n : 1), n ? p : ".", prog);
+        struct stat st;
+        if (stat(buf, &st) == 0 && S_ISREG(st.st_mode) && access(buf, X_OK) == 0)
+            return true;
+        p += n;
+        if (*p == ':')
+            p++;
+    }
+    return false;
 }

@@ -117,4 +117,8 @@ const char *bench__signal_name(int sig);
 /** This program's own path (/proc/self/exe resolved); 0 or BENCH_EIO with the reason. */
 int bench__proc_self(char *buf, size_t len, char *msg, size_t msglen);
 
+/** The path of program `prog` found on PATH (/usr/bin:/bin when unset) into buf: true, or false
+ * when no executable file of that name is there. */
+bool bench__proc_which(const char *prog, char *buf, size_t len);
+
 #endif /* HARNESS_PROC_H */

@@ -1,0 +1,1061 @@
+/*
+ * explain.c: --explain, the functions behind a changed benchmark. A verdict says "regressed
+ * +5.1%"; this file profiles both programs on that one benchmark and says which functions the
+ * change of its time per iteration went into.
+ *
+ * Time mode (perf). The two programs run the benchmark as the driven workers of a paired
+ * comparison (ab.c: setup first, then samples commanded one at a time), each attached by its
+ * own `perf record -g -p PID` that starts disabled and is switched on over a control FIFO only
+ * while a sample runs: the profiles hold the timed loop and nothing of the setup. The samples
+ * alternate ABBA then BAAB, each about 20 ms, so both programs are profiled over the same
+ * seconds and meet the same disturbances. The event is `cycles` where the machine counts it,
+ * else the `cpu-clock` software timer; the rate as high as perf_event_max_sample_rate allows (at
+ * most BENCH__EXPLAIN_MAX_HZ). Each profile is folded by function: a sample counts as self time
+ * for its innermost function and as total time for every function on its stack (once, however
+ * often it recurses). A function's time per iteration is its share of the samples times the
+ * verdict's time per iteration of that program, so the self times of one program add up to its
+ * measured time, and their differences add up to the measured change.
+ *
+ * Noise. A share p of N samples has the binomial sd sqrt(p (1 - p) / N); on top of that, two
+ * processes of one program differ (code and data placement). The profiles are taken in
+ * BENCH__EXPLAIN_PAIRS worker pairs, and a function's difference counts as noise unless it
+ * exceeds BENCH__EXPLAIN_Z times the larger of the two estimates of its sd: the binomial one of
+ * the pooled samples, and the spread of the pairs' differences over sqrt(pairs). An A/A then
+ * names nothing.
+ *
+ * Instruction mode (callgrind). Each program counts the benchmark with its own --instructions
+ * run (the plan {1, N, 2N}, callgrind collecting inside samples only) and keeps each sample's
+ * dump (BENCH_INSTR_KEEP); a function's exact count per iteration is (Ir(2N) - Ir(N)) / N, its
+ * own (self) and with the functions it calls (total). Counts are exact: a difference of half an
+ * instruction per iteration or more is a change.
+ */
+#define _GNU_SOURCE /* mkdtemp, realpath */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <math.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "core/base.h"
+#include "core/probe.h"
+#include "run/explain.h"
+#include "run/instr.h"
+#include "stats/stats.h"
+
+/* A profile's sample: about this long, ms (the perf switches around it cost well under 1 ms). */
+#define SAMPLE_MS 20.0
+/* The most frames of one sample read. */
+#define MAX_FRAMES 256
+
+bool bench__explain_wanted(bench__verdict v)
+{
+    const char *all = getenv("BENCH_EXPLAIN_ALL");
+    if (all && *all && strcmp(all, "0") != 0)
+        return v != BENCH__V_INCOMPARABLE && v != BENCH__V_SKIPPED && v != BENCH__V_NEW &&
+               v != BENCH__V_REMOVED;
+    return v == BENCH__V_REGRESSED || v == BENCH__V_IMPROVED;
+}
+
+/* ---- functions by name ---- */
+
+/* Per function: counts of each side (0: A, 1: B) in each slot (time mode: a worker pair;
+ * instruction mode: the dumps of N and 2N iterations). */
+typedef struct fn_row {
+    char *name;
+    double self[2][BENCH__EXPLAIN_PAIRS];
+    double total[2][BENCH__EXPLAIN_PAIRS];
+} fn_row;
+
+typedef struct fn_table {
+    fn_row *rows;
+    size_t n, cap;
+    size_t *slots; /* open addressing: row index + 1, 0 empty */
+    size_t nslots;
+} fn_table;
+
+static uint64_t hash_name(const char *s)
+{
+    uint64_t h = 1469598103934665603ULL;
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+    return h;
+}
+
+static void table_free(fn_table *t)
+{
+    for (size_t i = 0; i < t->n; i++)
+        free(t->rows[i].name);
+    free(t->rows);
+    free(t->slots);
+    memset(t, 0, sizeof *t);
+}
+
+/* The row of `name`, made when new; -1 when out of memory. */
+static long table_row(fn_table *t, const char *name)
+{
+    if (2 * (t->n + 1) > t->nslots) {
+        size_t ns = t->nslots ? 2 * t->nslots : 1024;
+        size_t *slots = calloc(ns, sizeof *slots);
+        if (!slots)
+            return -1;
+        for (size_t i = 0; i < t->n; i++) {
+            size_t h = (size_t)hash_name(t->rows[i].name) & (ns - 1);
+            while (slots[h])
+                h = (h + 1) & (ns - 1);
+            slots[h] = i + 1;
+        }
+        free(t->slots);
+        t->slots = slots;
+        t->nslots = ns;
+    }
+    size_t h = (size_t)hash_name(name) & (t->nslots - 1);
+    while (t->slots[h]) {
+        if (strcmp(t->rows[t->slots[h] - 1].name, name) == 0)
+            return (long)(t->slots[h] - 1);
+        h = (h + 1) & (t->nslots - 1);
+    }
+    if (t->n == t->cap) {
+        size_t nc = t->cap ? 2 * t->cap : 256;
+        fn_row *rows = realloc(t->rows, nc * sizeof *rows);
+        if (!rows)
+            return -1;
+        t->rows = rows;
+        t->cap = nc;
+    }
+    fn_row *r = &t->rows[t->n];
+    memset(r, 0, sizeof *r);
+    if (!(r->name = strdup(name)))
+        return -1;
+    t->slots[h] = ++t->n;
+    return (long)(t->n - 1);
+}
+
+/* ---- a temporary folder ---- */
+
+static void remove_tree(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (d) {
+        struct dirent *de;
+        char path[4200];
+        while ((de = readdir(d)) != NULL) {
+            if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+                continue;
+            bench__msg(path, sizeof path, "%s/%s", dir, de->d_name);
+            struct stat st;
+            if (lstat(path, &st) == 0 && S_ISDIR(st.st_mode))
+                remove_tree(path);
+            else
+                unlink(path);
+        }
+        closedir(d);
+    }
+    rmdir(dir);
+}
+
+static int make_temp(char *dir, size_t len, char *msg, size_t msglen)
+{
+    const char *tmp = getenv("TMPDIR");
+    bench__msg(dir, len, "%s/bench-explain-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    if (!mkdtemp(dir)) {
+        bench__msg(msg, msglen, "cannot create a temporary folder in %s: %s",
+                   tmp && *tmp ? tmp : "/tmp", strerror(errno));
+        return BENCH_EIO;
+    }
+    return 0;
+}
+
+/* ---- perf: can it record, and how ---- */
+
+static char perf_path[4096];
+static char perf_event[16];
+static char perf_hz[16];
+
+/* Runs argv (quietly) to its end; its exit code, or -1 when it could not be started. */
+static int run_quiet(char *const *argv, double timeout_s)
+{
+    bench__proc p;
+    memset(&p, 0, sizeof p);
+    bench__proc_spec spec = {.path = argv[0], .argv = argv, .channel = BENCH__PROC_NONE,
+                             .quiet = true};
+    char msg[256];
+    if (bench__proc_start(&p, &spec, msg, sizeof msg) != 0)
+        return -1;
+    bench__proc_end end = bench__proc_wait(&p, bench__now_ns() + (int64_t)(timeout_s * 1e9));
+    return end == BENCH__PROC_EXITED ? p.code : -1;
+}
+
+/* The first line argv prints on stdout, into buf ("" none). */
+static void first_line(char *const *argv, char *buf, size_t len)
+{
+    bench__proc p;
+    memset(&p, 0, sizeof p);
+    bench__proc_spec spec = {.path = argv[0], .argv = argv, .channel = BENCH__PROC_STDOUT,
+                             .quiet = true};
+    char msg[256], line[512];
+    buf[0] = '\0';
+    if (bench__proc_start(&p, &spec, msg, sizeof msg) != 0)
+        return;
+    int64_t deadline = bench__now_ns() + (int64_t)30e9;
+    if (bench__proc_line(&p, line, sizeof line, deadline) == 1)
+        bench__msg(buf, len, "%s", line);
+    while (bench__proc_line(&p, line, sizeof line, deadline) == 1)
+        ;
+    bench__proc_wait(&p, deadline);
+}
+
+static long read_long_file(const char *path, long dflt)
+{
+    FILE *f = fopen(path, "r");
+    long v = dflt;
+    if (f) {
+        if (fscanf(f, "%ld", &v) != 1)
+            v = dflt;
+        fclose(f);
+    }
+    return v;
+}
+
+/* Finds perf, and the event it may record: cycles, else cpu-clock. */
+static int perf_check(char *msg, size_t msglen)
+{
+    if (!bench__proc_which("perf", perf_path, sizeof perf_path)) {
+        bench__msg(msg, msglen, "perf is not on PATH: install it (apt-get install linux-perf), "
+                                "or explain by exact counts with --instructions (valgrind)");
+        return BENCH_EUNAVAIL;
+    }
+    char dir[4096], data[4200], truth[4096];
+    if (make_temp(dir, sizeof dir, msg, msglen) != 0)
+        return BENCH_EUNAVAIL;
+    bench__msg(data, sizeof data, "%s/probe.data", dir);
+    if (!bench__proc_which("true", truth, sizeof truth))
+        bench__msg(truth, sizeof truth, "%s", "/bin/true");
+    /* perf falls back from cycles to cpu-clock by itself where the machine has no PMU: the
+     * event it really recorded is the one its file names. */
+    static const char *const events[] = {"cycles", "cpu-clock"};
+    int ok = -1;
+    char recorded[64] = "";
+    for (int i = 0; i < 2 && ok < 0; i++) {
+        char *argv[] = {perf_path, "record", "-q", "--no-bpf-event", "-g", "-e",
+                        (char *)events[i], "-o", data, "--", truth, NULL};
+        if (run_quiet(argv, 30) == 0)
+            ok = i;
+    }
+    if (ok >= 0) {
+        char *argv[] = {perf_path, "evlist", "-i", data, NULL};
+        first_line(argv, recorded, sizeof recorded);
+    }
+    remove_tree(dir);
+    if (ok < 0) {
+        long paranoid = read_long_file("/proc/sys/kernel/perf_event_paranoid", -9);
+        bench__msg(msg, msglen, "perf cannot record here (kernel.perf_event_paranoid=%ld): "
+                                "run as root, or 'sudo sysctl kernel.perf_event_paranoid=1'; "
+                                "in a container, allow perf_event_open (--cap-add PERFMON)",
+                   paranoid);
+        return BENCH_EUNAVAIL;
+    }
+    bench__msg(perf_event, sizeof perf_event, "%s",
+               strncmp(recorded, "cycles", 6) == 0 ? "cycles" : "cpu-clock");
+    long max_hz = read_long_file("/proc/sys/kernel/perf_event_max_sample_rate",
+                                 BENCH__EXPLAIN_MAX_HZ);
+    long hz = max_hz < BENCH__EXPLAIN_MAX_HZ ? max_hz : BENCH__EXPLAIN_MAX_HZ;
+    bench__msg(perf_hz, sizeof perf_hz, "%ld", hz > 100 ? hz : 100);
+    return 0;
+}
+
+int bench__explain_check(const bench__explain_opts *o, char *msg, size_t msglen)
+{
+    char path[4096];
+    if (o->mode == BENCH__EXPLAIN_INSTRUCTIONS) {
+        if (!bench__proc_which("valgrind", path, sizeof path)) {
+            bench__msg(msg, msglen, "valgrind is not on PATH: install it (apt-get install "
+                                    "valgrind), or explain by time without --instructions "
+                                    "(perf)");
+            return BENCH_EUNAVAIL;
+        }
+        return 0;
+    }
+    return perf_check(msg, msglen);
+}
+
+/* ---- time mode: one side's perf ---- */
+
+typedef struct side {
+    bench__proc w;    /* the benchmark's worker */
+    bench__proc perf; /* perf record attached to it */
+    int ctl, ack;     /* perf's control and acknowledgement FIFOs, opened read-write */
+    char data[4200];  /* perf.data */
+    double ns, iters; /* time and iterations of its samples */
+} side;
+
+/* Sends perf a control command and waits (at most timeout_s) for its "ack". */
+static int perf_command(side *s, const char *cmd, double timeout_s)
+{
+    char line[32];
+    bench__msg(line, sizeof line, "%s\n", cmd);
+    if (write(s->ctl, line, strlen(line)) != (ssize_t)strlen(line))
+        return BENCH_EIO;
+    struct pollfd pfd = {.fd = s->ack, .events = POLLIN};
+    int64_t deadline = bench__now_ns() + (int64_t)(timeout_s * 1e9);
+    for (;;) {
+        int left = (int)((deadline - bench__now_ns()) / 1000000);
+        if (left <= 0)
+            return BENCH_EIO;
+        int pr = poll(&pfd, 1, left);
+        if (pr < 0 && errno == EINTR) {
+            if (bench__proc_interrupted())
+                return BENCH_EUSAGE;
+            continue;
+        }
+        if (pr <= 0)
+            return BENCH_EIO;
+        char buf[64];
+        ssize_t n = read(s->ack, buf, sizeof buf);
+        if (n <= 0)
+            return BENCH_EIO;
+        for (ssize_t i = 0; i + 2 < n; i++)
+            if (memcmp(buf + i, "ack", 3) == 0)
+                return 0;
+    }
+}
+
+/* Starts a disabled perf record attached to side s's worker; its control FIFOs in dir. */
+static int perf_attach(side *s, const char *dir, const char *tag, char *msg, size_t msglen)
+{
+    char ctl[4200], ack[4200], control[8500], pid[32];
+    bench__msg(ctl, sizeof ctl, "%s/%s.ctl", dir, tag);
+    bench__msg(ack, sizeof ack, "%s/%s.ack", dir, tag);
+    bench__msg(s->data, sizeof s->data, "%s/%s.data", dir, tag);
+    if (mkfifo(ctl, 0600) != 0 || mkfifo(ack, 0600) != 0) {
+        bench__msg(msg, msglen, "cannot make perf's control FIFOs in %s: %s", dir,
+                   strerror(errno));
+        return BENCH_EIO;
+    }
+    /* Read-write: opening a FIFO so never waits for the other end. */
+    s->ctl = open(ctl, O_RDWR | O_CLOEXEC);
+    s->ack = open(ack, O_RDWR | O_CLOEXEC);
+    if (s->ctl < 0 || s->ack < 0) {
+        bench__msg(msg, msglen, "cannot open perf's control FIFOs: %s", strerror(errno));
+        return BENCH_EIO;
+    }
+    bench__msg(control, sizeof control, "fifo:%s,%s", ctl, ack);
+    bench__msg(pid, sizeof pid, "%ld", (long)s->w.pid);
+    /* -D -1: the events start disabled; "enable" over the FIFO switches them on for a sample. */
+    /* --no-bpf-event: no side-band thread, which would hold perf's exit up for a second. */
+    char *argv[] = {perf_path, "record", "-q", "--no-bpf-event", "-e", perf_event, "-F", perf_hz,
+                    "-g", "-D", "-1", "--control", control, "-p", pid, "-o", s->data, NULL};
+    bench__proc_spec spec = {.path = perf_path, .argv = argv, .channel = BENCH__PROC_NONE,
+                             .quiet = true};
+    return bench__proc_start(&s->perf, &spec, msg, msglen) != 0 ? BENCH_EIO : 0;
+}
+
+/* Ends side s: its worker, then its perf (which writes its file), and the FIFOs. */
+static void side_close(side *s, double timeout_s)
+{
+    if (s->w.pid > 0)
+        bench__ab_worker_stop(&s->w, timeout_s);
+    if (s->perf.pid > 0 && s->perf.end == BENCH__PROC_RUNNING) {
+        kill(s->perf.pid, SIGINT);
+        bench__proc_wait(&s->perf, bench__now_ns() + (int64_t)60e9);
+    }
+    if (s->ctl >= 0)
+        close(s->ctl);
+    if (s->ack >= 0)
+        close(s->ack);
+    s->ctl = s->ack = -1;
+}
+
+/* What one profile's stacks say beyond the functions. */
+typedef struct prof_stats {
+    double samples;    /* samples read */
+    double complete;   /* ... whose innermost function has a named caller (a stack walked) */
+    double unnamed;    /* ... whose innermost frame in the program itself has no symbol */
+} prof_stats;
+
+/* The function name of a `perf script` frame line ("\t addr sym (dso)"), into name; whether
+ * it is a frame to count (the zero address that ends a frame-pointer walk is not). */
+static bool frame_name(const char *line, char *name, size_t len, bool *unnamed_in_program)
+{
+    const char *p = line;
+    while (*p == '\t' || *p == ' ')
+        p++;
+    char *end;
+    unsigned long long addr = strtoull(p, &end, 16);
+    if (end == p)
+        return false;
+    p = end;
+    while (*p == ' ')
+        p++;
+    const char *open = strrchr(p, '(');
+    size_t symlen = open && open > p ? (size_t)(open - p) : strlen(p);
+    while (symlen > 0 && p[symlen - 1] == ' ')
+        symlen--;
+    char dso[512] = "";
+    if (open) {
+        const char *close = strrchr(open, ')');
+        size_t dl = close ? (size_t)(close - open - 1) : strlen(open + 1);
+        bench__msg(dso, sizeof dso, "%.*s", (int)(dl < sizeof dso ? dl : sizeof dso - 1),
+                   open + 1);
+    }
+    bool unknown = symlen == 9 && strncmp(p, "[unknown]", 9) == 0;
+    if (unknown && addr == 0)
+        return false;
+    bool kernel = strncmp(dso, "[kernel", 7) == 0;
+    *unnamed_in_program = unknown && !kernel && !strstr(dso, ".so");
+    if (unknown) {
+        const char *base = strrchr(dso, '/');
+        bench__msg(name, len, "[%s]", base ? base + 1 : dso[0] ? dso : "unknown");
+    } else {
+        bench__msg(name, len, "%.*s%s", (int)(symlen < 150 ? symlen : 150), p,
+                   kernel ? "_[k]" : "");
+    }
+    return true;
+}
+
+/* Folds one sample's frames (innermost first) into the table, side `sd`, slot `slot`. */
+static void fold_sample(fn_table *t, const long *frames, size_t nf, int sd, int slot,
+                        prof_stats *ps, bool leaf_unnamed, bool complete)
+{
+    if (nf == 0)
+        return;
+    ps->samples++;
+    ps->complete += complete;
+    ps->unnamed += leaf_unnamed;
+    t->rows[frames[0]].self[sd][slot]++;
+    for (size_t i = 0; i < nf; i++) {
+        bool seen = false;
+        for (size_t j = 0; j < i && !seen; j++)
+            seen = frames[j] == frames[i];
+        if (!seen)
+            t->rows[frames[i]].total[sd][slot]++;
+    }
+}
+
+/* Reads perf.data of side `sd`, pair `slot`, with `perf script`, into the table. */
+static int read_profile(const char *data, fn_table *t, int sd, int slot, prof_stats *ps,
+                        char *msg, size_t msglen)
+{
+    char *argv[] = {perf_path, "script", "-i", (char *)data, "-F", "period,ip,sym,dso", NULL};
+    bench__proc p;
+    memset(&p, 0, sizeof p);
+    bench__proc_spec spec = {.path = perf_path, .argv = argv, .channel = BENCH__PROC_STDOUT,
+                             .quiet = true};
+    if (bench__proc_start(&p, &spec, msg, msglen) != 0)
+        return BENCH_EIO;
+    char line[4096], name[160];
+    long frames[MAX_FRAMES];
+    size_t nf = 0;
+    bool leaf_unnamed = false, complete = false;
+    int lr, rc = 0;
+    int64_t deadline = bench__now_ns() + (int64_t)300e9;
+    while ((lr = bench__proc_line(&p, line, sizeof line, deadline)) == 1) {
+        if (line[0] != '\t') {
+            /* A sample's header, or the blank line after its frames. */
+            fold_sample(t, frames, nf, sd, slot, ps, leaf_unnamed, complete);
+            nf = 0;
+            complete = false;
+            continue;
+        }
+        bool unnamed;
+        if (nf >= MAX_FRAMES || !frame_name(line, name, sizeof name, &unnamed))
+            continue;
+        long row = table_row(t, name);
+        if (row < 0) {
+            rc = BENCH_ENOMEM;
+            break;
+        }
+        if (nf == 0)
+            leaf_unnamed = unnamed;
+        else if (nf == 1)
+            complete = name[0] != '[';
+        frames[nf++] = row;
+    }
+    if (rc == 0)
+        fold_sample(t, frames, nf, sd, slot, ps, leaf_unnamed, complete);
+    if (lr == BENCH_EUSAGE)
+        rc = BENCH_EUSAGE;
+    else if (rc == 0 && lr != 0)
+        rc = BENCH_EIO;
+    bench__proc_end end = bench__proc_wait(&p, bench__now_ns() + (int64_t)10e9);
+    if (rc == 0 && (end != BENCH__PROC_EXITED || p.code != 0))
+        rc = BENCH_EIO;
+    if (rc == BENCH_EIO)
+        bench__msg(msg, msglen, "perf script could not read the profile %s", data);
+    else if (rc == BENCH_ENOMEM)
+        bench__msg(msg, msglen, "out of memory");
+    return rc;
+}
+
+/* One worker pair: both programs profiled in turns for `budget_s`. */
+static int profile_pair(const char *prog[2], const int fd[2], const char *id, uint64_t iters,
+                        double budget_s, const bench__explain_opts *o, bench__rng *rng,
+                        const char *dir, int slot, fn_table *t, prof_stats ps[2], double ns[2],
+                        double it[2], char *msg, size_t msglen)
+{
+    static const int order[8] = {0, 1, 1, 0, 1, 0, 0, 1};
+    side s[2];
+    memset(s, 0, sizeof s);
+    s[0].ctl = s[0].ack = s[1].ctl = s[1].ack = -1;
+    double timeout = o->timeout_s > 0 ? o->timeout_s : 300.0;
+    int rc = 0;
+    for (int k = 0; k < 2 && rc == 0; k++) {
+        bench__layout lay;
+        bench__layout_draw(rng, &lay);
+        rc = bench__ab_worker_start(&s[k].w, prog[k], fd[k], id, &lay, timeout, msg, msglen);
+        if (rc != 0)
+            memset(&s[k].w, 0, sizeof s[k].w);
+    }
+    char tag[32];
+    for (int k = 0; k < 2 && rc == 0; k++) {
+        bench__msg(tag, sizeof tag, "p%d%c", slot, k ? 'B' : 'A');
+        rc = perf_attach(&s[k], dir, tag, msg, msglen);
+    }
+    /* Both perfs start at once; each answers once it has attached and listens. */
+    for (int k = 0; k < 2 && rc == 0; k++)
+        if ((rc = perf_command(&s[k], "disable", 30)) == BENCH_EIO)
+            bench__msg(msg, msglen, "perf record did not attach to the worker within 30 s");
+    int64_t start = bench__now_ns();
+    for (int round = 0; rc == 0; round++) {
+        if (round > 0 && (double)(bench__now_ns() - start) / 1e9 >= budget_s)
+            break;
+        for (int k = 0; k < 8 && rc == 0; k++) {
+            int sd = order[(k + 4 * (round % 2)) % 8];
+            double sample_ns = 0;
+            /* perf records only between these two commands: the sample's iterations, the
+             * worker's timer reads around them, and nothing of its waiting for the next. */
+            if ((rc = perf_command(&s[sd], "enable", 10)) != 0)
+                break;
+            int64_t deadline = bench__now_ns() + (int64_t)(timeout * 1e9);
+            rc = bench__ab_worker_sample(&s[sd].w, iters, deadline, &sample_ns);
+            int rc2 = perf_command(&s[sd], "disable", 10);
+            if (rc == 0)
+                rc = rc2;
+            if (rc == 0) {
+                s[sd].ns += sample_ns;
+                s[sd].iters += (double)iters;
+            }
+        }
+    }
+    if (rc == BENCH_EIO && !msg[0])
+        bench__msg(msg, msglen, "a worker or its perf record stopped in the middle of the "
+                                "profile");
+    side_close(&s[0], timeout);
+    side_close(&s[1], timeout);
+    if (rc == BENCH_EUSAGE || bench__proc_interrupted())
+        return BENCH_EUSAGE;
+    for (int k = 0; k < 2 && rc == 0; k++) {
+        rc = read_profile(s[k].data, t, k, slot, &ps[k], msg, msglen);
+        ns[k] += s[k].ns;
+        it[k] += s[k].iters;
+    }
+    return rc;
+}
+
+/* The sd of a function's difference of time per iteration, from its counts a[slot], b[slot]
+ * out of na[slot], nb[slot] samples, scaled by ta, tb ns per iteration: the larger of the
+ * binomial sd of the pooled shares and the spread of the pairs' differences. *d: the
+ * difference of the pooled estimates. */
+static double diff_sd(const double *a, const double *b, const double *na, const double *nb,
+                      size_t pairs, double ta, double tb, double *d)
+{
+    double sa = 0, sb = 0, NA = 0, NB = 0;
+    for (size_t j = 0; j < pairs; j++) {
+        sa += a[j];
+        sb += b[j];
+        NA += na[j];
+        NB += nb[j];
+    }
+    double pa = NA > 0 ? sa / NA : 0, pb = NB > 0 ? sb / NB : 0;
+    *d = tb * pb - ta * pa;
+    double var = (NA > 0 ? ta * ta * pa * (1 - pa) / NA : 0) +
+                 (NB > 0 ? tb * tb * pb * (1 - pb) / NB : 0);
+    /* A count of zero has a binomial sd of zero: count it as one sample, so that a function
+     * seen a few times in one profile and never in the other is not beyond noise. */
+    if (sa == 0 && NA > 0)
+        var += ta * ta / (NA * NA);
+    if (sb == 0 && NB > 0)
+        var += tb * tb / (NB * NB);
+    double dj[BENCH__EXPLAIN_PAIRS];
+    size_t m = 0;
+    for (size_t j = 0; j < pairs; j++)
+        if (na[j] > 0 && nb[j] > 0)
+            dj[m++] = tb * b[j] / nb[j] - ta * a[j] / na[j];
+    if (m >= 2) {
+        double sdj = bench__std_dev(dj, m);
+        double emp = sdj * sdj / (double)m;
+        if (emp > var)
+            var = emp;
+    }
+    return sqrt(var);
+}
+
+typedef struct ranked {
+    size_t row;
+    double d, sd, total_d, old_v, new_v;
+} ranked;
+
+static int by_size(const void *x, const void *y)
+{
+    double a = fabs(((const ranked *)x)->d), b = fabs(((const ranked *)y)->d);
+    return a < b ? 1 : a > b ? -1 : 0;
+}
+
+/* Names the functions beyond noise (rank[0..n) all candidates; `beyond` picks), largest first. */
+static void name_functions(bench__explanation *e, const fn_table *t, ranked *rank, size_t n)
+{
+    qsort(rank, n, sizeof *rank, by_size);
+    e->nbeyond = n;
+    double sum = 0;
+    for (size_t i = 0; i < n && e->nfns < BENCH__EXPLAIN_TOP; i++) {
+        bench__explained_fn *f = &e->fns[e->nfns++];
+        bench__msg(f->name, sizeof f->name, "%s", t->rows[rank[i].row].name);
+        f->self_old = rank[i].old_v;
+        f->self_new = rank[i].new_v;
+        f->self_delta = rank[i].d;
+        f->self_sd = rank[i].sd;
+        f->total_delta = rank[i].total_d;
+        sum += rank[i].d;
+    }
+    e->attributed = e->change != 0 ? sum / e->change : NAN;
+}
+
+static int explain_time(const char *prog[2], const int fd[2], const char *id, uint64_t iters,
+                        const bench__change *ch, const bench__explain_opts *o,
+                        bench__explanation *e)
+{
+    bench__msg(e->how, sizeof e->how, "perf record -e %s -F %s -g", perf_event, perf_hz);
+    char dir[4096];
+    if (make_temp(dir, sizeof dir, e->message, sizeof e->message) != 0)
+        return 0;
+    fn_table t = {0};
+    prof_stats ps[2][BENCH__EXPLAIN_PAIRS];
+    memset(ps, 0, sizeof ps);
+    double ns[2] = {0, 0}, it[2] = {0, 0};
+    bench__rng rng;
+    bench__rng_seed(&rng, bench__id_seed(o->seed ^ 0xe8b1a1ULL, id));
+    /* Samples of about SAMPLE_MS: the comparison's iterations were sized for 0.5 ms samples. */
+    double per = ch->old_median > 0 ? ch->old_median : 1;
+    uint64_t n = (uint64_t)fmax(1.0, floor(SAMPLE_MS * 1e6 / per));
+    if (iters > n)
+        n = iters;
+    double budget = o->seconds > 0 ? o->seconds : 10.0;
+    int rc = 0;
+    size_t pairs = 0;
+    for (int j = 0; j < BENCH__EXPLAIN_PAIRS && rc == 0; j++, pairs++) {
+        prof_stats two[2];
+        memset(two, 0, sizeof two);
+        rc = profile_pair(prog, fd, id, n, budget / BENCH__EXPLAIN_PAIRS, o, &rng, dir, j, &t,
+                          two, ns, it, e->message, sizeof e->message);
+        ps[0][j] = two[0];
+        ps[1][j] = two[1];
+    }
+    remove_tree(dir);
+    if (rc == BENCH_EUSAGE) {
+        table_free(&t);
+        return BENCH_EUSAGE;
+    }
+    if (rc != 0) {
+        e->status = BENCH_EUNAVAIL;
+        table_free(&t);
+        return 0;
+    }
+    e->pairs = pairs;
+    double na[BENCH__EXPLAIN_PAIRS], nb[BENCH__EXPLAIN_PAIRS];
+    double complete = 0, unnamed = 0;
+    for (size_t j = 0; j < pairs; j++) {
+        na[j] = ps[0][j].samples;
+        nb[j] = ps[1][j].samples;
+        e->samples[0] += na[j];
+        e->samples[1] += nb[j];
+        complete += ps[0][j].complete + ps[1][j].complete;
+        unnamed += ps[0][j].unnamed + ps[1][j].unnamed;
+    }
+    double all = e->samples[0] + e->samples[1];
+    if (e->samples[0] < 1 || e->samples[1] < 1) {
+        e->status = BENCH_EUNAVAIL;
+        bench__msg(e->message, sizeof e->message, "perf recorded no sample of the timed loop "
+                                                   "(%.0f and %.0f samples)", e->samples[0],
+                   e->samples[1]);
+        table_free(&t);
+        return 0;
+    }
+    if (unnamed > 0.5 * all) {
+        e->status = BENCH_EUNAVAIL;
+        bench__msg(e->message, sizeof e->message, "the programs have no symbols (%.0f%% of the "
+                                                   "samples fall in unnamed code): build them "
+                                                   "with -g, and do not strip them",
+                   100.0 * unnamed / all);
+        table_free(&t);
+        return 0;
+    }
+    bool stacks = complete >= 0.5 * all;
+    if (!stacks)
+        bench__msg(e->message, sizeof e->message, "no call stacks in %.0f%% of the samples "
+                                                   "(no frame pointers): self times only; build "
+                                                   "with -fno-omit-frame-pointer "
+                                                   "-mno-omit-leaf-frame-pointer (the harness's "
+                                                   "-DHARNESS_PROFILING=ON) for totals",
+                   100.0 * (1 - complete / all));
+    e->old_value = ch->old_median;
+    e->new_value = ch->new_median;
+    e->change = e->new_value - e->old_value;
+    ranked *rank = calloc(t.n ? t.n : 1, sizeof *rank);
+    size_t nr = 0;
+    for (size_t i = 0; rank && i < t.n; i++) {
+        fn_row *r = &t.rows[i];
+        double d, td;
+        double sd = diff_sd(r->self[0], r->self[1], na, nb, pairs, e->old_value, e->new_value,
+                            &d);
+        if (!(sd > 0) || !(fabs(d) > BENCH__EXPLAIN_Z * sd))
+            continue;
+        (void)diff_sd(r->total[0], r->total[1], na, nb, pairs, e->old_value, e->new_value, &td);
+        double sa = 0, sb = 0;
+        for (size_t j = 0; j < pairs; j++) {
+            sa += r->self[0][j];
+            sb += r->self[1][j];
+        }
+        rank[nr++] = (ranked){.row = i, .d = d, .sd = sd, .total_d = stacks ? td : NAN,
+                              .old_v = e->old_value * sa / e->samples[0],
+                              .new_v = e->new_value * sb / e->samples[1]};
+    }
+    if (rank)
+        name_functions(e, &t, rank, nr);
+    free(rank);
+    table_free(&t);
+    return 0;
+}
+
+/* ---- instruction mode: callgrind's dumps ---- */
+
+/* The function of a "fn=" or "cfn=" value: "(id) name" defines id, "(id)" refers to it, a bare
+ * name is itself. ids maps compressed ids to rows. */
+static long dump_fn(fn_table *t, const char *v, long **ids, size_t *nids)
+{
+    if (*v != '(')
+        return table_row(t, v);
+    char *end;
+    long id = strtol(v + 1, &end, 10);
+    if (id < 0 || *end != ')')
+        return -1;
+    const char *name = end + 1;
+    while (*name == ' ')
+        name++;
+    if ((size_t)id >= *nids) {
+        size_t nn = (size_t)id + 1024;
+        long *m = realloc(*ids, nn * sizeof *m);
+        if (!m)
+            return -1;
+        for (size_t i = *nids; i < nn; i++)
+            m[i] = -1;
+        *ids = m;
+        *nids = nn;
+    }
+    if (*name)
+        (*ids)[id] = table_row(t, name);
+    return (*ids)[id];
+}
+
+/* Reads one callgrind dump into the table: side sd, slot (0: N iterations, 1: 2N), each
+ * function's own Ir (self) and with the calls it made (total; a call to itself is not added
+ * again). */
+static int read_dump(const char *path, fn_table *t, int sd, int slot, char *msg, size_t msglen)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        bench__msg(msg, msglen, "cannot read the callgrind dump %s: %s", path, strerror(errno));
+        return BENCH_EIO;
+    }
+    char *line = NULL;
+    size_t cap = 0;
+    long *ids = NULL, cur = -1, callee = -1;
+    size_t nids = 0;
+    int ir = 0, npos = 1;
+    bool after_calls = false;
+    while (getline(&line, &cap, f) > 0) {
+        line[strcspn(line, "\n")] = '\0';
+        char c = line[0];
+        if ((c >= '0' && c <= '9') || c == '+' || c == '-' || c == '*') {
+            char *p = line, *end;
+            for (int k = 0; k < npos; k++) {
+                while (*p == ' ')
+                    p++;
+                while (*p && *p != ' ')
+                    p++;
+            }
+            double v = 0;
+            for (int k = 0; k <= ir; k++) {
+                v = strtod(p, &end);
+                if (end == p) {
+                    v = 0; /* callgrind leaves trailing zero counts out */
+                    break;
+                }
+                p = end;
+            }
+            if (cur >= 0) {
+                if (after_calls) {
+                    if (callee != cur)
+                        t->rows[cur].total[sd][slot] += v;
+                } else {
+                    t->rows[cur].self[sd][slot] += v;
+                    t->rows[cur].total[sd][slot] += v;
+                }
+            }
+            after_calls = false;
+        } else if (strncmp(line, "fn=", 3) == 0) {
+            cur = dump_fn(t, line + 3, &ids, &nids);
+            after_calls = false;
+        } else if (strncmp(line, "cfn=", 4) == 0) {
+            callee = dump_fn(t, line + 4, &ids, &nids);
+        } else if (strncmp(line, "calls=", 6) == 0) {
+            after_calls = true;
+        } else if (strncmp(line, "events:", 7) == 0) {
+            int k = 0;
+            char *save = NULL;
+            for (char *tok = strtok_r(line + 7, " ", &save); tok;
+                 tok = strtok_r(NULL, " ", &save), k++)
+                if (strcmp(tok, "Ir") == 0)
+                    ir = k;
+        } else if (strncmp(line, "positions:", 10) == 0) {
+            npos = 0;
+            char *save = NULL;
+            for (char *tok = strtok_r(line + 10, " ", &save); tok;
+                 tok = strtok_r(NULL, " ", &save))
+                npos++;
+            if (npos < 1)
+                npos = 1;
+        }
+    }
+    free(line);
+    free(ids);
+    fclose(f);
+    (void)msg, (void)msglen;
+    return 0;
+}
+
+/* Counts benchmark id in side sd's program under callgrind with N iterations a sample, keeping
+ * the dumps in dir/A or dir/B, and reads those of N and 2N iterations. */
+static int count_side(const char *prog, int fd, const char *id, uint64_t n, const char *dir,
+                      int sd, fn_table *t, const bench__explain_opts *o, char *msg, size_t msglen)
+{
+    char keep[4200], iters[32];
+    bench__msg(keep, sizeof keep, "%s/%c", dir, sd ? 'B' : 'A');
+    if (mkdir(keep, 0700) != 0) {
+        bench__msg(msg, msglen, "cannot create %s: %s", keep, strerror(errno));
+        return BENCH_EIO;
+    }
+    bench__msg(iters, sizeof iters, "%llu", (unsigned long long)n);
+    char *argv[] = {(char *)prog, "--instructions", "--instructions-iterations", iters,
+                    "--exact", "--color", "never", "--no-last", (char *)id, NULL};
+    bench__proc p;
+    memset(&p, 0, sizeof p);
+    bench__proc_spec spec = {.path = prog, .argv = argv, .channel = BENCH__PROC_NONE,
+                             .quiet = true, .exec_by_fd = fd >= 0, .exec_fd = fd};
+    setenv(BENCH__INSTR_KEEP_ENV, keep, 1);
+    int rc = bench__proc_start(&p, &spec, msg, msglen);
+    unsetenv(BENCH__INSTR_KEEP_ENV);
+    if (rc != 0)
+        return BENCH_EIO;
+    double timeout = o->timeout_s > 0 ? 50 * o->timeout_s : 15000;
+    bench__proc_end end = bench__proc_wait(&p, bench__now_ns() + (int64_t)(timeout * 1e9));
+    if (bench__proc_interrupted())
+        return BENCH_EUSAGE;
+    if (end != BENCH__PROC_EXITED || p.code != 0) {
+        char how[128];
+        bench__proc_describe(&p, timeout, how, sizeof how);
+        bench__msg(msg, msglen, "counting it under callgrind in %s failed: it %s", prog, how);
+        return BENCH_EIO;
+    }
+    for (int k = 1; k <= 2; k++) {
+        char path[4300];
+        bench__msg(path, sizeof path, "%s/sample%d.cg", keep, k);
+        if (access(path, R_OK) != 0) {
+            bench__msg(msg, msglen, "%s kept no callgrind dump of its samples (built with a "
+                                    "harness older than --explain? rebuild it with this one)",
+                       prog);
+            return BENCH_EIO;
+        }
+        if ((rc = read_dump(path, t, sd, k - 1, msg, msglen)) != 0)
+            return rc;
+    }
+    return 0;
+}
+
+static int explain_instructions(const char *prog[2], const int fd[2], const char *id,
+                                const bench__change *ch, const bench__explain_opts *o,
+                                bench__explanation *e)
+{
+    /* N: samples of about 2^22 ns-equivalents of work, the same N for both programs. */
+    double per = ch->old_median > 0 ? ch->old_median : 1;
+    uint64_t n = 1;
+    while (n < (UINT64_C(1) << 20) && (double)(2 * n) * per <= (double)(1u << 22))
+        n *= 2;
+    bench__msg(e->how, sizeof e->how, "callgrind: (Ir(2N) - Ir(N)) / N per function, N = %llu",
+               (unsigned long long)n);
+    char dir[4096];
+    if (make_temp(dir, sizeof dir, e->message, sizeof e->message) != 0) {
+        e->status = BENCH_EUNAVAIL;
+        return 0;
+    }
+    fn_table t = {0};
+    int rc = 0;
+    for (int sd = 0; sd < 2 && rc == 0; sd++)
+        rc = count_side(prog[sd], fd[sd], id, n, dir, sd, &t, o, e->message, sizeof e->message);
+    remove_tree(dir);
+    if (rc == BENCH_EUSAGE) {
+        table_free(&t);
+        return BENCH_EUSAGE;
+    }
+    if (rc != 0) {
+        e->status = BENCH_EUNAVAIL;
+        table_free(&t);
+        return 0;
+    }
+    ranked *rank = calloc(t.n ? t.n : 1, sizeof *rank);
+    size_t nr = 0;
+    double dn = (double)n;
+    for (size_t i = 0; i < t.n; i++) {
+        fn_row *r = &t.rows[i];
+        double a = (r->self[0][1] - r->self[0][0]) / dn, b = (r->self[1][1] - r->self[1][0]) / dn;
+        e->old_value += a;
+        e->new_value += b;
+        if (rank && fabs(b - a) >= 0.5)
+            rank[nr++] = (ranked){.row = i, .d = b - a, .sd = 0,
+                                  .total_d = ((r->total[1][1] - r->total[1][0]) -
+                                              (r->total[0][1] - r->total[0][0])) / dn,
+                                  .old_v = a, .new_v = b};
+    }
+    e->change = e->new_value - e->old_value;
+    if (rank)
+        name_functions(e, &t, rank, nr);
+    free(rank);
+    table_free(&t);
+    return 0;
+}
+
+int bench__explain_one(const char *old_prog, int old_fd, const char *new_prog, int new_fd,
+                       const char *id, uint64_t iters, const bench__change *ch,
+                       const bench__explain_opts *o, bench__explanation *e)
+{
+    memset(e, 0, sizeof *e);
+    e->mode = o->mode;
+    e->attributed = NAN;
+    int64_t t0 = bench__now_ns();
+    const char *prog[2] = {old_prog, new_prog};
+    int fd[2] = {old_fd, new_fd};
+    int rc = o->mode == BENCH__EXPLAIN_INSTRUCTIONS
+                 ? explain_instructions(prog, fd, id, ch, o, e)
+                 : explain_time(prog, fd, id, iters, ch, o, e);
+    e->seconds = (double)(bench__now_ns() - t0) / 1e9;
+    return rc;
+}
+
+/* ---- the lines under a verdict ---- */
+
+/* A signed amount per iteration: a time, or a count. */
+static void fmt_amount(char *buf, size_t len, double v, bool time)
+{
+    if (time) {
+        char t[32];
+        bench__fmt_time(t, sizeof t, fabs(v));
+        bench__msg(buf, len, "%s%s", v < 0 ? "-" : "+", t);
+    } else {
+        bench__msg(buf, len, "%+.0f", v);
+    }
+}
+
+void bench__explain_print(FILE *out, const bench__explanation *e)
+{
+    const char *pad = "                        ";
+    if (e->status != 0) {
+        char why[4 * sizeof e->message];
+        fprintf(out, "%snot explained: %s\n", pad,
+                bench__escape(why, sizeof why, e->message));
+        return;
+    }
+    bool time = e->mode == BENCH__EXPLAIN_TIME;
+    double rel = e->old_value > 0 ? 100.0 * e->change / e->old_value : NAN;
+    fprintf(out, "%s%s%+.1f%%", pad, time ? "" : "instructions ", rel);
+    if (!time)
+        fprintf(out, " (%.0f -> %.0f per iteration)", e->old_value, e->new_value);
+    if (e->nfns == 0) {
+        fprintf(out, ": no function changed beyond noise%s\n",
+                time ? " (the change is not attributed)" : "");
+    } else {
+        for (size_t i = 0; i < e->nfns; i++) {
+            const bench__explained_fn *f = &e->fns[i];
+            char a[48], name[4 * sizeof f->name];
+            fmt_amount(a, sizeof a, f->self_delta, time);
+            fprintf(out, "%s`%s` %s%s", i ? ", " : ": ", bench__escape(name, sizeof name, f->name),
+                    a, i ? "" : time ? " per iteration (self)" : " instructions per iteration "
+                                                                 "(self)");
+        }
+        fprintf(out, "; %.0f%% of the change attributed", 100.0 * e->attributed);
+        if (fabs(1 - e->attributed) >= 0.005)
+            fprintf(out, " (unattributed: %+.0f%%)", 100.0 * (1 - e->attributed));
+        if (e->nbeyond > e->nfns)
+            fprintf(out, " (%zu more functions changed)", e->nbeyond - e->nfns);
+        fputc('\n', out);
+        if (isfinite(e->fns[0].total_delta)) {
+            char a[48], name[4 * sizeof e->fns[0].name];
+            fmt_amount(a, sizeof a, e->fns[0].total_delta, time);
+            fprintf(out, "%s`%s` with what it calls: %s\n", pad,
+                    bench__escape(name, sizeof name, e->fns[0].name), a);
+        }
+    }
+    if (time)
+        fprintf(out, "%s%s: %zu worker pairs, %.0f (A) + %.0f (B) samples of the timed loop; "
+                     "named beyond %.0f sd of the profiles' noise; %.1f s\n",
+                pad, e->how, e->pairs, e->samples[0], e->samples[1], BENCH__EXPLAIN_Z,
+                e->seconds);
+    else
+        fprintf(out, "%s%s, exact; %.1f s\n", pad, e->how, e->seconds);
+    if (e->message[0]) {
+        char why[4 * sizeof e->message];
+        fprintf(out, "%snote: %s\n", pad, bench__escape(why, sizeof why, e->message));
+    }
+}
+
+int bench__explain_items(FILE *out, const char *old_prog, int old_fd, const char *new_prog,
+                         int new_fd, const bench__ab_item *items, size_t n,
+                         const bench__explain_opts *o)
+{
+    size_t wanted = 0;
+    for (size_t i = 0; i < n; i++)
+        wanted += items[i].rc == 0 && bench__explain_wanted(items[i].change.verdict);
+    if (wanted == 0)
+        return 0;
+    char msg[1024], shown[4 * sizeof msg];
+    if (bench__explain_check(o, msg, sizeof msg) != 0) {
+        fprintf(out, "--explain: the changed benchmarks cannot be explained: %s\n\n",
+                bench__escape(shown, sizeof shown, msg));
+        fflush(out);
+        return 0;
+    }
+    fprintf(out, "Explained (--explain, %s):\n",
+            o->mode == BENCH__EXPLAIN_INSTRUCTIONS ? "callgrind's exact counts of both programs"
+                                                    : "perf profiles of both programs, "
+                                                      "interleaved");
+    for (size_t i = 0; i < n; i++) {
+        const bench__ab_item *it = &items[i];
+        if (it->rc != 0 || !bench__explain_wanted(it->change.verdict))
+            continue;
+        char id[BENCH__ESCAPED_ID];
+        fprintf(out, "%s: %s\n", bench__escape(id, sizeof id, it->id),
+                bench__verdict_name(it->change.verdict));
+        fflush(out);
+        bench__explanation e;
+        if (bench__explain_one(old_prog, old_fd, new_prog, new_fd, it->id, it->iters,
+                               &it->change, o, &e) == BENCH_EUSAGE)
+            return BENCH_EUSAGE;
+        bench__explain_print(out, &e);
+        fflush(out);
+    }
+    fputc('\n', out);
+    return 0;
+}

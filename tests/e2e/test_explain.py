@@ -1,0 +1,162 @@
+#!/usr/bin/env python3
+"""--explain: the functions behind a changed benchmark, checked on tests/e2e/fixture_explain.c
+(three benchmarks sharing three helpers; a copy marked E2ESLOW<N> runs one helper, shared_mix,
+N% longer, which changes explain/mixed and explain/both and leaves explain/hash alone).
+
+- InstructionsTest: --ab --explain --instructions with shared_mix 5% slower: callgrind's exact
+  counts name shared_mix first with at least 70% of the change in instructions; the unchanged
+  benchmark is not explained; an A/A (BENCH_EXPLAIN_ALL) finds no function that changed.
+- TimeTest: --ab --explain with shared_mix 40% slower (large enough that sampling noise on a
+  loaded 2-vCPU machine cannot hide it): perf's profiles name shared_mix first with at least 70%
+  of the measured change; explain/hash is not explained; an A/A names no function.
+- UnavailableTest: without perf on PATH, one line says why and how to enable it, and the
+  verdicts and the exit code are those of the run without --explain; misuse is exit 2.
+"""
+import os
+import re
+import shutil
+import subprocess
+import unittest
+
+import e2e_helpers
+
+PROGRAM = os.environ.get("E2E_EXPLAIN", "")
+CHANGED = ["explain/mixed", "explain/both"]
+IDS = CHANGED + ["explain/hash"]
+BASE = ["--color", "never", "--exact", *IDS]
+
+
+def run(program, *args, env_extra=None, unset=(), timeout=400):
+    env = e2e_helpers.environ({"BENCH_LAST_DIR": "", **(env_extra or {})},
+                              unset=["BENCH_HISTORY", "BENCH_EXPLAIN_ALL", *unset])
+    return e2e_helpers.run([program, *args], timeout=timeout, env=env)
+
+
+def explained(stdout):
+    """{id: the explanation's lines} of the Explained section."""
+    if "\nExplained (--explain" not in stdout:
+        return {}
+    section = stdout.split("\nExplained (--explain", 1)[1].split("\n\n", 1)[0]
+    out, cur = {}, None
+    for line in section.splitlines()[1:]:
+        m = re.match(r"^(\S+): (\S.*)$", line)
+        if m:
+            cur = m[1]
+            out[cur] = []
+        elif cur:
+            out[cur].append(line.strip())
+    return out
+
+
+def first_named(lines):
+    """(first function named, attributed %) of an explanation, or (None, None)."""
+    for line in lines:
+        m = re.search(r": `([^`]+)` [^;]*; (-?\d+)% of the change attributed", line)
+        if m:
+            return m[1], int(m[2])
+    return None, None
+
+
+def perf_usable():
+    if not shutil.which("perf"):
+        return False
+    p = subprocess.run(["perf", "record", "-q", "-e", "cpu-clock", "-g", "-o", os.devnull,
+                        "--", "true"], capture_output=True, check=False)
+    return p.returncode == 0
+
+
+class ExplainCase(e2e_helpers.Case):
+    PLANTED = 40
+
+    def setUp(self):
+        if not PROGRAM:
+            self.skipTest("E2E_EXPLAIN is not set (ctest sets it)")
+        self.dir = self.temp_dir("bench-explain-")
+        self.original = e2e_helpers.copy_program(PROGRAM, os.path.join(self.dir, "original"))
+        self.slow = e2e_helpers.copy_program(PROGRAM, os.path.join(self.dir, "slower"),
+                                             f"E2ESLOW{self.PLANTED}\n".encode())
+        # An A/A: the same program under another name of the same length.
+        self.same = e2e_helpers.copy_program(PROGRAM, os.path.join(self.dir, "samecpy"))
+
+    def check_changed(self, p, what):
+        got = explained(p.stdout)
+        self.assertEqual(sorted(got), sorted(CHANGED), (what, p.stdout))
+        for bid in CHANGED:
+            name, share = first_named(got[bid])
+            self.assertEqual(name, "shared_mix", (what, bid, p.stdout))
+            self.assertGreaterEqual(share, 70, (what, bid, p.stdout))
+            self.assertLessEqual(share, 130, (what, bid, p.stdout))
+
+    def check_aa(self, p, what, ids):
+        got = explained(p.stdout)
+        self.assertEqual(sorted(got), sorted(ids), (what, p.stdout))
+        for bid in ids:
+            self.assertIn("no function changed beyond noise", " ".join(got[bid]),
+                          (what, bid, p.stdout))
+
+
+class InstructionsTest(ExplainCase):
+    PLANTED = 5
+
+    def setUp(self):
+        super().setUp()
+        if shutil.which("valgrind") is None or e2e_helpers.SANITIZED:
+            self.skipTest("no valgrind, or a sanitizer build (valgrind cannot run it)")
+
+    def test_planted_helper_named_exactly(self):
+        p = run(self.slow, "--ab", self.original, "--ab-time", "4", "--explain",
+                "--instructions", *BASE)
+        self.assert_exit(p, 0)
+        self.check_changed(p, "--instructions")
+        self.assertIn("callgrind: (Ir(2N) - Ir(N)) / N per function", p.stdout)
+
+    def test_aa_changes_nothing(self):
+        p = run(self.same, "--ab", self.original, "--ab-time", "1", "--explain",
+                "--instructions", *BASE, env_extra={"BENCH_EXPLAIN_ALL": "1"})
+        self.assert_exit(p, 0)
+        self.check_aa(p, "A/A --instructions", IDS)
+
+
+class TimeTest(ExplainCase):
+    def setUp(self):
+        super().setUp()
+        if not perf_usable() or e2e_helpers.SANITIZED:
+            self.skipTest("perf cannot record here, or a sanitizer build")
+
+    def test_planted_helper_named_by_profiles(self):
+        p = run(self.slow, "--ab", self.original, "--ab-time", "3", "--explain", *BASE)
+        self.assert_exit(p, 0)
+        self.check_changed(p, "time")
+        self.assertRegex(p.stdout, r"perf record -e (cycles|cpu-clock) -F \d+ -g: 3 worker pairs")
+
+    def test_aa_names_nothing(self):
+        # One benchmark: the profiles take their time whatever the verdict.
+        p = run(self.same, "--ab", self.original, "--ab-time", "2", "--explain", "--color",
+                "never", "--exact", "explain/mixed", env_extra={"BENCH_EXPLAIN_ALL": "1"})
+        self.assert_exit(p, 0)
+        self.check_aa(p, "A/A time", ["explain/mixed"])
+
+
+class UnavailableTest(ExplainCase):
+    def test_without_perf_one_line_and_same_exit(self):
+        empty = self.temp_dir("bench-explain-path-")
+        args = ["--ab", self.original, "--ab-time", "1", "--fail-on-regression", *BASE]
+        p = run(self.slow, *args, "--explain", env_extra={"PATH": empty})
+        self.assert_exit(p, 1)
+        lines = [l for l in p.stdout.splitlines() if l.startswith("--explain:")]
+        self.assertEqual(len(lines), 1, p.stdout)
+        self.assertIn("perf is not on PATH: install it (apt-get install linux-perf)", lines[0])
+        self.assertNotIn("Explained (--explain", p.stdout)
+        self.assertIn("explain/mixed: Performance has regressed.", p.stdout)
+
+    def test_misuse(self):
+        p = run(self.slow, "--explain", *BASE)
+        self.assert_exit(p, 2)
+        self.assertIn("--explain explains the verdicts of a comparison", p.stderr)
+        p = run(self.slow, "--ab", self.original, "--instructions", *BASE)
+        self.assert_exit(p, 2)
+        self.assertIn("add --explain", p.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()
