@@ -9,6 +9,9 @@ N% longer, which changes explain/mixed and explain/both and leaves explain/hash 
 - TimeTest: --ab --explain with shared_mix 40% slower (large enough that sampling noise on a
   loaded 2-vCPU machine cannot hide it): perf's profiles name shared_mix first with at least 70%
   of the measured change; explain/hash is not explained; an A/A names no function.
+- BaselineTest: --baseline --explain against a saved baseline of the original: the confirmed
+  regressions are explained against the baseline's program snapshot, in the pretty output and
+  as `explanation` in the JSON results (checked against the published schema).
 - UnavailableTest: without perf on PATH, one line says why and how to enable it, and the
   verdicts and the exit code are those of the run without --explain; misuse is exit 2.
 """
@@ -21,6 +24,7 @@ import unittest
 import e2e_helpers
 
 PROGRAM = os.environ.get("E2E_EXPLAIN", "")
+SCHEMA = os.environ.get("E2E_SCHEMA", "")
 CHANGED = ["explain/mixed", "explain/both"]
 IDS = CHANGED + ["explain/hash"]
 BASE = ["--color", "never", "--exact", *IDS]
@@ -137,6 +141,38 @@ class TimeTest(ExplainCase):
         self.check_aa(p, "A/A time", ["explain/mixed"])
 
 
+class BaselineTest(ExplainCase):
+    def setUp(self):
+        super().setUp()
+        if not perf_usable() or e2e_helpers.SANITIZED:
+            self.skipTest("perf cannot record here, or a sanitizer build")
+
+    def test_confirmed_changes_explained_in_json(self):
+        key = {"XDG_CONFIG_HOME": self.temp_dir("bench-explain-key-")}
+        where = ["--baseline-dir", os.path.join(self.dir, "baselines")]
+        p = run(self.original, "--quick", "--save-baseline", "old", *where, *BASE,
+                env_extra=key)
+        self.assert_exit(p, 0)
+        out = os.path.join(self.dir, "new.json")
+        p = run(self.slow, "--quick", "--baseline", "old", *where, "--explain",
+                "--confirm-time", "2", "--json", out, *BASE, env_extra=key)
+        self.assert_exit(p, 0)
+        self.check_changed(p, "--baseline")
+        doc = e2e_helpers.load_json(out)
+        if SCHEMA:
+            e2e_helpers.check_schema(doc, SCHEMA)
+        got = {b["id"]: b.get("explanation") for b in e2e_helpers.by_id(doc).values()}
+        self.assertIsNone(got["explain/hash"], doc)
+        for bid in CHANGED:
+            e = got[bid]
+            self.assertTrue(e["explained"], e)
+            self.assertEqual(e["mode"], "time")
+            self.assertEqual(e["functions"][0]["name"], "shared_mix", e)
+            self.assertGreaterEqual(e["attributed"], 0.7, e)
+            self.assertAlmostEqual(e["change_per_iteration"],
+                                   e["new_per_iteration"] - e["old_per_iteration"], places=6)
+
+
 class UnavailableTest(ExplainCase):
     def test_without_perf_one_line_and_same_exit(self):
         empty = self.temp_dir("bench-explain-path-")
@@ -153,6 +189,9 @@ class UnavailableTest(ExplainCase):
         p = run(self.slow, "--explain", *BASE)
         self.assert_exit(p, 2)
         self.assertIn("--explain explains the verdicts of a comparison", p.stderr)
+        p = run(self.slow, "--baseline", "old", "--instructions", "--explain", *BASE)
+        self.assert_exit(p, 2)
+        self.assertIn("--explain with --baseline explains times", p.stderr)
         p = run(self.slow, "--ab", self.original, "--instructions", *BASE)
         self.assert_exit(p, 2)
         self.assertIn("add --explain", p.stderr)

@@ -844,9 +844,15 @@ static int check_combinations(const bench__request *c)
                     "not apply\n");
         return -1;
     }
-    if (c->explain && !c->ab) {
+    if (c->explain && !c->ab && !c->baseline) {
         bench__errf("--explain explains the verdicts of a comparison of two programs: give "
-                    "--ab OTHER\n");
+                    "--ab OTHER or --baseline NAME\n");
+        return -1;
+    }
+    if (c->explain && c->baseline && c->instructions) {
+        bench__errf("--explain with --baseline explains times, against the program saved with "
+                    "the baseline (an --instructions baseline keeps none): explain counts with "
+                    "--ab OTHER --explain --instructions\n");
         return -1;
     }
     if (c->instructions && (c->ab && !c->explain)) {

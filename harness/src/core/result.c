@@ -41,6 +41,8 @@ void bench__result_destroy(bench__result *r)
     }
     free(r->metric_changes);
     r->metric_changes = NULL;
+    free(r->explanation);
+    r->explanation = NULL;
     r->nmetrics = 0;
     r->nsamples = 0;
 }

@@ -59,6 +59,45 @@ typedef struct bench__proc_info {
 } bench__proc_info;
 
 /** Everything measured and estimated for one benchmark instance. */
+/** How --explain explains a change (run/explain.c; --instructions selects counts). */
+typedef enum bench__explain_mode {
+    BENCH__EXPLAIN_OFF = 0,
+    BENCH__EXPLAIN_TIME,         /* perf record's samples, scaled by the time per iteration */
+    BENCH__EXPLAIN_INSTRUCTIONS, /* callgrind's exact counts per iteration */
+} bench__explain_mode;
+
+/** The most functions named in one explanation. */
+#define BENCH__EXPLAIN_TOP 5
+/** One function's part in a change, per iteration of the benchmark: ns (time mode) or
+ * instructions (instruction mode); new minus old. */
+typedef struct bench__explained_fn {
+    char name[160];
+    double self_old;   /* in the function itself, old program (A) */
+    double self_new;   /* ... new program (B) */
+    double self_delta; /* self_new - self_old */
+    double self_sd;    /* noise sd of self_delta (0: exact counts) */
+    double total_delta; /* the same with what it calls (NAN: call stacks incomplete) */
+} bench__explained_fn;
+
+/** What --explain found for one benchmark. */
+typedef struct bench__explanation {
+    int status;                 /* 0: explained; BENCH_EUNAVAIL: could not (message says why) */
+    bench__explain_mode mode;
+    char message[512];          /* why it was not explained, or a note on what it lacks */
+    double old_value;           /* per iteration, A: ns (the verdict's) or instructions */
+    double new_value;           /* ... B */
+    double change;              /* new_value - old_value */
+    bench__explained_fn fns[BENCH__EXPLAIN_TOP]; /* beyond noise, largest |self_delta| first */
+    size_t nfns;
+    size_t nbeyond;             /* functions beyond noise in all (nfns of them named) */
+    double attributed;          /* sum of the named self_delta / change (fraction) */
+    double samples[2];          /* time mode: samples in the timed loops, A and B */
+    size_t pairs;               /* time mode: worker pairs profiled */
+    double seconds;             /* wall time the explanation took, s */
+    double z;                   /* time mode: named beyond z sd of the noise; 0: exact counts */
+    char how[160];              /* the profiler as run, e.g. "perf record -e cpu-clock -F ..." */
+} bench__explanation;
+
 typedef struct bench__result {
     const bench__instance *inst;
     bench__status status;
@@ -80,6 +119,7 @@ typedef struct bench__result {
     double confidence_level;
     bench__noise noise;     /* set by calibration; saved with baselines */
     const struct bench__change *change; /* comparison with the baseline, when there is one */
+    bench__explanation *explanation; /* --explain's, when its change was explained (owned) */
     size_t nmetrics;        /* per-sample metrics from probes, beside the time */
     bench__metric metrics[BENCH__MAX_METRICS];
     struct bench__change *metric_changes; /* per metric, when compared (owned); else NULL */

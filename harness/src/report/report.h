@@ -58,6 +58,10 @@ void bench__reporter_bencher(bench__reporter *rep, FILE *out);
 int bench__gbench_write_file(const char *path, const bench__context *ctx, const bench__result *all,
                              size_t n, char *msg, size_t msglen);
 
+/** Prints --explain's finding under a benchmark's verdict: the functions the change went into,
+ * how it was profiled, or why it was not explained (indented lines; report_compare.c). */
+void bench__print_explanation(FILE *out, const bench__explanation *e);
+
 /** Whether to color stdout (--color; auto: a terminal, NO_COLOR and TERM=dumb respected). */
 bool bench__use_color(int mode);
 

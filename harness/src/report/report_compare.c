@@ -5,7 +5,7 @@
  * counts), and the comparison's exit code. Benchmarks with a status instead of numbers
  * (skipped, new, removed, not compared) are listed by name after the others and counted; they
  * never count as a change. Ids and metric names may come from files: they are printed escaped
- * (bench__escape).
+ * (bench__escape). Under a verdict, --explain's finding (run/explain.c) reads here too.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -14,6 +14,7 @@
 #include "compare/compare.h"
 #include "core/base.h"
 #include "core/result.h"
+#include "report/report.h"
 #include "stats/stats.h"
 #include "sys/context.h"
 
@@ -403,5 +404,71 @@ void bench__print_metric_changes(FILE *o, const bench__result *r, const bench__c
                     INDENT + 2, "", paint(color, "\033[33m"), tp, name, mid,
                     paint(color, "\033[0m"));
         }
+    }
+}
+
+/* ---- --explain's lines under a verdict (run/explain.c) ---- */
+
+/* A signed amount per iteration: a time, or a count. */
+static void fmt_amount(char *buf, size_t len, double v, bool time)
+{
+    if (time) {
+        char t[32];
+        bench__fmt_time(t, sizeof t, fabs(v));
+        bench__msg(buf, len, "%s%s", v < 0 ? "-" : "+", t);
+    } else {
+        bench__msg(buf, len, "%+.0f", v);
+    }
+}
+
+void bench__print_explanation(FILE *out, const bench__explanation *e)
+{
+    const char *pad = "                        ";
+    if (e->status != 0) {
+        char why[4 * sizeof e->message];
+        fprintf(out, "%snot explained: %s\n", pad,
+                bench__escape(why, sizeof why, e->message));
+        return;
+    }
+    bool time = e->mode == BENCH__EXPLAIN_TIME;
+    double rel = e->old_value > 0 ? 100.0 * e->change / e->old_value : NAN;
+    fprintf(out, "%s%s%+.1f%%", pad, time ? "" : "instructions ", rel);
+    if (!time)
+        fprintf(out, " (%.0f -> %.0f per iteration)", e->old_value, e->new_value);
+    if (e->nfns == 0) {
+        fprintf(out, ": no function changed beyond noise%s\n",
+                time ? " (the change is not attributed)" : "");
+    } else {
+        for (size_t i = 0; i < e->nfns; i++) {
+            const bench__explained_fn *f = &e->fns[i];
+            char a[48], name[4 * sizeof f->name];
+            fmt_amount(a, sizeof a, f->self_delta, time);
+            fprintf(out, "%s`%s` %s%s", i ? ", " : ": ", bench__escape(name, sizeof name, f->name),
+                    a, i ? "" : time ? " per iteration (self)" : " instructions per iteration "
+                                                                 "(self)");
+        }
+        fprintf(out, "; %.0f%% of the change attributed", 100.0 * e->attributed);
+        if (fabs(1 - e->attributed) >= 0.005)
+            fprintf(out, " (unattributed: %+.0f%%)", 100.0 * (1 - e->attributed));
+        if (e->nbeyond > e->nfns)
+            fprintf(out, " (%zu more functions changed)", e->nbeyond - e->nfns);
+        fputc('\n', out);
+        if (isfinite(e->fns[0].total_delta)) {
+            char a[48], name[4 * sizeof e->fns[0].name];
+            fmt_amount(a, sizeof a, e->fns[0].total_delta, time);
+            fprintf(out, "%s`%s` with what it calls: %s\n", pad,
+                    bench__escape(name, sizeof name, e->fns[0].name), a);
+        }
+    }
+    if (time)
+        fprintf(out, "%s%s: %zu worker pairs, %.0f (A) + %.0f (B) samples of the timed loop; "
+                     "named beyond %.0f sd of the profiles' noise; %.1f s\n",
+                pad, e->how, e->pairs, e->samples[0], e->samples[1], e->z,
+                e->seconds);
+    else
+        fprintf(out, "%s%s, exact; %.1f s\n", pad, e->how, e->seconds);
+    if (e->message[0]) {
+        char why[4 * sizeof e->message];
+        fprintf(out, "%snote: %s\n", pad, bench__escape(why, sizeof why, e->message));
     }
 }

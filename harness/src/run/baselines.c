@@ -18,6 +18,7 @@
 
 #include "compare/compare.h"
 #include "run/client.h"
+#include "run/explain.h"
 #include "run/instr.h"
 #include "run/pipeline.h"
 #include "sys/proc.h"
@@ -490,9 +491,37 @@ static int open_snapshot(const bench__request *c, const bench__saved *old, const
     return 1;
 }
 
+/* --explain: the confirmed changes, the baseline's program snapshot (snap, sealed copy fd) as A
+ * and this program as B, each for the time a suspect was confirmed in. Printed before the
+ * summary in the pretty format; explained[where[q]] gets item q's. 0, or -1 when interrupted. */
+static int explain_confirmed(const bench__request *c, const char *snap, int fd,
+                             const bench__ab_item *items, const size_t *where, size_t k,
+                             double seconds, bench__explanation **explained)
+{
+    bench__explanation **found = calloc(k, sizeof *found);
+    if (!found) {
+        bench__errf("--explain: out of memory\n");
+        return 0;
+    }
+    bench__explain_opts xo = {.mode = BENCH__EXPLAIN_TIME,
+                              .seconds = seconds,
+                              .timeout_s = c->abo.timeout_s, .seed = c->abo.seed};
+    int rc = bench__explain_items(c->format == BENCH__FMT_PRETTY ? stdout : NULL, snap, fd,
+                                  "/proc/self/exe", -1, items, k, &xo, found);
+    for (size_t q = 0; q < k; q++) {
+        if (explained && found[q])
+            explained[where[q]] = found[q];
+        else
+            free(found[q]);
+    }
+    free(found);
+    return rc == BENCH_EUSAGE ? -1 : 0;
+}
+
 int bench__confirm_suspects(const bench__request *c, const bench__saved *old,
                                 const bench__context *ctx, const char *const *ids,
-                                bench__change *ch, size_t m, double drift)
+                                bench__change *ch, size_t m, double drift,
+                                bench__explanation **explained)
 {
     size_t nsus = 0, count[SETTLE_KINDS] = {0};
     settle *how = calloc(m ? m : 1, sizeof *how);
@@ -624,10 +653,18 @@ int bench__confirm_suspects(const bench__request *c, const bench__saved *old,
             it->change.confirmed = true;
             *x = it->change;
         }
+        if (rc == 0 && c->explain && arc == 0 &&
+            explain_confirmed(c, snap, fd, items, where, k, o.seconds, explained) != 0)
+            rc = -1;
     } else if (fd >= 0 && (!items || !where)) {
         bench__errf("out of memory: %zu verdict%s rest on the saved numbers\n",
                     nconfirm, nconfirm == 1 ? "" : "s");
     }
+    if (c->explain && k == 0 && nconfirm > 0)
+        bench__explain_unavailable(c->format == BENCH__FMT_PRETTY ? stdout : stderr,
+                                   "only a paired run against the baseline's program snapshot "
+                                   "can be explained, and none ran (see the notes above; "
+                                   "--confirm-time 0 runs none)");
     free(items);
     free(where);
     if (fd >= 0)

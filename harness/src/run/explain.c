@@ -45,6 +45,7 @@
 #include "core/base.h"
 #include "core/probe.h"
 #include "run/explain.h"
+#include "report/report.h"
 #include "run/instr.h"
 #include "stats/stats.h"
 
@@ -169,6 +170,37 @@ static int make_temp(char *dir, size_t len, char *msg, size_t msglen)
         return BENCH_EIO;
     }
     return 0;
+}
+
+/* Copies the program open on fd (from its start) to a new file `path`, executable by this user
+ * alone. */
+static int copy_program(int fd, const char *path, char *msg, size_t msglen)
+{
+    int to = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0700);
+    if (to < 0) {
+        bench__msg(msg, msglen, "cannot write %s: %s", path, strerror(errno));
+        return BENCH_EIO;
+    }
+    static char buf[1 << 16];
+    off_t at = 0;
+    int rc = 0;
+    for (;;) {
+        ssize_t n = pread(fd, buf, sizeof buf, at);
+        if (n == 0)
+            break;
+        if (n < 0 || write(to, buf, (size_t)n) != n) {
+            bench__msg(msg, msglen, "cannot copy the baseline's program to %s: %s", path,
+                       strerror(errno));
+            rc = BENCH_EIO;
+            break;
+        }
+        at += n;
+    }
+    if (close(to) != 0 && rc == 0) {
+        bench__msg(msg, msglen, "cannot write %s: %s", path, strerror(errno));
+        rc = BENCH_EIO;
+    }
+    return rc;
 }
 
 /* ---- perf: can it record, and how ---- */
@@ -626,13 +658,10 @@ static void name_functions(bench__explanation *e, const fn_table *t, ranked *ran
 }
 
 static int explain_time(const char *prog[2], const int fd[2], const char *id, uint64_t iters,
-                        const bench__change *ch, const bench__explain_opts *o,
+                        const bench__change *ch, const bench__explain_opts *o, const char *dir,
                         bench__explanation *e)
 {
     bench__msg(e->how, sizeof e->how, "perf record -e %s -F %s -g", perf_event, perf_hz);
-    char dir[4096];
-    if (make_temp(dir, sizeof dir, e->message, sizeof e->message) != 0)
-        return 0;
     fn_table t = {0};
     prof_stats ps[2][BENCH__EXPLAIN_PAIRS];
     memset(ps, 0, sizeof ps);
@@ -655,7 +684,6 @@ static int explain_time(const char *prog[2], const int fd[2], const char *id, ui
         ps[0][j] = two[0];
         ps[1][j] = two[1];
     }
-    remove_tree(dir);
     if (rc == BENCH_EUSAGE) {
         table_free(&t);
         return BENCH_EUSAGE;
@@ -667,14 +695,15 @@ static int explain_time(const char *prog[2], const int fd[2], const char *id, ui
     }
     e->pairs = pairs;
     double na[BENCH__EXPLAIN_PAIRS], nb[BENCH__EXPLAIN_PAIRS];
-    double complete = 0, unnamed = 0;
+    double complete = 0, unnamed[2] = {0, 0};
     for (size_t j = 0; j < pairs; j++) {
         na[j] = ps[0][j].samples;
         nb[j] = ps[1][j].samples;
         e->samples[0] += na[j];
         e->samples[1] += nb[j];
         complete += ps[0][j].complete + ps[1][j].complete;
-        unnamed += ps[0][j].unnamed + ps[1][j].unnamed;
+        unnamed[0] += ps[0][j].unnamed;
+        unnamed[1] += ps[1][j].unnamed;
     }
     double all = e->samples[0] + e->samples[1];
     if (e->samples[0] < 1 || e->samples[1] < 1) {
@@ -685,12 +714,13 @@ static int explain_time(const char *prog[2], const int fd[2], const char *id, ui
         table_free(&t);
         return 0;
     }
-    if (unnamed > 0.5 * all) {
+    int bare = unnamed[0] > 0.5 * e->samples[0] ? 0 : unnamed[1] > 0.5 * e->samples[1] ? 1 : -1;
+    if (bare >= 0) {
         e->status = BENCH_EUNAVAIL;
-        bench__msg(e->message, sizeof e->message, "the programs have no symbols (%.0f%% of the "
-                                                   "samples fall in unnamed code): build them "
-                                                   "with -g, and do not strip them",
-                   100.0 * unnamed / all);
+        bench__msg(e->message, sizeof e->message, "%s has no symbols (%.0f%% of its samples "
+                                                   "fall in unnamed code): build it with -g, "
+                                                   "and do not strip it",
+                   prog[bare], 100.0 * unnamed[bare] / e->samples[bare]);
         table_free(&t);
         return 0;
     }
@@ -888,7 +918,7 @@ static int count_side(const char *prog, int fd, const char *id, uint64_t n, cons
 
 static int explain_instructions(const char *prog[2], const int fd[2], const char *id,
                                 const bench__change *ch, const bench__explain_opts *o,
-                                bench__explanation *e)
+                                const char *dir, bench__explanation *e)
 {
     /* N: samples of about 2^22 ns-equivalents of work, the same N for both programs. */
     double per = ch->old_median > 0 ? ch->old_median : 1;
@@ -897,16 +927,10 @@ static int explain_instructions(const char *prog[2], const int fd[2], const char
         n *= 2;
     bench__msg(e->how, sizeof e->how, "callgrind: (Ir(2N) - Ir(N)) / N per function, N = %llu",
                (unsigned long long)n);
-    char dir[4096];
-    if (make_temp(dir, sizeof dir, e->message, sizeof e->message) != 0) {
-        e->status = BENCH_EUNAVAIL;
-        return 0;
-    }
     fn_table t = {0};
     int rc = 0;
     for (int sd = 0; sd < 2 && rc == 0; sd++)
         rc = count_side(prog[sd], fd[sd], id, n, dir, sd, &t, o, e->message, sizeof e->message);
-    remove_tree(dir);
     if (rc == BENCH_EUSAGE) {
         table_free(&t);
         return BENCH_EUSAGE;
@@ -945,117 +969,98 @@ int bench__explain_one(const char *old_prog, int old_fd, const char *new_prog, i
     memset(e, 0, sizeof *e);
     e->mode = o->mode;
     e->attributed = NAN;
+    e->z = o->mode == BENCH__EXPLAIN_TIME ? BENCH__EXPLAIN_Z : 0;
     int64_t t0 = bench__now_ns();
     const char *prog[2] = {old_prog, new_prog};
     int fd[2] = {old_fd, new_fd};
+    char dir[4096], copy[2][4200];
+    if (make_temp(dir, sizeof dir, e->message, sizeof e->message) != 0) {
+        e->status = BENCH_EUNAVAIL;
+        return 0;
+    }
+    /* A program given as a sealed descriptor (a checked baseline snapshot) would run from a
+     * memfd, whose symbols perf cannot read: its checked bytes are copied into this private
+     * folder (0700, this user's) and run from there. */
+    for (int k = 0; k < 2; k++) {
+        if (fd[k] < 0)
+            continue;
+        bench__msg(copy[k], sizeof copy[k], "%s/%s", dir, k ? "new.program" : "old.program");
+        if (copy_program(fd[k], copy[k], e->message, sizeof e->message) != 0) {
+            e->status = BENCH_EUNAVAIL;
+            remove_tree(dir);
+            return 0;
+        }
+        prog[k] = copy[k];
+        fd[k] = -1;
+    }
     int rc = o->mode == BENCH__EXPLAIN_INSTRUCTIONS
-                 ? explain_instructions(prog, fd, id, ch, o, e)
-                 : explain_time(prog, fd, id, iters, ch, o, e);
+                 ? explain_instructions(prog, fd, id, ch, o, dir, e)
+                 : explain_time(prog, fd, id, iters, ch, o, dir, e);
+    remove_tree(dir);
     e->seconds = (double)(bench__now_ns() - t0) / 1e9;
     return rc;
 }
 
-/* ---- the lines under a verdict ---- */
-
-/* A signed amount per iteration: a time, or a count. */
-static void fmt_amount(char *buf, size_t len, double v, bool time)
-{
-    if (time) {
-        char t[32];
-        bench__fmt_time(t, sizeof t, fabs(v));
-        bench__msg(buf, len, "%s%s", v < 0 ? "-" : "+", t);
-    } else {
-        bench__msg(buf, len, "%+.0f", v);
-    }
-}
-
-void bench__explain_print(FILE *out, const bench__explanation *e)
-{
-    const char *pad = "                        ";
-    if (e->status != 0) {
-        char why[4 * sizeof e->message];
-        fprintf(out, "%snot explained: %s\n", pad,
-                bench__escape(why, sizeof why, e->message));
-        return;
-    }
-    bool time = e->mode == BENCH__EXPLAIN_TIME;
-    double rel = e->old_value > 0 ? 100.0 * e->change / e->old_value : NAN;
-    fprintf(out, "%s%s%+.1f%%", pad, time ? "" : "instructions ", rel);
-    if (!time)
-        fprintf(out, " (%.0f -> %.0f per iteration)", e->old_value, e->new_value);
-    if (e->nfns == 0) {
-        fprintf(out, ": no function changed beyond noise%s\n",
-                time ? " (the change is not attributed)" : "");
-    } else {
-        for (size_t i = 0; i < e->nfns; i++) {
-            const bench__explained_fn *f = &e->fns[i];
-            char a[48], name[4 * sizeof f->name];
-            fmt_amount(a, sizeof a, f->self_delta, time);
-            fprintf(out, "%s`%s` %s%s", i ? ", " : ": ", bench__escape(name, sizeof name, f->name),
-                    a, i ? "" : time ? " per iteration (self)" : " instructions per iteration "
-                                                                 "(self)");
-        }
-        fprintf(out, "; %.0f%% of the change attributed", 100.0 * e->attributed);
-        if (fabs(1 - e->attributed) >= 0.005)
-            fprintf(out, " (unattributed: %+.0f%%)", 100.0 * (1 - e->attributed));
-        if (e->nbeyond > e->nfns)
-            fprintf(out, " (%zu more functions changed)", e->nbeyond - e->nfns);
-        fputc('\n', out);
-        if (isfinite(e->fns[0].total_delta)) {
-            char a[48], name[4 * sizeof e->fns[0].name];
-            fmt_amount(a, sizeof a, e->fns[0].total_delta, time);
-            fprintf(out, "%s`%s` with what it calls: %s\n", pad,
-                    bench__escape(name, sizeof name, e->fns[0].name), a);
-        }
-    }
-    if (time)
-        fprintf(out, "%s%s: %zu worker pairs, %.0f (A) + %.0f (B) samples of the timed loop; "
-                     "named beyond %.0f sd of the profiles' noise; %.1f s\n",
-                pad, e->how, e->pairs, e->samples[0], e->samples[1], BENCH__EXPLAIN_Z,
-                e->seconds);
-    else
-        fprintf(out, "%s%s, exact; %.1f s\n", pad, e->how, e->seconds);
-    if (e->message[0]) {
-        char why[4 * sizeof e->message];
-        fprintf(out, "%snote: %s\n", pad, bench__escape(why, sizeof why, e->message));
-    }
-}
-
 int bench__explain_items(FILE *out, const char *old_prog, int old_fd, const char *new_prog,
                          int new_fd, const bench__ab_item *items, size_t n,
-                         const bench__explain_opts *o)
+                         const bench__explain_opts *o, bench__explanation **found)
 {
     size_t wanted = 0;
     for (size_t i = 0; i < n; i++)
         wanted += items[i].rc == 0 && bench__explain_wanted(items[i].change.verdict);
     if (wanted == 0)
         return 0;
-    char msg[1024], shown[4 * sizeof msg];
+    char msg[1024];
     if (bench__explain_check(o, msg, sizeof msg) != 0) {
-        fprintf(out, "--explain: the changed benchmarks cannot be explained: %s\n\n",
-                bench__escape(shown, sizeof shown, msg));
-        fflush(out);
+        bench__explain_unavailable(out, msg);
         return 0;
     }
-    fprintf(out, "Explained (--explain, %s):\n",
-            o->mode == BENCH__EXPLAIN_INSTRUCTIONS ? "callgrind's exact counts of both programs"
-                                                    : "perf profiles of both programs, "
-                                                      "interleaved");
+    if (out)
+        fprintf(out, "Explained (--explain, %s):\n",
+                o->mode == BENCH__EXPLAIN_INSTRUCTIONS ? "callgrind's exact counts of both "
+                                                        "programs"
+                                                      : "perf profiles of both programs, "
+                                                        "interleaved");
     for (size_t i = 0; i < n; i++) {
         const bench__ab_item *it = &items[i];
         if (it->rc != 0 || !bench__explain_wanted(it->change.verdict))
             continue;
         char id[BENCH__ESCAPED_ID];
-        fprintf(out, "%s: %s\n", bench__escape(id, sizeof id, it->id),
-                bench__verdict_name(it->change.verdict));
-        fflush(out);
-        bench__explanation e;
+        if (out) {
+            fprintf(out, "%s: %s\n", bench__escape(id, sizeof id, it->id),
+                    bench__verdict_name(it->change.verdict));
+            fflush(out);
+        }
+        bench__explanation *e = malloc(sizeof *e);
+        if (!e) {
+            bench__errf("--explain: out of memory\n");
+            break;
+        }
         if (bench__explain_one(old_prog, old_fd, new_prog, new_fd, it->id, it->iters,
-                               &it->change, o, &e) == BENCH_EUSAGE)
+                               &it->change, o, e) == BENCH_EUSAGE) {
+            free(e);
             return BENCH_EUSAGE;
-        bench__explain_print(out, &e);
-        fflush(out);
+        }
+        if (out) {
+            bench__print_explanation(out, e);
+            fflush(out);
+        }
+        if (found)
+            found[i] = e;
+        else
+            free(e);
     }
-    fputc('\n', out);
+    if (out)
+        fputc('\n', out);
     return 0;
+}
+
+void bench__explain_unavailable(FILE *out, const char *why)
+{
+    char shown[4096];
+    if (!out)
+        out = stderr;
+    fprintf(out, "--explain: the changed benchmarks cannot be explained: %s\n\n",
+            bench__escape(shown, sizeof shown, why));
+    fflush(out);
 }

@@ -179,7 +179,7 @@ static int profile_run(const bench__request *c, const bench__instance *all, cons
 static int explain_after(const char *old_prog, const char *new_prog,
                          const bench__ab_item *items, size_t n, void *arg)
 {
-    return bench__explain_items(stdout, old_prog, -1, new_prog, -1, items, n, arg);
+    return bench__explain_items(stdout, old_prog, -1, new_prog, -1, items, n, arg, NULL);
 }
 
 static int ab_run(bench__request *c, const bench__instance *all, size_t n, const bool *selected)
@@ -444,12 +444,20 @@ static int compare_suite(pipeline *p)
             bench__errf("out of memory\n");
             goto out;
         }
-        if (bench__confirm_suspects(c, &p->old, &p->ctx, ids, ch, m, p->drift) != 0) {
+        bench__explanation **found = c->explain ? calloc(m ? m : 1, sizeof *found) : NULL;
+        if (bench__confirm_suspects(c, &p->old, &p->ctx, ids, ch, m, p->drift, found) != 0) {
+            for (size_t j = 0; found && j < m; j++)
+                free(found[j]);
+            free(found);
             rc = -1;
             goto out;
         }
-        for (size_t j = 0; j < m; j++)
+        for (size_t j = 0; j < m; j++) {
             p->changes[map[j]] = ch[j];
+            if (found && found[j])
+                p->results[map[j]].explanation = found[j];
+        }
+        free(found);
     }
     size_t t = m;
     for (size_t i = 0; i < k; i++) {

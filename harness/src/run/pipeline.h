@@ -174,12 +174,14 @@ char *bench__ab_other_list(const bench__request *c, const char *prog);
 int bench__compare_files(const bench__request *c);
 /**
  * Settles the suspect verdicts of a saved-baseline comparison (ch[0..m), ids naming them) by
- * the program's identity or an interleaved run of the baseline's snapshot; 0, or -1 when
- * interrupted.
+ * the program's identity or an interleaved run of the baseline's snapshot; with --explain,
+ * explains those the run confirmed as changed (explained[j], malloc'd, the caller's; may be
+ * NULL); 0, or -1 when interrupted.
  */
 int bench__confirm_suspects(const bench__request *c, const bench__saved *old,
                                 const bench__context *ctx, const char *const *ids,
-                                bench__change *ch, size_t m, double drift);
+                                bench__change *ch, size_t m, double drift,
+                                struct bench__explanation **explained);
 
 /* ---- pipeline.c ---- */
 

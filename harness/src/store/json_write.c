@@ -60,6 +60,46 @@ static cJSON *number_array(const double *v, size_t n)
     return a;
 }
 
+/* --explain's finding as object "explanation" of a benchmark (run/explain.c). */
+static void explanation_json(cJSON *parent, const bench__explanation *e)
+{
+    cJSON *o = cJSON_AddObjectToObject(parent, "explanation");
+    bool time = e->mode == BENCH__EXPLAIN_TIME;
+    cJSON_AddStringToObject(o, "mode", time ? "time" : "instructions");
+    cJSON_AddBoolToObject(o, "explained", e->status == 0);
+    cJSON_AddStringToObject(o, "message", e->message);
+    if (e->how[0])
+        cJSON_AddStringToObject(o, "profiler", e->how);
+    cJSON_AddNumberToObject(o, "seconds", e->seconds);
+    if (e->status != 0)
+        return;
+    cJSON_AddStringToObject(o, "unit", time ? "ns" : "instructions");
+    cJSON_AddNumberToObject(o, "old_per_iteration", e->old_value);
+    cJSON_AddNumberToObject(o, "new_per_iteration", e->new_value);
+    cJSON_AddNumberToObject(o, "change_per_iteration", e->change);
+    if (isfinite(e->attributed))
+        cJSON_AddNumberToObject(o, "attributed", e->attributed);
+    cJSON_AddNumberToObject(o, "functions_beyond_noise", (double)e->nbeyond);
+    cJSON_AddNumberToObject(o, "noise_z", e->z);
+    if (time) {
+        cJSON_AddItemToObject(o, "samples", number_array(e->samples, 2));
+        cJSON_AddNumberToObject(o, "worker_pairs", (double)e->pairs);
+    }
+    cJSON *fa = cJSON_AddArrayToObject(o, "functions");
+    for (size_t i = 0; i < e->nfns; i++) {
+        const bench__explained_fn *f = &e->fns[i];
+        cJSON *fo = cJSON_CreateObject();
+        cJSON_AddStringToObject(fo, "name", f->name);
+        cJSON_AddNumberToObject(fo, "self_old", f->self_old);
+        cJSON_AddNumberToObject(fo, "self_new", f->self_new);
+        cJSON_AddNumberToObject(fo, "self_change", f->self_delta);
+        cJSON_AddNumberToObject(fo, "self_noise_sd", f->self_sd);
+        if (isfinite(f->total_delta))
+            cJSON_AddNumberToObject(fo, "total_change", f->total_delta);
+        cJSON_AddItemToArray(fa, fo);
+    }
+}
+
 /* context.benchmark_builds: how each benchmark file was compiled (user_build.h). */
 static cJSON *user_builds_json(const bench__user_builds *b)
 {
@@ -389,6 +429,8 @@ static cJSON *result_json(const bench__result *r)
         cJSON_AddNumberToObject(thr, "bytes_per_iteration", (double)s->bytes_per_iter);
     if (s->elements_per_iter)
         cJSON_AddNumberToObject(thr, "elements_per_iteration", (double)s->elements_per_iter);
+    if (r->explanation)
+        explanation_json(o, r->explanation);
     if (r->change && !r->change->metric && bench__verdict_has_numbers(r->change->verdict)) {
         const bench__change *c = r->change;
         cJSON *co = change_json(o, c, "baseline_median_ns");
