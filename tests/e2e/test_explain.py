@@ -185,6 +185,23 @@ class UnavailableTest(ExplainCase):
         self.assertNotIn("Explained (--explain", p.stdout)
         self.assertIn("explain/mixed: Performance has regressed.", p.stdout)
 
+    def test_stripped_programs_say_so(self):
+        if not perf_usable() or e2e_helpers.SANITIZED or not shutil.which("strip"):
+            self.skipTest("perf cannot record here, a sanitizer build, or no strip")
+        # Without the build id too: perf would otherwise find the symbols of the same build in
+        # its cache (~/.debug).
+        bare = os.path.join(self.dir, "bare")
+        subprocess.run(["strip", "--remove-section=.note.gnu.build-id", "-o", bare, PROGRAM],
+                       check=True)
+        slow = e2e_helpers.copy_program(bare, os.path.join(self.dir, "bareslow"),
+                                        f"E2ESLOW{self.PLANTED}\n".encode())
+        p = run(slow, "--ab", bare, "--ab-time", "1", "--fail-on-regression", "--explain",
+                "--color", "never", "--exact", "explain/mixed")
+        self.assert_exit(p, 1)
+        self.assertIn("Explained (--explain", p.stdout)
+        self.assertRegex(p.stdout, r"not explained: \S+ has no symbols \(\d+% of its samples "
+                                   r"fall in unnamed code\): do not strip it")
+
     def test_misuse(self):
         p = run(self.slow, "--explain", *BASE)
         self.assert_exit(p, 2)

@@ -274,8 +274,8 @@ static int perf_check(char *msg, size_t msglen)
     int ok = -1;
     char recorded[64] = "";
     for (int i = 0; i < 2 && ok < 0; i++) {
-        char *argv[] = {perf_path, "record", "-q", "--no-bpf-event", "-g", "-e",
-                        (char *)events[i], "-o", data, "--", truth, NULL};
+        char *argv[] = {perf_path, "record", "-q", "--no-bpf-event", "--no-buildid-cache",
+                        "-g", "-e", (char *)events[i], "-o", data, "--", truth, NULL};
         if (run_quiet(argv, 30) == 0)
             ok = i;
     }
@@ -379,9 +379,11 @@ static int perf_attach(side *s, const char *dir, const char *tag, char *msg, siz
     bench__msg(control, sizeof control, "fifo:%s,%s", ctl, ack);
     bench__msg(pid, sizeof pid, "%ld", (long)s->w.pid);
     /* -D -1: the events start disabled; "enable" over the FIFO switches them on for a sample. */
-    /* --no-bpf-event: no side-band thread, which would hold perf's exit up for a second. */
-    char *argv[] = {perf_path, "record", "-q", "--no-bpf-event", "-e", perf_event, "-F", perf_hz,
-                    "-g", "-D", "-1", "--control", control, "-p", pid, "-o", s->data, NULL};
+    /* --no-bpf-event: no side-band thread, which would hold perf's exit up for a second;
+     * --no-buildid-cache: no copy of every program profiled in ~/.debug. */
+    char *argv[] = {perf_path, "record", "-q", "--no-bpf-event", "--no-buildid-cache", "-e",
+                    perf_event, "-F", perf_hz, "-g", "-D", "-1", "--control", control, "-p",
+                    pid, "-o", s->data, NULL};
     bench__proc_spec spec = {.path = perf_path, .argv = argv, .channel = BENCH__PROC_NONE,
                              .quiet = true};
     return bench__proc_start(&s->perf, &spec, msg, msglen) != 0 ? BENCH_EIO : 0;
@@ -718,8 +720,9 @@ static int explain_time(const char *prog[2], const int fd[2], const char *id, ui
     if (bare >= 0) {
         e->status = BENCH_EUNAVAIL;
         bench__msg(e->message, sizeof e->message, "%s has no symbols (%.0f%% of its samples "
-                                                   "fall in unnamed code): build it with -g, "
-                                                   "and do not strip it",
+                                                   "fall in unnamed code): do not strip it "
+                                                   "(its symbols name the functions; -g adds "
+                                                   "their lines)",
                    prog[bare], 100.0 * unnamed[bare] / e->samples[bare]);
         table_free(&t);
         return 0;
