@@ -323,7 +323,6 @@ typedef struct side {
     bench__proc perf; /* perf record attached to it */
     int ctl, ack;     /* perf's control and acknowledgement FIFOs, opened read-write */
     char data[4200];  /* perf.data */
-    double ns, iters; /* time and iterations of its samples */
 } side;
 
 /* Sends perf a control command and waits (at most timeout_s) for its "ack". */
@@ -529,8 +528,8 @@ static int read_profile(const char *data, fn_table *t, int sd, int slot, prof_st
 /* One worker pair: both programs profiled in turns for `budget_s`. */
 static int profile_pair(const char *prog[2], const int fd[2], const char *id, uint64_t iters,
                         double budget_s, const bench__explain_opts *o, bench__rng *rng,
-                        const char *dir, int slot, fn_table *t, prof_stats ps[2], double ns[2],
-                        double it[2], char *msg, size_t msglen)
+                        const char *dir, int slot, fn_table *t, prof_stats ps[2], char *msg,
+                        size_t msglen)
 {
     static const int order[8] = {0, 1, 1, 0, 1, 0, 0, 1};
     side s[2];
@@ -570,10 +569,6 @@ static int profile_pair(const char *prog[2], const int fd[2], const char *id, ui
             int rc2 = perf_command(&s[sd], "disable", 10);
             if (rc == 0)
                 rc = rc2;
-            if (rc == 0) {
-                s[sd].ns += sample_ns;
-                s[sd].iters += (double)iters;
-            }
         }
     }
     if (rc == BENCH_EIO && !msg[0])
@@ -583,11 +578,8 @@ static int profile_pair(const char *prog[2], const int fd[2], const char *id, ui
     side_close(&s[1], timeout);
     if (rc == BENCH_EUSAGE || bench__proc_interrupted())
         return BENCH_EUSAGE;
-    for (int k = 0; k < 2 && rc == 0; k++) {
+    for (int k = 0; k < 2 && rc == 0; k++)
         rc = read_profile(s[k].data, t, k, slot, &ps[k], msg, msglen);
-        ns[k] += s[k].ns;
-        it[k] += s[k].iters;
-    }
     return rc;
 }
 
@@ -667,7 +659,6 @@ static int explain_time(const char *prog[2], const int fd[2], const char *id, ui
     fn_table t = {0};
     prof_stats ps[2][BENCH__EXPLAIN_PAIRS];
     memset(ps, 0, sizeof ps);
-    double ns[2] = {0, 0}, it[2] = {0, 0};
     bench__rng rng;
     bench__rng_seed(&rng, bench__id_seed(o->seed ^ 0xe8b1a1ULL, id));
     /* Samples of about SAMPLE_MS: the comparison's iterations were sized for 0.5 ms samples. */
@@ -682,7 +673,7 @@ static int explain_time(const char *prog[2], const int fd[2], const char *id, ui
         prof_stats two[2];
         memset(two, 0, sizeof two);
         rc = profile_pair(prog, fd, id, n, budget / BENCH__EXPLAIN_PAIRS, o, &rng, dir, j, &t,
-                          two, ns, it, e->message, sizeof e->message);
+                          two, e->message, sizeof e->message);
         ps[0][j] = two[0];
         ps[1][j] = two[1];
     }
