@@ -385,6 +385,107 @@ def scatter_plot(b):
                 el("p", {"class": "readout", "id": "readout"}, "\u00a0"))
 
 
+FLAME_H = 16  # px, one frame of the differential flame graph
+
+
+def diff_tree(stacks):
+    """The frames of --explain's folded stacks as a tree: per node, the samples of the old and
+    the new program in which it was on the stack."""
+    root = {"name": "all", "old": 0.0, "new": 0.0, "kids": {}}
+    for st in stacks:
+        frames = [f for f in st["frames"].split(";") if f]
+        node = root
+        for node_name in [None] + frames:
+            if node_name is not None:
+                node = node["kids"].setdefault(node_name, {"name": node_name, "old": 0.0,
+                                                           "new": 0.0, "kids": {}})
+            node["old"] += st["old"]
+            node["new"] += st["new"]
+    return root
+
+
+def diff_flame(e):
+    """--explain's differential flame graph: each box a function on the stack, its width the new
+    program's share of samples with it there, its colour the change of that share since the old
+    program (red: grew, blue: shrank, white: unchanged; the strongest colour is the largest
+    change); hover for the numbers. None without stacks."""
+    root = diff_tree(e.get("stacks") or [])
+    if root["new"] <= 0 or root["old"] <= 0:
+        return None
+    boxes = []
+
+    def walk(node, depth, x):
+        w = (W - 20) * node["new"] / root["new"]
+        if w < 0.5:
+            return
+        d = node["new"] / root["new"] - node["old"] / root["old"]
+        boxes.append((depth, x, w, node, d))
+        for name in sorted(node["kids"]):
+            kid = node["kids"][name]
+            walk(kid, depth + 1, x)
+            x += (W - 20) * kid["new"] / root["new"]
+
+    walk(root, 0, 10.0)
+    top = max(b[0] for b in boxes)
+    height = (top + 1) * FLAME_H + 10
+    big = max([abs(b[4]) for b in boxes[1:]] + [0.01])
+    parts = []
+    for depth, x, w, node, d in boxes:
+        t = max(-1.0, min(1.0, d / big))
+        pale = int(255 * (1 - 0.7 * abs(t)))  # the labels stay readable on the strongest
+        fill = f"rgb(255,{pale},{pale})" if t >= 0 else f"rgb({pale},{pale},255)"
+        y = height - 5 - (depth + 1) * FLAME_H
+        tip = (f"{node['name']}: {100 * node['new'] / root['new']:.2f}% of the new program's "
+               f"samples, {100 * node['old'] / root['old']:.2f}% of the old's "
+               f"({100 * d:+.2f} points)")
+        label = node["name"] if len(node["name"]) * 6.6 + 6 <= w else (
+            node["name"][:max(0, int((w - 6) / 6.6) - 2)] + ".." if w >= 26 else "")
+        parts.append(el("g", {"class": "frame", "data-change": f"{d:.6f}",
+                              "data-name": node["name"]},
+                        el("title", None, tip),
+                        el("rect", {"x": px(x), "y": y, "width": px(w), "height": FLAME_H - 1,
+                                    "fill": fill, "stroke": "#fff", "stroke-width": 0.5},
+                           void=False),
+                        el("text", {"x": px(x + 3), "y": y + FLAME_H - 4,
+                                    "class": "flame-label"}, label)))
+    return svg_figure("explain-flame", "diff-flame", height, parts,
+                      "Differential flame graph of the two profiles: width, the new program's "
+                      "share of samples with the function on the stack; colour, the change of "
+                      "that share since the old program (red grew, blue shrank).")
+
+
+def explanation_section(b):
+    """--explain's finding on a benchmark page: the functions its change went into, and the
+    differential flame graph of the two profiles."""
+    e = b.get("explanation")
+    if not e:
+        return []
+    parts = [el("h2", None, "Why it changed (--explain)")]
+    if not e["explained"]:
+        return parts + [el("p", {"id": "explain-text"}, f"Not explained: {e['message']}")]
+    time_mode = e.get("unit") == "ns"
+
+    def amount(v):
+        return ("+" if v >= 0 else "\u2212") + (fmt_time(abs(v)) if time_mode
+                                                 else f"{abs(v):.0f} instructions")
+
+    fns = e.get("functions") or []
+    if fns:
+        named = ", ".join(f"{f['name']} {amount(f['self_change'])}" for f in fns)
+        text = f"{named} per iteration (self)"
+        if isinstance(e.get("attributed"), (int, float)):
+            text += f"; {100 * e['attributed']:.0f}% of the change attributed"
+    else:
+        text = "No function changed beyond noise."
+    parts.append(el("p", {"id": "explain-text"}, text))
+    if e["message"]:
+        parts.append(el("p", {"class": "note"}, e["message"]))
+    flame = diff_flame(e)
+    if flame:
+        parts.append(flame)
+    return parts
+
+
 def baseline_plot(b, base_entry, base_label):
     vals = per_iter(b)
     change = b.get("change")
@@ -1246,6 +1347,7 @@ def bench_page(b, ctx, level, base_entry, base_label, history, flame, series=Non
     bp = baseline_plot(b, base_entry, base_label)
     if bp:
         parts += [el("h2", None, "Against the baseline"), bp]
+    parts += explanation_section(b)
     parts += [el("h2", None, "History across saved baselines"),
               history_plot(bid, history, level)]
     parts.append(metrics_html(b))

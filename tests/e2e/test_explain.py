@@ -11,7 +11,9 @@ N% longer, which changes explain/mixed and explain/both and leaves explain/hash 
   of the measured change; explain/hash is not explained; an A/A names no function.
 - BaselineTest: --baseline --explain against a saved baseline of the original: the confirmed
   regressions are explained against the baseline's program snapshot, in the pretty output and
-  as `explanation` in the JSON results (checked against the published schema).
+  as `explanation` in the JSON results (checked against the published schema); the HTML report
+  of those results shows the functions and a differential flame graph in which shared_mix grew,
+  also as Chromium renders the page.
 - UnavailableTest: without perf on PATH, one line says why and how to enable it, and the
   verdicts and the exit code are those of the run without --explain; misuse is exit 2.
 """
@@ -19,12 +21,14 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 import unittest
 
 import e2e_helpers
 
 PROGRAM = os.environ.get("E2E_EXPLAIN", "")
 SCHEMA = os.environ.get("E2E_SCHEMA", "")
+REPORT = os.environ.get("E2E_REPORT", "")
 CHANGED = ["explain/mixed", "explain/both"]
 IDS = CHANGED + ["explain/hash"]
 BASE = ["--color", "never", "--exact", *IDS]
@@ -171,6 +175,32 @@ class BaselineTest(ExplainCase):
             self.assertGreaterEqual(e["attributed"], 0.7, e)
             self.assertAlmostEqual(e["change_per_iteration"],
                                    e["new_per_iteration"] - e["old_per_iteration"], places=6)
+            self.assertTrue(any(st["frames"].endswith(";shared_mix") for st in e["stacks"]), e)
+        if REPORT:
+            self.check_report(out)
+
+    def check_report(self, results):
+        site = os.path.join(self.dir, "site")
+        p = e2e_helpers.run([sys.executable, REPORT, results, "--out", site], timeout=120)
+        self.assert_exit(p, 0)
+        page = [f for f in os.listdir(site) if f.startswith("b-explain_mixed")][0]
+        with open(os.path.join(site, page), encoding="utf-8") as f:
+            text = f.read()
+        self.assertRegex(text, r'id="explain-text">shared_mix \+[0-9.]+ \S+ per iteration')
+        grown = re.findall(r'data-change="(-?[0-9.]+)" data-name="shared_mix"', text)
+        self.assertTrue(grown and all(float(g) > 0 for g in grown), text[-3000:])
+        chromium = next((shutil.which(c) for c in ("chromium", "chromium-browser")
+                         if shutil.which(c)), None)
+        if not chromium:
+            return
+        dom = e2e_helpers.run([chromium, "--headless", "--no-sandbox", "--disable-gpu",
+                               "--disable-dev-shm-usage", "--no-first-run",
+                               f"--user-data-dir={os.path.join(self.dir, 'chromium')}",
+                               "--dump-dom", "file://" + os.path.join(site, page)],
+                              timeout=120)
+        self.assertEqual(dom.returncode, 0, dom.stderr[-2000:])
+        self.assertIn('id="explain-flame"', dom.stdout)
+        self.assertIn('data-name="shared_mix"', dom.stdout)
 
 
 class UnavailableTest(ExplainCase):

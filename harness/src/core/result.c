@@ -24,6 +24,16 @@ bool bench__optimised_away(const bench__result *r)
            r->est.median.point < BENCH__FASTEST_ITERATION_NS;
 }
 
+void bench__explanation_free(bench__explanation *e)
+{
+    if (!e)
+        return;
+    for (size_t i = 0; i < e->nstacks; i++)
+        free(e->stacks[i].frames);
+    free(e->stacks);
+    free(e);
+}
+
 void bench__result_destroy(bench__result *r)
 {
     free(r->iters);
@@ -41,7 +51,7 @@ void bench__result_destroy(bench__result *r)
     }
     free(r->metric_changes);
     r->metric_changes = NULL;
-    free(r->explanation);
+    bench__explanation_free(r->explanation);
     r->explanation = NULL;
     r->nmetrics = 0;
     r->nsamples = 0;

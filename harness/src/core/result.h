@@ -79,6 +79,14 @@ typedef struct bench__explained_fn {
     double total_delta; /* the same with what it calls (NAN: call stacks incomplete) */
 } bench__explained_fn;
 
+/** One folded call stack of --explain's two profiles (time mode): how many samples each
+ * program's timed loop spent in it. */
+typedef struct bench__explained_stack {
+    char *frames;       /* "root;...;leaf" (owned) */
+    double old_samples; /* samples of the old program (A) */
+    double new_samples; /* ... of the new program (B) */
+} bench__explained_stack;
+
 /** What --explain found for one benchmark. */
 typedef struct bench__explanation {
     int status;                 /* 0: explained; BENCH_EUNAVAIL: could not (message says why) */
@@ -95,8 +103,14 @@ typedef struct bench__explanation {
     size_t pairs;               /* time mode: worker pairs profiled */
     double seconds;             /* wall time the explanation took, s */
     double z;                   /* time mode: named beyond z sd of the noise; 0: exact counts */
+    bench__explained_stack *stacks; /* time mode: the folded stacks of both profiles, the
+                                     * weightiest first (owned; NULL none) */
+    size_t nstacks;
     char how[160];              /* the profiler as run, e.g. "perf record -e cpu-clock -F ..." */
 } bench__explanation;
+
+/** Frees an explanation and its stacks; NULL is a no-op. */
+void bench__explanation_free(bench__explanation *e);
 
 typedef struct bench__result {
     const bench__instance *inst;

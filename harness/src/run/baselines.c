@@ -512,7 +512,7 @@ static int explain_confirmed(const bench__request *c, const char *snap, int fd,
         if (explained && found[q])
             explained[where[q]] = found[q];
         else
-            free(found[q]);
+            bench__explanation_free(found[q]);
     }
     free(found);
     return rc == BENCH_EUSAGE ? -1 : 0;

@@ -53,6 +53,8 @@
 #define SAMPLE_MS 20.0
 /* The most frames of one sample read. */
 #define MAX_FRAMES 256
+/* The most folded stacks an explanation keeps (for the differential flame graph). */
+#define EXPLAIN_STACKS 400
 
 bool bench__explain_wanted(bench__verdict v)
 {
@@ -443,7 +445,10 @@ static bool frame_name(const char *line, char *name, size_t len, bool *unnamed_i
     *unnamed_in_program = unknown && !kernel && !strstr(dso, ".so");
     if (unknown) {
         const char *base = strrchr(dso, '/');
-        bench__msg(name, len, "[%s]", base ? base + 1 : dso[0] ? dso : "unknown");
+        if (dso[0] == '[' || !dso[0])
+            bench__msg(name, len, "%s", dso[0] ? dso : "[unknown]");
+        else
+            bench__msg(name, len, "[%s]", base ? base + 1 : dso);
     } else {
         bench__msg(name, len, "%.*s%s", (int)(symlen < 150 ? symlen : 150), p,
                    kernel ? "_[k]" : "");
@@ -451,12 +456,30 @@ static bool frame_name(const char *line, char *name, size_t len, bool *unnamed_i
     return true;
 }
 
-/* Folds one sample's frames (innermost first) into the table, side `sd`, slot `slot`. */
-static void fold_sample(fn_table *t, const long *frames, size_t nf, int sd, int slot,
-                        prof_stats *ps, bool leaf_unnamed, bool complete)
+/* Folds one sample's frames (innermost first) into the table of functions, side `sd`, slot
+ * `slot`, and its whole stack ("root;...;leaf") into the table of stacks (slot 0). */
+static int fold_sample(fn_table *t, fn_table *stacks, const long *frames, size_t nf, int sd,
+                       int slot, prof_stats *ps, bool leaf_unnamed, bool complete)
 {
     if (nf == 0)
-        return;
+        return 0;
+    char key[8192];
+    size_t len = 0;
+    for (size_t i = nf; i-- > 0;) {
+        const char *name = t->rows[frames[i]].name;
+        size_t n = strlen(name);
+        if (len + n + 2 > sizeof key)
+            break; /* a stack this deep keeps its outer frames */
+        if (len)
+            key[len++] = ';';
+        memcpy(key + len, name, n);
+        len += n;
+    }
+    key[len] = '\0';
+    long row = table_row(stacks, key);
+    if (row < 0)
+        return BENCH_ENOMEM;
+    stacks->rows[row].self[sd][0]++;
     ps->samples++;
     ps->complete += complete;
     ps->unnamed += leaf_unnamed;
@@ -468,11 +491,12 @@ static void fold_sample(fn_table *t, const long *frames, size_t nf, int sd, int 
         if (!seen)
             t->rows[frames[i]].total[sd][slot]++;
     }
+    return 0;
 }
 
 /* Reads perf.data of side `sd`, pair `slot`, with `perf script`, into the table. */
-static int read_profile(const char *data, fn_table *t, int sd, int slot, prof_stats *ps,
-                        char *msg, size_t msglen)
+static int read_profile(const char *data, fn_table *t, fn_table *stacks, int sd, int slot,
+                        prof_stats *ps, char *msg, size_t msglen)
 {
     char *argv[] = {perf_path, "script", "-i", (char *)data, "-F", "period,ip,sym,dso", NULL};
     bench__proc p;
@@ -490,7 +514,9 @@ static int read_profile(const char *data, fn_table *t, int sd, int slot, prof_st
     while ((lr = bench__proc_line(&p, line, sizeof line, deadline)) == 1) {
         if (line[0] != '\t') {
             /* A sample's header, or the blank line after its frames. */
-            fold_sample(t, frames, nf, sd, slot, ps, leaf_unnamed, complete);
+            if ((rc = fold_sample(t, stacks, frames, nf, sd, slot, ps, leaf_unnamed,
+                                  complete)) != 0)
+                break;
             nf = 0;
             complete = false;
             continue;
@@ -510,7 +536,7 @@ static int read_profile(const char *data, fn_table *t, int sd, int slot, prof_st
         frames[nf++] = row;
     }
     if (rc == 0)
-        fold_sample(t, frames, nf, sd, slot, ps, leaf_unnamed, complete);
+        rc = fold_sample(t, stacks, frames, nf, sd, slot, ps, leaf_unnamed, complete);
     if (lr == BENCH_EUSAGE)
         rc = BENCH_EUSAGE;
     else if (rc == 0 && lr != 0)
@@ -528,8 +554,8 @@ static int read_profile(const char *data, fn_table *t, int sd, int slot, prof_st
 /* One worker pair: both programs profiled in turns for `budget_s`. */
 static int profile_pair(const char *prog[2], const int fd[2], const char *id, uint64_t iters,
                         double budget_s, const bench__explain_opts *o, bench__rng *rng,
-                        const char *dir, int slot, fn_table *t, prof_stats ps[2], char *msg,
-                        size_t msglen)
+                        const char *dir, int slot, fn_table *t, fn_table *stacks,
+                        prof_stats ps[2], char *msg, size_t msglen)
 {
     static const int order[8] = {0, 1, 1, 0, 1, 0, 0, 1};
     side s[2];
@@ -579,7 +605,7 @@ static int profile_pair(const char *prog[2], const int fd[2], const char *id, ui
     if (rc == BENCH_EUSAGE || bench__proc_interrupted())
         return BENCH_EUSAGE;
     for (int k = 0; k < 2 && rc == 0; k++)
-        rc = read_profile(s[k].data, t, k, slot, &ps[k], msg, msglen);
+        rc = read_profile(s[k].data, t, stacks, k, slot, &ps[k], msg, msglen);
     return rc;
 }
 
@@ -651,12 +677,42 @@ static void name_functions(bench__explanation *e, const fn_table *t, ranked *ran
     e->attributed = e->change != 0 ? sum / e->change : NAN;
 }
 
+/* The weightiest stacks (by their shares of the two profiles), at most EXPLAIN_STACKS, into the
+ * explanation; none when out of memory (the stacks are for drawing only). */
+static int by_weight(const void *x, const void *y)
+{
+    double a = ((const ranked *)x)->d, b = ((const ranked *)y)->d;
+    return a < b ? 1 : a > b ? -1 : 0;
+}
+
+static void keep_stacks(bench__explanation *e, const fn_table *stacks)
+{
+    ranked *w = calloc(stacks->n ? stacks->n : 1, sizeof *w);
+    if (!w)
+        return;
+    for (size_t i = 0; i < stacks->n; i++)
+        w[i] = (ranked){.row = i, .d = stacks->rows[i].self[0][0] / e->samples[0] +
+                                       stacks->rows[i].self[1][0] / e->samples[1]};
+    qsort(w, stacks->n, sizeof *w, by_weight);
+    size_t n = stacks->n < EXPLAIN_STACKS ? stacks->n : EXPLAIN_STACKS;
+    e->stacks = calloc(n ? n : 1, sizeof *e->stacks);
+    for (size_t i = 0; e->stacks && i < n; i++) {
+        const fn_row *r = &stacks->rows[w[i].row];
+        if (!(e->stacks[i].frames = strdup(r->name)))
+            break;
+        e->stacks[i].old_samples = r->self[0][0];
+        e->stacks[i].new_samples = r->self[1][0];
+        e->nstacks++;
+    }
+    free(w);
+}
+
 static int explain_time(const char *prog[2], const int fd[2], const char *id, uint64_t iters,
                         const bench__change *ch, const bench__explain_opts *o, const char *dir,
                         bench__explanation *e)
 {
     bench__msg(e->how, sizeof e->how, "perf record -e %s -F %s -g", perf_event, perf_hz);
-    fn_table t = {0};
+    fn_table t = {0}, stacks = {0};
     prof_stats ps[2][BENCH__EXPLAIN_PAIRS];
     memset(ps, 0, sizeof ps);
     bench__rng rng;
@@ -673,17 +729,19 @@ static int explain_time(const char *prog[2], const int fd[2], const char *id, ui
         prof_stats two[2];
         memset(two, 0, sizeof two);
         rc = profile_pair(prog, fd, id, n, budget / BENCH__EXPLAIN_PAIRS, o, &rng, dir, j, &t,
-                          two, e->message, sizeof e->message);
+                          &stacks, two, e->message, sizeof e->message);
         ps[0][j] = two[0];
         ps[1][j] = two[1];
     }
     if (rc == BENCH_EUSAGE) {
         table_free(&t);
+        table_free(&stacks);
         return BENCH_EUSAGE;
     }
     if (rc != 0) {
         e->status = BENCH_EUNAVAIL;
         table_free(&t);
+        table_free(&stacks);
         return 0;
     }
     e->pairs = pairs;
@@ -705,6 +763,7 @@ static int explain_time(const char *prog[2], const int fd[2], const char *id, ui
                                                    "(%.0f and %.0f samples)", e->samples[0],
                    e->samples[1]);
         table_free(&t);
+        table_free(&stacks);
         return 0;
     }
     int bare = unnamed[0] > 0.5 * e->samples[0] ? 0 : unnamed[1] > 0.5 * e->samples[1] ? 1 : -1;
@@ -716,10 +775,11 @@ static int explain_time(const char *prog[2], const int fd[2], const char *id, ui
                                                    "their lines)",
                    prog[bare], 100.0 * unnamed[bare] / e->samples[bare]);
         table_free(&t);
+        table_free(&stacks);
         return 0;
     }
-    bool stacks = complete >= 0.5 * all;
-    if (!stacks)
+    bool walked = complete >= 0.5 * all;
+    if (!walked)
         bench__msg(e->message, sizeof e->message, "no call stacks in %.0f%% of the samples "
                                                    "(no frame pointers): self times only; build "
                                                    "with -fno-omit-frame-pointer "
@@ -744,14 +804,16 @@ static int explain_time(const char *prog[2], const int fd[2], const char *id, ui
             sa += r->self[0][j];
             sb += r->self[1][j];
         }
-        rank[nr++] = (ranked){.row = i, .d = d, .sd = sd, .total_d = stacks ? td : NAN,
+        rank[nr++] = (ranked){.row = i, .d = d, .sd = sd, .total_d = walked ? td : NAN,
                               .old_v = e->old_value * sa / e->samples[0],
                               .new_v = e->new_value * sb / e->samples[1]};
     }
     if (rank)
         name_functions(e, &t, rank, nr);
     free(rank);
+    keep_stacks(e, &stacks);
     table_free(&t);
+    table_free(&stacks);
     return 0;
 }
 
@@ -1032,7 +1094,7 @@ int bench__explain_items(FILE *out, const char *old_prog, int old_fd, const char
         }
         if (bench__explain_one(old_prog, old_fd, new_prog, new_fd, it->id, it->iters,
                                &it->change, o, e) == BENCH_EUSAGE) {
-            free(e);
+            bench__explanation_free(e);
             return BENCH_EUSAGE;
         }
         if (out) {
@@ -1042,7 +1104,7 @@ int bench__explain_items(FILE *out, const char *old_prog, int old_fd, const char
         if (found)
             found[i] = e;
         else
-            free(e);
+            bench__explanation_free(e);
     }
     if (out)
         fputc('\n', out);

@@ -447,7 +447,7 @@ static int compare_suite(pipeline *p)
         bench__explanation **found = c->explain ? calloc(m ? m : 1, sizeof *found) : NULL;
         if (bench__confirm_suspects(c, &p->old, &p->ctx, ids, ch, m, p->drift, found) != 0) {
             for (size_t j = 0; found && j < m; j++)
-                free(found[j]);
+                bench__explanation_free(found[j]);
             free(found);
             rc = -1;
             goto out;

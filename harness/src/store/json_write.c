@@ -98,6 +98,16 @@ static void explanation_json(cJSON *parent, const bench__explanation *e)
             cJSON_AddNumberToObject(fo, "total_change", f->total_delta);
         cJSON_AddItemToArray(fa, fo);
     }
+    if (e->nstacks) {
+        cJSON *sa = cJSON_AddArrayToObject(o, "stacks");
+        for (size_t i = 0; i < e->nstacks; i++) {
+            cJSON *so = cJSON_CreateObject();
+            cJSON_AddStringToObject(so, "frames", e->stacks[i].frames);
+            cJSON_AddNumberToObject(so, "old", e->stacks[i].old_samples);
+            cJSON_AddNumberToObject(so, "new", e->stacks[i].new_samples);
+            cJSON_AddItemToArray(sa, so);
+        }
+    }
 }
 
 /* context.benchmark_builds: how each benchmark file was compiled (user_build.h). */
