@@ -20,8 +20,9 @@
  * processes of one program differ (code and data placement). The profiles are taken in
  * BENCH__EXPLAIN_PAIRS worker pairs, and a function's difference counts as noise unless it
  * exceeds BENCH__EXPLAIN_Z times the larger of the two estimates of its sd: the binomial one of
- * the pooled samples, and the spread of the pairs' differences over sqrt(pairs). An A/A then
- * names nothing.
+ * the pooled samples, and the spread of the pairs' differences over sqrt(pairs); plus the
+ * uncertainty of the verdict's ratio, which scales the new program's times: a change the
+ * comparison has not settled is pinned on no function. An A/A then names nothing.
  *
  * Instruction mode (callgrind). Each program counts the benchmark with its own --instructions
  * run (the plan {1, N, 2N}, callgrind collecting inside samples only) and keeps each sample's
@@ -609,12 +610,9 @@ static int profile_pair(const char *prog[2], const int fd[2], const char *id, ui
     return rc;
 }
 
-/* The sd of a function's difference of time per iteration, from its counts a[slot], b[slot]
- * out of na[slot], nb[slot] samples, scaled by ta, tb ns per iteration: the larger of the
- * binomial sd of the pooled shares and the spread of the pairs' differences. *d: the
- * difference of the pooled estimates. */
-static double diff_sd(const double *a, const double *b, const double *na, const double *nb,
-                      size_t pairs, double ta, double tb, double *d)
+double bench__explain_diff_sd(const double *a, const double *b, const double *na,
+                              const double *nb, size_t pairs, double ta, double tb, double log_se,
+                              double *d)
 {
     double sa = 0, sb = 0, NA = 0, NB = 0;
     for (size_t j = 0; j < pairs; j++) {
@@ -633,6 +631,10 @@ static double diff_sd(const double *a, const double *b, const double *na, const 
         var += ta * ta / (NA * NA);
     if (sb == 0 && NB > 0)
         var += tb * tb / (NB * NB);
+    /* tb is ta times the verdict's ratio, known only to its standard error: the function's
+     * new time moves with it (an unsettled ratio, as in an A/A, explains nothing). */
+    if (isfinite(log_se) && log_se > 0)
+        var += (tb * pb * log_se) * (tb * pb * log_se);
     double dj[BENCH__EXPLAIN_PAIRS];
     size_t m = 0;
     for (size_t j = 0; j < pairs; j++)
@@ -794,11 +796,12 @@ static int explain_time(const char *prog[2], const int fd[2], const char *id, ui
     for (size_t i = 0; rank && i < t.n; i++) {
         fn_row *r = &t.rows[i];
         double d, td;
-        double sd = diff_sd(r->self[0], r->self[1], na, nb, pairs, e->old_value, e->new_value,
-                            &d);
+        double sd = bench__explain_diff_sd(r->self[0], r->self[1], na, nb, pairs, e->old_value, e->new_value,
+                            ch->log_se, &d);
         if (!(sd > 0) || !(fabs(d) > BENCH__EXPLAIN_Z * sd))
             continue;
-        (void)diff_sd(r->total[0], r->total[1], na, nb, pairs, e->old_value, e->new_value, &td);
+        (void)bench__explain_diff_sd(r->total[0], r->total[1], na, nb, pairs, e->old_value, e->new_value,
+                      ch->log_se, &td);
         double sa = 0, sb = 0;
         for (size_t j = 0; j < pairs; j++) {
             sa += r->self[0][j];

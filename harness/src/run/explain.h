@@ -52,6 +52,19 @@ int bench__explain_one(const char *old_prog, int old_fd, const char *new_prog, i
                        const char *id, uint64_t iters, const bench__change *ch,
                        const bench__explain_opts *o, bench__explanation *e);
 
+/**
+ * A function's change of time per iteration between the two profiles, and the sd of its noise
+ * (time mode): the function's counts a[j], b[j] out of na[j], nb[j] samples of the old and new
+ * program in worker pair j < pairs, ta and tb their times per iteration, log_se the standard
+ * error of ln(tb / ta). The variance is the larger of the binomial one of the pooled shares,
+ * t^2 p (1 - p) / N for each program (a count of zero counting as one sample), and the spread
+ * of the pairs' changes over the pairs; (tb p_b log_se)^2 is added. Returns the sd; *d gets the
+ * change, tb p_b - ta p_a.
+ */
+double bench__explain_diff_sd(const double *a, const double *b, const double *na,
+                              const double *nb, size_t pairs, double ta, double tb, double log_se,
+                              double *d);
+
 /** Whether a verdict is one --explain explains: regressed or improved (every verdict with
  * BENCH_EXPLAIN_ALL set, for checking an A/A). */
 bool bench__explain_wanted(bench__verdict v);
