@@ -296,7 +296,7 @@ static int perf_check(char *msg, size_t msglen)
         return BENCH_EUNAVAIL;
     }
     bench__msg(perf_event, sizeof perf_event, "%s",
-               strncmp(recorded, "cycles", 6) == 0 ? "cycles" : "cpu-clock");
+               bench__starts_with(recorded, "cycles") ? "cycles" : "cpu-clock");
     long max_hz = read_long_file("/proc/sys/kernel/perf_event_max_sample_rate",
                                  BENCH__EXPLAIN_MAX_HZ);
     long hz = max_hz < BENCH__EXPLAIN_MAX_HZ ? max_hz : BENCH__EXPLAIN_MAX_HZ;
@@ -353,8 +353,9 @@ static int perf_command(side *s, const char *cmd, double timeout_s)
         ssize_t n = read(s->ack, buf, sizeof buf);
         if (n <= 0)
             return BENCH_EIO;
-        for (ssize_t i = 0; i + 2 < n; i++)
-            if (memcmp(buf + i, "ack", 3) == 0)
+        /* "ack\n" and a NUL: the NUL may come first, left over from the answer before. */
+        for (ssize_t i = 0; i < n; i++)
+            if (bench__starts_with(buf + i, "ack"))
                 return 0;
     }
 }
@@ -439,10 +440,10 @@ static bool frame_name(const char *line, char *name, size_t len, bool *unnamed_i
         bench__msg(dso, sizeof dso, "%.*s", (int)(dl < sizeof dso ? dl : sizeof dso - 1),
                    open + 1);
     }
-    bool unknown = symlen == 9 && strncmp(p, "[unknown]", 9) == 0;
+    bool unknown = symlen == strlen("[unknown]") && bench__starts_with(p, "[unknown]");
     if (unknown && addr == 0)
         return false;
-    bool kernel = strncmp(dso, "[kernel", 7) == 0;
+    bool kernel = bench__starts_with(dso, "[kernel");
     *unnamed_in_program = unknown && !kernel && !strstr(dso, ".so");
     if (unknown) {
         const char *base = strrchr(dso, '/');
@@ -869,6 +870,7 @@ static int read_dump(const char *path, fn_table *t, int sd, int slot, char *msg,
     while (getline(&line, &cap, f) > 0) {
         line[strcspn(line, "\n")] = '\0';
         char c = line[0];
+        const char *v;
         if ((c >= '0' && c <= '9') || c == '+' || c == '-' || c == '*') {
             char *p = line, *end;
             for (int k = 0; k < npos; k++) {
@@ -877,11 +879,11 @@ static int read_dump(const char *path, fn_table *t, int sd, int slot, char *msg,
                 while (*p && *p != ' ')
                     p++;
             }
-            double v = 0;
+            double cost = 0;
             for (int k = 0; k <= ir; k++) {
-                v = strtod(p, &end);
+                cost = strtod(p, &end);
                 if (end == p) {
-                    v = 0; /* callgrind leaves trailing zero counts out */
+                    cost = 0; /* callgrind leaves trailing zero counts out */
                     break;
                 }
                 p = end;
@@ -889,31 +891,31 @@ static int read_dump(const char *path, fn_table *t, int sd, int slot, char *msg,
             if (cur >= 0) {
                 if (after_calls) {
                     if (callee != cur)
-                        t->rows[cur].total[sd][slot] += v;
+                        t->rows[cur].total[sd][slot] += cost;
                 } else {
-                    t->rows[cur].self[sd][slot] += v;
-                    t->rows[cur].total[sd][slot] += v;
+                    t->rows[cur].self[sd][slot] += cost;
+                    t->rows[cur].total[sd][slot] += cost;
                 }
             }
             after_calls = false;
-        } else if (strncmp(line, "fn=", 3) == 0) {
-            cur = dump_fn(t, line + 3, &ids, &nids);
+        } else if ((v = bench__skip_prefix(line, "fn="))) {
+            cur = dump_fn(t, v, &ids, &nids);
             after_calls = false;
-        } else if (strncmp(line, "cfn=", 4) == 0) {
-            callee = dump_fn(t, line + 4, &ids, &nids);
-        } else if (strncmp(line, "calls=", 6) == 0) {
+        } else if ((v = bench__skip_prefix(line, "cfn="))) {
+            callee = dump_fn(t, v, &ids, &nids);
+        } else if (bench__starts_with(line, "calls=")) {
             after_calls = true;
-        } else if (strncmp(line, "events:", 7) == 0) {
+        } else if ((v = bench__skip_prefix(line, "events:"))) {
             int k = 0;
             char *save = NULL;
-            for (char *tok = strtok_r(line + 7, " ", &save); tok;
+            for (char *tok = strtok_r((char *)v, " ", &save); tok;
                  tok = strtok_r(NULL, " ", &save), k++)
                 if (strcmp(tok, "Ir") == 0)
                     ir = k;
-        } else if (strncmp(line, "positions:", 10) == 0) {
+        } else if ((v = bench__skip_prefix(line, "positions:"))) {
             npos = 0;
             char *save = NULL;
-            for (char *tok = strtok_r(line + 10, " ", &save); tok;
+            for (char *tok = strtok_r((char *)v, " ", &save); tok;
                  tok = strtok_r(NULL, " ", &save))
                 npos++;
             if (npos < 1)
