@@ -14,6 +14,9 @@ N% longer, which changes explain/mixed and explain/both and leaves explain/hash 
   as `explanation` in the JSON results (checked against the published schema); the HTML report
   of those results shows the functions and a differential flame graph in which shared_mix grew,
   also as Chromium renders the page.
+- HistoryTest: a run history of the original, then the copy: --history-gate --explain fails
+  the gate and explains the confirmed step by shared_mix; --history-show --history-confirm
+  --explain explains the change point found between the two programs the same way.
 - UnavailableTest: without perf on PATH, one line says why and how to enable it, and the
   verdicts and the exit code are those of the run without --explain; misuse is exit 2.
 """
@@ -201,6 +204,43 @@ class BaselineTest(ExplainCase):
         self.assertEqual(dom.returncode, 0, dom.stderr[-2000:])
         self.assertIn('id="explain-flame"', dom.stdout)
         self.assertIn('data-name="shared_mix"', dom.stdout)
+
+
+class HistoryTest(ExplainCase):
+    RUN = ["--warm-up-time", "0.01", "--measurement-time", "0.08", "--nresamples", "500",
+           "--processes", "3", "--color", "never", "--exact", "explain/mixed", "explain/hash"]
+
+    def setUp(self):
+        super().setUp()
+        if not perf_usable() or e2e_helpers.SANITIZED:
+            self.skipTest("perf cannot record here, or a sanitizer build")
+        if "history: SQLite" not in run(PROGRAM, "--version").stdout:
+            self.skipTest("this build has no SQLite (bench --version says so)")
+
+    def check_mixed(self, text, what):
+        got = explained(text)
+        self.assertEqual(sorted(got), ["explain/mixed"], (what, text))
+        name, share = first_named(got["explain/mixed"])
+        self.assertEqual(name, "shared_mix", (what, text))
+        self.assertGreaterEqual(share, 70, (what, text))
+
+    def test_gate_and_confirm_explain_the_step(self):
+        key = {"XDG_CONFIG_HOME": self.temp_dir("bench-explain-key-")}
+        db = os.path.join(self.dir, "runs.db")
+        for _ in range(5):
+            self.assert_exit(run(self.original, *self.RUN, "--history", db, env_extra=key), 0)
+        p = run(self.slow, *self.RUN, "--history", db, "--history-gate", "5",
+                "--noise-threshold", "0.05", "--confirm-time", "2", "--explain", env_extra=key)
+        self.assert_exit(p, 1)
+        self.assertRegex(p.stderr, r"explain/mixed: regression confirmed: .* it fails the gate")
+        self.check_mixed(p.stderr, "--history-gate")
+        for _ in range(4):
+            self.assert_exit(run(self.slow, *self.RUN, "--history", db, env_extra=key), 0)
+        p = run(self.original, "--history-show", db, "--history-confirm", "--confirm-time", "2",
+                "--explain", "--color", "never", env_extra=key)
+        self.assert_exit(p, 0)
+        self.assertRegex(p.stdout, r"explain/mixed: change point at run [56] .*: confirmed")
+        self.check_mixed(p.stdout, "--history-confirm")
 
 
 class UnavailableTest(ExplainCase):

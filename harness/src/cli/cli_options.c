@@ -844,9 +844,9 @@ static int check_combinations(const bench__request *c)
                     "not apply\n");
         return -1;
     }
-    if (c->explain && !c->ab && !c->baseline) {
+    if (c->explain && !c->ab && !c->baseline && !c->history_confirm && !c->history_gate) {
         bench__errf("--explain explains the verdicts of a comparison of two programs: give "
-                    "--ab OTHER or --baseline NAME\n");
+                    "--ab OTHER, --baseline NAME, --history-gate K or --history-confirm\n");
         return -1;
     }
     if (c->explain && c->baseline && c->instructions) {

@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "core/base.h"
+#include "run/explain.h"
 #include "run/pipeline.h"
 #include "run/run.h"
 #include "sys/proc.h"
@@ -137,6 +138,20 @@ static int paired(const char *name_a, int fd_a, const char *name_b, int fd_b, co
     return 1;
 }
 
+/* --explain: the functions a confirmed change went into (explain.c), printed under its line on
+ * o, A and B profiled for the time a confirmation takes. 0, or -1 when interrupted. */
+static int explain_item(FILE *o, const bench__request *c, const char *name_a, int fd_a,
+                        const char *name_b, int fd_b, const bench__ab_item *item,
+                        const bench__ab_options *ab)
+{
+    if (!c->explain)
+        return 0;
+    bench__explain_opts xo = {.mode = BENCH__EXPLAIN_TIME, .seconds = ab->seconds,
+                              .timeout_s = ab->timeout_s, .seed = ab->seed};
+    int rc = bench__explain_items(o, name_a, fd_a, name_b, fd_b, item, 1, &xo, NULL);
+    return rc == BENCH_EUSAGE ? -1 : 0;
+}
+
 /* The program change of series s that change point cp is checked against: the index i (runs
  * i - 1 and i measured different programs) within cp's location interval nearest cp->index, the
  * earlier on a tie. 0 when there is none: *known then says whether every run from the one before
@@ -208,6 +223,7 @@ static int check_change(FILE *o, const bench__request *c, const bench__ab_option
                         100.0 * s->found.cp[j].step_lower, 100.0 * s->found.cp[j].step_upper);
             free(logs);
             fputc('\n', o);
+            rc = explain_item(o, c, name_a, a.fd, name_b, b.fd, &item, ab);
         }
     }
     if (a.fd >= 0)
@@ -317,6 +333,7 @@ int bench__history_confirm_gate(FILE *o, const bench__request *c, const char *pr
                         fails ? ": it fails the gate" : ": it does not fail the gate");
                 if (fails)
                     *regressed = true;
+                rc = explain_item(o, c, name, a.fd, "/proc/self/exe", -1, &item, &ab);
             }
         }
         if (a.fd >= 0)
