@@ -1,8 +1,7 @@
 /*
- * probe.h: the clock and the one interface of every measurement around a sample (the wall
- * clock, perf counters, allocation counts, CUDA events, instruction counts): probes, the
- * metrics and facts they record, and the constructors of the probes (the wall clock's and the
- * optional layers').
+ * probe.h: the one interface of every measurement around a sample (the wall clock, perf
+ * counters, allocation counts, CUDA events, instruction counts): probes, the metrics and facts
+ * they record, and the constructors of the probes (the wall clock's and the optional layers').
  */
 #ifndef HARNESS_PROBE_H
 #define HARNESS_PROBE_H
@@ -13,21 +12,6 @@
 #include <stdio.h>
 
 #include "stats/stats.h"
-
-/* ---- clock ---- */
-
-/** What start-up calibration measured about the clock. */
-typedef struct bench__clock_info {
-    const char *name;     /* e.g. "CLOCK_MONOTONIC" */
-    double cost_ns;       /* ns per read, back to back */
-    double resolution_ns; /* smallest step observed between reads (at least clock_getres) */
-    double min_sample_ns; /* shortest allowed sample: 1000 x max(cost, resolution) */
-} bench__clock_info;
-
-/** Reads the monotonic clock in ns. */
-int64_t bench__now_ns(void);
-/** Measures the clock's cost and resolution (about 2 ms); idempotent. */
-const bench__clock_info *bench__clock_calibrate(void);
 
 struct bench__result;
 

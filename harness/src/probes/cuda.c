@@ -41,6 +41,7 @@
 #include "core/probe.h"
 #include "core/result.h"
 #include "probes/nvml.h"
+#include "sys/clock.h"
 #include "sys/context.h"
 
 /*

@@ -53,6 +53,7 @@
 #include "run/run.h"
 #include "stats/stats.h"
 #include "store/store.h"
+#include "sys/clock.h"
 #include "sys/proc.h"
 
 

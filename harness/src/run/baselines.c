@@ -20,6 +20,7 @@
 #include "run/client.h"
 #include "run/instr.h"
 #include "run/pipeline.h"
+#include "sys/clock.h"
 #include "sys/proc.h"
 
 /* ---- baselines ---- */

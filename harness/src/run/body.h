@@ -16,6 +16,7 @@
 #include "core/registry.h"
 #include "core/result.h"
 #include "run/run.h"
+#include "sys/clock.h"
 
 /* PH_REWARM: a later round's warm-up; PH_DONE: this call of the body has no more samples. */
 enum phase { PH_INIT, PH_WARMUP, PH_REWARM, PH_MEASURE, PH_DONE };

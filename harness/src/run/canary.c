@@ -20,8 +20,8 @@
 #include <unistd.h>
 
 #include "core/base.h"
-#include "core/probe.h"
 #include "stats/stats.h"
+#include "sys/clock.h"
 #include "sys/context.h"
 
 const char *const bench__canary_names[BENCH__NCANARIES] = {"latency_chain", "compute",

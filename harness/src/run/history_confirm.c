@@ -28,6 +28,7 @@
 #include "core/base.h"
 #include "run/pipeline.h"
 #include "run/run.h"
+#include "sys/clock.h"
 #include "sys/proc.h"
 
 /* One side of a change point: its run's program, opened to run. */

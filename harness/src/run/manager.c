@@ -40,6 +40,7 @@
 #include "core/result.h"
 #include "run/layout.h"
 #include "run/run.h"
+#include "sys/clock.h"
 #include "sys/proc.h"
 
 /* Undoes the worker's put_message (worker.c) into out. */

@@ -43,6 +43,7 @@
 #include "run/body.h"
 #include "run/run.h"
 #include "stats/stats.h"
+#include "sys/clock.h"
 
 /* No sample runs more iterations than this: keeps k*d far from overflow and an empty body's
  * warm-up finite. */

@@ -29,6 +29,7 @@
 #include "core/result.h"
 #include "run/body.h"
 #include "run/run.h"
+#include "sys/clock.h"
 
 /* One thread of the team. Cache-line aligned: each thread writes its own only. */
 typedef struct member {

@@ -12,7 +12,7 @@
 #include "core/base.h"
 #include "core/cuda_backend.h"
 #include "core/options.h"
-#include "core/probe.h"
+#include "sys/clock.h"
 #include "sys/context.h"
 #include "sys/user_build.h"
 

@@ -11,8 +11,8 @@
 #include <stdio.h>
 
 #include "core/options.h"
-#include "core/probe.h"
 #include "core/sha256.h"
+#include "sys/clock.h"
 
 /* ---- run context and reporters ---- */
 
