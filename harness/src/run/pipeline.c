@@ -18,6 +18,7 @@
 #include "run/instr.h"
 #include "run/pipeline.h"
 #include "store/history.h"
+#include "sys/canary.h"
 #include "sys/proc.h"
 #include "sys/user_build.h"
 

@@ -27,6 +27,7 @@
 
 #include "core/base.h"
 #include "core/registry.h"
+#include "sys/canary.h"
 #include "sys/clock.h"
 #include "sys/context.h"
 #include "sys/proc.h"

@@ -21,6 +21,7 @@
 
 #include "core/base.h"
 #include "stats/stats.h"
+#include "sys/canary.h"
 #include "sys/clock.h"
 #include "sys/context.h"
 
