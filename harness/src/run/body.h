@@ -15,6 +15,7 @@
 #include "core/probe.h"
 #include "core/registry.h"
 #include "core/result.h"
+#include "run/plan.h"
 #include "run/run.h"
 #include "sys/clock.h"
 

@@ -39,6 +39,7 @@
 #include "core/registry.h"
 #include "core/result.h"
 #include "run/layout.h"
+#include "run/plan.h"
 #include "run/run.h"
 #include "sys/clock.h"
 #include "sys/proc.h"

@@ -17,6 +17,7 @@
 #include "run/client.h"
 #include "run/instr.h"
 #include "run/pipeline.h"
+#include "run/plan.h"
 #include "store/history.h"
 #include "sys/canary.h"
 #include "sys/proc.h"

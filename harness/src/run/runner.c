@@ -41,6 +41,7 @@
 #include "core/registry.h"
 #include "core/result.h"
 #include "run/body.h"
+#include "run/plan.h"
 #include "run/run.h"
 #include "stats/stats.h"
 #include "sys/clock.h"
