@@ -14,6 +14,7 @@
 #include "compare/compare.h"
 #include "core/base.h"
 #include "core/result.h"
+#include "report/report_compare.h"
 #include "stats/stats.h"
 #include "sys/context.h"
 

@@ -49,6 +49,7 @@
 #include "compare/compare.h"
 #include "core/base.h"
 #include "core/registry.h"
+#include "report/report_compare.h"
 #include "run/layout.h"
 #include "run/run.h"
 #include "stats/stats.h"

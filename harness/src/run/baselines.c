@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "compare/compare.h"
+#include "report/report_compare.h"
 #include "run/client.h"
 #include "run/instr.h"
 #include "run/pipeline.h"
