@@ -23,6 +23,7 @@
 #include "cli/internal.h"
 #include "compare/compare.h"
 #include "run/instr.h"
+#include "run/select.h"
 #include "sys/proc.h"
 
 /* The help, after its first line ("Usage: PROGRAM [OPTIONS] [FILTER...]",

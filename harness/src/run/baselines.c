@@ -18,9 +18,11 @@
 
 #include "compare/compare.h"
 #include "report/report_compare.h"
+#include "run/baselines.h"
 #include "run/client.h"
 #include "run/instr.h"
 #include "run/pipeline.h"
+#include "run/select.h"
 #include "sys/clock.h"
 #include "sys/proc.h"
 

@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "core/base.h"
+#include "run/history_confirm.h"
 #include "run/pipeline.h"
 #include "run/run.h"
 #include "sys/clock.h"

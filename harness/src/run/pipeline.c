@@ -15,10 +15,13 @@
 
 #include "compare/compare.h"
 #include "report/report_compare.h"
+#include "run/baselines.h"
 #include "run/client.h"
+#include "run/history_confirm.h"
 #include "run/instr.h"
 #include "run/pipeline.h"
 #include "run/plan.h"
+#include "run/since_last.h"
 #include "store/history.h"
 #include "sys/canary.h"
 #include "sys/proc.h"
