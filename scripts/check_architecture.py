@@ -116,9 +116,7 @@ def include_rules(src_dir):
         if not m:
             breaches.append(f"{folder}/README.md: no 'May include:' line")
             continue
-        allowed = {w.strip(" .`/") for w in m.group(1).split(",") if w.strip(" .`")}
-        allowed.discard("nothing")
-        allowed.add(folder)
+        allowed = allowed_of(folder, m.group(1))
         for name in sorted(os.listdir(path)):
             if not re.search(r"\.(c|h|cu|c\.in)$", name):
                 continue
@@ -129,10 +127,20 @@ def include_rules(src_dir):
                     continue
                 if not top:
                     breaches.append(f"{folder}/{name}: #include \"{inc}\" names no folder")
-                elif top not in allowed:
+                elif top not in allowed and inc not in allowed:
                     breaches.append(f"{folder}/{name}: includes {inc}, but {folder}/README.md "
                                     f"allows {', '.join(sorted(allowed - {folder})) or 'nothing'}")
     return breaches
+
+
+def allowed_of(folder, line):
+    """The entries of a README's "May include:" line, and the folder itself: a folder name
+    allows all of that folder, FOLDER/FILE.h that header alone."""
+    allowed = {w.strip(" .`") for w in line.split(",") if w.strip(" .`")}
+    allowed = {w if "/" in w.rstrip("/") else w.strip("/") for w in allowed}
+    allowed.discard("nothing")
+    allowed.add(folder)
+    return allowed
 
 
 def self_test(cc):

@@ -24,7 +24,8 @@
 #include <unistd.h>
 
 #include "cli/internal.h"
-#include "core/cuda_backend.h"
+#include "probes/cuda.h"
+#include "probes/cuda_backend.h"
 #include "store/store.h"
 #include "unit_helpers.h"
 

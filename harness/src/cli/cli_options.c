@@ -22,6 +22,7 @@
 #include "cli/cli.h"
 #include "cli/internal.h"
 #include "compare/compare.h"
+#include "probes/probes.h"
 #include "run/instr.h"
 #include "run/select.h"
 #include "sys/proc.h"

@@ -9,6 +9,7 @@
  */
 #include "core/probe.h"
 #include "core/result.h"
+#include "probes/measure.h"
 #include "sys/clock.h"
 
 /* The running sample's start, ns. One benchmark runs at a time, in the main thread; a static

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "compare/compare.h"
+#include "probes/probes.h"
 #include "report/report_compare.h"
 #include "run/baselines.h"
 #include "run/client.h"
@@ -277,6 +278,7 @@ static void collect_context(pipeline *p, const bench__user_builds *builds)
     bench__request *c = p->c;
     bench__context *ctx = &p->ctx;
     bench__context_collect(ctx, &c->run);
+    bench__probes_context(ctx);
     ctx->mode = p->cl->mode;
     if (builds)
         bench__user_builds_attach(ctx, builds);
@@ -325,6 +327,12 @@ static void collect_context(pipeline *p, const bench__user_builds *builds)
     }
 }
 
+/* bench__probes_compare_note's view of a saved entry: its metric per ns of time. */
+static double saved_rate(const void *saved, const char *metric)
+{
+    return bench__entry_rate(saved, metric);
+}
+
 /* The measuring stage's callback: estimates, compares and reports result k once it is final. */
 static void result_done(size_t k, bench__result *r, void *arg)
 {
@@ -349,8 +357,8 @@ static void result_done(size_t k, bench__result *r, void *arg)
         fflush(stdout);
     }
     char note[256];
-    double then_mhz = e ? 1e3 * bench__entry_rate(e, BENCH__GPU_SM_CYCLES) : -1;
-    if (e && r->status == BENCH__OK && bench__cuda_clock_note(r, then_mhz, note, sizeof note)) {
+    if (e && r->status == BENCH__OK &&
+        bench__probes_compare_note(r, saved_rate, e, note, sizeof note)) {
         char id[BENCH__ESCAPED_ID];
         bench__errf("note: '%s' %s\n", bench__escape(id, sizeof id, r->inst->id),
                     note);
@@ -598,7 +606,7 @@ static void make_reporter(pipeline *p)
 static void lock_gpu_clocks(const bench__request *c)
 {
     char msg[512];
-    if (c->gpu_lock_mhz && bench__cuda_lock_clocks(c->gpu_lock_mhz, msg, sizeof msg) != 0)
+    if (c->gpu_lock_mhz && bench__probes_lock_clocks(c->gpu_lock_mhz, msg, sizeof msg) != 0)
         bench__errf("warning: --gpu-lock-clocks: the SM clock is not locked (%s); "
                     "the GPU runs at the clocks it chooses\n", msg);
 }
@@ -669,7 +677,7 @@ int bench__pipeline_run(bench__request *c, int argc, char **argv, const bench__i
     lock_gpu_clocks(c);
     if (c->ab) {
         int ab_exit = ab_run(c, all, n, selected);
-        bench__cuda_unlock_clocks();
+        bench__probes_unlock_clocks();
         return ab_exit;
     }
     pipeline p;
@@ -814,7 +822,7 @@ int bench__pipeline_run(bench__request *c, int argc, char **argv, const bench__i
         p.exit_code = 128 + sig;
     }
 out:
-    bench__cuda_unlock_clocks();
+    bench__probes_unlock_clocks();
     if (set_up)
         p.cl->teardown(c);
     for (size_t i = 0; p.results && i < p.k; i++)

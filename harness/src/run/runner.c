@@ -40,6 +40,7 @@
 #include "core/probe.h"
 #include "core/registry.h"
 #include "core/result.h"
+#include "probes/measure.h"
 #include "run/body.h"
 #include "run/plan.h"
 #include "run/run.h"

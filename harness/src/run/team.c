@@ -27,6 +27,7 @@
 
 #include "core/base.h"
 #include "core/result.h"
+#include "probes/measure.h"
 #include "run/body.h"
 #include "run/run.h"
 #include "sys/clock.h"
