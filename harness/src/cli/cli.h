@@ -1,6 +1,6 @@
 /*
  * cli.h: the command line of the bench program: parsed (cli_options.c) into the request the
- * pipeline runs (run/pipeline.h), and the help.
+ * pipeline runs (run/pipeline.h), and the help (cli_help.c).
  */
 #ifndef HARNESS_CLI_H
 #define HARNESS_CLI_H
