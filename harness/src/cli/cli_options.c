@@ -1,7 +1,7 @@
 /*
- * cli_options.c: the command line read into one struct (bench__request): the option table, the
- * value parsers and the checks of combinations (the help is cli_help.c's, the FILTERs'
- * selection run/select.c's).
+ * cli_options.c: the command line read into one struct (bench__request): the option table and
+ * the value parsers (the help is cli_help.c's, the checks of combinations cli_checks.c's, the
+ * FILTERs' selection run/select.c's).
  *
  * Every error is one line on stderr that names the flag, value or file, and a documented exit
  * code (2 for usage and input errors). Parsing never exits from inside a helper: each returns a
@@ -260,7 +260,11 @@ static int check_name(const char *flag, const char *v)
     return 0;
 }
 
-static int apply_option(bench__request *c, opt_id id, const char *flag, const char *v)
+/* What a topic's apply function returns for an option of another topic. */
+#define NOT_MINE 1
+
+/* The options of one topic, what the run is and how it measures: modes, settings, processes: 0, -1 after the one-line error, or NOT_MINE. */
+static int apply_run(bench__request *c, opt_id id, const char *flag, const char *v)
 {
     uint64_t u;
     int choice;
@@ -325,6 +329,62 @@ static int apply_option(bench__request *c, opt_id id, const char *flag, const ch
                             &c->run.confidence_level);
     case O_SEED:
         return parse_u64(flag, v, 0, UINT32_MAX, "an integer in [0, 4294967295]", &c->run.seed);
+    case O_FIXED_LAYOUT:
+        c->run.fixed_layout = true;
+        return 0;
+    case O_PROFILE_TIME:
+        return parse_double(flag, v, 0, 86400, true, false, "a number of seconds in (0, 86400]",
+                            &c->run.profile_time);
+    case O_PERF_EVENTS:
+        if (*v == '\0')
+            return bad_value(flag, v, "a list of events");
+        return ask_probe(c, "perf", v);
+    case O_LIST_EVENTS:
+        c->list_events = true;
+        return 0;
+    case O_ALLOC_STATS:
+        return ask_probe(c, "alloc", NULL);
+    case O_PROBE:
+        return parse_probe(c, flag, v);
+    /* ---- instruction mode (instr.c) ---- */
+    case O_INSTR:
+        c->instructions = true;
+        return 0;
+    case O_INSTR_ITERS:
+        c->instr_iterations_set = true;
+        return parse_u64(flag, v, 1, UINT64_C(1) << 32, "an integer in [1, 4294967296]",
+                         &c->instr_iterations);
+    case O_INSTR_CACHE:
+        c->instr_cache_sim = true;
+        return 0;
+    /* ---- end instruction mode ---- */
+    case O_PROCESSES:
+        if (parse_u64(flag, v, 1, 1000, "an integer in [1, 1000]", &u))
+            return -1;
+        c->run.processes = (unsigned)u;
+        return 0;
+    case O_IN_PROCESS:
+        c->run.in_process = true;
+        return 0;
+    case O_GPU_LOCK:
+        if (parse_u64(flag, v, 100, 10000, "a clock in MHz in [100, 10000]", &u))
+            return -1;
+        c->gpu_lock_mhz = (unsigned)u;
+        return 0;
+    case O_TIMEOUT:
+        return parse_double(flag, v, 0, 86400 * 7, true, false,
+                            "a number of seconds in (0, 604800]", &c->run.timeout_s);
+    default:
+        return NOT_MINE;
+    }
+}
+
+/* The options of one topic, where and how results are written, and the run's history: 0, -1 after the one-line error, or NOT_MINE. */
+static int apply_output(bench__request *c, opt_id id, const char *flag, const char *v)
+{
+    uint64_t u;
+    int choice;
+    switch (id) {
     case O_FORMAT: {
         const char *names[16];
         char choices[256] = "";
@@ -347,6 +407,51 @@ static int apply_option(bench__request *c, opt_id id, const char *flag, const ch
     case O_CONTEXT:
         c->context = true;
         return 0;
+    case O_HISTORY_GATE:
+        if (parse_u64(flag, v, 5, 1000, "an integer in [5, 1000]", &u))
+            return -1;
+        c->history_gate = (size_t)u;
+        return 0;
+    case O_HISTORY_CONFIRM:
+        c->history_confirm = true;
+        return 0;
+    case O_NO_LAST:
+        c->no_last = true;
+        return 0;
+    case O_HISTORY_PROGRAMS:
+        if (parse_u64(flag, v, 0, 1000, "an integer in [0, 1000]", &u))
+            return -1;
+        c->history_programs = (size_t)u;
+        c->history_programs_set = true;
+        return 0;
+    case O_HISTORY:
+    case O_HISTORY_SHOW:
+        if (*v == '\0')
+            return bad_value(flag, v, "a file name");
+        *(id == O_HISTORY ? &c->history_path : &c->history_show) = v;
+        return 0;
+    case O_EXPORT_GBENCH:
+        if (*v == '\0')
+            return bad_value(flag, v, "a file name");
+        c->gbench_path = v;
+        return 0;
+    case O_COLOR: {
+        static const char *const names[] = {"never", "always", "auto"};
+        if (parse_choice(flag, v, names, 3, "auto, always or never", &choice))
+            return -1;
+        c->color = choice == 2 ? -1 : choice;
+        return 0;
+    }
+    default:
+        return NOT_MINE;
+    }
+}
+
+/* The options of one topic, baselines, comparisons and their gate, paired A/B: 0, -1 after the one-line error, or NOT_MINE. */
+static int apply_comparison(bench__request *c, opt_id id, const char *flag, const char *v)
+{
+    uint64_t u;
+    switch (id) {
     case O_SAVE:
         c->save_baseline = v;
         return check_name(flag, v);
@@ -406,38 +511,9 @@ static int apply_option(bench__request *c, opt_id id, const char *flag, const ch
         c->abo.schedule = (bench__ab_schedule)k;
         return 0;
     }
-    case O_FIXED_LAYOUT:
-        c->run.fixed_layout = true;
-        return 0;
     case O_FAIL_INCONCLUSIVE:
         c->fail_on_inconclusive = true;
         return 0;
-    case O_PROFILE_TIME:
-        return parse_double(flag, v, 0, 86400, true, false, "a number of seconds in (0, 86400]",
-                            &c->run.profile_time);
-    case O_PERF_EVENTS:
-        if (*v == '\0')
-            return bad_value(flag, v, "a list of events");
-        return ask_probe(c, "perf", v);
-    case O_LIST_EVENTS:
-        c->list_events = true;
-        return 0;
-    case O_ALLOC_STATS:
-        return ask_probe(c, "alloc", NULL);
-    case O_PROBE:
-        return parse_probe(c, flag, v);
-    /* ---- instruction mode (instr.c) ---- */
-    case O_INSTR:
-        c->instructions = true;
-        return 0;
-    case O_INSTR_ITERS:
-        c->instr_iterations_set = true;
-        return parse_u64(flag, v, 1, UINT64_C(1) << 32, "an integer in [1, 4294967296]",
-                         &c->instr_iterations);
-    case O_INSTR_CACHE:
-        c->instr_cache_sim = true;
-        return 0;
-    /* ---- end instruction mode ---- */
     case O_CONFIRM_TIME:
         c->confirm_time_set = true;
         return parse_double(flag, v, 0, 3600, false, false, "a number of seconds in [0, 3600]",
@@ -445,57 +521,20 @@ static int apply_option(bench__request *c, opt_id id, const char *flag, const ch
     case O_TRUST_SNAPSHOTS:
         c->trust_snapshots = true;
         return 0;
-    case O_PROCESSES:
-        if (parse_u64(flag, v, 1, 1000, "an integer in [1, 1000]", &u))
-            return -1;
-        c->run.processes = (unsigned)u;
-        return 0;
-    case O_IN_PROCESS:
-        c->run.in_process = true;
-        return 0;
-    case O_GPU_LOCK:
-        if (parse_u64(flag, v, 100, 10000, "a clock in MHz in [100, 10000]", &u))
-            return -1;
-        c->gpu_lock_mhz = (unsigned)u;
-        return 0;
-    case O_TIMEOUT:
-        return parse_double(flag, v, 0, 86400 * 7, true, false,
-                            "a number of seconds in (0, 604800]", &c->run.timeout_s);
-    case O_HISTORY_GATE:
-        if (parse_u64(flag, v, 5, 1000, "an integer in [5, 1000]", &u))
-            return -1;
-        c->history_gate = (size_t)u;
-        return 0;
-    case O_HISTORY_CONFIRM:
-        c->history_confirm = true;
-        return 0;
-    case O_NO_LAST:
-        c->no_last = true;
-        return 0;
-    case O_HISTORY_PROGRAMS:
-        if (parse_u64(flag, v, 0, 1000, "an integer in [0, 1000]", &u))
-            return -1;
-        c->history_programs = (size_t)u;
-        c->history_programs_set = true;
-        return 0;
-    case O_HISTORY:
-    case O_HISTORY_SHOW:
-        if (*v == '\0')
-            return bad_value(flag, v, "a file name");
-        *(id == O_HISTORY ? &c->history_path : &c->history_show) = v;
-        return 0;
-    case O_EXPORT_GBENCH:
-        if (*v == '\0')
-            return bad_value(flag, v, "a file name");
-        c->gbench_path = v;
-        return 0;
-    case O_COLOR: {
-        static const char *const names[] = {"never", "always", "auto"};
-        if (parse_choice(flag, v, names, 3, "auto, always or never", &choice))
-            return -1;
-        c->color = choice == 2 ? -1 : choice;
-        return 0;
+    default:
+        return NOT_MINE;
     }
+}
+
+/* Applies one option to c, through the function of its topic: 0, or -1 after the error. */
+static int apply_option(bench__request *c, opt_id id, const char *flag, const char *v)
+{
+    static int (*const topics[])(bench__request *, opt_id, const char *, const char *) = {
+        apply_run, apply_output, apply_comparison};
+    for (size_t k = 0; k < sizeof topics / sizeof topics[0]; k++) {
+        int rc = topics[k](c, id, flag, v);
+        if (rc != NOT_MINE)
+            return rc;
     }
     return -1;
 }
@@ -557,164 +596,6 @@ static int parse_args(bench__request *c, int argc, char **argv)
     return 0;
 }
 
-/* The first option given that only means something in a comparison, or NULL. The history
- * gate is a comparison too, with the runs before: it takes the level and the threshold. */
-static const char *comparison_option(const bench__request *c)
-{
-    if (c->fail_on_regression)
-        return "--fail-on-regression";
-    if (c->significance_set && !c->history_gate && !c->history_confirm)
-        return "--significance-level";
-    if (c->noise_threshold_set && !c->history_gate && !c->history_confirm)
-        return "--noise-threshold";
-    if (c->strict_set)
-        return c->strict ? "--baseline-strict" : "--baseline-lenient";
-    if (c->fail_on_inconclusive)
-        return "--fail-on-inconclusive";
-    return NULL;
-}
-
-static int check_combinations(const bench__request *c)
-{
-    if (c->load_baseline && !c->baseline) {
-        bench__errf("--load-baseline needs --baseline OLD to compare with\n");
-        return -1;
-    }
-    /* A gate option without a comparison would be silently ignored, and a CI gate that forgot
-     * --baseline would pass whatever happened: refuse it instead. */
-    const char *gate = comparison_option(c);
-    if (gate && !c->baseline && !c->ab) {
-        /* The level and the threshold are the history gate's too. */
-        bool history_too = strcmp(gate, "--significance-level") == 0 ||
-                           strcmp(gate, "--noise-threshold") == 0;
-        bench__errf("%s needs a comparison: give --baseline NAME or --ab OTHER%s\n",
-                    gate, history_too ? " (or --history-gate K, or --history-confirm)" : "");
-        return -1;
-    }
-    if ((c->confirm_time_set || c->trust_snapshots) && !c->baseline && !c->history_confirm &&
-        !c->history_gate) {
-        bench__errf("%s needs --baseline NAME (or --history-confirm, or "
-                    "--history-gate K)\n",
-                    c->confirm_time_set ? "--confirm-time" : "--trust-snapshots");
-        return -1;
-    }
-    if ((c->ab_time_set || c->ab_pairs_set || c->ab_schedule_set) && !c->ab) {
-        bench__errf("%s needs --ab OTHER\n", c->ab_time_set    ? "--ab-time"
-                                             : c->ab_pairs_set ? "--ab-pairs"
-                                                               : "--ab-schedule");
-        return -1;
-    }
-    if (c->load_baseline && (c->save_baseline || c->calibrate)) {
-        bench__errf("--load-baseline runs nothing, so it cannot be combined with "
-                    "--save-baseline or --calibrate\n");
-        return -1;
-    }
-    if (c->ab && (c->baseline || c->save_baseline || c->load_baseline || c->calibrate ||
-                  c->json_path || c->list)) {
-        bench__errf("--ab compares two programs and runs nothing else: it cannot be "
-                    "combined with baselines, --calibrate, --json or --list\n");
-        return -1;
-    }
-    /* The paired comparison and the comparison of two saved files report in words only: a
-     * format or file they cannot write is refused rather than answered with text where a parser
-     * expects JSON or CSV, or with no file at all. */
-    if ((c->ab || c->load_baseline) &&
-        (c->format != BENCH__FMT_PRETTY || c->gbench_path || c->json_path)) {
-        bench__errf("%s reports in the pretty format only: --json, --export-gbench "
-                    "and other --output-format values do not apply\n",
-                    c->ab ? "--ab" : "--load-baseline");
-        return -1;
-    }
-    if (c->run.profile_time > 0 &&
-        (c->baseline || c->save_baseline || c->load_baseline || c->calibrate || c->json_path ||
-         c->gbench_path || c->ab)) {
-        bench__errf("--profile-time takes no statistics: it cannot be combined with "
-                    "baselines, --calibrate, --json, --export-gbench or --ab\n");
-        return -1;
-    }
-    if (c->run.in_process && c->run.processes) {
-        bench__errf("--processes and --in-process contradict each other: pick one\n");
-        return -1;
-    }
-    bool isolated = !c->run.in_process && c->run.profile_time <= 0 && !c->ab;
-    if (c->run.processes && !isolated) {
-        bench__errf("--processes sets the worker processes of a measuring run: it "
-                    "cannot be combined with --in-process, --profile-time or --ab\n");
-        return -1;
-    }
-    if (c->run.timeout_s > 0 && !isolated && !c->ab) {
-        bench__errf("--timeout limits worker processes: it cannot be combined with "
-                    "--in-process or --profile-time, which start none\n");
-        return -1;
-    }
-    if (c->run.fixed_layout && (c->run.in_process || c->run.profile_time > 0)) {
-        bench__errf("--fixed-layout concerns worker processes: it cannot be combined "
-                    "with --in-process or --profile-time\n");
-        return -1;
-    }
-    if (isolated && !c->instructions && (c->run.cli.rounds || c->run.cli.target_precision)) {
-        bench__errf("--rounds and --target-precision shape the samples of one "
-                    "process: add --in-process to use them (worker processes are set with "
-                    "--processes, and never stop early)\n");
-        return -1;
-    }
-    if (c->calibrate && !c->save_baseline) {
-        bench__errf("--calibrate needs --save-baseline NAME to store the noise in\n");
-        return -1;
-    }
-    /* ---- the run history (history.c) ---- */
-    if (c->history_show && (c->history_path || c->load_baseline || c->save_baseline ||
-                            c->baseline || c->ab || c->calibrate || c->list)) {
-        bench__errf("--history-show reads a history and runs nothing: it cannot be "
-                    "combined with --history, baselines, --ab, --calibrate or --list\n");
-        return -1;
-    }
-    if (c->history_confirm && !c->history_show) {
-        bench__errf("--history-confirm needs --history-show FILE: it confirms the "
-                    "change points shown\n");
-        return -1;
-    }
-    if (c->history_path && (c->ab || c->load_baseline || c->run.profile_time > 0 ||
-                            c->instructions)) {
-        bench__errf("--history records runs of times: it cannot be combined with "
-                    "--ab, --load-baseline, --profile-time or --instructions\n");
-        return -1;
-    }
-    /* ---- instruction mode (instr.c) ---- */
-    if ((c->instr_iterations_set || c->instr_cache_sim) && !c->instructions) {
-        bench__errf("--instructions-iterations and --instructions-cache-sim need "
-                    "--instructions\n");
-        return -1;
-    }
-    bool probes_asked = false;
-    for (size_t k = 0; k < BENCH__MAX_PROBE_KINDS; k++)
-        probes_asked = probes_asked || c->probe_on[k];
-    if (c->instructions && probes_asked && !c->perf_events && !c->alloc_stats) {
-        bench__errf("--instructions counts instructions under valgrind: --probe does "
-                    "not apply\n");
-        return -1;
-    }
-    if (c->instructions && (c->ab || c->calibrate || c->run.profile_time > 0 ||
-                            c->perf_events || c->alloc_stats || c->gbench_path)) {
-        bench__errf("--instructions counts instructions under valgrind: it cannot be "
-                    "combined with --ab, --calibrate, --profile-time, --perf-events, "
-                    "--alloc-stats or --export-gbench\n");
-        return -1;
-    }
-    if (c->instructions && (c->run.processes || c->run.in_process)) {
-        bench__errf("--instructions counts each benchmark exactly in one worker "
-                    "process under valgrind: --processes and --in-process do not apply\n");
-        return -1;
-    }
-    if (c->instructions && c->format != BENCH__FMT_PRETTY && c->format != BENCH__FMT_JSON) {
-        bench__errf("--instructions reports as pretty or json only (the other "
-                    "formats show times)\n");
-        return -1;
-    }
-    /* ---- end instruction mode ---- */
-    return 0;
-}
-
 int bench__cli_parse(bench__request *c, int argc, char **argv)
 {
     memset(c, 0, sizeof *c);
@@ -730,7 +611,7 @@ int bench__cli_parse(bench__request *c, int argc, char **argv)
     c->abo.max_pairs = BENCH__AB_DEFAULT_MAX_PAIRS;
     c->abo.sample_ms = BENCH__AB_DEFAULT_SAMPLE_MS;
     c->abo.schedule = BENCH__AB_PINNED;
-    if (parse_args(c, argc, argv) != 0 || check_combinations(c) != 0)
+    if (parse_args(c, argc, argv) != 0 || bench__cli_check_combinations(c) != 0)
         return -1;
     /* $BENCH_HISTORY records the runs of times that name no --history (a CI job sets it once);
      * the modes that record nothing ignore it. */
