@@ -99,6 +99,13 @@ struct bench {
                               BENCH__THREAD_METRICS threads, follows them); -1: none */
 };
 
+/**
+ * Runs the body once, the first round of b or its next (runner.c): the samples the plan asks
+ * for, then the checks that the body ran its timed loop to the end. Sets b->finished when no
+ * round is left. instance.c sets b up before the first round and finishes it after the last.
+ */
+void bench__instance_round(bench_t *b);
+
 /*
  * The team of a threaded body (team.c), used by the runner (runner.c) and the accessors.
  *
