@@ -102,11 +102,6 @@ struct program {
 
 /* ---- pipeline.c ---- */
 
-/** The run's probes (CUDA always, perf events and allocations when asked); 0, or -1 with one
- * line in msg. */
-int bench__request_make_probes(bench__request *c, char *msg, size_t msglen);
-/** Releases the probes bench__request_make_probes made. */
-void bench__request_destroy_probes(bench__request *c);
 /**
  * Runs the nsel selected benchmarks of all[0..n) through the run pipeline, with the client of
  * the mode the command line asks for (client.h), or hands --ab over to ab.c. Returns the exit
