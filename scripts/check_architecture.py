@@ -347,6 +347,7 @@ def main(argv):
     syms = symbols(objects)
     graph = call_graph(syms)
     breaches += layer_calls(syms, readme_allowed(src_dir))
+    breaches += size_rules(src_dir)
     for comp in circles(graph):
         pairs = [f"{a} -> {b}" for a in comp for b in sorted(graph[a]) if b in comp]
         breaches.append(f"circle of calls between {', '.join(comp)}: {'; '.join(pairs)}")
