@@ -12,6 +12,9 @@
    that goes up the layers with no include to show it (a declaration on the wrong floor) is a
    breach. The public API of harness/include (bench_*, one underscore) is the body's interface
    and may be called from any folder, as a benchmark body calls it.
+   Each function or variable a header of harness/src declares is defined in that header's folder
+   (a declaration on a lower floor than its definition would let a call up the layers look like
+   a call down).
 4. The walk in docs/architecture.md (one sample from BENCH_ITER to the results file) names
    only files that exist, and each of them once (--walk).
 5. Sizes: no source file over MAX_FILE_LINES lines and no function over MAX_FUNCTION_LINES
@@ -167,6 +170,34 @@ def layer_calls(syms, allowed):
     return breaches
 
 
+def declarations(src_dir, syms):
+    """The declarations in a folder's headers of what another folder's object defines."""
+    owner = {}
+    for src, (defined, _) in syms.items():
+        for name in defined:
+            owner.setdefault(name, src)
+    breaches = []
+    for folder in sorted(os.listdir(src_dir)):
+        path = os.path.join(src_dir, folder)
+        if not os.path.isdir(path):
+            continue
+        for name in sorted(os.listdir(path)):
+            if not name.endswith(".h"):
+                continue
+            text = open(os.path.join(path, name), encoding="utf-8").read()
+            text = re.sub(r"/\*.*?\*/|//[^\n]*", "", text, flags=re.S)
+            found = re.findall(r"^(?!static\b|typedef\b|#)[A-Za-z_][^;{}()=]*?\b(\w+)\s*\(", text,
+                               re.M)
+            found += re.findall(r"^extern\b[^;(]*?\b(\w+)\s*[\[;=]", text, re.M)
+            for decl in sorted(set(found)):
+                dst = owner.get(decl, "")
+                home = dst.split("/", 1)[0]
+                if home and os.path.isdir(os.path.join(src_dir, home)) and home != folder:
+                    breaches.append(f"{folder}/{name} declares {decl}, which {dst} defines: "
+                                    f"declare it in a header of {home}/")
+    return breaches
+
+
 def functions(text):
     """(name, first line, lines) of each function definition: a signature starting at column 0
     whose body opens with "{" alone at column 0 and closes with "}" alone at column 0."""
@@ -263,9 +294,11 @@ def self_test(cc):
             "low/a.c": '#include "high/b.h"\nint b(void);\nint a(void) { return b(); }\n',
             "high/b.c": "int a(void);\nint b(void) { return 1; }\nint c(void) { return a(); }\n",
             "high/b.h": "int b(void);\n",
-            "high/d.c": "int a(void);\nint d(void) { return a(); }\n",
+            "high/d.c": "int a(void);\nint dv = 1;\nint d(void) { return a(); }\n",
             # up the layers with no include to show it, and no circle either
             "low/e.c": "int d(void);\nint e(void) { return d(); }\n",
+            # a declaration on a floor below its definition
+            "low/l.h": "int d(void);\nextern int dv;\n",
             # b.h's functions are allowed, d.c's are not
             "top/t.c": '#include "high/b.h"\nint d(void);\nint t(void) { return b() + d(); }\n',
             # one file and one function too long
@@ -286,7 +319,7 @@ def self_test(cc):
         breaches = include_rules(src)
         syms = symbols(objects)
         found = circles(call_graph(syms))
-        layers = layer_calls(syms, readme_allowed(src))
+        layers = layer_calls(syms, readme_allowed(src)) + declarations(src, syms)
         sizes = size_rules(src)
     want_include = ["low/a.c: includes high/b.h, but low/README.md allows nothing"]
     want_circle = [["high/b.c", "low/a.c"]]
@@ -294,6 +327,8 @@ def self_test(cc):
         "low/a.c calls b of high/b.c, a folder low/README.md does not allow (nothing)",
         "low/e.c calls d of high/d.c, a folder low/README.md does not allow (nothing)",
         "top/t.c calls d of high/d.c, a folder top/README.md does not allow (high/b.h)",
+        "low/l.h declares d, which high/d.c defines: declare it in a header of high/",
+        "low/l.h declares dv, which high/d.c defines: declare it in a header of high/",
     ]
     want_sizes = [f"top/big.c: {MAX_FILE_LINES + 5} lines, more than {MAX_FILE_LINES}: "
                   "split it by topic",
@@ -304,8 +339,8 @@ def self_test(cc):
         print(f"self-test failed: includes {breaches}, circles {found}, layers {layers}, "
               f"sizes {sizes}")
         return 1
-    print("self-test: the made-up include breach, circle of calls, calls up the layers and "
-          "sizes were all reported")
+    print("self-test: the made-up include breach, circle of calls, calls up the layers, "
+          "declarations on the wrong floor and sizes were all reported")
     return 0
 
 
@@ -347,6 +382,7 @@ def main(argv):
     syms = symbols(objects)
     graph = call_graph(syms)
     breaches += layer_calls(syms, readme_allowed(src_dir))
+    breaches += declarations(src_dir, syms)
     breaches += size_rules(src_dir)
     for comp in circles(graph):
         pairs = [f"{a} -> {b}" for a in comp for b in sorted(graph[a]) if b in comp]
