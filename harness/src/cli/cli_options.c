@@ -263,7 +263,8 @@ static int check_name(const char *flag, const char *v)
 /* What a topic's apply function returns for an option of another topic. */
 #define NOT_MINE 1
 
-/* The options of one topic, what the run is and how it measures: modes, settings, processes: 0, -1 after the one-line error, or NOT_MINE. */
+/* The options of one topic, what the run is and how it measures: modes, settings, processes: 0, -1
+ * after the one-line error, or NOT_MINE. */
 static int apply_run(bench__request *c, opt_id id, const char *flag, const char *v)
 {
     uint64_t u;
@@ -379,7 +380,8 @@ static int apply_run(bench__request *c, opt_id id, const char *flag, const char 
     }
 }
 
-/* The options of one topic, where and how results are written, and the run's history: 0, -1 after the one-line error, or NOT_MINE. */
+/* The options of one topic, where and how results are written, and the run's history: 0, -1 after
+ * the one-line error, or NOT_MINE. */
 static int apply_output(bench__request *c, opt_id id, const char *flag, const char *v)
 {
     uint64_t u;
@@ -447,7 +449,8 @@ static int apply_output(bench__request *c, opt_id id, const char *flag, const ch
     }
 }
 
-/* The options of one topic, baselines, comparisons and their gate, paired A/B: 0, -1 after the one-line error, or NOT_MINE. */
+/* The options of one topic, baselines, comparisons and their gate, paired A/B: 0, -1 after the
+ * one-line error, or NOT_MINE. */
 static int apply_comparison(bench__request *c, opt_id id, const char *flag, const char *v)
 {
     uint64_t u;

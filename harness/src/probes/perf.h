@@ -10,10 +10,11 @@
 #include "core/probe.h"
 
 /*
- * The probes of the optional layers (perf.h, alloc.h, cuda.h). Each create function returns 0 and a probe; or a negative
- * error code with a one-line reason in msg: BENCH_EINVAL for a bad request (an event name
- * nobody knows: exit 2), BENCH_EUNAVAIL when the layer is compiled out or cannot work here.
- * Warnings about parts that cannot work (an event the machine cannot count) go to stderr, once.
+ * The probes of the optional layers (perf.h, alloc.h, cuda.h). Each create function returns 0
+ * and a probe; or a negative error code with a one-line reason in msg: BENCH_EINVAL for a bad
+ * request (an event name nobody knows: exit 2), BENCH_EUNAVAIL when the layer is compiled out
+ * or cannot work here. Warnings about parts that cannot work (an event the machine cannot
+ * count) go to stderr, once.
  */
 
 /** perf_event counter groups for a comma-separated list of events and presets (perf.c). */
