@@ -35,8 +35,6 @@ MAX_FUNCTION_LINES = 120
 # why. Remove an entry when its reason is gone.
 SIZE_EXCEPTIONS = {
     "store/history.c": "being rewritten into a handle with two stores",
-    "run/manager.c:take": "the worker protocol's reader, moving into one protocol module",
-    "run/ab.c:one_pair": "the paired A/B driver, being reworked with the worker protocol",
 }
 
 

@@ -19,7 +19,8 @@
 #   6 s per benchmark of the read probes and the hot searches); PyTorch's FP32 and TF32 times of
 #   the same searches (scripts/gpu_torch_compare.py) and the side-by-side table
 #   (scripts/gpu_report.py --torch);
-#   a saved baseline and a comparison with it seconds later, for the drift canaries. With
+#   a saved baseline and a comparison of the same program with it seconds later (no verdict
+#   allowed; the drift canaries' readings shown). With
 #   DEVICE_CHECK_NCU=1 also Nsight Compute's speed of light and occupancy of the dots kernel
 #   (--clock-control none: the clocks are never touched). Nothing here changes the GPU's
 #   settings.
@@ -81,8 +82,12 @@ facts() {
     python3 -c 'import torch; print("torch", torch.__version__, torch.cuda.is_available())' || true
 }
 
-# A baseline saved and compared with at once: on a quiet machine the drift canaries must not
-# warn. Baselines go to a temporary folder (a baseline keeps a copy of the program).
+# A baseline saved and compared with at once: the comparison of the very program the baseline
+# measured must give no verdict (exit 0 under --fail-on-regression, no benchmark regressed or
+# improved). The drift canaries' readings of both runs, five processes each, are shown; a
+# canary warning is reported, not failed: a cloud host's clock moved 6-9% between runs seconds
+# apart, every process of each run agreeing (docs/comparison.md#drift-canaries).
+# Baselines go to a temporary folder (a baseline keeps a copy of the program).
 canaries() {
     local bench="$1" out="$2" dir
     dir="$(mktemp -d)"
@@ -92,22 +97,31 @@ canaries() {
     sleep 5
     local rc=0
     "$bench" --quick --exact gpu/read_probe/10000 harness/empty --baseline-dir "$dir" \
-        --baseline dc --json "$dir/compare.json" >/dev/null 2>"$dir/compare.err" || rc=$?
+        --baseline dc --fail-on-regression --json "$dir/compare.json" >/dev/null \
+        2>"$dir/compare.err" || rc=$?
+    local readings='import json, sys
+for path in sys.argv[1:]:
+    c = json.load(open(path))["context"]
+    print(path.rsplit("/", 1)[-1], {k: [round(x, 3) for x in v]
+                                    for k, v in c.get("canary_samples", {}).items()})
+    for b in json.load(open(path)).get("benchmarks", []):
+        v = (b.get("change") or {}).get("verdict")
+        if v in ("regressed", "improved"):
+            print("FALSE VERDICT", b["id"], v)'
     {
-        echo "saved:    $(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["context"].get("canaries"))' "$dir/save.json")"
-        echo "compared: $(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["context"].get("canaries"))' "$dir/compare.json")"
+        python3 -c "$readings" "$dir/save.json" "$dir/compare.json"
         echo "comparison exit $rc; its stderr:"
         cat "$dir/compare.err"
         local load
         load="$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo '?')"
         if grep -q "drift canaries" "$dir/compare.err"; then
-            echo "CANARY WARNING (load average $load on $(nproc) CPUs)"
+            echo "canary warning: the machine drifted in 5 s (load average $load on $(nproc) CPUs)"
         else
             echo "no canary warning (load average $load on $(nproc) CPUs)"
         fi
     } | tee "$out/canary.txt"
     rm -rf "$dir"
-    [[ $rc -le 1 ]] && ! grep -q "CANARY WARNING" "$out/canary.txt"
+    [[ $rc -eq 0 ]] && ! grep -q "FALSE VERDICT" "$out/canary.txt"
 }
 
 run() {

@@ -15,8 +15,8 @@ Steps: (1) the suite with default settings (--quick: a few fast benchmarks, --qu
 with baseline NAME when given (--baseline NAME); (2) a --quick counters run with
 --alloc-stats and --perf-events when the program has them (kept apart so counting cannot disturb
 the timings of step 1); (3) scripts/profile_hotspots.sh on the profiling workload; (4)
-scripts/memory_profile.sh; (5) scripts/variance_check.sh -n N (default 10; 3 with --quick);
-(6) scripts/html_report.py; (7) the Markdown report. Intermediate files go to tmp/report/.
+scripts/profile_memory.sh; (5) scripts/variance_check.sh -n N (default 10; 3 with --quick);
+(6) scripts/tools/bench_report.py; (7) the Markdown report. Intermediate files go to tmp/report/.
 Exit: 0 written; 2 usage error, or the suite run itself failed (one line says why). A profiler
 that cannot run here (no perf, no valgrind) is reported as unavailable in the report, not fatal.
 """
@@ -33,10 +33,13 @@ import subprocess
 import sys
 import time
 
-# The report page's own wording of the context, shared so the two reports agree (same folder).
-from html_report import caches_text
-
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+# The report page's own wording of the context, shared so the two reports agree (the installed
+# tool bench-report, scripts/tools/).
+sys.path.insert(0, os.path.join(ROOT, "scripts", "tools"))
+from bench_report import caches_text  # pylint: disable=wrong-import-position
+sys.path.pop(0)
 
 # ---- the rules for optimisation candidates (docs/profiling.md) ----
 BANDWIDTH_TARGET = 0.70     # a streaming kernel should reach this fraction of the read probe
@@ -349,9 +352,9 @@ class Report:
             return
         mdir = os.path.join(self.work, "memory")
         os.makedirs(mdir, exist_ok=True)
-        log("step 4: heap profile and leak check (scripts/memory_profile.sh, about a minute)")
-        rc, _, err, secs = run(["scripts/memory_profile.sh"], env={"PROFILE_OUT": mdir})
-        self.steps.append(("scripts/memory_profile.sh", secs, f"exit {rc}"))
+        log("step 4: heap profile and leak check (scripts/profile_memory.sh, about a minute)")
+        rc, _, err, secs = run(["scripts/profile_memory.sh"], env={"PROFILE_OUT": mdir})
+        self.steps.append(("scripts/profile_memory.sh", secs, f"exit {rc}"))
         if rc not in (0, 1) or not os.path.isfile(os.path.join(mdir, "memory.json")):
             self.mem_note = f"unavailable: {first_error(err)}"
             return
@@ -384,14 +387,15 @@ class Report:
     def html(self):
         log("step 6: HTML report")
         bdir = os.environ.get("BENCH_BASELINE_DIR") or "baselines"
-        cmd = [sys.executable, "scripts/html_report.py", os.path.join(self.work, "suite.json"),
-               "--out", self.a.html_dir, "--title", "Reference suite", "--baselines-dir", bdir]
+        cmd = [sys.executable, "scripts/tools/bench_report.py",
+               os.path.join(self.work, "suite.json"), "--out", self.a.html_dir,
+               "--title", "Reference suite", "--baselines-dir", bdir]
         if self.hot:
             cmd += ["--flamegraph", self.flamegraph]
         if self.a.baseline:
             cmd += ["--baseline", os.path.join(bdir, self.a.baseline + ".json")]
         rc, _, err, secs = run(cmd)
-        self.steps.append(("scripts/html_report.py", secs, f"exit {rc}"))
+        self.steps.append(("scripts/tools/bench_report.py", secs, f"exit {rc}"))
         self.html_note = None if rc == 0 else f"failed: {first_error(err)}"
 
     # ---- sections ----
@@ -722,7 +726,7 @@ class Report:
             return
         m = self.mem
         h, lk = m.get("heap") or {}, m.get("leaks") or {}
-        text += f"`scripts/memory_profile.sh`: {m['target']}.\n\n"
+        text += f"`scripts/profile_memory.sh`: {m['target']}.\n\n"
         rows = []
         if h:
             rows += [("peak heap", f"{h['peak_heap_bytes'] / 1e6:.2f} MB ({h['tool']})")]

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Summarises a heap profile and a leak check for scripts/memory_profile.sh: prints a short
+"""Summarises a heap profile and a leak check for scripts/profile_memory.sh: prints a short
 summary and writes it as JSON (tmp/memory.json, read by make_report.py).
 
 Usage: scripts/memory_summary.py --target T [--heaptrack TEXT | --dhat JSON] [--memcheck LOG]

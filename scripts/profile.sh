@@ -4,7 +4,7 @@
 #
 # Usage: scripts/profile.sh cpu|memory|gpu|all [FILTER]
 #   cpu     scripts/profile_hotspots.sh [FILTER]
-#   memory  scripts/memory_profile.sh [FILTER]
+#   memory  scripts/profile_memory.sh [FILTER]
 #   gpu     scripts/gpu_profile.sh [FILTER] (exit 2 when that script does not exist)
 #   all     cpu, then memory, then gpu when scripts/gpu_profile.sh exists (said when skipped)
 # FILTER and the environment variables go to the scripts (see their --help); outputs in tmp/.
@@ -41,11 +41,11 @@ case "$what" in
         exit 0
         ;;
     cpu) exec scripts/profile_hotspots.sh "$@" ;;
-    memory) exec scripts/memory_profile.sh "$@" ;;
+    memory) exec scripts/profile_memory.sh "$@" ;;
     gpu) run_gpu "$@" ;;
     all)
         scripts/profile_hotspots.sh "$@"
-        scripts/memory_profile.sh "$@"
+        scripts/profile_memory.sh "$@"
         if [[ -f "$gpu_script" ]]; then
             run_gpu "$@"
         else

@@ -1,6 +1,6 @@
 # shellcheck shell=bash
 # shellcheck disable=SC2154,SC2034  # `me` is set, `filter` read, `cmd`/`target` used by the sourcing script
-# Shared by profile_hotspots.sh and memory_profile.sh (sourced, not run): errors, the one
+# Shared by profile_hotspots.sh and profile_memory.sh (sourced, not run): errors, the one
 # optional FILTER argument, installing missing tools, the profiling build and the program to
 # profile. The sourcing
 # script sets `me` (its name, for messages) first.

@@ -427,6 +427,25 @@ class AbTest(e2e_helpers.Case):
         self.assertEqual(p.returncode, 2)
         self.assertIn("--ab-worker", p.stderr)
 
+    def test_old_build_sending_malformed_times(self):
+        """A build whose worker answers a sample with a time and junk after it ("T 5 junk",
+        once taken as 5 ns) or a line cut from one too long for the channel: the pair fails
+        with the reason (exit 3), nothing is compared, and nothing hangs."""
+        for answer in ("echo 'T 5 junk' >&3",
+                       "head -c 5000 /dev/zero | tr '\\0' 7 >&3; echo >&3"):
+            old = e2e_helpers.write_script(
+                os.path.join(self.dir, "hostile"),
+                "#!/bin/sh\n"
+                "[ -n \"$BENCH_WORKER_JOB\" ] || { echo fix/a; exit 0; }\n"
+                "echo READY >&3\n"
+                "while read -r cmd n; do\n"
+                f"  case \"$cmd\" in R) {answer} ;; *) echo 'END ok ' >&3; exit 0 ;; esac\n"
+                "done\n")
+            p = run(["--ab", old, "--ab-time", "1", "--exact", "fix/a"])
+            self.assertEqual(p.returncode, 3, p.stdout + p.stderr)
+            self.assertIn("a line that is not its time (a malformed line)", p.stdout)
+            self.assertNotRegex(p.stdout, r"(?m)^  (regressed|improved|within noise|no change)")
+
     def test_bad_program_and_combinations(self):
         p = run(["--ab", os.path.join(self.dir, "missing"), "--exact", "fix/a"])
         self.assertEqual(p.returncode, 2)

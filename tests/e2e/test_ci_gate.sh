@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# End-to-end test of the CI gate (scripts/ci_gate.sh, installed as bench-ci-gate), used by a
-# project other than this one.
+# End-to-end test of the CI gate (scripts/tools/bench_ci_gate.sh, installed as bench-ci-gate),
+# used by a project other than this one.
 #
 # Usage: test_ci_gate.sh SCRIPT [BUILD_DIR [EXTRA_FLAGS]]
 # (1) Checks SCRIPT's usage errors (exit 2, one message) and -h. (2) With BUILD_DIR: installs it
@@ -113,7 +113,7 @@ cd "$repo"
 export PATH="$prefix/bin:/usr/local/bin:/usr/bin:/bin"
 
 out="$("$gate" -h)" || fail "bench-ci-gate -h exited $?"
-[[ "$out" == "Usage: bench-ci-gate "* && "$out" != *ci_gate.sh* ]] ||
+[[ "$out" == "Usage: bench-ci-gate "* && "$out" != *bench_ci_gate.sh* ]] ||
     fail "bench-ci-gate -h does not name itself: $out"
 
 # Without EXTRA_FLAGS the gate's own defaults are used: it must find the installation it runs

@@ -21,6 +21,16 @@ flag table and CONTRIBUTING.md's "runs once per worker process (N by default)" a
 the package lists docs/cli.md gives for scripts/setup_deps.sh are the script's; and every row of
 README.md's measured numbers says when, on which CPU and with which command it was measured.
 
+ApiDocTest: docs/api.md has an entry (a heading or a table row) for every name of the installed
+header, bench.h (functions, macros, types, constants, descriptor fields and the macros it reads
+from the build; api_names.py says how they are read), for every function exported for the
+components, and for every BENCH_ variable the library reads; and none for a bench_, BENCH_ or
+field name that is none of these.
+
+ScriptsTest: scripts/README.md names every script and its kind (installed tool, developer,
+experiment); each has its run bit and a #! line (but the one the profilers source); tools/ is
+what the build installs; no test, CI step, Makefile or CMake file runs an experiment.
+
 Environment (ctest sets it): DOCS_ROOT (the source tree), DOCS_CC, DOCS_CFLAGS, DOCS_HARNESS (the
 library file), DOCS_LIBS (what it needs after it), DOCS_CMOCKA (the cmocka library), E2E_BENCH.
 Standard library only.
@@ -32,6 +42,7 @@ import shlex
 import tempfile
 import unittest
 
+import api_names
 import e2e_helpers
 
 ROOT = os.environ.get("DOCS_ROOT", "")
@@ -126,6 +137,22 @@ def documented_flags(text):
     return documented, internal
 
 
+def library_env_vars():
+    """The BENCH_ environment variables the library reads (getenv) or sets for its own children
+    (a *_ENV macro), from the sources of harness/src."""
+    used = set()
+    for top, _, files in os.walk(os.path.join(ROOT, "harness", "src")):
+        for name in files:
+            if name.endswith((".c", ".h", ".cu")):
+                with open(os.path.join(top, name), encoding="utf-8") as f:
+                    text = f.read()
+                used |= set(re.findall(r'getenv\("(BENCH_[A-Z0-9_]+)"\)', text))
+                # read through a helper that takes the variable's name (sysinfo.c's fs_root)
+                used |= set(re.findall(r'fs_root\("(BENCH_[A-Z0-9_]+)"', text))
+                used |= set(re.findall(r'#define \w*ENV\w* +"(BENCH_[A-Z0-9_]+)"', text))
+    return used
+
+
 @unittest.skipIf(not ROOT or not BENCH, "DOCS_ROOT and E2E_BENCH are not set (ctest sets them)")
 class FlagsTest(unittest.TestCase):
     @classmethod
@@ -159,16 +186,7 @@ class FlagsTest(unittest.TestCase):
     def test_cli_md_documents_every_environment_variable(self):
         """Every BENCH_ variable the library reads (getenv) or sets for its own children (a
         *_ENV macro) has a row in docs/cli.md's environment table, and every row names one."""
-        used = set()
-        for top, _, files in os.walk(os.path.join(ROOT, "harness", "src")):
-            for name in files:
-                if name.endswith((".c", ".h", ".cu")):
-                    with open(os.path.join(top, name), encoding="utf-8") as f:
-                        text = f.read()
-                    used |= set(re.findall(r'getenv\("(BENCH_[A-Z0-9_]+)"\)', text))
-                    # read through a helper that takes the variable's name (sysinfo.c's fs_root)
-                    used |= set(re.findall(r'fs_root\("(BENCH_[A-Z0-9_]+)"', text))
-                    used |= set(re.findall(r'#define \w*ENV\w* +"(BENCH_[A-Z0-9_]+)"', text))
+        used = library_env_vars()
         section = self.cli_md.split("## Environment variables", 1)[1]
         documented = set()
         for head, rows in md_tables(section)[:1]:
@@ -194,6 +212,131 @@ class FlagsTest(unittest.TestCase):
                   "--short"}
         self.assertEqual(sorted(named - others - help_flags(self.help)), [],
                          "README.md names flags that --help does not list")
+
+
+API_TOKEN = re.compile(r"`(\.?[A-Za-z_]\w*)")
+
+
+def api_doc_entries(text):
+    """{name: line} of the entries of docs/api.md: the names in backquotes of each heading and of
+    the first cell of each table row (a call written out, `bench_arg(b, name)`, gives its name; a
+    field keeps its dot)."""
+    entries = {}
+    for number, line in enumerate(text.split("\n"), 1):
+        if line.startswith("#"):
+            where = line
+        elif line.startswith("|") and not line.startswith("|---"):
+            where = line.split("|")[1]
+        else:
+            continue
+        for name in API_TOKEN.findall(where):
+            entries.setdefault(name, number)
+    return entries
+
+
+@unittest.skipIf(not ROOT, "DOCS_ROOT is not set (ctest sets it)")
+class ApiDocTest(unittest.TestCase):
+    """docs/api.md has an entry for every name of the installed headers and of the component
+    interface (api_names.py reads them) and for every BENCH_ variable the library reads, and no
+    entry for a bench_, BENCH_ or field name that is none of these."""
+
+    @classmethod
+    def setUpClass(cls):
+        with open(os.path.join(ROOT, "docs", "api.md"), encoding="utf-8") as f:
+            cls.text = f.read()
+        cls.entries = api_doc_entries(cls.text)
+        cls.names = api_names.header_names(api_names.installed_headers(ROOT))
+        cls.names.update({n: "component" for n in api_names.component_api(ROOT)})
+
+    def test_every_public_name_has_an_entry(self):
+        self.assertGreater(len(self.names), 60, "the header's names were not recognised")
+        missing = sorted(f"{n} ({kind})" for n, kind in self.names.items()
+                         if n not in self.entries)
+        self.assertEqual(missing, [], "named by the installed header but without an entry (a "
+                                      "heading or a table row) in docs/api.md")
+
+    def test_every_entry_names_the_api(self):
+        env = library_env_vars()
+        stale = sorted(f"{n} (line {line})" for n, line in self.entries.items()
+                       if n.startswith(("bench_", "BENCH_", ".")) and n not in self.names
+                       and n not in env)
+        self.assertEqual(stale, [], "docs/api.md has entries for names the installed header does "
+                                    "not have")
+
+    def test_every_environment_variable_has_an_entry(self):
+        section = self.text.split("## Environment variables", 1)[1].split("\n## ", 1)[0]
+        documented = set()
+        for head, rows in md_tables(section)[:1]:
+            self.assertEqual(head[0], "Variable")
+            documented = {n for row in rows for n in re.findall(r"`(BENCH_[A-Z0-9_]+)`", row[0])}
+        env = library_env_vars()
+        self.assertEqual(sorted(env - documented), [],
+                         "read by the library but without a row in docs/api.md's environment table")
+        self.assertEqual(sorted(documented - env), [],
+                         "in docs/api.md's environment table but not read by the library")
+
+
+@unittest.skipIf(not ROOT, "DOCS_ROOT is not set (ctest sets it)")
+class ScriptsTest(unittest.TestCase):
+    """scripts/README.md's table names every file of scripts/ and its kind; each is executable
+    and starts with #!, but a sourced one, which is neither; tools/ holds what
+    harness/CMakeLists.txt installs, and nothing the build, CI or a test runs names
+    experiments/."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.dir = os.path.join(ROOT, "scripts")
+        with open(os.path.join(cls.dir, "README.md"), encoding="utf-8") as f:
+            tables = [t for t in md_tables(f.read()) if t[0][:2] == ["Script", "Kind"]]
+        cls.kinds = {r[0].strip("`"): r[1] for t in tables for r in t[1]}
+        cls.files = set()
+        for top, dirs, files in os.walk(cls.dir):
+            dirs[:] = [d for d in dirs if d != "__pycache__"]
+            cls.files |= {os.path.relpath(os.path.join(top, n), cls.dir) for n in files
+                          if n != "README.md" and not n.endswith(".pyc")}
+
+    def test_readme_names_every_script(self):
+        self.assertGreater(len(self.files), 10)
+        self.assertEqual(sorted(self.files - set(self.kinds)), [],
+                         "in scripts/ but not in scripts/README.md's table")
+        self.assertEqual(sorted(set(self.kinds) - self.files),
+                         [], "in scripts/README.md's table but not in scripts/")
+
+    def test_run_bits_and_first_lines(self):
+        for name in sorted(self.files):
+            with self.subTest(script=name):
+                path = os.path.join(self.dir, name)
+                with open(path, encoding="utf-8") as f:
+                    first = f.readline()
+                sourced = "sourced" in self.kinds.get(name, "")
+                self.assertEqual(os.access(path, os.X_OK), not sourced,
+                                 "the run bit (git update-index --chmod=+x), unless sourced")
+                self.assertEqual(first.startswith("#!"), not sourced)
+
+    def test_tools_are_what_the_build_installs(self):
+        with open(os.path.join(ROOT, "harness", "CMakeLists.txt"), encoding="utf-8") as f:
+            installed = set(re.findall(r"scripts/(tools/[\w.]+)", f.read()))
+        tools = {n for n in self.files if n.startswith("tools/")}
+        self.assertEqual(sorted(installed), sorted(tools))
+        self.assertEqual(sorted(tools), sorted(n for n, kind in self.kinds.items()
+                                               if kind == "installed tool"))
+
+    def test_experiments_are_run_by_nothing(self):
+        users = [".ci/run", "Makefile", "CMakeLists.txt"]
+        for top, _, files in os.walk(os.path.join(ROOT, "tests")):
+            users += [os.path.relpath(os.path.join(top, n), ROOT) for n in files
+                      if n.endswith((".py", ".sh", ".txt", ".c"))]
+        for top, _, files in os.walk(os.path.join(ROOT, "harness")):
+            users += [os.path.relpath(os.path.join(top, n), ROOT) for n in files
+                      if n == "CMakeLists.txt"]
+        this = os.path.relpath(os.path.realpath(__file__), os.path.realpath(ROOT))
+        named = []
+        for rel in users:
+            with open(os.path.join(ROOT, rel), encoding="utf-8") as f:
+                if rel != this and "scripts/experiments" in f.read():
+                    named.append(rel)
+        self.assertEqual(named, [], "these name an experiment: a script something runs is a "
+                                    "developer script (scripts/README.md)")
 
 
 def help_defaults(text):
@@ -370,8 +513,8 @@ class DefaultsTest(unittest.TestCase):
 
     def test_ci_md_gate_defaults_are_the_gates(self):
         """docs/ci.md's defaults of -t and -p are the ones the gate's usage states."""
-        p = e2e_helpers.run(["bash", os.path.join(ROOT, "scripts", "ci_gate.sh"), "-h"],
-                            timeout=60, check=True)
+        gate = os.path.join(ROOT, "scripts", "tools", "bench_ci_gate.sh")
+        p = e2e_helpers.run(["bash", gate, "-h"], timeout=60, check=True)
         usage = dict(re.findall(r"^  (-[tp]) [A-Z]+ .*?default (\d+)\)", p.stdout, re.M))
         self.assertEqual(sorted(usage), ["-p", "-t"], p.stdout)
         with open(os.path.join(ROOT, "docs", "ci.md"), encoding="utf-8") as f:

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""End-to-end test of the HTML report (scripts/html_report.py) and the flame graph
+"""End-to-end test of the HTML report (scripts/tools/bench_report.py) and the flame graph
 (scripts/flamegraph.py) in a real browser: headless Chromium.
 
 The report is generated from real runs of the fixture program (E2E_FIXTURE: --quick runs of a few
@@ -47,7 +47,7 @@ import e2e_helpers
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
-HTML_REPORT = os.path.join(ROOT, "scripts", "html_report.py")
+HTML_REPORT = os.path.join(ROOT, "scripts", "tools", "bench_report.py")
 FLAMEGRAPH = os.path.join(ROOT, "scripts", "flamegraph.py")
 FIXTURE = os.environ.get("E2E_FIXTURE", "")
 ARTIFACTS = os.environ.get("E2E_ARTIFACTS", "")
@@ -865,10 +865,10 @@ def history_series(text):
 def import_report():
     sys.path.insert(0, os.path.dirname(HTML_REPORT))
     try:
-        import html_report  # pylint: disable=import-outside-toplevel
+        import bench_report  # pylint: disable=import-outside-toplevel
     finally:
         sys.path.pop(0)
-    return html_report
+    return bench_report
 
 
 class PayloadReportTest(BrowserTest):
@@ -1027,7 +1027,7 @@ class WrongTypeTest(unittest.TestCase):
             json.dump(doc, f)
         err = io.StringIO()
         argv = sys.argv
-        sys.argv = ["html_report.py", path, "--out", out, "--baselines-dir", self.tmp]
+        sys.argv = ["bench_report.py", path, "--out", out, "--baselines-dir", self.tmp]
         try:
             with contextlib.redirect_stderr(err):
                 rc = self.mod.main()
@@ -1085,7 +1085,7 @@ class WrongTypeTest(unittest.TestCase):
                     json.dump(doc, f)
                 err = io.StringIO()
                 argv = sys.argv
-                sys.argv = ["html_report.py", "--history", path, "--out", self.out]
+                sys.argv = ["bench_report.py", "--history", path, "--out", self.out]
                 try:
                     with contextlib.redirect_stderr(err):
                         rc = self.mod.main()
@@ -1170,7 +1170,7 @@ class OutputFolderTest(unittest.TestCase):
         real = mod.index_page
         mod.index_page = full
         argv = sys.argv
-        sys.argv = ["html_report.py", self.results, "--out", self.out, "--baselines-dir",
+        sys.argv = ["bench_report.py", self.results, "--out", self.out, "--baselines-dir",
                     self.tmp]
         err = io.StringIO()
         try:
@@ -1188,7 +1188,7 @@ class OutputFolderTest(unittest.TestCase):
             f.write("mine")
         before = folder_state(self.out)
         mod.index_page = full
-        sys.argv = ["html_report.py", self.results, "--out", self.out, "--baselines-dir",
+        sys.argv = ["bench_report.py", self.results, "--out", self.out, "--baselines-dir",
                     self.tmp]
         try:
             with contextlib.redirect_stderr(io.StringIO()):

@@ -91,6 +91,13 @@ pc="$(find "$prefix" -name harness.pc -path '*/pkgconfig/*' | head -n 1)"
 [[ -n "$(find "$prefix" -name libharness.a -o -name 'libharness.so*' | head -n 1)" ]] ||
     fail "libharness not installed under $prefix"
 config="$(find "$prefix" -name harnessConfig.cmake | head -n 1)"
+# A shared core (-DBUILD_SHARED_LIBS=ON): the programs built with pkg-config's flags carry no
+# run path, so the loader is told where it is (the CMake-built ones carry one).
+shared_core="$(find "$prefix" -name libharness.so | head -n 1)"
+if [[ -n "$shared_core" ]]; then
+    LD_LIBRARY_PATH="$(dirname "$shared_core")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+    export LD_LIBRARY_PATH
+fi
 shim="$(find "$prefix" -name libharness_alloc.so | head -n 1)"
 [[ -n "$shim" ]] || fail "libharness_alloc.so (the --alloc-stats preload library) not installed"
 [[ -n "$config" ]] || fail "harnessConfig.cmake not installed under $prefix"
@@ -373,12 +380,17 @@ components=()
 if [[ -f "$pcdir/harness-counters.pc" ]]; then
     components+=(counters)
     check_pc_component counters "perf_event counters: libpfm4"
-    [[ -n "$(pfm_syms "$tmp/prog_counters")" ]] || fail "prog_counters has no libpfm4 symbols"
+    # (a shared component holds them itself: the program then needs it)
+    [[ -n "$(pfm_syms "$tmp/prog_counters")" ||
+        "$(needed "$tmp/prog_counters")" == *libharness-counters.so* ]] ||
+        fail "prog_counters has no libpfm4 symbols"
 fi
 if [[ -f "$pcdir/harness-cuda.pc" ]]; then
     components+=(cuda)
     check_pc_component cuda "CUDA events: CUDA "
-    [[ -n "$(cuda_syms "$tmp/prog_cuda")" ]] || fail "prog_cuda has no CUDA runtime symbols"
+    [[ -n "$(cuda_syms "$tmp/prog_cuda")" ||
+        "$(needed "$tmp/prog_cuda")" == *libharness-cuda.so* ]] ||
+        fail "prog_cuda has no CUDA runtime symbols"
     check_run "$tmp/prog_cuda"
 fi
 

@@ -157,11 +157,77 @@ class SnapshotTest(e2e_helpers.Case):
         can = doc["context"]["canaries"]
         self.assertEqual(sorted(can), ["compute", "l2_read", "latency_chain", "memory_read"])
         self.assertTrue(all(v > 0 for v in can.values()), can)
+        # Each read in five processes; the value is their median.
+        samples = doc["context"]["canary_samples"]
+        self.assertEqual(sorted(samples), sorted(can))
+        for k, v in samples.items():
+            self.assertEqual(len(v), 5, k)
+            self.assertEqual(sorted(v)[2], can[k], k)
         p, _ = self.compare(self.copy("fix_copy", b"x"), "--confirm-time", "0")
         self.assertEqual(p.returncode, 0, p.stderr)
         with open(os.path.join(self.dir, "r.json"), encoding="utf-8") as f:
             now = json.load(f)["context"]["canaries"]
         self.assertEqual(sorted(now), sorted(can))
+
+    def edit_baseline(self, edit):
+        path = os.path.join(self.base, "before.json")
+        with open(path, encoding="utf-8") as f:
+            doc = json.load(f)
+        edit(doc["context"])
+        with open(path, "w", encoding="utf-8") as f:
+            json.dump(doc, f)
+
+    def test_a_drift_within_the_processes_spread_is_not_a_change(self):
+        """A saved memory probe 30% faster than now, but one of its processes read as slow as
+        anything today: the readings' own spread, not the machine's change, so no warning;
+        the same drift with every saved process faster is the machine's, and said."""
+        self.save(self.copy("fix"))
+        prog = self.copy("fix_copy", b"x")
+
+        def spread(ctx):
+            v = ctx["canaries"]["memory_read"] / 1.3
+            ctx["canaries"]["memory_read"] = v
+            ctx["canary_samples"]["memory_read"] = [v / 1.02, v, v, v * 1.01, v * 100]
+
+        self.edit_baseline(spread)
+        p, _ = self.compare(prog, "--confirm-time", "0")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertNotIn("reads from memory", p.stderr)
+
+        def apart(ctx):
+            v = ctx["canaries"]["memory_read"]
+            ctx["canary_samples"]["memory_read"] = [v / 1.02, v, v, v * 1.01, v * 1.02]
+
+        self.edit_baseline(apart)
+        p, _ = self.compare(prog, "--confirm-time", "0")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertRegex(p.stderr, r"warning: the machine changed since baseline 'before' was "
+                                   r"saved \(drift canaries\):.* reads from memory [0-9.]+% "
+                                   r"slower")
+
+    def test_hostile_canary_samples_are_refused(self):
+        """Readings of the wrong shape or value: the baseline is refused with a line naming
+        the field, exit 2, before anything is measured."""
+        self.save(self.copy("fix"))
+        cases = {
+            "string": ("l2_read", ["1"]),
+            "negative": ("l2_read", [-1.0]),
+            "too many": ("l2_read", [1.0] * 6),
+            "empty": ("l2_read", []),
+            "other lengths": ("compute", [1.0, 2.0]),
+        }
+        path = os.path.join(self.base, "before.json")
+        with open(path, "rb") as f:
+            pristine = f.read()
+        for what, (name, value) in cases.items():
+            with self.subTest(what):
+                with open(path, "wb") as f:
+                    f.write(pristine)
+                self.edit_baseline(lambda ctx: ctx["canary_samples"].__setitem__(name, value))
+                p, _ = self.compare(self.copy("fix_copy", b"x"), "--confirm-time", "0")
+                self.assertEqual(p.returncode, 2, p.stderr)
+                self.assertIn(f"context.canary_samples.{name}", p.stderr)
+                self.assertNotIn("Traceback", p.stderr)
 
     def test_drift_makes_a_saved_numbers_verdict_unsure(self):
         """A baseline whose canaries say the machine was eight times as fast then: a 50%

@@ -67,6 +67,15 @@ void bench__fputs_escaped(FILE *o, const char *s);
  */
 bool bench__csv_needs_guard(const char *s);
 
+/*
+ * The start of a string compared with a prefix, the one way: no length is typed by hand beside
+ * a literal (a prefix changed and its count not is a silent bug).
+ */
+/** Whether s begins with prefix. */
+bool bench__starts_with(const char *s, const char *prefix);
+/** What follows prefix in s, or NULL when s does not begin with it. */
+const char *bench__skip_prefix(const char *s, const char *prefix);
+
 /* ---- messages on stderr: each begins with the program's name ---- */
 
 /**

@@ -56,8 +56,8 @@ int bench__metric_add(bench__result *r, const char *name, const char *unit, cons
      * by it, so a benchmark's own counter must not shadow a metric the harness records. */
     for (size_t i = 0; i < r->nmetrics; i++)
         if (strcmp(r->metrics[i].name, name) == 0) {
-            bool counter = strncmp(source, "counter", 7) == 0 ||
-                           strncmp(r->metrics[i].source, "counter", 7) == 0;
+            bool counter = bench__starts_with(source, "counter") ||
+                           bench__starts_with(r->metrics[i].source, "counter");
             bench__result_fail(r, "'%s' names two metrics (of %s and of %s): %s", name,
                                r->metrics[i].source, source,
                                counter ? "a name in BENCH_FN's .counters must not be one of "

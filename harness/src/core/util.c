@@ -141,6 +141,17 @@ void bench__fputs_escaped(FILE *o, const char *s)
     }
 }
 
+const char *bench__skip_prefix(const char *s, const char *prefix)
+{
+    size_t n = strlen(prefix);
+    return strncmp(s, prefix, n) == 0 ? s + n : NULL;
+}
+
+bool bench__starts_with(const char *s, const char *prefix)
+{
+    return bench__skip_prefix(s, prefix) != NULL;
+}
+
 bool bench__csv_needs_guard(const char *s)
 {
     /* OWASP CSV injection: a cell that a spreadsheet would read as a formula. A cell that is a

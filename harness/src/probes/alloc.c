@@ -147,9 +147,9 @@ static char **child_env(const char *shim, bool asan)
     size_t k = 0;
     const char *old_preload = getenv("LD_PRELOAD"), *old_asan = getenv("ASAN_OPTIONS");
     for (size_t i = 0; i < n; i++)
-        if (strncmp(environ[i], "LD_PRELOAD=", 11) != 0 &&
-            strncmp(environ[i], PRELOADED_ENV "=", sizeof PRELOADED_ENV) != 0 &&
-            !(asan && strncmp(environ[i], "ASAN_OPTIONS=", 13) == 0))
+        if (!bench__starts_with(environ[i], "LD_PRELOAD=") &&
+            !bench__starts_with(environ[i], PRELOADED_ENV "=") &&
+            !(asan && bench__starts_with(environ[i], "ASAN_OPTIONS=")))
             env[k++] = environ[i];
     size_t plen = strlen(shim) + (old_preload ? strlen(old_preload) : 0) + 16;
     char *preload = malloc(plen);

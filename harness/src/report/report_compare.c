@@ -370,8 +370,8 @@ void bench__print_verdict(FILE *o, const bench__change *c, bool color)
  * environment changed more likely than the code. */
 static bool counts_work(const char *name)
 {
-    return strncmp(name, "instructions", 12) == 0 || strncmp(name, "cycles", 6) == 0 ||
-           strncmp(name, "INST_RETIRED", 12) == 0 || strcmp(name, "allocations") == 0;
+    return bench__starts_with(name, "instructions") || bench__starts_with(name, "cycles") ||
+           bench__starts_with(name, "INST_RETIRED") || strcmp(name, "allocations") == 0;
 }
 
 void bench__print_metric_changes(FILE *o, const bench__result *r, const bench__compare_opts *opt,

@@ -107,7 +107,7 @@ void bench__print_metrics(FILE *o, const bench__result *r, bool color)
         char name[sizeof esc + 2], val[96];
         bench__msg(name, sizeof name, "%s:", bench__escape(esc, sizeof esc, f->name));
         bench__escape(unit, sizeof unit, f->unit);
-        if (strncmp(unit, "misses/", 7) == 0 && isfinite(f->value))
+        if (bench__starts_with(unit, "misses/") && isfinite(f->value))
             bench__msg(val, sizeof val, "%.2f%% (%s)", 100.0 * f->value, unit);
         else if (strcmp(unit, "instr/cycle") == 0 && isfinite(f->value))
             bench__msg(val, sizeof val, "%.3f %s", f->value, unit);

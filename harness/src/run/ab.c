@@ -8,9 +8,9 @@
  * the machine's load in that second. Two runs a minute apart differ by several percent for that
  * alone. Here the two programs' worker processes run side by side and take turns at a fine grain,
  * so every disturbance hits both alike and cancels in their ratio instead of widening it:
- *   - A pair: one worker process of each program (the one worker protocol of worker.c and
- *     manager.c, plan "driven": the job in BENCH_WORKER_JOB, each sample commanded on its stdin as
- *     "R n", its time back on descriptor 3 as "T ns"). Both do their benchmark's setup, then run
+ *   - A pair: one worker process of each program (the one worker protocol of protocol.h, plan
+ *     "driven": the job in BENCH_WORKER_JOB, each sample commanded on its stdin as "R n", its
+ *     time back on descriptor 3 as "T ns"). Both do their benchmark's setup, then run
  *     samples of the same iteration count (samples of about 0.5 ms, short enough that most escape
  *     another process's time slice) in rounds of ABBA then BAAB; a round gives ln(median B / median
  *     A) over its four samples each, the pair the median of its rounds (robust to disturbed samples
@@ -51,6 +51,7 @@
 #include "core/registry.h"
 #include "report/report_compare.h"
 #include "run/layout.h"
+#include "run/protocol.h"
 #include "run/run.h"
 #include "stats/stats.h"
 #include "store/store.h"
@@ -114,7 +115,9 @@ static int worker_start(bench__proc *w, const char *prog, int exec_fd, const cha
                         size_t msglen)
 {
     char job[384];
-    bench__msg(job, sizeof job, "0 1 %d 0 0 %s", BENCH__JOB_DRIVEN, id);
+    bench__wire_job wj = {.count = 1, .mode = BENCH__JOB_DRIVEN, .id = id};
+    if (bench__wire_job_format(job, sizeof job, &wj, msg, msglen) < 0)
+        return BENCH_EIO;
     /* A program that does not take the job (built with a harness without this protocol) is
      * told to list no benchmark: it ends at once instead of running its whole suite. */
     char *argv[] = {(char *)prog, "--list", "^$", NULL};
@@ -128,32 +131,37 @@ static int worker_start(bench__proc *w, const char *prog, int exec_fd, const cha
     if (rc != 0)
         return BENCH_EIO;
     pin(w->pid, cpu);
-    char line[640];
+    bench__wire_line line;
+    char why[256];
     int64_t deadline = bench__now_ns() + (int64_t)(timeout_s * 1e9);
     int lr;
     /* A worker whose benchmark ends before its timed loop (skipped, failed) says where it ran
      * (PROC) before its END. */
-    while ((lr = bench__proc_line(w, line, sizeof line, deadline)) == 1 &&
-           strncmp(line, "PROC ", 5) == 0)
+    while ((lr = bench__wire_read(w, deadline, &line, why, sizeof why)) == 1 &&
+           line.kind == BENCH__WIRE_PROC)
         ;
     if (lr == BENCH_EUSAGE) {
         bench__proc_kill(w);
         return BENCH_EUSAGE;
     }
-    if (lr == 1 && strcmp(line, "READY") == 0)
+    if (lr == 1 && line.kind == BENCH__WIRE_READY)
         return 0;
     rc = BENCH_EIO;
-    if (lr == 1 && strncmp(line, "END skipped ", 12) == 0) {
+    const char *said = lr == 1 && line.kind == BENCH__WIRE_END ? line.end.message : NULL;
+    if (said && line.end.status == BENCH__SKIPPED) {
         rc = BENCH_EUNAVAIL;
-        bench__msg(msg, msglen, "skipped in %s: %s", prog, line + 12);
-    } else if (lr == 1 && strncmp(line, "END failed this program has no benchmark", 40) == 0) {
+        bench__msg(msg, msglen, "skipped in %s: %s", prog, said);
+    } else if (said && line.end.status == BENCH__FAILED &&
+               bench__starts_with(said, BENCH__WIRE_NO_BENCHMARK)) {
         rc = BENCH_EINVAL;
         bench__msg(msg, msglen, "%s has no benchmark '%s'", prog, id);
-    } else if (lr == 1 && strcmp(line, "END failed malformed worker job") == 0) {
+    } else if (said && line.end.status == BENCH__FAILED &&
+               strcmp(said, BENCH__WIRE_BAD_JOB) == 0) {
         bench__msg(msg, msglen, "%s does not take this version's paired comparison (built with "
                                 "an older harness? rebuild it with this one)", prog);
-    } else if (lr == 1 && strncmp(line, "END ", 4) == 0) {
-        bench__msg(msg, msglen, "in %s: %s", prog, line + 4);
+    } else if (said) {
+        bench__msg(msg, msglen, "in %s: %s %s", prog, bench__status_name(line.end.status),
+                   said);
     } else if (lr == BENCH_EIO) {
         bench__msg(msg, msglen, "%s did not finish its setup within %.0f s (--timeout)", prog,
                    timeout_s);
@@ -168,20 +176,38 @@ static int worker_start(bench__proc *w, const char *prog, int exec_fd, const cha
     return rc;
 }
 
-static int send_sample(bench__proc *w, uint64_t iters)
+/* Sends a driven worker one command of the protocol (R, Q). */
+static int send_command(bench__proc *w, const bench__wire_line *l)
 {
-    char line[64];
-    snprintf(line, sizeof line, "R %llu", (unsigned long long)iters);
+    char line[64], why[128];
+    if (bench__wire_format(line, sizeof line, l, why, sizeof why) < 0)
+        return BENCH_EIO;
     return bench__proc_send(w, line) == 0 ? 0 : BENCH_EIO;
 }
 
+static int send_sample(bench__proc *w, uint64_t iters)
+{
+    return send_command(w, &(bench__wire_line){.kind = BENCH__WIRE_RUN, .run.iters = iters});
+}
+
+/* A sample's time from a driven worker: 0; BENCH_EIO when it ends instead (its channel, or
+ * its PROC and END lines: a benchmark that failed); BENCH_EINVAL for any other line;
+ * BENCH_EUSAGE when the run was interrupted. */
 static int read_sample(bench__proc *w, int64_t deadline, double *ns)
 {
-    char line[640];
-    int lr = bench__proc_line(w, line, sizeof line, deadline);
+    bench__wire_line line;
+    char why[256];
+    int lr = bench__wire_read(w, deadline, &line, why, sizeof why);
     if (lr == BENCH_EUSAGE)
         return BENCH_EUSAGE;
-    return lr == 1 && sscanf(line, "T %lf", ns) == 1 && isfinite(*ns) && *ns >= 0 ? 0 : BENCH_EIO;
+    if (lr != 1 && lr != BENCH_EINVAL)
+        return BENCH_EIO;
+    if (lr == 1 && (line.kind == BENCH__WIRE_PROC || line.kind == BENCH__WIRE_END))
+        return BENCH_EIO;
+    if (lr == BENCH_EINVAL || line.kind != BENCH__WIRE_TIME)
+        return BENCH_EINVAL;
+    *ns = line.time.ns;
+    return 0;
 }
 
 static int worker_sample(bench__proc *w, uint64_t iters, int64_t deadline, double *ns)
@@ -194,10 +220,13 @@ static int worker_sample(bench__proc *w, uint64_t iters, int64_t deadline, doubl
 static void worker_stop(bench__proc *w, double timeout_s)
 {
     int64_t deadline = bench__now_ns() + (int64_t)(fmin(timeout_s, 10.0) * 1e9);
-    char line[640];
-    if (bench__proc_send(w, "Q") == 0)
-        while (bench__proc_line(w, line, sizeof line, deadline) == 1 &&
-               strncmp(line, "END ", 4) != 0)
+    bench__wire_line line;
+    char why[256];
+    int lr;
+    if (send_command(w, &(bench__wire_line){.kind = BENCH__WIRE_QUIT}) == 0)
+        while (((lr = bench__wire_read(w, deadline, &line, why, sizeof why)) == 1 &&
+                line.kind != BENCH__WIRE_END) ||
+               lr == BENCH_EINVAL)
             ;
     bench__proc_wait(w, deadline);
 }
@@ -297,6 +326,50 @@ static int one_round(ab_run *run, bench__proc w[2], const char *id, size_t pair,
     return 0;
 }
 
+/* The iteration count of a benchmark's samples, calibrated on B's worker w (then held for the
+ * whole comparison): doubled until a sample takes an eighth of the sample time. 0, or
+ * worker_sample's error. */
+static int calibrate_iters(const ab_run *run, bench__proc *w, double timeout_s, uint64_t *iters)
+{
+    uint64_t n = 1;
+    double t;
+    int rc;
+    for (;;) {
+        if ((rc = worker_sample(w, n, bench__now_ns() + (int64_t)(timeout_s * 1e9), &t)))
+            return rc;
+        if (t >= run->sample_ns / 8 || n >= (UINT64_C(1) << 40))
+            break;
+        n *= 2;
+    }
+    double per = t > 0 ? t / (double)n : 1.0;
+    double want = ceil(run->sample_ns / per);
+    *iters = want < 1 ? 1 : want > (double)(UINT64_C(1) << 40) ? UINT64_C(1) << 40
+                                                               : (uint64_t)want;
+    return 0;
+}
+
+/* Says in the item why a pair failed in the middle (worker w of program prog, error rc of its
+ * samples). Returns the pair's error: BENCH_EIO (a malformed line is not the "lacks the
+ * benchmark" BENCH_EINVAL of worker_start: the pair fails like any other). */
+static int pair_failed(const ab_run *run, bench__proc *w, const char *prog, int rc,
+                       bench__ab_item *it)
+{
+    if (rc == BENCH_EINVAL) {
+        bench__msg(it->message, sizeof it->message, "the worker of %s answered a sample with "
+                                                    "a line that is not its time (a malformed "
+                                                    "line) in the middle of the comparison",
+                   prog);
+        return BENCH_EIO;
+    }
+    /* Which side stopped, and how. */
+    bench__proc_wait(w, bench__now_ns() + (int64_t)1e9);
+    char how[128];
+    bench__proc_describe(w, run->o->timeout_s, how, sizeof how);
+    bench__msg(it->message, sizeof it->message, "the worker of %s %s in the middle of the "
+                                                "comparison", prog, how);
+    return rc;
+}
+
 /* Runs one pair of benchmark b. Returns 0 (a pair value added, or none when no round fit),
  * BENCH_EUSAGE when interrupted, or another error with the reason in the item. */
 static int one_pair(ab_run *run, ab_bench *b)
@@ -332,27 +405,12 @@ static int one_pair(ab_run *run, ab_bench *b)
     if (rc != 0)
         return rc;
     int64_t t0 = bench__now_ns();
-    double t, value;
+    double value;
     int bad = 1;
     /* Every wait has a deadline: a worker that hangs in a sample is killed at --timeout. */
 #define DEADLINE (bench__now_ns() + (int64_t)(o->timeout_s * 1e9))
-    if (it->iters == 0) {
-        /* The iteration count: calibrated on B, then held for the whole comparison. */
-        uint64_t n = 1;
-        for (;;) {
-            if ((rc = worker_sample(&w[1], n, DEADLINE, &t)))
-                break;
-            if (t >= run->sample_ns / 8 || n >= (UINT64_C(1) << 40))
-                break;
-            n *= 2;
-        }
-        if (rc == 0) {
-            double per = t > 0 ? t / (double)n : 1.0;
-            double want = ceil(run->sample_ns / per);
-            it->iters = want < 1 ? 1 : want > (double)(UINT64_C(1) << 40) ? UINT64_C(1) << 40
-                                                                          : (uint64_t)want;
-        }
-    }
+    if (it->iters == 0)
+        rc = calibrate_iters(run, &w[1], o->timeout_s, &it->iters);
     /* The fresh pair's warm-up, discarded: one round. */
     double *logs = NULL, *a_ns = NULL;
     size_t nr = 0, na = 0, tried = 0, cap = 64;
@@ -399,14 +457,8 @@ static int one_pair(ab_run *run, ab_bench *b)
         free(a_ns);
         return BENCH_EUSAGE;
     }
-    if (rc != 0 && rc != BENCH_ENOMEM) {
-        /* Which side stopped, and how. */
-        bench__proc_wait(&w[bad], bench__now_ns() + (int64_t)1e9);
-        char how[128];
-        bench__proc_describe(&w[bad], o->timeout_s, how, sizeof how);
-        bench__msg(it->message, sizeof it->message, "the worker of %s %s in the middle of the "
-                                                    "comparison", run->prog[bad], how);
-    }
+    if (rc != 0 && rc != BENCH_ENOMEM)
+        rc = pair_failed(run, &w[bad], run->prog[bad], rc, it);
     worker_stop(&w[0], o->timeout_s);
     worker_stop(&w[1], o->timeout_s);
     /* A pair the budget cut short of its minimum rounds is not one: every pair's value is a

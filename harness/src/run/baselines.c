@@ -422,7 +422,7 @@ typedef enum settle {
 static settle how_to_settle(const bench__entry *e, const bench__saved *old,
                             const bench__context *ctx)
 {
-    if (!e || !e->program_hash[0] || strncmp(e->program_hash, "sha256:", 7) != 0)
+    if (!e || !e->program_hash[0] || !bench__starts_with(e->program_hash, "sha256:"))
         return SETTLE_UNKNOWN;
     /* A program runs with today's shared libraries: when they changed since the entry was
      * measured, neither "the same program" nor a run of the snapshot would see what changed. */

@@ -306,16 +306,17 @@ static int read_dump(const char *path, const char *label, dump_counts *out, char
     const char *trig = "desc: Trigger: Client Request: ";
     while (getline(&line, &cap, f) > 0) {
         line[strcspn(line, "\n")] = '\0';
-        if (strncmp(line, trig, strlen(trig)) == 0) {
-            trigger_ok = strcmp(line + strlen(trig), label) == 0;
-        } else if (strncmp(line, "events:", 7) == 0) {
+        const char *rest;
+        if ((rest = bench__skip_prefix(line, trig))) {
+            trigger_ok = strcmp(rest, label) == 0;
+        } else if ((rest = bench__skip_prefix(line, "events:"))) {
             nevents = 0;
             char *save = NULL;
-            for (char *t = strtok_r(line + 7, " ", &save); t && nevents < 16;
+            for (char *t = strtok_r((char *)rest, " ", &save); t && nevents < 16;
                  t = strtok_r(NULL, " ", &save))
                 bench__msg(events[nevents++], sizeof events[0], "%s", t);
-        } else if (strncmp(line, "totals:", 7) == 0 ||
-                   (!have_totals && strncmp(line, "summary:", 8) == 0)) {
+        } else if (bench__starts_with(line, "totals:") ||
+                   (!have_totals && bench__starts_with(line, "summary:"))) {
             char *p = strchr(line, ':') + 1;
             for (int i = 0; i < nevents; i++) {
                 char *end;

@@ -40,24 +40,10 @@
 #include "core/result.h"
 #include "run/layout.h"
 #include "run/plan.h"
+#include "run/protocol.h"
 #include "run/run.h"
 #include "sys/clock.h"
 #include "sys/proc.h"
-
-/* Undoes the worker's put_message (worker.c) into out. */
-static void get_message(char *out, size_t len, const char *s)
-{
-    size_t k = 0;
-    for (; *s && k + 1 < len; s++) {
-        if (*s == '\\' && (s[1] == 'n' || s[1] == '\\')) {
-            out[k++] = s[1] == 'n' ? '\n' : '\\';
-            s++;
-        } else {
-            out[k++] = *s;
-        }
-    }
-    out[k] = '\0';
-}
 
 /* One benchmark's progress through its processes. */
 typedef struct iso {
@@ -71,17 +57,6 @@ typedef struct iso {
     size_t metrics_seen; /* METRIC lines of the running process */
     unsigned info_capacity; /* room in the result's proc_info */
 } iso;
-
-/* The stop reasons a worker may send, as the static strings results point to. */
-static const char *known_reason(const char *s)
-{
-    static const char *const reasons[] = {"precision", "time budget", "sample size",
-                                          "fixed plan"};
-    for (size_t i = 0; i < sizeof reasons / sizeof reasons[0]; i++)
-        if (strcmp(s, reasons[i]) == 0)
-            return reasons[i];
-    return NULL;
-}
 
 static void fail(bench__result *r, bench__failure how, int code, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
@@ -99,172 +74,110 @@ static void fail(bench__result *r, bench__failure how, int code, const char *fmt
     va_end(ap);
 }
 
-/* Parses one line of a worker; false on a protocol error (message in r). */
-static bool take(bench__result *r, iso *s, unsigned proc, char *line, bool *ended)
+/* A THREAD line: the CPUs thread l->index of a threaded body was seen on. */
+static bool take_thread(bench__result *r, const bench__wire_line *l)
 {
-    char *rest = strchr(line, ' ');
-    rest = rest ? rest + 1 : line + strlen(line);
-    if (strncmp(line, "PLAN ", 5) == 0 && proc == 0) {
-        unsigned rounds;
-        int mode;
-        unsigned long long step;
-        double est;
-        if (sscanf(rest, "%u %d %llu %lg", &rounds, &mode, &step, &est) != 4 || rounds < 1 ||
-            rounds > s->count || mode < 0 || mode > BENCH_SAMPLING_FLAT || step < 1 ||
-            !(est > 0) || !isfinite(est))
+    unsigned threads = r->inst->threads > 1 ? (unsigned)r->inst->threads : 0;
+    if (l->thread.index >= threads)
+        return false;
+    if (!bench__thread_cpus(r, threads)) {
+        fail(r, BENCH__FAIL_ERROR, 0, "%s", "out of memory for the threads' CPUs");
+        return true;
+    }
+    for (unsigned w = 0; w < BENCH__CPU_WORDS; w++)
+        r->thread_cpus[l->thread.index * BENCH__CPU_WORDS + w] |= l->thread.cpus[w];
+    return true;
+}
+
+/* A METRIC line: process 0 registers the metric, the others must name the same in turn. */
+static bool take_metric(bench__result *r, iso *s, unsigned proc, const bench__wire_line *l)
+{
+    size_t m = s->metrics_seen++;
+    if (proc == 0) {
+        if (bench__metric_add(r, l->metric.name, l->metric.unit, l->metric.source) < 0)
+            return true; /* r is failed with the reason */
+    } else if (m >= r->nmetrics || strcmp(r->metrics[m].name, l->metric.name) != 0) {
+        return false;
+    }
+    bench__metric *x = &r->metrics[m];
+    x->scaled |= l->metric.scaled;
+    if (l->metric.min_fraction < x->min_fraction)
+        x->min_fraction = l->metric.min_fraction;
+    return true;
+}
+
+/* An S line: one sample, with one total per metric. */
+static bool take_sample(bench__result *r, iso *s, unsigned proc, const bench__wire_line *l)
+{
+    if (r->nsamples >= s->capacity || l->sample.nvalues != r->nmetrics)
+        return false;
+    size_t k = r->nsamples;
+    for (size_t m = 0; m < r->nmetrics; m++)
+        r->metrics[m].totals[k] = l->sample.values[m];
+    r->iters[k] = l->sample.iters;
+    r->totals_ns[k] = l->sample.total_ns;
+    r->process[k] = proc;
+    r->total_iters += (uint64_t)l->sample.iters;
+    r->nsamples++;
+    return true;
+}
+
+/* Takes one parsed line of process `proc` into r (the protocol's reader checked its fields;
+ * this checks them against the benchmark); false on a line that does not fit it. */
+static bool take(bench__result *r, iso *s, unsigned proc, const bench__wire_line *l,
+                 bool *ended)
+{
+    switch (l->kind) {
+    case BENCH__WIRE_PLAN:
+        if (proc != 0 || l->plan.rounds > s->count)
             return false;
-        s->count = rounds;
-        s->mode = (bench_sampling)mode;
-        s->step = step;
-        s->est_ns = est;
+        s->count = l->plan.rounds;
+        s->mode = l->plan.mode;
+        s->step = l->plan.step;
+        s->est_ns = l->plan.est_ns;
         r->sampling_used = s->mode;
         return true;
-    }
-    if (strncmp(line, "SET ", 4) == 0) {
-        unsigned long long bytes, elements;
-        if (sscanf(rest, "%llu %llu", &bytes, &elements) != 2)
-            return false;
-        r->settings.bytes_per_iter = bytes;
-        r->settings.elements_per_iter = elements;
+    case BENCH__WIRE_SET:
+        r->settings.bytes_per_iter = l->set.bytes;
+        r->settings.elements_per_iter = l->set.elements;
         return true;
-    }
-    if (strncmp(line, "METRIC ", 7) == 0) {
-        int scaled, off = 0;
-        double frac;
-        char unit[16], source[16];
-        if (sscanf(rest, "%d %lg %15s %15s %n", &scaled, &frac, unit, source, &off) != 4 ||
-            off == 0)
-            return false;
-        const char *name = rest + off;
-        size_t m = s->metrics_seen++;
-        if (proc == 0) {
-            if (bench__metric_add(r, name, unit, source) < 0)
-                return true; /* r is failed with the reason */
-        } else if (m >= r->nmetrics || strcmp(r->metrics[m].name, name) != 0) {
-            return false;
-        }
-        bench__metric *x = &r->metrics[m];
-        x->scaled |= scaled != 0;
-        if (frac < x->min_fraction)
-            x->min_fraction = frac;
-        return true;
-    }
-    if (strncmp(line, "FACT ", 5) == 0) {
-        double v;
-        char unit[16];
-        int off = 0;
-        if (sscanf(rest, "%lg %15s %n", &v, unit, &off) != 2 || off == 0)
-            return false;
+    case BENCH__WIRE_METRIC:
+        return take_metric(r, s, proc, l);
+    case BENCH__WIRE_FACT: {
         /* Facts are per process (peak heap, ...): the largest over the processes is kept. */
-        const char *name = rest + off;
-        const bench__fact *old = bench__fact_find(r, name);
-        if (!old || old->value < v)
-            bench__fact_add(r, name, unit, v);
+        const bench__fact *old = bench__fact_find(r, l->fact.name);
+        if (!old || old->value < l->fact.value)
+            bench__fact_add(r, l->fact.name, l->fact.unit, l->fact.value);
         return true;
     }
-    if (strncmp(line, "THREAD ", 7) == 0) {
-        /* THREAD index cpu,cpu,...|-: the CPUs a thread of a threaded body was seen on. */
-        unsigned threads = r->inst->threads > 1 ? (unsigned)r->inst->threads : 0;
-        char *p = rest, *end;
-        unsigned long t = strtoul(p, &end, 10);
-        if (end == p || *end != ' ' || t >= threads)
-            return false;
-        p = end + 1;
-        if (!bench__thread_cpus(r, threads)) {
-            fail(r, BENCH__FAIL_ERROR, 0, "%s", "out of memory for the threads' CPUs");
-            return true;
-        }
-        if (strcmp(p, "-") == 0)
-            return true;
-        for (;;) {
-            if (*p < '0' || *p > '9')
-                return false;
-            unsigned long c = strtoul(p, &end, 10);
-            if (c >= 64 * BENCH__CPU_WORDS)
-                return false;
-            r->thread_cpus[t * BENCH__CPU_WORDS + c / 64] |= UINT64_C(1) << (c % 64);
-            if (*end == '\0')
-                return true;
-            if (*end != ',')
-                return false;
-            p = end + 1;
-        }
-    }
-    if (strncmp(line, "WARM ", 5) == 0) {
-        unsigned long long it;
-        double ns;
-        if (sscanf(rest, "%llu %lg", &it, &ns) != 2)
-            return false;
-        r->warm_up_iters += it;
-        r->warm_up_ns += ns;
+    case BENCH__WIRE_THREAD:
+        return take_thread(r, l);
+    case BENCH__WIRE_WARM:
+        r->warm_up_iters += l->warm.iters;
+        r->warm_up_ns += l->warm.ns;
         return true;
-    }
-    if (strncmp(line, "WALL ", 5) == 0) {
-        double w;
-        int mode, off = 0;
-        if (sscanf(rest, "%lg %d %n", &w, &mode, &off) != 2 || mode < 0 ||
-            mode > BENCH_SAMPLING_FLAT)
-            return false;
-        r->measure_wall_s += w;
-        r->sampling_used = (bench_sampling)mode;
-        const char *why = known_reason(rest + off);
-        if (why)
-            r->stop_reason = why;
+    case BENCH__WIRE_WALL:
+        r->measure_wall_s += l->wall.seconds;
+        r->sampling_used = l->wall.mode;
+        if (l->wall.reason)
+            r->stop_reason = l->wall.reason;
         return true;
-    }
-    if (line[0] == 'S' && line[1] == ' ') {
-        if (r->nsamples >= s->capacity)
-            return false;
-        char *p = rest, *end;
-        size_t k = r->nsamples;
-        double it = strtod(p, &end);
-        if (end == p)
-            return false;
-        p = end;
-        double tot = strtod(p, &end);
-        if (end == p || !(it >= 1) || !(tot >= 0) || !isfinite(tot))
-            return false;
-        for (size_t m = 0; m < r->nmetrics; m++) {
-            p = end;
-            r->metrics[m].totals[k] = strtod(p, &end);
-            if (end == p)
-                return false;
-        }
-        r->iters[k] = it;
-        r->totals_ns[k] = tot;
-        r->process[k] = proc;
-        r->total_iters += (uint64_t)it;
-        r->nsamples++;
-        return true;
-    }
-    if (strncmp(line, "PROC ", 5) == 0) {
-        int cpu, random;
-        unsigned st, hp, env;
-        double minflt, majflt;
-        if (sscanf(rest, "%d %d %u %u %u %lg %lg", &cpu, &random, &st, &hp, &env, &minflt,
-                   &majflt) != 7)
-            return false;
+    case BENCH__WIRE_SAMPLE:
+        return take_sample(r, s, proc, l);
+    case BENCH__WIRE_PROC:
         if (r->proc_info && proc < s->info_capacity)
-            r->proc_info[proc] = (bench__proc_info){.known = true, .cpu = cpu,
-                                                    .layout = random != 0, .stack = st,
-                                                    .heap = hp, .env = env, .minflt = minflt,
-                                                    .majflt = majflt};
+            r->proc_info[proc] = l->proc;
         return true;
-    }
-    if (strncmp(line, "END ", 4) == 0) {
+    case BENCH__WIRE_END:
         *ended = true;
-        if (strncmp(rest, "ok", 2) == 0)
-            return true;
-        const char *raw = strchr(rest, ' ');
-        char msg[sizeof r->message];
-        get_message(msg, sizeof msg, raw ? raw + 1 : "");
-        if (strncmp(rest, "skipped", 7) == 0)
-            bench__result_skip(r, "%s", msg);
-        else
-            fail(r, BENCH__FAIL_ERROR, 0, "%s", msg);
+        if (l->end.status == BENCH__SKIPPED)
+            bench__result_skip(r, "%s", l->end.message);
+        else if (l->end.status == BENCH__FAILED)
+            fail(r, BENCH__FAIL_ERROR, 0, "%s", l->end.message);
         return true;
+    default: /* a driven worker's lines, or commands: not from a measuring worker */
+        return false;
     }
-    return false;
 }
 
 /* The launcher's program name, without its directory. */
@@ -279,8 +192,11 @@ static int run_process(int argc, char **argv, const bench__run_options *opt,
                        bench__result *r, iso *s, unsigned proc)
 {
     char job[384], msg[512];
-    bench__msg(job, sizeof job, "%u %u %d %llu %.17g %s", proc, s->count, (int)s->mode,
-               (unsigned long long)s->step, s->est_ns, r->inst->id);
+    bench__wire_job wj = {proc, s->count, (int)s->mode, s->step, s->est_ns, r->inst->id};
+    if (bench__wire_job_format(job, sizeof job, &wj, msg, sizeof msg) < 0) {
+        fail(r, BENCH__FAIL_ERROR, 0, "%s", msg);
+        return 0;
+    }
     char **wargv = calloc(opt->nlauncher + (size_t)argc + 2, sizeof *wargv);
     if (!wargv) {
         fail(r, BENCH__FAIL_ERROR, 0, "%s", "out of memory");
@@ -335,14 +251,24 @@ static int run_process(int argc, char **argv, const bench__run_options *opt,
     }
     double timeout = opt->timeout_s > 0 ? opt->timeout_s : BENCH__DEFAULT_TIMEOUT;
     int64_t deadline = bench__now_ns() + (int64_t)(timeout * 1e9);
-    char line[8192];
+    bench__wire_line line;
     bool ended = false, bad = false;
     s->metrics_seen = 0;
     /* Up to the END line, not the end of the channel: a process the benchmark started may
-     * hold it open long after the worker exited. Then the worker's own exit, by the deadline. */
-    while (!ended && (rc = bench__proc_line(&p, line, sizeof line, deadline)) == 1)
-        if (!bad && !take(r, s, proc, line, &ended))
-            bad = true;
+     * hold it open long after the worker exited. Then the worker's own exit, by the deadline.
+     * After a malformed line the rest is read and dropped, so the worker is not blocked. */
+    char why[256] = "";
+    while (!ended && ((rc = bench__wire_read(&p, deadline, &line, msg, sizeof msg)) == 1 ||
+                      rc == BENCH_EINVAL)) {
+        if (bad)
+            continue;
+        if (rc == BENCH_EINVAL)
+            bench__msg(why, sizeof why, "%s", msg);
+        else if (!take(r, s, proc, &line, &ended))
+            bench__msg(why, sizeof why, "a %s line that does not fit the benchmark",
+                       bench__wire_word(line.kind));
+        bad = why[0] != '\0';
+    }
     if (rc == BENCH_EUSAGE) {
         bench__proc_kill(&p);
         return BENCH_EUSAGE;
@@ -370,7 +296,8 @@ static int run_process(int argc, char **argv, const bench__run_options *opt,
         fail(r, BENCH__FAIL_EXITED, p.code, "%s before the benchmark finished (exit() inside "
                                             "it?)%s", how, where);
     else if (bad)
-        fail(r, BENCH__FAIL_ERROR, 0, "its worker process sent a malformed line%s", where);
+        fail(r, BENCH__FAIL_ERROR, 0, "its worker process sent a malformed line (%s)%s",
+             why[0] ? why : "no PLAN line", where);
     else if (!ended)
         fail(r, BENCH__FAIL_ERROR, 0, "its worker process %s%s", how, where);
     return 0;

@@ -179,7 +179,7 @@ static void collect_context(pipeline *p, const bench__user_builds *builds)
         /* A baseline keeps the machine's drift canaries, and a comparison measures them
          * again. */
         if ((c->save_baseline || c->baseline) &&
-            bench__canaries_measure(ctx->canary, (size_t)ctx->canary_memory_bytes) == 0)
+            bench__canaries_measure(&ctx->canary, (size_t)ctx->canary_memory_bytes) == 0)
             ctx->have_canaries = true;
         for (size_t i = 0; i < ctx->nwarnings; i++)
             bench__errf("warning: %s\n", ctx->warnings[i]);
@@ -197,19 +197,23 @@ static void collect_context(pipeline *p, const bench__user_builds *builds)
     bench__context_id_from(&now, ctx);
     bench__baseline_warn_context(&now, &p->old.ctx, c->baseline, &p->context);
     double d[BENCH__NCANARIES];
+    bool beyond[BENCH__NCANARIES];
     char words[512];
-    if (ctx->have_canaries &&
-        bench__canaries_drift(ctx->canary, p->old.ctx.canary, d, words, sizeof words) > 0) {
-        for (int q = 0; q < BENCH__NCANARIES; q++)
-            if (isfinite(d[q]) && fabs(d[q]) > p->drift)
-                p->drift = fabs(d[q]);
-        c->cmp.drift_sd = bench__canaries_shared_drift(d);
-        c->cmp.drift_known = isfinite(c->cmp.drift_sd);
-        /* Said only when it matters: a drift beyond the noise threshold. */
-        if (p->drift > c->cmp.noise_threshold)
-            bench__errf("warning: the machine changed since baseline '%s' was "
-                        "saved (drift canaries): %s\n", c->baseline, words);
-    }
+    if (!ctx->have_canaries)
+        return;
+    int changed = bench__canaries_drift(&ctx->canary, &p->old.ctx.canary,
+                                        c->cmp.noise_threshold, d, beyond, words, sizeof words);
+    /* The interval allows for the drift every kind of work shared (the medians' smallest); a
+     * verdict on saved numbers alone is guarded by the largest drift that is the machine's, not
+     * the canaries' own spread from one process to the next. */
+    c->cmp.drift_sd = bench__canaries_shared_drift(d);
+    c->cmp.drift_known = isfinite(c->cmp.drift_sd);
+    for (int q = 0; q < BENCH__NCANARIES; q++)
+        if (beyond[q] && fabs(d[q]) > p->drift)
+            p->drift = fabs(d[q]);
+    if (changed > 0)
+        bench__errf("warning: the machine changed since baseline '%s' was saved (drift "
+                    "canaries): %s\n", c->baseline, words);
 }
 
 /* bench__probes_compare_note's view of a saved entry: its metric per ns of time. */

@@ -99,12 +99,6 @@ int bench__run_isolated(const bench__instance *const *list, size_t n,
                         bench__result *results, bench__done_fn done, void *arg);
 
 /**
- * The job's sampling-mode field names a plan beyond the sampling modes: the worker of a paired
- * comparison (ab.c), each of whose samples the manager commands on the worker's stdin.
- */
-#define BENCH__JOB_DRIVEN 3
-
-/**
  * The worker side: measures one part of benchmark `id` as `job` (the BENCH_WORKER_JOB
  * environment variable) says and writes what it measured on descriptor 3. Returns the exit code.
  */

@@ -43,6 +43,7 @@
 #include "probes/measure.h"
 #include "run/body.h"
 #include "run/plan.h"
+#include "run/protocol.h"
 #include "run/run.h"
 #include "stats/stats.h"
 #include "sys/clock.h"
@@ -209,8 +210,12 @@ static void sample_done(bench_t *b, uint64_t iters, double total_ns)
 {
     bench__result *r = b->r;
     if (b->plan.kind == BENCH__PLAN_DRIVEN) {
-        /* A/B worker: the coordinator keeps the samples. */
-        fprintf(b->opt->worker_out, "T %.17g\n", total_ns);
+        /* A/B worker: the coordinator keeps the samples. A time it cannot be sent (not finite,
+         * negative) ends the samples, and the coordinator hears why on the END line. */
+        char msg[128];
+        bench__wire_line l = {.kind = BENCH__WIRE_TIME, .time.ns = total_ns};
+        if (bench__wire_write(b->opt->worker_out, &l, msg, sizeof msg) != 0)
+            bench__result_fail(r, "%s", msg);
         fflush(b->opt->worker_out);
         return;
     }
@@ -235,16 +240,18 @@ static void sample_done(bench_t *b, uint64_t iters, double total_ns)
 /* A/B worker: the coordinator decides every sample ("R iterations" or "Q"). */
 static uint64_t worker_next(bench_t *b)
 {
+    char msg[128];
     if (b->phase == PH_INIT) {
-        fputs("READY\n", b->opt->worker_out);
+        bench__wire_write(b->opt->worker_out, &(bench__wire_line){.kind = BENCH__WIRE_READY},
+                          msg, sizeof msg);
         fflush(b->opt->worker_out);
         b->phase = PH_MEASURE;
     }
-    char line[64];
-    unsigned long long n;
-    if (fgets(line, sizeof line, b->opt->worker_in) && sscanf(line, "R %llu", &n) == 1 && n > 0 &&
-        n <= MAX_SAMPLE_ITERS)
-        return (uint64_t)n;
+    /* Anything but a sample to run (Q, the end of stdin, a malformed line) ends the samples. */
+    bench__wire_line l;
+    if (bench__wire_getline(b->opt->worker_in, &l, msg, sizeof msg) == 1 &&
+        l.kind == BENCH__WIRE_RUN && l.run.iters <= MAX_SAMPLE_ITERS)
+        return l.run.iters;
     b->phase = PH_DONE;
     return 0;
 }

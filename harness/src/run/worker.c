@@ -3,18 +3,10 @@
  * schedule): a worker process runs one part of one benchmark, its job, inside its random
  * layout (layout.c), and reports what it measured to the manager.
  *
- * A worker writes what it measured as lines on descriptor 3 (its stdout goes to the manager's
- * stderr, so a benchmark's own printing never mixes with the report):
- *     PLAN rounds mode step est_ns       process 0: the plan for the others
- *     SET bytes elements                 per-iteration work the body declared
- *     METRIC scaled min_fraction unit source name
- *     FACT value unit name
- *     PROC cpu layout stack heap env minflt majflt   where it ran, its layout, its page faults
- *     THREAD index cpu,cpu,...|-         a threaded body's thread: the CPUs it was seen on
- *     WARM iterations ns                 warm-up totals
- *     WALL seconds sampling reason       sampling wall time, mode and why it stopped
- *     S iterations total_ns [metric totals...]   one sample
- *     END ok|skipped|failed message
+ * A worker writes what it measured as lines of the worker protocol (protocol.h) on descriptor
+ * 3 (its stdout goes to the manager's stderr, so a benchmark's own printing never mixes with the
+ * report): the plan (process 0), settings, metrics, facts, threads, warm-up, wall time, one S
+ * line per sample, where it ran (PROC), and END with its status.
  * A worker that dies of a signal, calls exit() or outlives --timeout is contained: that
  * benchmark is failed with the cause, never saved, and the run goes on with the others.
  *
@@ -39,22 +31,25 @@
 #include "core/registry.h"
 #include "core/result.h"
 #include "run/layout.h"
+#include "run/protocol.h"
 #include "run/run.h"
 #include "sys/proc.h"
 
-/* Writes a message on one line, exactly: a newline travels as \n and a backslash as \\
- * (the manager's get_message undoes it); every other byte as it is, for the reporters to escape. */
-static void put_message(FILE *o, const char *s)
+/* Writes one line of the protocol; false when the line cannot be said on it (a value out of
+ * the reader's range, a name with a newline), with the reason in why. A failed write is the
+ * manager's to see: the worker's lines end early. */
+static bool put(FILE *out, const bench__wire_line *l, char *why, size_t len)
 {
-    for (; *s; s++) {
-        if (*s == '\n')
-            fputs("\\n", o);
-        else if (*s == '\\')
-            fputs("\\\\", o);
-        else
-            fputc(*s, o);
-    }
-    fputc('\n', o);
+    return bench__wire_write(out, l, why, len) != BENCH_EINVAL;
+}
+
+/* The END line: the worker's last. */
+static void put_end(FILE *out, bench__status status, const char *message)
+{
+    bench__wire_line l = {.kind = BENCH__WIRE_END, .end.status = status};
+    char why[256];
+    bench__msg(l.end.message, sizeof l.end.message, "%s", message);
+    put(out, &l, why, sizeof why);
 }
 
 /* One benchmark run inside the worker's layout (bench__layout_run calls it). */
@@ -77,8 +72,74 @@ static void put_proc_line(FILE *out, const bench__layout *lay)
     struct rusage ru;
     memset(&ru, 0, sizeof ru);
     getrusage(RUSAGE_SELF, &ru);
-    fprintf(out, "PROC %d %d %u %u %u %ld %ld\n", sched_getcpu(), lay->random ? 1 : 0,
-            lay->stack, lay->heap, lay->env, ru.ru_minflt, ru.ru_majflt);
+    bench__wire_line l = {.kind = BENCH__WIRE_PROC};
+    l.proc = (bench__proc_info){.known = true, .cpu = sched_getcpu(), .layout = lay->random,
+                                .stack = lay->stack, .heap = lay->heap, .env = lay->env,
+                                .minflt = (double)ru.ru_minflt, .majflt = (double)ru.ru_majflt};
+    char why[256];
+    put(out, &l, why, sizeof why);
+}
+
+/* What a measuring worker measured, as the protocol's lines: the plan (process 0 of a timed
+ * plan), then settings, metrics, facts, threads, warm-up, wall time and the samples. False at
+ * the first line that cannot be said, with the reason in why. */
+static bool put_results(FILE *out, const bench__result *r, bool plan, char *why, size_t len)
+{
+    bench__wire_line l = {.kind = BENCH__WIRE_PLAN};
+    if (plan) {
+        l.plan.rounds = r->plan_rounds;
+        l.plan.mode = r->sampling_used;
+        l.plan.step = r->plan_step;
+        l.plan.est_ns = r->plan_est_ns;
+        if (!put(out, &l, why, len))
+            return false;
+    }
+    l = (bench__wire_line){.kind = BENCH__WIRE_SET, .set = {r->settings.bytes_per_iter,
+                                                            r->settings.elements_per_iter}};
+    if (!put(out, &l, why, len))
+        return false;
+    for (size_t m = 0; m < r->nmetrics; m++) {
+        const bench__metric *x = &r->metrics[m];
+        l = (bench__wire_line){.kind = BENCH__WIRE_METRIC};
+        l.metric.scaled = x->scaled;
+        l.metric.min_fraction = x->min_fraction;
+        bench__msg(l.metric.unit, sizeof l.metric.unit, "%s", x->unit);
+        bench__msg(l.metric.source, sizeof l.metric.source, "%s", x->source);
+        bench__msg(l.metric.name, sizeof l.metric.name, "%s", x->name);
+        if (!put(out, &l, why, len))
+            return false;
+    }
+    for (size_t f = 0; f < r->nfacts; f++) {
+        l = (bench__wire_line){.kind = BENCH__WIRE_FACT, .fact.value = r->facts[f].value};
+        bench__msg(l.fact.unit, sizeof l.fact.unit, "%s", r->facts[f].unit);
+        bench__msg(l.fact.name, sizeof l.fact.name, "%s", r->facts[f].name);
+        if (!put(out, &l, why, len))
+            return false;
+    }
+    for (unsigned t = 0; r->thread_cpus && t < r->threads; t++) {
+        l = (bench__wire_line){.kind = BENCH__WIRE_THREAD, .thread.index = t};
+        memcpy(l.thread.cpus, &r->thread_cpus[t * BENCH__CPU_WORDS], sizeof l.thread.cpus);
+        if (!put(out, &l, why, len))
+            return false;
+    }
+    l = (bench__wire_line){.kind = BENCH__WIRE_WARM, .warm = {r->warm_up_iters, r->warm_up_ns}};
+    if (!put(out, &l, why, len))
+        return false;
+    l = (bench__wire_line){.kind = BENCH__WIRE_WALL, .wall = {r->measure_wall_s, r->sampling_used,
+                                                              r->stop_reason}};
+    if (!put(out, &l, why, len))
+        return false;
+    for (size_t k = 0; k < r->nsamples; k++) {
+        l = (bench__wire_line){.kind = BENCH__WIRE_SAMPLE};
+        l.sample.iters = r->iters[k];
+        l.sample.total_ns = r->totals_ns[k];
+        l.sample.nvalues = r->nmetrics;
+        for (size_t m = 0; m < r->nmetrics; m++)
+            l.sample.values[m] = r->metrics[m].totals[k];
+        if (!put(out, &l, why, len))
+            return false;
+    }
+    return true;
 }
 
 /* A job that did not come from a manager (a user's, or a test runner's, environment) is
@@ -87,8 +148,7 @@ static int refuse_job(FILE *out, const char *why)
 {
     bench__errf("%s: %s (this variable is for the worker processes bench starts, not "
                 "for users)\n", BENCH__JOB_ENV, why);
-    fputs("END failed ", out);
-    put_message(out, why);
+    put_end(out, BENCH__FAILED, why);
     fclose(out);
     return BENCH_EXIT_USAGE;
 }
@@ -136,7 +196,7 @@ int bench__worker_verify(char *msg, size_t len)
     return 0;
 }
 
-int bench__worker_main(const bench__instance *all, size_t n, const char *job,
+int bench__worker_main(const bench__instance *all, size_t n, const char *job_text,
                        const bench__run_options *base)
 {
     /* The caller verified the channel (bench__worker_verify). */
@@ -146,36 +206,29 @@ int bench__worker_main(const bench__instance *all, size_t n, const char *job,
     /* The channel is this process's alone: a program a benchmark starts and leaves running
      * in the background must not hold it open, or the manager would wait for it. */
     fcntl(BENCH__PROC_CHANNEL_FD, F_SETFD, FD_CLOEXEC);
-    unsigned index, count;
-    int mode;
-    unsigned long long step;
-    double est;
-    int off = 0;
     bench__layout lay;
     bool layout_ok = bench__layout_take(&lay) == 0;
-    if (sscanf(job, "%u %u %d %llu %lg %n", &index, &count, &mode, &step, &est, &off) != 5 ||
-        off == 0 || count < 1 || index >= count || mode < 0 || mode > BENCH__JOB_DRIVEN ||
-        !layout_ok)
-        return refuse_job(out, "malformed worker job");
-    const char *id = job + off;
+    bench__wire_job job;
+    char why[384];
+    if (bench__wire_job_parse(job_text, &job, why, sizeof why) != 0 || !layout_ok)
+        return refuse_job(out, BENCH__WIRE_BAD_JOB);
     const bench__instance *inst = NULL;
     for (size_t i = 0; i < n && !inst; i++)
-        if (strcmp(all[i].id, id) == 0)
+        if (strcmp(all[i].id, job.id) == 0)
             inst = &all[i];
     if (!inst) {
-        char why[384], shown[4 * sizeof why];
+        char shown[4 * sizeof why];
         /* Not a user's mistake: a paired comparison asks an older build for what it may lack. */
-        fputs("END failed ", out);
-        bench__msg(why, sizeof why, "this program has no benchmark '%s'",
-                   bench__escape(shown, sizeof shown, id));
-        put_message(out, why);
+        bench__msg(why, sizeof why, "%s '%s'", BENCH__WIRE_NO_BENCHMARK,
+                   bench__escape(shown, sizeof shown, job.id));
+        put_end(out, BENCH__FAILED, why);
         fclose(out);
         return BENCH_EXIT_USAGE;
     }
-    bench__quiet_warnings = index > 0;
+    bench__quiet_warnings = job.index > 0;
     bench__run_options opt = *base;
     opt.progress = false;
-    bool driven = mode == BENCH__JOB_DRIVEN;
+    bool driven = job.mode == BENCH__JOB_DRIVEN;
     if (driven) {
         /* A paired comparison (ab.c) decides every sample: "R iterations" on stdin, its time
          * back on the channel ("T ns"), after "READY" once the setup is done. */
@@ -184,50 +237,23 @@ int bench__worker_main(const bench__instance *all, size_t n, const char *job,
         opt.worker_out = out;
     } else {
         opt.job.active = true;
-        opt.job.index = index;
-        opt.job.count = count;
-        opt.job.mode = (bench_sampling)mode;
-        opt.job.step = step;
-        opt.job.est_ns = est;
+        opt.job.index = job.index;
+        opt.job.count = job.count;
+        opt.job.mode = (bench_sampling)job.mode;
+        opt.job.step = job.step;
+        opt.job.est_ns = job.est_ns;
     }
     bench__result r;
     memset(&r, 0, sizeof r);
     worker_call call = {inst, &opt, &r};
     bench__layout_run(&lay, worker_call_run, &call);
-    if (r.status == BENCH__OK && !driven) {
-        if (index == 0 && opt.plan == BENCH__PLAN_TIMED)
-            fprintf(out, "PLAN %u %d %llu %.17g\n", r.plan_rounds, (int)r.sampling_used,
-                    (unsigned long long)r.plan_step, r.plan_est_ns);
-        fprintf(out, "SET %llu %llu\n", (unsigned long long)r.settings.bytes_per_iter,
-                (unsigned long long)r.settings.elements_per_iter);
-        for (size_t m = 0; m < r.nmetrics; m++)
-            fprintf(out, "METRIC %d %.17g %s %s %s\n", r.metrics[m].scaled ? 1 : 0,
-                    r.metrics[m].min_fraction, r.metrics[m].unit, r.metrics[m].source,
-                    r.metrics[m].name);
-        for (size_t f = 0; f < r.nfacts; f++)
-            fprintf(out, "FACT %.17g %s %s\n", r.facts[f].value, r.facts[f].unit,
-                    r.facts[f].name);
-        for (unsigned t = 0; r.thread_cpus && t < r.threads; t++) {
-            fprintf(out, "THREAD %u ", t);
-            int seen = 0;
-            for (unsigned c = 0; c < 64 * BENCH__CPU_WORDS; c++)
-                if (bench__thread_ran_on(&r, t, c))
-                    fprintf(out, "%s%u", seen++ ? "," : "", c);
-            fputs(seen ? "\n" : "-\n", out);
-        }
-        fprintf(out, "WARM %llu %.17g\n", (unsigned long long)r.warm_up_iters, r.warm_up_ns);
-        fprintf(out, "WALL %.17g %d %s\n", r.measure_wall_s, (int)r.sampling_used,
-                r.stop_reason ? r.stop_reason : "");
-        for (size_t k = 0; k < r.nsamples; k++) {
-            fprintf(out, "S %.17g %.17g", r.iters[k], r.totals_ns[k]);
-            for (size_t m = 0; m < r.nmetrics; m++)
-                fprintf(out, " %.17g", r.metrics[m].totals[k]);
-            fputc('\n', out);
-        }
-    }
+    /* A result the protocol cannot carry fails the benchmark with the reason (an S line with
+     * a NaN time, say), rather than reach the manager in part. */
+    if (r.status == BENCH__OK && !driven &&
+        !put_results(out, &r, job.index == 0 && opt.plan == BENCH__PLAN_TIMED, why, sizeof why))
+        bench__result_fail(&r, "cannot send its results to the manager: %s", why);
     put_proc_line(out, &lay);
-    fprintf(out, "END %s ", bench__status_name(r.status));
-    put_message(out, r.message);
+    put_end(out, r.status, r.message);
     bench__result_destroy(&r);
     int rc = fclose(out) == 0 ? BENCH_EXIT_OK : BENCH_EXIT_USAGE;
     return rc;
@@ -240,8 +266,7 @@ int bench__worker_refuse(const char *why)
     FILE *out = fdopen(BENCH__PROC_CHANNEL_FD, "w");
     if (!out)
         return BENCH_EXIT_USAGE;
-    fputs("END failed ", out);
-    put_message(out, why);
+    put_end(out, BENCH__FAILED, why);
     fclose(out);
     return BENCH_EXIT_USAGE;
 }

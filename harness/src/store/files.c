@@ -151,6 +151,13 @@ void bench__tmp_unregister(int slot)
 
 /* ---- stale temporary files ---- */
 
+/* Whether the part of name before `at` ends with suffix. */
+static bool ends_at(const char *name, const char *at, const char *suffix)
+{
+    size_t k = strlen(suffix);
+    return (size_t)(at - name) >= k && memcmp(at - k, suffix, k) == 0;
+}
+
 /* The process id in a temporary file's name "ANY.tmp.PID.XXXXXX", or 0 when it is not one. */
 static long tmp_name_pid(const char *name)
 {
@@ -168,7 +175,7 @@ static long tmp_name_pid(const char *name)
     const char *p = d;
     while (p > name && p[-1] >= '0' && p[-1] <= '9')
         p--;
-    if (p == d || d - p > 10 || p - name < 5 || strncmp(p - 5, ".tmp.", 5) != 0)
+    if (p == d || d - p > 10 || !ends_at(name, p, ".tmp."))
         return 0;
     long pid = strtol(p, NULL, 10);
     return pid > 0 ? pid : 0;
@@ -184,7 +191,7 @@ static long legacy_snapshot_pid(const char *name)
     const char *end = name + n - 4, *p = end;
     while (p > name && p[-1] >= '0' && p[-1] <= '9')
         p--;
-    if (p == end || end - p > 10 || p - name < 9 || strncmp(p - 9, ".program.", 9) != 0)
+    if (p == end || end - p > 10 || !ends_at(name, p, ".program."))
         return 0;
     long pid = strtol(p, NULL, 10);
     return pid > 0 ? pid : 0;
@@ -195,8 +202,9 @@ static long legacy_snapshot_pid(const char *name)
  * another history, or of no history, that merely ends so is never taken for one). */
 static long history_tmp_pid(const char *name, const char *base)
 {
-    size_t blen = base ? strlen(base) : 0;
-    if (!base || strncmp(name, base, blen) != 0 || strncmp(name + blen, ".new-", 5) != 0)
+    const char *rest = base ? bench__skip_prefix(name, base) : NULL;
+    const char *digits = rest ? bench__skip_prefix(rest, ".new-") : NULL;
+    if (!digits)
         return 0;
     static const char *const sides[] = {"", "-journal", "-wal", "-shm"};
     size_t n = strlen(name);
@@ -207,7 +215,7 @@ static long history_tmp_pid(const char *name, const char *base)
         const char *end = name + n - k, *p = end;
         while (p > name && p[-1] >= '0' && p[-1] <= '9')
             p--;
-        if (p == end || end - p > 10 || p != name + blen + 5)
+        if (p == end || end - p > 10 || p != digits)
             continue;
         long pid = strtol(p, NULL, 10);
         return pid > 0 ? pid : 0;

@@ -396,9 +396,8 @@ static int validate(validator *v, const cJSON *s, const cJSON *x, jpath *p, int 
     int rc;
     if ((k = cJSON_GetObjectItemCaseSensitive(s, "$ref"))) {
         const char *ref = cJSON_IsString(k) ? k->valuestring : "";
-        const cJSON *target = strncmp(ref, "#/$defs/", 8) == 0
-                                  ? cJSON_GetObjectItemCaseSensitive(v->defs, ref + 8)
-                                  : NULL;
+        const char *def = bench__skip_prefix(ref, "#/$defs/");
+        const cJSON *target = def ? cJSON_GetObjectItemCaseSensitive(v->defs, def) : NULL;
         if (!target)
             return schema_fail(v, "has an unresolvable $ref", ref);
         if ((rc = validate(v, target, x, p, depth + 1)))

@@ -94,6 +94,40 @@ static bool valid_hash(const char *s)
 
 #define HASH_EXPECTED "expected \"sha256:\" and 64 hex digits (or \"fnv1a64:\" and 16)"
 
+/* context.canary_samples: each canary's readings in the run's processes, arrays of one length
+ * (at most BENCH__CANARY_PROCS) for the canaries the file has; absent in files of earlier
+ * versions (c->n stays 0). */
+static int read_canary_samples(const vctx *v, const cJSON *ctx, bench__canaries *c)
+{
+    const cJSON *cs = member(ctx, "canary_samples");
+    if (!cs)
+        return 0;
+    if (!cJSON_IsObject(cs))
+        return verr(v, "context.canary_samples", "expected an object");
+    int n = -1;
+    for (int k = 0; k < BENCH__NCANARIES; k++) {
+        const cJSON *a = member(cs, bench__canary_names[k]);
+        if (!a)
+            continue;
+        char p[96];
+        bench__msg(p, sizeof p, "context.canary_samples.%s", bench__canary_names[k]);
+        int m = cJSON_IsArray(a) ? cJSON_GetArraySize(a) : -1;
+        if (m < 1 || m > BENCH__CANARY_PROCS || (n >= 0 && m != n) || !(c->v[k] > 0))
+            return verr(v, p, "expected 1 to 5 numbers for a canary the file has, as many for "
+                              "each");
+        n = m;
+        int i = 0;
+        for (const cJSON *x = a->child; x; x = x->next, i++) {
+            if (!cJSON_IsNumber(x) || !isfinite(x->valuedouble) || !(x->valuedouble > 0) ||
+                x->valuedouble > 1e9)
+                return verr(v, p, "expected numbers of ns in (0, 1e9]");
+            c->samples[k][i] = x->valuedouble;
+        }
+    }
+    c->n = n < 0 ? 0 : n;
+    return 0;
+}
+
 static int load_context(const vctx *v, const cJSON *ctx, bench__context_id *id)
 {
     memset(id, 0, sizeof *id);
@@ -172,8 +206,10 @@ static int load_context(const vctx *v, const cJSON *ctx, bench__context_id *id)
             bench__msg(p, sizeof p, "context.canaries.%s", bench__canary_names[k]);
             return verr(v, p, "expected a number of ns in (0, 1e9]");
         }
-        id->canary[k] = x->valuedouble;
+        id->canary.v[k] = x->valuedouble;
     }
+    if ((rc = read_canary_samples(v, ctx, &id->canary)))
+        return rc;
     /* ---- instruction mode (instr.c): "instructions", or "time"/absent for times ---- */
     if ((rc = opt_string(v, ctx, "mode", "context", id->mode, sizeof id->mode)))
         return rc;

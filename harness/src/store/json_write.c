@@ -195,10 +195,17 @@ static cJSON *context_json(const bench__context *c)
             cJSON_AddStringToObject(po, "mac", c->program_mac);
     }
     if (c->have_canaries) {
+        const bench__canaries *cn = &c->canary;
         cJSON *co = cJSON_AddObjectToObject(o, "canaries");
-        for (int k = 0; k < BENCH__NCANARIES; k++)
-            if (c->canary[k] > 0 && isfinite(c->canary[k]))
-                cJSON_AddNumberToObject(co, bench__canary_names[k], c->canary[k]);
+        cJSON *cs = cn->n > 0 ? cJSON_AddObjectToObject(o, "canary_samples") : NULL;
+        for (int k = 0; k < BENCH__NCANARIES; k++) {
+            if (!(cn->v[k] > 0) || !isfinite(cn->v[k]))
+                continue;
+            cJSON_AddNumberToObject(co, bench__canary_names[k], cn->v[k]);
+            if (cs)
+                cJSON_AddItemToObject(cs, bench__canary_names[k],
+                                      cJSON_CreateDoubleArray(cn->samples[k], cn->n));
+        }
     }
     cpu_json(o, &c->cpu);
     cJSON_AddStringToObject(o, "compiler", c->compiler);

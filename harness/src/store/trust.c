@@ -20,6 +20,7 @@
  * check can change what runs.
  */
 #define _GNU_SOURCE /* memfd_create, F_ADD_SEALS */
+#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -306,7 +307,7 @@ static int copy_hashing(int fd, int to, bench__sha256_ctx *h, double max_bytes,
         }
         if (n == 0)
             return 0;
-        if (first && (n < 4 || memcmp(buf, "\177ELF", 4) != 0)) {
+        if (first && (n < SELFMAG || memcmp(buf, ELFMAG, SELFMAG) != 0)) {
             bench__msg(msg, msglen, "%s", "it is not a program this harness saved (not an ELF "
                                           "executable)");
             return BENCH_EINVAL;

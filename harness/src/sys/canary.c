@@ -8,15 +8,19 @@
  * sibling steals), repeated reads of a 256 KiB buffer (L2-sized data) and of a buffer four times
  * the largest cache some source vouches for (64 MiB when none does), at least 64 MiB and at most
  * 1 GiB (memory bandwidth, which other tenants of the socket share; see
- * bench__canary_memory_plan). Each value is the median of the time per unit of work over 101
- * repetitions of about 1 ms (see REPS); only ratios between two runs on one machine mean
- * anything.
+ * bench__canary_memory_plan). Each is read in five processes one after another (see
+ * BENCH__CANARY_PROCS), each reading the median time per unit of work over 21 repetitions of about
+ * 1 ms (see REPS); the value is the median of the five, and the five say how far the readings
+ * move from one process to the next, which a comparison must exceed before it calls the machine
+ * changed. Only ratios between two runs on one machine mean anything.
  */
+#include <errno.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "core/base.h"
@@ -39,8 +43,15 @@ const char *const bench__canary_words[BENCH__NCANARIES] = {
  * still moves when most repetitions are interrupted, as the benchmarks' own per-process medians
  * do: the canaries are read as the speed a process gets, which is what the benchmarks see. (A
  * low quantile was steadier still, but blind to a load that slowed every benchmark by 75%.)
+ *
+ * Yet one process is not enough: on a quiet 16-vCPU GPU host, the L2 probe read 16-17 ns/KiB in
+ * some processes and 24-28 in others (steady within each, whatever the CPU it was pinned to), the
+ * latency chain moved 6% and memory 12% from one process to the next, so a baseline saved and
+ * compared seconds apart warned "reads of L2-sized data 65.0% slower". So the 101 repetitions
+ * became five processes of 21, and only a drift beyond the spread of both runs' processes is the
+ * machine's (bench__canaries_drift).
  */
-#define REPS 101
+#define REPS 21
 #define REP_NS 1e6 /* one repetition's target length */
 
 /* Each kernel runs `units` units of its work and returns a value the compiler must keep. */
@@ -170,48 +181,144 @@ size_t bench__canary_memory_plan(int llc_kib, const char *llc_source, char *why,
     return bytes;
 }
 
-int bench__canaries_measure(double out[BENCH__NCANARIES], size_t memory_bytes)
+/* All four probes, once each, in this process. */
+static void measure_all(double out[BENCH__NCANARIES], buffer bufs[2])
 {
-    for (int k = 0; k < BENCH__NCANARIES; k++)
-        out[k] = NAN;
     out[0] = measure(chain_kernel, NULL);
     out[1] = measure(compute_kernel, NULL);
-    size_t sizes[2] = {(size_t)256 << 10, memory_bytes};
     for (int k = 0; k < 2; k++) {
-        uint64_t *w = malloc(sizes[k]);
-        while (!w && k == 1 && sizes[k] > ((size_t)64 << 20)) /* short of memory: a smaller one */
-            w = malloc(sizes[k] /= 2);
-        if (!w)
-            return BENCH_ENOMEM;
-        for (size_t i = 0; i < sizes[k] / sizeof *w; i++)
-            w[i] = i * 0x9e3779b97f4a7c15ULL; /* touch every page before timing */
-        buffer b = {w, sizes[k] / sizeof *w, 0};
-        out[2 + k] = measure(read_kernel, &b);
-        free(w);
+        bufs[k].pos = 0;
+        out[2 + k] = measure(read_kernel, &bufs[k]);
     }
+}
+
+/* All four probes in a forked process of their own, as each of a benchmark's processes is one
+ * of its own; the buffers are the parent's, read in place. 0, or -1 when no process ran them. */
+static int measure_in_child(double out[BENCH__NCANARIES], buffer bufs[2])
+{
+    int fd[2];
+    if (pipe(fd) != 0)
+        return -1;
+    pid_t pid = fork();
+    if (pid < 0) {
+        close(fd[0]);
+        close(fd[1]);
+        return -1;
+    }
+    if (pid == 0) {
+        close(fd[0]);
+        double v[BENCH__NCANARIES];
+        measure_all(v, bufs);
+        _exit(write(fd[1], v, sizeof v) == (ssize_t)sizeof v ? 0 : 1);
+    }
+    close(fd[1]);
+    size_t got = 0;
+    while (got < sizeof(double) * BENCH__NCANARIES) {
+        ssize_t r = read(fd[0], (char *)out + got, sizeof(double) * BENCH__NCANARIES - got);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            break;
+        got += (size_t)r;
+    }
+    close(fd[0]);
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+        ;
+    bool ok = got == sizeof(double) * BENCH__NCANARIES && WIFEXITED(status) &&
+              WEXITSTATUS(status) == 0;
+    return ok ? 0 : -1;
+}
+
+int bench__canaries_measure(bench__canaries *out, size_t memory_bytes)
+{
+    memset(out, 0, sizeof *out);
+    size_t sizes[2] = {(size_t)256 << 10, memory_bytes};
+    buffer bufs[2] = {{NULL, 0, 0}, {NULL, 0, 0}};
+    uint64_t *w[2] = {NULL, NULL};
+    for (int k = 0; k < 2; k++) {
+        w[k] = malloc(sizes[k]);
+        while (!w[k] && k == 1 && sizes[k] > ((size_t)64 << 20)) /* short of memory: smaller */
+            w[k] = malloc(sizes[k] /= 2);
+        if (!w[k]) {
+            free(w[0]);
+            return BENCH_ENOMEM;
+        }
+        for (size_t i = 0; i < sizes[k] / sizeof *w[k]; i++)
+            w[k][i] = i * 0x9e3779b97f4a7c15ULL; /* touch every page before timing */
+        bufs[k] = (buffer){w[k], sizes[k] / sizeof *w[k], 0};
+    }
+    double v[BENCH__NCANARIES];
+    for (int p = 0; p < BENCH__CANARY_PROCS; p++) {
+        if (measure_in_child(v, bufs) != 0) {
+            if (out->n > 0)
+                break;
+            measure_all(v, bufs); /* no process could be started: this one's reading */
+            p = BENCH__CANARY_PROCS;
+        }
+        for (int k = 0; k < BENCH__NCANARIES; k++)
+            out->samples[k][out->n] = v[k];
+        out->n++;
+    }
+    for (int k = 0; k < BENCH__NCANARIES; k++) {
+        double s[BENCH__CANARY_PROCS];
+        memcpy(s, out->samples[k], sizeof s);
+        out->v[k] = bench__median_inplace(s, (size_t)out->n);
+    }
+    free(w[0]);
+    free(w[1]);
     return 0;
 }
 
-int bench__canaries_drift(const double now[BENCH__NCANARIES],
-                          const double then[BENCH__NCANARIES], double drift[BENCH__NCANARIES],
-                          char *words, size_t len)
+/* The fastest and slowest of a run's readings of canary k, relative to their median and placed
+ * around its value (both the value itself when the run kept only that). */
+static void reading_range(const bench__canaries *c, int k, double *lo, double *hi)
 {
-    int known = 0;
+    *lo = *hi = c->v[k];
+    if (c->n < 1 || c->n > BENCH__CANARY_PROCS)
+        return;
+    double s[BENCH__CANARY_PROCS];
+    memcpy(s, c->samples[k], sizeof s);
+    double least = s[0], most = s[0];
+    for (int i = 1; i < c->n; i++) {
+        least = fmin(least, s[i]);
+        most = fmax(most, s[i]);
+    }
+    double med = bench__median_inplace(s, (size_t)c->n);
+    if (!(med > 0) || !(least > 0) || !isfinite(most))
+        return;
+    *lo = c->v[k] * least / med;
+    *hi = c->v[k] * most / med;
+}
+
+int bench__canaries_drift(const bench__canaries *now, const bench__canaries *then,
+                          double threshold, double drift[BENCH__NCANARIES],
+                          bool beyond[BENCH__NCANARIES], char *words, size_t len)
+{
+    int n = 0;
     size_t used = 0;
     words[0] = '\0';
     for (int k = 0; k < BENCH__NCANARIES; k++) {
         drift[k] = NAN;
-        if (!(now[k] > 0) || !(then[k] > 0) || !isfinite(now[k]) || !isfinite(then[k]))
+        beyond[k] = false;
+        double a = now->v[k], b = then->v[k];
+        if (!(a > 0) || !(b > 0) || !isfinite(a) || !isfinite(b))
             continue;
-        drift[k] = now[k] / then[k] - 1.0;
-        known++;
-        int n = snprintf(words + used, used < len ? len - used : 0, "%s%s %.1f%% %s",
+        drift[k] = a / b - 1.0;
+        double alo, ahi, blo, bhi;
+        reading_range(now, k, &alo, &ahi);
+        reading_range(then, k, &blo, &bhi);
+        beyond[k] = fabs(drift[k]) > threshold && (alo > bhi || ahi < blo);
+        if (!beyond[k])
+            continue;
+        n++;
+        int m = snprintf(words + used, used < len ? len - used : 0, "%s%s %.1f%% %s",
                          used ? ", " : "", bench__canary_words[k], fabs(100.0 * drift[k]),
                          drift[k] >= 0 ? "slower" : "faster");
-        if (n > 0)
-            used += (size_t)n;
+        if (m > 0)
+            used += (size_t)m;
     }
-    return known;
+    return n;
 }
 
 double bench__canaries_shared_drift(const double drift[BENCH__NCANARIES])

@@ -72,8 +72,10 @@ void bench__context_id_from(bench__context_id *id, const bench__context *c)
     bench__msg(id->program_file, sizeof id->program_file, "%s", c->program_file);
     bench__msg(id->program_libs, sizeof id->program_libs, "%s", c->program_libs);
     bench__msg(id->program_mac, sizeof id->program_mac, "%s", c->program_mac);
-    for (int k = 0; k < BENCH__NCANARIES; k++)
-        id->canary[k] = c->have_canaries ? c->canary[k] : 0;
+    if (c->have_canaries)
+        id->canary = c->canary;
+    else
+        memset(&id->canary, 0, sizeof id->canary);
 }
 
 /* Room for one escaped context string (at most 256 bytes, 4 escaped bytes per byte). */

@@ -151,8 +151,8 @@ typedef struct bench__context {
     char program_mac[BENCH__MAC_TEXT]; /* baselines only: "hmac-sha256:HEX"; "" unsigned */
     char program_libs[BENCH__HASH_TEXT]; /* hash over the shared libraries it runs code from */
     double program_bytes;  /* size of the program, bytes; 0 unknown */
-    /* Drift canaries, ns per unit of each probe's work; NaN (or 0) when not measured. */
-    double canary[BENCH__NCANARIES];
+    /* Drift canaries (zeroed when not measured). */
+    bench__canaries canary;
     bool have_canaries;
     bench__cpu cpu;
     const char *compiler;       /* the harness library's compiler */
@@ -194,7 +194,7 @@ typedef struct bench__context_id {
     char program_mac[BENCH__MAC_TEXT]; /* the snapshot's signature; "" none */
     double program_bytes; /* the program's size, bytes; 0 when the file has none */
     char program_libs[BENCH__HASH_TEXT]; /* "" when the file has none */
-    double canary[BENCH__NCANARIES]; /* 0 when the file has none */
+    bench__canaries canary; /* v[k] 0 when the file has none */
     char mode[16]; /* context.mode of a saved run: "instructions", or "" for times */
 } bench__context_id;
 

@@ -193,6 +193,7 @@ static bool take_line(bench__proc *p, char *out, size_t len, bool at_eof)
 {
     char *nl = memchr(p->buf, '\n', p->len);
     size_t n;
+    bool piece = p->in_long; /* the rest of a line whose start was handed out */
     if (nl)
         n = (size_t)(nl - p->buf);
     else if (at_eof && p->len > 0)
@@ -201,6 +202,8 @@ static bool take_line(bench__proc *p, char *out, size_t len, bool at_eof)
         n = p->len; /* a line longer than the buffer: hand out its start */
     else
         return false;
+    p->in_long = !nl && !at_eof;
+    p->line_len = piece || p->in_long ? SIZE_MAX : n;
     size_t copy = n < len - 1 ? n : len - 1;
     memcpy(out, p->buf, copy);
     out[copy] = '\0';

@@ -4,8 +4,8 @@
  * Every child the harness starts goes through it: isolated measurement (manager.c, worker.c),
  * the interleaved A/B of two builds (ab.c), calibration runs (calibrate.c), instruction counts
  * under valgrind (instr.c), and the short commands the context runs (git, in sysinfo.c). What a
- * worker says on its channel is each mode's own business; how it is started, read with a time
- * limit, killed and reaped is this file's.
+ * worker says on its channel is run/protocol.h's (the lines, their writer and reader); how it is
+ * started, read with a time limit, killed and reaped is this file's.
  */
 #ifndef HARNESS_PROC_H
 #define HARNESS_PROC_H
@@ -22,7 +22,7 @@
 
 /** Where the worker's results come from, and where its own stdout goes. */
 typedef enum bench__proc_channel {
-    BENCH__PROC_STDOUT = 0, /* results on its stdout (the --ab worker protocol) */
+    BENCH__PROC_STDOUT = 0, /* results on its stdout (another build's --list, git) */
     BENCH__PROC_FD3,        /* results on descriptor 3; its stdout goes to our stderr */
     BENCH__PROC_NONE,       /* no results channel; its stdout is discarded (/dev/null) */
 } bench__proc_channel;
@@ -44,6 +44,9 @@ typedef struct bench__proc {
     char buf[4096]; /* bytes read from the channel and not yet returned as lines */
     size_t len;
     bool eof;
+    bool in_long;    /* a line longer than buf is being handed out in pieces */
+    size_t line_len; /* bytes of the line bench__proc_line returned last, before any cut to the
+                        caller's buffer; SIZE_MAX for a piece of a line longer than buf */
     bench__proc_end end;
     int code; /* exit code or signal number, by `end` */
 } bench__proc;
@@ -70,7 +73,8 @@ typedef struct bench__proc_spec {
 int bench__proc_start(bench__proc *p, const bench__proc_spec *s, char *msg, size_t msglen);
 
 /**
- * Reads one line of the worker's channel into buf (without the newline; longer lines are cut).
+ * Reads one line of the worker's channel into buf (without the newline; longer lines are cut:
+ * p->line_len says how long it was, so a reader can refuse it, or see a NUL inside).
  * Waits at most until deadline_ns (bench__now_ns clock; <= 0: no limit). Returns 1 for a line,
  * 0 at the end of the channel, BENCH_EIO when the deadline passed (the worker is then killed and
  * marked timed out), or BENCH_EUSAGE when the run was interrupted (bench__proc_interrupted).

@@ -12,6 +12,7 @@
  * little-endian ELF, a compressed debug section or a malformed unit gives "unknown", never an
  * error.
  */
+#include <elf.h>
 #include <fcntl.h>
 #include <stdint.h>
 #include <string.h>
@@ -88,7 +89,7 @@ typedef struct elf_sections {
 static bool elf_find(const uint8_t *img, size_t len, elf_sections *s)
 {
     memset(s, 0, sizeof *s);
-    if (len < 64 || memcmp(img, "\177ELF", 4) != 0 || img[4] != 2 /* 64-bit */ ||
+    if (len < 64 || memcmp(img, ELFMAG, SELFMAG) != 0 || img[4] != 2 /* 64-bit */ ||
         img[5] != 1 /* little-endian */)
         return false;
     rd h = {img + 0x28, img + len, false};

@@ -463,8 +463,8 @@ static void collect_os(bench__context *c)
     FILE *f = fopen("/etc/os-release", "r");
     if (f) {
         while (fgets(line, sizeof line, f)) {
-            if (strncmp(line, "PRETTY_NAME=", 12) == 0) {
-                char *v = line + 12;
+            char *v = (char *)bench__skip_prefix(line, "PRETTY_NAME=");
+            if (v) {
                 v[strcspn(v, "\n")] = '\0';
                 if (*v == '"') {
                     v++;

@@ -9,7 +9,7 @@
 # confirmed; one elsewhere (the machine's drift) should not be.
 #
 # Usage:
-#   scripts/history_trial.sh [N1] [N2]
+#   scripts/experiments/history_trial.sh [N1] [N2]
 #       N1 runs of the base program (default 11), then N2 of the slowed one (default 9).
 #   HISTORY_TRIAL_ARGS   options for every run (default: --measurement-time 1 --warm-up-time 0.2)
 #   HISTORY_TRIAL_GATE   --history-gate's K (default 10; 0: no gate)
@@ -18,7 +18,7 @@
 #   HISTORY_TRIAL_CONFIRM  seconds of the paired run per change point (default 10)
 # The variants are built under build-history-trial/. Exit: 0 done, 2 usage or build error.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 n1="${1:-11}"
 n2="${2:-9}"
 gate="${HISTORY_TRIAL_GATE:-10}"

@@ -3,8 +3,8 @@
 plots, as SVG generated here. Standard library only; the pages load nothing from the network
 (no external script, style sheet, font or image), so they work from file:// offline.
 
-Usage: scripts/html_report.py [RESULTS.json] [--history SERIES.json] [--baselines-dir DIR]
-                              [--baseline FILE] [--flamegraph SVG] [--out DIR] [--title TEXT]
+Usage: scripts/tools/bench_report.py [RESULTS.json] [--history SERIES.json] [--baselines-dir DIR]
+                                     [--baseline FILE] [--flamegraph SVG] [--out DIR] [--title TEXT]
 (installed with the library as bench-report, with the same arguments)
   RESULTS.json     results of a run (`bench --json FILE`; docs/results-format.md)
   --history SERIES the series of a run history with their change points and trends
@@ -76,8 +76,8 @@ import statistics
 import sys
 import tempfile
 
-# The name this tool was run as: html_report.py in the source tree, bench-report installed.
-ME = os.path.basename(sys.argv[0]) or "html_report.py"
+# The name this tool was run as: bench_report.py in the source tree, bench-report installed.
+ME = os.path.basename(sys.argv[0]) or "bench_report.py"
 
 # ---- markup: every piece of HTML and SVG on the pages is made here ----
 #
@@ -940,10 +940,10 @@ INSTALLED_SCHEMA_DIR = "../share/doc/harness/docs"
 
 
 def find_schema():
-    """docs/results.schema.json: beside this script in the source tree (scripts/../docs/), or
-    as installed (bin/ + INSTALLED_SCHEMA_DIR)."""
+    """docs/results.schema.json: in the source tree (scripts/tools/../../docs/), or as installed
+    (bin/ + INSTALLED_SCHEMA_DIR)."""
     here = os.path.dirname(os.path.realpath(__file__))
-    for rel in (os.path.join("..", "docs"), INSTALLED_SCHEMA_DIR):
+    for rel in (os.path.join("..", "..", "docs"), INSTALLED_SCHEMA_DIR):
         path = os.path.join(here, rel, "results.schema.json")
         if os.path.isfile(path):
             return path

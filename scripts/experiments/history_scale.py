@@ -11,8 +11,8 @@ columns are rewritten, the others are copied as they are.
 Then `PROGRAM --history-show FILE --exact ID` is timed TRIES times on the long history, and the
 median is printed with the sizes.
 
-Usage: scripts/history_scale.py PROGRAM [--runs 1000] [--benchmarks 30] [--series 10000]
-                                [--tries 5] [--dir DIR]
+Usage: scripts/experiments/history_scale.py PROGRAM [--runs 1000] [--benchmarks 30]
+                                            [--series 10000] [--tries 5] [--dir DIR]
 Exit: 0, or 2 when PROGRAM cannot record a run.
 """
 import argparse

@@ -3,7 +3,7 @@
 # heaptrack, or valgrind's DHAT where heaptrack cannot be had), then a leak check with valgrind
 # memcheck, of the profiling build.
 #
-# Usage: scripts/memory_profile.sh [FILTER]
+# Usage: scripts/profile_memory.sh [FILTER]
 #   no FILTER   profiles build-prof/workloads/wl_profile (the reference profiling workload,
 #               once: about 1 s natively); under valgrind (DHAT, memcheck) with 64 of its
 #               1000 similarity queries, one batch (valgrind emulates the batch kernel's fused
@@ -28,7 +28,7 @@
 # error, missing tool, build failure or a failed run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-me="memory_profile.sh"
+me="profile_memory.sh"
 
 # shellcheck source=scripts/profile_lib.sh
 . scripts/profile_lib.sh
