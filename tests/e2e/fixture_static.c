@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "cli/internal.h"
+#include "probes/alloc.h"
 
 /* The runner's functions that alloc.c's probe calls; never reached here. */
 int bench__metric_add(struct bench__result *r, const char *name, const char *unit,

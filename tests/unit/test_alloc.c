@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "cli/internal.h"
+#include "probes/alloc.h"
 #include "unit_helpers.h"
 
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)

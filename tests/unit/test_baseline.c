@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "cli/internal.h"
+#include "probes/probes.h"
 
 static char tmpdir[64];
 
@@ -235,6 +236,7 @@ static bench__context test_context(void)
     o.confidence_level = 0.95;
     bench__context c;
     bench__context_collect(&c, &o);
+    bench__probes_context(&c);
     return c;
 }
 

@@ -17,6 +17,7 @@
 
 #include "core/base.h"
 #include "compare/compare.h"
+#include "report/report_compare.h"
 #include "unit_helpers.h"
 
 static void test_t_and_beta_published(void **state)

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "compare/compare.h"
+#include "report/report_compare.h"
 
 static bench__context_id base_id(void)
 {

@@ -24,7 +24,9 @@
 #include <unistd.h>
 
 #include "cli/internal.h"
-#include "core/cuda_backend.h"
+#include "probes/cuda.h"
+#include "probes/cuda_backend.h"
+#include "probes/probes.h"
 #include "store/store.h"
 #include "unit_helpers.h"
 
@@ -736,6 +738,55 @@ static void test_clock_locking(void **state)
     assert_null(strstr(text, "lock 1200 1200\nreset"));
 }
 
+/* The saved entry's rate for bench__probes_compare_note, as the pipeline gives it. */
+static double saved_rate(const void *saved, const char *metric)
+{
+    return bench__entry_rate(saved, metric);
+}
+
+/* The pipeline reaches the CUDA probe only through the table: the context's GPU part, clock
+ * locking and the note on a comparison's clocks come out as from the probe itself. */
+static void test_table_hooks(void **state)
+{
+    (void)state;
+    use_fake_nvml("1500");
+    bench__context ctx;
+    memset(&ctx, 0, sizeof ctx);
+    bench__probes_context(&ctx);
+    bench__gpu g;
+    bench__cuda_context_collect(&g);
+    assert_memory_equal(&ctx.gpu, &g, sizeof g);
+    char msg[256];
+    assert_int_equal(bench__probes_lock_clocks(1500, msg, sizeof msg), 0);
+    bench__probes_context(&ctx);
+    assert_int_equal(ctx.gpu.sm_clock_locked_mhz, 1500);
+    bench__probes_unlock_clocks();
+    bench__probes_context(&ctx);
+    assert_int_equal(ctx.gpu.sm_clock_locked_mhz, -1);
+    setenv("FAKE_NVML_LOCK", "denied", 1);
+    assert_int_equal(bench__probes_lock_clocks(1200, msg, sizeof msg), BENCH_EUNAVAIL);
+    assert_non_null(strstr(msg, "Insufficient Permissions"));
+
+    const double fast[] = {1980, 1980, 1980, 1980, 1980, 1980};
+    const uint32_t proc[] = {0, 0, 0, 1, 1, 1};
+    bench__result r;
+    throttle_case(&r, fast, proc, 6, 2);
+    double cycles[6], ns[6];
+    bench__saved_metric m = {.name = "gpu_sm_cycles", .unit = "cycles", .totals = cycles};
+    bench__entry e = {.nsamples = 6, .totals_ns = ns, .nmetrics = 1, .metrics = &m};
+    for (size_t i = 0; i < 6; i++) {
+        ns[i] = 2e6;
+        cycles[i] = 1755 * ns[i] * 1e-3; /* the baseline ran at 1755 MHz */
+    }
+    char note[256], direct[256];
+    assert_int_equal(bench__probes_compare_note(&r, saved_rate, &e, note, sizeof note), 1);
+    assert_int_equal(bench__cuda_clock_note(&r, baseline_mhz(&e), direct, sizeof direct), 1);
+    assert_string_equal(note, direct);
+    e.nmetrics = 0; /* a baseline without clocks: nothing to say */
+    assert_int_equal(bench__probes_compare_note(&r, saved_rate, &e, note, sizeof note), 0);
+    bench__result_destroy(&r);
+}
+
 /* The real backend of this build: a device with its facts, or a reason. Never a crash. */
 static void test_real_backend_answers(void **state)
 {
@@ -787,6 +838,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_throttled_samples_left_out, setup, teardown),
         cmocka_unit_test_setup_teardown(test_clock_note, setup, teardown),
         cmocka_unit_test_setup_teardown(test_clock_locking, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_table_hooks, setup, teardown),
         cmocka_unit_test_setup_teardown(test_real_backend_answers, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "cli/internal.h"
+#include "probes/probes.h"
 
 static void test_fmt_time(void **state)
 {
@@ -357,6 +358,7 @@ static void test_json_file_atomic(void **state)
     opt.seed = 5;
     bench__context ctx;
     bench__context_collect(&ctx, &opt);
+    bench__probes_context(&ctx);
 
     char msg[256] = "";
     assert_int_equal(bench__json_write_file(path, &ctx, &r, 1, msg, sizeof msg), 0);

@@ -18,6 +18,7 @@
 #include <sys/mman.h>
 
 #include "cli/internal.h"
+#include "probes/perf.h"
 #include "probes/perf_events.h"
 #include "report/report_metrics.h"
 

@@ -16,6 +16,8 @@
 #include <time.h>
 
 #include "cli/internal.h"
+#include "probes/measure.h"
+#include "run/plan.h"
 
 static uint64_t calls, setups, max_batch_seen;
 

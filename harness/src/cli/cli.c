@@ -11,9 +11,15 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
-#include "core/cuda_backend.h"
+#include "probes/alloc.h"
+#include "probes/cuda_backend.h"
+#include "probes/perf.h"
 #include "probes/perf_events.h"
+#include "probes/probes.h"
 #include "run/client.h"
+#include "run/compare_files.h"
+#include "run/history_confirm.h"
+#include "run/select.h"
 #include "store/history.h"
 #include "sys/proc.h"
 #include "sys/user_build.h"
@@ -174,6 +180,7 @@ int bench_main(int argc, char **argv)
     if (c.context) {
         bench__context ctx;
         bench__context_collect(&ctx, &c.run);
+        bench__probes_context(&ctx);
         /* The program's build: its benchmark files name the records to read. A registry that
          * cannot be listed (a duplicate id) leaves them unknown; --list says why. */
         bench__instance *reg = NULL;

@@ -1,7 +1,7 @@
 /*
- * cli_options.c: the command line read into one struct (bench__request): the help, the option
- * table, the value parsers and the checks of combinations (the FILTERs' selection is
- * run/select.c's).
+ * cli_options.c: the command line read into one struct (bench__request): the option table and
+ * the value parsers (the help is cli_help.c's, the checks of combinations cli_checks.c's, the
+ * FILTERs' selection run/select.c's).
  *
  * Every error is one line on stderr that names the flag, value or file, and a documented exit
  * code (2 for usage and input errors). Parsing never exits from inside a helper: each returns a
@@ -22,155 +22,10 @@
 #include "cli/cli.h"
 #include "cli/internal.h"
 #include "compare/compare.h"
+#include "probes/probes.h"
 #include "run/instr.h"
+#include "run/select.h"
 #include "sys/proc.h"
-
-/* The help, after its first line ("Usage: PROGRAM [OPTIONS] [FILTER...]",
- * bench__cli_print_usage). */
-static const char usage_text[] =
-    "\n"
-    "Runs the benchmarks whose id (group/name or group/name/PARAM) matches any FILTER, a POSIX\n"
-    "extended regular expression searched anywhere in the id (a plain substring works). With no\n"
-    "FILTER, runs them all.\n"
-    "\n"
-    "Selection:\n"
-    "      --list                 print the selected benchmark ids, one per line, and exit\n"
-    "      --exact                FILTERs must equal the whole id (no regex)\n"
-    "Measurement:\n"
-    "      --quick                fast, less precise run (0.05 s warm-up, at most 0.35 s,\n"
-    "                             3 processes)\n"
-    "      --warm-up-time S       seconds of warm-up per benchmark (default 0.3)\n"
-    "      --measurement-time S   sampling budget in seconds per benchmark (default 3)\n"
-    "      --sample-size N        most samples per benchmark, 2..100000 (default 100)\n"
-    "      --rounds N             with --in-process: spread each benchmark's samples over N\n"
-    "                             runs of its body, interleaved with the other benchmarks',\n"
-    "                             1..1000 (default 5; 1 with --quick)\n"
-    "      --target-precision P   with --in-process: stop early once the CI half-width of the\n"
-    "                             median is below P of it, 0 < P < 1 (default 0.01); 'off'\n"
-    "                             never stops early\n"
-    "      --sampling MODE        auto, linear or flat (default auto)\n"
-    "      --profile-time S       run each selected benchmark for S seconds with no\n"
-    "                             statistics, for an outside profiler (perf record, ...)\n"
-    "      --gpu-lock-clocks MHZ  lock the GPU's SM clock at MHZ for the run, 100..10000\n"
-    "                             (NVML; needs root; without permission: a warning)\n"
-    "Processes:\n"
-    "      --processes N          measure each benchmark in N fresh worker processes,\n"
-    "                             interleaved across benchmarks, 1..1000 (default 10; 3 with\n"
-    "                             --quick; fewer when its samples do not fit the budget)\n"
-    "      --in-process           measure everything in this one process (for debuggers and\n"
-    "                             profilers: gdb, perf record, callgrind, heaptrack)\n"
-    "      --timeout S            stop a worker process that runs longer than S seconds and\n"
-    "                             report its benchmark as timed out (default 300; with --ab\n"
-    "                             and confirmations, the longest any one step of a worker\n"
-    "                             may take: its setup, a sample)\n"
-    "      --fixed-layout         keep each worker's own stack, heap and environment offsets\n"
-    "                             (default: drawn at random per worker process, so that\n"
-    "                             layout luck averages out instead of looking like a change)\n"
-    "Counters and allocations:\n"
-    "      --perf-events LIST     count perf events around every sample: comma-separated\n"
-    "                             libpfm4 names or presets (ipc, cache, branch, sw)\n"
-    "      --list-events          list the events libpfm4 knows here and which open\n"
-    "      --alloc-stats          count allocations and bytes per iteration, peak heap\n"
-    "      --probe NAME[=ARG]     attach a probe by name, repeatable: perf=LIST (as\n"
-    "                             --perf-events), alloc (as --alloc-stats), rusage (voluntary\n"
-    "                             and involuntary context switches per iteration)\n"
-    "Statistics:\n"
-    "      --nresamples N         bootstrap resamples, 10..10000000 (default 10000), at most\n"
-    "                             268435456 draws (resamples x samples) per benchmark\n"
-    "      --confidence-level C   confidence level of intervals, 0 < C < 1 (default 0.95)\n"
-    "      --seed N               bootstrap seed, 0..4294967295 (default 1)\n"
-    "Output:\n"
-    "      --output-format FMT    pretty, json, csv, markdown or bencher on stdout\n"
-    "                             (default pretty)\n"
-    "      --json FILE            also write the results as JSON to FILE (atomically)\n"
-    "      --export-gbench FILE   also write them in Google Benchmark's JSON format\n"
-    "      --history FILE         also append this run to the SQLite database FILE (made when\n"
-    "                             absent; default $BENCH_HISTORY): a run of times only\n"
-    "      --history-show FILE    list the runs in history FILE, then each benchmark's series\n"
-    "                             that the FILTERs select, its change points and trend;\n"
-    "                             runs nothing (--json FILE: the series as JSON too)\n"
-    "      --history-gate K       with --history: exit 1 when a benchmark's newest run is a\n"
-    "                             step above --noise-threshold against its last K runs,\n"
-    "                             5..1000 (10 is a good start), or its slowing trend over\n"
-    "                             them is; needs 5 earlier runs to judge\n"
-    "      --history-confirm      with --history-show: run the kept programs of the runs on\n"
-    "                             both sides of each change point again, paired, and say\n"
-    "                             whether the step is confirmed or not reproduced\n"
-    "      --history-programs N   programs kept beside the history (FILE.programs/) for\n"
-    "                             --history-confirm, the most recently used, 0..1000\n"
-    "                             (default 20; 0 keeps none)\n"
-    "      --no-last              no change since the last run at the end of the pretty\n"
-    "                             output, and this run is not kept for the next (the last\n"
-    "                             run: the history's, else $BENCH_LAST_DIR's, default\n"
-    "                             ~/.cache/harness/last)\n"
-    "      --color WHEN           auto, always or never (default auto; NO_COLOR is respected)\n"
-    "      --context              print the system context (CPU, GPU, OS, compiler, ...) and exit\n"
-    "Baselines and comparison:\n"
-    "      --save-baseline NAME   save this run as baseline NAME (DIR/NAME.json; entries of\n"
-    "                             benchmarks not run are kept)\n"
-    "      --baseline NAME        compare this run with baseline NAME\n"
-    "      --load-baseline NAME   compare saved baseline NAME with --baseline OLD; runs nothing\n"
-    "      --baseline-dir DIR     where baselines live (default $BENCH_BASELINE_DIR or\n"
-    "                             ./baselines)\n"
-    "      --baseline-strict      a benchmark new to the baseline, or in it but not in this\n"
-    "                             program, is an error (exit 2); skipped ones never are\n"
-    "      --baseline-lenient     new and removed benchmarks are reported, not an error\n"
-    "                             (the default; undoes --baseline-strict)\n"
-    "      --calibrate N          with --save-baseline: measure each benchmark's run-to-run\n"
-    "                             noise over N separate processes (2..100) and save it\n"
-    "      --significance-level A over the whole comparison, 0 < A < 0.5 (default 0.05)\n"
-    "      --noise-threshold T    smallest relative change reported as a regression or\n"
-    "                             improvement, 0 <= T < 1 (default 0.02)\n"
-    "      --fail-on-regression   exit 1 when any benchmark regressed (the CI gate)\n"
-    "      --fail-on-inconclusive exit 1 when any benchmark is inconclusive: its interval\n"
-    "                             reaches beyond the noise threshold\n"
-    "      --confirm-time S       with --baseline: confirm each suspect change by an\n"
-    "                             interleaved run of the program saved with the baseline,\n"
-    "                             S seconds each, 0..3600 (default 10, or 90 s shared,\n"
-    "                             at least 4 each, when more than 9; 0: never)\n"
-    "      --trust-snapshots      with --baseline: run the baseline's program snapshot even\n"
-    "                             when this user's key did not sign it (a cache another\n"
-    "                             machine saved); its file checks still apply\n"
-    "                             (these comparison options need --baseline or --ab;\n"
-    "                             --history-gate takes the level and threshold too)\n"
-    "Paired A/B of two builds:\n"
-    "      --ab OTHER             measure OTHER (old build of this suite) against this program\n"
-    "                             in alternating ABBA/BAAB rounds; runs nothing else\n"
-    "      --ab-time S            seconds per benchmark on average, 1..3600 (default 10): the\n"
-    "                             budget, spent on the benchmarks still undecided\n"
-    "      --ab-pairs N           most worker pairs of one benchmark, 3..1000 (default 32)\n"
-    "      --ab-schedule S        pinned (both workers of a pair on one CPU, taking turns),\n"
-    "                             duet (at once on two CPUs, swapped) or unpinned\n"
-    "                             (default pinned)\n"
-    "                             (--noise-threshold defaults to 0.01 with --ab)\n"
-    "      --explain              for each benchmark that regressed or improved, profile both\n"
-    "                             programs on it and name the functions the change went\n"
-    "                             into (perf; with --instructions, callgrind's counts)\n"
-    "Instruction counts (valgrind):\n"
-    "      --instructions         count instructions per iteration exactly under valgrind's\n"
-    "                             callgrind instead of timing; works with --baseline,\n"
-    "                             --save-baseline, --json (--noise-threshold defaults to\n"
-    "                             0.001 here: any change above 0.1% is reported)\n"
-    "      --instructions-iterations N\n"
-    "                             N of the plan {1, N, 2N} iterations (default: chosen per\n"
-    "                             benchmark, samples of about 16M instructions)\n"
-    "      --instructions-cache-sim\n"
-    "                             also simulate the caches: D1 and LL data misses\n"
-    "  -h, --help                 print this help and exit\n"
-    "  -V, --version              print the version and exit\n"
-    "\n"
-    "Exit codes: 0 ok; 1 a regression was found; 2 usage or input error; 3 a benchmark failed\n"
-    "(crashed, exited or timed out included); 128+N interrupted by signal N (130 SIGINT,\n"
-    "143 SIGTERM): nothing was written.\n"
-    "Documentation: man bench; docs/cli.md and docs/results-format.md (installed in\n"
-    "share/doc/harness/).\n";
-
-/* Prints the help; its usage line names the program as it was invoked (argv[0]'s basename). */
-void bench__cli_print_usage(FILE *o)
-{
-    fprintf(o, "Usage: %s [OPTIONS] [FILTER...]\n", bench__prog_name());
-    fputs(usage_text, o);
-}
 
 /* ---- value parsers: each returns 0, or -1 after printing the one-line error ---- */
 
@@ -407,7 +262,12 @@ static int check_name(const char *flag, const char *v)
     return 0;
 }
 
-static int apply_option(bench__request *c, opt_id id, const char *flag, const char *v)
+/* What a topic's apply function returns for an option of another topic. */
+#define NOT_MINE 1
+
+/* The options of one topic, what the run is and how it measures: modes, settings, processes: 0, -1
+ * after the one-line error, or NOT_MINE. */
+static int apply_run(bench__request *c, opt_id id, const char *flag, const char *v)
 {
     uint64_t u;
     int choice;
@@ -472,6 +332,66 @@ static int apply_option(bench__request *c, opt_id id, const char *flag, const ch
                             &c->run.confidence_level);
     case O_SEED:
         return parse_u64(flag, v, 0, UINT32_MAX, "an integer in [0, 4294967295]", &c->run.seed);
+    case O_FIXED_LAYOUT:
+        c->run.fixed_layout = true;
+        return 0;
+    case O_PROFILE_TIME:
+        return parse_double(flag, v, 0, 86400, true, false, "a number of seconds in (0, 86400]",
+                            &c->run.profile_time);
+    case O_PERF_EVENTS:
+        if (*v == '\0')
+            return bad_value(flag, v, "a list of events");
+        return ask_probe(c, "perf", v);
+    case O_LIST_EVENTS:
+        c->list_events = true;
+        return 0;
+    case O_ALLOC_STATS:
+        return ask_probe(c, "alloc", NULL);
+    case O_PROBE:
+        return parse_probe(c, flag, v);
+    /* ---- instruction mode (instr.c) ---- */
+    case O_INSTR:
+        c->instructions = true;
+        return 0;
+    case O_EXPLAIN:
+        c->explain = true;
+        return 0;
+    case O_INSTR_ITERS:
+        c->instr_iterations_set = true;
+        return parse_u64(flag, v, 1, UINT64_C(1) << 32, "an integer in [1, 4294967296]",
+                         &c->instr_iterations);
+    case O_INSTR_CACHE:
+        c->instr_cache_sim = true;
+        return 0;
+    /* ---- end instruction mode ---- */
+    case O_PROCESSES:
+        if (parse_u64(flag, v, 1, 1000, "an integer in [1, 1000]", &u))
+            return -1;
+        c->run.processes = (unsigned)u;
+        return 0;
+    case O_IN_PROCESS:
+        c->run.in_process = true;
+        return 0;
+    case O_GPU_LOCK:
+        if (parse_u64(flag, v, 100, 10000, "a clock in MHz in [100, 10000]", &u))
+            return -1;
+        c->gpu_lock_mhz = (unsigned)u;
+        return 0;
+    case O_TIMEOUT:
+        return parse_double(flag, v, 0, 86400 * 7, true, false,
+                            "a number of seconds in (0, 604800]", &c->run.timeout_s);
+    default:
+        return NOT_MINE;
+    }
+}
+
+/* The options of one topic, where and how results are written, and the run's history: 0, -1 after
+ * the one-line error, or NOT_MINE. */
+static int apply_output(bench__request *c, opt_id id, const char *flag, const char *v)
+{
+    uint64_t u;
+    int choice;
+    switch (id) {
     case O_FORMAT: {
         const char *names[16];
         char choices[256] = "";
@@ -494,6 +414,52 @@ static int apply_option(bench__request *c, opt_id id, const char *flag, const ch
     case O_CONTEXT:
         c->context = true;
         return 0;
+    case O_HISTORY_GATE:
+        if (parse_u64(flag, v, 5, 1000, "an integer in [5, 1000]", &u))
+            return -1;
+        c->history_gate = (size_t)u;
+        return 0;
+    case O_HISTORY_CONFIRM:
+        c->history_confirm = true;
+        return 0;
+    case O_NO_LAST:
+        c->no_last = true;
+        return 0;
+    case O_HISTORY_PROGRAMS:
+        if (parse_u64(flag, v, 0, 1000, "an integer in [0, 1000]", &u))
+            return -1;
+        c->history_programs = (size_t)u;
+        c->history_programs_set = true;
+        return 0;
+    case O_HISTORY:
+    case O_HISTORY_SHOW:
+        if (*v == '\0')
+            return bad_value(flag, v, "a file name");
+        *(id == O_HISTORY ? &c->history_path : &c->history_show) = v;
+        return 0;
+    case O_EXPORT_GBENCH:
+        if (*v == '\0')
+            return bad_value(flag, v, "a file name");
+        c->gbench_path = v;
+        return 0;
+    case O_COLOR: {
+        static const char *const names[] = {"never", "always", "auto"};
+        if (parse_choice(flag, v, names, 3, "auto, always or never", &choice))
+            return -1;
+        c->color = choice == 2 ? -1 : choice;
+        return 0;
+    }
+    default:
+        return NOT_MINE;
+    }
+}
+
+/* The options of one topic, baselines, comparisons and their gate, paired A/B: 0, -1 after the
+ * one-line error, or NOT_MINE. */
+static int apply_comparison(bench__request *c, opt_id id, const char *flag, const char *v)
+{
+    uint64_t u;
+    switch (id) {
     case O_SAVE:
         c->save_baseline = v;
         return check_name(flag, v);
@@ -553,41 +519,9 @@ static int apply_option(bench__request *c, opt_id id, const char *flag, const ch
         c->abo.schedule = (bench__ab_schedule)k;
         return 0;
     }
-    case O_FIXED_LAYOUT:
-        c->run.fixed_layout = true;
-        return 0;
     case O_FAIL_INCONCLUSIVE:
         c->fail_on_inconclusive = true;
         return 0;
-    case O_PROFILE_TIME:
-        return parse_double(flag, v, 0, 86400, true, false, "a number of seconds in (0, 86400]",
-                            &c->run.profile_time);
-    case O_PERF_EVENTS:
-        if (*v == '\0')
-            return bad_value(flag, v, "a list of events");
-        return ask_probe(c, "perf", v);
-    case O_LIST_EVENTS:
-        c->list_events = true;
-        return 0;
-    case O_ALLOC_STATS:
-        return ask_probe(c, "alloc", NULL);
-    case O_PROBE:
-        return parse_probe(c, flag, v);
-    /* ---- instruction mode (instr.c) ---- */
-    case O_INSTR:
-        c->instructions = true;
-        return 0;
-    case O_EXPLAIN:
-        c->explain = true;
-        return 0;
-    case O_INSTR_ITERS:
-        c->instr_iterations_set = true;
-        return parse_u64(flag, v, 1, UINT64_C(1) << 32, "an integer in [1, 4294967296]",
-                         &c->instr_iterations);
-    case O_INSTR_CACHE:
-        c->instr_cache_sim = true;
-        return 0;
-    /* ---- end instruction mode ---- */
     case O_CONFIRM_TIME:
         c->confirm_time_set = true;
         return parse_double(flag, v, 0, 3600, false, false, "a number of seconds in [0, 3600]",
@@ -595,57 +529,20 @@ static int apply_option(bench__request *c, opt_id id, const char *flag, const ch
     case O_TRUST_SNAPSHOTS:
         c->trust_snapshots = true;
         return 0;
-    case O_PROCESSES:
-        if (parse_u64(flag, v, 1, 1000, "an integer in [1, 1000]", &u))
-            return -1;
-        c->run.processes = (unsigned)u;
-        return 0;
-    case O_IN_PROCESS:
-        c->run.in_process = true;
-        return 0;
-    case O_GPU_LOCK:
-        if (parse_u64(flag, v, 100, 10000, "a clock in MHz in [100, 10000]", &u))
-            return -1;
-        c->gpu_lock_mhz = (unsigned)u;
-        return 0;
-    case O_TIMEOUT:
-        return parse_double(flag, v, 0, 86400 * 7, true, false,
-                            "a number of seconds in (0, 604800]", &c->run.timeout_s);
-    case O_HISTORY_GATE:
-        if (parse_u64(flag, v, 5, 1000, "an integer in [5, 1000]", &u))
-            return -1;
-        c->history_gate = (size_t)u;
-        return 0;
-    case O_HISTORY_CONFIRM:
-        c->history_confirm = true;
-        return 0;
-    case O_NO_LAST:
-        c->no_last = true;
-        return 0;
-    case O_HISTORY_PROGRAMS:
-        if (parse_u64(flag, v, 0, 1000, "an integer in [0, 1000]", &u))
-            return -1;
-        c->history_programs = (size_t)u;
-        c->history_programs_set = true;
-        return 0;
-    case O_HISTORY:
-    case O_HISTORY_SHOW:
-        if (*v == '\0')
-            return bad_value(flag, v, "a file name");
-        *(id == O_HISTORY ? &c->history_path : &c->history_show) = v;
-        return 0;
-    case O_EXPORT_GBENCH:
-        if (*v == '\0')
-            return bad_value(flag, v, "a file name");
-        c->gbench_path = v;
-        return 0;
-    case O_COLOR: {
-        static const char *const names[] = {"never", "always", "auto"};
-        if (parse_choice(flag, v, names, 3, "auto, always or never", &choice))
-            return -1;
-        c->color = choice == 2 ? -1 : choice;
-        return 0;
+    default:
+        return NOT_MINE;
     }
+}
+
+/* Applies one option to c, through the function of its topic: 0, or -1 after the error. */
+static int apply_option(bench__request *c, opt_id id, const char *flag, const char *v)
+{
+    static int (*const topics[])(bench__request *, opt_id, const char *, const char *) = {
+        apply_run, apply_output, apply_comparison};
+    for (size_t k = 0; k < sizeof topics / sizeof topics[0]; k++) {
+        int rc = topics[k](c, id, flag, v);
+        if (rc != NOT_MINE)
+            return rc;
     }
     return -1;
 }
@@ -707,180 +604,6 @@ static int parse_args(bench__request *c, int argc, char **argv)
     return 0;
 }
 
-/* The first option given that only means something in a comparison, or NULL. The history
- * gate is a comparison too, with the runs before: it takes the level and the threshold. */
-static const char *comparison_option(const bench__request *c)
-{
-    if (c->fail_on_regression)
-        return "--fail-on-regression";
-    if (c->significance_set && !c->history_gate && !c->history_confirm)
-        return "--significance-level";
-    if (c->noise_threshold_set && !c->history_gate && !c->history_confirm)
-        return "--noise-threshold";
-    if (c->strict_set)
-        return c->strict ? "--baseline-strict" : "--baseline-lenient";
-    if (c->fail_on_inconclusive)
-        return "--fail-on-inconclusive";
-    return NULL;
-}
-
-static int check_combinations(const bench__request *c)
-{
-    if (c->load_baseline && !c->baseline) {
-        bench__errf("--load-baseline needs --baseline OLD to compare with\n");
-        return -1;
-    }
-    /* A gate option without a comparison would be silently ignored, and a CI gate that forgot
-     * --baseline would pass whatever happened: refuse it instead. */
-    const char *gate = comparison_option(c);
-    if (gate && !c->baseline && !c->ab) {
-        /* The level and the threshold are the history gate's too. */
-        bool history_too = strcmp(gate, "--significance-level") == 0 ||
-                           strcmp(gate, "--noise-threshold") == 0;
-        bench__errf("%s needs a comparison: give --baseline NAME or --ab OTHER%s\n",
-                    gate, history_too ? " (or --history-gate K, or --history-confirm)" : "");
-        return -1;
-    }
-    if ((c->confirm_time_set || c->trust_snapshots) && !c->baseline && !c->history_confirm &&
-        !c->history_gate) {
-        bench__errf("%s needs --baseline NAME (or --history-confirm, or "
-                    "--history-gate K)\n",
-                    c->confirm_time_set ? "--confirm-time" : "--trust-snapshots");
-        return -1;
-    }
-    if ((c->ab_time_set || c->ab_pairs_set || c->ab_schedule_set) && !c->ab) {
-        bench__errf("%s needs --ab OTHER\n", c->ab_time_set    ? "--ab-time"
-                                             : c->ab_pairs_set ? "--ab-pairs"
-                                                               : "--ab-schedule");
-        return -1;
-    }
-    if (c->load_baseline && (c->save_baseline || c->calibrate)) {
-        bench__errf("--load-baseline runs nothing, so it cannot be combined with "
-                    "--save-baseline or --calibrate\n");
-        return -1;
-    }
-    if (c->ab && (c->baseline || c->save_baseline || c->load_baseline || c->calibrate ||
-                  c->json_path || c->list)) {
-        bench__errf("--ab compares two programs and runs nothing else: it cannot be "
-                    "combined with baselines, --calibrate, --json or --list\n");
-        return -1;
-    }
-    /* The paired comparison and the comparison of two saved files report in words only: a
-     * format or file they cannot write is refused rather than answered with text where a parser
-     * expects JSON or CSV, or with no file at all. */
-    if ((c->ab || c->load_baseline) &&
-        (c->format != BENCH__FMT_PRETTY || c->gbench_path || c->json_path)) {
-        bench__errf("%s reports in the pretty format only: --json, --export-gbench "
-                    "and other --output-format values do not apply\n",
-                    c->ab ? "--ab" : "--load-baseline");
-        return -1;
-    }
-    if (c->run.profile_time > 0 &&
-        (c->baseline || c->save_baseline || c->load_baseline || c->calibrate || c->json_path ||
-         c->gbench_path || c->ab)) {
-        bench__errf("--profile-time takes no statistics: it cannot be combined with "
-                    "baselines, --calibrate, --json, --export-gbench or --ab\n");
-        return -1;
-    }
-    if (c->run.in_process && c->run.processes) {
-        bench__errf("--processes and --in-process contradict each other: pick one\n");
-        return -1;
-    }
-    bool isolated = !c->run.in_process && c->run.profile_time <= 0 && !c->ab;
-    if (c->run.processes && !isolated) {
-        bench__errf("--processes sets the worker processes of a measuring run: it "
-                    "cannot be combined with --in-process, --profile-time or --ab\n");
-        return -1;
-    }
-    if (c->run.timeout_s > 0 && !isolated && !c->ab) {
-        bench__errf("--timeout limits worker processes: it cannot be combined with "
-                    "--in-process or --profile-time, which start none\n");
-        return -1;
-    }
-    if (c->run.fixed_layout && (c->run.in_process || c->run.profile_time > 0)) {
-        bench__errf("--fixed-layout concerns worker processes: it cannot be combined "
-                    "with --in-process or --profile-time\n");
-        return -1;
-    }
-    if (isolated && !c->instructions && (c->run.cli.rounds || c->run.cli.target_precision)) {
-        bench__errf("--rounds and --target-precision shape the samples of one "
-                    "process: add --in-process to use them (worker processes are set with "
-                    "--processes, and never stop early)\n");
-        return -1;
-    }
-    if (c->calibrate && !c->save_baseline) {
-        bench__errf("--calibrate needs --save-baseline NAME to store the noise in\n");
-        return -1;
-    }
-    /* ---- the run history (history.c) ---- */
-    if (c->history_show && (c->history_path || c->load_baseline || c->save_baseline ||
-                            c->baseline || c->ab || c->calibrate || c->list)) {
-        bench__errf("--history-show reads a history and runs nothing: it cannot be "
-                    "combined with --history, baselines, --ab, --calibrate or --list\n");
-        return -1;
-    }
-    if (c->history_confirm && !c->history_show) {
-        bench__errf("--history-confirm needs --history-show FILE: it confirms the "
-                    "change points shown\n");
-        return -1;
-    }
-    if (c->history_path && (c->ab || c->load_baseline || c->run.profile_time > 0 ||
-                            c->instructions)) {
-        bench__errf("--history records runs of times: it cannot be combined with "
-                    "--ab, --load-baseline, --profile-time or --instructions\n");
-        return -1;
-    }
-    /* ---- instruction mode (instr.c) ---- */
-    if ((c->instr_iterations_set || c->instr_cache_sim) && !c->instructions) {
-        bench__errf("--instructions-iterations and --instructions-cache-sim need "
-                    "--instructions\n");
-        return -1;
-    }
-    bool probes_asked = false;
-    for (size_t k = 0; k < BENCH__MAX_PROBE_KINDS; k++)
-        probes_asked = probes_asked || c->probe_on[k];
-    if (c->instructions && probes_asked && !c->perf_events && !c->alloc_stats) {
-        bench__errf("--instructions counts instructions under valgrind: --probe does "
-                    "not apply\n");
-        return -1;
-    }
-    if (c->explain && !c->ab && !c->baseline && !c->history_confirm && !c->history_gate) {
-        bench__errf("--explain explains the verdicts of a comparison of two programs: give "
-                    "--ab OTHER, --baseline NAME, --history-gate K or --history-confirm\n");
-        return -1;
-    }
-    if (c->explain && c->baseline && c->instructions) {
-        bench__errf("--explain with --baseline explains times, against the program saved with "
-                    "the baseline (an --instructions baseline keeps none): explain counts with "
-                    "--ab OTHER --explain --instructions\n");
-        return -1;
-    }
-    if (c->instructions && (c->ab && !c->explain)) {
-        bench__errf("--instructions counts instructions under valgrind: with --ab it only "
-                    "chooses how --explain explains (callgrind's counts): add --explain\n");
-        return -1;
-    }
-    if (c->instructions && (c->calibrate || c->run.profile_time > 0 ||
-                            c->perf_events || c->alloc_stats || c->gbench_path)) {
-        bench__errf("--instructions counts instructions under valgrind: it cannot be "
-                    "combined with --calibrate, --profile-time, --perf-events, "
-                    "--alloc-stats or --export-gbench\n");
-        return -1;
-    }
-    if (c->instructions && (c->run.processes || c->run.in_process)) {
-        bench__errf("--instructions counts each benchmark exactly in one worker "
-                    "process under valgrind: --processes and --in-process do not apply\n");
-        return -1;
-    }
-    if (c->instructions && c->format != BENCH__FMT_PRETTY && c->format != BENCH__FMT_JSON) {
-        bench__errf("--instructions reports as pretty or json only (the other "
-                    "formats show times)\n");
-        return -1;
-    }
-    /* ---- end instruction mode ---- */
-    return 0;
-}
-
 int bench__cli_parse(bench__request *c, int argc, char **argv)
 {
     memset(c, 0, sizeof *c);
@@ -896,7 +619,7 @@ int bench__cli_parse(bench__request *c, int argc, char **argv)
     c->abo.max_pairs = BENCH__AB_DEFAULT_MAX_PAIRS;
     c->abo.sample_ms = BENCH__AB_DEFAULT_SAMPLE_MS;
     c->abo.schedule = BENCH__AB_PINNED;
-    if (parse_args(c, argc, argv) != 0 || check_combinations(c) != 0)
+    if (parse_args(c, argc, argv) != 0 || bench__cli_check_combinations(c) != 0)
         return -1;
     /* $BENCH_HISTORY records the runs of times that name no --history (a CI job sets it once);
      * the modes that record nothing ignore it. */

@@ -4,12 +4,14 @@
  *   base.h      error and exit codes, message and escaping helpers
  *   options.h   settings of a benchmark, run-wide options
  *   registry.h  the registered benchmark instances
- *   probe.h     the clock and the probe interface (what is measured around a sample)
+ *   probe.h     the probe interface (what is measured around a sample)
  *   result.h    what one benchmark's run produced
  *   run.h       running benchmarks: in process, in workers, A/B, calibration, crashes
  *   context.h   the system context and its identity facts
  *   report.h    output formats and reporters
  *   store.h     results and baseline files, atomic writes, locks, program snapshots
+ * Headers of one file (sys/clock.h, run/plan.h, probes/probes.h, report/report_compare.h, ...)
+ * are included where they are used.
  */
 #ifndef HARNESS_INTERNAL_H
 #define HARNESS_INTERNAL_H

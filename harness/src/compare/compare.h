@@ -184,17 +184,6 @@ void bench__compare_one(const bench__side *old, const bench__side *cur,
 int bench__compare_all(const bench__side *old, const bench__side *cur, size_t n,
                        const bench__compare_opts *o, bench__change *out);
 
-/**
- * The paired A/B test (ab.c) from n >= 2 worker pairs: pair_log[i] is the median of
- * ln(new/old) over pair i's rounds. A one-sample t statistic over the pairs (n - 1 degrees of
- * freedom; the pairs are independent, the rounds of one pair are not) gives D (their mean) and
- * its standard error, decided by bench__decide with `tests` (benchmarks compared times the looks
- * of the sequential design). Fills c (old_median and new_median stay 0); with n < 2 the verdict
- * is "not compared".
- */
-void bench__ab_stats(const double *pair_log, size_t n, double tests, const bench__compare_opts *o,
-                     bench__change *c);
-
 /* ---- the verdict rules (verdict.c): every comparison's verdict is decided there ---- */
 
 /** Power at which the minimum detectable effect is computed. */
@@ -247,68 +236,5 @@ bool bench__verdict_suspect(bench__verdict v);
  * "new", "removed".
  */
 const char *bench__verdict_name(bench__verdict v);
-
-/* ---- terminal output (report_compare.c) ---- */
-
-/**
- * Prints "change: [lo mid hi] (p = ...)" under a benchmark's measured result; for a status, the
- * status ("change: new: the baseline has no measurement").
- */
-void bench__print_change_line(FILE *o, const bench__change *c, bool color);
-/**
- * Prints each compared metric's change under a benchmark's result, and a note when time moved
- * beyond the threshold but a metric that counts work (instructions, cycles, allocations) did not.
- */
-void bench__print_metric_changes(FILE *o, const bench__result *r, const bench__compare_opts *opt,
-                                 bool color);
-/** Prints the Criterion-style verdict sentence for one benchmark. */
-void bench__print_verdict(FILE *o, const bench__change *c, bool color);
-/**
- * Prints the closing summary: every benchmark's verdict, worst first, and the counts. When nearly
- * all benchmarks moved together it says so, blaming the machine only when `context` records that
- * the machine changed between the runs; `context` NULL means both sides ran interleaved on one
- * machine (--ab). ids[i] names changes[i]. `method` names the correction over the comparison
- * ("Holm"), or with opt->exact what was counted ("instructions per iteration, exact").
- * 0 or -1 (memory).
- */
-int bench__print_compare_summary(FILE *o, const char *baseline, const char *const *ids,
-                                 const bench__change *changes, size_t n,
-                                 const bench__compare_opts *opt, const char *method,
-                                 const bench__context_change *context, bool color);
-
-/** Puts the n rows (ids[i] names ch[i]) in the summary's order (bench__change_order), in
- * place; 0 or -1 (memory). */
-int bench__sort_changes(const char **ids, bench__change *ch, size_t n);
-
-/** What makes a finished comparison fail (the gate's flags). */
-typedef struct bench__gate {
-    bool strict;               /* --baseline-strict: new and removed benchmarks are an error */
-    bool fail_on_regression;   /* --fail-on-regression */
-    bool fail_on_inconclusive; /* --fail-on-inconclusive: an undecided benchmark fails too */
-} bench__gate;
-
-/**
- * The exit code of a finished comparison of n rows (ids[i] names ch[i]): 1 for a regression when
- * fail_on_regression, or for an inconclusive benchmark when fail_on_inconclusive (each named on
- * stderr); otherwise 2 when `strict` meets a new or removed benchmark (each named on stderr, in
- * row order, with bench__strict_violation); else 0. Skipped benchmarks never change it.
- */
-int bench__compare_exit(const char *const *ids, const bench__change *ch, size_t n,
-                        const bench__gate *gate, const char *against);
-
-/**
- * --baseline-strict: when v is new or removed, prints one line on stderr naming the benchmark and
- * `against` (what it was compared with, e.g. "baseline 'main'") and returns true; else false.
- */
-bool bench__strict_violation(const char *id, bench__verdict v, const char *against);
-
-/**
- * The order of the rows of every comparison summary (report_compare.c): worst first
- * (regressions, inconclusive, improvements, within noise, no change, then the statuses: not
- * compared, new, removed, skipped), within a verdict the larger change first, then by id. A
- * qsort-style result: negative when row (ida, a) comes first.
- */
-int bench__change_order(const char *ida, const bench__change *a, const char *idb,
-                        const bench__change *b);
 
 #endif /* HARNESS_COMPARE_H */

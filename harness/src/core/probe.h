@@ -1,8 +1,7 @@
 /*
- * probe.h: the clock and the one interface of every measurement around a sample (the wall
- * clock, perf counters, allocation counts, CUDA events, instruction counts): probes, the
- * metrics and facts they record, and the constructors of the probes (the wall clock's and the
- * optional layers').
+ * probe.h: the one interface of every measurement around a sample (the wall clock, perf
+ * counters, allocation counts, CUDA events, instruction counts): probes, the metrics and facts
+ * they record, and the constructors of the probes (the wall clock's and the optional layers').
  */
 #ifndef HARNESS_PROBE_H
 #define HARNESS_PROBE_H
@@ -13,21 +12,6 @@
 #include <stdio.h>
 
 #include "stats/stats.h"
-
-/* ---- clock ---- */
-
-/** What start-up calibration measured about the clock. */
-typedef struct bench__clock_info {
-    const char *name;     /* e.g. "CLOCK_MONOTONIC" */
-    double cost_ns;       /* ns per read, back to back */
-    double resolution_ns; /* smallest step observed between reads (at least clock_getres) */
-    double min_sample_ns; /* shortest allowed sample: 1000 x max(cost, resolution) */
-} bench__clock_info;
-
-/** Reads the monotonic clock in ns. */
-int64_t bench__now_ns(void);
-/** Measures the clock's cost and resolution (about 2 ms); idempotent. */
-const bench__clock_info *bench__clock_calibrate(void);
 
 struct bench__result;
 
@@ -118,16 +102,7 @@ typedef struct bench__probe {
     void (*thread_take)(struct bench__probe *p, double *values);
 } bench__probe;
 
-/**
- * The wall clock (CLOCK_MONOTONIC, ns; measure.c): the default primary probe, attached by the
- * runner to every benchmark, innermost. Its value is the sample's elapsed time, or the metric
- * "host_wall" when another probe gives the time. One benchmark runs at a time: a single probe.
- */
-bench__probe *bench__wall_probe(void);
-/** When the wall clock last started (CLOCK_MONOTONIC, ns): with its value, the sample's span. */
-int64_t bench__wall_started_ns(void);
-
-/* ---- the table of probes (probes/probes.c) ---- */
+/* ---- kinds of probe: the lines of the table (probes/probes.h) ---- */
 
 /** Most kinds of probe the table holds. */
 #define BENCH__MAX_PROBE_KINDS 8
@@ -148,86 +123,22 @@ typedef struct bench__probe_kind {
     /* Optional: before a result's estimates are computed from its pooled samples (in the
      * manager), e.g. to leave out samples the probe knows are not representative. */
     void (*analyze)(struct bench__result *r);
+    /* Optional, for the whole run: locks the clock of the device the probe times at mhz
+     * (--gpu-lock-clocks) until unlock_clocks; 0, or BENCH_EUNAVAIL with the reason in msg. */
+    int (*lock_clocks)(unsigned mhz, char *msg, size_t msglen);
+    /* Undoes lock_clocks (a warning on stderr if that fails); no-op without a lock. */
+    void (*unlock_clocks)(void);
+    /* Optional, after a comparison with a saved entry: when r ran differently from the saved
+     * run in a way the probe sees (a GPU's clock), one line saying so into buf and 1; else 0.
+     * then_rate is the saved run's per-ns rate of the metric note_metric (not above 0:
+     * unknown). */
+    int (*compare_note)(const struct bench__result *r, double then_rate, char *buf, size_t len);
+    const char *note_metric;
 } bench__probe_kind;
 
 /** Defines a probe kind in its own file: BENCH__PROBE_KIND(rusage) = {.name = "rusage", ...}; */
 #define BENCH__PROBE_KIND(id)                                                                      \
     extern const bench__probe_kind bench__probe_kind_##id;                                         \
     const bench__probe_kind bench__probe_kind_##id
-
-/** The table, in the order probes attach (probes.c); `n` gets its length. */
-const bench__probe_kind *const *bench__probe_kinds(size_t *n);
-/** The kind named `name` (its index in *index when not NULL), or NULL. */
-const bench__probe_kind *bench__probe_kind_find(const char *name, size_t *index);
-/**
- * Makes the run's probes: every `always` kind, and each kind k with on[k] (arg[k] its
- * argument), in table order, into out (room for BENCH__MAX_PROBE_KINDS). Returns the number
- * made, or -1 with "OPTION: reason" in msg (OPTION: the kind's own flag, else --probe NAME);
- * probes made before the failure are destroyed.
- */
-int bench__probes_make(const bool *on, const char *const *arg, bench__probe **out, char *msg,
-                       size_t msglen);
-/** Calls every kind's analyze hook on r (bench__analyze, before the estimates). */
-void bench__probes_analyze(struct bench__result *r);
-
-/*
- * The probes of the optional layers. Each create function returns 0 and a probe; or a negative
- * error code with a one-line reason in msg: BENCH_EINVAL for a bad request (an event name
- * nobody knows: exit 2), BENCH_EUNAVAIL when the layer is compiled out or cannot work here.
- * Warnings about parts that cannot work (an event the machine cannot count) go to stderr, once.
- */
-
-/** perf_event counter groups for a comma-separated list of events and presets (perf.c). */
-int bench__perf_probe_create(const char *spec, bench__probe **out, char *msg, size_t msglen);
-/** --list-events: what libpfm4 knows on this machine and what opens; returns the exit code. */
-int bench__perf_list_events(FILE *out);
-
-/**
- * Allocation statistics: the malloc family counted per iteration (alloc.c) by the preload
- * library libharness_alloc.so; BENCH_EUNAVAIL (reason in msg) when it is not loaded.
- */
-int bench__alloc_probe_create(bench__probe **out, char *msg, size_t msglen);
-/**
- * Makes sure the allocation shim is loaded: returns 0 when it is; otherwise re-executes the
- * program (/proc/self/exe with argv[0..argc)) with the shim first in LD_PRELOAD, and does not
- * return. BENCH_EUNAVAIL with the reason in msg when that cannot work: a statically linked
- * program, the shim not found, already re-executed without success, under valgrind.
- */
-int bench__alloc_preload(int argc, char **argv, char *msg, size_t msglen);
-
-/**
- * The CUDA layer's probe (cuda.c): attaches to CUDA benchmarks only (times them with CUDA
- * events: a primary probe), and skips them with the reason when there is no CUDA build, device
- * or driver. Always present; first in the run's probe list.
- */
-bench__probe *bench__cuda_probe(void);
-
-/**
- * Before a CUDA benchmark's estimate (called by bench__analyze): leaves out the samples that ran
- * throttled, those whose mean SM clock (metric gpu_sm_cycles over the GPU time) is below 75% of
- * the reference clock (fact gpu_sm_clock_reference_mhz, or the clock this process locked); all
- * stay when all are throttled. Adds the facts gpu_throttled_samples, gpu_sm_clock_threshold_mhz
- * and the kept samples' mean gpu_sm_clock_mhz, gpu_mem_clock_mhz and gpu_power_w. Does nothing
- * to a benchmark without GPU-state metrics.
- */
-void bench__cuda_analyze(struct bench__result *r);
-
-/** The CUDA probe's metric of SM cycles per sample (its mean clock is cycles over GPU time). */
-#define BENCH__GPU_SM_CYCLES "gpu_sm_cycles"
-/**
- * When r has GPU clocks and its mean SM clock differs from the baseline's (then_mhz, from its
- * saved samples; not above 0: unknown) by more than 2%: writes a one-line note saying so into
- * buf and returns 1; else 0.
- */
-int bench__cuda_clock_note(const struct bench__result *r, double then_mhz, char *buf, size_t len);
-
-/**
- * Locks device 0's SM clock at mhz through NVML (--gpu-lock-clocks) until
- * bench__cuda_unlock_clocks. 0; or BENCH_EUNAVAIL with the reason in msg (no GPU, no NVML, not
- * permitted: NVML needs root for it).
- */
-int bench__cuda_lock_clocks(unsigned mhz, char *msg, size_t msglen);
-/** Undoes bench__cuda_lock_clocks (a warning on stderr if that fails); no-op without a lock. */
-void bench__cuda_unlock_clocks(void);
 
 #endif /* HARNESS_PROBE_H */

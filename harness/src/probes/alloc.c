@@ -40,6 +40,7 @@
 #include "core/base.h"
 #include "core/probe.h"
 #include "core/result.h"
+#include "probes/alloc.h"
 #include "probes/alloc_shim.h"
 
 #ifndef HARNESS_ALLOC_SHIM_BUILD_PATH

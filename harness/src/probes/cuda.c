@@ -37,10 +37,12 @@
 #include <string.h>
 
 #include "core/base.h"
-#include "core/cuda_backend.h"
+#include "probes/cuda.h"
+#include "probes/cuda_backend.h"
 #include "core/probe.h"
 #include "core/result.h"
 #include "probes/nvml.h"
+#include "sys/clock.h"
 #include "sys/context.h"
 
 /*
@@ -580,5 +582,17 @@ static int cuda_create(const char *arg, bench__probe **out, char *msg, size_t ms
     return 0;
 }
 
-BENCH__PROBE_KIND(cuda) = {
-    .name = "cuda", .always = true, .create = cuda_create, .analyze = bench__cuda_analyze};
+/* The kind's compare_note: the saved rate is SM cycles per ns, the note's clock MHz. */
+static int cuda_compare_note(const bench__result *r, double then_rate, char *buf, size_t len)
+{
+    return bench__cuda_clock_note(r, 1e3 * then_rate, buf, len);
+}
+
+BENCH__PROBE_KIND(cuda) = {.name = "cuda",
+                           .always = true,
+                           .create = cuda_create,
+                           .analyze = bench__cuda_analyze,
+                           .lock_clocks = bench__cuda_lock_clocks,
+                           .unlock_clocks = bench__cuda_unlock_clocks,
+                           .compare_note = cuda_compare_note,
+                           .note_metric = BENCH__GPU_SM_CYCLES};

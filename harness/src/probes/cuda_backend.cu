@@ -26,7 +26,7 @@
 #include <cuda_runtime.h>
 #include <nvtx3/nvToolsExt.h>
 
-#include "core/cuda_backend.h"
+#include "probes/cuda_backend.h"
 
 struct bench__cuda_session {
     cudaStream_t stream;

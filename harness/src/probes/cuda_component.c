@@ -9,7 +9,7 @@
  * backend, out of libharness-cuda.a) and keep the shared library with --no-as-needed:
  * harness-cuda.pc and the CMake target harness::cuda carry both (docs/gpu.md).
  */
-#include "core/cuda_backend.h"
+#include "probes/cuda_backend.h"
 
 #ifndef HARNESS_CUDA_FEATURE
 #define HARNESS_CUDA_FEATURE "CUDA"

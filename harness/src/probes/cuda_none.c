@@ -10,7 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "core/cuda_backend.h"
+#include "probes/cuda_backend.h"
 
 /* HARNESS_HAVE_CUDA: the CUDA component was built beside this library, so a program without
  * CUDA did not link it; otherwise no program of this build can have CUDA. */

@@ -9,6 +9,8 @@
  */
 #include "core/probe.h"
 #include "core/result.h"
+#include "probes/measure.h"
+#include "sys/clock.h"
 
 /* The running sample's start, ns. One benchmark runs at a time, in the main thread; a static
  * rather than the probe's state, so that start stores it without a load of the state. */

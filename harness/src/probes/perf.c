@@ -54,6 +54,7 @@
 #include "core/options.h"
 #include "core/probe.h"
 #include "core/result.h"
+#include "probes/perf.h"
 #include "probes/perf_events.h"
 
 #define MAX_EV BENCH__PERF_MAX_EVENTS

@@ -13,6 +13,8 @@
 
 #include "core/base.h"
 #include "core/probe.h"
+#include "probes/cuda.h"
+#include "probes/probes.h"
 
 /* One line per probe, in attach order. */
 #define PROBES(X)                                                                                  \
@@ -80,4 +82,40 @@ void bench__probes_analyze(struct bench__result *r)
     for (size_t k = 0; k < NKINDS; k++)
         if (kinds[k]->analyze)
             kinds[k]->analyze(r);
+}
+
+int bench__probes_lock_clocks(unsigned mhz, char *msg, size_t msglen)
+{
+    int rc = BENCH_EUNAVAIL;
+    bench__msg(msg, msglen, "%s", "no probe of this program locks a clock");
+    for (size_t k = 0; k < NKINDS; k++)
+        if (kinds[k]->lock_clocks && (rc = kinds[k]->lock_clocks(mhz, msg, msglen)) != 0)
+            return rc;
+    return rc;
+}
+
+void bench__probes_unlock_clocks(void)
+{
+    for (size_t k = 0; k < NKINDS; k++)
+        if (kinds[k]->unlock_clocks)
+            kinds[k]->unlock_clocks();
+}
+
+int bench__probes_compare_note(const struct bench__result *r,
+                               double (*saved_rate)(const void *saved, const char *metric),
+                               const void *saved, char *buf, size_t len)
+{
+    for (size_t k = 0; k < NKINDS; k++) {
+        const bench__probe_kind *kind = kinds[k];
+        if (kind->compare_note &&
+            kind->compare_note(r, kind->note_metric ? saved_rate(saved, kind->note_metric) : -1,
+                               buf, len))
+            return 1;
+    }
+    return 0;
+}
+
+void bench__probes_context(bench__context *c)
+{
+    bench__cuda_context_collect(&c->gpu); /* CUDA layer: the GPU, or why there is none */
 }

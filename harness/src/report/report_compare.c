@@ -15,6 +15,7 @@
 #include "core/base.h"
 #include "core/result.h"
 #include "report/report.h"
+#include "report/report_compare.h"
 #include "stats/stats.h"
 #include "sys/context.h"
 

@@ -49,11 +49,13 @@
 #include "compare/compare.h"
 #include "core/base.h"
 #include "core/registry.h"
+#include "report/report_compare.h"
 #include "run/layout.h"
 #include "run/protocol.h"
 #include "run/run.h"
 #include "stats/stats.h"
 #include "store/store.h"
+#include "sys/clock.h"
 #include "sys/proc.h"
 
 

@@ -13,6 +13,7 @@
 #include "core/probe.h"
 #include "core/registry.h"
 #include "core/result.h"
+#include "probes/probes.h"
 #include "run/run.h"
 #include "stats/stats.h"
 

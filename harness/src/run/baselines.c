@@ -17,10 +17,14 @@
 #include <unistd.h>
 
 #include "compare/compare.h"
+#include "report/report_compare.h"
+#include "run/baselines.h"
 #include "run/client.h"
 #include "run/explain.h"
 #include "run/instr.h"
 #include "run/pipeline.h"
+#include "run/select.h"
+#include "sys/clock.h"
 #include "sys/proc.h"
 
 /* ---- baselines ---- */
@@ -491,54 +495,13 @@ static int open_snapshot(const bench__request *c, const bench__saved *old, const
     return 1;
 }
 
-/* --explain: the confirmed changes, the baseline's program snapshot (snap, sealed copy fd) as A
- * and this program as B, each for the time a suspect was confirmed in. Printed before the
- * summary in the pretty format; explained[where[q]] gets item q's. 0, or -1 when interrupted. */
-static int explain_confirmed(const bench__request *c, const char *snap, int fd,
-                             const bench__ab_item *items, const size_t *where, size_t k,
-                             double seconds, bench__explanation **explained)
+/* Says on stderr how the suspects that no run of the saved program settles are settled (by
+ * the saved numbers, or by this being the very program the baseline measured: those become
+ * "no change"). how[j] is row j's way, count[] the suspects of each way, nsus all of them. */
+static void say_how_settled(const bench__request *c, const bench__context *ctx,
+                            const char *const *ids, bench__change *ch, const settle *how,
+                            const size_t *count, size_t m, size_t nsus)
 {
-    bench__explanation **found = calloc(k, sizeof *found);
-    if (!found) {
-        bench__errf("--explain: out of memory\n");
-        return 0;
-    }
-    bench__explain_opts xo = {.mode = BENCH__EXPLAIN_TIME,
-                              .seconds = seconds,
-                              .timeout_s = c->abo.timeout_s, .seed = c->abo.seed};
-    int rc = bench__explain_items(c->format == BENCH__FMT_PRETTY ? stdout : NULL, snap, fd,
-                                  "/proc/self/exe", -1, items, k, &xo, found);
-    for (size_t q = 0; q < k; q++) {
-        if (explained && found[q])
-            explained[where[q]] = found[q];
-        else
-            bench__explanation_free(found[q]);
-    }
-    free(found);
-    return rc == BENCH_EUSAGE ? -1 : 0;
-}
-
-int bench__confirm_suspects(const bench__request *c, const bench__saved *old,
-                                const bench__context *ctx, const char *const *ids,
-                                bench__change *ch, size_t m, double drift,
-                                bench__explanation **explained)
-{
-    size_t nsus = 0, count[SETTLE_KINDS] = {0};
-    settle *how = calloc(m ? m : 1, sizeof *how);
-    if (!how) {
-        bench__errf("out of memory\n");
-        drift_guard(ch, m, drift);
-        return 0;
-    }
-    /* Each suspect by the program that measured its entry: a baseline merged from saves of
-     * several programs holds entries of each, and only its latest program is kept beside it. */
-    for (size_t j = 0; j < m; j++) {
-        if (!bench__verdict_suspect(ch[j].verdict))
-            continue;
-        nsus++;
-        how[j] = how_to_settle(bench__saved_find(old, ids[j]), old, ctx);
-        count[how[j]]++;
-    }
     const char *name = c->baseline;
     char first[BENCH__ESCAPED_ID + 32];
     if (count[SETTLE_UNKNOWN]) {
@@ -585,6 +548,116 @@ int bench__confirm_suspects(const bench__request *c, const bench__saved *old,
                 ch[j].same_program = true;
             }
     }
+}
+
+/* --explain: the confirmed changes, the baseline's program snapshot (snap, sealed copy fd) as A
+ * and this program as B, each for the time a suspect was confirmed in. Printed before the
+ * summary in the pretty format; explained[where[q]] gets item q's. 0, or -1 when interrupted. */
+static int explain_confirmed(const bench__request *c, const char *snap, int fd,
+                             const bench__ab_item *items, const size_t *where, size_t k,
+                             double seconds, bench__explanation **explained)
+{
+    bench__explanation **found = calloc(k, sizeof *found);
+    if (!found) {
+        bench__errf("--explain: out of memory\n");
+        return 0;
+    }
+    bench__explain_opts xo = {.mode = BENCH__EXPLAIN_TIME,
+                              .seconds = seconds,
+                              .timeout_s = c->abo.timeout_s, .seed = c->abo.seed};
+    int rc = bench__explain_items(c->format == BENCH__FMT_PRETTY ? stdout : NULL, snap, fd,
+                                  "/proc/self/exe", -1, items, k, &xo, found);
+    for (size_t q = 0; q < k; q++) {
+        if (explained && found[q])
+            explained[where[q]] = found[q];
+        else
+            bench__explanation_free(found[q]);
+    }
+    free(found);
+    return rc == BENCH_EUSAGE ? -1 : 0;
+}
+
+/* Runs the k suspects items[0..k) (rows where[0..k) of ch) of the program saved with the
+ * baseline (snap, opened as fd) against this one, paired, and puts each decided verdict in its
+ * row; a suspect that could not be confirmed keeps its verdict under the drift guard; with
+ * --explain, the confirmed changes are explained (explain_confirmed). 0, or -1 when
+ * interrupted. */
+static int confirm_paired(const bench__request *c, const char *snap, int fd,
+                          bench__ab_item *items, const size_t *where, size_t k,
+                          bench__change *ch, double drift, bench__explanation **explained)
+{
+    const char *name = c->baseline;
+    int rc = 0;
+    bench__ab_options o = c->abo;
+    o.seconds = c->confirm_time_set ? c->confirm_time
+                                    : fmax(BENCH__CONFIRM_MIN_TIME,
+                                           fmin(BENCH__DEFAULT_CONFIRM_TIME,
+                                                BENCH__CONFIRM_BUDGET / (double)k));
+    o.significance_level = c->cmp.significance_level;
+    o.noise_threshold = c->cmp.noise_threshold;
+    o.progress = isatty(STDERR_FILENO);
+    bench__errf("confirming %zu verdict%s: the program saved with baseline '%s' "
+                "against this one, paired (%.0f s in all, spent on the undecided ones)\n",
+                k, k == 1 ? "" : "s", name, o.seconds * (double)k);
+    /* B is this very program: /proc/self/exe in the worker is the file this process runs. */
+    int arc = bench__ab_compare(snap, fd, "/proc/self/exe", -1, items, k, &o, NULL, NULL);
+    if (arc == BENCH_EUSAGE || bench__proc_interrupted())
+        rc = -1;
+    for (size_t q = 0; q < k && rc == 0; q++) {
+        bench__change *x = &ch[where[q]];
+        bench__ab_item *it = &items[q];
+        char id[BENCH__ESCAPED_ID];
+        bench__escape(id, sizeof id, it->id);
+        if (arc != 0 || it->rc != 0 || it->change.verdict == BENCH__V_INCOMPARABLE) {
+            char shown[4 * sizeof it->message];
+            bench__errf("note: '%s' could not be confirmed (%s): its verdict "
+                        "rests on the saved numbers\n", id,
+                        bench__escape(shown, sizeof shown,
+                                      arc != 0          ? "out of memory"
+                                      : it->message[0] ? it->message
+                                                        : "no rounds"));
+            drift_guard(x, 1, drift);
+            continue;
+        }
+        char line[160];
+        bench__msg(line, sizeof line, "%s -> %s", bench__verdict_name(x->verdict),
+                   bench__verdict_name(it->change.verdict));
+        bench__errf("confirmed %s: %s, %+.2f%% [%+.2f%%, %+.2f%%] paired (%zu "
+                    "worker pairs)\n",
+                    id, line, 100.0 * (it->change.ratio - 1.0),
+                    100.0 * (it->change.ratio_lower - 1.0),
+                    100.0 * (it->change.ratio_upper - 1.0), it->pairs);
+        it->change.confirmed = true;
+        *x = it->change;
+    }
+    if (rc == 0 && c->explain && arc == 0 &&
+        explain_confirmed(c, snap, fd, items, where, k, o.seconds, explained) != 0)
+        rc = -1;
+    return rc;
+}
+
+int bench__confirm_suspects(const bench__request *c, const bench__saved *old,
+                                const bench__context *ctx, const char *const *ids,
+                                bench__change *ch, size_t m, double drift,
+                                bench__explanation **explained)
+{
+    size_t nsus = 0, count[SETTLE_KINDS] = {0};
+    settle *how = calloc(m ? m : 1, sizeof *how);
+    if (!how) {
+        bench__errf("out of memory\n");
+        drift_guard(ch, m, drift);
+        return 0;
+    }
+    /* Each suspect by the program that measured its entry: a baseline merged from saves of
+     * several programs holds entries of each, and only its latest program is kept beside it. */
+    for (size_t j = 0; j < m; j++) {
+        if (!bench__verdict_suspect(ch[j].verdict))
+            continue;
+        nsus++;
+        how[j] = how_to_settle(bench__saved_find(old, ids[j]), old, ctx);
+        count[how[j]]++;
+    }
+    say_how_settled(c, ctx, ids, ch, how, count, m, nsus);
     size_t nconfirm = count[SETTLE_CONFIRM];
     int fd = -1, rc = 0;
     char snap[4200];
@@ -611,51 +684,7 @@ int bench__confirm_suspects(const bench__request *c, const bench__saved *old,
         }
     }
     if (k > 0) {
-        bench__ab_options o = c->abo;
-        o.seconds = c->confirm_time_set ? c->confirm_time
-                                        : fmax(BENCH__CONFIRM_MIN_TIME,
-                                               fmin(BENCH__DEFAULT_CONFIRM_TIME,
-                                                    BENCH__CONFIRM_BUDGET / (double)k));
-        o.significance_level = c->cmp.significance_level;
-        o.noise_threshold = c->cmp.noise_threshold;
-        o.progress = isatty(STDERR_FILENO);
-        bench__errf("confirming %zu verdict%s: the program saved with baseline '%s' "
-                    "against this one, paired (%.0f s in all, spent on the undecided ones)\n",
-                    k, k == 1 ? "" : "s", name, o.seconds * (double)k);
-        /* B is this very program: /proc/self/exe in the worker is the file this process runs. */
-        int arc = bench__ab_compare(snap, fd, "/proc/self/exe", -1, items, k, &o, NULL, NULL);
-        if (arc == BENCH_EUSAGE || bench__proc_interrupted())
-            rc = -1;
-        for (size_t q = 0; q < k && rc == 0; q++) {
-            bench__change *x = &ch[where[q]];
-            bench__ab_item *it = &items[q];
-            char id[BENCH__ESCAPED_ID];
-            bench__escape(id, sizeof id, it->id);
-            if (arc != 0 || it->rc != 0 || it->change.verdict == BENCH__V_INCOMPARABLE) {
-                char shown[4 * sizeof it->message];
-                bench__errf("note: '%s' could not be confirmed (%s): its verdict "
-                            "rests on the saved numbers\n", id,
-                            bench__escape(shown, sizeof shown,
-                                          arc != 0          ? "out of memory"
-                                          : it->message[0] ? it->message
-                                                            : "no rounds"));
-                drift_guard(x, 1, drift);
-                continue;
-            }
-            char line[160];
-            bench__msg(line, sizeof line, "%s -> %s", bench__verdict_name(x->verdict),
-                       bench__verdict_name(it->change.verdict));
-            bench__errf("confirmed %s: %s, %+.2f%% [%+.2f%%, %+.2f%%] paired (%zu "
-                        "worker pairs)\n",
-                        id, line, 100.0 * (it->change.ratio - 1.0),
-                        100.0 * (it->change.ratio_lower - 1.0),
-                        100.0 * (it->change.ratio_upper - 1.0), it->pairs);
-            it->change.confirmed = true;
-            *x = it->change;
-        }
-        if (rc == 0 && c->explain && arc == 0 &&
-            explain_confirmed(c, snap, fd, items, where, k, o.seconds, explained) != 0)
-            rc = -1;
+        rc = confirm_paired(c, snap, fd, items, where, k, ch, drift, explained);
     } else if (fd >= 0 && (!items || !where)) {
         bench__errf("out of memory: %zu verdict%s rest on the saved numbers\n",
                     nconfirm, nconfirm == 1 ? "" : "s");

@@ -15,7 +15,9 @@
 #include "core/probe.h"
 #include "core/registry.h"
 #include "core/result.h"
+#include "run/plan.h"
 #include "run/run.h"
+#include "sys/clock.h"
 
 /* PH_REWARM: a later round's warm-up; PH_DONE: this call of the body has no more samples. */
 enum phase { PH_INIT, PH_WARMUP, PH_REWARM, PH_MEASURE, PH_DONE };
@@ -96,6 +98,13 @@ struct bench {
     int thread_metric;     /* the leader's: metric index of thread_0 in r (fastest_thread, beyond
                               BENCH__THREAD_METRICS threads, follows them); -1: none */
 };
+
+/**
+ * Runs the body once, the first round of b or its next (runner.c): the samples the plan asks
+ * for, then the checks that the body ran its timed loop to the end. Sets b->finished when no
+ * round is left. instance.c sets b up before the first round and finishes it after the last.
+ */
+void bench__instance_round(bench_t *b);
 
 /*
  * The team of a threaded body (team.c), used by the runner (runner.c) and the accessors.

@@ -52,7 +52,7 @@ typedef struct bench__client {
     void (*show_change)(FILE *o, const bench__request *c, const bench__result *r, bool color);
 } bench__client;
 
-/** The default mode (times) and --instructions (instr.c). */
+/** The default mode (times, client.c) and --instructions (instr.c). */
 extern const bench__client bench__time_client;
 extern const bench__client bench__instr_client;
 
@@ -60,5 +60,11 @@ extern const bench__client bench__instr_client;
 const bench__client *bench__client_for(const bench__request *c);
 /** The client whose results carry context.mode `mode` (NULL or "": times). */
 const bench__client *bench__client_of_mode(const char *mode);
+
+/** The run's probes (CUDA always, perf events and allocations when asked); 0, or -1 with one
+ * line in msg. */
+int bench__request_make_probes(bench__request *c, char *msg, size_t msglen);
+/** Releases the probes bench__request_make_probes made. */
+void bench__request_destroy_probes(bench__request *c);
 
 #endif /* HARNESS_CLIENT_H */

@@ -8,9 +8,12 @@
 #include <string.h>
 
 #include "compare/compare.h"
+#include "run/baselines.h"
 #include "run/client.h"
+#include "run/compare_files.h"
 #include "run/instr.h"
 #include "run/pipeline.h"
+#include "run/select.h"
 
 /* Whether a saved run has a benchmark: the "is it still there" test of
  * bench__baseline_absent_entries. */

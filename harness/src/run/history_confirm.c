@@ -27,8 +27,10 @@
 
 #include "core/base.h"
 #include "run/explain.h"
+#include "run/history_confirm.h"
 #include "run/pipeline.h"
 #include "run/run.h"
+#include "sys/clock.h"
 #include "sys/proc.h"
 
 /* One side of a change point: its run's program, opened to run. */

@@ -34,6 +34,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "probes/probes.h"
 #include "run/client.h"
 #include "run/instr.h"
 #include "sys/proc.h"

@@ -39,8 +39,10 @@
 #include "core/registry.h"
 #include "core/result.h"
 #include "run/layout.h"
+#include "run/plan.h"
 #include "run/protocol.h"
 #include "run/run.h"
+#include "sys/clock.h"
 #include "sys/proc.h"
 
 /* One benchmark's progress through its processes. */

@@ -1,8 +1,8 @@
 /*
  * pipeline.c: the one run pipeline, once options are parsed and benchmarks selected: select,
  * plan, measure (in worker processes), estimate, compare, report, exit code. Every measuring
- * mode is a client of it (client.h): the default run of times (its client is here) and
- * --instructions (instr.c). Also the two modes that measure nothing the pipeline reports:
+ * mode is a client of it (client.h): the default run of times (client.c) and --instructions
+ * (instr.c). Also the two modes that measure nothing the pipeline reports:
  * --profile-time (iterations for an outside profiler) and --ab (hands over to ab.c's paired run
  * of two builds), and calibration runs.
  */
@@ -14,131 +14,20 @@
 #include <unistd.h>
 
 #include "compare/compare.h"
+#include "probes/probes.h"
+#include "report/report_compare.h"
+#include "run/baselines.h"
 #include "run/client.h"
 #include "run/explain.h"
+#include "run/history_confirm.h"
 #include "run/instr.h"
 #include "run/pipeline.h"
+#include "run/plan.h"
+#include "run/since_last.h"
 #include "store/history.h"
+#include "sys/canary.h"
 #include "sys/proc.h"
 #include "sys/user_build.h"
-
-/* ---- the client of the default mode: times ---- */
-
-/* The run's probes, from the table (probes/probes.c): those always made (CUDA, which gives CUDA
- * benchmarks their time) and those the command line asked for; the runner adds the wall
- * clock to every benchmark. */
-int bench__request_make_probes(bench__request *c, char *msg, size_t msglen)
-{
-    static bench__probe *probes[BENCH__MAX_PROBE_KINDS];
-    int n = bench__probes_make(c->probe_on, c->probe_arg, probes, msg, msglen);
-    c->run.probes = probes;
-    c->run.nprobes = n > 0 ? (size_t)n : 0;
-    return n < 0 ? -1 : 0;
-}
-
-void bench__request_destroy_probes(bench__request *c)
-{
-    for (size_t p = 0; p < c->run.nprobes; p++)
-        if (c->run.probes[p]->destroy)
-            c->run.probes[p]->destroy(c->run.probes[p]);
-    c->run.nprobes = 0;
-}
-
-static int time_setup(bench__request *c, bool worker, char *msg, size_t msglen)
-{
-    (void)worker;
-    return bench__request_make_probes(c, msg, msglen);
-}
-
-/* Compares each metric of r that the baseline entry also has, like time but without the
- * suite-wide correction: metrics are witnesses, not verdicts of their own. */
-static void compare_metrics(const bench__request *c, const bench__entry *e, bench__result *r)
-{
-    if (r->nmetrics == 0 || e->nmetrics == 0)
-        return;
-    r->metric_changes = calloc(r->nmetrics, sizeof *r->metric_changes);
-    if (!r->metric_changes)
-        return;
-    for (size_t i = 0; i < r->nmetrics; i++) {
-        bench__change *ch = &r->metric_changes[i];
-        ch->verdict = BENCH__V_INCOMPARABLE;
-        const bench__metric *m = &r->metrics[i];
-        for (size_t j = 0; j < e->nmetrics; j++) {
-            if (strcmp(e->metrics[j].name, m->name) != 0)
-                continue;
-            bench__side a, b;
-            memset(&b, 0, sizeof b);
-            bench__compare_opts o = c->cmp;
-            if (e->processes >= 2 && r->processes >= 2 && e->process && r->process &&
-                bench__side_from_processes(e->iters, e->metrics[j].totals, e->process,
-                                           e->nsamples, e->processes,
-                                           c->run.confidence_level, &a) == 0 &&
-                bench__side_from_processes(r->iters, m->totals, r->process, r->nsamples,
-                                           r->processes, c->run.confidence_level, &b) == 0) {
-                /* Both sides over processes: their spreads are the metric's own; the machine's
-                 * drift in time says nothing of a count, so no drift term is added. */
-                o.drift_known = true;
-                o.drift_sd = 0;
-            } else {
-                uint64_t seed = bench__id_seed(bench__id_seed(c->run.seed, e->id), m->name);
-                if (bench__side_from_samples(e->iters, e->metrics[j].totals, e->nsamples,
-                                             c->run.nresamples, c->run.confidence_level, seed,
-                                             &a) != 0)
-                    break;
-                bench__side_from_estimate(&m->est.median, c->run.confidence_level, &b);
-            }
-            bench__compare_one(&a, &b, &o, ch);
-            break;
-        }
-    }
-}
-
-/* A provisional verdict as the result finishes; the suite's pass (the family level over all
- * benchmarks, the suite's drift, confirmation) settles it before the summary. */
-static bool time_compare(const bench__request *c, const bench__entry *e, bench__result *r,
-                         bench__change *ch, bench__side *old_side)
-{
-    if (bench__side_of_entry(c, e, old_side) != 0)
-        return false;
-    bench__side cur;
-    bench__side_of_result(c, r, &cur);
-    bench__compare_one(old_side, &cur, &c->cmp, ch);
-    r->change = ch;
-    compare_metrics(c, e, r);
-    return true;
-}
-
-static void time_show_change(FILE *o, const bench__request *c, const bench__result *r, bool color)
-{
-    if (!r->change)
-        return;
-    bench__print_change_line(o, r->change, color);
-    bench__print_metric_changes(o, r, &c->cmp, color);
-}
-
-const bench__client bench__time_client = {
-    .mode = NULL,
-    .save_with = "",
-    .method = "Bonferroni",
-    .mismatch = "holds instruction counts (saved with --instructions): compare it with "
-                "--instructions, or pick a baseline of times",
-    .times = true,
-    .setup = time_setup,
-    .teardown = bench__request_destroy_probes,
-    .compare = time_compare,
-    .pretty = bench__reporter_pretty,
-    .show_change = time_show_change,
-};
-
-const bench__client *bench__client_for(const bench__request *c)
-{
-    return c->instructions ? &bench__instr_client : &bench__time_client;
-}
-
-const bench__client *bench__client_of_mode(const char *mode)
-{
-    return bench__instr_is_mode(mode) ? &bench__instr_client : &bench__time_client;
-}
 
 /* ---- --profile-time: iterations for an outside profiler, no statistics ---- */
 
@@ -231,8 +120,11 @@ typedef struct pipeline {
     bench__context ctx;
     bench__context_change context;  /* how the machine changed since the baseline (times) */
     double drift;                   /* the largest drift of a canary since the baseline */
-    bench__result *results;         /* the selected benchmarks' results, in order */
+    const bench__instance **list;   /* the selected benchmarks, k of them */
+    bench__result *results;         /* their results, in order */
     size_t k;
+    double *cal;                    /* --calibrate: runs x benchmarks, medians (calibrate.c) */
+    size_t ncal;                    /* ... runs */
     bench__change *changes;         /* per result: its change (compared[i]) or status */
     bench__side *old_sides;         /* per result: the baseline's side (times) */
     bool *compared;                 /* per result: compared with the baseline by numbers */
@@ -287,6 +179,7 @@ static void collect_context(pipeline *p, const bench__user_builds *builds)
     bench__request *c = p->c;
     bench__context *ctx = &p->ctx;
     bench__context_collect(ctx, &c->run);
+    bench__probes_context(ctx);
     ctx->mode = p->cl->mode;
     if (builds)
         bench__user_builds_attach(ctx, builds);
@@ -339,6 +232,12 @@ static void collect_context(pipeline *p, const bench__user_builds *builds)
                     "canaries): %s\n", c->baseline, words);
 }
 
+/* bench__probes_compare_note's view of a saved entry: its metric per ns of time. */
+static double saved_rate(const void *saved, const char *metric)
+{
+    return bench__entry_rate(saved, metric);
+}
+
 /* The measuring stage's callback: estimates, compares and reports result k once it is final. */
 static void result_done(size_t k, bench__result *r, void *arg)
 {
@@ -363,8 +262,8 @@ static void result_done(size_t k, bench__result *r, void *arg)
         fflush(stdout);
     }
     char note[256];
-    double then_mhz = e ? 1e3 * bench__entry_rate(e, BENCH__GPU_SM_CYCLES) : -1;
-    if (e && r->status == BENCH__OK && bench__cuda_clock_note(r, then_mhz, note, sizeof note)) {
+    if (e && r->status == BENCH__OK &&
+        bench__probes_compare_note(r, saved_rate, e, note, sizeof note)) {
         char id[BENCH__ESCAPED_ID];
         bench__errf("note: '%s' %s\n", bench__escape(id, sizeof id, r->inst->id),
                     note);
@@ -620,7 +519,7 @@ static void make_reporter(pipeline *p)
 static void lock_gpu_clocks(const bench__request *c)
 {
     char msg[512];
-    if (c->gpu_lock_mhz && bench__cuda_lock_clocks(c->gpu_lock_mhz, msg, sizeof msg) != 0)
+    if (c->gpu_lock_mhz && bench__probes_lock_clocks(c->gpu_lock_mhz, msg, sizeof msg) != 0)
         bench__errf("warning: --gpu-lock-clocks: the SM clock is not locked (%s); "
                     "the GPU runs at the clocks it chooses\n", msg);
 }
@@ -685,13 +584,85 @@ static void open_last(pipeline *p)
     p->last_said = rc != 0 && rc != BENCH_EUNAVAIL;
 }
 
+/*
+ * The measuring stage: the reporter made, the selected benchmarks listed, the calibration runs
+ * (--calibrate), then the benchmarks measured in worker processes or in this one, each result
+ * reported as it finishes (result_done). 0; or -1 with p->exit_code set (out of memory, a failed
+ * calibration, an interrupt).
+ */
+static int measure(pipeline *p, int argc, char **argv, const bench__instance *all, size_t n,
+                   const bool *selected, size_t nsel)
+{
+    bench__request *c = p->c;
+    char msg[1024] = "";
+    make_reporter(p);
+    p->results = calloc(nsel ? nsel : 1, sizeof *p->results);
+    p->changes = calloc(nsel ? nsel : 1, sizeof *p->changes);
+    p->old_sides = calloc(nsel ? nsel : 1, sizeof *p->old_sides);
+    p->compared = calloc(nsel ? nsel : 1, sizeof *p->compared);
+    p->list = calloc(nsel ? nsel : 1, sizeof *p->list);
+    if (!p->results || !p->changes || !p->old_sides || !p->compared || !p->list) {
+        bench__errf("out of memory\n");
+        p->exit_code = BENCH_EXIT_USAGE;
+        return -1;
+    }
+    for (size_t i = 0; i < n; i++)
+        if (selected[i])
+            p->list[p->k++] = &all[i];
+    if (c->calibrate) {
+        p->ncal = (size_t)c->calibrate - 1;
+        p->cal = calloc(p->ncal * p->k + 1, sizeof *p->cal);
+        int crc = p->cal ? bench__calibrate(p->list, p->k, &c->run, argc, argv,
+                                            (unsigned)c->calibrate, p->cal, msg, sizeof msg)
+                         : BENCH_ENOMEM;
+        if (crc != 0) {
+            if (bench__proc_interrupted()) {
+                p->exit_code = interrupted("the calibration runs");
+            } else {
+                char shown[4 * sizeof msg];
+                bench__errf("%s\n", bench__escape(shown, sizeof shown, msg));
+                p->exit_code = BENCH_EXIT_FAILED;
+            }
+            return -1;
+        }
+    }
+    if (p->cl->announce)
+        p->cl->announce(c, p->k);
+    p->rep.begin(&p->rep, &p->ctx);
+    int rc;
+    if (c->run.in_process) {
+        /* A closed stdout (`bench | head`) must not kill the run before its files are
+         * written; in worker mode bench__run_isolated sees to this with the interrupts. The
+         * benchmarks run in this process, which never looks at an interrupt while they do: a
+         * signal ends it at once, writing nothing. */
+        bench__proc_interrupts_release();
+        signal(SIGPIPE, SIG_IGN);
+        bench__crash_handlers_install();
+        rc = bench__run_all(p->list, p->k, &c->run, p->results, result_done, p);
+        bench__proc_interrupts_install();
+    } else {
+        rc = bench__run_isolated(p->list, p->k, &c->run, argc, argv, p->results, result_done, p);
+    }
+    if (rc == BENCH_EUSAGE && bench__proc_interrupted()) {
+        /* Interrupted: the workers are gone; nothing half-done is written or saved. */
+        p->exit_code = interrupted("the worker processes");
+        return -1;
+    }
+    if (rc != 0) {
+        bench__errf("out of memory\n");
+        p->exit_code = BENCH_EXIT_USAGE;
+        return -1;
+    }
+    return 0;
+}
+
 int bench__pipeline_run(bench__request *c, int argc, char **argv, const bench__instance *all,
                         size_t n, const bool *selected, size_t nsel)
 {
     lock_gpu_clocks(c);
     if (c->ab) {
         int ab_exit = ab_run(c, all, n, selected);
-        bench__cuda_unlock_clocks();
+        bench__probes_unlock_clocks();
         return ab_exit;
     }
     pipeline p;
@@ -700,9 +671,6 @@ int bench__pipeline_run(bench__request *c, int argc, char **argv, const bench__i
     p.cl = bench__client_for(c);
     p.color = bench__use_color(c->color);
     p.exit_code = BENCH_EXIT_OK;
-    const bench__instance **list = NULL;
-    double *cal = NULL; /* calibration runs x benchmarks: medians (calibrate.c) */
-    size_t ncal = 0;
     bool set_up = false;
     bench__user_builds builds = {0}; /* how the selected benchmarks' files were compiled */
     char msg[1024] = "";
@@ -752,69 +720,13 @@ int bench__pipeline_run(bench__request *c, int argc, char **argv, const bench__i
         p.exit_code = profile_run(c, all, selected, n);
         goto out;
     }
-    make_reporter(&p);
-    p.results = calloc(nsel ? nsel : 1, sizeof *p.results);
-    p.changes = calloc(nsel ? nsel : 1, sizeof *p.changes);
-    p.old_sides = calloc(nsel ? nsel : 1, sizeof *p.old_sides);
-    p.compared = calloc(nsel ? nsel : 1, sizeof *p.compared);
-    list = calloc(nsel ? nsel : 1, sizeof *list);
-    if (!p.results || !p.changes || !p.old_sides || !p.compared || !list) {
-        bench__errf("out of memory\n");
-        p.exit_code = BENCH_EXIT_USAGE;
+    if (measure(&p, argc, argv, all, n, selected, nsel) != 0)
         goto out;
-    }
-    for (size_t i = 0; i < n; i++)
-        if (selected[i])
-            list[p.k++] = &all[i];
-    if (c->calibrate) {
-        ncal = (size_t)c->calibrate - 1;
-        cal = calloc(ncal * p.k + 1, sizeof *cal);
-        int crc = cal ? bench__calibrate(list, p.k, &c->run, argc, argv, (unsigned)c->calibrate,
-                                         cal, msg, sizeof msg)
-                      : BENCH_ENOMEM;
-        if (crc != 0) {
-            if (bench__proc_interrupted()) {
-                p.exit_code = interrupted("the calibration runs");
-            } else {
-                char shown[4 * sizeof msg];
-                bench__errf("%s\n", bench__escape(shown, sizeof shown, msg));
-                p.exit_code = BENCH_EXIT_FAILED;
-            }
-            goto out;
-        }
-    }
-    if (p.cl->announce)
-        p.cl->announce(c, p.k);
-    p.rep.begin(&p.rep, &p.ctx);
-    int rc;
-    if (c->run.in_process) {
-        /* A closed stdout (`bench | head`) must not kill the run before its files are
-         * written; in worker mode bench__run_isolated sees to this with the interrupts. The
-         * benchmarks run in this process, which never looks at an interrupt while they do: a
-         * signal ends it at once, writing nothing. */
-        bench__proc_interrupts_release();
-        signal(SIGPIPE, SIG_IGN);
-        bench__crash_handlers_install();
-        rc = bench__run_all(list, p.k, &c->run, p.results, result_done, &p);
-        bench__proc_interrupts_install();
-    } else {
-        rc = bench__run_isolated(list, p.k, &c->run, argc, argv, p.results, result_done, &p);
-    }
-    if (rc == BENCH_EUSAGE && bench__proc_interrupted()) {
-        /* Interrupted: the workers are gone; nothing half-done is written or saved. */
-        p.exit_code = interrupted("the worker processes");
-        goto out;
-    }
-    if (rc != 0) {
-        bench__errf("out of memory\n");
-        p.exit_code = BENCH_EXIT_USAGE;
-        goto out;
-    }
     /* A signal after the last worker ended (during its analysis, say) counts too. */
     if (stop_here(&p, "after the measurements"))
         goto out;
-    if (cal)
-        bench__noise_from_medians(p.results, p.k, cal, ncal);
+    if (p.cal)
+        bench__noise_from_medians(p.results, p.k, p.cal, p.ncal);
     if (c->baseline) {
         int cmp_exit = compare_suite(&p);
         if (cmp_exit < 0 || bench__proc_interrupted()) {
@@ -836,12 +748,12 @@ int bench__pipeline_run(bench__request *c, int argc, char **argv, const bench__i
         p.exit_code = 128 + sig;
     }
 out:
-    bench__cuda_unlock_clocks();
+    bench__probes_unlock_clocks();
     if (set_up)
         p.cl->teardown(c);
     for (size_t i = 0; p.results && i < p.k; i++)
         bench__result_destroy(&p.results[i]);
-    free(cal);
+    free(p.cal);
     free(p.absent_ids);
     free(p.absent_verdicts);
     free(p.removed);
@@ -851,7 +763,7 @@ out:
     free(p.changes);
     free(p.compared);
     free(p.results);
-    free(list);
+    free(p.list);
     bench__user_builds_destroy(&builds);
     return p.exit_code;
 }

@@ -8,6 +8,7 @@
 
 #include "core/options.h"
 #include "core/registry.h"
+#include "run/plan.h"
 #include "run/run.h"
 
 /* Rounds by default and with --quick (which favours a short run over spread samples). */

@@ -13,6 +13,7 @@
 #include "core/options.h"
 #include "core/registry.h"
 #include "core/result.h"
+#include "report/report_compare.h"
 #include "store/store.h"
 
 /** Runs one benchmark instance into `r` (zeroed by the caller); its rounds, if it has several,
@@ -170,6 +171,17 @@ typedef struct bench__ab_options {
 /** The pair counts at which a benchmark is looked at, for at most max_pairs pairs, into
  * looks[0..cap); returns how many (the last is max_pairs). */
 size_t bench__ab_looks(int max_pairs, size_t *looks, size_t cap);
+
+/**
+ * The paired A/B test from n >= 2 worker pairs: pair_log[i] is the median of
+ * ln(new/old) over pair i's rounds. A one-sample t statistic over the pairs (n - 1 degrees of
+ * freedom; the pairs are independent, the rounds of one pair are not) gives D (their mean) and
+ * its standard error, decided by bench__decide with `tests` (benchmarks compared times the looks
+ * of the sequential design). Fills c (old_median and new_median stay 0); with n < 2 the verdict
+ * is "not compared".
+ */
+void bench__ab_stats(const double *pair_log, size_t n, double tests, const bench__compare_opts *o,
+                     bench__change *c);
 
 /** One benchmark of a paired comparison: its id in, its outcome out. */
 typedef struct bench__ab_item {

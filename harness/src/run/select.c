@@ -11,6 +11,7 @@
 
 #include "core/base.h"
 #include "run/pipeline.h"
+#include "run/select.h"
 
 /*
  * What glibc's matcher could spend on a FILTER, bounded before it sees one: a back-reference

@@ -18,7 +18,9 @@
 #include <string.h>
 
 #include "compare/compare.h"
+#include "run/baselines.h"
 #include "run/pipeline.h"
+#include "run/since_last.h"
 #include "store/history.h"
 
 /* Above this minimum detectable effect (a change of half the time unseen), an undecided row

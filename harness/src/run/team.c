@@ -27,8 +27,10 @@
 
 #include "core/base.h"
 #include "core/result.h"
+#include "probes/measure.h"
 #include "run/body.h"
 #include "run/run.h"
+#include "sys/clock.h"
 
 /* One thread of the team. Cache-line aligned: each thread writes its own only. */
 typedef struct member {

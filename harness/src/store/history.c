@@ -34,6 +34,7 @@
 #include "stats/changepoint.h"
 #include "store/history.h"
 #include "store/store.h"
+#include "sys/clock.h"
 #include "sys/proc.h"
 
 /* How long a connection waits for another run's lock, ms. */

@@ -18,6 +18,7 @@
 #include "store/json_check.h"
 #include "store/json_io.h"
 #include "store/store.h"
+#include "sys/canary.h"
 #include "sys/context.h"
 #include "sys/proc.h"
 

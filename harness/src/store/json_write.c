@@ -25,6 +25,7 @@
 #include "store/json_check.h"
 #include "store/json_io.h"
 #include "store/store.h"
+#include "sys/canary.h"
 #include "sys/context.h"
 #include "sys/proc.h"
 #include "sys/user_build.h"
@@ -137,6 +138,82 @@ static cJSON *user_builds_json(const bench__user_builds *b)
     return a;
 }
 
+/* The context's "cpu" object, added to o. */
+static void cpu_json(cJSON *o, const bench__cpu *cpu)
+{
+    cJSON *co = cJSON_AddObjectToObject(o, "cpu");
+    cJSON_AddStringToObject(co, "vendor", cpu->vendor);
+    cJSON_AddStringToObject(co, "brand", cpu->brand);
+    cJSON_AddNumberToObject(co, "family", cpu->family);
+    cJSON_AddNumberToObject(co, "model", cpu->model);
+    cJSON_AddNumberToObject(co, "stepping", cpu->stepping);
+    cJSON_AddNumberToObject(co, "cores", cpu->cores);
+    cJSON_AddNumberToObject(co, "threads", cpu->threads);
+    cJSON_AddNumberToObject(co, "l1d_kib", cpu->l1d_kib);
+    cJSON_AddNumberToObject(co, "l2_kib", cpu->l2_kib);
+    cJSON_AddNumberToObject(co, "l3_kib", cpu->l3_kib);
+    cJSON_AddStringToObject(co, "features", cpu->features);
+    cJSON_AddStringToObject(co, "source", cpu->source);
+    cJSON *srcs = cJSON_AddObjectToObject(co, "cache_sources");
+    static const char *const cache_facts[3] = {"l1d_kib", "l2_kib", "l3_kib"};
+    for (int i = 0; i < 3; i++)
+        cJSON_AddStringToObject(srcs, cache_facts[i],
+                                cpu->cache_source[i] ? cpu->cache_source[i] : "unknown");
+    /* libcpuid's sizes not shown (the OS gave none, they failed the plausibility check);
+     * always an array, like disagreements, so a file's keys do not depend on the machine. */
+    cJSON *rej = cJSON_AddArrayToObject(co, "cache_rejected");
+    for (int i = 0; i < 3; i++) {
+        if (cpu->cache_rejected_kib[i] <= 0)
+            continue;
+        cJSON *x = cJSON_CreateObject();
+        cJSON_AddStringToObject(x, "fact", cache_facts[i]);
+        cJSON_AddNumberToObject(x, "libcpuid", cpu->cache_rejected_kib[i]);
+        cJSON_AddStringToObject(x, "why", cpu->cache_note);
+        cJSON_AddItemToArray(rej, x);
+    }
+    cJSON *dis = cJSON_AddArrayToObject(co, "disagreements");
+    for (int i = 0; i < cpu->ndisagreements; i++) {
+        cJSON *d = cJSON_CreateObject();
+        cJSON_AddStringToObject(d, "fact", cpu->disagreements[i].fact);
+        cJSON_AddNumberToObject(d, "libcpuid", cpu->disagreements[i].libcpuid);
+        cJSON_AddNumberToObject(d, "os", cpu->disagreements[i].os);
+        cJSON_AddItemToArray(dis, d);
+    }
+}
+
+/* The context's "gpu" object (CUDA layer, docs/gpu.md), added to o: every key always present;
+ * -1 or "" when unknown. */
+static void gpu_json(cJSON *o, const bench__gpu *g)
+{
+    cJSON *go = cJSON_AddObjectToObject(o, "gpu");
+    cJSON_AddBoolToObject(go, "available", g->available);
+    cJSON_AddStringToObject(go, "reason", g->reason);
+    cJSON_AddNumberToObject(go, "device_count", g->device_count);
+    cJSON_AddStringToObject(go, "name", g->name);
+    cJSON_AddStringToObject(go, "pci_bus_id", g->pci_bus_id);
+    char cc[24] = "";
+    if (g->cc_major >= 0)
+        snprintf(cc, sizeof cc, "%d.%d", g->cc_major, g->cc_minor);
+    cJSON_AddStringToObject(go, "compute_capability", cc);
+    cJSON_AddNumberToObject(go, "sm_count", g->sm_count);
+    cJSON_AddNumberToObject(go, "memory_bytes", g->memory_bytes);
+    cJSON_AddNumberToObject(go, "l2_bytes", g->l2_bytes);
+    cJSON_AddNumberToObject(go, "memory_bus_width_bits", g->bus_width_bits);
+    cJSON_AddNumberToObject(go, "clock_khz", g->clock_khz);
+    cJSON_AddNumberToObject(go, "memory_clock_khz", g->memory_clock_khz);
+    cJSON_AddNumberToObject(go, "theoretical_bandwidth_bytes_per_s", g->bandwidth_bytes_per_s);
+    cJSON_AddStringToObject(go, "driver_version", g->driver_version);
+    cJSON_AddStringToObject(go, "runtime_version", g->runtime_version);
+    cJSON_AddStringToObject(go, "module_loading", g->module_loading);
+    cJSON_AddBoolToObject(go, "module_loading_set_by_harness", g->module_loading_set);
+    cJSON_AddBoolToObject(go, "nvml_available", g->nvml_available);
+    cJSON_AddStringToObject(go, "nvml_reason", g->nvml_reason);
+    cJSON_AddNumberToObject(go, "sm_clock_default_mhz", g->sm_clock_default_mhz);
+    cJSON_AddNumberToObject(go, "sm_clock_max_mhz", g->sm_clock_max_mhz);
+    cJSON_AddNumberToObject(go, "memory_clock_max_mhz", g->mem_clock_max_mhz);
+    cJSON_AddNumberToObject(go, "sm_clock_locked_mhz", g->sm_clock_locked_mhz);
+}
+
 static cJSON *context_json(const bench__context *c)
 {
     cJSON *o = cJSON_CreateObject();
@@ -180,45 +257,7 @@ static cJSON *context_json(const bench__context *c)
                                       cJSON_CreateDoubleArray(cn->samples[k], cn->n));
         }
     }
-    const bench__cpu *cpu = &c->cpu;
-    cJSON *co = cJSON_AddObjectToObject(o, "cpu");
-    cJSON_AddStringToObject(co, "vendor", cpu->vendor);
-    cJSON_AddStringToObject(co, "brand", cpu->brand);
-    cJSON_AddNumberToObject(co, "family", cpu->family);
-    cJSON_AddNumberToObject(co, "model", cpu->model);
-    cJSON_AddNumberToObject(co, "stepping", cpu->stepping);
-    cJSON_AddNumberToObject(co, "cores", cpu->cores);
-    cJSON_AddNumberToObject(co, "threads", cpu->threads);
-    cJSON_AddNumberToObject(co, "l1d_kib", cpu->l1d_kib);
-    cJSON_AddNumberToObject(co, "l2_kib", cpu->l2_kib);
-    cJSON_AddNumberToObject(co, "l3_kib", cpu->l3_kib);
-    cJSON_AddStringToObject(co, "features", cpu->features);
-    cJSON_AddStringToObject(co, "source", cpu->source);
-    cJSON *srcs = cJSON_AddObjectToObject(co, "cache_sources");
-    static const char *const cache_facts[3] = {"l1d_kib", "l2_kib", "l3_kib"};
-    for (int i = 0; i < 3; i++)
-        cJSON_AddStringToObject(srcs, cache_facts[i],
-                                cpu->cache_source[i] ? cpu->cache_source[i] : "unknown");
-    /* libcpuid's sizes not shown (the OS gave none, they failed the plausibility check);
-     * always an array, like disagreements, so a file's keys do not depend on the machine. */
-    cJSON *rej = cJSON_AddArrayToObject(co, "cache_rejected");
-    for (int i = 0; i < 3; i++) {
-        if (cpu->cache_rejected_kib[i] <= 0)
-            continue;
-        cJSON *x = cJSON_CreateObject();
-        cJSON_AddStringToObject(x, "fact", cache_facts[i]);
-        cJSON_AddNumberToObject(x, "libcpuid", cpu->cache_rejected_kib[i]);
-        cJSON_AddStringToObject(x, "why", cpu->cache_note);
-        cJSON_AddItemToArray(rej, x);
-    }
-    cJSON *dis = cJSON_AddArrayToObject(co, "disagreements");
-    for (int i = 0; i < cpu->ndisagreements; i++) {
-        cJSON *d = cJSON_CreateObject();
-        cJSON_AddStringToObject(d, "fact", cpu->disagreements[i].fact);
-        cJSON_AddNumberToObject(d, "libcpuid", cpu->disagreements[i].libcpuid);
-        cJSON_AddNumberToObject(d, "os", cpu->disagreements[i].os);
-        cJSON_AddItemToArray(dis, d);
-    }
+    cpu_json(o, &c->cpu);
     cJSON_AddStringToObject(o, "compiler", c->compiler);
     cJSON_AddStringToObject(o, "compiler_flags", c->compiler_flags);
     cJSON_AddStringToObject(o, "build_type", c->build_type);
@@ -252,36 +291,7 @@ static cJSON *context_json(const bench__context *c)
     /* ---- instruction mode (instr.c): a run of counts says so; times say nothing ---- */
     if (c->mode)
         cJSON_AddStringToObject(o, "mode", c->mode);
-    /* ---- GPU (CUDA layer, docs/gpu.md): every key always present; -1 or "" when unknown ---- */
-    const bench__gpu *g = &c->gpu;
-    cJSON *go = cJSON_AddObjectToObject(o, "gpu");
-    cJSON_AddBoolToObject(go, "available", g->available);
-    cJSON_AddStringToObject(go, "reason", g->reason);
-    cJSON_AddNumberToObject(go, "device_count", g->device_count);
-    cJSON_AddStringToObject(go, "name", g->name);
-    cJSON_AddStringToObject(go, "pci_bus_id", g->pci_bus_id);
-    char cc[24] = "";
-    if (g->cc_major >= 0)
-        snprintf(cc, sizeof cc, "%d.%d", g->cc_major, g->cc_minor);
-    cJSON_AddStringToObject(go, "compute_capability", cc);
-    cJSON_AddNumberToObject(go, "sm_count", g->sm_count);
-    cJSON_AddNumberToObject(go, "memory_bytes", g->memory_bytes);
-    cJSON_AddNumberToObject(go, "l2_bytes", g->l2_bytes);
-    cJSON_AddNumberToObject(go, "memory_bus_width_bits", g->bus_width_bits);
-    cJSON_AddNumberToObject(go, "clock_khz", g->clock_khz);
-    cJSON_AddNumberToObject(go, "memory_clock_khz", g->memory_clock_khz);
-    cJSON_AddNumberToObject(go, "theoretical_bandwidth_bytes_per_s", g->bandwidth_bytes_per_s);
-    cJSON_AddStringToObject(go, "driver_version", g->driver_version);
-    cJSON_AddStringToObject(go, "runtime_version", g->runtime_version);
-    cJSON_AddStringToObject(go, "module_loading", g->module_loading);
-    cJSON_AddBoolToObject(go, "module_loading_set_by_harness", g->module_loading_set);
-    cJSON_AddBoolToObject(go, "nvml_available", g->nvml_available);
-    cJSON_AddStringToObject(go, "nvml_reason", g->nvml_reason);
-    cJSON_AddNumberToObject(go, "sm_clock_default_mhz", g->sm_clock_default_mhz);
-    cJSON_AddNumberToObject(go, "sm_clock_max_mhz", g->sm_clock_max_mhz);
-    cJSON_AddNumberToObject(go, "memory_clock_max_mhz", g->mem_clock_max_mhz);
-    cJSON_AddNumberToObject(go, "sm_clock_locked_mhz", g->sm_clock_locked_mhz);
-    /* ---- end GPU ---- */
+    gpu_json(o, &c->gpu);
     return o;
 }
 
@@ -299,6 +309,133 @@ static void add_arg(cJSON *a, const bench__arg *arg)
         cJSON_AddNumberToObject(a, arg->name, x);
     else
         cJSON_AddStringToObject(a, arg->name, arg->value);
+}
+
+/* Where the result's samples came from: its processes, their spread, speed groups, the
+ * spread's cause, and what each worker process recorded about itself; added to o. */
+static void processes_json(cJSON *o, const bench__result *r)
+{
+    /* processes: 0 when measured in the reporting process itself (--in-process) */
+    cJSON_AddNumberToObject(o, "processes", r->processes);
+    if (r->processes >= 2 && isfinite(r->process_cv))
+        cJSON_AddNumberToObject(o, "process_cv", r->process_cv);
+    else
+        cJSON_AddNullToObject(o, "process_cv");
+    if (r->modes.groups == 2) {
+        /* Two speed groups of the per-process medians: count and median of each. */
+        cJSON *mo = cJSON_AddArrayToObject(o, "modes");
+        for (int g = 0; g < 2; g++) {
+            cJSON *x = cJSON_CreateObject();
+            cJSON_AddNumberToObject(x, "processes", r->modes.count[g]);
+            cJSON_AddNumberToObject(x, "median_ns", exp(r->modes.mean[g]));
+            cJSON_AddItemToArray(mo, x);
+        }
+    }
+    if (r->spread_cause.by_cpu) {
+        cJSON *c = cJSON_AddObjectToObject(o, "spread_cause");
+        cJSON_AddStringToObject(c, "kind", "cpu");
+        cJSON_AddNumberToObject(c, "cpu_fast", r->spread_cause.cpu_fast);
+        cJSON_AddNumberToObject(c, "cpu_slow", r->spread_cause.cpu_slow);
+        cJSON_AddNumberToObject(c, "ratio", r->spread_cause.cpu_ratio);
+    } else if (r->spread_cause.by_faults) {
+        cJSON *c = cJSON_AddObjectToObject(o, "spread_cause");
+        cJSON_AddStringToObject(c, "kind", "page faults");
+        cJSON_AddNumberToObject(c, "rank_correlation", r->spread_cause.faults_rho);
+    }
+    if (r->proc_info && r->processes >= 1) {
+        /* What each worker process recorded about itself: where it ran, its layout. */
+        cJSON *pa = cJSON_AddArrayToObject(o, "process_info");
+        for (unsigned j = 0; j < r->processes; j++) {
+            const bench__proc_info *pi = &r->proc_info[j];
+            cJSON *x = cJSON_CreateObject();
+            if (pi->known) {
+                cJSON_AddNumberToObject(x, "cpu", pi->cpu);
+                cJSON_AddBoolToObject(x, "random_layout", pi->layout);
+                cJSON_AddNumberToObject(x, "stack_offset", pi->stack);
+                cJSON_AddNumberToObject(x, "heap_offset", pi->heap);
+                cJSON_AddNumberToObject(x, "env_padding", pi->env);
+                cJSON_AddNumberToObject(x, "page_faults", pi->minflt + pi->majflt);
+            }
+            cJSON_AddItemToArray(pa, x);
+        }
+    }
+}
+
+/* The time's change against the baseline (a verdict with numbers), added to o. */
+static void time_change_json(cJSON *o, const bench__change *c)
+{
+    cJSON *co = change_json(o, c, "baseline_median_ns");
+    cJSON_AddNumberToObject(co, "p", c->p);
+    cJSON_AddNumberToObject(co, "p_adjusted", c->p_adjusted);
+    cJSON_AddNumberToObject(co, "run_noise", c->run_noise);
+    cJSON_AddBoolToObject(co, "calibrated", c->calibrated);
+    if (isfinite(c->mde))
+        cJSON_AddNumberToObject(co, "mde", c->mde);
+    if (c->tests >= 1)
+        cJSON_AddNumberToObject(co, "tests", c->tests);
+    cJSON_AddStringToObject(co, "run_noise_source", c->calibrated       ? "calibration"
+                                                    : c->drift_from_suite ? "suite drift"
+                                                    : c->drift_measured ? "drift canaries"
+                                                    : c->interleaved    ? "interleaved pairs"
+                                                                        : "default");
+    /* How the verdict was settled beyond the saved numbers (docs/comparison.md). */
+    cJSON_AddStringToObject(co, "settled_by", c->confirmed      ? "interleaved run"
+                                              : c->same_program ? "same program"
+                                                                : "saved numbers");
+}
+
+/* The result's metrics (per sample and per iteration, each with its change) and facts, added
+ * to o. */
+static void metrics_json(cJSON *o, const bench__result *r)
+{
+    if (r->nmetrics > 0) {
+        cJSON *mo = cJSON_AddObjectToObject(o, "metrics");
+        for (size_t i = 0; i < r->nmetrics; i++) {
+            const bench__metric *m = &r->metrics[i];
+            cJSON *x = cJSON_AddObjectToObject(mo, m->name);
+            cJSON_AddStringToObject(x, "unit", m->unit);
+            cJSON_AddStringToObject(x, "source", m->source);
+            cJSON_AddBoolToObject(x, "scaled", m->scaled);
+            cJSON_AddNumberToObject(x, "min_fraction", m->min_fraction);
+            cJSON_AddItemToObject(x, "totals", number_array(m->totals, r->nsamples));
+            cJSON *pi = cJSON_AddObjectToObject(x, "per_iteration");
+            cJSON_AddItemToObject(pi, "median", estimate_json(&m->est.median));
+            cJSON_AddItemToObject(pi, "mean", estimate_json(&m->est.mean));
+            cJSON_AddItemToObject(pi, "slope", estimate_json(&m->est.slope));
+            if (r->metric_changes && bench__verdict_has_numbers(r->metric_changes[i].verdict))
+                change_json(x, &r->metric_changes[i], "baseline_median");
+        }
+    }
+    if (r->nfacts > 0) {
+        cJSON *fo = cJSON_AddObjectToObject(o, "facts");
+        for (size_t i = 0; i < r->nfacts; i++) {
+            cJSON *x = cJSON_AddObjectToObject(fo, r->facts[i].name);
+            cJSON_AddNumberToObject(x, "value", r->facts[i].value);
+            cJSON_AddStringToObject(x, "unit", r->facts[i].unit);
+        }
+    }
+}
+
+/* A threaded body's threads (bench_desc.threads), added to o; nothing for one thread. */
+static void threads_json(cJSON *o, const bench__result *r)
+{
+    bench__threads_summary ts;
+    if (bench__threads_summary_of(r, &ts)) {
+        /* A threaded body (bench_desc.threads): the time above is the team's span. */
+        cJSON *th = cJSON_AddObjectToObject(o, "threads");
+        cJSON_AddNumberToObject(th, "count", ts.count);
+        cJSON_AddItemToObject(th, "per_thread", number_array(ts.per_thread, ts.nper));
+        cJSON_AddNumberToObject(th, "spread", ts.spread);
+        cJSON_AddNumberToObject(th, "total_iterations_per_second", ts.total_ips);
+        cJSON *pl = cJSON_AddArrayToObject(th, "placement");
+        for (unsigned t = 0; t < ts.count; t++) {
+            cJSON *cpus = cJSON_CreateArray();
+            for (unsigned c = 0; c < 64 * BENCH__CPU_WORDS; c++)
+                if (bench__thread_ran_on(r, t, c))
+                    cJSON_AddItemToArray(cpus, cJSON_CreateNumber(c));
+            cJSON_AddItemToArray(pl, cpus);
+        }
+    }
 }
 
 static cJSON *result_json(const bench__result *r)
@@ -360,50 +497,7 @@ static cJSON *result_json(const bench__result *r)
     cJSON_AddNumberToObject(wu, "time_ns", r->warm_up_ns);
     cJSON_AddNumberToObject(o, "measurement_wall_s", r->measure_wall_s);
     cJSON_AddNumberToObject(o, "rounds", r->rounds);
-    /* processes: 0 when measured in the reporting process itself (--in-process) */
-    cJSON_AddNumberToObject(o, "processes", r->processes);
-    if (r->processes >= 2 && isfinite(r->process_cv))
-        cJSON_AddNumberToObject(o, "process_cv", r->process_cv);
-    else
-        cJSON_AddNullToObject(o, "process_cv");
-    if (r->modes.groups == 2) {
-        /* Two speed groups of the per-process medians: count and median of each. */
-        cJSON *mo = cJSON_AddArrayToObject(o, "modes");
-        for (int g = 0; g < 2; g++) {
-            cJSON *x = cJSON_CreateObject();
-            cJSON_AddNumberToObject(x, "processes", r->modes.count[g]);
-            cJSON_AddNumberToObject(x, "median_ns", exp(r->modes.mean[g]));
-            cJSON_AddItemToArray(mo, x);
-        }
-    }
-    if (r->spread_cause.by_cpu) {
-        cJSON *c = cJSON_AddObjectToObject(o, "spread_cause");
-        cJSON_AddStringToObject(c, "kind", "cpu");
-        cJSON_AddNumberToObject(c, "cpu_fast", r->spread_cause.cpu_fast);
-        cJSON_AddNumberToObject(c, "cpu_slow", r->spread_cause.cpu_slow);
-        cJSON_AddNumberToObject(c, "ratio", r->spread_cause.cpu_ratio);
-    } else if (r->spread_cause.by_faults) {
-        cJSON *c = cJSON_AddObjectToObject(o, "spread_cause");
-        cJSON_AddStringToObject(c, "kind", "page faults");
-        cJSON_AddNumberToObject(c, "rank_correlation", r->spread_cause.faults_rho);
-    }
-    if (r->proc_info && r->processes >= 1) {
-        /* What each worker process recorded about itself: where it ran, its layout. */
-        cJSON *pa = cJSON_AddArrayToObject(o, "process_info");
-        for (unsigned j = 0; j < r->processes; j++) {
-            const bench__proc_info *pi = &r->proc_info[j];
-            cJSON *x = cJSON_CreateObject();
-            if (pi->known) {
-                cJSON_AddNumberToObject(x, "cpu", pi->cpu);
-                cJSON_AddBoolToObject(x, "random_layout", pi->layout);
-                cJSON_AddNumberToObject(x, "stack_offset", pi->stack);
-                cJSON_AddNumberToObject(x, "heap_offset", pi->heap);
-                cJSON_AddNumberToObject(x, "env_padding", pi->env);
-                cJSON_AddNumberToObject(x, "page_faults", pi->minflt + pi->majflt);
-            }
-            cJSON_AddItemToArray(pa, x);
-        }
-    }
+    processes_json(o, r);
     cJSON_AddStringToObject(o, "unit", "ns");
     cJSON *samples = cJSON_AddObjectToObject(o, "samples");
     cJSON_AddItemToObject(samples, "iterations", number_array(r->iters, r->nsamples));
@@ -441,70 +535,10 @@ static cJSON *result_json(const bench__result *r)
         cJSON_AddNumberToObject(thr, "elements_per_iteration", (double)s->elements_per_iter);
     if (r->explanation)
         explanation_json(o, r->explanation);
-    if (r->change && !r->change->metric && bench__verdict_has_numbers(r->change->verdict)) {
-        const bench__change *c = r->change;
-        cJSON *co = change_json(o, c, "baseline_median_ns");
-        cJSON_AddNumberToObject(co, "p", c->p);
-        cJSON_AddNumberToObject(co, "p_adjusted", c->p_adjusted);
-        cJSON_AddNumberToObject(co, "run_noise", c->run_noise);
-        cJSON_AddBoolToObject(co, "calibrated", c->calibrated);
-        if (isfinite(c->mde))
-            cJSON_AddNumberToObject(co, "mde", c->mde);
-        if (c->tests >= 1)
-            cJSON_AddNumberToObject(co, "tests", c->tests);
-        cJSON_AddStringToObject(co, "run_noise_source", c->calibrated       ? "calibration"
-                                                        : c->drift_from_suite ? "suite drift"
-                                                        : c->drift_measured ? "drift canaries"
-                                                        : c->interleaved    ? "interleaved pairs"
-                                                                            : "default");
-        /* How the verdict was settled beyond the saved numbers (docs/comparison.md). */
-        cJSON_AddStringToObject(co, "settled_by", c->confirmed      ? "interleaved run"
-                                                  : c->same_program ? "same program"
-                                                                    : "saved numbers");
-    }
-    if (r->nmetrics > 0) {
-        cJSON *mo = cJSON_AddObjectToObject(o, "metrics");
-        for (size_t i = 0; i < r->nmetrics; i++) {
-            const bench__metric *m = &r->metrics[i];
-            cJSON *x = cJSON_AddObjectToObject(mo, m->name);
-            cJSON_AddStringToObject(x, "unit", m->unit);
-            cJSON_AddStringToObject(x, "source", m->source);
-            cJSON_AddBoolToObject(x, "scaled", m->scaled);
-            cJSON_AddNumberToObject(x, "min_fraction", m->min_fraction);
-            cJSON_AddItemToObject(x, "totals", number_array(m->totals, r->nsamples));
-            cJSON *pi = cJSON_AddObjectToObject(x, "per_iteration");
-            cJSON_AddItemToObject(pi, "median", estimate_json(&m->est.median));
-            cJSON_AddItemToObject(pi, "mean", estimate_json(&m->est.mean));
-            cJSON_AddItemToObject(pi, "slope", estimate_json(&m->est.slope));
-            if (r->metric_changes && bench__verdict_has_numbers(r->metric_changes[i].verdict))
-                change_json(x, &r->metric_changes[i], "baseline_median");
-        }
-    }
-    if (r->nfacts > 0) {
-        cJSON *fo = cJSON_AddObjectToObject(o, "facts");
-        for (size_t i = 0; i < r->nfacts; i++) {
-            cJSON *x = cJSON_AddObjectToObject(fo, r->facts[i].name);
-            cJSON_AddNumberToObject(x, "value", r->facts[i].value);
-            cJSON_AddStringToObject(x, "unit", r->facts[i].unit);
-        }
-    }
-    bench__threads_summary ts;
-    if (bench__threads_summary_of(r, &ts)) {
-        /* A threaded body (bench_desc.threads): the time above is the team's span. */
-        cJSON *th = cJSON_AddObjectToObject(o, "threads");
-        cJSON_AddNumberToObject(th, "count", ts.count);
-        cJSON_AddItemToObject(th, "per_thread", number_array(ts.per_thread, ts.nper));
-        cJSON_AddNumberToObject(th, "spread", ts.spread);
-        cJSON_AddNumberToObject(th, "total_iterations_per_second", ts.total_ips);
-        cJSON *pl = cJSON_AddArrayToObject(th, "placement");
-        for (unsigned t = 0; t < ts.count; t++) {
-            cJSON *cpus = cJSON_CreateArray();
-            for (unsigned c = 0; c < 64 * BENCH__CPU_WORDS; c++)
-                if (bench__thread_ran_on(r, t, c))
-                    cJSON_AddItemToArray(cpus, cJSON_CreateNumber(c));
-            cJSON_AddItemToArray(pl, cpus);
-        }
-    }
+    if (r->change && !r->change->metric && bench__verdict_has_numbers(r->change->verdict))
+        time_change_json(o, r->change);
+    metrics_json(o, r);
+    threads_json(o, r);
     if (r->noise.runs > 0) {
         cJSON *no = cJSON_AddObjectToObject(o, "noise");
         cJSON_AddNumberToObject(no, "runs", r->noise.runs);

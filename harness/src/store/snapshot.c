@@ -26,9 +26,9 @@
 #include <unistd.h>
 
 #include "core/base.h"
-#include "core/probe.h"
 #include "core/sha256.h"
 #include "store/store.h"
+#include "sys/clock.h"
 #include "sys/proc.h"
 
 static void hash_text(bench__sha256_ctx *h, char *out, size_t len)

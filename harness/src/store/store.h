@@ -12,6 +12,7 @@
 
 #include "core/result.h"
 #include "core/sha256.h"
+#include "sys/clock.h"
 #include "sys/context.h"
 
 /** Prints the results as one JSON document on out (--output-format json); 0 or an error code. */

@@ -32,9 +32,9 @@
 #include <unistd.h>
 
 #include "core/base.h"
-#include "core/probe.h"
 #include "core/sha256.h"
 #include "store/store.h"
+#include "sys/clock.h"
 #include "sys/proc.h"
 
 #ifndef MFD_EXEC

@@ -10,9 +10,8 @@
 #include <unistd.h>
 
 #include "core/base.h"
-#include "core/cuda_backend.h"
 #include "core/options.h"
-#include "core/probe.h"
+#include "sys/clock.h"
 #include "sys/context.h"
 #include "sys/user_build.h"
 
@@ -53,7 +52,6 @@ void bench__context_collect(bench__context *c, const bench__run_options *opt)
     c->confidence_level = opt->confidence_level;
     c->quick = opt->is_quick;
     bench__sysinfo_collect(c);
-    bench__cuda_context_collect(&c->gpu); /* CUDA layer: the GPU, or why there is none */
 }
 
 void bench__context_id_from(bench__context_id *id, const bench__context *c)

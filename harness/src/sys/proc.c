@@ -19,7 +19,7 @@
 #include <unistd.h>
 
 #include "core/base.h"
-#include "core/probe.h"
+#include "sys/clock.h"
 #include "sys/proc.h"
 
 #define MAX_LIVE 64

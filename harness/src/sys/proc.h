@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <sys/types.h>
 
+
 /** The descriptor on which a worker writes its results when its stdout is not the channel. */
 #define BENCH__PROC_CHANNEL_FD 3
 

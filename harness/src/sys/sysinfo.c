@@ -26,8 +26,9 @@
 #endif
 
 #include "core/base.h"
-#include "core/probe.h"
 #include "core/registry.h"
+#include "sys/canary.h"
+#include "sys/clock.h"
 #include "sys/context.h"
 #include "sys/proc.h"
 

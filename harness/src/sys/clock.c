@@ -7,7 +7,7 @@
  */
 #include <time.h>
 
-#include "core/probe.h"
+#include "sys/clock.h"
 
 int64_t bench__now_ns(void)
 {

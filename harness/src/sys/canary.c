@@ -24,8 +24,9 @@
 #include <unistd.h>
 
 #include "core/base.h"
-#include "core/probe.h"
 #include "stats/stats.h"
+#include "sys/canary.h"
+#include "sys/clock.h"
 #include "sys/context.h"
 
 const char *const bench__canary_names[BENCH__NCANARIES] = {"latency_chain", "compute",

@@ -110,13 +110,6 @@ const char *bench__cuda_feature(void);
  */
 extern const int bench__cuda_component;
 
-/** Replaces the probe's backend (tests); NULL restores the default. Forgets the cached query. */
-void bench__cuda_set_ops(const bench__cuda_ops *ops);
-
-struct bench__gpu;
-/** Fills the run context's GPU part from the backend's query (cuda.c). */
-void bench__cuda_context_collect(struct bench__gpu *g);
-
 #ifdef __cplusplus
 }
 #endif
