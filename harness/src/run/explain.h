@@ -1,5 +1,6 @@
 /*
- * explain.h: --explain, the functions behind a changed benchmark (explain.c). Both programs of a
+ * explain.h: --explain, the functions behind a changed benchmark (explain.c; its modes in
+ * explain_perf.c and explain_callgrind.c, what they share in explain_int.h). Both programs of a
  * comparison are profiled on one benchmark and the change of its time (or instruction count) per
  * iteration is attributed to functions: by perf's sampled call stacks (time mode) or by
  * callgrind's exact counts (instruction mode). A function is named only when its difference lies
