@@ -75,6 +75,9 @@ bool bench__csv_needs_guard(const char *s);
 bool bench__starts_with(const char *s, const char *prefix);
 /** What follows prefix in s, or NULL when s does not begin with it. */
 const char *bench__skip_prefix(const char *s, const char *prefix);
+/** Removes the temporary folder dir and all below it (links removed, never followed); errors
+ * are ignored. */
+void bench__remove_tree(const char *dir);
 
 /* ---- messages on stderr: each begins with the program's name ---- */
 

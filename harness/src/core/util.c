@@ -2,14 +2,17 @@
  * util.c: small helpers shared by the harness: the error table's messages, bounded message
  * formatting, the human formatting of times and rates used by every text reporter, the one
  * escaping of untrusted text (benchmark names, messages, strings read from files) that every
- * text output goes through, and the one way a message reaches stderr: after the program's name.
+ * text output goes through, the one way a message reaches stderr: after the program's name, and
+ * the removal of a temporary folder.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "core/base.h"
@@ -328,4 +331,26 @@ int bench__finish_stdout(int exit_code)
         return exit_code == BENCH_EXIT_OK ? BENCH_EXIT_USAGE : exit_code;
     }
     return exit_code;
+}
+
+void bench__remove_tree(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (d) {
+        struct dirent *de;
+        char path[4200];
+        while ((de = readdir(d)) != NULL) {
+            if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+                continue;
+            bench__msg(path, sizeof path, "%s/%s", dir, de->d_name);
+            struct stat st;
+            /* lstat: a link inside is removed, never followed */
+            if (lstat(path, &st) == 0 && S_ISDIR(st.st_mode))
+                bench__remove_tree(path);
+            else
+                unlink(path);
+        }
+        closedir(d);
+    }
+    rmdir(dir);
 }

@@ -102,7 +102,7 @@ int bench__explain_one(const char *old_prog, int old_fd, const char *new_prog, i
         bench__msg(copy[k], sizeof copy[k], "%s/%s", dir, k ? "new.program" : "old.program");
         if (copy_program(fd[k], copy[k], e->message, sizeof e->message) != 0) {
             e->status = BENCH_EUNAVAIL;
-            bench__explain_temp_remove(dir);
+            bench__remove_tree(dir);
             return 0;
         }
         prog[k] = copy[k];
@@ -111,7 +111,7 @@ int bench__explain_one(const char *old_prog, int old_fd, const char *new_prog, i
     int rc = o->mode == BENCH__EXPLAIN_INSTRUCTIONS
                  ? bench__explain_instructions(prog, fd, id, ch, o, dir, e)
                  : bench__explain_time(prog, fd, id, iters, ch, o, dir, e);
-    bench__explain_temp_remove(dir);
+    bench__remove_tree(dir);
     e->seconds = (double)(bench__now_ns() - t0) / 1e9;
     return rc;
 }

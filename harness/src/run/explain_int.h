@@ -58,8 +58,6 @@ void bench__explain_name_functions(bench__explanation *e, const bench__explain_t
  * with one line in msg. */
 int bench__explain_temp_make(char *dir, size_t len, char *msg, size_t msglen);
 
-/** Removes folder dir and everything in it. */
-void bench__explain_temp_remove(const char *dir);
 
 /* ---- the two modes ---- */
 

@@ -124,7 +124,7 @@ int bench__explain_perf_check(char *msg, size_t msglen)
         char *argv[] = {perf_path, "evlist", "-i", data, NULL};
         first_line(argv, recorded, sizeof recorded);
     }
-    bench__explain_temp_remove(dir);
+    bench__remove_tree(dir);
     if (ok < 0) {
         long paranoid = read_long_file("/proc/sys/kernel/perf_event_paranoid", -9);
         bench__msg(msg, msglen, "perf cannot record here (kernel.perf_event_paranoid=%ld): "

@@ -5,7 +5,6 @@
  * a profile's files live in while it is read. It calls no other file of --explain.
  */
 #define _GNU_SOURCE /* mkdtemp */
-#include <dirent.h>
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
@@ -76,27 +75,6 @@ long bench__explain_table_row(bench__explain_table *t, const char *name)
 }
 
 /* ---- a temporary folder ---- */
-
-void bench__explain_temp_remove(const char *dir)
-{
-    DIR *d = opendir(dir);
-    if (d) {
-        struct dirent *de;
-        char path[4200];
-        while ((de = readdir(d)) != NULL) {
-            if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
-                continue;
-            bench__msg(path, sizeof path, "%s/%s", dir, de->d_name);
-            struct stat st;
-            if (lstat(path, &st) == 0 && S_ISDIR(st.st_mode))
-                bench__explain_temp_remove(path);
-            else
-                unlink(path);
-        }
-        closedir(d);
-    }
-    rmdir(dir);
-}
 
 int bench__explain_temp_make(char *dir, size_t len, char *msg, size_t msglen)
 {

@@ -25,7 +25,6 @@
  * 1, at most 2^20), so each sample stays short under valgrind's 20-50x slowdown, and N depends
  * on a count, not on time, so it is the same from run to run.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
@@ -439,25 +438,6 @@ static void cg_detach(bench__probe *p, bench__result *r)
         bench__result_fail(r, "%s", s->error);
 }
 
-/* Removes the temporary directory and whatever callgrind left in it. */
-static void remove_dir(const char *dir)
-{
-    DIR *d = opendir(dir);
-    if (d) {
-        struct dirent *e;
-        char path[4200];
-        while ((e = readdir(d)) != NULL) {
-            if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-                continue;
-            bench__msg(path, sizeof path, "%s/%s", dir, e->d_name);
-            unlink(path);
-        }
-        closedir(d);
-    }
-    rmdir(dir);
-}
-
-
 /* ---- setting the mode up: the manager's launcher, a worker's probe ---- */
 
 /* The manager's temporary directory for the dumps ("" none), the launcher's arguments. */
@@ -566,7 +546,7 @@ static void instr_teardown(bench__request *c)
     c->run.nprobes = 0;
     c->run.nlauncher = 0;
     if (dump_dir[0]) {
-        remove_dir(dump_dir);
+        bench__remove_tree(dump_dir);
         unsetenv(DIR_ENV);
         dump_dir[0] = '\0';
     }
