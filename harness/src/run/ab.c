@@ -754,16 +754,11 @@ int bench__ab_run(const char *other, const bench__instance *all, const bool *sel
     fflush(stdout);
     ab_print pr = {.color = color, .exit_code = BENCH_EXIT_OK};
     int rc = bench__ab_compare(other, -1, self, -1, items, m, o, print_item, &pr);
-    if (rc == BENCH_EUSAGE || bench__proc_interrupted()) {
-        bench__errf("interrupted by %s: stopped the worker processes\n",
-                    bench__signal_name(bench__proc_interrupted()));
-        free(items);
-        free(ch);
-        free(ids);
-        return 128 + bench__proc_interrupted();
-    }
-    /* --explain: the changed benchmarks' functions, before the summary (explain.c). */
-    if (o->after && o->after(other, self, items, m, o->after_arg) != 0) {
+    /* --explain: the changed benchmarks' functions, before the summary (explain.c); it fails
+     * only when interrupted. */
+    bool stopped = rc == BENCH_EUSAGE || bench__proc_interrupted() ||
+                   (o->after && o->after(other, self, items, m, o->after_arg) != 0);
+    if (stopped) {
         bench__errf("interrupted by %s: stopped the worker processes\n",
                     bench__signal_name(bench__proc_interrupted()));
         free(items);
