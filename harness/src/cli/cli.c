@@ -118,11 +118,13 @@ static int select_history(const char *const *ids, size_t n, bool *selected, void
 
 /* --history-show FILE: the runs, then each selected benchmark's series and change points; with
  * --history-confirm, each change point checked by running the programs around it again. */
-static int show_history(const bench__request *c)
+static int show_history(bench__request *c)
 {
     char msg[1024], shown[4 * sizeof msg];
     bench__history_view view = {0};
-    int rc = bench__history_show(stdout, c->history_show, select_history, (void *)c,
+    int rc = bench__history_open(c->history_show, false, &c->history, msg, sizeof msg);
+    if (rc == 0)
+        rc = bench__history_show(stdout, c->history, select_history, (void *)c,
                                  c->history_confirm || c->json_path ? &view : NULL, msg,
                                  sizeof msg);
     if (rc != 0) {
@@ -130,6 +132,8 @@ static int show_history(const bench__request *c)
             bench__errf("%s\n", bench__escape(shown, sizeof shown, msg));
         fflush(stdout);
         bench__history_view_free(&view);
+        bench__history_close(c->history);
+        c->history = NULL;
         return BENCH_EXIT_USAGE;
     }
     int exit_code = BENCH_EXIT_OK;
@@ -140,11 +144,14 @@ static int show_history(const bench__request *c)
             exit_code = 128 + bench__proc_interrupted();
     }
     if (c->json_path && exit_code == BENCH_EXIT_OK &&
-        bench__history_view_write(c->json_path, c->history_show, &view, msg, sizeof msg) != 0) {
+        bench__history_view_write(c->json_path, bench__history_name(c->history), &view, msg,
+                                  sizeof msg) != 0) {
         bench__errf("%s\n", bench__escape(shown, sizeof shown, msg));
         exit_code = BENCH_EXIT_USAGE;
     }
     bench__history_view_free(&view);
+    bench__history_close(c->history);
+    c->history = NULL;
     return bench__finish_stdout(exit_code);
 }
 

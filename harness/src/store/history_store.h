@@ -1,0 +1,109 @@
+/*
+ * history_store.h: what a store of the run history provides to the code both stores share
+ * (history.c, history_show.c): the SQL of each question the readers ask, and the connection.
+ * A store answers with rows as they are in the database; the shared code validates them,
+ * computes the series' tests and the gate's decisions, and prints. history_sqlite.c is the
+ * SQLite store and history_pg.c the PostgreSQL one; each has a "none" twin for a build without
+ * its library.
+ *
+ * Every operation returns 0, or a negative error code with the cause alone in why ("connection
+ * to server ... lost", "no such column"); the shared code names the history around it. Strings
+ * a store returns are its caller's to free (NULL: the column was NULL).
+ */
+#ifndef HARNESS_HISTORY_STORE_H
+#define HARNESS_HISTORY_STORE_H
+
+#include "store/history.h"
+
+/** How a stored value was typed, for the median checks (a store with typed columns never
+ * returns TEXT or BLOB for a number). */
+typedef enum bench__hv_type {
+    BENCH__HV_NULL,
+    BENCH__HV_NUMBER,
+    BENCH__HV_TEXT,
+    BENCH__HV_BLOB,
+} bench__hv_type;
+
+/** A stored value that should be a median. */
+typedef struct bench__hval {
+    bench__hv_type type;
+    double x;     /* the number (type NUMBER) */
+    char raw[16]; /* the start of its text as the database gives it, for the warning */
+} bench__hval;
+
+/** One row of --history-show's list of runs. */
+typedef struct bench__hrun {
+    long long id;
+    char *time, *revision, *host, *baseline, *program;
+    int dirty;            /* 1 yes, 0 no, -1 not known */
+    long long benchmarks; /* results recorded */
+} bench__hrun;
+
+/** One ok result of a benchmark's series. */
+typedef struct bench__hpoint {
+    long long run;
+    char *revision; /* the run's git_revision, else its cwd_git_revision */
+    char *program;  /* the run's program_hash */
+    bench__hval median;
+} bench__hpoint;
+
+typedef struct bench__history_ops {
+    int (*append)(bench__history *h, const bench__context *ctx, const bench__result *results,
+                  size_t n, const char *baseline, long long *run_id, char *why, size_t len);
+    /** The distinct benchmark ids of the results, in byte order. */
+    int (*ids)(bench__history *h, char ***ids, size_t *n, char *why, size_t len);
+    /** Every run, by id. */
+    int (*runs)(bench__history *h, bench__hrun **rows, size_t *n, char *why, size_t len);
+    /** The ok results of benchmark id in runs up to `upto` (0: all), oldest first. */
+    int (*series)(bench__history *h, const char *id, long long upto, bench__hpoint **pts,
+                  size_t *n, char *why, size_t len);
+    /** The benchmarks that ran ok in run `run` (by id), with their medians. */
+    int (*run_ok)(bench__history *h, long long run, char ***ids, bench__hval **medians,
+                  size_t *n, char *why, size_t len);
+    /** The newest run where benchmark id ran ok in 2 or more processes (*run 0: none), with
+     * its revision (escaped by the caller) and program, and that run's process medians. */
+    int (*last)(bench__history *h, const char *id, long long *run, char **revision,
+                char **program, bench__hval **medians, size_t *n, char *why, size_t len);
+    /** The program hash of run `run` and, when it is kept, this user's signature of it. */
+    int (*program)(bench__history *h, long long run, char **hash, char **mac, char *why,
+                   size_t len);
+    /** Keeps the running program (history.h, bench__history_keep_program); msg is whole. */
+    int (*keep_program)(bench__history *h, const bench__context *ctx, size_t keep,
+                        double timeout_s, char *msg, size_t len);
+    /** The folder of the programs kept. */
+    void (*programs_dir)(const bench__history *h, char *dir, size_t len);
+    void (*close)(bench__history *h);
+} bench__history_ops;
+
+struct bench__history {
+    const bench__history_ops *ops;
+    char name[4200]; /* how messages name it: a path, or a URL without its password */
+    bool exists;     /* false: a file not made yet (no rows to read) */
+    void *store;     /* the store's own state */
+};
+
+/** The SQLite store (history_sqlite.c, or its none twin): opens path into h. */
+int bench__history_sqlite_open(bench__history *h, const char *path, bool create, char *msg,
+                               size_t len);
+/** The PostgreSQL store (history_pg.c, or its none twin): connects to url into h. */
+int bench__history_pg_open(bench__history *h, const char *url, bool create, char *msg,
+                           size_t len);
+
+/** The message of a median that is not a positive finite number, on stderr; whether it is one
+ * (a NULL is skipped silently). */
+bool bench__history_median_ok(const bench__history *h, const bench__hval *v, long long run,
+                              const char *id);
+void bench__history_points_free(bench__hpoint *p, size_t n);
+void bench__history_strings_free(char **s, size_t n);
+
+/**
+ * Copies the running program into the folder open as dfd and pinned (`pinned`, its
+ * /proc/self/fd name), as HEX.program unless it is there, and signs its hash and size with this
+ * user's key into mac. 0, or a negative error code with the reason in why.
+ */
+int bench__history_copy_program(const char *pinned, const bench__context *ctx, double timeout_s,
+                                char *mac, size_t maclen, char *why, size_t len);
+/** Whether hash names a program file: "sha256:" and exactly 64 lowercase hex digits. */
+bool bench__history_program_hash_ok(const char *hash);
+
+#endif /* HARNESS_HISTORY_STORE_H */
