@@ -1,15 +1,11 @@
 /*
- * history.c: the run history's handle and what its stores share (history.h,
- * history_store.h): the choice of store by the target's form (a "postgresql://" or
- * "postgres://" URL, else a file), the checks every row a store returns goes through, the
- * newest earlier runs that "since the last run" compares with, and the copy of the running
- * program that --history-confirm may run again later. What is read is validated here, whatever
- * the store: a median that is not a positive finite number is named on stderr and skipped.
+ * history.c: the run history's handle (history.h, history_store.h): the choice of store by
+ * the target's form (a "postgresql://" or "postgres://" URL, else a file), the newest earlier
+ * runs that "since the last run" compares with, and the programs kept for --history-confirm.
+ * What is read is checked by history_rows.c, whatever the store.
  */
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "store/history_store.h"
 #include "store/store.h"
@@ -62,39 +58,6 @@ int bench__history_append(bench__history *h, const bench__context *ctx,
     if (rc == 0 && run_id)
         *run_id = id;
     return rc;
-}
-
-void bench__history_points_free(bench__hpoint *p, size_t n)
-{
-    for (size_t i = 0; p && i < n; i++) {
-        free(p[i].revision);
-        free(p[i].program);
-    }
-    free(p);
-}
-
-void bench__history_strings_free(char **s, size_t n)
-{
-    for (size_t i = 0; s && i < n; i++)
-        free(s[i]);
-    free(s);
-}
-
-bool bench__history_median_ok(const bench__history *h, const bench__hval *v, long long run,
-                              const char *id)
-{
-    if (v->type == BENCH__HV_NULL)
-        return false;
-    if (v->type == BENCH__HV_NUMBER && isfinite(v->x) && v->x > 0)
-        return true;
-    char p[1024], b[BENCH__ESCAPED_ID], shown[64];
-    bench__errf("warning: history '%s': run %lld, benchmark '%s': median %s%s%s is "
-                "not a positive number; the row is skipped\n",
-                bench__escape(p, sizeof p, h->name), run, bench__escape(b, sizeof b, id),
-                v->type == BENCH__HV_BLOB ? "" : "'",
-                v->type == BENCH__HV_BLOB ? "(a blob)" : bench__escape(shown, sizeof shown, v->raw),
-                v->type == BENCH__HV_BLOB ? "" : "'");
-    return false;
 }
 
 /* ---- the newest earlier run, for "since the last run" ---- */
@@ -155,38 +118,6 @@ int bench__history_last_runs(bench__history *h, const char *const *ids, size_t n
 void bench__history_programs_dir(const bench__history *h, char *dir, size_t len)
 {
     h->ops->programs_dir(h, dir, len);
-}
-
-bool bench__history_program_hash_ok(const char *hash)
-{
-    return strncmp(hash, "sha256:", 7) == 0 && strlen(hash + 7) == 64 &&
-           strspn(hash + 7, "0123456789abcdef") == 64;
-}
-
-int bench__history_copy_program(const char *pinned, const bench__context *ctx, double timeout_s,
-                                char *mac, size_t maclen, char *why, size_t len)
-{
-    const char *hash = ctx->program_hash;
-    char file[128];
-    /* A copy a run killed outright left there goes first. */
-    bench__tmp_sweep(pinned, BENCH__STALE_TMP_S);
-    bench__msg(file, sizeof file, "%s/%s.program", pinned, hash + 7);
-    struct stat fst;
-    if (lstat(file, &fst) != 0) {
-        bench__snapshot snap;
-        int rc = bench__snapshot_prepare(pinned, hash + 7, timeout_s, &snap, why, len);
-        if (rc == 0 && strcmp(snap.hash, hash) != 0) {
-            bench__snapshot_discard(&snap);
-            bench__msg(why, len, "the program's file changed while it ran");
-            rc = BENCH_EIO;
-        }
-        if (rc == 0)
-            rc = bench__snapshot_commit(pinned, hash + 7, &snap, why, len);
-        if (rc != 0)
-            return rc;
-    }
-    /* With its size, which --history-confirm checks against the file before reading it. */
-    return bench__snapshot_sign(hash, ctx->program_bytes, mac, maclen, why, len);
 }
 
 int bench__history_keep_program(bench__history *h, const bench__context *ctx, size_t keep,

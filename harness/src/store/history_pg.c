@@ -2,7 +2,7 @@
  * history_pg.c: the run history in a PostgreSQL database (history_store.h), through libpq:
  * connecting (a "postgresql://" or "postgres://" URL; libpq's PG* variables and ~/.pgpass
  * apply), checking, making and migrating the harness's schema, and appending a run in one
- * transaction. What is read is history_pg_read.c's; what is computed from it and printed is
+ * transaction. What is read, and the store's table and handle, are history_pg_read.c's; what is computed from it and printed is
  * history_show.c's, the same for both stores.
  *
  * The tables live in their own schema, bench_history, whose meta table holds the version
@@ -118,7 +118,7 @@ static void name_of(bench__history *h, PGconn *conn)
 
 /* Connects to url and sets the session up (h->name names it); NULL with the reason alone in
  * msg. */
-static PGconn *connect_to(bench__history *h, const char *url, char *msg, size_t len)
+PGconn *bench__pg_connect(bench__history *h, const char *url, char *msg, size_t len)
 {
     /* connect_timeout first, so that the URL's own wins (libpq: a later keyword overrides). */
     const char *const keys[] = {"connect_timeout", "fallback_application_name", "dbname", NULL};
@@ -155,7 +155,7 @@ PGconn *bench__pg_conn(bench__history *h, const char *what, char *msg, size_t le
         return pg->conn;
     PQfinish(pg->conn);
     char why[1024];
-    pg->conn = connect_to(h, pg->url, why, sizeof why);
+    pg->conn = bench__pg_connect(h, pg->url, why, sizeof why);
     if (!pg->conn)
         bench__msg(msg, len, "%s%s", what, why);
     return pg->conn;
@@ -318,7 +318,8 @@ static int migrate(bench__history *h, PGconn *conn, char *msg, size_t len)
 }
 
 /* Checks (and, with create, makes or migrates) the schema of a new connection. */
-static int check_schema(bench__history *h, PGconn *conn, bool create, char *msg, size_t len)
+int bench__pg_check_schema(bench__history *h, PGconn *conn, bool create, char *msg,
+                           size_t len)
 {
     int v;
     if (schema_version(h, conn, &v, msg, len) != 0)
@@ -548,8 +549,8 @@ static int find_run(bench__history *h, const char *uuid, long long *id)
     return found;
 }
 
-static int op_append(bench__history *h, const bench__context *ctx, const bench__result *results,
-                     size_t n, const char *baseline, long long *run_id, char *msg, size_t len)
+int bench__pg_append(bench__history *h, const bench__context *ctx, const bench__result *results,
+                      size_t n, const char *baseline, long long *run_id, char *msg, size_t len)
 {
     char uuid[37], err[1024], what[4400];
     if (new_uuid(uuid) != 0) {
@@ -589,54 +590,4 @@ static int op_append(bench__history *h, const bench__context *ctx, const bench__
     }
     bench__msg(msg, len, "%s%s", what, err);
     return BENCH_EIO;
-}
-
-/* ---- the handle ---- */
-
-static void op_close(bench__history *h)
-{
-    bench__pg *pg = h->store;
-    if (!pg)
-        return;
-    PQfinish(pg->conn);
-    free(pg->url);
-    free(pg);
-    h->store = NULL;
-}
-
-static const bench__history_ops pg_ops = {
-    .append = op_append,
-    .ids = bench__pg_ids,
-    .runs = bench__pg_runs,
-    .series = bench__pg_series,
-    .run_ok = bench__pg_run_ok,
-    .last = bench__pg_last,
-    .program = bench__pg_program,
-    .keep_program = bench__pg_keep_program,
-    .programs_dir = bench__pg_programs_dir,
-    .close = op_close,
-};
-
-int bench__history_pg_open(bench__history *h, const char *url, bool create, char *msg,
-                           size_t len)
-{
-    bench__pg *pg = calloc(1, sizeof *pg);
-    if (!pg || !(pg->url = strdup(url))) {
-        free(pg);
-        bench__msg(msg, len, "history: out of memory");
-        return BENCH_ENOMEM;
-    }
-    h->ops = &pg_ops;
-    h->store = pg;
-    h->exists = true;
-    bench__msg(h->name, sizeof h->name, "postgresql://");
-    char why[1024];
-    int rc = (pg->conn = connect_to(h, url, why, sizeof why)) ? 0 : BENCH_EIO;
-    if (rc != 0)
-        bench__msg(msg, len, "history '%s': %s", h->name, why);
-    else
-        rc = check_schema(h, pg->conn, create, msg, len);
-    if (rc != 0)
-        op_close(h);
-    return rc;
 }

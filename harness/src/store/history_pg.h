@@ -1,6 +1,7 @@
 /*
  * history_pg.h: what the files of the PostgreSQL store share (history_pg.c connects, checks,
- * migrates and appends; history_pg_read.c reads and keeps programs): the connection and its
+ * migrates and appends; history_pg_read.c reads, keeps programs and holds the store's table and
+ * handle, so that calls go one way): the connection and its
  * errors, the schema's name, and the operations the store's table (history_store.h) names.
  */
 #ifndef HARNESS_HISTORY_PG_H
@@ -21,6 +22,16 @@ typedef struct bench__pg {
     char *url; /* as given (it may hold a password: never printed) */
 } bench__pg;
 
+/** Connects to url and sets the session up (h->name then names it: never a password); NULL
+ * with the reason alone in msg. */
+PGconn *bench__pg_connect(bench__history *h, const char *url, char *msg, size_t len);
+/** Checks the schema of a new connection: with create, makes it or migrates it forward; a
+ * newer, altered or hostile one is refused. 0, or a negative error code with one line in msg. */
+int bench__pg_check_schema(bench__history *h, PGconn *conn, bool create, char *msg,
+                           size_t len);
+/** Appends a run in one transaction (history_store.h's append). */
+int bench__pg_append(bench__history *h, const bench__context *ctx, const bench__result *results,
+                     size_t n, const char *baseline, long long *run_id, char *msg, size_t len);
 /** The connection of h, made again when it was lost; NULL (with the reason in msg, after
  * `what`) when it cannot be. */
 PGconn *bench__pg_conn(bench__history *h, const char *what, char *msg, size_t len);

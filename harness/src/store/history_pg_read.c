@@ -376,3 +376,53 @@ int bench__pg_program(bench__history *h, long long run, char **hash, char **mac,
     }
     return oom_end(h, r, oom, msg, len);
 }
+
+/* ---- the handle ---- */
+
+static void op_close(bench__history *h)
+{
+    bench__pg *pg = h->store;
+    if (!pg)
+        return;
+    PQfinish(pg->conn);
+    free(pg->url);
+    free(pg);
+    h->store = NULL;
+}
+
+static const bench__history_ops pg_ops = {
+    .append = bench__pg_append,
+    .ids = bench__pg_ids,
+    .runs = bench__pg_runs,
+    .series = bench__pg_series,
+    .run_ok = bench__pg_run_ok,
+    .last = bench__pg_last,
+    .program = bench__pg_program,
+    .keep_program = bench__pg_keep_program,
+    .programs_dir = bench__pg_programs_dir,
+    .close = op_close,
+};
+
+int bench__history_pg_open(bench__history *h, const char *url, bool create, char *msg,
+                           size_t len)
+{
+    bench__pg *pg = calloc(1, sizeof *pg);
+    if (!pg || !(pg->url = strdup(url))) {
+        free(pg);
+        bench__msg(msg, len, "history: out of memory");
+        return BENCH_ENOMEM;
+    }
+    h->ops = &pg_ops;
+    h->store = pg;
+    h->exists = true;
+    bench__msg(h->name, sizeof h->name, "postgresql://");
+    char why[1024];
+    int rc = (pg->conn = bench__pg_connect(h, url, why, sizeof why)) ? 0 : BENCH_EIO;
+    if (rc != 0)
+        bench__msg(msg, len, "history '%s': %s", h->name, why);
+    else
+        rc = bench__pg_check_schema(h, pg->conn, create, msg, len);
+    if (rc != 0)
+        op_close(h);
+    return rc;
+}

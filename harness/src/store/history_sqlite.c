@@ -81,7 +81,7 @@ static const char *db_error(sqlite3 *db, int rc)
 
 /* Whether path is a file this program may open as a history (the reads before SQLite sees
  * it); -1 with one line when not. *exists says whether there is anything at path. */
-static int check_file(const char *path, bool *exists, char *msg, size_t len)
+int bench__sqlite_check_file(const char *path, bool *exists, char *msg, size_t len)
 {
     struct stat st;
     *exists = false;
@@ -274,7 +274,7 @@ int bench__sqlite_open_db(const char *path, bool create, sqlite3 **out, char *ms
 {
     *out = NULL;
     bool exists;
-    int rc = check_file(path, &exists, msg, len);
+    int rc = bench__sqlite_check_file(path, &exists, msg, len);
     if (rc != 0)
         return rc;
     /* What a run killed outright while making a history left beside it (create_db). */
@@ -285,7 +285,7 @@ int bench__sqlite_open_db(const char *path, bool create, sqlite3 **out, char *ms
             bench__msg(msg, len, "history '%s' does not exist", path);
             return BENCH_EINVAL;
         }
-        if ((rc = create_db(path, msg, len)) != 0 || (rc = check_file(path, &exists, msg, len)))
+        if ((rc = create_db(path, msg, len)) != 0 || (rc = bench__sqlite_check_file(path, &exists, msg, len)))
             return rc;
     }
     sqlite3 *db = NULL;
@@ -422,8 +422,9 @@ static int insert_result(sqlite3_stmt *st, sqlite3_stmt *pst, sqlite3_int64 run,
     return rc;
 }
 
-static int op_append(bench__history *h, const bench__context *ctx, const bench__result *results,
-                     size_t n, const char *baseline, long long *run_id, char *msg, size_t len)
+int bench__sqlite_append(bench__history *h, const bench__context *ctx,
+                         const bench__result *results, size_t n, const char *baseline,
+                         long long *run_id, char *msg, size_t len)
 {
     const char *path = h->name;
     sqlite3 *db;
@@ -465,45 +466,4 @@ static int op_append(bench__history *h, const bench__context *ctx, const bench__
     }
     sqlite3_close(db);
     return rc;
-}
-
-static void op_close(bench__history *h)
-{
-    (void)h; /* each operation closed its own connection */
-}
-
-static const bench__history_ops sqlite_ops = {
-    .append = op_append,
-    .ids = bench__sqlite_ids,
-    .runs = bench__sqlite_runs,
-    .series = bench__sqlite_series,
-    .run_ok = bench__sqlite_run_ok,
-    .last = bench__sqlite_last,
-    .program = bench__sqlite_program,
-    .keep_program = bench__sqlite_keep_program,
-    .programs_dir = bench__sqlite_programs_dir,
-    .close = op_close,
-};
-
-int bench__history_sqlite_open(bench__history *h, const char *path, bool create, char *msg,
-                               size_t len)
-{
-    bench__msg(h->name, sizeof h->name, "%s", path);
-    h->ops = &sqlite_ops;
-    bool exists;
-    int rc = check_file(path, &exists, msg, len);
-    if (rc != 0)
-        return rc;
-    h->exists = exists;
-    if (!exists) {
-        if (create)
-            return 0; /* made by the first append */
-        bench__msg(msg, len, "history '%s' does not exist", path);
-        return BENCH_EINVAL;
-    }
-    sqlite3 *db;
-    if ((rc = bench__sqlite_open_db(path, false, &db, msg, len)) != 0)
-        return rc;
-    sqlite3_close(db);
-    return 0;
 }

@@ -1,6 +1,7 @@
 /*
  * history_sqlite.h: what the two files of the SQLite store share (history_sqlite.c opens,
- * checks and appends; history_sqlite_read.c reads): the checked connection and its errors, and
+ * checks and appends; history_sqlite_read.c reads and holds the store's table, so that calls go
+ * one way): the checked connection and its errors, and
  * the operations the store's table (history_store.h) names.
  */
 #ifndef HARNESS_HISTORY_SQLITE_H
@@ -17,6 +18,13 @@
     "CREATE TABLE IF NOT EXISTS programs (hash TEXT PRIMARY KEY, mac TEXT NOT NULL,"              \
     " kept TEXT NOT NULL);"
 
+/** Whether path is a file this program may open as a history (the reads before SQLite sees it);
+ * a negative error code with one line when not. *exists says whether there is anything there. */
+int bench__sqlite_check_file(const char *path, bool *exists, char *msg, size_t len);
+/** Appends a run in one transaction (history_store.h's append); makes the file when absent. */
+int bench__sqlite_append(bench__history *h, const bench__context *ctx,
+                         const bench__result *results, size_t n, const char *baseline,
+                         long long *run_id, char *msg, size_t len);
 /** Opens the history at path, checked (created first when absent and `create`), bounded in
  * what it may do and how long; 0, or a negative error code with one line in msg. */
 int bench__sqlite_open_db(const char *path, bool create, sqlite3 **out, char *msg, size_t len);

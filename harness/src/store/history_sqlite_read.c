@@ -457,3 +457,43 @@ int bench__sqlite_program(bench__history *h, long long run_id, char **hash, char
     return end_read(h, db, src, oom, msg, len);
 }
 
+static void op_close(bench__history *h)
+{
+    (void)h; /* each operation closed its own connection */
+}
+
+static const bench__history_ops sqlite_ops = {
+    .append = bench__sqlite_append,
+    .ids = bench__sqlite_ids,
+    .runs = bench__sqlite_runs,
+    .series = bench__sqlite_series,
+    .run_ok = bench__sqlite_run_ok,
+    .last = bench__sqlite_last,
+    .program = bench__sqlite_program,
+    .keep_program = bench__sqlite_keep_program,
+    .programs_dir = bench__sqlite_programs_dir,
+    .close = op_close,
+};
+
+int bench__history_sqlite_open(bench__history *h, const char *path, bool create, char *msg,
+                               size_t len)
+{
+    bench__msg(h->name, sizeof h->name, "%s", path);
+    h->ops = &sqlite_ops;
+    bool exists;
+    int rc = bench__sqlite_check_file(path, &exists, msg, len);
+    if (rc != 0)
+        return rc;
+    h->exists = exists;
+    if (!exists) {
+        if (create)
+            return 0; /* made by the first append */
+        bench__msg(msg, len, "history '%s' does not exist", path);
+        return BENCH_EINVAL;
+    }
+    sqlite3 *db;
+    if ((rc = bench__sqlite_open_db(path, false, &db, msg, len)) != 0)
+        return rc;
+    sqlite3_close(db);
+    return 0;
+}

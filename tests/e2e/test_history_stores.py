@@ -1,0 +1,453 @@
+"""The run history's readers on both stores: one test body, run against an SQLite file and
+against a PostgreSQL database of a private server (e2e_helpers.PostgresServer), and the two
+stores holding the same rows must print the same --history-show and write the same --json.
+
+  SqliteReaders, PostgresReaders: the same ReaderTests on each store: two real runs, the runs
+      and series shown, "since the last run", --history-show --json and bench-report's history
+      page, a step and its confirmation, the gate, rows that are not medians.
+  SameOutputTest: the same synthetic rows in both stores give the same output, byte for byte
+      (the history's name aside).
+  ConcurrentWritersTest: 16 writers x 10 runs into one PostgreSQL database while --history-show
+      reads in a loop: 160 runs, none lost or doubled.
+  PostgresFaultTest: a refused connection, a wrong password (never printed), a missing
+      database, a schema newer than the program, a table altered by hand, a view, a trigger:
+      one line naming the server, exit 2, nothing measured or written; the server stopped while
+      the run measures: results JSON written, the run not in the history, exit 2.
+
+The PostgreSQL classes skip, saying why, only when the server's programs are absent (Debian's
+postgresql package; scripts/setup_deps.sh test installs it). The server is started once for the
+module, as an unprivileged user when the tests run as root, and stopped at the end; each test has
+a database of its own.
+"""
+import atexit
+import json
+import os
+import re
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import unittest
+
+import e2e_helpers
+
+BENCH = os.environ.get("E2E_BENCH", "")
+FIXTURE = os.environ.get("E2E_FIXTURE", "")
+REPORT = os.environ.get("E2E_REPORT", "")
+FAST = ["--warm-up-time", "0.01", "--measurement-time", "0.05", "--nresamples", "100",
+        "--color", "never", "--processes", "2"]
+
+# The key that signs the programs kept lives here, and so does the cache of programs kept for a
+# PostgreSQL history: not in the user's home.
+HOME = tempfile.mkdtemp(prefix="bench-history-stores-")
+atexit.register(lambda: subprocess.run(["rm", "-rf", HOME], check=False))
+
+
+def run(program, *args, env_extra=None, timeout=120, **kw):
+    env = e2e_helpers.environ({"XDG_CONFIG_HOME": os.path.join(HOME, "config"),
+                               "XDG_CACHE_HOME": os.path.join(HOME, "cache"),
+                               **(env_extra or {})},
+                              unset=["BENCH_HISTORY", "BENCH_BASELINE_DIR"])
+    return e2e_helpers.run([program, *args], timeout=timeout, env=env, **kw)
+
+
+def version():
+    return run(BENCH, "--version").stdout
+
+
+_SERVER = None
+
+
+def server():
+    """The module's PostgreSQL server, started at its first use and stopped at exit."""
+    global _SERVER  # pylint: disable=global-statement
+    if _SERVER is None:
+        _SERVER = e2e_helpers.PostgresServer().start()
+        atexit.register(_SERVER.destroy)
+        _SERVER.psql(f"CREATE ROLE {_SERVER.PASSWORD_ROLE} LOGIN PASSWORD "
+                     f"'{_SERVER.PASSWORD}'")
+    return _SERVER
+
+
+def skip_without_postgres(case):
+    why = e2e_helpers.postgres_missing()
+    if why:
+        case.skipTest(why)
+    if "PostgreSQL history: libpq" not in version():
+        case.skipTest("this build has no libpq (bench --version: PostgreSQL history: compiled "
+                      "out)")
+
+
+class SqliteStore:
+    """A history file."""
+    prefix = ""
+
+    def __init__(self, case):
+        if "history: SQLite" not in version():
+            case.skipTest("this build has no SQLite (bench --version: history: compiled out)")
+        self.target = os.path.join(case.temp_dir("bench-hs-sqlite-"), "runs.db")
+        self.name = self.target
+
+    def sql(self, *statements):
+        db = sqlite3.connect(self.target)
+        try:
+            rows = []
+            for s in statements:
+                rows = db.execute(s).fetchall()
+            db.commit()
+            return [[str(v) for v in r] for r in rows]
+        finally:
+            db.close()
+
+    def new_run(self, i, rev, program):
+        return (f"INSERT INTO runs (id, time, git_revision, quick, program_hash, hostname) "
+                f"VALUES ({i}, '2026-11-01T00:00:00Z', '{rev}', 0, '{program}', 'host')")
+
+    def after_runs(self):
+        return []
+
+
+_DATABASES = [0]
+
+
+class PostgresStore:
+    """A database of its own on the module's server."""
+    prefix = "bench_history."
+
+    def __init__(self, case):
+        skip_without_postgres(case)
+        self.server = server()
+        _DATABASES[0] += 1
+        self.db = f"t{os.getpid()}_{_DATABASES[0]}"
+        self.server.psql(f"CREATE DATABASE {self.db}")
+        self.target = self.server.url(self.db)
+        self.name = f"postgresql://{self.server.USER}@{self.server.dir}:5432/{self.db}"
+
+    def sql(self, *statements):
+        rows = []
+        for s in statements:
+            rows = self.server.psql(s, db=self.db)
+        return rows
+
+    def new_run(self, i, rev, program):
+        return (f"INSERT INTO bench_history.runs (id, uuid, time, git_revision, quick, "
+                f"program_hash, hostname) VALUES ({i}, gen_random_uuid(), "
+                f"'2026-11-01T00:00:00Z', '{rev}', 0, '{program}', 'host')")
+
+    def after_runs(self):
+        return ["SELECT setval('bench_history.runs_id_seq', (SELECT max(id) FROM "
+                "bench_history.runs))"]
+
+
+PROGRAM_A = "sha256:" + "a" * 64
+PROGRAM_B = "sha256:" + "b" * 64
+
+
+def synthetic(case, store, series, programs=None):
+    """The store made by a real run, its rows then replaced by series: {benchmark: [median_ns,
+    ...]}, run i at revision rev{i:02d} measured by programs[i] (PROGRAM_A by default)."""
+    p = run(FIXTURE, *FAST, "--exact", "fix/a", "--history", store.target)
+    case.assert_exit(p, 0)
+    t = store.prefix
+    n = max(len(v) for v in series.values())
+    stmts = [f"DELETE FROM {t}process_medians", f"DELETE FROM {t}results",
+             f"DELETE FROM {t}runs"]
+    stmts += [store.new_run(i + 1, f"rev{i:02d}", (programs or [PROGRAM_A] * n)[i])
+              for i in range(n)]
+    stmts += store.after_runs()
+    for name, values in series.items():
+        stmts += [f"INSERT INTO {t}results (run_id, benchmark, status, median_ns, samples, "
+                  f"processes) VALUES ({i + 1}, '{name}', 'ok', {v!r}, 100, 10)"
+                  for i, v in enumerate(values)]
+    store.sql(*stmts)
+
+
+STEP = {"s/step": [100.0 + (i % 3) * 0.5 for i in range(6)] +
+                  [150.0 + (i % 3) * 0.5 for i in range(6)],
+        "s/flat": [200.0 + (i % 4) * 0.5 for i in range(12)]}
+
+
+class ReaderTests:
+    """The readers' tests; a subclass names the store (STORE)."""
+    STORE = None
+
+    def setUp(self):
+        self.store = self.STORE(self)
+        self.dir = self.temp_dir("bench-hs-")
+
+    def show(self, *args, **kw):
+        p = run(FIXTURE, "--history-show", self.store.target, *args, **kw)
+        self.assert_exit(p, 0)
+        return p
+
+    def test_runs_then_show_json_and_since_last(self):
+        for i in range(2):
+            p = run(FIXTURE, *FAST, "--exact", "fix/a", "--history", self.store.target)
+            self.assert_exit(p, 0)
+        self.assertIn(f"Since the last run in the history ({self.store.name}; --no-last "
+                      "hides this):", p.stdout)
+        self.assertRegex(p.stdout, r"fix/a \(against run 1, ")
+        out = os.path.join(self.dir, "series.json")
+        p = self.show("--json", out)
+        self.assertEqual(p.stderr, "")
+        self.assertRegex(p.stdout, r"(?m)^\s+run\s+time\s+revision\s+dirty\s+program\s+host")
+        self.assertRegex(p.stdout, r"(?m)^\s+1\s+\d{4}-\d\d-\d\dT")
+        self.assertRegex(p.stdout, r"(?m)^\s+2\s+\d{4}-\d\d-\d\dT")
+        self.assertIn("fix/a: 2 runs", p.stdout)
+        self.assertIn("change points: none (too few runs to tell)", p.stdout)
+        doc = e2e_helpers.load_json(out)
+        self.assertEqual(doc["format"], "harness-history-series")
+        self.assertEqual(doc["history"], self.store.name)
+        self.assertEqual([s["id"] for s in doc["series"]], ["fix/a"])
+        self.assertEqual(doc["series"][0]["runs"], [1, 2])
+        self.assertTrue(all(m > 0 for m in doc["series"][0]["median_ns"]))
+        if REPORT:
+            html = os.path.join(self.dir, "html")
+            p = subprocess.run([sys.executable, REPORT, "--history", out, "--out", html],
+                               capture_output=True, text=True, timeout=120, check=False)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            with open(os.path.join(html, "history.html"), encoding="utf-8") as f:
+                self.assertIn("fix/a", f.read())
+
+    def test_step_is_found_and_confirmation_reads_the_programs(self):
+        synthetic(self, self.store, STEP, [PROGRAM_A] * 6 + [PROGRAM_B] * 6)
+        out = os.path.join(self.dir, "series.json")
+        p = self.show("--json", out, "--history-confirm", "--confirm-time", "2", "s/")
+        self.assertRegex(p.stdout, r"s/step: 12 runs\n(.*\n)*  change point: at run 7 \(first "
+                                   r"revision after it rev06\): \+49\.\d\d%")
+        self.assertNotRegex(p.stdout, r"s/flat: \d+ runs\n(  .*\n)*  change point:")
+        # The programs of runs 6 and 7 were never kept on this machine: not run.
+        self.assertRegex(p.stdout, r"s/step: change point at run 7 \(\+49\.\d\d%\), within runs "
+                                   r"\d+ to \d+: cannot confirm: the program of run [67] is "
+                                   r"not kept")
+        series = {s["id"]: s for s in e2e_helpers.load_json(out)["series"]}
+        self.assertEqual([c["run"] for c in series["s/step"]["change_points"]], [7])
+        self.assertEqual(series["s/step"]["programs"][6], PROGRAM_B)
+        # The same program on both sides: the step is the machine's, and nothing runs.
+        self.store.sql(f"UPDATE {self.store.prefix}runs SET program_hash = '{PROGRAM_A}'")
+        p = self.show("--history-confirm", "--confirm-time", "2", "s/step")
+        self.assertRegex(p.stdout, r"s/step: change point at run 7 \([^)]*\), within runs \d+ "
+                                   r"to \d+: not a code change: runs \d+ to \d+ measured the "
+                                   rf"same program \({PROGRAM_A}\)")
+
+    def test_gate_reads_the_series(self):
+        # Earlier runs ten times faster than fix/a measures now: a step the gate fails on its
+        # numbers (--confirm-time 0); ten times slower: an improvement, which passes.
+        real = run(FIXTURE, *FAST, "--exact", "fix/a", "--output-format", "json")
+        self.assert_exit(real, 0)
+        median = json.loads(real.stdout)["benchmarks"][0]["estimates"]["median"]["point"]
+        for factor, code in ((0.1, 1), (10.0, 0)):
+            synthetic(self, self.store, {"fix/a": [median * factor * (1 + i / 1000)
+                                                   for i in range(8)]})
+            p = run(FIXTURE, *FAST, "--exact", "fix/a", "--history", self.store.target,
+                    "--history-gate", "10", "--confirm-time", "0")
+            self.assert_exit(p, code)
+            self.assertIn("history gate: 1 of 1 benchmark tested against up to 10 earlier runs",
+                          p.stderr)
+            if code:
+                self.assertRegex(p.stderr, r"fix/a: regressed against the last 8 runs: \+")
+                self.assertIn("fix/a: the step is not confirmed (--confirm-time 0): the numbers "
+                              "alone fail the gate", p.stderr)
+
+    def test_rows_that_are_not_medians(self):
+        synthetic(self, self.store, {"s/a": [1000.0 + i for i in range(8)]})
+        t = self.store.prefix
+        self.store.sql(f"UPDATE {t}results SET median_ns = -1 WHERE run_id = 3",
+                       f"UPDATE {t}results SET median_ns = 0 WHERE run_id = 5")
+        p = self.show()
+        warnings = p.stderr.splitlines()
+        self.assertEqual(len(warnings), 2, p.stderr)
+        self.assertRegex(warnings[0], rf"warning: history '{re.escape(self.store.name)}': run 3, "
+                                      r"benchmark 's/a': median '-1(\.0)?' is not a positive "
+                                      r"number; the row is skipped$")
+        self.assertIn("s/a: 6 runs", p.stdout)
+
+
+class SqliteReaders(ReaderTests, e2e_helpers.Case):
+    STORE = SqliteStore
+
+
+class PostgresReaders(ReaderTests, e2e_helpers.Case):
+    STORE = PostgresStore
+
+
+class SameOutputTest(e2e_helpers.Case):
+    def test_same_rows_same_output(self):
+        outputs = []
+        for store in (SqliteStore(self), PostgresStore(self)):
+            synthetic(self, store, STEP, [PROGRAM_A] * 6 + [PROGRAM_B] * 6)
+            out = os.path.join(self.temp_dir("bench-hs-same-"), "series.json")
+            p = run(FIXTURE, "--history-show", store.target, "--json", out)
+            self.assert_exit(p, 0)
+            doc = e2e_helpers.load_json(out)
+            self.assertEqual(doc.pop("history"), store.name)
+            outputs.append((p.stdout, p.stderr, doc))
+        self.assertEqual(outputs[0], outputs[1])
+        self.assertIn("change point: at run 7", outputs[0][0])
+
+
+TEN = ["fix/a", "fix/add", "fix/b", "fix/batched", "fix/copy/8", "fix/copy/64", "fix/copy/1024",
+       "fix/counted", "cmp/chain", "cmp/steady"]
+TINY = ["--quick", "--warm-up-time", "0.001", "--measurement-time", "0.001", "--nresamples", "10",
+        "--processes", "1", "--color", "never", "--no-last"]
+
+
+class ConcurrentWritersTest(e2e_helpers.Case):
+    WRITERS = 16
+    RUNS = 10
+
+    def test_many_writers_and_a_reader(self):
+        store = PostgresStore(self)
+        p = run(FIXTURE, *TINY, "--exact", "fix/a", "--history", store.target)
+        self.assert_exit(p, 0)  # the schema, made once before the crowd arrives
+        store.sql("DELETE FROM bench_history.process_medians", "DELETE FROM bench_history.results",
+                  "DELETE FROM bench_history.runs")
+        failures, reads = [], []
+        done = threading.Event()
+
+        def writer(k):
+            for j in range(self.RUNS):
+                q = run(FIXTURE, *TINY, "--exact", *TEN, "--history", store.target,
+                        env_extra={"BENCH_GIT_REVISION": f"w{k:02d}-{j}"}, timeout=300)
+                if q.returncode != 0:
+                    failures.append(f"writer {k} run {j}: exit {q.returncode}: {q.stderr}")
+
+        def reader():
+            while not done.is_set():
+                q = run(FIXTURE, "--history-show", store.target, "fix/a", timeout=300)
+                reads.append(q.returncode)
+                if q.returncode != 0 or "warning" in q.stderr:
+                    failures.append(f"reader: exit {q.returncode}: {q.stderr}")
+
+        threads = [threading.Thread(target=writer, args=(k,)) for k in range(self.WRITERS)]
+        r = threading.Thread(target=reader)
+        r.start()
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        done.set()
+        r.join()
+        self.assertEqual(failures, [])
+        self.assertGreater(len(reads), 0)
+        revs = [row[0] for row in store.sql("SELECT git_revision FROM bench_history.runs")]
+        want = sorted(f"w{k:02d}-{j}" for k in range(self.WRITERS) for j in range(self.RUNS))
+        self.assertEqual(sorted(revs), want)  # none lost, none twice
+        (uuids, ids, results, incomplete), = store.sql(
+            "SELECT count(DISTINCT uuid), count(DISTINCT id), (SELECT count(*) FROM "
+            "bench_history.results), (SELECT count(*) FROM bench_history.runs u WHERE (SELECT "
+            "count(*) FROM bench_history.results x WHERE x.run_id = u.id) <> 10) FROM "
+            "bench_history.runs")
+        self.assertEqual((uuids, ids, results, incomplete), ("160", "160", "1600", "0"))
+
+
+class PostgresFaultTest(e2e_helpers.Case):
+    def setUp(self):
+        self.store = PostgresStore(self)
+        self.dir = self.temp_dir("bench-hs-fault-")
+        self.json = os.path.join(self.dir, "out.json")
+
+    def runs(self):
+        return int(self.store.sql("SELECT count(*) FROM bench_history.runs")[0][0])
+
+    def refused(self, target, *why):
+        """A run with history target stops before measuring: exit 2, one line naming the
+        history and each of why, no results file."""
+        p = run(FIXTURE, *FAST, "--exact", "fix/a", "--history", target, "--json", self.json)
+        self.assert_exit(p, 2)
+        lines = [x for x in p.stderr.splitlines() if "warning: the machine is busy" not in x]
+        self.assertEqual(len(lines), 1, p.stderr)
+        self.assertRegex(lines[0], r"^e2e_fixture: history 'postgresql://[^']*': ")
+        for w in why:
+            self.assertIn(w, lines[0])
+        self.assertNotIn("fix/a", p.stdout)
+        self.assertFalse(os.path.exists(self.json))
+        return lines[0]
+
+    def made(self):
+        p = run(FIXTURE, *TINY, "--exact", "fix/a", "--history", self.store.target)
+        self.assert_exit(p, 0)
+        self.assertEqual(self.runs(), 1)
+
+    def test_connection_faults(self):
+        srv = self.store.server
+        line = self.refused(srv.url(self.store.db).replace(srv.dir, srv.dir + "-absent"),
+                            "cannot connect", "No such file or directory")
+        self.assertIn(srv.dir + "-absent", line)
+        line = self.refused(srv.url(self.store.db, user=srv.PASSWORD_ROLE, password="hunter2"),
+                            "password authentication failed")
+        self.assertNotIn("hunter2", line)
+        self.refused(srv.url("nosuchdb"), 'database "nosuchdb" does not exist')
+        # The right password: recorded, and named nowhere in what the run writes.
+        p = run(FIXTURE, *TINY, "--exact", "fix/a", "--json", self.json, "--history",
+                srv.url(self.store.db, user=srv.PASSWORD_ROLE, password=srv.PASSWORD))
+        self.assertEqual(p.returncode, 2, p.stderr)  # pw may not make the schema: refused
+        self.assertNotIn(srv.PASSWORD, p.stdout + p.stderr)
+        self.store.sql(f"GRANT ALL ON DATABASE {self.store.db} TO {srv.PASSWORD_ROLE}")
+        p = run(FIXTURE, *TINY, "--exact", "fix/a", "--json", self.json, "--history",
+                srv.url(self.store.db, user=srv.PASSWORD_ROLE, password=srv.PASSWORD))
+        self.assert_exit(p, 0)
+        with open(self.json, encoding="utf-8") as f:
+            self.assertNotIn(srv.PASSWORD, f.read())
+        self.assertNotIn(srv.PASSWORD, p.stdout + p.stderr)
+
+    def test_schema_faults(self):
+        self.made()
+        t = "bench_history."
+        for fix, undo, why in (
+                (f"UPDATE {t}meta SET value = '99' WHERE key = 'schema_version'",
+                 f"UPDATE {t}meta SET value = '1' WHERE key = 'schema_version'",
+                 "is version 99, newer than this program's 1"),
+                (f"ALTER TABLE {t}results ALTER COLUMN median_ns TYPE text",
+                 f"ALTER TABLE {t}results ALTER COLUMN median_ns TYPE double precision USING "
+                 "median_ns::double precision", "were altered"),
+                (f"ALTER TABLE {t}process_medians RENAME TO pm; CREATE VIEW "
+                 f"{t}process_medians AS SELECT * FROM {t}pm",
+                 f"DROP VIEW {t}process_medians; ALTER TABLE {t}pm RENAME TO process_medians",
+                 "is not a table"),
+                (f"CREATE FUNCTION {t}f() RETURNS trigger LANGUAGE plpgsql AS 'BEGIN RETURN "
+                 f"NEW; END'; CREATE TRIGGER tr BEFORE INSERT ON {t}runs FOR EACH ROW EXECUTE "
+                 f"FUNCTION {t}f()", f"DROP TRIGGER tr ON {t}runs", "has triggers or rules")):
+            with self.subTest(why=why):
+                self.store.sql(fix)
+                self.refused(self.store.target, why)
+                p = run(FIXTURE, "--history-show", self.store.target)
+                self.assert_exit(p, 2)
+                self.assertIn(why, p.stderr)
+                self.store.sql(undo)
+                self.assertEqual(self.runs(), 1)
+        p = run(FIXTURE, "--history-show", self.store.target)
+        self.assert_exit(p, 0)
+
+    def test_server_gone_while_measuring(self):
+        self.made()
+        srv = self.store.server
+        proc = subprocess.Popen(
+            [FIXTURE, "--warm-up-time", "0.01", "--measurement-time", "4", "--processes", "2",
+             "--color", "never", "--exact", "fix/a", "--history", self.store.target, "--json",
+             self.json],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            env=e2e_helpers.environ({"XDG_CONFIG_HOME": os.path.join(HOME, "config"),
+                                     "XDG_CACHE_HOME": os.path.join(HOME, "cache")},
+                                    unset=["BENCH_HISTORY"]))
+        try:
+            time.sleep(1.5)  # the history is open and checked within milliseconds
+            self.assertIsNone(proc.poll(), "the run ended before the server was stopped")
+            srv.stop("immediate")
+            out, err = proc.communicate(timeout=120)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.communicate()
+            srv.start()
+        self.assertEqual(proc.returncode, 2, err)
+        self.assertRegex(err, r"history 'postgresql://[^']*': the run was not recorded: ")
+        self.assertIn("fix/a", out)  # the terminal report
+        self.assertEqual(e2e_helpers.load_json(self.json)["benchmarks"][0]["id"], "fix/a")
+        self.assertEqual(self.runs(), 1)  # not at all
+
+
+if __name__ == "__main__":
+    unittest.main()
