@@ -20,6 +20,7 @@ module, as an unprivileged user when the tests run as root, and stopped at the e
 a database of its own.
 """
 import atexit
+import hashlib
 import json
 import os
 import re
@@ -108,6 +109,12 @@ class SqliteStore:
     def after_runs(self):
         return []
 
+    def kept(self):
+        """The programs kept for --history-confirm: beside the file."""
+        d = self.target + ".programs"
+        return sorted(f for f in os.listdir(d) if f.endswith(".program")) \
+            if os.path.isdir(d) else []
+
 
 _DATABASES = [0]
 
@@ -139,6 +146,16 @@ class PostgresStore:
     def after_runs(self):
         return ["SELECT setval('bench_history.runs_id_seq', (SELECT max(id) FROM "
                 "bench_history.runs))"]
+
+    def kept(self):
+        """The programs kept for --history-confirm: in this user's cache, never in the
+        database; each with its signature."""
+        key = hashlib.sha256(self.name.encode()).hexdigest()[:16]
+        d = os.path.join(HOME, "cache", "harness", "history-programs", key)
+        files = os.listdir(d) if os.path.isdir(d) else []
+        progs = sorted(f for f in files if f.endswith(".program"))
+        assert sorted(f[:-4] + ".program" for f in files if f.endswith(".mac")) == progs, files
+        return progs
 
 
 PROGRAM_A = "sha256:" + "a" * 64
@@ -250,6 +267,26 @@ class ReaderTests:
                 self.assertRegex(p.stderr, r"fix/a: regressed against the last 8 runs: \+")
                 self.assertIn("fix/a: the step is not confirmed (--confirm-time 0): the numbers "
                               "alone fail the gate", p.stderr)
+
+    def test_code_step_is_confirmed_by_the_programs_kept(self):
+        old = e2e_helpers.copy_program(FIXTURE, os.path.join(self.dir, "old"))
+        # Twice as slow in cmp/chain (fixture_benches.c reads the marker from its own file).
+        new = e2e_helpers.copy_program(FIXTURE, os.path.join(self.dir, "new"), b"E2ESLOW100\n")
+        for prog in [old] * 6 + [new] * 6:
+            p = run(prog, *FAST, "--exact", "cmp/chain", "--history", self.store.target)
+            self.assert_exit(p, 0)
+        self.assertEqual(len(self.store.kept()), 2, "one copy of each program")
+        p = run(old, "--history-show", self.store.target, "--history-confirm", "--confirm-time",
+                "3", "cmp/chain", timeout=300)
+        self.assert_exit(p, 0)
+        self.assertRegex(p.stdout, r"cmp/chain: change point at run 7 \(\+\d+\.\d\d%\), within "
+                                   r"runs \d+ to \d+: confirmed: \+\d+\.\d\d% .*paired, programs "
+                                   r"of runs 6 and 7")
+        # Only the newest program stays with --history-programs 1.
+        p = run(old, *FAST, "--exact", "cmp/chain", "--history", self.store.target,
+                "--history-programs", "1")
+        self.assert_exit(p, 0)
+        self.assertEqual(len(self.store.kept()), 1)
 
     def test_rows_that_are_not_medians(self):
         synthetic(self, self.store, {"s/a": [1000.0 + i for i in range(8)]})
@@ -420,6 +457,23 @@ class PostgresFaultTest(e2e_helpers.Case):
                 self.assertEqual(self.runs(), 1)
         p = run(FIXTURE, "--history-show", self.store.target)
         self.assert_exit(p, 0)
+
+    def test_hostile_rows_are_read_safely(self):
+        synthetic(self, self.store, {"s/a": [1000.0 + i for i in range(8)]})
+        t = "bench_history."
+        self.store.sql(f"UPDATE {t}results SET median_ns = 'NaN' WHERE run_id = 2",
+                       f"UPDATE {t}results SET median_ns = 'Infinity' WHERE run_id = 3",
+                       f"UPDATE {t}runs SET git_revision = repeat('r', 20000000) WHERE id = 4",
+                       f"UPDATE {t}runs SET hostname = E'\\x1b[31mred' WHERE id = 5",
+                       f"INSERT INTO {t}results (run_id, benchmark, status, median_ns, samples,"
+                       f" processes) VALUES (6, repeat('b', 2000), 'ok', 5, 1, 1)")
+        p = run(FIXTURE, "--history-show", self.store.target, "s/")
+        self.assert_exit(p, 0)
+        self.assertIn("run 2, benchmark 's/a': median 'NaN' is not a positive number", p.stderr)
+        self.assertIn("run 3, benchmark 's/a': median 'Infinity'", p.stderr)
+        self.assertIn("s/a: 6 runs", p.stdout)
+        self.assertNotIn("\x1b", p.stdout)
+        self.assertLess(max(len(x) for x in p.stdout.splitlines()), 2000)
 
     def test_server_gone_while_measuring(self):
         self.made()
