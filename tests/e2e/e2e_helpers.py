@@ -173,15 +173,16 @@ class PostgresServer:
                               preexec_fn=self._as_owner, cwd=self.dir,
                               env=environ(unset=[k for k in os.environ if k.startswith("PG")]))
 
-    def start(self):
+    def start(self, *settings):
+        """Starts the server (made first when new); settings: more "-c NAME=VALUE" options."""
         if not os.path.isdir(self.data):
             self._run(os.path.join(PG_BIN, "initdb"), "-D", self.data, "-U", self.USER,
                       "--auth=trust", "-E", "UTF8", "--locale=C.UTF-8")
             with open(os.path.join(self.data, "pg_hba.conf"), "w", encoding="utf-8") as f:
                 f.write(f"local all {self.PASSWORD_ROLE} scram-sha-256\nlocal all all trust\n")
         self._run(os.path.join(PG_BIN, "pg_ctl"), "-D", self.data, "-l", self.log, "-w", "-o",
-                  f"-k {self.dir} -c listen_addresses='' -c fsync=off "
-                  "-c max_connections=60", "start")
+                  " ".join([f"-k {self.dir} -c listen_addresses='' -c fsync=off "
+                            "-c max_connections=60", *settings]), "start")
         self.running = True
         return self
 

@@ -59,24 +59,19 @@ static const char *const migrations[BENCH__PG_SCHEMA_VERSION] = {
     " upper_ns double precision, samples bigint NOT NULL, processes integer NOT NULL,"
     " process_cv double precision, verdict text, ratio double precision,"
     " ratio_lower double precision, ratio_upper double precision,"
-    " PRIMARY KEY (run_id, benchmark));"
-    "CREATE INDEX results_by_benchmark ON " S "results (benchmark, run_id);"
-    "CREATE TABLE " S "process_medians ("
-    " run_id bigint NOT NULL REFERENCES " S "runs (id), benchmark text NOT NULL,"
-    " process integer NOT NULL, median_ns double precision NOT NULL,"
-    " PRIMARY KEY (run_id, benchmark, process));",
+    " process_medians_ns double precision[], PRIMARY KEY (run_id, benchmark));"
+    "CREATE INDEX results_by_benchmark ON " S "results (benchmark, run_id);",
 };
 
 /* The columns of our tables as information_schema lists them (table, then position). */
 static const char expected_columns[] =
     "meta.key text,meta.value text,"
-    "process_medians.run_id bigint,process_medians.benchmark text,"
-    "process_medians.process integer,process_medians.median_ns double precision,"
     "results.run_id bigint,results.benchmark text,results.status text,"
     "results.median_ns double precision,results.lower_ns double precision,"
     "results.upper_ns double precision,results.samples bigint,results.processes integer,"
     "results.process_cv double precision,results.verdict text,results.ratio double precision,"
     "results.ratio_lower double precision,results.ratio_upper double precision,"
+    "results.process_medians_ns ARRAY,"
     "runs.id bigint,runs.uuid uuid,runs.time text,runs.git_revision text,"
     "runs.cwd_git_revision text,runs.git_dirty integer,runs.hostname text,runs.os text,"
     "runs.kernel text,runs.cpu_brand text,runs.cores integer,runs.threads integer,"
@@ -85,7 +80,7 @@ static const char expected_columns[] =
     "runs.program_hash text,runs.program_libs text,runs.quick integer,runs.seed bigint,"
     "runs.confidence_level double precision,runs.baseline text";
 
-#define OUR_TABLES "('meta', 'runs', 'results', 'process_medians')"
+#define OUR_TABLES "('meta', 'runs', 'results')"
 
 const char *bench__pg_error(PGconn *conn, char *buf, size_t len)
 {
@@ -261,9 +256,9 @@ static int check_shape(bench__history *h, PGconn *conn, char *msg, size_t len)
         return -1;
     }
     int rc = 0;
-    if (strcmp(PQgetvalue(r, 0, 0), "4") != 0) {
-        bench__msg(msg, len, "history '%s': schema %s lacks the tables meta, runs, results and "
-                             "process_medians, or one of them is not a table (left as it is)",
+    if (strcmp(PQgetvalue(r, 0, 0), "3") != 0) {
+        bench__msg(msg, len, "history '%s': schema %s lacks the tables meta, runs and results, "
+                             "or one of them is not a table (left as it is)",
                    h->name, BENCH__PG_SCHEMA);
         rc = -1;
     } else if (strcmp(PQgetvalue(r, 0, 1), expected_columns) != 0) {
@@ -442,15 +437,38 @@ static int insert_run(PGconn *conn, const char *uuid, const bench__context *ctx,
     return rc;
 }
 
-#define RESULT_COLUMNS 13
+#define RESULT_COLUMNS 14
 static const char insert_result_sql[] =
     "INSERT INTO " S "results (run_id, benchmark, status, median_ns, lower_ns, upper_ns, samples,"
-    " processes, process_cv, verdict, ratio, ratio_lower, ratio_upper) VALUES ($1, $2, $3, $4,"
-    " $5, $6, $7, $8, $9, $10, $11, $12, $13)";
-static const char insert_pm_sql[] =
-    "INSERT INTO " S "process_medians VALUES ($1, $2, $3, $4)";
+    " processes, process_cv, verdict, ratio, ratio_lower, ratio_upper, process_medians_ns)"
+    " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)";
 
-/* One result and its per-process medians. */
+/* The per-process medians of r as an array's text, "{M0,M1,...}" (ns); NULL when it has none
+ * (fewer than 2 processes, or not ok). The caller frees it. */
+static char *process_medians(const bench__result *r, bool *oom)
+{
+    if (r->status != BENCH__OK || !r->process || r->processes < 2)
+        return NULL;
+    double *logs = malloc(r->processes * sizeof *logs);
+    char *text = malloc(2 + (size_t)r->processes * 26);
+    *oom = !logs || !text;
+    if (*oom || bench__process_log_medians(r->iters, r->totals_ns, r->process, r->nsamples,
+                                           r->processes, logs) != 0) {
+        free(logs);
+        free(text);
+        return NULL;
+    }
+    size_t at = 0;
+    text[at++] = '{';
+    for (unsigned j = 0; j < r->processes; j++)
+        at += (size_t)snprintf(text + at, 26, "%s%.17g", j ? "," : "", exp(logs[j]));
+    text[at++] = '}';
+    text[at] = '\0';
+    free(logs);
+    return text;
+}
+
+/* One result with its per-process medians. */
 static int insert_result(PGconn *conn, const char *run, const bench__result *r, char *err,
                          size_t len)
 {
@@ -474,32 +492,16 @@ static int insert_result(PGconn *conn, const char *run, const bench__result *r, 
             p_real(&p[12], ch->ratio_upper);
         }
     }
+    bool oom = false;
+    char *pm = process_medians(r, &oom);
+    p[13].v = pm;
     const char *v[RESULT_COLUMNS];
     for (int i = 0; i < RESULT_COLUMNS; i++)
         v[i] = p[i].v;
-    if (exec1(conn, insert_result_sql, RESULT_COLUMNS, v, err, len) != 0)
-        return -1;
-    if (!ok || !r->process || r->processes < 2)
-        return 0;
-    double *logs = malloc(r->processes * sizeof *logs);
-    if (!logs) {
+    int rc = oom ? -1 : exec1(conn, insert_result_sql, RESULT_COLUMNS, v, err, len);
+    if (oom)
         bench__msg(err, len, "out of memory");
-        return -1;
-    }
-    int rc = 0;
-    if (bench__process_log_medians(r->iters, r->totals_ns, r->process, r->nsamples, r->processes,
-                                   logs) == 0) {
-        for (unsigned j = 0; j < r->processes && rc == 0; j++) {
-            param q[4];
-            p_text(&q[0], run);
-            p_text(&q[1], r->inst->id);
-            p_int(&q[2], j, true);
-            p_real(&q[3], exp(logs[j]));
-            const char *w[4] = {q[0].v, q[1].v, q[2].v, q[3].v};
-            rc = exec1(conn, insert_pm_sql, 4, w, err, len);
-        }
-    }
-    free(logs);
+    free(pm);
     return rc;
 }
 

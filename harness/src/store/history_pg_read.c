@@ -190,8 +190,9 @@ int bench__pg_last(bench__history *h, const char *id, long long *run, char **rev
     if (*run <= 0 || oom)
         return oom_end(h, NULL, oom, msg, len);
     v[1] = u;
-    r = bench__pg_query(h, "SELECT median_ns FROM " S "process_medians WHERE benchmark = $1"
-                           " AND run_id = $2 ORDER BY process", 2, v, msg, len);
+    r = bench__pg_query(h, "SELECT u.m FROM " S "results x, unnest(x.process_medians_ns)"
+                           " WITH ORDINALITY AS u(m, i) WHERE x.benchmark = $1 AND x.run_id = $2"
+                           " ORDER BY u.i", 2, v, msg, len);
     if (!r)
         return BENCH_EIO;
     int k = PQntuples(r);
