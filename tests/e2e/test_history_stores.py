@@ -288,6 +288,44 @@ class ReaderTests:
         self.assert_exit(p, 0)
         self.assertEqual(len(self.store.kept()), 1)
 
+    def test_shards_of_one_run_are_one_run(self):
+        """--shard 1/3, 2/3 and 3/3 with one --run-id: one run with every benchmark once; a part
+        run twice is refused whole; the split of an id does not depend on the others."""
+        sel = ["fix/|cmp/"]
+        every = run(FIXTURE, "--list", *sel).stdout.split()
+        parts = [run(FIXTURE, "--list", "--shard", f"{k}/3", *sel).stdout.split()
+                 for k in (1, 2, 3)]
+        self.assertEqual(sorted(sum(parts, [])), sorted(every))
+        # Fewer benchmarks: each stays in its part.
+        fewer = run(FIXTURE, "--list", "--shard", "1/3", "fix/").stdout.split()
+        self.assertEqual(fewer, [b for b in parts[0] if b.startswith("fix/")])
+        for k in (1, 2, 3):
+            if not parts[k - 1]:
+                continue
+            p = run(FIXTURE, *TINY, "--shard", f"{k}/3", "--run-id", "ci-42", *sel,
+                    "--history", self.store.target)
+            self.assert_exit(p, 0)
+        t = self.store.prefix
+        rows = self.store.sql(f"SELECT run_id, benchmark FROM {t}results")
+        self.assertEqual({r[0] for r in rows}, {"1"})
+        self.assertEqual(sorted(r[1] for r in rows), sorted(every))
+        out = self.show()
+        self.assertRegex(out.stdout, rf"(?m)^\s+1\s.*\s{len(every)}\s+-$")
+        # A part again: refused, nothing of it written.
+        k = next(i for i in (1, 2, 3) if parts[i - 1])
+        p = run(FIXTURE, *TINY, "--shard", f"{k}/3", "--run-id", "ci-42", *sel, "--history",
+                self.store.target)
+        self.assert_exit(p, 2)
+        self.assertRegex(p.stderr, rf"history '{re.escape(self.store.name)}': the run was not "
+                                   r"recorded: benchmark '[^']+' is already in run 1 \(--run-id "
+                                   r"ci-42\)")
+        self.assertEqual(len(self.store.sql(f"SELECT run_id FROM {t}results")), len(every))
+        # Another run id is another run.
+        p = run(FIXTURE, *TINY, "--shard", f"{k}/3", "--run-id", "ci-43", *sel, "--history",
+                self.store.target)
+        self.assert_exit(p, 0)
+        self.assertEqual(len(self.store.sql(f"SELECT id FROM {t}runs")), 2)
+
     def test_rows_that_are_not_medians(self):
         synthetic(self, self.store, {"s/a": [1000.0 + i for i in range(8)]})
         t = self.store.prefix

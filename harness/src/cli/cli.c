@@ -100,6 +100,9 @@ static long select_benchmarks(const bench__request *c, const bench__instance *al
     if (nsel == 0) {
         if (n == 0)
             bench__errf("this program has no benchmarks (no BENCH_FN was linked in)\n");
+        else if (c->shard_n)
+            bench__errf("shard %u/%u holds none of the benchmarks selected (see --list)\n",
+                        c->shard_k, c->shard_n);
         else
             bench__errf("no benchmark matches the filter%s (see --list)\n",
                         c->nfilters > 1 ? "s" : "");

@@ -7,12 +7,14 @@
  * code (2 for usage and input errors). Parsing never exits from inside a helper: each returns a
  * status that bench_main turns into the exit code.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <math.h>
 #include <regex.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -101,6 +103,11 @@ static const char usage_text[] =
     "      --history-programs N   programs kept beside the history (FILE.programs/) for\n"
     "                             --history-confirm, the most recently used, 0..1000\n"
     "                             (default 20; 0 keeps none)\n"
+    "      --shard K/N            run the K-th of N parts of the selected benchmarks (a\n"
+    "                             split by id that does not move when others are added)\n"
+    "      --run-id ID            with --history: record the run as a part of run ID, with\n"
+    "                             its other parts (with --shard, default the CI's run id:\n"
+    "                             $GITHUB_RUN_ID-$GITHUB_RUN_ATTEMPT, else $CI_PIPELINE_ID)\n"
     "      --no-last              no change since the last run at the end of the pretty\n"
     "                             output, and this run is not kept for the next (the last\n"
     "                             run: the history's, else $BENCH_LAST_DIR's, default\n"
@@ -321,6 +328,8 @@ typedef enum opt_id {
     O_HISTORY_GATE,
     O_HISTORY_CONFIRM,
     O_HISTORY_PROGRAMS,
+    O_SHARD,
+    O_RUN_ID,
     O_NO_LAST,
 } opt_id;
 
@@ -386,6 +395,8 @@ static const opt_def options[] = {
     {"history-gate", 0, true, O_HISTORY_GATE},
     {"history-confirm", 0, false, O_HISTORY_CONFIRM},
     {"history-programs", 0, true, O_HISTORY_PROGRAMS},
+    {"shard", 0, true, O_SHARD},
+    {"run-id", 0, true, O_RUN_ID},
     {"no-last", 0, false, O_NO_LAST},
 };
 
@@ -615,6 +626,21 @@ static int apply_option(bench__request *c, opt_id id, const char *flag, const ch
         return 0;
     case O_NO_LAST:
         c->no_last = true;
+        return 0;
+    case O_SHARD: {
+        unsigned k, n;
+        int used = 0;
+        if (!isdigit((unsigned char)v[0]) || sscanf(v, "%u/%u%n", &k, &n, &used) != 2 ||
+            v[used] != '\0' || k < 1 || n < 1 || k > n || n > 1000)
+            return bad_value(flag, v, "K/N, 1 <= K <= N <= 1000");
+        c->shard_k = k;
+        c->shard_n = n;
+        return 0;
+    }
+    case O_RUN_ID:
+        if (*v == '\0' || strlen(v) > 200)
+            return bad_value(flag, v, "an id of 1 to 200 characters");
+        c->run_id = v;
         return 0;
     case O_HISTORY_PROGRAMS:
         if (parse_u64(flag, v, 0, 1000, "an integer in [0, 1000]", &u))
@@ -888,6 +914,22 @@ int bench__cli_parse(bench__request *c, int argc, char **argv)
         return -1;
     if (c->run.profile_time > 0)
         c->run.plan = BENCH__PLAN_PROFILE;
+    /* The parts of a sharded run in CI merge into one run of the history by the CI's id. */
+    const char *gh = getenv("GITHUB_RUN_ID"), *attempt = getenv("GITHUB_RUN_ATTEMPT"),
+               *gl = getenv("CI_PIPELINE_ID");
+    if (c->shard_n && c->history_path && !c->run_id && ((gh && *gh) || (gl && *gl))) {
+        if (gh && *gh)
+            bench__msg(c->run_id_buf, sizeof c->run_id_buf, "%.100s-%.50s", gh,
+                       attempt && *attempt ? attempt : "1");
+        else
+            bench__msg(c->run_id_buf, sizeof c->run_id_buf, "%.100s", gl);
+        c->run_id = c->run_id_buf;
+    }
+    if (c->run_id && !c->history_path) {
+        bench__errf("--run-id needs --history FILE (or BENCH_HISTORY): it names the run of the "
+                    "history this part is recorded in\n");
+        return -1;
+    }
     if (c->history_programs_set && !c->history_path) {
         bench__errf("--history-programs needs --history FILE (or BENCH_HISTORY): it "
                     "keeps the programs of the runs recorded there\n");

@@ -525,7 +525,7 @@ static void write_outputs(pipeline *p)
     long long run_id = 0;
     int hrc = c->history && p->cl->times
                   ? bench__history_append(c->history, &p->ctx, p->results, p->k,
-                                          c->baseline, &run_id, msg, sizeof msg)
+                                          c->baseline, c->run_id, &run_id, msg, sizeof msg)
                   : 0;
     if (hrc == BENCH_EUSAGE && bench__proc_interrupted())
         return;

@@ -80,6 +80,9 @@ typedef struct bench__request {
     size_t history_programs;  /* --history-programs N: programs kept beside the history */
     bool history_programs_set;
     bool no_last;             /* --no-last: no "since the last run" block */
+    unsigned shard_k, shard_n; /* --shard K/N: the K-th (1-based) of N parts; n 0: all */
+    const char *run_id;        /* --run-id ID: the history's run this part belongs to */
+    char run_id_buf[160];      /* the CI's run id, the default with --shard */
     size_t history_gate;      /* --history-gate K: earlier runs the newest is tested against;
                                  0 off */
     /* ---- instruction mode (instr.c) ---- */

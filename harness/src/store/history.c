@@ -51,10 +51,10 @@ const char *bench__history_name(const bench__history *h)
 
 int bench__history_append(bench__history *h, const bench__context *ctx,
                           const bench__result *results, size_t n, const char *baseline,
-                          long long *run_id, char *msg, size_t len)
+                          const char *run_key, long long *run_id, char *msg, size_t len)
 {
     long long id = 0;
-    int rc = h->ops->append(h, ctx, results, n, baseline, &id, msg, len);
+    int rc = h->ops->append(h, ctx, results, n, baseline, run_key, &id, msg, len);
     if (rc == 0 && run_id)
         *run_id = id;
     return rc;

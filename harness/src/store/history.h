@@ -57,14 +57,17 @@ const char *bench__history_name(const bench__history *h);
 /**
  * Appends one run: its context, the n results (each with its comparison when it has one) and
  * their per-process medians, in one transaction. `baseline` names the baseline the run was
- * compared with (NULL: none). The new run's id goes to *run_id (when not NULL). 0, or a
+ * compared with (NULL: none). `run_key` (--run-id; NULL: none) names a run that parts of one
+ * sharded run share: the first part makes it, the others add their results to it (a benchmark
+ * it already holds is refused: nothing of this part is written). The run's id goes to *run_id
+ * (when not NULL). 0, or a
  * negative error code with one line in msg that says whether the run is in the history (it is
  * wholly or not at all; when a connection was lost as it committed, the line says which it
  * found on a new connection, or that it could not tell).
  */
 int bench__history_append(bench__history *h, const bench__context *ctx,
                           const bench__result *results, size_t n, const char *baseline,
-                          long long *run_id, char *msg, size_t len);
+                          const char *run_key, long long *run_id, char *msg, size_t len);
 
 /** Fewest earlier runs a benchmark needs before --history-gate tests it. */
 #define BENCH__HISTORY_GATE_MIN BENCH__CP_MIN_SEGMENT

@@ -52,7 +52,8 @@ static const char *const migrations[BENCH__PG_SCHEMA_VERSION] = {
     " kernel text, cpu_brand text, cores integer, threads integer,"
     " memory_bytes double precision, governor text, compiler text, compiler_flags text,"
     " build_type text, harness_version text, program_hash text, program_libs text,"
-    " quick integer NOT NULL, seed bigint, confidence_level double precision, baseline text);"
+    " quick integer NOT NULL, seed bigint, confidence_level double precision, baseline text,"
+    " run_key text UNIQUE);"
     "CREATE TABLE " S "results ("
     " run_id bigint NOT NULL REFERENCES " S "runs (id), benchmark text NOT NULL,"
     " status text NOT NULL, median_ns double precision, lower_ns double precision,"
@@ -78,7 +79,7 @@ static const char expected_columns[] =
     "runs.memory_bytes double precision,runs.governor text,runs.compiler text,"
     "runs.compiler_flags text,runs.build_type text,runs.harness_version text,"
     "runs.program_hash text,runs.program_libs text,runs.quick integer,runs.seed bigint,"
-    "runs.confidence_level double precision,runs.baseline text";
+    "runs.confidence_level double precision,runs.baseline text,runs.run_key text";
 
 #define OUR_TABLES "('meta', 'runs', 'results')"
 
@@ -385,17 +386,36 @@ static int new_uuid(char out[37])
     return 0;
 }
 
-#define RUN_COLUMNS 23
+#define RUN_COLUMNS 24
+/* With a run key, the first part of a run makes its row and the others find it (a concurrent
+ * part waits for the first one's transaction, then finds its row). */
 static const char insert_run_sql[] =
     "INSERT INTO " S "runs (uuid, time, git_revision, cwd_git_revision, git_dirty, hostname, os,"
     " kernel, cpu_brand, cores, threads, memory_bytes, governor, compiler, compiler_flags,"
     " build_type, harness_version, program_hash, program_libs, quick, seed, confidence_level,"
-    " baseline) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16,"
-    " $17, $18, $19, $20, $21, $22, $23) RETURNING id";
+    " baseline, run_key) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14,"
+    " $15, $16, $17, $18, $19, $20, $21, $22, $23, $24) ON CONFLICT (run_key) DO NOTHING"
+    " RETURNING id";
 
-/* Inserts the run's row; its id into *id. */
+/* The id of the run of key run_key into *id (0: none); 0, or -1 with the error in err. */
+static int keyed_run(PGconn *conn, const char *run_key, long long *id, char *err, size_t len)
+{
+    const char *v[1] = {run_key};
+    PGresult *r = PQexecParams(conn, "SELECT id FROM " S "runs WHERE run_key = $1", 1, NULL, v,
+                               NULL, NULL, 0);
+    int rc = PQresultStatus(r) == PGRES_TUPLES_OK ? 0 : -1;
+    *id = rc == 0 && PQntuples(r) == 1 ? strtoll(PQgetvalue(r, 0, 0), NULL, 10) : 0;
+    if (rc != 0)
+        bench__pg_error(conn, err, len);
+    PQclear(r);
+    return rc;
+}
+
+/* Inserts the run's row, or with run_key finds the row its first part made (*merged); its id
+ * into *id. */
 static int insert_run(PGconn *conn, const char *uuid, const bench__context *ctx,
-                      const char *baseline, long long *id, char *err, size_t len)
+                      const char *baseline, const char *run_key, long long *id, bool *merged,
+                      char *err, size_t len)
 {
     param p[RUN_COLUMNS] = {{{0}, NULL}};
     const char *cwd = ctx->cwd_git_revision;
@@ -424,17 +444,44 @@ static int insert_run(PGconn *conn, const char *uuid, const bench__context *ctx,
     p_int(&p[20], (long long)ctx->seed, true);
     p_real(&p[21], ctx->confidence_level);
     p_text(&p[22], baseline);
+    p_text(&p[23], run_key);
     const char *v[RUN_COLUMNS];
     for (int i = 0; i < RUN_COLUMNS; i++)
         v[i] = p[i].v;
     PGresult *r = PQexecParams(conn, insert_run_sql, RUN_COLUMNS, NULL, v, NULL, NULL, 0);
-    int rc = PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) == 1 ? 0 : -1;
-    if (rc == 0)
+    int rc = PQresultStatus(r) == PGRES_TUPLES_OK ? 0 : -1;
+    *merged = rc == 0 && PQntuples(r) == 0;
+    if (rc == 0 && !*merged)
         *id = strtoll(PQgetvalue(r, 0, 0), NULL, 10);
-    else
+    else if (rc != 0)
         bench__pg_error(conn, err, len);
     PQclear(r);
+    if (rc == 0 && *merged && (rc = keyed_run(conn, run_key, id, err, len)) == 0 && *id == 0) {
+        bench__msg(err, len, "the run of --run-id went away while this part was written");
+        rc = -1;
+    }
     return rc;
+}
+
+/* The first of the n results that run `run` already holds into *dup (n: none). */
+static int find_dup(PGconn *conn, const char *run, const bench__result *results, size_t n,
+                    size_t *dup, char *err, size_t len)
+{
+    *dup = n;
+    for (size_t i = 0; i < n && *dup == n; i++) {
+        const char *v[2] = {run, results[i].inst->id};
+        PGresult *r = PQexecParams(conn, "SELECT 1 FROM " S "results WHERE run_id = $1 AND"
+                                         " benchmark = $2", 2, NULL, v, NULL, NULL, 0);
+        if (PQresultStatus(r) != PGRES_TUPLES_OK) {
+            bench__pg_error(conn, err, len);
+            PQclear(r);
+            return -1;
+        }
+        if (PQntuples(r) > 0)
+            *dup = i;
+        PQclear(r);
+    }
+    return 0;
 }
 
 #define RESULT_COLUMNS 14
@@ -508,15 +555,21 @@ static int insert_result(PGconn *conn, const char *run, const bench__result *r, 
 /* The whole transaction of one run on conn: 0 committed; -1 not (err says why; *at_commit
  * when it was the commit that got no answer). */
 static int write_run(PGconn *conn, const char *uuid, const bench__context *ctx,
-                     const bench__result *results, size_t n, const char *baseline, long long *id,
-                     bool *at_commit, char *err, size_t len)
+                     const bench__result *results, size_t n, const char *baseline,
+                     const char *run_key, long long *id, size_t *dup, bool *at_commit, char *err,
+                     size_t len)
 {
     char run[32];
+    bool merged = false;
     *at_commit = false;
+    *dup = n;
     int rc = exec1(conn, "BEGIN", 0, NULL, err, len);
     if (rc == 0)
-        rc = insert_run(conn, uuid, ctx, baseline, id, err, len);
+        rc = insert_run(conn, uuid, ctx, baseline, run_key, id, &merged, err, len);
     bench__msg(run, sizeof run, "%lld", *id);
+    if (rc == 0 && merged && (rc = find_dup(conn, run, results, n, dup, err, len)) == 0 &&
+        *dup < n)
+        rc = -1;
     for (size_t i = 0; i < n && rc == 0; i++)
         rc = insert_result(conn, run, &results[i], err, len);
     if (rc == 0 && bench__proc_interrupted()) {
@@ -552,8 +605,10 @@ static int find_run(bench__history *h, const char *uuid, long long *id)
 }
 
 int bench__pg_append(bench__history *h, const bench__context *ctx, const bench__result *results,
-                      size_t n, const char *baseline, long long *run_id, char *msg, size_t len)
+                     size_t n, const char *baseline, const char *run_key, long long *run_id,
+                     char *msg, size_t len)
 {
+    size_t dup = n;
     char uuid[37], err[1024], what[4400];
     if (new_uuid(uuid) != 0) {
         bench__msg(msg, len, "history '%s': the run was not recorded: no random uuid: %s",
@@ -569,13 +624,17 @@ int bench__pg_append(bench__history *h, const bench__context *ctx, const bench__
         PGconn *conn = bench__pg_conn(h, what, msg, len);
         if (!conn)
             return BENCH_EIO;
-        rc = write_run(conn, uuid, ctx, results, n, baseline, run_id, &at_commit, err,
-                       sizeof err);
+        rc = write_run(conn, uuid, ctx, results, n, baseline, run_key, run_id, &dup, &at_commit,
+                       err, sizeof err);
         if (rc != 0 && (PQstatus(conn) == CONNECTION_OK || bench__proc_interrupted()))
             break;
     }
     if (rc == 0)
         return 0;
+    if (dup < n) {
+        bench__history_msg_part(h, msg, len, results[dup].inst->id, *run_id, run_key);
+        return BENCH_EINVAL;
+    }
     if (bench__proc_interrupted()) {
         bench__msg(msg, len, "%s%s", what, err);
         return BENCH_EUSAGE;

@@ -31,7 +31,8 @@ int bench__pg_check_schema(bench__history *h, PGconn *conn, bool create, char *m
                            size_t len);
 /** Appends a run in one transaction (history_store.h's append). */
 int bench__pg_append(bench__history *h, const bench__context *ctx, const bench__result *results,
-                     size_t n, const char *baseline, long long *run_id, char *msg, size_t len);
+                     size_t n, const char *baseline, const char *run_key, long long *run_id,
+                     char *msg, size_t len);
 /** The connection of h, made again when it was lost; NULL (with the reason in msg, after
  * `what`) when it cannot be. */
 PGconn *bench__pg_conn(bench__history *h, const char *what, char *msg, size_t len);

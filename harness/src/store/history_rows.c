@@ -77,3 +77,13 @@ int bench__history_copy_program(const char *pinned, const bench__context *ctx, d
     /* With its size, which --history-confirm checks against the file before reading it. */
     return bench__snapshot_sign(hash, ctx->program_bytes, mac, maclen, why, len);
 }
+
+void bench__history_msg_part(const bench__history *h, char *msg, size_t len, const char *id,
+                             long long run, const char *run_key)
+{
+    char b[BENCH__ESCAPED_ID], k[4 * 200 + 1];
+    bench__msg(msg, len, "history '%s': the run was not recorded: benchmark '%s' is already in "
+                         "run %lld (--run-id %s): each part of a run must run other benchmarks "
+                         "(--shard K/N)", h->name, bench__escape(b, sizeof b, id), run,
+               bench__escape(k, sizeof k, run_key));
+}

@@ -422,9 +422,69 @@ static int insert_result(sqlite3_stmt *st, sqlite3_stmt *pst, sqlite3_int64 run,
     return rc;
 }
 
+/* The run that parts of one run share (--run-id): kept in a table of its own, made when a
+ * first run key is recorded (schema 1 keeps its tables; readers never need it). */
+#define RUN_KEYS_SQL                                                                               \
+    "CREATE TABLE IF NOT EXISTS run_keys (key TEXT PRIMARY KEY, run_id INTEGER NOT NULL"          \
+    " REFERENCES runs(id))"
+
+/* The integer a one-row query of a text (?1) and an integer (?2, when it has one) gives into
+ * *out; SQLITE_OK with *found false when there is no row. */
+static int int_query(sqlite3 *db, const char *sql, const char *text, sqlite3_int64 x,
+                     sqlite3_int64 *out, bool *found)
+{
+    sqlite3_stmt *st = NULL;
+    *found = false;
+    int rc = sqlite3_prepare_v2(db, sql, -1, &st, NULL);
+    if (rc == SQLITE_OK) {
+        sqlite3_bind_text(st, 1, text, -1, SQLITE_TRANSIENT);
+        sqlite3_bind_int64(st, 2, x);
+        rc = sqlite3_step(st);
+        if (rc == SQLITE_ROW) {
+            *out = sqlite3_column_int64(st, 0);
+            *found = true;
+        }
+        rc = rc == SQLITE_ROW || rc == SQLITE_DONE ? SQLITE_OK : rc;
+    }
+    sqlite3_finalize(st);
+    return rc;
+}
+
+/* The run this one is recorded as: a new run, or with run_key the run of that key (made by
+ * the first part); *dup the first result already in it (n: none). */
+static int the_run(sqlite3 *db, const bench__context *ctx, const char *baseline,
+                   const char *run_key, const bench__result *results, size_t n,
+                   sqlite3_int64 *run, size_t *dup)
+{
+    bool found = false;
+    *dup = n;
+    if (!run_key)
+        return insert_run(db, ctx, baseline, run);
+    int rc = sqlite3_exec(db, RUN_KEYS_SQL, NULL, NULL, NULL);
+    if (rc == SQLITE_OK)
+        rc = int_query(db, "SELECT run_id FROM run_keys WHERE key = ?1", run_key, 0, run,
+                       &found);
+    if (rc == SQLITE_OK && !found) {
+        rc = insert_run(db, ctx, baseline, run);
+        sqlite3_int64 ignored;
+        if (rc == SQLITE_OK)
+            rc = int_query(db, "INSERT INTO run_keys VALUES (?1, ?2)", run_key, *run, &ignored,
+                           &found);
+        return rc;
+    }
+    for (size_t i = 0; i < n && rc == SQLITE_OK && *dup == n; i++) {
+        sqlite3_int64 one;
+        rc = int_query(db, "SELECT 1 FROM results WHERE benchmark = ?1 AND run_id = ?2",
+                       results[i].inst->id, *run, &one, &found);
+        if (found)
+            *dup = i;
+    }
+    return rc;
+}
+
 int bench__sqlite_append(bench__history *h, const bench__context *ctx,
                          const bench__result *results, size_t n, const char *baseline,
-                         long long *run_id, char *msg, size_t len)
+                         const char *run_key, long long *run_id, char *msg, size_t len)
 {
     const char *path = h->name;
     sqlite3 *db;
@@ -435,9 +495,16 @@ int bench__sqlite_append(bench__history *h, const bench__context *ctx,
     sqlite3_int64 run = 0;
     /* IMMEDIATE: the write lock is taken now (waiting up to BUSY_MS), not at the first insert,
      * where a busy database could no longer be waited for. */
+    size_t dup = n;
     int src = sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
     if (src == SQLITE_OK)
-        src = insert_run(db, ctx, baseline, &run);
+        src = the_run(db, ctx, baseline, run_key, results, n, &run, &dup);
+    if (src == SQLITE_OK && dup < n) {
+        bench__history_msg_part(h, msg, len, results[dup].inst->id, (long long)run, run_key);
+        sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+        sqlite3_close(db);
+        return BENCH_EINVAL;
+    }
     if (src == SQLITE_OK)
         src = sqlite3_prepare_v2(db,
             "INSERT INTO results (run_id, benchmark, status, median_ns, lower_ns, upper_ns,"

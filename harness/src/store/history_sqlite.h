@@ -24,7 +24,7 @@ int bench__sqlite_check_file(const char *path, bool *exists, char *msg, size_t l
 /** Appends a run in one transaction (history_store.h's append); makes the file when absent. */
 int bench__sqlite_append(bench__history *h, const bench__context *ctx,
                          const bench__result *results, size_t n, const char *baseline,
-                         long long *run_id, char *msg, size_t len);
+                         const char *run_key, long long *run_id, char *msg, size_t len);
 /** Opens the history at path, checked (created first when absent and `create`), bounded in
  * what it may do and how long; 0, or a negative error code with one line in msg. */
 int bench__sqlite_open_db(const char *path, bool create, sqlite3 **out, char *msg, size_t len);

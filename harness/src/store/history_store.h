@@ -49,7 +49,8 @@ typedef struct bench__hpoint {
 
 typedef struct bench__history_ops {
     int (*append)(bench__history *h, const bench__context *ctx, const bench__result *results,
-                  size_t n, const char *baseline, long long *run_id, char *why, size_t len);
+                  size_t n, const char *baseline, const char *run_key, long long *run_id,
+                  char *why, size_t len);
     /** The distinct benchmark ids of the results, in byte order. */
     int (*ids)(bench__history *h, char ***ids, size_t *n, char *why, size_t len);
     /** Every run, by id. */
@@ -103,6 +104,9 @@ void bench__history_strings_free(char **s, size_t n);
  */
 int bench__history_copy_program(const char *pinned, const bench__context *ctx, double timeout_s,
                                 char *mac, size_t maclen, char *why, size_t len);
+/** The message of a part of a run (--run-id run_key) whose benchmark id run `run` holds. */
+void bench__history_msg_part(const bench__history *h, char *msg, size_t len, const char *id,
+                             long long run, const char *run_key);
 /** Whether hash names a program file: "sha256:" and exactly 64 lowercase hex digits. */
 bool bench__history_program_hash_ok(const char *hash);
 
