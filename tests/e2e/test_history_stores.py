@@ -102,9 +102,12 @@ class SqliteStore:
         finally:
             db.close()
 
-    def new_run(self, i, rev, program):
-        return (f"INSERT INTO runs (id, time, git_revision, quick, program_hash, hostname) "
-                f"VALUES ({i}, '2026-11-01T00:00:00Z', '{rev}', 0, '{program}', 'host')")
+    def new_run(self, i, rev, program, facts=None):
+        cols = ", ".join(["id", "time", "git_revision", "quick", "program_hash", "hostname",
+                          *(facts or {})])
+        vals = ", ".join([str(i), "'2026-11-01T00:00:00Z'", f"'{rev}'", "0", f"'{program}'",
+                          "'host'", *(repr(v) for v in (facts or {}).values())])
+        return f"INSERT INTO runs ({cols}) VALUES ({vals})"
 
     def after_runs(self):
         return []
@@ -138,10 +141,12 @@ class PostgresStore:
             rows = self.server.psql(s, db=self.db)
         return rows
 
-    def new_run(self, i, rev, program):
-        return (f"INSERT INTO bench_history.runs (id, uuid, time, git_revision, quick, "
-                f"program_hash, hostname) VALUES ({i}, gen_random_uuid(), "
-                f"'2026-11-01T00:00:00Z', '{rev}', 0, '{program}', 'host')")
+    def new_run(self, i, rev, program, facts=None):
+        cols = ", ".join(["id", "uuid", "time", "git_revision", "quick", "program_hash",
+                          "hostname", *(facts or {})])
+        vals = ", ".join([str(i), "gen_random_uuid()", "'2026-11-01T00:00:00Z'", f"'{rev}'", "0",
+                          f"'{program}'", "'host'", *(repr(v) for v in (facts or {}).values())])
+        return f"INSERT INTO bench_history.runs ({cols}) VALUES ({vals})"
 
     def after_runs(self):
         return ["SELECT setval('bench_history.runs_id_seq', (SELECT max(id) FROM "
@@ -162,17 +167,18 @@ PROGRAM_A = "sha256:" + "a" * 64
 PROGRAM_B = "sha256:" + "b" * 64
 
 
-def synthetic(case, store, series, programs=None):
+def synthetic(case, store, series, programs=None, facts=None):
     """The store made by a real run, its rows then replaced by series: {benchmark: [median_ns,
-    ...]}, run i at revision rev{i:02d} measured by programs[i] (PROGRAM_A by default)."""
+    ...]}, run i at revision rev{i:02d} measured by programs[i] (PROGRAM_A by default), with
+    facts[i] ({column: value} of runs; none by default)."""
     p = run(FIXTURE, *FAST, "--exact", "fix/a", "--history", store.target)
     case.assert_exit(p, 0)
     t = store.prefix
     n = max(len(v) for v in series.values())
     stmts = [f"DELETE FROM {t}process_medians" for _ in [0] if not t] + \
         [f"DELETE FROM {t}results", f"DELETE FROM {t}runs"]
-    stmts += [store.new_run(i + 1, f"rev{i:02d}", (programs or [PROGRAM_A] * n)[i])
-              for i in range(n)]
+    stmts += [store.new_run(i + 1, f"rev{i:02d}", (programs or [PROGRAM_A] * n)[i],
+                            (facts or [None] * n)[i]) for i in range(n)]
     stmts += store.after_runs()
     for name, values in series.items():
         stmts += [f"INSERT INTO {t}results (run_id, benchmark, status, median_ns, samples, "
@@ -325,6 +331,41 @@ class ReaderTests:
                 self.store.target)
         self.assert_exit(p, 0)
         self.assertEqual(len(self.store.sql(f"SELECT id FROM {t}runs")), 2)
+
+    def test_machines_are_series_and_environment_changes_are_shown(self):
+        """Two machines in one history are two series; -O2 changed to -O3 is shown as that
+        change, not as a change point; the gate judges the newest run against its machine's
+        runs since its environment last changed."""
+        a = {"cpu_brand": "CPU-A", "cores": 2, "threads": 2, "memory_bytes": 8 * 2**30,
+             "kernel": "6.1", "compiler_flags": "-O2"}
+        b = {**a, "cpu_brand": "CPU-B", "cores": 4, "memory_bytes": 16 * 2**30}
+        o3 = {**a, "compiler_flags": "-O3"}
+        facts = [a, b] * 6 + [o3] * 6
+        noise = [1 + (i % 3) * 0.004 for i in range(18)]
+        meds = [(100.0 if f is a else 300.0 if f is b else 150.0) * noise[i]
+                for i, f in enumerate(facts)]
+        synthetic(self, self.store, {"s/m": meds}, facts=facts)
+        out = os.path.join(self.dir, "series.json")
+        p = self.show("--json", out)
+        self.assertIn("s/m on CPU-A, 2 cores, 8 GiB: 12 runs", p.stdout)
+        self.assertIn("s/m on CPU-B, 4 cores, 16 GiB: 6 runs", p.stdout)
+        self.assertIn("  changed at run 13: flags -O2 -> -O3 (the step there is this change's, "
+                      "not a change point)", p.stdout)
+        self.assertNotIn("change point:", p.stdout)
+        series = e2e_helpers.load_json(out)["series"]
+        self.assertEqual([(s["machine"], len(s["runs"])) for s in series],
+                         [("CPU-A, 2 cores, 8 GiB", 12), ("CPU-B, 4 cores, 16 GiB", 6)])
+        self.assertEqual(series[0]["changes"], [{"index": 6, "run": 13,
+                                                 "what": "flags -O2 -> -O3",
+                                                 "step_removed": True}])
+        self.assertEqual(series[0]["change_points"], [])
+        self.assertEqual(series[1]["changes"], [])
+        # Eight runs on another machine: the gate has no earlier run of this one to judge by.
+        synthetic(self, self.store, {"fix/a": [1.0] * 8}, facts=[b] * 8)
+        p = run(FIXTURE, *FAST, "--exact", "fix/a", "--history", self.store.target,
+                "--history-gate", "10", "--confirm-time", "0")
+        self.assert_exit(p, 0)
+        self.assertIn("fix/a: not gated: 0 earlier runs in the history, fewer than 5", p.stderr)
 
     def test_rows_that_are_not_medians(self):
         synthetic(self, self.store, {"s/a": [1000.0 + i for i in range(8)]})

@@ -107,9 +107,21 @@ int bench__history_gate(FILE *o, bench__history *h, long long run_id, size_t win
 typedef int (*bench__history_selector)(const char *const *ids, size_t n, bool *selected,
                                        void *arg);
 
-/** One benchmark's series as --history-show read it, with what was found in it. */
+/** A change of a series' environment (kernel, governor, compiler, flags) between two runs. */
+typedef struct bench__history_change {
+    size_t index;      /* the first run with the new facts (an index into the series) */
+    char *what;        /* "kernel 6.1 -> 6.8, flags -O2 -> -O3" */
+    bool step_removed; /* a change point found there was not counted as one */
+} bench__history_change;
+
+/** One benchmark's series on one machine as --history-show read it, with what was found in
+ * it. */
 typedef struct bench__history_series {
     char *id;             /* the benchmark */
+    char *machine;        /* the machine ("CPU, N cores, M GiB") when the history holds the
+                             benchmark on more than one; NULL when on one */
+    size_t nchanges;      /* changes of the environment within the series, oldest first */
+    bench__history_change *changes;
     size_t n;             /* runs where it was ok, oldest first */
     long long *runs;      /* their ids */
     char **revisions;     /* their revisions ("-" when none) */

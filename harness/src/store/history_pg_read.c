@@ -119,7 +119,9 @@ int bench__pg_series(bench__history *h, const char *id, long long upto, bench__h
     bench__msg(u, sizeof u, "%lld", upto);
     const char *v[2] = {id, u};
     PGresult *r = bench__pg_query(h,
-        "SELECT r.id, coalesce(r.git_revision, r.cwd_git_revision), x.median_ns, r.program_hash"
+        "SELECT r.id, coalesce(r.git_revision, r.cwd_git_revision), x.median_ns, r.program_hash,"
+        " r.cpu_brand, r.cores, r.threads, CAST(r.memory_bytes AS bigint), r.kernel, r.governor,"
+        " r.compiler, r.compiler_flags"
         " FROM " S "results x JOIN " S "runs r ON r.id = x.run_id WHERE x.benchmark = $1"
         " AND x.status = 'ok' AND ($2::bigint <= 0 OR r.id <= $2::bigint) ORDER BY r.id",
         2, v, msg, len);
@@ -129,7 +131,9 @@ int bench__pg_series(bench__history *h, const char *id, long long upto, bench__h
     bool oom = !(*pts = calloc(k ? (size_t)k : 1, sizeof **pts));
     for (int i = 0; i < k && !oom; i++) {
         (*pts)[i] = (bench__hpoint){int_of(r, i, 0), text_of(r, i, 1, &oom),
-                                    text_of(r, i, 3, &oom), value_of(r, i, 2)};
+                                    text_of(r, i, 3, &oom), value_of(r, i, 2), {NULL}};
+        for (int f = 0; f < BENCH__HFACTS; f++)
+            (*pts)[i].facts[f] = text_of(r, i, 4 + f, &oom);
         (*n)++;
     }
     return oom_end(h, r, oom, msg, len);

@@ -13,11 +13,17 @@
 #include "store/history_store.h"
 #include "store/store.h"
 
+const char *const bench__history_fact_names[BENCH__HFACTS] = {
+    "cpu", "cores", "threads", "memory", "kernel", "governor", "compiler", "flags",
+};
+
 void bench__history_points_free(bench__hpoint *p, size_t n)
 {
     for (size_t i = 0; p && i < n; i++) {
         free(p[i].revision);
         free(p[i].program);
+        for (int f = 0; f < BENCH__HFACTS; f++)
+            free(p[i].facts[f]);
     }
     free(p);
 }

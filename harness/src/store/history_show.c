@@ -94,8 +94,8 @@ static void print_series(FILE *o, const bench__history_series *x, size_t tests)
     char shown[BENCH__ESCAPED_ID], rev[256], prog[256], t[32];
     const bench__cp_result *cr = &x->found;
     size_t n = x->n;
-    fprintf(o, "\n%s: %zu run%s\n", bench__escape(shown, sizeof shown, x->id), n,
-            n == 1 ? "" : "s");
+    fprintf(o, "\n%s%s%s: %zu run%s\n", bench__escape(shown, sizeof shown, x->id),
+            x->machine ? " on " : "", x->machine ? x->machine : "", n, n == 1 ? "" : "s");
     int w = 16; /* the revision column, as wide as its longest entry */
     for (size_t i = 0; i < n; i++) {
         int len = (int)strlen(bench__escape(rev, sizeof rev, x->revisions[i]));
@@ -109,6 +109,11 @@ static void print_series(FILE *o, const bench__history_series *x, size_t tests)
                 bench__escape(rev, sizeof rev, x->revisions[i]), PROGRAM_DIGITS,
                 short_program(x->programs[i], prog, sizeof prog), t);
     }
+    for (size_t c = 0; c < x->nchanges; c++)
+        fprintf(o, "  changed at run %lld: %s%s\n", x->runs[x->changes[c].index],
+                x->changes[c].what,
+                x->changes[c].step_removed ? " (the step there is this change's, not a change "
+                                             "point)" : "");
     if (cr->ncp == 0)
         fprintf(o, "  change points: none%s\n",
                 n < 2 * BENCH__CP_MIN_SEGMENT ? " (too few runs to tell)" : "");
@@ -141,40 +146,133 @@ static void print_series(FILE *o, const bench__history_series *x, size_t tests)
     }
 }
 
-/* Benchmark id's series read into *x (its valid medians only; x->found not yet computed). */
-static int read_series(bench__history *h, const char *id, bench__history_series *x, char *msg,
-                       size_t len)
+/* Whether points a and b share facts [from, to): a fact one of them did not record (a run of
+ * an older program, a row written by hand) is no difference. */
+static bool same_facts(const bench__hpoint *a, const bench__hpoint *b, int from, int to)
+{
+    for (int f = from; f < to; f++)
+        if (a->facts[f] && b->facts[f] && strcmp(a->facts[f], b->facts[f]) != 0)
+            return false;
+    return true;
+}
+
+/* Whether a and b were measured on the same machine (another machine: another series). */
+static bool same_machine(const bench__hpoint *a, const bench__hpoint *b)
+{
+    return same_facts(a, b, BENCH__HF_CPU, BENCH__HF_MEMORY + 1);
+}
+
+/* The machine of p as a series names it: "CPU, N cores, M GiB". */
+static char *machine_name(const bench__hpoint *p)
+{
+    char buf[512], cpu[256];
+    const char *const *f = (const char *const *)p->facts;
+    double gib = f[BENCH__HF_MEMORY] ? strtod(f[BENCH__HF_MEMORY], NULL) / (1 << 30) : 0;
+    bench__msg(buf, sizeof buf, "%s, %s cores, %.0f GiB",
+               f[BENCH__HF_CPU] ? bench__escape(cpu, sizeof cpu, f[BENCH__HF_CPU]) : "-",
+               f[BENCH__HF_CORES] ? f[BENCH__HF_CORES] : "-", gib);
+    return strdup(buf);
+}
+
+/* The environment's facts that differ from a to b, as "kernel A -> B, flags X -> Y". */
+static char *facts_diff(const bench__hpoint *a, const bench__hpoint *b)
+{
+    char buf[1024] = "", x[160], y[160];
+    size_t at = 0;
+    for (int f = BENCH__HF_MEMORY + 1; f < BENCH__HFACTS && at < sizeof buf; f++) {
+        if (same_facts(a, b, f, f + 1))
+            continue;
+        at += (size_t)snprintf(buf + at, sizeof buf - at, "%s%s %s -> %s", at ? ", " : "",
+                               bench__history_fact_names[f],
+                               a->facts[f] ? bench__escape(x, sizeof x, a->facts[f]) : "-",
+                               b->facts[f] ? bench__escape(y, sizeof y, b->facts[f]) : "-");
+    }
+    return strdup(buf);
+}
+
+/* Adds point p (valid) to series x (arrays of room for cap). */
+static int add_point(bench__history_series *x, const bench__hpoint *p)
+{
+    size_t k = x->n;
+    x->runs[k] = p->run;
+    x->median_ns[k] = p->median.x;
+    x->revisions[k] = strdup(p->revision && *p->revision ? p->revision : "-");
+    x->programs[k] = strdup(p->program ? p->program : "");
+    if (!x->revisions[k] || !x->programs[k]) {
+        free(x->revisions[k]);
+        free(x->programs[k]);
+        return BENCH_ENOMEM;
+    }
+    x->n++;
+    return 0;
+}
+
+/* A new series of benchmark id in x, with room for cap points. */
+static int new_series(bench__history_series *x, const char *id, size_t cap)
+{
+    memset(x, 0, sizeof *x);
+    x->id = strdup(id);
+    x->runs = malloc(cap * sizeof *x->runs);
+    x->revisions = malloc(cap * sizeof *x->revisions);
+    x->programs = malloc(cap * sizeof *x->programs);
+    x->median_ns = malloc(cap * sizeof *x->median_ns);
+    x->changes = malloc(cap * sizeof *x->changes);
+    return x->id && x->runs && x->revisions && x->programs && x->median_ns && x->changes
+               ? 0
+               : BENCH_ENOMEM;
+}
+
+/* Benchmark id's series appended to v, one per machine in the order they first ran it, with
+ * the changes of their environment (valid medians only; `found` not yet computed). */
+static int read_benchmark(bench__history *h, const char *id, bench__history_view *v, char *msg,
+                          size_t len)
 {
     bench__hpoint *p = NULL;
-    size_t n = 0;
-    memset(x, 0, sizeof *x);
+    size_t n = 0, first = v->n;
     int rc = h->ops->series(h, id, 0, &p, &n, msg, len);
     if (rc != 0)
         return rc;
-    size_t m = n ? n : 1;
-    x->id = strdup(id);
-    x->runs = malloc(m * sizeof *x->runs);
-    x->revisions = malloc(m * sizeof *x->revisions);
-    x->programs = malloc(m * sizeof *x->programs);
-    x->median_ns = malloc(m * sizeof *x->median_ns);
-    if (!x->id || !x->runs || !x->revisions || !x->programs || !x->median_ns)
-        rc = BENCH_ENOMEM;
+    /* last[k]: the newest point of series first + k, for its machine and its changes. */
+    const bench__hpoint **last = calloc(n ? n : 1, sizeof *last);
+    rc = last ? 0 : BENCH_ENOMEM;
     for (size_t i = 0; i < n && rc == 0; i++) {
         if (!bench__history_median_ok(h, &p[i].median, p[i].run, id))
             continue;
-        size_t k = x->n;
-        x->runs[k] = p[i].run;
-        x->median_ns[k] = p[i].median.x;
-        x->revisions[k] = strdup(p[i].revision && *p[i].revision ? p[i].revision : "-");
-        x->programs[k] = strdup(p[i].program ? p[i].program : "");
-        if (!x->revisions[k] || !x->programs[k]) {
-            free(x->revisions[k]);
-            free(x->programs[k]);
-            rc = BENCH_ENOMEM;
-            break;
+        size_t k = 0;
+        while (first + k < v->n && !same_machine(last[k], &p[i]))
+            k++;
+        if (first + k == v->n) {
+            bench__history_series *g = realloc(v->s, (v->n + 1) * sizeof *v->s);
+            if (!g) {
+                rc = BENCH_ENOMEM;
+                break;
+            }
+            v->s = g;
+            rc = new_series(&v->s[v->n++], id, n); /* freed with the view, whole or not */
         }
-        x->n++;
+        bench__history_series *x = &v->s[first + k];
+        if (rc == 0 && x->n > 0 && !same_facts(last[k], &p[i], BENCH__HF_MEMORY + 1,
+                                                 BENCH__HFACTS)) {
+            x->changes[x->nchanges] = (bench__history_change){x->n, facts_diff(last[k], &p[i]),
+                                                              false};
+            rc = x->changes[x->nchanges++].what ? 0 : BENCH_ENOMEM;
+        }
+        if (rc == 0)
+            rc = add_point(x, &p[i]);
+        last[k] = &p[i];
     }
+    if (rc == 0 && v->n == first) { /* no valid median: an empty series, shown as such */
+        bench__history_series *g = realloc(v->s, (v->n + 1) * sizeof *v->s);
+        rc = BENCH_ENOMEM;
+        if (g) {
+            v->s = g;
+            rc = new_series(&v->s[v->n++], id, 1);
+        }
+    }
+    for (size_t k = 0; v->n - first > 1 && first + k < v->n && rc == 0; k++)
+        if (!(v->s[first + k].machine = machine_name(last[k])))
+            rc = BENCH_ENOMEM;
+    free(last);
     bench__history_points_free(p, n);
     if (rc == BENCH_ENOMEM)
         bench__msg(msg, len, "history '%s' cannot be read: out of memory", h->name);
@@ -187,6 +285,10 @@ static void series_free(bench__history_series *x)
         free(x->revisions[j]);
         free(x->programs[j]);
     }
+    for (size_t j = 0; j < x->nchanges; j++)
+        free(x->changes[j].what);
+    free(x->changes);
+    free(x->machine);
     free(x->revisions);
     free(x->programs);
     free(x->runs);
@@ -205,6 +307,27 @@ void bench__history_view_free(bench__history_view *v)
     }
 }
 
+/* A change point of x that falls where its environment changed (the change's first run within
+ * the runs it may be at) is the environment's, not the code's: it is removed, and the change
+ * says so. */
+static void drop_environment_steps(bench__history_series *x)
+{
+    bench__cp_result *f = &x->found;
+    size_t kept = 0;
+    for (size_t c = 0; c < f->ncp; c++) {
+        bool env = false;
+        for (size_t j = 0; j < x->nchanges; j++) {
+            if (x->changes[j].index >= f->cp[c].index_lower &&
+                x->changes[j].index <= f->cp[c].index_upper) {
+                x->changes[j].step_removed = env = true;
+            }
+        }
+        if (!env)
+            f->cp[kept++] = f->cp[c];
+    }
+    f->ncp = kept;
+}
+
 /* The series of the selected ids into v, their change points and trends found (every series
  * shown has its trend tested: Bonferroni over them, so that unchanged code shows a trend in any
  * of them at the level's rate, not in one of every twenty). */
@@ -212,19 +335,9 @@ static int read_view(bench__history *h, char *const *ids, const bool *selected, 
                      bench__history_view *v, char *msg, size_t len)
 {
     int rc = 0;
-    for (size_t i = 0; i < n && rc == 0; i++) {
-        if (!selected[i])
-            continue;
-        bench__history_series *grown = realloc(v->s, (v->n + 1) * sizeof *v->s);
-        if (!grown) {
-            bench__msg(msg, len, "history '%s' cannot be read: out of memory", h->name);
-            return BENCH_ENOMEM;
-        }
-        v->s = grown;
-        rc = read_series(h, ids[i], &v->s[v->n], msg, len);
-        memset(&v->s[v->n].found, 0, sizeof v->s[v->n].found);
-        v->n++; /* freed with the view, read whole or not */
-    }
+    for (size_t i = 0; i < n && rc == 0; i++)
+        if (selected[i])
+            rc = read_benchmark(h, ids[i], v, msg, len);
     for (size_t i = 0; i < v->n && rc == 0; i++)
         v->trend_tests += v->s[i].n >= 3;
     for (size_t i = 0; i < v->n && rc == 0; i++) {
@@ -238,6 +351,8 @@ static int read_view(bench__history *h, char *const *ids, const bool *selected, 
             bench__msg(msg, len, "history '%s' cannot be read: out of memory", h->name);
             rc = BENCH_ENOMEM;
         }
+        if (rc == 0)
+            drop_environment_steps(x);
         free(logs);
     }
     return rc;
@@ -286,8 +401,9 @@ typedef struct gated {
     long long prev_run; /* its newest earlier run in the window; 0: none */
 } gated;
 
-/* b's newest window + 1 valid medians up to run `run` (the run's own last); a row skipped does
- * not count. */
+/* b's newest window + 1 valid medians up to run `run` (the run's own last), of runs on the
+ * same machine as that one and since its environment last changed: the gate never pools
+ * machines, nor kernels or compiler flags. A row skipped does not count. */
 static int gate_one_series(bench__history *h, long long run, size_t window, gated *b, char *msg,
                            size_t len)
 {
@@ -301,9 +417,15 @@ static int gate_one_series(bench__history *h, long long run, size_t window, gate
         bench__msg(msg, len, "history '%s' cannot be read: out of memory", h->name);
         return BENCH_ENOMEM;
     }
+    const bench__hpoint *ref = NULL;
     for (size_t i = n; i-- > 0 && b->n < window + 1;) {
+        if (ref && !same_machine(ref, &p[i]))
+            continue;
+        if (ref && !same_facts(ref, &p[i], BENCH__HF_MEMORY + 1, BENCH__HFACTS))
+            break;
         if (!bench__history_median_ok(h, &p[i].median, p[i].run, b->id))
             continue;
+        ref = ref ? ref : &p[i];
         if (b->n == 1)
             b->prev_run = p[i].run;
         b->logs[b->n++] = log(p[i].median.x);

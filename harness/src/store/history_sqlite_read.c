@@ -167,7 +167,9 @@ int bench__sqlite_series(bench__history *h, const char *id, long long upto, benc
     size_t n = 0, cap = 0;
     bool oom = false;
     int src = sqlite3_prepare_v2(db,
-        "SELECT r.id, coalesce(r.git_revision, r.cwd_git_revision), x.median_ns, r.program_hash"
+        "SELECT r.id, coalesce(r.git_revision, r.cwd_git_revision), x.median_ns, r.program_hash,"
+        " r.cpu_brand, r.cores, r.threads, CAST(r.memory_bytes AS INTEGER), r.kernel, r.governor,"
+        " r.compiler, r.compiler_flags"
         " FROM results x JOIN runs r ON r.id = x.run_id WHERE x.benchmark = ?1 AND x.status = 'ok'"
         " AND (?2 <= 0 OR r.id <= ?2) ORDER BY r.id", -1, &st, NULL);
     if (src == SQLITE_OK) {
@@ -179,8 +181,11 @@ int bench__sqlite_series(bench__history *h, const char *id, long long upto, benc
         bench__hpoint *g = grow(p, n, &cap, sizeof *p);
         if (!(oom = !g)) {
             p = g;
-            p[n++] = (bench__hpoint){(long long)sqlite3_column_int64(st, 0), text_of(st, 1, &oom),
-                                     text_of(st, 3, &oom), value_of(st, 2)};
+            p[n] = (bench__hpoint){(long long)sqlite3_column_int64(st, 0), text_of(st, 1, &oom),
+                                   text_of(st, 3, &oom), value_of(st, 2), {NULL}};
+            for (int f = 0; f < BENCH__HFACTS; f++)
+                p[n].facts[f] = text_of(st, 4 + f, &oom);
+            n++;
         }
     }
     sqlite3_finalize(st);

@@ -39,12 +39,30 @@ typedef struct bench__hrun {
     long long benchmarks; /* results recorded */
 } bench__hrun;
 
+/** The facts of a run a series is told apart by, in the order a store selects them: the
+ * machine's (BENCH__HF_CPU to BENCH__HF_MEMORY: another machine is another series) and its
+ * environment's (the others: a change splits a series' tests and is shown as a diff). */
+enum {
+    BENCH__HF_CPU,
+    BENCH__HF_CORES,
+    BENCH__HF_THREADS,
+    BENCH__HF_MEMORY, /* bytes, as an integer */
+    BENCH__HF_KERNEL,
+    BENCH__HF_GOVERNOR,
+    BENCH__HF_COMPILER,
+    BENCH__HF_FLAGS,
+    BENCH__HFACTS
+};
+/** Their names as --history-show prints a change. */
+extern const char *const bench__history_fact_names[BENCH__HFACTS];
+
 /** One ok result of a benchmark's series. */
 typedef struct bench__hpoint {
     long long run;
     char *revision; /* the run's git_revision, else its cwd_git_revision */
     char *program;  /* the run's program_hash */
     bench__hval median;
+    char *facts[BENCH__HFACTS]; /* the run's facts as text (NULL: not recorded) */
 } bench__hpoint;
 
 typedef struct bench__history_ops {
@@ -55,7 +73,8 @@ typedef struct bench__history_ops {
     int (*ids)(bench__history *h, char ***ids, size_t *n, char *why, size_t len);
     /** Every run, by id. */
     int (*runs)(bench__history *h, bench__hrun **rows, size_t *n, char *why, size_t len);
-    /** The ok results of benchmark id in runs up to `upto` (0: all), oldest first. */
+    /** The ok results of benchmark id in runs up to `upto` (0: all), oldest first, each with
+     * its run's facts. */
     int (*series)(bench__history *h, const char *id, long long upto, bench__hpoint **pts,
                   size_t *n, char *why, size_t len);
     /** The benchmarks that ran ok in run `run` (by id), with their medians. */
