@@ -581,5 +581,58 @@ class PostgresFaultTest(e2e_helpers.Case):
         self.assertEqual(self.runs(), 1)  # not at all
 
 
+class CopyTest(e2e_helpers.Case):
+    def copy(self, src, dst, *expect):
+        p = run(FIXTURE, "--history-copy", src.target, "--history", dst.target)
+        self.assert_exit(p, 0)
+        self.assertEqual(p.stdout, f"history copy: {expect[0]} runs copied, {expect[1]} already "
+                                   f"there ({src.name} -> {dst.name})\n")
+
+    def shown(self, store):
+        out = os.path.join(self.temp_dir("bench-hs-copy-"), "series.json")
+        p = run(FIXTURE, "--history-show", store.target, "--json", out)
+        self.assert_exit(p, 0)
+        doc = e2e_helpers.load_json(out)
+        self.assertEqual(doc.pop("history"), store.name)
+        return p.stdout, doc
+
+    def test_sqlite_to_postgres_and_back(self):
+        """A 200-run history (two of them real, with their process medians) copied from SQLite
+        into PostgreSQL and back shows the same series, change points and JSON; a copy again
+        copies nothing; a target that holds other runs is refused."""
+        first, pg, back = SqliteStore(self), PostgresStore(self), SqliteStore(self)
+        a = {"cpu_brand": "CPU-A", "cores": 2, "memory_bytes": 8 * 2**30, "kernel": "6.1"}
+        synthetic(self, first, {"s/x": [100.0 + (i % 7) * 0.31 + (20 if i >= 120 else 0)
+                                        for i in range(198)],
+                                "s/y": [1e-3 * (1 + i % 5) for i in range(198)]},
+                  facts=[a] * 100 + [{**a, "kernel": "6.8"}] * 98)
+        for _ in range(2):
+            p = run(FIXTURE, *FAST, "--exact", "fix/a", "--history", first.target)
+            self.assert_exit(p, 0)
+        self.copy(first, pg, 200, 0)
+        self.copy(pg, back, 200, 0)
+        self.copy(first, pg, 0, 200)
+        want = self.shown(first)
+        self.assertIn("s/x: 198 runs", want[0])
+        self.assertIn("changed at run 101: kernel 6.1 -> 6.8", want[0])
+        self.assertIn("change point: at run 121", want[0])
+        self.assertEqual(self.shown(pg), want)
+        self.assertEqual(self.shown(back), want)
+        q = "SELECT run_id, benchmark, process, median_ns FROM process_medians ORDER BY 1, 2, 3"
+        self.assertEqual(len(first.sql(q)), 4)
+        self.assertEqual(back.sql(q), first.sql(q))
+        # Runs recorded into the copy continue after the ids copied.
+        p = run(FIXTURE, *TINY, "--exact", "fix/a", "--history", pg.target)
+        self.assert_exit(p, 0)
+        self.assertEqual(pg.sql("SELECT max(id) FROM bench_history.runs"), [["201"]])
+        # Another history's run 1 is not ours: refused, nothing copied over it.
+        other = SqliteStore(self)
+        p = run(FIXTURE, *TINY, "--exact", "fix/b", "--history", other.target)
+        self.assert_exit(p, 0)
+        p = run(FIXTURE, "--history-copy", other.target, "--history", pg.target)
+        self.assert_exit(p, 2)
+        self.assertIn("holds another run 1 (another time or program): it is not a copy", p.stderr)
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -158,6 +158,33 @@ static int show_history(bench__request *c)
     return bench__finish_stdout(exit_code);
 }
 
+/* --history-copy FROM --history TO: every run of FROM that TO lacks, copied. */
+static int copy_history(const bench__request *c)
+{
+    char msg[1024], shown[4 * sizeof msg];
+    bench__history *from = NULL, *to = NULL;
+    size_t copied = 0, skipped = 0;
+    int rc = bench__history_open(c->history_copy, false, &from, msg, sizeof msg);
+    if (rc == 0)
+        rc = bench__history_open(c->history_path, true, &to, msg, sizeof msg);
+    if (rc == 0)
+        rc = bench__history_copy(from, to, &copied, &skipped, msg, sizeof msg);
+    if (rc == 0 || copied > 0) {
+        char a[1024], b[1024];
+        printf("history copy: %zu run%s copied, %zu already there (%s -> %s)\n", copied,
+               copied == 1 ? "" : "s", skipped,
+               bench__escape(a, sizeof a, bench__history_name(from)),
+               bench__escape(b, sizeof b, bench__history_name(to)));
+    }
+    if (rc != 0)
+        bench__errf("%s\n", bench__escape(shown, sizeof shown, msg));
+    bench__history_close(from);
+    bench__history_close(to);
+    return bench__finish_stdout(rc == 0 ? BENCH_EXIT_OK
+                                : bench__proc_interrupted() ? 128 + bench__proc_interrupted()
+                                                            : BENCH_EXIT_USAGE);
+}
+
 int bench_main(int argc, char **argv)
 {
     /* Every message begins with the program's name as the user invoked it, a worker's too: its
@@ -203,6 +230,8 @@ int bench_main(int argc, char **argv)
         return bench__compare_files(&c);
     if (c.history_show)
         return show_history(&c);
+    if (c.history_copy)
+        return copy_history(&c);
     if (c.list_events)
         return bench__finish_stdout(bench__perf_list_events(stdout));
 

@@ -90,6 +90,9 @@ static const char usage_text[] =
     "                             absent), or to a PostgreSQL database when FILE is a URL\n"
     "                             postgresql://... (default $BENCH_HISTORY): a run of times\n"
     "                             only\n"
+    "      --history-copy FROM    copy every run of history FROM into --history TO (a file or\n"
+    "                             a postgresql:// URL, either way); runs already there are\n"
+    "                             skipped; runs nothing\n"
     "      --history-show FILE    list the runs in history FILE, then each benchmark's series\n"
     "                             that the FILTERs select, its change points and trend;\n"
     "                             runs nothing (--json FILE: the series as JSON too)\n"
@@ -325,6 +328,7 @@ typedef enum opt_id {
     O_EXPORT_GBENCH, O_INSTR, O_INSTR_ITERS, O_INSTR_CACHE, O_PROCESSES,
     O_IN_PROCESS, O_TIMEOUT, O_CONFIRM_TIME, O_GPU_LOCK, O_TRUST_SNAPSHOTS, O_HISTORY,
     O_HISTORY_SHOW,
+    O_HISTORY_COPY,
     O_HISTORY_GATE,
     O_HISTORY_CONFIRM,
     O_HISTORY_PROGRAMS,
@@ -392,6 +396,7 @@ static const opt_def options[] = {
     {"trust-snapshots", 0, false, O_TRUST_SNAPSHOTS},
     {"history", 0, true, O_HISTORY},
     {"history-show", 0, true, O_HISTORY_SHOW},
+    {"history-copy", 0, true, O_HISTORY_COPY},
     {"history-gate", 0, true, O_HISTORY_GATE},
     {"history-confirm", 0, false, O_HISTORY_CONFIRM},
     {"history-programs", 0, true, O_HISTORY_PROGRAMS},
@@ -650,9 +655,12 @@ static int apply_option(bench__request *c, opt_id id, const char *flag, const ch
         return 0;
     case O_HISTORY:
     case O_HISTORY_SHOW:
+    case O_HISTORY_COPY:
         if (*v == '\0')
             return bad_value(flag, v, "a file name");
-        *(id == O_HISTORY ? &c->history_path : &c->history_show) = v;
+        *(id == O_HISTORY        ? &c->history_path
+          : id == O_HISTORY_SHOW ? &c->history_show
+                                 : &c->history_copy) = v;
         return 0;
     case O_EXPORT_GBENCH:
         if (*v == '\0')
@@ -833,6 +841,14 @@ static int check_combinations(const bench__request *c)
         return -1;
     }
     /* ---- the run history (history.c) ---- */
+    if (c->history_copy && (c->history_show || c->load_baseline || c->save_baseline ||
+                            c->baseline || c->ab || c->calibrate || c->list || c->history_gate ||
+                            c->nfilters)) {
+        bench__errf("--history-copy copies a history into --history TO and runs nothing: it "
+                    "cannot be combined with --history-show, baselines, --ab, --calibrate, "
+                    "--list, --history-gate or FILTERs\n");
+        return -1;
+    }
     if (c->history_show && (c->history_path || c->load_baseline || c->save_baseline ||
                             c->baseline || c->ab || c->calibrate || c->list)) {
         bench__errf("--history-show reads a history and runs nothing: it cannot be "
@@ -905,6 +921,11 @@ int bench__cli_parse(bench__request *c, int argc, char **argv)
     /* $BENCH_HISTORY records the runs of times that name no --history (a CI job sets it once);
      * the modes that record nothing ignore it. */
     const char *env = getenv("BENCH_HISTORY");
+    if (c->history_copy && !c->history_path && !(env && *env)) {
+        bench__errf("--history-copy needs --history TO (or BENCH_HISTORY): the history to "
+                    "copy into\n");
+        return -1;
+    }
     if (!c->history_path && env && *env && !c->ab && !c->load_baseline && !c->history_show &&
         c->run.profile_time <= 0 && !c->instructions)
         c->history_path = env;

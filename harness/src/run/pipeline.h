@@ -74,6 +74,7 @@ typedef struct bench__request {
     const char *gbench_path; /* --export-gbench FILE */
     const char *history_path; /* --history FILE, else $BENCH_HISTORY for a run of times */
     const char *history_show; /* --history-show FILE */
+    const char *history_copy; /* --history-copy FROM: copied into history_path */
     struct bench__history *history; /* the history of --history or --history-show, open while
                                        the run or the show lasts (NULL: none) */
     bool history_confirm;     /* --history-confirm: rerun the programs around each change point */

@@ -142,3 +142,24 @@ int bench__history_program(bench__history *h, long long run_id, char *hash, size
     free(ms);
     return rc;
 }
+
+int bench__history_copy(bench__history *from, bench__history *to, size_t *copied,
+                        size_t *skipped, char *msg, size_t len)
+{
+    long long *ids = NULL;
+    size_t n = 0;
+    *copied = *skipped = 0;
+    int rc = from->exists ? from->ops->run_ids(from, &ids, &n, msg, len) : 0;
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        bench__hcopy_run run = {0};
+        bool same = false;
+        rc = from->ops->copy_read(from, ids[i], &run, msg, len);
+        if (rc == 0)
+            rc = to->ops->copy_write(to, &run, &same, msg, len);
+        if (rc == 0)
+            *(same ? skipped : copied) += 1;
+        bench__hcopy_run_free(&run);
+    }
+    free(ids);
+    return rc;
+}

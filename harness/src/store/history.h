@@ -69,6 +69,16 @@ int bench__history_append(bench__history *h, const bench__context *ctx,
                           const bench__result *results, size_t n, const char *baseline,
                           const char *run_key, long long *run_id, char *msg, size_t len);
 
+/**
+ * --history-copy FROM --history TO: copies every run of history `from` into `to` (made when
+ * absent), each run in one transaction, with its id, its results and their per-process
+ * medians; a run `to` already holds (the same id, time and program) is skipped, so a copy run
+ * again copies nothing, and a run of the same id that differs stops the copy (BENCH_EINVAL).
+ * The counts go to *copied and *skipped. 0, or a negative error code with one line in msg.
+ */
+int bench__history_copy(bench__history *from, bench__history *to, size_t *copied,
+                        size_t *skipped, char *msg, size_t len);
+
 /** Fewest earlier runs a benchmark needs before --history-gate tests it. */
 #define BENCH__HISTORY_GATE_MIN BENCH__CP_MIN_SEGMENT
 

@@ -652,3 +652,110 @@ int bench__pg_append(bench__history *h, const bench__context *ctx, const bench__
     bench__msg(msg, len, "%s%s", what, err);
     return BENCH_EIO;
 }
+
+/* ---- a copied run written ---- */
+
+/* The process medians of x as an array's text, "{a,b}"; NULL when none (the caller frees). */
+static char *array_text(const bench__hcopy_result *x, bool *oom)
+{
+    if (x->npm == 0)
+        return NULL;
+    size_t n = 3;
+    for (size_t j = 0; j < x->npm; j++)
+        n += strlen(x->pm[j] ? x->pm[j] : "NULL") + 1;
+    char *t = malloc(n);
+    if (!(*oom = !t)) {
+        size_t at = 0;
+        t[at++] = '{';
+        for (size_t j = 0; j < x->npm; j++)
+            at += (size_t)snprintf(t + at, n - at, "%s%s", j ? "," : "",
+                                   x->pm[j] ? x->pm[j] : "NULL");
+        bench__msg(t + at, n - at, "}");
+    }
+    return t;
+}
+
+/* Inserts run and its results on conn (in the caller's transaction). */
+static int copy_insert(PGconn *conn, const bench__hcopy_run *run, char *err, size_t len)
+{
+    char uuid[37];
+    const char *v[1 + BENCH__HCOPY_RUN_COLUMNS];
+    if (new_uuid(uuid) != 0) {
+        bench__msg(err, len, "no random uuid: %s", strerror(errno));
+        return -1;
+    }
+    v[0] = uuid;
+    for (int c = 0; c < BENCH__HCOPY_RUN_COLUMNS; c++)
+        v[1 + c] = run->col[c];
+    int rc = exec1(conn, "INSERT INTO " S "runs (uuid, " BENCH__HCOPY_RUN_SQL ") VALUES ($1, $2,"
+                         " $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17,"
+                         " $18, $19, $20, $21, $22, $23, $24)", 1 + BENCH__HCOPY_RUN_COLUMNS, v,
+                   err, len);
+    for (size_t i = 0; rc == 0 && i < run->n; i++) {
+        const bench__hcopy_result *x = &run->r[i];
+        const char *w[2 + BENCH__HCOPY_RESULT_COLUMNS];
+        bool oom = false;
+        char *pm = array_text(x, &oom);
+        w[0] = run->col[0];
+        for (int c = 0; c < BENCH__HCOPY_RESULT_COLUMNS; c++)
+            w[1 + c] = x->col[c];
+        w[1 + BENCH__HCOPY_RESULT_COLUMNS] = pm;
+        rc = oom ? -1 : exec1(conn, "INSERT INTO " S "results (run_id, " BENCH__HCOPY_RESULT_SQL
+                                    ", process_medians_ns) VALUES ($1, $2, $3, $4, $5, $6, $7,"
+                                    " $8, $9, $10, $11, $12, $13, $14)",
+                              2 + BENCH__HCOPY_RESULT_COLUMNS, w, err, len);
+        if (oom)
+            bench__msg(err, len, "out of memory");
+        free(pm);
+    }
+    /* Runs recorded later continue after the ids copied. */
+    if (rc == 0)
+        rc = exec1(conn, "SELECT setval(pg_get_serial_sequence('" S "runs', 'id'), (SELECT"
+                         " max(id) FROM " S "runs))", 0, NULL, err, len);
+    return rc;
+}
+
+int bench__pg_copy_write(bench__history *h, const bench__hcopy_run *run, bool *same, char *msg,
+                         size_t len)
+{
+    char err[1024], what[4400];
+    *same = false;
+    bench__msg(what, sizeof what, "history '%s': run %s was not copied: ", h->name, run->col[0]);
+    PGconn *conn = bench__pg_conn(h, what, msg, len);
+    if (!conn)
+        return BENCH_EIO;
+    const char *v[3] = {run->col[0], run->col[1], run->col[17]};
+    int rc = exec1(conn, "BEGIN", 0, NULL, err, sizeof err);
+    PGresult *r = rc == 0 ? PQexecParams(conn, "SELECT time IS NOT DISTINCT FROM $2 AND"
+                                               " program_hash IS NOT DISTINCT FROM $3 FROM " S
+                                               "runs WHERE id = $1", 3, NULL, v, NULL, NULL, 0)
+                          : NULL;
+    bool there = false;
+    if (rc == 0 && PQresultStatus(r) != PGRES_TUPLES_OK) {
+        bench__pg_error(conn, err, sizeof err);
+        rc = -1;
+    } else if (rc == 0) {
+        there = PQntuples(r) == 1;
+        *same = there && strcmp(PQgetvalue(r, 0, 0), "t") == 0;
+    }
+    PQclear(r);
+    if (rc == 0 && there && !*same) {
+        exec1(conn, "ROLLBACK", 0, NULL, err, sizeof err);
+        bench__msg(msg, len, "history '%s' holds another run %s (another time or program): it "
+                             "is not a copy of the history copied from (left as it is)", h->name,
+                   run->col[0]);
+        return BENCH_EINVAL;
+    }
+    if (rc == 0 && !there)
+        rc = copy_insert(conn, run, err, sizeof err);
+    if (rc == 0)
+        rc = exec1(conn, "COMMIT", 0, NULL, err, sizeof err);
+    if (rc != 0) {
+        char ignored[64];
+        if (PQstatus(conn) == CONNECTION_OK)
+            exec1(conn, "ROLLBACK", 0, NULL, ignored, sizeof ignored);
+        bench__msg(msg, len, "%s%s", what, err);
+        return BENCH_EIO;
+    }
+    return 0;
+}

@@ -56,5 +56,11 @@ int bench__pg_program(bench__history *h, long long run, char **hash, char **mac,
 int bench__pg_keep_program(bench__history *h, const bench__context *ctx, size_t keep,
                            double timeout_s, char *msg, size_t len);
 void bench__pg_programs_dir(const bench__history *h, char *dir, size_t len);
+int bench__pg_run_ids(bench__history *h, long long **ids, size_t *n, char *msg, size_t len);
+int bench__pg_copy_read(bench__history *h, long long id, bench__hcopy_run *out, char *msg,
+                        size_t len);
+/** Writes a copied run (history_store.h's copy_write), with a new uuid. */
+int bench__pg_copy_write(bench__history *h, const bench__hcopy_run *run, bool *same, char *msg,
+                         size_t len);
 
 #endif /* HARNESS_HISTORY_PG_H */

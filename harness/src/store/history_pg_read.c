@@ -206,6 +206,77 @@ int bench__pg_last(bench__history *h, const char *id, long long *run, char **rev
     return oom_end(h, r, oom, msg, len);
 }
 
+/* ---- a history copied between stores ---- */
+
+int bench__pg_run_ids(bench__history *h, long long **ids, size_t *n, char *msg, size_t len)
+{
+    *ids = NULL;
+    *n = 0;
+    PGresult *r = bench__pg_query(h, "SELECT id FROM " S "runs ORDER BY id", 0, NULL, msg, len);
+    if (!r)
+        return BENCH_EIO;
+    int k = PQntuples(r);
+    bool oom = !(*ids = calloc(k ? (size_t)k : 1, sizeof **ids));
+    for (int i = 0; i < k && !oom; i++)
+        (*ids)[(*n)++] = int_of(r, i, 0);
+    return oom_end(h, r, oom, msg, len);
+}
+
+/* The process medians of array text "{a,b,...}" (as PostgreSQL prints a double precision[])
+ * into x. */
+static bool split_array(const char *s, bench__hcopy_result *x)
+{
+    if (*s++ != '{')
+        return true;
+    size_t cap = 0;
+    while (*s && *s != '}') {
+        size_t l = strcspn(s, ",}");
+        if (x->npm == cap) {
+            char **g = realloc(x->pm, (cap = cap ? 2 * cap : 16) * sizeof *g);
+            if (!g)
+                return false;
+            x->pm = g;
+        }
+        if (!(x->pm[x->npm] = strndup(s, l)))
+            return false;
+        x->npm++;
+        s += l + (s[l] == ',');
+    }
+    return true;
+}
+
+int bench__pg_copy_read(bench__history *h, long long id, bench__hcopy_run *out, char *msg,
+                        size_t len)
+{
+    char u[32];
+    memset(out, 0, sizeof *out);
+    bench__msg(u, sizeof u, "%lld", id);
+    const char *v[1] = {u};
+    PGresult *r = bench__pg_query(h, "SELECT " BENCH__HCOPY_RUN_SQL " FROM " S "runs WHERE"
+                                     " id = $1", 1, v, msg, len);
+    if (!r)
+        return BENCH_EIO;
+    bool oom = false;
+    for (int c = 0; c < BENCH__HCOPY_RUN_COLUMNS && PQntuples(r) == 1; c++)
+        out->col[c] = text_of(r, 0, c, &oom);
+    PQclear(r);
+    r = oom ? NULL : bench__pg_query(h, "SELECT " BENCH__HCOPY_RESULT_SQL ", process_medians_ns"
+                                        " FROM " S "results WHERE run_id = $1 ORDER BY"
+                                        " benchmark COLLATE \"C\"", 1, v, msg, len);
+    if (!r && !oom)
+        return BENCH_EIO;
+    int k = r ? PQntuples(r) : 0;
+    oom = oom || !(out->r = calloc(k ? (size_t)k : 1, sizeof *out->r));
+    for (int i = 0; i < k && !oom; i++) {
+        bench__hcopy_result *x = &out->r[out->n++];
+        for (int c = 0; c < BENCH__HCOPY_RESULT_COLUMNS; c++)
+            x->col[c] = text_of(r, i, c, &oom);
+        if (!PQgetisnull(r, i, BENCH__HCOPY_RESULT_COLUMNS))
+            oom = oom || !split_array(PQgetvalue(r, i, BENCH__HCOPY_RESULT_COLUMNS), x);
+    }
+    return oom_end(h, r, oom, msg, len);
+}
+
 /* ---- the programs kept in this user's cache ---- */
 
 void bench__pg_programs_dir(const bench__history *h, char *dir, size_t len)
@@ -397,6 +468,9 @@ static void op_close(bench__history *h)
 
 static const bench__history_ops pg_ops = {
     .append = bench__pg_append,
+    .run_ids = bench__pg_run_ids,
+    .copy_read = bench__pg_copy_read,
+    .copy_write = bench__pg_copy_write,
     .ids = bench__pg_ids,
     .runs = bench__pg_runs,
     .series = bench__pg_series,

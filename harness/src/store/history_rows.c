@@ -93,3 +93,16 @@ void bench__history_msg_part(const bench__history *h, char *msg, size_t len, con
                          "(--shard K/N)", h->name, bench__escape(b, sizeof b, id), run,
                bench__escape(k, sizeof k, run_key));
 }
+
+void bench__hcopy_run_free(bench__hcopy_run *run)
+{
+    for (int c = 0; c < BENCH__HCOPY_RUN_COLUMNS; c++)
+        free(run->col[c]);
+    for (size_t i = 0; run->r && i < run->n; i++) {
+        for (int c = 0; c < BENCH__HCOPY_RESULT_COLUMNS; c++)
+            free(run->r[i].col[c]);
+        bench__history_strings_free(run->r[i].pm, run->r[i].npm);
+    }
+    free(run->r);
+    memset(run, 0, sizeof *run);
+}

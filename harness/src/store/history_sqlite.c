@@ -534,3 +534,120 @@ int bench__sqlite_append(bench__history *h, const bench__context *ctx,
     sqlite3_close(db);
     return rc;
 }
+
+/* ---- a copied run written ---- */
+
+/* Binds text v (NULL: NULL) as a value of `kind` (i, r, t): a number that does not parse as
+ * one is kept as the text it is (as the file it came from held it). */
+static void bind_kind(sqlite3_stmt *st, int i, char kind, const char *v)
+{
+    char *end = NULL;
+    if (!v) {
+        sqlite3_bind_null(st, i);
+    } else if (kind == 'i' && *v && (strtoll(v, &end, 10), !*end)) {
+        sqlite3_bind_int64(st, i, strtoll(v, NULL, 10));
+    } else if (kind == 'r' && *v && (strtod(v, &end), !*end)) {
+        sqlite3_bind_double(st, i, strtod(v, NULL));
+    } else {
+        sqlite3_bind_text(st, i, v, -1, SQLITE_TRANSIENT);
+    }
+}
+
+/* Whether run->col[0]'s run is in db already (*same: with run's time and program; *there: at
+ * all). */
+static int copy_there(sqlite3 *db, const bench__hcopy_run *run, bool *there, bool *same)
+{
+    sqlite3_stmt *st = NULL;
+    *there = *same = false;
+    int rc = sqlite3_prepare_v2(db, "SELECT time IS ?2 AND program_hash IS ?3 FROM runs WHERE"
+                                    " id = ?1", -1, &st, NULL);
+    if (rc == SQLITE_OK) {
+        bind_kind(st, 1, 'i', run->col[0]);
+        sqlite3_bind_text(st, 2, run->col[1], -1, SQLITE_TRANSIENT);
+        sqlite3_bind_text(st, 3, run->col[17], -1, SQLITE_TRANSIENT);
+        rc = sqlite3_step(st);
+        *there = rc == SQLITE_ROW;
+        *same = *there && sqlite3_column_int(st, 0);
+        rc = rc == SQLITE_ROW || rc == SQLITE_DONE ? SQLITE_OK : rc;
+    }
+    sqlite3_finalize(st);
+    return rc;
+}
+
+/* Inserts run and its results. */
+static int copy_insert(sqlite3 *db, const bench__hcopy_run *run)
+{
+    sqlite3_stmt *st = NULL, *pm = NULL;
+    int rc = sqlite3_prepare_v2(db, "INSERT INTO runs (" BENCH__HCOPY_RUN_SQL ") VALUES (?1,"
+                                    " ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14,"
+                                    " ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23)", -1, &st,
+                                NULL);
+    for (int c = 0; rc == SQLITE_OK && c < BENCH__HCOPY_RUN_COLUMNS; c++)
+        bind_kind(st, c + 1, BENCH__HCOPY_RUN_KINDS[c], run->col[c]);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_step(st) == SQLITE_DONE ? SQLITE_OK : sqlite3_errcode(db);
+    sqlite3_finalize(st);
+    st = NULL;
+    if (rc == SQLITE_OK)
+        rc = sqlite3_prepare_v2(db, "INSERT INTO results (run_id, " BENCH__HCOPY_RESULT_SQL
+                                    ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11,"
+                                    " ?12, ?13)", -1, &st, NULL);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_prepare_v2(db, "INSERT INTO process_medians VALUES (?1, ?2, ?3, ?4)", -1,
+                                &pm, NULL);
+    for (size_t i = 0; rc == SQLITE_OK && i < run->n; i++) {
+        const bench__hcopy_result *x = &run->r[i];
+        sqlite3_reset(st);
+        bind_kind(st, 1, 'i', run->col[0]);
+        for (int c = 0; c < BENCH__HCOPY_RESULT_COLUMNS; c++)
+            bind_kind(st, c + 2, BENCH__HCOPY_RESULT_KINDS[c], x->col[c]);
+        rc = sqlite3_step(st) == SQLITE_DONE ? SQLITE_OK : sqlite3_errcode(db);
+        for (size_t j = 0; rc == SQLITE_OK && j < x->npm; j++) {
+            sqlite3_reset(pm);
+            bind_kind(pm, 1, 'i', run->col[0]);
+            bind_kind(pm, 2, 't', x->col[0]);
+            sqlite3_bind_int64(pm, 3, (sqlite3_int64)j);
+            bind_kind(pm, 4, 'r', x->pm[j]);
+            rc = sqlite3_step(pm) == SQLITE_DONE ? SQLITE_OK : sqlite3_errcode(db);
+        }
+    }
+    sqlite3_finalize(st);
+    sqlite3_finalize(pm);
+    return rc;
+}
+
+int bench__sqlite_copy_write(bench__history *h, const bench__hcopy_run *run, bool *same,
+                             char *msg, size_t len)
+{
+    sqlite3 *db;
+    *same = false;
+    int rc = bench__sqlite_open_db(h->name, true, &db, msg, len);
+    if (rc != 0)
+        return rc;
+    h->exists = true;
+    bool there = false;
+    int src = sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
+    if (src == SQLITE_OK)
+        src = copy_there(db, run, &there, same);
+    if (src == SQLITE_OK && there && !*same) {
+        bench__msg(msg, len, "history '%s' holds another run %s (another time or program): it "
+                             "is not a copy of the history copied from (left as it is)", h->name,
+                   run->col[0]);
+        rc = BENCH_EINVAL;
+    } else if (src == SQLITE_OK && !there) {
+        src = copy_insert(db, run);
+    }
+    if (src == SQLITE_OK && rc == 0)
+        src = sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
+    if (src != SQLITE_OK) {
+        bench__msg(msg, len, "history '%s': run %s was not copied: %s", h->name, run->col[0],
+                   bench__sqlite_work_error(db, src));
+        rc = bench__proc_interrupted() ? BENCH_EUSAGE : BENCH_EIO;
+    }
+    if (rc != 0) {
+        sqlite3_progress_handler(db, 0, NULL, NULL); /* the rollback itself must not stop */
+        sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+    }
+    sqlite3_close(db);
+    return rc;
+}

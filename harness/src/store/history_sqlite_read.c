@@ -284,6 +284,118 @@ int bench__sqlite_last(bench__history *h, const char *id, long long *run, char *
     return end_read(h, db, src, oom, msg, len);
 }
 
+/* ---- a history copied between stores ---- */
+
+/* Column i as the text a copy carries: a real with all its digits, NULL as NULL. */
+static char *copy_text(sqlite3_stmt *st, int i, bool *oom)
+{
+    char buf[40];
+    switch (sqlite3_column_type(st, i)) {
+    case SQLITE_NULL:
+        return NULL;
+    case SQLITE_FLOAT:
+        bench__msg(buf, sizeof buf, "%.17g", sqlite3_column_double(st, i));
+        break;
+    case SQLITE_INTEGER:
+        bench__msg(buf, sizeof buf, "%lld", (long long)sqlite3_column_int64(st, i));
+        break;
+    default:
+        return text_of(st, i, oom);
+    }
+    char *d = strdup(buf);
+    *oom |= !d;
+    return d;
+}
+
+int bench__sqlite_run_ids(bench__history *h, long long **ids, size_t *nout, char *msg,
+                          size_t len)
+{
+    sqlite3 *db;
+    *ids = NULL;
+    *nout = 0;
+    int rc = open_read(h, &db, msg, len);
+    if (rc != 0 || !db)
+        return rc;
+    sqlite3_stmt *st = NULL;
+    size_t cap = 0;
+    bool oom = false;
+    int src = sqlite3_prepare_v2(db, "SELECT id FROM runs ORDER BY id", -1, &st, NULL);
+    while (src == SQLITE_OK && !oom && (src = sqlite3_step(st)) == SQLITE_ROW) {
+        src = SQLITE_OK;
+        long long *g = grow(*ids, *nout, &cap, sizeof **ids);
+        if (!(oom = !g))
+            (*ids = g)[(*nout)++] = (long long)sqlite3_column_int64(st, 0);
+    }
+    sqlite3_finalize(st);
+    return end_read(h, db, src == SQLITE_DONE ? SQLITE_OK : src, oom, msg, len);
+}
+
+/* The results of run `id` with their process medians into out. */
+static int copy_results(sqlite3 *db, long long id, bench__hcopy_run *out, bool *oom)
+{
+    sqlite3_stmt *st = NULL, *pm = NULL;
+    size_t cap = 0;
+    int src = sqlite3_prepare_v2(db, "SELECT " BENCH__HCOPY_RESULT_SQL " FROM results WHERE"
+                                     " run_id = ?1 ORDER BY benchmark", -1, &st, NULL);
+    if (src == SQLITE_OK)
+        src = sqlite3_prepare_v2(db, "SELECT median_ns FROM process_medians WHERE run_id = ?1"
+                                     " AND benchmark = ?2 ORDER BY process", -1, &pm, NULL);
+    if (src == SQLITE_OK)
+        sqlite3_bind_int64(st, 1, (sqlite3_int64)id);
+    while (src == SQLITE_OK && !*oom && (src = sqlite3_step(st)) == SQLITE_ROW) {
+        src = SQLITE_OK;
+        bench__hcopy_result *g = grow(out->r, out->n, &cap, sizeof *out->r);
+        if ((*oom = !g))
+            break;
+        bench__hcopy_result *x = &(out->r = g)[out->n++];
+        memset(x, 0, sizeof *x);
+        for (int c = 0; c < BENCH__HCOPY_RESULT_COLUMNS; c++)
+            x->col[c] = copy_text(st, c, oom);
+        sqlite3_reset(pm);
+        sqlite3_bind_int64(pm, 1, (sqlite3_int64)id);
+        sqlite3_bind_value(pm, 2, sqlite3_column_value(st, 0));
+        size_t pcap = 0;
+        while (!*oom && (src = sqlite3_step(pm)) == SQLITE_ROW) {
+            char **p = grow(x->pm, x->npm, &pcap, sizeof *x->pm);
+            if (!(*oom = !p))
+                (x->pm = p)[x->npm++] = copy_text(pm, 0, oom);
+        }
+        src = src == SQLITE_DONE || src == SQLITE_ROW ? SQLITE_OK : src;
+    }
+    sqlite3_finalize(st);
+    sqlite3_finalize(pm);
+    return src == SQLITE_DONE ? SQLITE_OK : src;
+}
+
+int bench__sqlite_copy_read(bench__history *h, long long id, bench__hcopy_run *out, char *msg,
+                            size_t len)
+{
+    sqlite3 *db;
+    memset(out, 0, sizeof *out);
+    int rc = open_read(h, &db, msg, len);
+    if (rc != 0 || !db)
+        return rc;
+    sqlite3_stmt *st = NULL;
+    bool oom = false;
+    int src = sqlite3_prepare_v2(db, "SELECT " BENCH__HCOPY_RUN_SQL " FROM runs WHERE id = ?1",
+                                 -1, &st, NULL);
+    if (src == SQLITE_OK) {
+        sqlite3_bind_int64(st, 1, (sqlite3_int64)id);
+        src = sqlite3_step(st);
+    }
+    if (src == SQLITE_ROW) {
+        for (int c = 0; c < BENCH__HCOPY_RUN_COLUMNS; c++)
+            out->col[c] = copy_text(st, c, &oom);
+        src = SQLITE_OK;
+    } else if (src == SQLITE_DONE) {
+        src = SQLITE_NOTFOUND;
+    }
+    sqlite3_finalize(st);
+    if (src == SQLITE_OK)
+        src = copy_results(db, id, out, &oom);
+    return end_read(h, db, src, oom, msg, len);
+}
+
 /* ---- the programs kept beside it ---- */
 
 void bench__sqlite_programs_dir(const bench__history *h, char *dir, size_t len)
@@ -469,6 +581,9 @@ static void op_close(bench__history *h)
 
 static const bench__history_ops sqlite_ops = {
     .append = bench__sqlite_append,
+    .run_ids = bench__sqlite_run_ids,
+    .copy_read = bench__sqlite_copy_read,
+    .copy_write = bench__sqlite_copy_write,
     .ids = bench__sqlite_ids,
     .runs = bench__sqlite_runs,
     .series = bench__sqlite_series,

@@ -65,6 +65,39 @@ typedef struct bench__hpoint {
     char *facts[BENCH__HFACTS]; /* the run's facts as text (NULL: not recorded) */
 } bench__hpoint;
 
+/* ---- a run as stored, for copying a history between stores (bench__history_copy) ---- */
+
+/** The columns of a run both stores have, in this order (the SQL of both stores' copies). */
+#define BENCH__HCOPY_RUN_SQL                                                                       \
+    "id, time, git_revision, cwd_git_revision, git_dirty, hostname, os, kernel, cpu_brand,"      \
+    " cores, threads, memory_bytes, governor, compiler, compiler_flags, build_type,"              \
+    " harness_version, program_hash, program_libs, quick, seed, confidence_level, baseline"
+#define BENCH__HCOPY_RUN_COLUMNS 23
+/** Their kinds: i integer, r real, t text. */
+#define BENCH__HCOPY_RUN_KINDS "itttittttiirtttttttiirt"
+/** The columns of a result both stores have, but run_id, in this order. */
+#define BENCH__HCOPY_RESULT_SQL                                                                    \
+    "benchmark, status, median_ns, lower_ns, upper_ns, samples, processes, process_cv, verdict,"  \
+    " ratio, ratio_lower, ratio_upper"
+#define BENCH__HCOPY_RESULT_COLUMNS 12
+#define BENCH__HCOPY_RESULT_KINDS "ttrrriirtrrr"
+
+/** One result as stored: its columns as text (NULL: SQL NULL) and its process medians. */
+typedef struct bench__hcopy_result {
+    char *col[BENCH__HCOPY_RESULT_COLUMNS];
+    char **pm; /* the process medians as text, process 0 first */
+    size_t npm;
+} bench__hcopy_result;
+
+/** One run as stored, with its results. */
+typedef struct bench__hcopy_run {
+    char *col[BENCH__HCOPY_RUN_COLUMNS]; /* col[0] is its id */
+    bench__hcopy_result *r;
+    size_t n;
+} bench__hcopy_run;
+
+void bench__hcopy_run_free(bench__hcopy_run *run);
+
 typedef struct bench__history_ops {
     int (*append)(bench__history *h, const bench__context *ctx, const bench__result *results,
                   size_t n, const char *baseline, const char *run_key, long long *run_id,
@@ -90,6 +123,16 @@ typedef struct bench__history_ops {
     /** Keeps the running program (history.h, bench__history_keep_program); msg is whole. */
     int (*keep_program)(bench__history *h, const bench__context *ctx, size_t keep,
                         double timeout_s, char *msg, size_t len);
+    /** The ids of every run, ascending. */
+    int (*run_ids)(bench__history *h, long long **ids, size_t *n, char *msg, size_t len);
+    /** Run `id` as stored, into *out (zeroed first; bench__hcopy_run_free releases it). */
+    int (*copy_read)(bench__history *h, long long id, bench__hcopy_run *out, char *msg,
+                     size_t len);
+    /** Writes run `run` with its id, in one transaction (a file is made when absent): *same
+     * true, and nothing written, when a run of that id with the same time and program is
+     * there; a run of that id that differs is refused (BENCH_EINVAL). */
+    int (*copy_write)(bench__history *h, const bench__hcopy_run *run, bool *same, char *msg,
+                      size_t len);
     /** The folder of the programs kept. */
     void (*programs_dir)(const bench__history *h, char *dir, size_t len);
     void (*close)(bench__history *h);
