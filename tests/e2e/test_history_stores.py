@@ -415,10 +415,9 @@ class ConcurrentWritersTest(e2e_helpers.Case):
     RUNS = 10
 
     def test_many_writers_and_a_reader(self):
+        # The 16 first runs also race to make the schema (an advisory lock makes it once); the
+        # reader may start before there is one, and then says so.
         store = PostgresStore(self)
-        p = run(FIXTURE, *TINY, "--exact", "fix/a", "--history", store.target)
-        self.assert_exit(p, 0)  # the schema, made once before the crowd arrives
-        store.sql("DELETE FROM bench_history.results", "DELETE FROM bench_history.runs")
         failures, reads = [], []
         done = threading.Event()
 
@@ -433,6 +432,8 @@ class ConcurrentWritersTest(e2e_helpers.Case):
             while not done.is_set():
                 q = run(FIXTURE, "--history-show", store.target, "fix/a", timeout=300)
                 reads.append(q.returncode)
+                if "holds no run history (no schema bench_history" in q.stderr:
+                    continue
                 if q.returncode != 0 or "warning" in q.stderr:
                     failures.append(f"reader: exit {q.returncode}: {q.stderr}")
 

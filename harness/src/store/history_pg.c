@@ -276,19 +276,28 @@ static int check_shape(bench__history *h, PGconn *conn, char *msg, size_t len)
     return rc;
 }
 
-/* Makes the schema or brings it forward to ours, in one transaction under an advisory lock
- * (concurrent runs wait, then find it done). */
+/* The advisory lock that orders the runs that make or migrate the schema: its key is "bench_hi"
+ * in ASCII, the harness's own in the database's lock space. */
+#define MIGRATE_LOCK "7161130145003071593"
+
+/* Makes the schema or brings it forward to ours, in one transaction, under a session advisory
+ * lock taken before it begins: concurrent runs wait, then find it done. (Taken inside the
+ * transaction, the lock would come after the transaction's start, where a server reads the
+ * catalog changes others committed: the schema made meanwhile would look absent still.) */
 static int migrate(bench__history *h, PGconn *conn, char *msg, size_t len)
 {
-    char err[512], sql[256];
-    /* The lock's key: "bench_hi" in ASCII, the harness's own in the database's lock space. */
+    char err[512], sql[256], ignored[64];
+    if (exec1(conn, "SELECT pg_advisory_lock(" MIGRATE_LOCK ")", 0, NULL, err, sizeof err) != 0) {
+        bench__msg(msg, len, "history '%s': cannot make schema %s: %s", h->name,
+                   BENCH__PG_SCHEMA, err);
+        return BENCH_EIO;
+    }
     int rc = exec1(conn, "BEGIN", 0, NULL, err, sizeof err);
-    if (rc == 0)
-        rc = exec1(conn, "SELECT pg_advisory_xact_lock(7161130145003071593)", 0, NULL, err,
-                   sizeof err);
     int v = 0;
     if (rc == 0 && schema_version(h, conn, &v, msg, len) != 0) {
         exec1(conn, "ROLLBACK", 0, NULL, err, sizeof err);
+        exec1(conn, "SELECT pg_advisory_unlock(" MIGRATE_LOCK ")", 0, NULL, ignored,
+              sizeof ignored);
         return BENCH_EINVAL;
     }
     for (int i = v; rc == 0 && i < BENCH__PG_SCHEMA_VERSION; i++)
@@ -303,9 +312,10 @@ static int migrate(bench__history *h, PGconn *conn, char *msg, size_t len)
     }
     if (rc == 0)
         rc = exec1(conn, "COMMIT", 0, NULL, err, sizeof err);
-    if (rc != 0) {
-        char ignored[64];
+    if (rc != 0)
         exec1(conn, "ROLLBACK", 0, NULL, ignored, sizeof ignored);
+    exec1(conn, "SELECT pg_advisory_unlock(" MIGRATE_LOCK ")", 0, NULL, ignored, sizeof ignored);
+    if (rc != 0) {
         bench__msg(msg, len, "history '%s': cannot make schema %s: %s", h->name,
                    BENCH__PG_SCHEMA, err);
         return BENCH_EIO;
