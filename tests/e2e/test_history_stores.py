@@ -326,11 +326,27 @@ class ReaderTests:
                                    r"recorded: benchmark '[^']+' is already in run 1 \(--run-id "
                                    r"ci-42\)")
         self.assertEqual(len(self.store.sql(f"SELECT run_id FROM {t}results")), len(every))
+        # Three parts at once, as a CI matrix runs them: still one run.
+        env = e2e_helpers.environ({"XDG_CONFIG_HOME": os.path.join(HOME, "config"),
+                                   "XDG_CACHE_HOME": os.path.join(HOME, "cache")},
+                                  unset=["BENCH_HISTORY"])
+        procs = [subprocess.Popen([FIXTURE, *TINY, "--shard", f"{k}/3", "--run-id", "ci-44",
+                                   *sel, "--history", self.store.target], env=env,
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+                 for k in (1, 2, 3) if parts[k - 1]]
+        for q in procs:
+            _, err = q.communicate(timeout=120)
+            self.assertEqual(q.returncode, 0, err)
+        rows = self.store.sql(f"SELECT x.benchmark FROM {t}results x JOIN {t}runs r ON r.id = "
+                              "x.run_id WHERE r.id = (SELECT max(id) FROM "
+                              f"{t}runs)")
+        self.assertEqual(sorted(r[0] for r in rows), sorted(every))
+        self.assertEqual(len(self.store.sql(f"SELECT id FROM {t}runs")), 2)
         # Another run id is another run.
         p = run(FIXTURE, *TINY, "--shard", f"{k}/3", "--run-id", "ci-43", *sel, "--history",
                 self.store.target)
         self.assert_exit(p, 0)
-        self.assertEqual(len(self.store.sql(f"SELECT id FROM {t}runs")), 2)
+        self.assertEqual(len(self.store.sql(f"SELECT id FROM {t}runs")), 3)
 
     def test_machines_are_series_and_environment_changes_are_shown(self):
         """Two machines in one history are two series; -O2 changed to -O3 is shown as that
