@@ -383,6 +383,18 @@ class ReaderTests:
         self.assert_exit(p, 0)
         self.assertIn("fix/a: not gated: 0 earlier runs in the history, fewer than 5", p.stderr)
 
+    def test_since_the_last_run_on_this_machine(self):
+        for _ in range(2):
+            p = run(FIXTURE, *FAST, "--exact", "fix/a", "--history", self.store.target)
+            self.assert_exit(p, 0)
+        self.assertRegex(p.stdout, r"fix/a \(against run 1, ")
+        # The newest run came from another machine: the block compares with this one's.
+        self.store.sql(f"UPDATE {self.store.prefix}runs SET cpu_brand = 'Another CPU' "
+                       "WHERE id = 2")
+        p = run(FIXTURE, *FAST, "--exact", "fix/a", "--history", self.store.target)
+        self.assert_exit(p, 0)
+        self.assertRegex(p.stdout, r"fix/a \(against run 1, ")
+
     def test_rows_that_are_not_medians(self):
         synthetic(self, self.store, {"s/a": [1000.0 + i for i in range(8)]})
         t = self.store.prefix

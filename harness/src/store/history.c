@@ -71,15 +71,15 @@ void bench__history_last_free(bench__history_last *l, size_t n)
     }
 }
 
-/* Benchmark id's newest run with process medians into *out. */
-static int last_one(bench__history *h, const char *id, bench__history_last *out, char *msg,
-                    size_t len)
+/* Benchmark id's newest run on `machine` with process medians into *out. */
+static int last_one(bench__history *h, const char *id, const char *const *machine,
+                    bench__history_last *out, char *msg, size_t len)
 {
     long long run = 0;
     char *rev = NULL, *prog = NULL;
     bench__hval *v = NULL;
     size_t n = 0;
-    int rc = h->ops->last(h, id, &run, &rev, &prog, &v, &n, msg, len);
+    int rc = h->ops->last(h, id, machine, &run, &rev, &prog, &v, &n, msg, len);
     if (rc == 0 && run > 0) {
         bench__msg(out->revision, sizeof out->revision, "%s", rev && *rev ? rev : "-");
         bench__msg(out->program_hash, sizeof out->program_hash, "%s", prog ? prog : "");
@@ -99,15 +99,24 @@ static int last_one(bench__history *h, const char *id, bench__history_last *out,
     return rc;
 }
 
-int bench__history_last_runs(bench__history *h, const char *const *ids, size_t n,
-                             bench__history_last *out, char *msg, size_t len)
+int bench__history_last_runs(bench__history *h, const bench__context *ctx,
+                             const char *const *ids, size_t n, bench__history_last *out,
+                             char *msg, size_t len)
 {
     memset(out, 0, n * sizeof *out);
     if (!h->exists)
         return 0; /* no history yet: no last run */
+    /* This machine's facts as the stores compare them (as text; unknown: NULL, any). */
+    char cores[24], threads[24], memory[32];
+    bench__msg(cores, sizeof cores, "%d", ctx->cpu.cores);
+    bench__msg(threads, sizeof threads, "%d", ctx->cpu.threads);
+    bench__msg(memory, sizeof memory, "%.0f", ctx->memory_bytes);
+    const char *machine[BENCH__HF_MEMORY + 1] = {
+        ctx->cpu.brand[0] ? ctx->cpu.brand : NULL, ctx->cpu.cores > 0 ? cores : NULL,
+        ctx->cpu.threads > 0 ? threads : NULL, ctx->memory_bytes > 0 ? memory : NULL};
     int rc = 0;
     for (size_t i = 0; i < n && rc == 0; i++)
-        rc = last_one(h, ids[i], &out[i], msg, len);
+        rc = last_one(h, ids[i], machine, &out[i], msg, len);
     if (rc != 0)
         bench__history_last_free(out, n);
     return rc;

@@ -177,12 +177,14 @@ typedef struct bench__history_last {
 } bench__history_last;
 
 /**
- * For each of the n ids, its newest run in history h that ran ok in two or more
+ * For each of the n ids, its newest run in history h on this machine (ctx: CPU, cores,
+ * logical CPUs, memory; a run that did not record a fact matches it) that ran ok in two or more
  * processes, into out[i] (zeroed first; bench__history_last_free releases them). Reads only;
  * a history that does not exist yet has none. 0, or a negative error code with one line in msg.
  */
-int bench__history_last_runs(bench__history *h, const char *const *ids, size_t n,
-                             bench__history_last *out, char *msg, size_t len);
+int bench__history_last_runs(bench__history *h, const bench__context *ctx,
+                             const char *const *ids, size_t n, bench__history_last *out,
+                             char *msg, size_t len);
 void bench__history_last_free(bench__history_last *l, size_t n);
 
 /* ---- the programs kept for confirming steps: beside a history file (FILE.programs/), or for a

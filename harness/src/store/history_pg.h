@@ -49,8 +49,9 @@ int bench__pg_series(bench__history *h, const char *id, long long upto, bench__h
                      size_t *n, char *msg, size_t len);
 int bench__pg_run_ok(bench__history *h, long long run, char ***ids, bench__hval **medians,
                      size_t *n, char *msg, size_t len);
-int bench__pg_last(bench__history *h, const char *id, long long *run, char **revision,
-                   char **program, bench__hval **medians, size_t *n, char *msg, size_t len);
+int bench__pg_last(bench__history *h, const char *id, const char *const *machine,
+                   long long *run, char **revision, char **program, bench__hval **medians,
+                   size_t *n, char *msg, size_t len);
 int bench__pg_program(bench__history *h, long long run, char **hash, char **mac, char *msg,
                       size_t len);
 int bench__pg_keep_program(bench__history *h, const bench__context *ctx, size_t keep,

@@ -168,18 +168,26 @@ int bench__pg_run_ok(bench__history *h, long long run, char ***ids, bench__hval 
     return oom_end(h, r, oom, msg, len);
 }
 
-int bench__pg_last(bench__history *h, const char *id, long long *run, char **revision,
-                   char **program, bench__hval **medians, size_t *n, char *msg, size_t len)
+int bench__pg_last(bench__history *h, const char *id, const char *const *machine,
+                   long long *run, char **revision, char **program, bench__hval **medians,
+                   size_t *n, char *msg, size_t len)
 {
     *run = 0;
     *revision = *program = NULL;
     *medians = NULL;
     *n = 0;
-    const char *v[2] = {id, NULL};
+    const char *v[5] = {id, machine[BENCH__HF_CPU], machine[BENCH__HF_CORES],
+                        machine[BENCH__HF_THREADS], machine[BENCH__HF_MEMORY]};
     PGresult *r = bench__pg_query(h,
         "SELECT r.id, coalesce(r.git_revision, r.cwd_git_revision), r.program_hash"
         " FROM " S "results x JOIN " S "runs r ON r.id = x.run_id WHERE x.benchmark = $1"
-        " AND x.status = 'ok' AND x.processes >= 2 ORDER BY r.id DESC LIMIT 1", 1, v, msg, len);
+        " AND x.status = 'ok' AND x.processes >= 2"
+        " AND ($2::text IS NULL OR r.cpu_brand IS NULL OR r.cpu_brand = $2::text)"
+        " AND ($3::integer IS NULL OR r.cores IS NULL OR r.cores = $3::integer)"
+        " AND ($4::integer IS NULL OR r.threads IS NULL OR r.threads = $4::integer)"
+        " AND ($5::bigint IS NULL OR r.memory_bytes IS NULL"
+        "      OR CAST(r.memory_bytes AS bigint) = $5::bigint)"
+        " ORDER BY r.id DESC LIMIT 1", 5, v, msg, len);
     if (!r)
         return BENCH_EIO;
     bool oom = false;

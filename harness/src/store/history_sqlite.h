@@ -40,8 +40,9 @@ int bench__sqlite_series(bench__history *h, const char *id, long long upto, benc
                          size_t *n, char *msg, size_t len);
 int bench__sqlite_run_ok(bench__history *h, long long run, char ***ids, bench__hval **medians,
                          size_t *n, char *msg, size_t len);
-int bench__sqlite_last(bench__history *h, const char *id, long long *run, char **revision,
-                       char **program, bench__hval **medians, size_t *n, char *msg, size_t len);
+int bench__sqlite_last(bench__history *h, const char *id, const char *const *machine,
+                       long long *run, char **revision, char **program, bench__hval **medians,
+                       size_t *n, char *msg, size_t len);
 int bench__sqlite_program(bench__history *h, long long run, char **hash, char **mac, char *msg,
                           size_t len);
 int bench__sqlite_keep_program(bench__history *h, const bench__context *ctx, size_t keep,

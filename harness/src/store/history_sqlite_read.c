@@ -231,8 +231,9 @@ int bench__sqlite_run_ok(bench__history *h, long long run, char ***ids, bench__h
     return end_read(h, db, src == SQLITE_DONE ? SQLITE_OK : src, oom, msg, len);
 }
 
-int bench__sqlite_last(bench__history *h, const char *id, long long *run, char **revision,
-                   char **program, bench__hval **medians, size_t *nout, char *msg, size_t len)
+int bench__sqlite_last(bench__history *h, const char *id, const char *const *machine,
+                       long long *run, char **revision, char **program, bench__hval **medians,
+                       size_t *nout, char *msg, size_t len)
 {
     sqlite3 *db;
     *run = 0;
@@ -248,9 +249,16 @@ int bench__sqlite_last(bench__history *h, const char *id, long long *run, char *
         "SELECT r.id, coalesce(r.git_revision, r.cwd_git_revision), r.program_hash"
         " FROM results x JOIN runs r"
         " ON r.id = x.run_id WHERE x.benchmark = ?1 AND x.status = 'ok' AND x.processes >= 2"
+        " AND (?2 IS NULL OR r.cpu_brand IS NULL OR r.cpu_brand = ?2)"
+        " AND (?3 IS NULL OR r.cores IS NULL OR r.cores = CAST(?3 AS INTEGER))"
+        " AND (?4 IS NULL OR r.threads IS NULL OR r.threads = CAST(?4 AS INTEGER))"
+        " AND (?5 IS NULL OR r.memory_bytes IS NULL"
+        "      OR CAST(r.memory_bytes AS INTEGER) = CAST(?5 AS INTEGER))"
         " ORDER BY r.id DESC LIMIT 1", -1, &st, NULL);
     if (src == SQLITE_OK) {
         sqlite3_bind_text(st, 1, id, -1, SQLITE_TRANSIENT);
+        for (int f = 0; f <= BENCH__HF_MEMORY; f++)
+            sqlite3_bind_text(st, 2 + f, machine[f], -1, SQLITE_TRANSIENT);
         src = sqlite3_step(st);
     }
     if (src == SQLITE_ROW) {

@@ -113,10 +113,12 @@ typedef struct bench__history_ops {
     /** The benchmarks that ran ok in run `run` (by id), with their medians. */
     int (*run_ok)(bench__history *h, long long run, char ***ids, bench__hval **medians,
                   size_t *n, char *why, size_t len);
-    /** The newest run where benchmark id ran ok in 2 or more processes (*run 0: none), with
-     * its revision (escaped by the caller) and program, and that run's process medians. */
-    int (*last)(bench__history *h, const char *id, long long *run, char **revision,
-                char **program, bench__hval **medians, size_t *n, char *why, size_t len);
+    /** The newest run on `machine` (facts BENCH__HF_CPU to BENCH__HF_MEMORY as text, NULL:
+     * any; a run that did not record one matches) where benchmark id ran ok in 2 or more
+     * processes (*run 0: none), with its revision and program, and its process medians. */
+    int (*last)(bench__history *h, const char *id, const char *const *machine, long long *run,
+                char **revision, char **program, bench__hval **medians, size_t *n, char *why,
+                size_t len);
     /** The program hash of run `run` and, when it is kept, this user's signature of it. */
     int (*program)(bench__history *h, long long run, char **hash, char **mac, char *why,
                    size_t len);
