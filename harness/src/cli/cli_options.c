@@ -7,12 +7,14 @@
  * code (2 for usage and input errors). Parsing never exits from inside a helper: each returns a
  * status that bench_main turns into the exit code.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <math.h>
 #include <regex.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -174,9 +176,12 @@ typedef enum opt_id {
     O_EXPORT_GBENCH, O_INSTR, O_INSTR_ITERS, O_INSTR_CACHE, O_PROCESSES,
     O_IN_PROCESS, O_TIMEOUT, O_CONFIRM_TIME, O_GPU_LOCK, O_TRUST_SNAPSHOTS, O_HISTORY,
     O_HISTORY_SHOW,
+    O_HISTORY_COPY,
     O_HISTORY_GATE,
     O_HISTORY_CONFIRM,
     O_HISTORY_PROGRAMS,
+    O_SHARD,
+    O_RUN_ID,
     O_NO_LAST,
     O_EXPLAIN,
 } opt_id;
@@ -240,9 +245,12 @@ static const opt_def options[] = {
     {"trust-snapshots", 0, false, O_TRUST_SNAPSHOTS},
     {"history", 0, true, O_HISTORY},
     {"history-show", 0, true, O_HISTORY_SHOW},
+    {"history-copy", 0, true, O_HISTORY_COPY},
     {"history-gate", 0, true, O_HISTORY_GATE},
     {"history-confirm", 0, false, O_HISTORY_CONFIRM},
     {"history-programs", 0, true, O_HISTORY_PROGRAMS},
+    {"shard", 0, true, O_SHARD},
+    {"run-id", 0, true, O_RUN_ID},
     {"no-last", 0, false, O_NO_LAST},
     {"explain", 0, false, O_EXPLAIN},
 };
@@ -431,11 +439,29 @@ static int apply_output(bench__request *c, opt_id id, const char *flag, const ch
         c->history_programs = (size_t)u;
         c->history_programs_set = true;
         return 0;
+    case O_SHARD: {
+        unsigned k, n;
+        int used = 0;
+        if (!isdigit((unsigned char)v[0]) || sscanf(v, "%u/%u%n", &k, &n, &used) != 2 ||
+            v[used] != '\0' || k < 1 || n < 1 || k > n || n > 1000)
+            return bad_value(flag, v, "K/N, 1 <= K <= N <= 1000");
+        c->shard_k = k;
+        c->shard_n = n;
+        return 0;
+    }
+    case O_RUN_ID:
+        if (*v == '\0' || strlen(v) > 200)
+            return bad_value(flag, v, "an id of 1 to 200 characters");
+        c->run_id = v;
+        return 0;
     case O_HISTORY:
     case O_HISTORY_SHOW:
+    case O_HISTORY_COPY:
         if (*v == '\0')
             return bad_value(flag, v, "a file name");
-        *(id == O_HISTORY ? &c->history_path : &c->history_show) = v;
+        *(id == O_HISTORY        ? &c->history_path
+          : id == O_HISTORY_SHOW ? &c->history_show
+                                 : &c->history_copy) = v;
         return 0;
     case O_EXPORT_GBENCH:
         if (*v == '\0')
@@ -534,6 +560,28 @@ static int apply_comparison(bench__request *c, opt_id id, const char *flag, cons
     }
 }
 
+/* The parts of a sharded run in CI merge into one run of the history by the CI's id. 0, or -1
+ * after one line on stderr. */
+static int shard_run_id(bench__request *c)
+{
+    const char *gh = getenv("GITHUB_RUN_ID"), *attempt = getenv("GITHUB_RUN_ATTEMPT"),
+               *gl = getenv("CI_PIPELINE_ID");
+    if (c->shard_n && c->history_path && !c->run_id && ((gh && *gh) || (gl && *gl))) {
+        if (gh && *gh)
+            bench__msg(c->run_id_buf, sizeof c->run_id_buf, "%.100s-%.50s", gh,
+                       attempt && *attempt ? attempt : "1");
+        else
+            bench__msg(c->run_id_buf, sizeof c->run_id_buf, "%.100s", gl);
+        c->run_id = c->run_id_buf;
+    }
+    if (c->run_id && !c->history_path) {
+        bench__errf("--run-id needs --history FILE (or BENCH_HISTORY): it names the run of the "
+                    "history this part is recorded in\n");
+        return -1;
+    }
+    return 0;
+}
+
 /* Applies one option to c, through the function of its topic: 0, or -1 after the error. */
 static int apply_option(bench__request *c, opt_id id, const char *flag, const char *v)
 {
@@ -624,6 +672,11 @@ int bench__cli_parse(bench__request *c, int argc, char **argv)
     /* $BENCH_HISTORY records the runs of times that name no --history (a CI job sets it once);
      * the modes that record nothing ignore it. */
     const char *env = getenv("BENCH_HISTORY");
+    if (c->history_copy && !c->history_path && !(env && *env)) {
+        bench__errf("--history-copy needs --history TO (or BENCH_HISTORY): the history to "
+                    "copy into\n");
+        return -1;
+    }
     if (!c->history_path && env && *env && !c->ab && !c->load_baseline && !c->history_show &&
         c->run.profile_time <= 0 && !c->instructions)
         c->history_path = env;
@@ -633,6 +686,8 @@ int bench__cli_parse(bench__request *c, int argc, char **argv)
         return -1;
     if (c->run.profile_time > 0)
         c->run.plan = BENCH__PLAN_PROFILE;
+    if (shard_run_id(c) != 0)
+        return -1;
     if (c->history_programs_set && !c->history_path) {
         bench__errf("--history-programs needs --history FILE (or BENCH_HISTORY): it "
                     "keeps the programs of the runs recorded there\n");
