@@ -177,6 +177,18 @@ int under_test_second(int x);
 int under_test_first(int x) { return x + 1; }
 int under_test_second(int x) { return x * 3; }
 EOF
+cat > "$src/frames.c" << 'EOF'
+/* frames.c: a function that calls another, which keeps a frame pointer only when asked to. */
+int frames_callee(int x);
+int frames_caller(int x);
+int frames_caller(int x) { return frames_callee(x) * 2 + 1; }
+EOF
+# check_frames OBJECT HOW: frames_caller sets up a frame pointer (at -O2 x86-64 omits it unless
+# asked), so perf's frame-pointer walk finds its caller.
+check_frames() {
+    objdump -d "$1" | grep -q 'mov  *%rsp,%rbp' ||
+        fail "$2: $1 keeps no frame pointer (no mov %rsp,%rbp)"
+}
 # check_aligned OBJECT HOW: the second function of under_test.c starts on a 64-byte boundary (a
 # small first function ends far before it: without the flag it would start 16 bytes after).
 check_aligned() {
@@ -212,6 +224,21 @@ read -r -a alignflags <<< "$align"
 "$cc" -O2 "${alignflags[@]}" -c "$src/under_test.c" -o "$tmp/under_test_pc.o" ||
     fail "building a library with pkg-config harness-align failed"
 check_aligned "$tmp/under_test_pc.o" "pkg-config harness-align"
+# The frame-pointer flags alone, for whole call stacks in profiles; without them -O2 keeps none.
+profile="$(PKG_CONFIG_PATH="$pcdir" pkg-config --cflags --libs harness-profile)" ||
+    fail "pkg-config --cflags --libs harness-profile failed"
+[[ "$(xargs <<< "$profile")" == "-fno-omit-frame-pointer -mno-omit-leaf-frame-pointer" ]] ||
+    fail "pkg-config harness-profile gives '$profile', wanted the frame-pointer flags alone"
+read -r -a profileflags <<< "$profile"
+if [[ "$(uname -m)" == x86_64 ]]; then
+    "$cc" -O2 -c "$src/frames.c" -o "$tmp/frames_plain.o" || fail "building frames.c failed"
+    if objdump -d "$tmp/frames_plain.o" | grep -q 'mov  *%rsp,%rbp'; then
+        fail "frames.c keeps a frame pointer at -O2 without the flags: the check proves nothing"
+    fi
+    "$cc" -O2 "${profileflags[@]}" -c "$src/frames.c" -o "$tmp/frames_pc.o" ||
+        fail "building with pkg-config harness-profile failed"
+    check_frames "$tmp/frames_pc.o" "pkg-config harness-profile"
+fi
 
 # (2) find_package(harness) from a CMake project.
 mkdir -p "$tmp/cmake_src"
@@ -224,9 +251,15 @@ target_link_libraries(prog_cmake PRIVATE harness::harness)
 add_library(under_test OBJECT "$src/under_test.c")
 target_compile_options(under_test PRIVATE -O2)
 target_link_libraries(under_test PRIVATE harness::align)
+add_library(frames OBJECT "$src/frames.c")
+target_compile_options(frames PRIVATE -O2)
+target_link_libraries(frames PRIVATE harness::profile)
 EOF
 build_project cmake "the find_package project"
 check_aligned "$(find "$tmp/cmake_build" -name 'under_test.c.o' | head -n 1)" "harness::align"
+if [[ "$(uname -m)" == x86_64 ]]; then
+    check_frames "$(find "$tmp/cmake_build" -name 'frames.c.o' | head -n 1)" "harness::profile"
+fi
 check_list "$tmp/cmake_build/prog_cmake"
 check_run "$tmp/cmake_build/prog_cmake"
 

@@ -580,8 +580,9 @@ int bench__explain_time(const char *prog[2], const int fd[2], const char *id, ui
         bench__msg(e->message, sizeof e->message, "no call stacks in %.0f%% of the samples "
                                                    "(no frame pointers): self times only; build "
                                                    "with -fno-omit-frame-pointer "
-                                                   "-mno-omit-leaf-frame-pointer (the harness's "
-                                                   "-DHARNESS_PROFILING=ON) for totals",
+                                                   "-mno-omit-leaf-frame-pointer (CMake: link "
+                                                   "harness::profile; pkg-config --cflags "
+                                                   "harness-profile) for totals",
                    100.0 * (1 - complete / all));
     e->old_value = ch->old_median;
     e->new_value = ch->new_median;
