@@ -24,6 +24,7 @@
 #include "run/pipeline.h"
 #include "run/plan.h"
 #include "run/since_last.h"
+#include "run/trace.h"
 #include "store/history.h"
 #include "sys/canary.h"
 #include "sys/proc.h"
@@ -388,6 +389,19 @@ out:
 /* The reporting stage's end: the change since the last run, the report's tail, --json,
  * --export-gbench, --save-baseline, the history, the last-run file. An interrupt stops it before
  * the next of them (bench__pipeline_run says what was written). */
+/* --trace FILE: its own file; one that cannot be written fails alone (exit 2), the other
+ * outputs are written all the same. 0 or -1. */
+static int write_trace(pipeline *p)
+{
+    char msg[1024], shown[4 * sizeof msg]; /* the message quotes the path: escaped */
+    if (bench__trace_write(msg, sizeof msg) != 0) {
+        bench__errf("%s\n", bench__escape(shown, sizeof shown, msg));
+        return -1;
+    }
+    note_written(p, "--trace");
+    return 0;
+}
+
 static void write_outputs(pipeline *p)
 {
     bench__request *c = p->c;
@@ -416,6 +430,10 @@ static void write_outputs(pipeline *p)
             note_written(p, "--json");
         }
     }
+    if (bench__proc_interrupted())
+        return;
+    if (c->run.trace_path && write_trace(p) != 0)
+        rc = BENCH_EXIT_USAGE;
     if (bench__proc_interrupted())
         return;
     if (c->gbench_path) {
@@ -609,6 +627,8 @@ static int measure(pipeline *p, int argc, char **argv, const bench__instance *al
     for (size_t i = 0; i < n; i++)
         if (selected[i])
             p->list[p->k++] = &all[i];
+    if (c->run.trace_path)
+        bench__trace_start(c->run.trace_path);
     if (c->calibrate) {
         p->ncal = (size_t)c->calibrate - 1;
         p->cal = calloc(p->ncal * p->k + 1, sizeof *p->cal);
@@ -728,7 +748,9 @@ int bench__pipeline_run(bench__request *c, int argc, char **argv, const bench__i
     if (p.cal)
         bench__noise_from_medians(p.results, p.k, p.cal, p.ncal);
     if (c->baseline) {
+        bench__trace_begin("comparison and confirmation");
         int cmp_exit = compare_suite(&p);
+        bench__trace_end();
         if (cmp_exit < 0 || bench__proc_interrupted()) {
             p.exit_code = interrupted("the comparison");
             goto out;
