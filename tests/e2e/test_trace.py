@@ -260,6 +260,28 @@ class FaultTest(TraceCase):
         self.assertEqual(len(whole), 1)
         self.assertIn("signal 11", whole[0]["args"]["end"])
 
+    def test_ab_pairs_are_slices(self):
+        d = self.temp_dir("trace-")
+        trace = os.path.join(d, "t.json")
+        t0 = time.monotonic()
+        p = run(TRACE, "--ab", TRACE, "--ab-time", "1", "--trace", trace, "^spans/two_phases$")
+        wall = time.monotonic() - t0
+        self.assertIn(p.returncode, (0, 1), p.stderr)
+        events = self.check_format(strict_load(trace), wall)
+        pairs = [e for e in events if e["ph"] == "X" and e["pid"] == 1
+                 and e["name"].startswith("A/B pair ")]
+        self.assertGreater(len(pairs), 0)
+        self.assertEqual(pairs[0]["name"], "A/B pair 1: spans/two_phases")
+
+    def test_refused_where_nothing_is_measured(self):
+        d = self.temp_dir("trace-")
+        for extra in (["--list"], ["--profile-time", "0.1"]):
+            p = run(TRACE, "--trace", os.path.join(d, "t.json"), *extra)
+            self.assert_exit(p, 2)
+            self.assertEqual(len(p.stderr.splitlines()), 1, p.stderr)
+            self.assertIn("--trace", p.stderr)
+        self.assertEqual(os.listdir(d), [])
+
     def test_unwritable_file(self):
         d = self.temp_dir("trace-")
         results = os.path.join(d, "r.json")

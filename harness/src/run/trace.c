@@ -335,6 +335,18 @@ void bench__trace_begin(const char *name)
     bench__trace_begin_at(name, bench__now_ns());
 }
 
+void bench__trace_beginf(const char *fmt, ...)
+{
+    if (!recording)
+        return;
+    char name[320];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(name, sizeof name, fmt, ap);
+    va_end(ap);
+    bench__trace_begin(name);
+}
+
 void bench__trace_begin_at(const char *name, int64_t start_ns)
 {
     if (!recording || T.depth == MAX_OPEN)

@@ -72,6 +72,7 @@ void bench__trace_process_end(const char *how);
  * that began at start_ns. */
 void bench__trace_begin(const char *name);
 void bench__trace_begin_at(const char *name, int64_t start_ns);
+void bench__trace_beginf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void bench__trace_end(void);
 
 /** A benchmark's final estimate, as an annotation with its interval. */
