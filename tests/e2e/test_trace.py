@@ -10,12 +10,15 @@ for every process. Its samples add up: per benchmark, the measured sample slices
 times are the results file's samples exactly. A body of two phases of 1,000 and 3,000 chain steps
 reports shares of 25% and 75% within 2 points; spans used wrongly fail their benchmark with one
 line naming the span; a worker that crashes after some samples leaves a trace that parses, with
-its slices and its end marked; an unwritable FILE is one line naming it and exit 2, the results
-file written all the same; a bound below the trace's size coarsens it, in the file and on stderr.
+its slices and its end marked; an unwritable FILE (a missing folder, a directory, a file-size
+limit as a full disk) is one line naming it and exit 2, the results file written all the same;
+--ab's pairs are slices; --trace where nothing is measured is refused; a bound below the trace's size coarsens it, in the file and on stderr.
 """
 import collections
 import json
 import os
+import resource
+import signal
 import time
 import unittest
 
@@ -259,6 +262,25 @@ class FaultTest(TraceCase):
         whole = [e for e in mine if e["name"].startswith("process ")]
         self.assertEqual(len(whole), 1)
         self.assertIn("signal 11", whole[0]["args"]["end"])
+
+    def test_full_disk(self):
+        """A file-size limit (SIGXFSZ ignored: the write fails with EFBIG, as on a full disk)
+        that the results file fits under and the trace does not."""
+        def limit():
+            resource.setrlimit(resource.RLIMIT_FSIZE, (40000, 40000))
+            signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+
+        d = self.temp_dir("trace-")
+        trace, results = os.path.join(d, "t.json"), os.path.join(d, "r.json")
+        p = e2e_helpers.run([TRACE, *ARGS, "--quick", "--trace", trace, "--json", results,
+                             "^spans/two_phases$"], timeout=250, preexec_fn=limit,
+                            env=e2e_helpers.environ(unset=["BENCH_HISTORY"]))
+        self.assert_exit(p, 2)
+        lines = [ln for ln in p.stderr.splitlines() if trace in ln]
+        self.assertEqual(len(lines), 1, p.stderr)
+        self.assertIn("File too large", lines[0])
+        self.assertEqual(e2e_helpers.load_json(results)["benchmarks"][0]["status"], "ok")
+        self.assertEqual(sorted(os.listdir(d)), ["r.json"])  # no partial trace left
 
     def test_ab_pairs_are_slices(self):
         d = self.temp_dir("trace-")
