@@ -17,7 +17,9 @@ limit as a full disk) is one line naming it and exit 2, the results file written
 import collections
 import json
 import os
+import re
 import resource
+import shutil
 import signal
 import time
 import unittest
@@ -30,6 +32,31 @@ ARGS = ["--nresamples", "1000", "--color", "never"]
 SCHEMA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "docs",
                       "results.schema.json")
 PHASES = {"X", "B", "E", "i", "I", "C", "M"}
+PROTO_DIR = os.path.dirname(os.path.abspath(__file__))  # perfetto_trace.proto
+
+
+def parse_text_format(text):
+    """protoc --decode's text format as nested dicts: every field a list of values, a message a
+    dict, a scalar the string protoc printed (strings unquoted)."""
+    root, stack = {}, []
+    cur = root
+    for line in text.splitlines():
+        line = line.strip()
+        if not line:
+            continue
+        if line.endswith("{"):
+            child = {}
+            cur.setdefault(line[:-1].strip(), []).append(child)
+            stack.append(cur)
+            cur = child
+        elif line == "}":
+            cur = stack.pop()
+        else:
+            key, value = line.split(": ", 1)
+            if value.startswith('"'):
+                value = json.loads(value)
+            cur.setdefault(key, []).append(value)
+    return root
 
 
 def run(prog, *args, env=None):
@@ -204,6 +231,73 @@ class TimelineTest(TraceCase):
                                            "^harness/known_cost_chain_1000$")
         self.assert_samples_add_up(events, res)
         self.assertEqual(doc["otherData"]["coarsened"], 1)
+
+
+@unittest.skipIf(not TRACE, "E2E_TRACE is not set (ctest sets it)")
+@unittest.skipIf(not shutil.which("protoc"), "protoc is not installed (Debian protobuf-compiler; "
+                                            "scripts/setup_deps.sh test installs it)")
+class PerfettoTest(TraceCase):
+    """--trace FILE.pftrace: Perfetto's protobuf, decoded by protoc against
+    tests/e2e/perfetto_trace.proto: the same samples as the results file, every slice begun
+    and ended on its track, in time order."""
+
+    def decode(self, path):
+        with open(path, "rb") as f:
+            p = e2e_helpers.run(["protoc", f"--proto_path={PROTO_DIR}", "--decode",
+                                 "perfetto.protos.Trace", "perfetto_trace.proto"], timeout=60,
+                                stdin=f, text=False)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        return parse_text_format(p.stdout.decode("utf-8"))["packet"]
+
+    def test_decodes_and_adds_up(self):
+        for suffix in (".pftrace", ".perfetto-trace"):
+            d = self.temp_dir("trace-")
+            trace, results = os.path.join(d, "t" + suffix), os.path.join(d, "r.json")
+            p = run(TRACE, *ARGS, "--quick", "--processes", "2", "--probe", "rusage", "--trace",
+                    trace, "--json", results, "^spans/(two_phases|threads)$")
+            self.assert_exit(p, 0)
+            packets = self.decode(trace)
+            res = e2e_helpers.by_id(e2e_helpers.load_json(results))
+            tracks, procs, last_ts = {}, {}, -1
+            open_slices = collections.defaultdict(list)
+            traced = collections.defaultdict(list)
+            for pk in packets:
+                self.assertEqual(pk["trusted_packet_sequence_id"], ["1"])
+                if "track_descriptor" in pk:
+                    td = pk["track_descriptor"][0]
+                    uuid = td["uuid"][0]
+                    self.assertNotIn(uuid, tracks, "a track described twice")
+                    tracks[uuid] = td
+                    if "process" in td:
+                        procs[uuid] = td["process"][0]["process_name"][0]
+                    continue
+                ev = pk["track_event"][0]
+                ts = int(pk["timestamp"][0])
+                self.assertGreaterEqual(ts, last_ts, "events out of time order")
+                last_ts = ts
+                track = ev["track_uuid"][0]
+                self.assertIn(track, tracks, "an event on a track not described before it")
+                kind = ev["type"][0]
+                if kind == "TYPE_SLICE_BEGIN":
+                    open_slices[track].append(ev["name"][0])
+                    if ev["name"][0] == "measure sample":
+                        notes = {a["name"][0]: float(a["double_value"][0])
+                                 for a in ev["debug_annotations"]}
+                        owner = procs[tracks[track]["parent_uuid"][0]].split(" #")[0]
+                        traced[owner].append((notes["iterations"], notes["total_ns"]))
+                elif kind == "TYPE_SLICE_END":
+                    self.assertTrue(open_slices[track], f"an end with no begin on {track}")
+                    open_slices[track].pop()
+                elif kind == "TYPE_COUNTER":
+                    self.assertIn("counter", tracks[track])
+                    float(ev["double_counter_value"][0])
+            self.assertEqual({k: v for k, v in open_slices.items() if v}, {})
+            self.assertIn("bench (manager)", procs.values())
+            for bid, b in res.items():
+                saved = sorted(zip(b["samples"]["iterations"], b["samples"]["totals_ns"]))
+                self.assertEqual(sorted(traced[bid]), saved, bid)
+            self.assertTrue(any("spans of thread 1" in t.get("name", [""])[0]
+                                for t in tracks.values()))
 
 
 @unittest.skipIf(not TRACE, "E2E_TRACE is not set (ctest sets it)")

@@ -189,8 +189,8 @@ static void put_line(writer *o, const bench__wire_line *l)
         put(o, " %llu", (unsigned long long)l->tsample.count);
         break;
     case BENCH__WIRE_TSPAN:
-        put(o, " %u %llu %llu", l->tspan.thread, (unsigned long long)l->tspan.start_ns,
-            (unsigned long long)l->tspan.dur_ns);
+        put(o, " %u %u %llu %llu", l->tspan.thread, l->tspan.what,
+            (unsigned long long)l->tspan.start_ns, (unsigned long long)l->tspan.dur_ns);
         put_text(o, "name", l->tspan.name);
         break;
     case BENCH__WIRE_TSHARE:
@@ -506,6 +506,7 @@ static bool get_fields(reader *c, bench__wire_line *l)
                u64(c, "count", 1, UINT64_MAX, &l->tsample.count);
     case BENCH__WIRE_TSPAN:
         return uns(c, "thread", 0, UINT32_MAX, &l->tspan.thread) &&
+               uns(c, "what", 0, 2, &l->tspan.what) &&
                u64(c, "start_ns", 0, INT64_MAX, &l->tspan.start_ns) &&
                u64(c, "dur_ns", 0, INT64_MAX, &l->tspan.dur_ns) &&
                text(c, "name", l->tspan.name, sizeof l->tspan.name);

@@ -55,7 +55,7 @@
     X(RUN, "R")         /* to a driven worker: run a sample of this many iterations */             \
     X(QUIT, "Q")        /* to a driven worker: stop */                                             \
     X(TSAMPLE, "TS")    /* worker under --trace: phase start_ns iterations total_ns count */       \
-    X(TSPAN, "TSPAN")   /* worker under --trace: thread start_ns dur_ns name */                    \
+    X(TSPAN, "TSPAN")   /* worker under --trace: thread what start_ns dur_ns name */               \
     X(TSHARE, "TSHARE") /* worker under --trace: ns count name, a span's total over samples */
 
 /** A line's kind. */
@@ -135,6 +135,7 @@ typedef struct bench__wire_line {
         } tsample;
         struct {
             unsigned thread;   /* the thread of a threaded body, 0 .. threads - 1 */
+            unsigned what;     /* BENCH__TRACE_HARNESS, _SPAN or _NOTE (trace.h) */
             uint64_t start_ns; /* CLOCK_MONOTONIC */
             uint64_t dur_ns;
             char name[BENCH__TRACE_NAME]; /* the rest of the line */

@@ -167,6 +167,7 @@ void bench__spans_flush(bench_t *b)
     for (unsigned i = 0; i < s->nbuf; i++) {
         bench__wire_line l = {.kind = BENCH__WIRE_TSPAN};
         l.tspan.thread = b->thread_index;
+        l.tspan.what = BENCH__TRACE_SPAN;
         l.tspan.start_ns = (uint64_t)s->buf[i].start_ns;
         l.tspan.dur_ns = (uint64_t)s->buf[i].dur_ns;
         bench__msg(l.tspan.name, sizeof l.tspan.name, "%s", s->buf[i].name);
@@ -224,6 +225,7 @@ bool bench__spans_finish(bench_t *b, char *why, size_t len)
     bench__spans_flush(b);
     if (s->undrawn > 0) {
         bench__wire_line l = {.kind = BENCH__WIRE_TSPAN, .tspan.thread = b->thread_index};
+        l.tspan.what = BENCH__TRACE_NOTE;
         l.tspan.start_ns = (uint64_t)bench__now_ns();
         bench__msg(l.tspan.name, sizeof l.tspan.name, "%llu more spans not drawn",
                    (unsigned long long)s->undrawn);

@@ -37,6 +37,7 @@
 #include "core/registry.h"
 #include "core/result.h"
 #include "run/trace.h"
+#include "run/trace_doc.h"
 #include "store/store.h"
 
 /* ---- the measuring side ---- */
@@ -77,6 +78,7 @@ void bench__trace_emit(const bench__wire_line *l)
 void bench__trace_span(unsigned thread, const char *name, int64_t start_ns)
 {
     bench__wire_line l = {.kind = BENCH__WIRE_TSPAN, .tspan.thread = thread};
+    l.tspan.what = BENCH__TRACE_HARNESS;
     int64_t now = bench__now_ns();
     l.tspan.start_ns = start_ns > 0 ? (uint64_t)start_ns : 0;
     l.tspan.dur_ns = now > start_ns ? (uint64_t)(now - start_ns) : 0;
@@ -282,7 +284,10 @@ void bench__trace_take(const bench__wire_line *l)
         take_sample(p, l);
         return;
     case BENCH__WIRE_TSPAN: {
-        ev *e = add(EV_SPAN, cur_pid(), l->tspan.thread, (int64_t)l->tspan.start_ns);
+        ev_kind k = l->tspan.what == BENCH__TRACE_SPAN   ? EV_SPAN
+                    : l->tspan.what == BENCH__TRACE_NOTE ? EV_INSTANT
+                                                         : EV_SLICE;
+        ev *e = add(k, cur_pid(), l->tspan.thread, (int64_t)l->tspan.start_ns);
         if (e) {
             e->dur_ns = (int64_t)l->tspan.dur_ns;
             e->name = dupf("%s", l->tspan.name);
@@ -379,6 +384,79 @@ void bench__trace_estimate(const bench__result *r)
                    r->confidence_level);
 }
 
+/* ---- the document ---- */
+
+/* The items at coarsening factor f (into *items, malloc'd; *n of them): consecutive samples of
+ * a process and phase merged f at a time, every f-th span and counter value kept. False when
+ * memory ran out. */
+static bool items_at(unsigned f, bench__trace_item **items, size_t *n)
+{
+    bench__trace_item *it = malloc((T.n ? T.n : 1) * sizeof *it);
+    if (!it)
+        return false;
+    size_t k = 0, nspan = 0, ncounter = 0;
+    for (size_t i = 0; i < T.n; i++) {
+        const ev *e = &T.ev[i];
+        if ((e->kind == EV_SPAN && f > 1 && nspan++ % f != 0) ||
+            (e->kind == EV_COUNTER && ncounter++ % f != 0) || (e->kind == EV_SAMPLE && e->merged))
+            continue;
+        static const bench__trace_kind kinds[] = {BENCH__TI_SLICE, BENCH__TI_SAMPLE,
+                                                  BENCH__TI_SPAN, BENCH__TI_COUNTER,
+                                                  BENCH__TI_INSTANT};
+        bench__trace_item x = {.kind = kinds[e->kind], .pid = e->pid, .tid = e->tid,
+                               .ts_ns = e->ts_ns - T.t0, .dur_ns = e->dur_ns < 0 ? 0 : e->dur_ns,
+                               .name = e->name ? e->name : "?", .args = e->args, .end = e->end,
+                               .iters = e->iters, .total_ns = e->total_ns, .merged = e->count,
+                               .value = e->iters};
+        if (e->kind == EV_SAMPLE) {
+            /* Samples of the same process and phase in a row, f at a time. */
+            size_t m = 1, last = i;
+            for (size_t j = i + 1; j < T.n && m < f; j++) {
+                ev *y = &T.ev[j];
+                if (y->pid != e->pid || y->kind == EV_SLICE || y->kind == EV_INSTANT)
+                    break;
+                if (y->kind != EV_SAMPLE)
+                    continue;
+                if (y->phase != e->phase)
+                    break;
+                x.iters += y->iters;
+                x.total_ns += y->total_ns;
+                x.merged += y->count;
+                y->merged = true;
+                last = j;
+                m++;
+            }
+            x.dur_ns = T.ev[last].ts_ns + T.ev[last].dur_ns - e->ts_ns;
+        }
+        it[k++] = x;
+    }
+    for (size_t i = 0; i < T.n; i++)
+        T.ev[i].merged = false;
+    *items = it;
+    *n = k;
+    return true;
+}
+
+/* The processes of the trace, the manager first (*procs, malloc'd). */
+static bool procs_of(bench__trace_proc **procs, char labels[][512])
+{
+    bench__trace_proc *p = malloc((T.nproc + 1) * sizeof *p);
+    if (!p)
+        return false;
+    p[0] = (bench__trace_proc){.pid = 1, .name = "bench (manager)"};
+    for (size_t i = 0; i < T.nproc; i++) {
+        const tproc *q = &T.proc[i];
+        if (q->cpu >= 0)
+            bench__msg(labels[i], 512, "%s (cpu %d)", q->label ? q->label : "?", q->cpu);
+        else
+            bench__msg(labels[i], 512, "%s", q->label ? q->label : "?");
+        p[i + 1] = (bench__trace_proc){.pid = (unsigned)i + 2, .name = labels[i],
+                                       .nthreads = q->threads, .threads = q->thread_label};
+    }
+    *procs = p;
+    return true;
+}
+
 /* ---- the writer ---- */
 
 typedef struct text {
@@ -440,12 +518,11 @@ static double us(int64_t ns)
 }
 
 /* One event's opening: {"name":..,"ph":..,"pid":..,"tid":..,"ts":.. */
-static void out_head(text *t, const char *name, const char *ph, unsigned pid, unsigned tid,
-                     int64_t ts_ns)
+static void out_head(text *t, const bench__trace_item *x, const char *ph)
 {
     out(t, "%s", ",\n{\"name\":");
-    out_str(t, name);
-    out(t, ",\"ph\":\"%s\",\"pid\":%u,\"tid\":%u,\"ts\":%.3f", ph, pid, tid, us(ts_ns - T.t0));
+    out_str(t, x->name);
+    out(t, ",\"ph\":\"%s\",\"pid\":%u,\"tid\":%u,\"ts\":%.3f", ph, x->pid, x->tid, us(x->ts_ns));
 }
 
 static void out_meta(text *t, const char *what, unsigned pid, unsigned tid, const char *name)
@@ -456,109 +533,103 @@ static void out_meta(text *t, const char *what, unsigned pid, unsigned tid, cons
     out(t, "%s", "}}");
 }
 
-/* A merged run of samples (one, or f of one process and phase in a row). */
-static void out_sample(text *t, const ev *e, uint64_t nmerged, int64_t end_ns, double iters,
-                       double total)
+/* One item as an event. */
+static void out_item(text *t, const bench__trace_item *x)
 {
-    out_head(t, e->name, "X", e->pid, e->tid, e->ts_ns);
-    out(t, ",\"dur\":%.3f,\"cat\":\"sample\",\"args\":{\"iterations\":%.17g,\"total_ns\":%.17g,"
-           "\"ns_per_iter\":%.17g", us(end_ns - e->ts_ns), iters, total, total / iters);
-    if (nmerged > 1)
-        out(t, ",\"samples_merged\":%llu", (unsigned long long)nmerged);
-    out(t, "%s", "}}");
+    switch (x->kind) {
+    case BENCH__TI_SLICE:
+    case BENCH__TI_SPAN:
+        out_head(t, x, "X");
+        out(t, ",\"dur\":%.3f,\"cat\":\"%s\"", us(x->dur_ns),
+            x->kind == BENCH__TI_SPAN ? "span" : "harness");
+        if (x->args)
+            out(t, ",\"args\":{%s}", x->args);
+        if (x->end) {
+            out(t, "%s", ",\"args\":{\"end\":");
+            out_str(t, x->end);
+            out(t, "%s", "}");
+        }
+        out(t, "%s", "}");
+        return;
+    case BENCH__TI_SAMPLE:
+        out_head(t, x, "X");
+        out(t, ",\"dur\":%.3f,\"cat\":\"sample\",\"args\":{\"iterations\":%.17g,\"total_ns\":"
+               "%.17g,\"ns_per_iter\":%.17g", us(x->dur_ns), x->iters, x->total_ns,
+            x->total_ns / x->iters);
+        if (x->merged > 1)
+            out(t, ",\"samples_merged\":%llu", (unsigned long long)x->merged);
+        out(t, "%s", "}}");
+        return;
+    case BENCH__TI_COUNTER:
+        out_head(t, x, "C");
+        out(t, ",\"args\":{\"per_iteration\":%.17g}}", x->value);
+        return;
+    case BENCH__TI_INSTANT:
+        out_head(t, x, "i");
+        out(t, ",\"s\":\"%s\"", x->pid == 1 ? "g" : "p");
+        if (x->args)
+            out(t, ",\"args\":{%s}", x->args);
+        out(t, "%s", "}");
+        return;
+    }
 }
 
-/* The whole document at coarsening factor f. */
-static void render(text *t, unsigned f, size_t bound)
+/* The document as Chrome trace event format JSON. */
+static void render_json(text *t, const bench__trace_doc *d)
 {
     out(t, "%s", "{\"traceEvents\":[\n{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":1,"
                  "\"tid\":0,\"args\":{\"name\":\"bench (manager)\"}}");
-    for (size_t i = 0; i < T.nproc; i++) {
-        const tproc *p = &T.proc[i];
-        char label[512];
-        if (p->cpu >= 0)
-            bench__msg(label, sizeof label, "%s (cpu %d)", p->label ? p->label : "?", p->cpu);
-        else
-            bench__msg(label, sizeof label, "%s", p->label ? p->label : "?");
-        out_meta(t, "process_name", (unsigned)i + 2, 0, label);
-        out(t, ",\n{\"name\":\"process_sort_index\",\"ph\":\"M\",\"pid\":%zu,\"tid\":0,"
-               "\"args\":{\"sort_index\":%zu}}", i + 2, i + 2);
-        for (unsigned th = 0; th < p->threads; th++)
-            if (p->thread_label[th])
-                out_meta(t, "thread_name", (unsigned)i + 2, th, p->thread_label[th]);
+    for (size_t i = 1; i < d->nprocs; i++) {
+        const bench__trace_proc *p = &d->procs[i];
+        out_meta(t, "process_name", p->pid, 0, p->name);
+        out(t, ",\n{\"name\":\"process_sort_index\",\"ph\":\"M\",\"pid\":%u,\"tid\":0,"
+               "\"args\":{\"sort_index\":%u}}", p->pid, p->pid);
+        for (unsigned th = 0; th < p->nthreads; th++)
+            if (p->threads[th])
+                out_meta(t, "thread_name", p->pid, th, p->threads[th]);
     }
-    size_t nspan = 0, ncounter = 0;
-    for (size_t i = 0; i < T.n && !t->oom; i++) {
-        const ev *e = &T.ev[i];
-        switch (e->kind) {
-        case EV_SLICE:
-        case EV_SPAN:
-            if (e->kind == EV_SPAN && f > 1 && nspan++ % f != 0)
-                break;
-            out_head(t, e->name, "X", e->pid, e->tid, e->ts_ns);
-            out(t, ",\"dur\":%.3f,\"cat\":\"%s\"", us(e->dur_ns < 0 ? 0 : e->dur_ns),
-                e->kind == EV_SPAN ? "span" : "harness");
-            if (e->args)
-                out(t, ",\"args\":{%s}", e->args);
-            if (e->end) {
-                out(t, "%s", ",\"args\":{\"end\":");
-                out_str(t, e->end);
-                out(t, "%s", "}");
-            }
-            out(t, "%s", "}");
-            break;
-        case EV_SAMPLE: {
-            if (e->merged)
-                break;
-            /* Samples of the same process and phase in a row, f at a time. */
-            size_t m = 1, last = i;
-            uint64_t count = e->count;
-            double iters = e->iters, total = e->total_ns;
-            for (size_t j = i + 1; j < T.n && m < f; j++) {
-                const ev *x = &T.ev[j];
-                if (x->pid != e->pid || (x->kind != EV_SAMPLE && x->kind != EV_COUNTER &&
-                                         x->kind != EV_SPAN))
-                    break;
-                if (x->kind != EV_SAMPLE)
-                    continue;
-                if (x->phase != e->phase)
-                    break;
-                iters += x->iters;
-                total += x->total_ns;
-                count += x->count;
-                last = j;
-                m++;
-            }
-            out_sample(t, e, count, T.ev[last].ts_ns + T.ev[last].dur_ns, iters, total);
-            /* The merged ones are marked done by skipping them below. */
-            for (size_t j = i + 1; j <= last; j++)
-                T.ev[j].merged = T.ev[j].kind == EV_SAMPLE;
-            break;
-        }
-        case EV_COUNTER:
-            if (ncounter++ % f != 0)
-                break;
-            out_head(t, e->name, "C", e->pid, e->tid, e->ts_ns);
-            out(t, "%s", ",\"args\":{\"per_iteration\":");
-            out(t, "%.17g}}", e->iters);
-            break;
-        case EV_INSTANT:
-            out_head(t, e->name, "i", e->pid, e->tid, e->ts_ns);
-            out(t, ",\"s\":\"%s\"", e->pid == 1 ? "g" : "p");
-            if (e->args)
-                out(t, ",\"args\":{%s}", e->args);
-            out(t, "%s", "}");
-            break;
-        default:
-            break;
-        }
-    }
-    for (size_t i = 0; i < T.n; i++)
-        T.ev[i].merged = false;
+    for (size_t i = 0; i < d->n && !t->oom; i++)
+        out_item(t, &d->items[i]);
     out(t, "%s", "\n],\"displayTimeUnit\":\"ns\",\"otherData\":{\"producer\":\"bench --trace\","
                  "\"time_unit\":\"us since the run began (CLOCK_MONOTONIC)\",");
-    out(t, "\"max_bytes\":%zu,\"coarsened\":%u", bound, f);
+    out(t, "\"max_bytes\":%zu,\"coarsened\":%u", d->max_bytes, d->coarsened);
     out(t, "%s", "}}\n");
+}
+
+/* Whether path names a Perfetto protobuf trace (.pftrace, .perfetto-trace). */
+static bool perfetto_path(const char *path)
+{
+    static const char *const ends[] = {".pftrace", ".perfetto-trace"};
+    size_t n = strlen(path);
+    for (size_t i = 0; i < sizeof ends / sizeof ends[0]; i++)
+        if (n > strlen(ends[i]) && strcmp(path + n - strlen(ends[i]), ends[i]) == 0)
+            return true;
+    return false;
+}
+
+/* The file's bytes at factor f, into *t (JSON or protobuf by the path's name). */
+static bool render(text *t, unsigned f, size_t bound)
+{
+    bench__trace_item *items = NULL;
+    bench__trace_proc *procs = NULL;
+    size_t n = 0;
+    char(*labels)[512] = calloc(T.nproc + 1, sizeof *labels);
+    bool ok = labels && items_at(f, &items, &n) && procs_of(&procs, labels);
+    if (ok) {
+        bench__trace_doc d = {items, n, procs, T.nproc + 1, bound, f};
+        if (perfetto_path(T.path)) {
+            free(t->buf);
+            t->buf = NULL;
+            ok = bench__trace_proto(&d, &t->buf, &t->len) == 0;
+        } else {
+            render_json(t, &d);
+            ok = !t->oom;
+        }
+    }
+    free(items);
+    free(procs);
+    free(labels);
+    return ok;
 }
 
 /* The bound: BENCH_TRACE_MAX_BYTES, else the default. */
@@ -581,14 +652,15 @@ int bench__trace_write(char *msg, size_t msglen)
     size_t bound = max_bytes();
     text t = {0};
     unsigned f = 1;
+    bool ok;
     for (;;) {
         t.len = 0;
-        render(&t, f, bound);
-        if (t.oom || t.len <= bound || f >= (1u << 20))
+        ok = render(&t, f, bound);
+        if (!ok || t.len <= bound || f >= (1u << 20))
             break;
         f *= 2;
     }
-    if (t.oom || T.oom) {
+    if (!ok || T.oom) {
         free(t.buf);
         bench__msg(msg, msglen, "--trace %s: out of memory for the trace", T.path);
         return BENCH_ENOMEM;
@@ -596,7 +668,7 @@ int bench__trace_write(char *msg, size_t msglen)
     if (f > 1)
         bench__errf("--trace %s: the trace passed %zu bytes; coarsened by %u (samples merged %u "
                     "at a time, every %u-th span and counter kept)\n", T.path, bound, f, f, f);
-    int rc = bench__write_atomic(T.path, t.buf, msg, msglen);
+    int rc = bench__write_atomic_bytes(T.path, t.buf, t.len, msg, msglen);
     free(t.buf);
     if (rc != 0) {
         char why[512];

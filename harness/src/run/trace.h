@@ -26,6 +26,10 @@
 /** The phase of a TS line's sample. */
 enum { BENCH__TRACE_WARM_UP = 0, BENCH__TRACE_REWARM = 1, BENCH__TRACE_MEASURE = 2 };
 
+/** What a TSPAN line is: a slice of the harness's (warm-up, planning, clock calibration), a
+ * span of the body, or a note at its start (an instant, dur_ns 0). */
+enum { BENCH__TRACE_HARNESS = 0, BENCH__TRACE_SPAN = 1, BENCH__TRACE_NOTE = 2 };
+
 /** The default bound of a trace file, bytes (BENCH_TRACE_MAX_BYTES replaces it): past it,
  * samples, spans and counters are coarsened, and the file and stderr say so. */
 #define BENCH__TRACE_MAX_BYTES 5000000
