@@ -12,7 +12,9 @@ reports shares of 25% and 75% within 2 points; spans used wrongly fail their ben
 line naming the span; a worker that crashes after some samples leaves a trace that parses, with
 its slices and its end marked; an unwritable FILE (a missing folder, a directory, a file-size
 limit as a full disk) is one line naming it and exit 2, the results file written all the same;
---ab's pairs are slices; --trace where nothing is measured is refused; a bound below the trace's size coarsens it, in the file and on stderr.
+--ab's pairs are slices; --trace where nothing is measured is refused; a bound below the trace's
+size coarsens it, in the file and on stderr. A .pftrace decodes with protoc against
+perfetto_trace.proto, with the same samples.
 """
 import collections
 import json
