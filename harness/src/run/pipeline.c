@@ -72,23 +72,6 @@ static int explain_after(const char *old_prog, const char *new_prog,
     return bench__explain_items(stdout, old_prog, -1, new_prog, -1, items, n, arg, NULL);
 }
 
-struct pipeline;
-static void note_written(struct pipeline *p, const char *what);
-
-/* --trace FILE: its own file; one that cannot be written fails alone (exit 2), the other
- * outputs are written all the same. 0 or -1; p (NULL: none) notes the file written. */
-static int write_trace(struct pipeline *p)
-{
-    char msg[1024], shown[4 * sizeof msg]; /* the message quotes the path: escaped */
-    if (bench__trace_write(msg, sizeof msg) != 0) {
-        bench__errf("%s\n", bench__escape(shown, sizeof shown, msg));
-        return -1;
-    }
-    if (p)
-        note_written(p, "--trace");
-    return 0;
-}
-
 static int ab_run(bench__request *c, const bench__instance *all, size_t n, const bool *selected)
 {
     /* The old build's benchmarks for the same FILTERs that this one lacks: removed. */
@@ -119,7 +102,7 @@ static int ab_run(bench__request *c, const bench__instance *all, size_t n, const
     int exit_code = bench__finish_stdout(bench__ab_run(c->ab, all, selected, n, &c->abo,
                                                            &gate,
                                                            bench__use_color(c->color)));
-    if (c->run.trace_path && !bench__proc_interrupted() && write_trace(NULL) != 0 &&
+    if (c->run.trace_path && !bench__proc_interrupted() && bench__trace_write() != 0 &&
         exit_code == BENCH_EXIT_OK)
         exit_code = BENCH_EXIT_USAGE;
     free(removed);
@@ -441,8 +424,8 @@ static void write_outputs(pipeline *p)
     }
     if (bench__proc_interrupted())
         return;
-    if (c->run.trace_path && write_trace(p) != 0)
-        rc = BENCH_EXIT_USAGE;
+    if (c->run.trace_path && (bench__trace_write() != 0 || (note_written(p, "--trace"), 0)))
+        rc = BENCH_EXIT_USAGE; /* its own file: the others are written all the same */
     if (bench__proc_interrupted())
         return;
     if (c->gbench_path) {

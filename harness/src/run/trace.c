@@ -643,7 +643,8 @@ static size_t max_bytes(void)
     return (size_t)n;
 }
 
-int bench__trace_write(char *msg, size_t msglen)
+/* Writes the recorded run to its file; 0 or a negative error code with the reason in msg. */
+static int write_file(char *msg, size_t msglen)
 {
     if (!recording)
         return 0;
@@ -662,7 +663,7 @@ int bench__trace_write(char *msg, size_t msglen)
     }
     if (!ok || T.oom) {
         free(t.buf);
-        bench__msg(msg, msglen, "--trace %s: out of memory for the trace", T.path);
+        bench__msg(msg, msglen, "%s: out of memory for the trace", T.path);
         return BENCH_ENOMEM;
     }
     if (f > 1)
@@ -670,10 +671,14 @@ int bench__trace_write(char *msg, size_t msglen)
                     "at a time, every %u-th span and counter kept)\n", T.path, bound, f, f, f);
     int rc = bench__write_atomic_bytes(T.path, t.buf, t.len, msg, msglen);
     free(t.buf);
-    if (rc != 0) {
-        char why[512];
-        bench__msg(why, sizeof why, "%s", msg);
-        bench__msg(msg, msglen, "--trace: %s", why);
-    }
     return rc;
+}
+
+int bench__trace_write(void)
+{
+    char msg[1024], shown[4 * sizeof msg]; /* the message quotes the path: escaped */
+    if (write_file(msg, sizeof msg) == 0)
+        return 0;
+    bench__errf("--trace: %s\n", bench__escape(shown, sizeof shown, msg));
+    return -1;
 }

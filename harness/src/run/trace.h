@@ -82,9 +82,9 @@ void bench__trace_end(void);
 /** A benchmark's final estimate, as an annotation with its interval. */
 void bench__trace_estimate(const bench__result *r);
 
-/** Writes the recorded run to its file atomically; 0 or a negative error code with one line in
- * msg naming the file. Does nothing (0) when no trace was started. */
-int bench__trace_write(char *msg, size_t msglen);
+/** Writes the recorded run to its file atomically; 0, or -1 after one line on stderr naming the
+ * file and what failed. Does nothing (0) when no trace was started. */
+int bench__trace_write(void);
 
 /* ---- spans of a body (span.c) ---- */
 
