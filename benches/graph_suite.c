@@ -234,17 +234,31 @@ done:
     free(out);
 }
 
+/* The workload's phases as the body's spans (--trace shows them and their shares). */
+static void mark_phase(void *b, const char *name, int begin)
+{
+    if (begin)
+        bench_span_begin((bench_t *)b, name);
+    else
+        bench_span_end((bench_t *)b, name);
+}
+
 /* The full profiling workload: build the 10k/50k graph, 1000 activation queries, 1000
- * similarity queries (top 10 of 10,000), decay over all memories. About 2 s an iteration here:
- * flat sampling, a few samples. The checksum must never change between iterations. */
+ * similarity queries (top 10 of 10,000), decay over all memories, each phase a span. About 2 s
+ * an iteration here: flat sampling, a few samples. The checksum must never change between
+ * iterations. */
 BENCH_FN(workload, profiling_workload, .warm_up_time = 0.01, .measurement_time = 6.0,
          .sample_size = 10)
 {
     wl_profile_result res;
+    wl_profile_params params;
+    wl_profile_params_default(&params, SEED);
+    params.phase = mark_phase;
+    params.phase_arg = b;
     uint64_t first = 0, bad = 0;
     bool have = false;
     BENCH_ITER(b) {
-        if (wl_profile_run(SEED, &res) != 0)
+        if (wl_profile_run_params(&params, &res) != 0)
             bad = 1;
         if (!have) {
             first = res.checksum;

@@ -43,11 +43,22 @@ BENCH_FN(harness, black_box_x64)
 #ifndef KNOWN_COST_STEPS
 #define KNOWN_COST_STEPS 1000
 #endif
+/* Built with -DKNOWN_COST_SPANS=1 the chain is a span: paired against a build without, the cost
+ * of a span when no trace is asked for (docs/trace.md#spans). */
+#ifndef KNOWN_COST_SPANS
+#define KNOWN_COST_SPANS 0
+#endif
 BENCH_FN(harness, known_cost_chain_1000)
 {
     uint64_t x = 1;
     BENCH_ITER(b) {
+#if KNOWN_COST_SPANS
+        bench_span_begin(b, "chain");
+#endif
         x = known_cost_chain(x, KNOWN_COST_STEPS);
+#if KNOWN_COST_SPANS
+        bench_span_end(b, "chain");
+#endif
     }
     bench_black_box(x);
 }

@@ -16,8 +16,9 @@ build_pkgs=(cmake make gcc pkg-config libcjson-dev libcpuid-dev libpfm4-dev libs
 # libraries: the baseline loader's libFuzzer target (tests/fuzz). libpq-dev: the run history in
 # PostgreSQL (optional for the build, like libsqlite3-dev; `make bench` needs none of it), and
 # postgresql: the private server the history tests start (initdb, pg_ctl, psql).
+# protobuf-compiler: e2e/trace decodes a --trace FILE.pftrace with protoc.
 test_pkgs=(libcmocka-dev python3 python3-jsonschema chromium valgrind libjemalloc2 clang
-    libclang-rt-dev man-db libpq-dev postgresql)
+    libclang-rt-dev man-db libpq-dev postgresql protobuf-compiler)
 
 case "$what" in
     build) pkgs=("${build_pkgs[@]}") ;;

@@ -1127,6 +1127,8 @@ h3.group-name, h3.series-name { font-size: 1em; margin: 1.2em 0 0.2em; }
 .cp { stroke: #d62728; stroke-width: 1.5; } text.cpl { fill: #d62728; font-size: 10px; }
 .trendline { fill: none; stroke: #ff7f0e; stroke-width: 2; stroke-dasharray: 2 2; }
 .fitted { stroke: #d62728; stroke-width: 1.5; stroke-dasharray: 6 4; }
+.lane { fill: #f2f2f2; } .wait { fill: #bbb; } ul.legend { list-style: none; padding: 0; }
+.swatch { display: inline-block; width: 12px; height: 12px; vertical-align: middle; }
 """
 
 INDEX_JS = """
@@ -1358,7 +1360,7 @@ def bench_page(b, ctx, level, base_entry, base_label, history, flame, series=Non
     return page(bid, parts, BENCH_SCRIPT)
 
 
-def index_page(d, title, level, flame, pages, history_link=False):
+def index_page(d, title, level, flame, pages, history_link=False, timeline_link=False):
     ctx = d.get("context") or {}
     rows = []
     for b in d["benchmarks"]:
@@ -1385,6 +1387,9 @@ def index_page(d, title, level, flame, pages, history_link=False):
     if history_link:
         body += ["\n", el("p", None, el("a", {"id": "history-link", "href": "history.html"},
                                         "Run history: trends and change points"))]
+    if timeline_link:
+        body += ["\n", el("p", None, el("a", {"id": "timeline-link", "href": "timeline.html"},
+                                        "Timeline: the run's processes against time"))]
     body += [el("h2", None, "System"), context_table(ctx)]
     summary = summary_plot(d, pages, level)
     if summary:
@@ -1545,12 +1550,102 @@ def history_page(d, title):
     return page(f"{title}: run history", body, None)
 
 
+# ---- the timeline page (bench --trace FILE) ----
+
+# Colours of the benchmarks' samples on the timeline, in turn.
+TIMELINE_COLOURS = ("#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948",
+                    "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac")
+ROW_H = 16  # px per process on the timeline
+
+
+def load_trace(path):
+    """The processes and slices of a `bench --trace FILE` (Chrome trace event format JSON),
+    checked; InputError naming the file and what is wrong."""
+    d = read_json(path)
+    events = d.get("traceEvents") if isinstance(d, dict) else None
+    if not isinstance(events, list):
+        raise InputError(f"{path}: not a trace of bench --trace (no traceEvents list; a "
+                         ".pftrace is for the Perfetto UI)")
+    names, slices = {}, []
+    for k, e in enumerate(events):
+        if not isinstance(e, dict) or not isinstance(e.get("pid"), int) or \
+                isinstance(e.get("pid"), bool) or not isinstance(e.get("name"), str):
+            raise InputError(f"{path}: $.traceEvents[{k}]: not an event (an object with an "
+                             "integer pid and a string name)")
+        if e.get("ph") == "M" and e["name"] == "process_name":
+            label = (e.get("args") or {}).get("name") if isinstance(e.get("args"), dict) \
+                else None
+            if not isinstance(label, str):
+                raise InputError(f"{path}: $.traceEvents[{k}]: a process name that is not a "
+                                 "string")
+            names[e["pid"]] = label
+        elif e.get("ph") == "X":
+            ts, dur = e.get("ts"), e.get("dur")
+            if not all(isinstance(v, (int, float)) and not isinstance(v, bool) and v >= 0
+                       for v in (ts, dur)):
+                raise InputError(f"{path}: $.traceEvents[{k}]: a slice whose ts or dur is not "
+                                 "a number >= 0")
+            slices.append((e["pid"], float(ts), float(dur), e["name"], e.get("cat")))
+    return names, slices
+
+
+def timeline_page(path, title):
+    """Processes against time: each worker process a row, named by its benchmark and process
+    number, its samples as boxes coloured by benchmark; the manager's row has its waits."""
+    names, slices = load_trace(path)
+    pids = sorted(names)
+    bench_of = {pid: names[pid].split(" #")[0] for pid in pids if pid != 1}
+    colour = {bid: TIMELINE_COLOURS[k % len(TIMELINE_COLOURS)]
+              for k, bid in enumerate(sorted(set(bench_of.values())))}
+    end = max((ts + dur for _, ts, dur, _, _ in slices), default=0.0) or 1.0
+    short = {pid: (names[pid] if pid == 1 else names[pid].split(" pid ")[0]) for pid in pids}
+    short = {pid: t if len(t) <= 30 else t[:29] + "\u2026" for pid, t in short.items()}
+    ml = min(260, 12 + 6 * max((len(t) for t in short.values()), default=0))
+    height = 30 + ROW_H * len(pids)
+    row = {pid: k for k, pid in enumerate(pids)}
+
+    def x(us):
+        return px(ml + (W - ml - 10) * us / end)
+
+    parts = []
+    for pid in pids:
+        y = 20 + ROW_H * row[pid]
+        parts.append(titled("rect", {"class": "lane", "x": ml, "y": y, "width": W - ml - 10,
+                                     "height": ROW_H - 2}, names[pid]))
+        parts.append(el("text", {"x": 4, "y": y + ROW_H - 5, "class": "lane-name"}, short[pid]))
+    drawn = 0
+    for pid, ts, dur, name, cat in slices:
+        if pid not in row or (pid != 1 and cat != "sample"):
+            continue
+        y = 20 + ROW_H * row[pid]
+        fill = colour.get(bench_of.get(pid), "#999") if pid != 1 else "#ccc"
+        parts.append(titled("rect", {"class": "sample" if pid != 1 else "wait", "x": x(ts),
+                                     "y": y + 1, "width": px(max(0.5, float(x(ts + dur)) -
+                                                                float(x(ts)))),
+                                     "height": ROW_H - 4, "fill": fill},
+                            f"{names[pid]}: {name}, {fmt_time(dur * 1000)}"))
+        drawn += 1
+    parts.append(el("text", {"x": ml, "y": 14}, "0"))
+    parts.append(el("text", {"x": W - 10, "y": 14, "text-anchor": "end"}, fmt_time(end * 1000)))
+    legend = [el("li", None, el("span", {"class": "swatch", "style": f"background:{c}"}), " ",
+                 bid) for bid, c in colour.items()]
+    body = [el("h1", None, f"{title}: timeline"), "\n",
+            el("p", {"class": "note"}, f"From {os.path.basename(path)} (",
+               el("code", None, "bench --trace"), f"): {len(pids)} processes, {drawn} slices "
+               "drawn. Each row is a process (the manager first, with its waits for each "
+               "worker), each box a sample coloured by its benchmark; hover for its name and "
+               "time. The whole trace opens in the Perfetto UI."), "\n",
+            svg_figure("plot-timeline", "timeline", height, parts, "Processes against time."),
+            "\n", el("ul", {"class": "legend"}, legend)]
+    return page(f"{title}: timeline", body, None)
+
+
 # ---- output: the whole folder at once ----
 
 
 def report_page(fn):
     """A file a report with results writes (and replaces): the others in the folder stay."""
-    return fn in ("index.html", "flamegraph.svg", "history.html") or \
+    return fn in ("index.html", "flamegraph.svg", "history.html", "timeline.html") or \
         (fn.startswith("b-") and fn.endswith(".html"))
 
 
@@ -1609,6 +1704,9 @@ def main():
     ap.add_argument("--history", metavar="SERIES.json",
                     help="series of a run history (bench --history-show DB --json FILE): "
                          "history.html with a trend plot per benchmark")
+    ap.add_argument("--trace", metavar="TRACE.json",
+                    help="the timeline of the same run (bench --trace FILE): timeline.html, "
+                         "processes against time, samples coloured by benchmark")
     ap.add_argument("--baselines-dir", default="baselines", metavar="DIR",
                     help="saved baselines, for each benchmark's history (default: baselines)")
     ap.add_argument("--baseline", metavar="FILE",
@@ -1685,7 +1783,10 @@ def make_pages(a, d, base, series):
                                        history, flame, series_of.get(bid))
     if series:
         pages["history.html"] = history_page(series, a.title)
-    pages["index.html"] = index_page(d, a.title, level, flame, names, history_link=bool(series))
+    if a.trace:
+        pages["timeline.html"] = timeline_page(a.trace, a.title)
+    pages["index.html"] = index_page(d, a.title, level, flame, names, history_link=bool(series),
+                                     timeline_link=bool(a.trace))
     return pages
 
 

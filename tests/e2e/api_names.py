@@ -7,6 +7,8 @@ A header is read as the compiler's preprocessor would see its declarations, with
 comments go, continued lines join. What it yields, by kind:
 - "function": every function the header declares (bench_main, ..., and the bench__ functions
   its macros expand to, which compiled programs call: part of the ABI);
+- "variable": every object the header declares extern (bench__spans_on, which the span macros
+  test: part of the ABI too);
 - "macro": every macro whose name has no double underscore (BENCH_FN, bench_black_box, ...);
   BENCH__ helpers exist for the other macros only;
 - "type": every typedef name (bench_t, bench_desc, and the ABI's bench__node);
@@ -31,6 +33,7 @@ TYPEDEF_BLOCK = re.compile(r"typedef\s+(?:struct|enum|union)\s*(\w*)\s*\{(.*?)\}
                            re.S)
 TYPEDEF_PLAIN = re.compile(r"typedef\s+[^;{}]*?\b(\w+)\s*;")
 ENUM = re.compile(r"\benum\s*\w*\s*\{(.*?)\}", re.S)
+VARIABLE = re.compile(r"\bextern\s+[\w\s\*]*?\b(bench_\w+)\s*;")
 DESCRIPTORS = ("bench_desc", "bench_group_desc")
 # A declaration in harness/src exported for the components (core/base.h's BENCH__COMPONENT_API,
 # or the visibility attribute written out where base.h is not included).
@@ -95,6 +98,8 @@ def header_names(paths):
                     names[name.group(1)] = "constant"
         for m in FUNCTION.finditer(TYPEDEF_BLOCK.sub(" ", code)):
             names[m.group(1)] = "function"
+        for m in VARIABLE.finditer(code):
+            names[m.group(1)] = "variable"
     return names
 
 
@@ -113,8 +118,8 @@ def component_api(root):
 
 
 def exportable(root):
-    """Every symbol libharness may export: the functions the installed headers declare, the
-    weak main() a file of BENCH_FNs links with, and the component interface."""
+    """Every symbol libharness may export: the functions and objects the installed headers
+    declare, the weak main() a file of BENCH_FNs links with, and the component interface."""
     names = header_names(installed_headers(root))
-    funcs = {n for n, kind in names.items() if kind == "function"}
+    funcs = {n for n, kind in names.items() if kind in ("function", "variable")}
     return funcs | {"main"} | set(component_api(root))

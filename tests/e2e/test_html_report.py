@@ -563,6 +563,59 @@ class HistoryPageTest(BrowserTest):
         self.assertIn("not the series of a run history", r.stderr)
 
 
+@unittest.skipIf(not FIXTURE, "E2E_FIXTURE is not set (ctest sets it)")
+class TimelinePageTest(BrowserTest):
+    """--trace TRACE.json: timeline.html, the run's processes against time (bench --trace of the
+    same run), linked from the index; its names escaped; a file that is no trace refused."""
+
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        cls.results = os.path.join(cls.tmp, "r.json")
+        cls.trace = os.path.join(cls.tmp, "t.json")
+        r = run([FIXTURE, *FAST, "--trace", cls.trace, "--json", cls.results, FILTER])
+        if r.returncode != 0:
+            raise RuntimeError(f"the traced run failed: {r.stderr}")
+
+    def test_timeline_drawn_and_linked(self):
+        out = os.path.join(self.tmp, "html")
+        self.html_report(self.results, out, "--trace", self.trace)
+        d = self.open_page(os.path.join(out, "index.html"))
+        (link,) = d.find("a", id="timeline-link")
+        self.assertEqual(link["href"], "timeline.html")
+        d = self.open_page(os.path.join(out, "timeline.html"), screenshot="timeline.png")
+        self.assertEqual(len(d.find("svg", id="plot-timeline")), 1)
+        with open(self.results, encoding="utf-8") as f:
+            res = json.load(f)
+        measured = sum(len(b["samples"]["iterations"]) for b in res["benchmarks"]
+                       if b["status"] == "ok")
+        self.assertGreaterEqual(len(d.find("rect", cls="sample")), measured)
+        lanes = d.find("rect", cls="lane")
+        with open(self.trace, encoding="utf-8") as f:
+            procs = [e for e in json.load(f)["traceEvents"] if e["name"] == "process_name"]
+        self.assertEqual(len(lanes), len(procs))
+
+    def test_hostile_names_inert_and_bad_trace_refused(self):
+        hostile = os.path.join(self.tmp, "hostile.json")
+        payload = "<img src=x onerror=alert(1)><script>alert(2)</script>"
+        with open(hostile, "w", encoding="utf-8") as f:
+            json.dump({"traceEvents": [
+                {"name": "process_name", "ph": "M", "pid": 1, "tid": 0, "args": {"name": payload}},
+                {"name": "process_name", "ph": "M", "pid": 2, "tid": 0,
+                 "args": {"name": payload + " #1/1 pid 9"}},
+                {"name": payload, "ph": "X", "pid": 2, "tid": 0, "ts": 1, "dur": 5,
+                 "cat": "sample"}]}, f)
+        out = os.path.join(self.tmp, "hostile-html")
+        self.html_report(self.results, out, "--trace", hostile)
+        self.open_page(os.path.join(out, "timeline.html"))  # fails on an alert or an error
+        r = run([sys.executable, HTML_REPORT, self.results, "--trace", self.results, "--out",
+                 out])
+        self.assertEqual(r.returncode, 2)
+        self.assertEqual(len(r.stderr.splitlines()), 1, r.stderr)
+        self.assertIn("not a trace of bench --trace", r.stderr)
+        self.assertTrue(os.path.isfile(os.path.join(out, "timeline.html")))  # the old report
+
+
 class HostileReportTest(BrowserTest):
     """Ids, messages and context with markup must come out as text."""
 

@@ -53,6 +53,12 @@ static size_t every_kind(bench__wire_line *l)
     l[n++] = (bench__wire_line){.kind = BENCH__WIRE_TIME, .time.ns = 0.5};
     l[n++] = (bench__wire_line){.kind = BENCH__WIRE_RUN, .run.iters = UINT64_MAX};
     l[n++] = (bench__wire_line){.kind = BENCH__WIRE_QUIT};
+    l[n++] = (bench__wire_line){.kind = BENCH__WIRE_TSAMPLE,
+                                .tsample = {2, UINT64_C(1) << 62, 7, 1234.5678901234567, 9}};
+    l[n] = (bench__wire_line){.kind = BENCH__WIRE_TSPAN, .tspan = {3, 1, 17, 0, ""}};
+    strcpy(l[n++].tspan.name, "a phase with spaces");
+    l[n] = (bench__wire_line){.kind = BENCH__WIRE_TSHARE, .tshare = {0.25, UINT64_MAX, ""}};
+    strcpy(l[n++].tshare.name, "decay");
     return n;
 }
 
@@ -129,6 +135,24 @@ static void assert_lines_equal(const bench__wire_line *a, const bench__wire_line
     case BENCH__WIRE_RUN:
         assert_true(a->run.iters == b->run.iters);
         return;
+    case BENCH__WIRE_TSAMPLE:
+        assert_int_equal(a->tsample.phase, b->tsample.phase);
+        assert_true(a->tsample.start_ns == b->tsample.start_ns);
+        assert_same(a->tsample.iters, b->tsample.iters);
+        assert_same(a->tsample.total_ns, b->tsample.total_ns);
+        assert_true(a->tsample.count == b->tsample.count);
+        return;
+    case BENCH__WIRE_TSPAN:
+        assert_int_equal(a->tspan.thread, b->tspan.thread);
+        assert_int_equal(a->tspan.what, b->tspan.what);
+        assert_true(a->tspan.start_ns == b->tspan.start_ns && a->tspan.dur_ns == b->tspan.dur_ns);
+        assert_string_equal(a->tspan.name, b->tspan.name);
+        return;
+    case BENCH__WIRE_TSHARE:
+        assert_same(a->tshare.ns, b->tshare.ns);
+        assert_true(a->tshare.count == b->tshare.count);
+        assert_string_equal(a->tshare.name, b->tshare.name);
+        return;
     case BENCH__WIRE_READY:
     case BENCH__WIRE_QUIT:
     case BENCH__WIRE_NKINDS:
@@ -180,6 +204,9 @@ static void test_wire_text(void **state)
         "T 0.5",
         "R 18446744073709551615",
         "Q",
+        "TS 2 4611686018427387904 7 1234.5678901234567 9",
+        "TSPAN 3 1 17 0 a phase with spaces",
+        "TSHARE 0.25 18446744073709551615 decay",
     };
     assert_int_equal(n, sizeof want / sizeof want[0]);
     for (size_t i = 0; i < n; i++) {
@@ -284,6 +311,15 @@ static void test_hostile_lines(void **state)
         {"END maybe so", 0, "status is not ok, skipped or failed"},
         {"END okay", 0, "status is not ok, skipped or failed"},
         {"T -1", 0, "ns is out of range"},
+        {"TS 3 1 1 1 1", 0, "phase is not a whole number in range"},
+        {"TS 0 1 0 1 1", 0, "iterations is out of range"},
+        {"TS 0 9223372036854775808 1 1 1", 0, "start_ns is not a whole number in range"},
+        {"TS 0 1 1 1 0", 0, "count is not a whole number in range"},
+        {"TS 0 1 1 1", 0, "count is missing"},
+        {"TSPAN 0 1 1 2", 0, "name is missing"},
+        {"TSPAN 0 1 1 -2 x", 0, "dur_ns is not a whole number in range"},
+        {"TSPAN 0 3 1 2 x", 0, "what is not a whole number in range"},
+        {"TSHARE nan 1 x", 0, "ns is out of range"},
         {"T nan", 0, "ns is out of range"},
         {"R 0", 0, "iterations is not a whole number in range"},
         {"R -5", 0, "iterations is not a whole number in range"},

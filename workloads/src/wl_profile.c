@@ -58,6 +58,15 @@ void wl_profile_params_default(wl_profile_params *p, uint64_t seed)
     p->top_k = 10;
     p->similarity_batch = 64;
     p->decay_tau_days = 1.0f;
+    p->phase = NULL;
+    p->phase_arg = NULL;
+}
+
+/* The phase hook, when there is one. */
+static void phase(const wl_profile_params *p, const char *name, int begin)
+{
+    if (p->phase)
+        p->phase(p->phase_arg, name, begin);
 }
 
 WL__NOINLINE int wl__profile_phase_build(const wl_profile_params *p, wl_graph **g)
@@ -192,7 +201,9 @@ int wl_profile_run_params(const wl_profile_params *p, wl_profile_result *out)
     double t0 = now_s();
 
     wl_graph *g = NULL;
+    phase(p, "build", 1);
     int rc = wl__profile_phase_build(p, &g);
+    phase(p, "build", 0);
     double t1 = now_s();
     if (rc != 0)
         return rc;
@@ -200,13 +211,21 @@ int wl_profile_run_params(const wl_profile_params *p, wl_profile_result *out)
     fold(&h, g->edge_count);
     fold(&h, g->dim);
 
+    phase(p, "activation", 1);
     rc = wl__profile_phase_activation(g, p, &h, &res);
+    phase(p, "activation", 0);
     double t2 = now_s();
-    if (rc == 0)
+    if (rc == 0) {
+        phase(p, "similarity", 1);
         rc = wl__profile_phase_similarity(g, p, &h);
+        phase(p, "similarity", 0);
+    }
     double t3 = now_s();
-    if (rc == 0)
+    if (rc == 0) {
+        phase(p, "decay", 1);
         rc = wl__profile_phase_decay(g, p, &h);
+        phase(p, "decay", 0);
+    }
     double t4 = now_s();
     wl_graph_free(g);
     if (rc != 0)

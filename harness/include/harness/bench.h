@@ -401,6 +401,39 @@ enum {
  */
 void bench_counter(bench_t *b, const char *name, double value, unsigned flags);
 
+/* ---- spans: phases of the body (docs/trace.md) ---- */
+
+/** Nonzero while spans record (a run with --trace): the one branch a span costs otherwise. */
+extern int bench__spans_on;
+/** The functions the span macros call while spans record. */
+void bench__span_begin(bench_t *b, const char *name);
+void bench__span_end(bench_t *b, const char *name);
+
+/**
+ * bench_span_begin(b, name) ... bench_span_end(b, name): marks a phase of the body, `name` a
+ * string that lives as long as the body (a literal), on the thread that runs it. Under --trace,
+ * each span is a slice of the trace (the first 8 of each sample, at most 400 per thread of a
+ * process) and each name's share of the time per iteration is reported and saved; without
+ * --trace a span costs one well-predicted branch and records nothing. Spans nest: an end that
+ * does not match the span begun last, or one left open when the body returns, fails the
+ * benchmark with the span's name (under --trace). At most 16 names per benchmark.
+ */
+#define bench_span_begin(b, name)                                                                  \
+    ((void)(__builtin_expect(bench__spans_on, 0) ? bench__span_begin((b), (name)) : (void)0))
+#define bench_span_end(b, name)                                                                    \
+    ((void)(__builtin_expect(bench__spans_on, 0) ? bench__span_end((b), (name)) : (void)0))
+
+/**
+ * BENCH_SPAN(b, name) { phase }: the block as a span (bench_span_begin before it,
+ * bench_span_end after it). Leave the block at its end: a break, goto or return out of it
+ * leaves the span open. Nested ones go on lines of their own.
+ */
+#define BENCH_SPAN(b, name) BENCH__SPAN_AT(b, name, BENCH__SPAN_VAR(__LINE__))
+#define BENCH__SPAN_VAR(line) BENCH__SPAN_VAR2(line)
+#define BENCH__SPAN_VAR2(line) bench__span_once_##line
+#define BENCH__SPAN_AT(b, name, once)                                                              \
+    for (int once = (bench_span_begin(b, name), 1); once; once = (bench_span_end(b, name), 0))
+
 /* ---- CUDA benchmarks (docs/gpu.md) ---- */
 
 /** Values of bench_desc.kind. */

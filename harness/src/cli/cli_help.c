@@ -67,6 +67,8 @@ static const char usage_text[] =
     "                             (default pretty)\n"
     "      --json FILE            also write the results as JSON to FILE (atomically)\n"
     "      --export-gbench FILE   also write them in Google Benchmark's JSON format\n"
+    "      --trace FILE           also write the run as a timeline, Chrome trace event\n"
+    "                             format JSON (atomically; spans of bench_span_begin on)\n"
     "      --history FILE         also append this run to the SQLite database FILE (made when\n"
     "                             absent), or to a PostgreSQL database when FILE is a URL\n"
     "                             postgresql://... (default $BENCH_HISTORY): a run of times\n"

@@ -172,7 +172,7 @@ typedef enum opt_id {
     O_CONF, O_SEED, O_FORMAT, O_JSON, O_COLOR, O_HELP, O_VERSION, O_CONTEXT, O_SAVE, O_BASE,
     O_LOAD, O_BASEDIR, O_LENIENT, O_STRICT, O_CALIBRATE, O_SIGNIF, O_NOISE, O_FAILREG, O_AB,
     O_AB_TIME, O_AB_PAIRS, O_AB_SCHEDULE, O_FIXED_LAYOUT, O_FAIL_INCONCLUSIVE, O_PROFILE_TIME,
-    O_PERF_EVENTS, O_LIST_EVENTS, O_ALLOC_STATS, O_PROBE,
+    O_PERF_EVENTS, O_LIST_EVENTS, O_ALLOC_STATS, O_PROBE, O_TRACE,
     O_EXPORT_GBENCH, O_INSTR, O_INSTR_ITERS, O_INSTR_CACHE, O_PROCESSES,
     O_IN_PROCESS, O_TIMEOUT, O_CONFIRM_TIME, O_GPU_LOCK, O_TRUST_SNAPSHOTS, O_HISTORY,
     O_HISTORY_SHOW,
@@ -208,6 +208,7 @@ static const opt_def options[] = {
     {"seed", 0, true, O_SEED},
     {"output-format", 0, true, O_FORMAT},
     {"json", 0, true, O_JSON},
+    {"trace", 0, true, O_TRACE},
     {"color", 0, true, O_COLOR},
     {"help", 'h', false, O_HELP},
     {"version", 'V', false, O_VERSION},
@@ -418,6 +419,11 @@ static int apply_output(bench__request *c, opt_id id, const char *flag, const ch
         if (*v == '\0')
             return bad_value(flag, v, "a file name");
         c->json_path = v;
+        return 0;
+    case O_TRACE:
+        if (*v == '\0')
+            return bad_value(flag, v, "a file name");
+        c->run.trace_path = v;
         return 0;
     case O_CONTEXT:
         c->context = true;

@@ -5,6 +5,7 @@
  * same way.
  */
 #include <errno.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +14,7 @@
 #include "core/base.h"
 #include "core/probe.h"
 #include "core/result.h"
+#include "stats/stats.h"
 
 const char bench__optimised_away_note[] =
     "the body was optimised away: under 0.1 ns per iteration is more than one iteration per "
@@ -38,6 +40,9 @@ void bench__result_destroy(bench__result *r)
 {
     free(r->iters);
     free(r->totals_ns);
+    for (size_t i = 0; i < r->nspans; i++)
+        free(r->spans[i].ratios);
+    r->nspans = 0;
     free(r->process);
     free(r->proc_info);
     r->iters = r->totals_ns = NULL;
@@ -149,6 +154,50 @@ const bench__metric *bench__metric_find(const bench__result *r, const char *name
         if (strcmp(r->metrics[i].name, name) == 0)
             return &r->metrics[i];
     return NULL;
+}
+
+bool bench__span_sample(bench__result *r, const char *name, double ns, uint64_t count,
+                        double sample_ns)
+{
+    size_t i = 0;
+    while (i < r->nspans && strcmp(r->spans[i].name, name) != 0)
+        i++;
+    if (i == r->nspans) {
+        if (r->nspans == BENCH__MAX_SPANS)
+            return false;
+        r->nspans++;
+        memset(&r->spans[i], 0, sizeof r->spans[i]);
+        bench__msg(r->spans[i].name, sizeof r->spans[i].name, "%s", name);
+    }
+    bench__span_total *s = &r->spans[i];
+    s->ns += ns;
+    s->count += count;
+    if (!(sample_ns > 0))
+        return true;
+    if (s->nratios == s->cap) {
+        size_t cap = s->cap ? 2 * s->cap : 64;
+        double *p = realloc(s->ratios, cap * sizeof *p);
+        if (!p)
+            return false;
+        s->ratios = p;
+        s->cap = cap;
+    }
+    s->ratios[s->nratios++] = ns / sample_ns;
+    return true;
+}
+
+double bench__span_share(const bench__result *r, size_t i)
+{
+    if (i >= r->nspans || r->spans[i].nratios == 0)
+        return NAN;
+    const bench__span_total *s = &r->spans[i];
+    double *copy = malloc(s->nratios * sizeof *copy);
+    if (!copy)
+        return NAN;
+    memcpy(copy, s->ratios, s->nratios * sizeof *copy);
+    double m = bench__median_inplace(copy, s->nratios);
+    free(copy);
+    return m;
 }
 
 const bench__fact *bench__fact_find(const bench__result *r, const char *name)

@@ -58,6 +58,19 @@ typedef struct bench__proc_info {
     double majflt;   /* major page faults */
 } bench__proc_info;
 
+/** Span names one benchmark may mark (bench_span_begin); more fail the benchmark. */
+#define BENCH__MAX_SPANS 16
+
+/** A phase the body marked with bench_span_begin / bench_span_end, under --trace: its time
+ * in each measured sample of every process (on the body's first thread). */
+typedef struct bench__span_total {
+    char name[64];
+    double ns;      /* summed over the measured samples */
+    uint64_t count; /* times it ran in them */
+    double *ratios; /* per measured sample: its ns in the sample over the sample's ns (owned) */
+    size_t nratios, cap;
+} bench__span_total;
+
 /** Everything measured and estimated for one benchmark instance. */
 /** How --explain explains a change (run/explain.c; --instructions selects counts). */
 typedef enum bench__explain_mode {
@@ -166,6 +179,9 @@ typedef struct bench__result {
      * 0 threads: the usual one, nothing recorded. */
     unsigned threads;
     uint64_t *thread_cpus;
+    /* Spans of the body (--trace only): totals per name, in the order first seen. */
+    size_t nspans;
+    bench__span_total spans[BENCH__MAX_SPANS];
 } bench__result;
 
 /** Words of a thread's CPU set in bench__result.thread_cpus: CPUs 0 .. 1023 are recorded. */
@@ -207,6 +223,16 @@ int bench__metric_add(struct bench__result *r, const char *name, const char *uni
 /** Adds (or replaces) a fact of r; silently drops it when r has BENCH__MAX_FACTS already. */
 void bench__fact_add(struct bench__result *r, const char *name, const char *unit, double value);
 /** The fact of r with this name, or NULL. */
+/** Span `name` of r ran `count` times for ns in a measured sample of sample_ns (a new name is
+ * appended); false when r has BENCH__MAX_SPANS names already or memory ran out. */
+bool bench__span_sample(struct bench__result *r, const char *name, double ns, uint64_t count,
+                        double sample_ns);
+
+/** Span i's share of the time per iteration: the median over the measured samples of its time
+ * in the sample over the sample's (a median, so that a sample the system interrupted inside
+ * one span moves it no more than any other sample); NaN without samples. */
+double bench__span_share(const struct bench__result *r, size_t i);
+
 const bench__fact *bench__fact_find(const struct bench__result *r, const char *name);
 /** The metric of r with this name, or NULL. */
 const bench__metric *bench__metric_find(const struct bench__result *r, const char *name);

@@ -92,6 +92,22 @@ static void print_spread(FILE *o, const bench__result *r, const bench__compare_o
             ID_WIDTH, "", yellow, 100.0 * r->process_cv, cause, ID_WIDTH, "", 100.0 * mde, reset);
 }
 
+/* The body's spans (--trace): each one's share of the time per iteration, and its time. */
+static void print_spans(FILE *o, const bench__result *r)
+{
+    if (r->nspans == 0)
+        return;
+    fprintf(o, "%*sspans:", ID_WIDTH, "");
+    for (size_t i = 0; i < r->nspans; i++) {
+        char name[4 * sizeof r->spans[i].name], t[32];
+        bench__escape(name, sizeof name, r->spans[i].name);
+        double share = bench__span_share(r, i);
+        bench__fmt_time(t, sizeof t, share * r->est.median.point);
+        fprintf(o, "%s %s %.1f%% (%s)", i ? "," : "", name, 100.0 * share, t);
+    }
+    fputs(" of the time per iteration\n", o);
+}
+
 static void pretty_result(bench__reporter *rep, const bench__result *r)
 {
     FILE *o = rep->out;
@@ -161,6 +177,7 @@ static void pretty_result(bench__reporter *rep, const bench__result *r)
     if (bench__optimised_away(r)) /* a rate no machine reaches: the loop is gone */
         fprintf(o, "%*s%s%s%s\n", ID_WIDTH, "", red, bench__optimised_away_note, reset);
     bench__print_metrics(o, r, rep->color);
+    print_spans(o, r);
     if (r->processes >= 2)
         print_spread(o, r, rep->cmp, yellow, reset);
     else if (r->processes == 1)

@@ -52,6 +52,7 @@
 #include "report/report_compare.h"
 #include "run/layout.h"
 #include "run/protocol.h"
+#include "run/trace.h"
 #include "run/run.h"
 #include "stats/stats.h"
 #include "store/store.h"
@@ -615,7 +616,9 @@ int bench__ab_compare(const char *old_prog, int old_fd, const char *new_prog, in
                             it->id, it->pairs + 1, open, n);
                     fflush(stderr);
                 }
+                bench__trace_beginf("A/B pair %zu: %s", it->pairs + 1, it->id); /* --trace */
                 int prc = one_pair(&run, b);
+                bench__trace_end();
                 if (prc == BENCH_EUSAGE) {
                     rc = BENCH_EUSAGE;
                     break;

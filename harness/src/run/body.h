@@ -95,6 +95,15 @@ struct bench {
     struct bench__team *team;
     bool follower;
     unsigned thread_index; /* 0: the leader; 1 .. threads - 1: followers */
+    /* --trace (runner.c): warm-up samples past the first few of a phase, merged into one line */
+    struct {
+        unsigned sent;     /* warm-up samples of the phase sent one by one */
+        unsigned phase;    /* BENCH__TRACE_WARM_UP or _REWARM of the pending ones */
+        uint64_t n;        /* pending samples, 0: none */
+        int64_t start_ns;  /* the first pending one's start */
+        double iters, ns;  /* their sums */
+    } trace_warm;
+    struct bench__spans *spans; /* this thread's spans under --trace (span.c), or NULL */
     int thread_metric;     /* the leader's: metric index of thread_0 in r (fastest_thread, beyond
                               BENCH__THREAD_METRICS threads, follows them); -1: none */
 };
@@ -125,6 +134,8 @@ void bench__team_run(bench_t *b);
 uint64_t bench__team_follow(bench_t *b, bool stopped);
 const double *bench__team_gather(bench_t *b, bool stopped, double own_ns, double *span_ns);
 void bench__team_publish(bench_t *b, uint64_t n);
+/* The leader of a follower's team. */
+const bench_t *bench__team_leader(const bench_t *b);
 /* bench_fail / bench_skip (st) on a follower, bench_set_bytes / bench_set_elements (NULL: leave
  * it) on any thread of a team (accessors.c). */
 void bench__team_status(bench_t *b, bench__status st, const char *fmt, va_list ap)

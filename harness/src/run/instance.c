@@ -8,6 +8,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "core/base.h"
 #include "core/options.h"
@@ -18,6 +19,7 @@
 #include "run/body.h"
 #include "run/plan.h"
 #include "run/run.h"
+#include "run/trace.h"
 #include "sys/clock.h"
 
 static void detach_attached(bench_t *b)
@@ -150,7 +152,10 @@ static bool instance_begin(bench_t *b, const bench__instance *inst, const bench_
     b->inst = inst;
     b->opt = opt;
     b->r = r;
+    int64_t calibrating = bench__now_ns();
     b->clk = bench__clock_calibrate();
+    if (bench__spans_on)
+        bench__trace_span(0, "clock calibration", calibrating);
     bench__plan_for(&b->plan, opt);
 
     r->inst = inst;
@@ -254,12 +259,15 @@ static int ip_step(size_t i, unsigned j, void *arg)
 {
     in_process *ip = arg;
     bench_t *b = &ip->bs[i];
+    bench__trace_process_begin(ip->list[i]->id, j, b->rounds ? b->rounds : 1, (long)getpid());
     if (j == 0 && !instance_begin(b, ip->list[i], ip->opt, &ip->results[i])) {
         b->finished = true;
         instance_finish(b);
+        bench__trace_process_end(NULL);
         return 0;
     }
     bench__instance_round(b);
+    bench__trace_process_end(NULL);
     if (b->finished)
         instance_finish(b);
     return 0;

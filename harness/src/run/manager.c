@@ -42,6 +42,7 @@
 #include "run/plan.h"
 #include "run/protocol.h"
 #include "run/run.h"
+#include "run/trace.h"
 #include "sys/clock.h"
 #include "sys/proc.h"
 
@@ -56,6 +57,7 @@ typedef struct iso {
     size_t capacity;  /* room for samples in the result's arrays */
     size_t metrics_seen; /* METRIC lines of the running process */
     unsigned info_capacity; /* room in the result's proc_info */
+    double traced_ns;     /* --trace: the last measured sample's ns (its TS line) */
 } iso;
 
 static void fail(bench__result *r, bench__failure how, int code, const char *fmt, ...)
@@ -127,6 +129,7 @@ static bool take_sample(bench__result *r, iso *s, unsigned proc, const bench__wi
 static bool take(bench__result *r, iso *s, unsigned proc, const bench__wire_line *l,
                  bool *ended)
 {
+    bench__trace_take(l); /* --trace: every line is the trace's too (trace.c) */
     switch (l->kind) {
     case BENCH__WIRE_PLAN:
         if (proc != 0 || l->plan.rounds > s->count)
@@ -164,6 +167,17 @@ static bool take(bench__result *r, iso *s, unsigned proc, const bench__wire_line
         return true;
     case BENCH__WIRE_SAMPLE:
         return take_sample(r, s, proc, l);
+    case BENCH__WIRE_TSAMPLE:
+        if (l->tsample.phase == BENCH__TRACE_MEASURE)
+            s->traced_ns = l->tsample.total_ns;
+        return true; /* the trace's (trace.c took it) */
+    case BENCH__WIRE_TSPAN:
+        return true;
+    case BENCH__WIRE_TSHARE: /* a span's time in the sample of the last TS line */
+        if (!bench__span_sample(r, l->tshare.name, l->tshare.ns, l->tshare.count, s->traced_ns))
+            fail(r, BENCH__FAIL_ERROR, 0, "span '%s': too many span names (at most %d) or out "
+                                          "of memory", l->tshare.name, BENCH__MAX_SPANS);
+        return true;
     case BENCH__WIRE_PROC:
         if (r->proc_info && proc < s->info_capacity)
             r->proc_info[proc] = l->proc;
@@ -185,6 +199,28 @@ static const char *launcher_name(const bench__run_options *opt)
 {
     const char *slash = strrchr(opt->launcher[0], '/');
     return slash ? slash + 1 : opt->launcher[0];
+}
+
+/* --trace: the manager's wait for a worker it started at started_ns, and the worker's track. */
+static void trace_begin(const bench__result *r, const iso *s, unsigned proc, const bench__proc *p,
+                        int64_t started_ns)
+{
+    char waiting[256];
+    bench__msg(waiting, sizeof waiting, "wait: %s process %u of %u", r->inst->id, proc + 1,
+               s->count);
+    bench__trace_begin_at(waiting, started_ns);
+    bench__trace_process_begin(r->inst->id, proc, s->count, (long)p->pid);
+}
+
+/* --trace: how the worker process ended, on its track, and the manager's wait for it. */
+static void trace_end(bench__proc *p, bench__proc_end end, bool ended, double timeout)
+{
+    char how[128];
+    bool normal = end == BENCH__PROC_EXITED && ended;
+    if (!normal)
+        bench__proc_describe(p, timeout, how, sizeof how);
+    bench__trace_process_end(normal ? NULL : how);
+    bench__trace_end();
 }
 
 /* Runs process `proc` of benchmark r; returns BENCH_EUSAGE when the run was interrupted. */
@@ -241,6 +277,7 @@ static int run_process(int argc, char **argv, const bench__run_options *opt,
     }
     bench__job_export(job);
     bench__layout_export(&lay);
+    int64_t started = bench__now_ns();
     int rc = bench__proc_start(&p, &spec, msg, sizeof msg);
     bench__layout_unexport();
     bench__job_unexport();
@@ -249,6 +286,7 @@ static int run_process(int argc, char **argv, const bench__run_options *opt,
         fail(r, BENCH__FAIL_ERROR, 0, "%s", msg);
         return 0;
     }
+    trace_begin(r, s, proc, &p, started);
     double timeout = opt->timeout_s > 0 ? opt->timeout_s : BENCH__DEFAULT_TIMEOUT;
     int64_t deadline = bench__now_ns() + (int64_t)(timeout * 1e9);
     bench__wire_line line;
@@ -274,6 +312,7 @@ static int run_process(int argc, char **argv, const bench__run_options *opt,
         return BENCH_EUSAGE;
     }
     bench__proc_end end = bench__proc_wait(&p, deadline);
+    trace_end(&p, end, ended, timeout);
     if (proc == 0 && ended && r->status == BENCH__OK && s->step == 0 &&
         opt->plan == BENCH__PLAN_TIMED)
         bad = true; /* process 0 of a timed plan must send it */
@@ -347,8 +386,11 @@ static void finish(bench__result *r, iso *s, const bench__run_options *opt)
         fail(r, BENCH__FAIL_ERROR, 0, "%s", "no sample was taken");
         return;
     }
+    bench__trace_begin("analysis");
     if (bench__analyze(r, opt) != 0)
         fail(r, BENCH__FAIL_ERROR, 0, "%s", "statistics failed (out of memory?)");
+    bench__trace_end();
+    bench__trace_estimate(r);
 }
 
 /* The manager's side of the scheduler (schedule.c): a round is one worker process. */

@@ -24,6 +24,7 @@
 #include "run/pipeline.h"
 #include "run/plan.h"
 #include "run/since_last.h"
+#include "run/trace.h"
 #include "store/history.h"
 #include "sys/canary.h"
 #include "sys/proc.h"
@@ -96,9 +97,14 @@ static int ab_run(bench__request *c, const bench__instance *all, size_t n, const
         c->abo.after_arg = &xo;
     }
     bench__gate gate = bench__request_gate(c);
+    if (c->run.trace_path)
+        bench__trace_start(c->run.trace_path); /* its pairs, on the manager's track */
     int exit_code = bench__finish_stdout(bench__ab_run(c->ab, all, selected, n, &c->abo,
                                                            &gate,
                                                            bench__use_color(c->color)));
+    if (c->run.trace_path && !bench__proc_interrupted() && bench__trace_write() != 0 &&
+        exit_code == BENCH_EXIT_OK)
+        exit_code = BENCH_EXIT_USAGE;
     free(removed);
     free(text);
     return exit_code;
@@ -418,6 +424,10 @@ static void write_outputs(pipeline *p)
     }
     if (bench__proc_interrupted())
         return;
+    if (c->run.trace_path && (bench__trace_write() != 0 || (note_written(p, "--trace"), 0)))
+        rc = BENCH_EXIT_USAGE; /* its own file: the others are written all the same */
+    if (bench__proc_interrupted())
+        return;
     if (c->gbench_path) {
         if (bench__gbench_write_file(c->gbench_path, &p->ctx, p->results, p->k, msg,
                                      sizeof msg)) {
@@ -609,6 +619,8 @@ static int measure(pipeline *p, int argc, char **argv, const bench__instance *al
     for (size_t i = 0; i < n; i++)
         if (selected[i])
             p->list[p->k++] = &all[i];
+    if (c->run.trace_path)
+        bench__trace_start(c->run.trace_path);
     if (c->calibrate) {
         p->ncal = (size_t)c->calibrate - 1;
         p->cal = calloc(p->ncal * p->k + 1, sizeof *p->cal);
@@ -728,7 +740,9 @@ int bench__pipeline_run(bench__request *c, int argc, char **argv, const bench__i
     if (p.cal)
         bench__noise_from_medians(p.results, p.k, p.cal, p.ncal);
     if (c->baseline) {
+        bench__trace_begin("comparison and confirmation");
         int cmp_exit = compare_suite(&p);
+        bench__trace_end();
         if (cmp_exit < 0 || bench__proc_interrupted()) {
             p.exit_code = interrupted("the comparison");
             goto out;

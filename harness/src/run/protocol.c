@@ -182,6 +182,22 @@ static void put_line(writer *o, const bench__wire_line *l)
     case BENCH__WIRE_RUN:
         put(o, " %llu", (unsigned long long)l->run.iters);
         break;
+    case BENCH__WIRE_TSAMPLE:
+        put(o, " %u %llu", l->tsample.phase, (unsigned long long)l->tsample.start_ns);
+        put_double(o, l->tsample.iters);
+        put_double(o, l->tsample.total_ns);
+        put(o, " %llu", (unsigned long long)l->tsample.count);
+        break;
+    case BENCH__WIRE_TSPAN:
+        put(o, " %u %u %llu %llu", l->tspan.thread, l->tspan.what,
+            (unsigned long long)l->tspan.start_ns, (unsigned long long)l->tspan.dur_ns);
+        put_text(o, "name", l->tspan.name);
+        break;
+    case BENCH__WIRE_TSHARE:
+        put_double(o, l->tshare.ns);
+        put(o, " %llu", (unsigned long long)l->tshare.count);
+        put_text(o, "name", l->tshare.name);
+        break;
     case BENCH__WIRE_READY:
     case BENCH__WIRE_QUIT:
     case BENCH__WIRE_NKINDS:
@@ -482,6 +498,22 @@ static bool get_fields(reader *c, bench__wire_line *l)
         return dbl(c, "ns", FINITE_MIN, 0, &l->time.ns);
     case BENCH__WIRE_RUN:
         return u64(c, "iterations", 1, UINT64_MAX, &l->run.iters);
+    case BENCH__WIRE_TSAMPLE:
+        return uns(c, "phase", 0, 2, &l->tsample.phase) &&
+               u64(c, "start_ns", 0, INT64_MAX, &l->tsample.start_ns) &&
+               dbl(c, "iterations", FINITE_MIN, 1, &l->tsample.iters) &&
+               dbl(c, "total_ns", FINITE_MIN, 0, &l->tsample.total_ns) &&
+               u64(c, "count", 1, UINT64_MAX, &l->tsample.count);
+    case BENCH__WIRE_TSPAN:
+        return uns(c, "thread", 0, UINT32_MAX, &l->tspan.thread) &&
+               uns(c, "what", 0, 2, &l->tspan.what) &&
+               u64(c, "start_ns", 0, INT64_MAX, &l->tspan.start_ns) &&
+               u64(c, "dur_ns", 0, INT64_MAX, &l->tspan.dur_ns) &&
+               text(c, "name", l->tspan.name, sizeof l->tspan.name);
+    case BENCH__WIRE_TSHARE:
+        return dbl(c, "ns", FINITE_MIN, 0, &l->tshare.ns) &&
+               u64(c, "count", 0, UINT64_MAX, &l->tshare.count) &&
+               text(c, "name", l->tshare.name, sizeof l->tshare.name);
     case BENCH__WIRE_READY:
     case BENCH__WIRE_QUIT:
     case BENCH__WIRE_NKINDS:

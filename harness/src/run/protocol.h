@@ -7,7 +7,7 @@
  *     without its newline): "index count mode step est_ns id";
  *   - the worker's lines, on its descriptor 3: PLAN, SET, METRIC, FACT, THREAD, WARM, WALL, S,
  *     PROC, END from a measuring worker (manager.c), READY, T, PROC, END from a driven one
- *     (ab.c);
+ *     (ab.c); under --trace a measuring worker also sends TS, TSPAN and TSHARE (trace.c);
  *   - a driven worker's commands, on its stdin: R (run a sample of n iterations), Q (stop).
  * Every line is written by bench__wire_format (or bench__wire_write) from a tagged struct and
  * read by bench__wire_parse (or bench__wire_read, bench__wire_getline) into one: no other file
@@ -27,6 +27,9 @@
 
 #include "core/result.h"
 #include "sys/proc.h"
+
+/** The room for a trace span's name, its NUL included (a longer name is cut). */
+#define BENCH__TRACE_NAME 64
 
 /** The longest line, in bytes without its newline; it fits sys/proc.c's buffer with its
  * newline. */
@@ -50,7 +53,10 @@
     X(READY, "READY")   /* driven worker: its setup is done */                                     \
     X(TIME, "T")        /* driven worker: ns of the sample it was told to run */                   \
     X(RUN, "R")         /* to a driven worker: run a sample of this many iterations */             \
-    X(QUIT, "Q")        /* to a driven worker: stop */
+    X(QUIT, "Q")        /* to a driven worker: stop */                                             \
+    X(TSAMPLE, "TS")    /* worker under --trace: phase start_ns iterations total_ns count */       \
+    X(TSPAN, "TSPAN")   /* worker under --trace: thread what start_ns dur_ns name */               \
+    X(TSHARE, "TSHARE") /* worker under --trace: ns count name, a span's total over samples */
 
 /** A line's kind. */
 typedef enum bench__wire_kind {
@@ -120,6 +126,25 @@ typedef struct bench__wire_line {
         struct {
             uint64_t iters; /* >= 1 */
         } run;
+        struct {
+            unsigned phase;   /* BENCH__TRACE_WARM_UP, _REWARM or _MEASURE (trace.h) */
+            uint64_t start_ns; /* CLOCK_MONOTONIC at the sample's start */
+            double iters;     /* >= 1, as on the S line */
+            double total_ns;  /* >= 0, as on the S line */
+            uint64_t count;   /* samples merged into this line (warm-up ones), >= 1 */
+        } tsample;
+        struct {
+            unsigned thread;   /* the thread of a threaded body, 0 .. threads - 1 */
+            unsigned what;     /* BENCH__TRACE_HARNESS, _SPAN or _NOTE (trace.h) */
+            uint64_t start_ns; /* CLOCK_MONOTONIC */
+            uint64_t dur_ns;
+            char name[BENCH__TRACE_NAME]; /* the rest of the line */
+        } tspan;
+        struct {
+            double ns;      /* the span's time inside measured samples, >= 0 */
+            uint64_t count; /* times it ran there */
+            char name[BENCH__TRACE_NAME]; /* the rest of the line */
+        } tshare;
     };
 } bench__wire_line;
 

@@ -45,6 +45,7 @@
 #include "run/plan.h"
 #include "run/protocol.h"
 #include "run/run.h"
+#include "run/trace.h"
 #include "stats/stats.h"
 #include "sys/clock.h"
 
@@ -205,10 +206,76 @@ static uint64_t sample_iters(const bench_t *b, size_t k)
     return v > (double)MAX_SAMPLE_ITERS ? MAX_SAMPLE_ITERS : (uint64_t)v;
 }
 
+/* --trace: warm-up samples of a phase sent one by one; the rest are merged into one line. */
+#define TRACE_WARM_SAMPLES 16
+
+/* --trace: the merged warm-up samples, if any, as one TS line. */
+static void trace_warm_flush(bench_t *b)
+{
+    if (b->trace_warm.n == 0)
+        return;
+    bench__wire_line l = {.kind = BENCH__WIRE_TSAMPLE};
+    l.tsample.phase = b->trace_warm.phase;
+    l.tsample.start_ns = (uint64_t)b->trace_warm.start_ns;
+    l.tsample.iters = b->trace_warm.iters;
+    l.tsample.total_ns = b->trace_warm.ns;
+    l.tsample.count = b->trace_warm.n;
+    bench__trace_emit(&l);
+    b->trace_warm.n = 0;
+}
+
+/* --trace: a slice of this thread, from start_ns to now (TSPAN line); it ends a warm-up phase
+ * when it is one (the pending warm-up samples go first). */
+static void trace_slice(bench_t *b, const char *name, int64_t start_ns)
+{
+    trace_warm_flush(b);
+    b->trace_warm.sent = 0;
+    bench__trace_span(b->thread_index, name, start_ns);
+}
+
+/* --trace: the sample that just ended (its start: now less its time), and the body's spans.
+ * A measured sample is one line each; a warm-up phase's first TRACE_WARM_SAMPLES are too, its
+ * later ones are merged (a tiny body warms up in thousands of samples). */
+__attribute__((noinline)) static void trace_sample(bench_t *b, uint64_t iters, double total_ns)
+{
+    if (b->plan.kind == BENCH__PLAN_DRIVEN || b->plan.kind == BENCH__PLAN_PROFILE ||
+        b->phase == PH_INIT || b->phase == PH_DONE)
+        return;
+    bench__wire_line l = {.kind = BENCH__WIRE_TSAMPLE};
+    l.tsample.phase = b->phase == PH_WARMUP   ? BENCH__TRACE_WARM_UP
+                      : b->phase == PH_REWARM ? BENCH__TRACE_REWARM
+                                              : BENCH__TRACE_MEASURE;
+    if (l.tsample.phase == BENCH__TRACE_MEASURE && b->r->nsamples >= b->capacity)
+        return; /* not kept (sample_done) */
+    int64_t start = bench__now_ns() - (int64_t)llround(total_ns);
+    l.tsample.start_ns = start > 0 ? (uint64_t)start : 0;
+    l.tsample.iters = (double)iters;
+    l.tsample.total_ns = total_ns;
+    l.tsample.count = 1;
+    if (l.tsample.phase != BENCH__TRACE_MEASURE && b->trace_warm.sent >= TRACE_WARM_SAMPLES) {
+        if (b->trace_warm.n++ == 0) {
+            b->trace_warm.phase = l.tsample.phase;
+            b->trace_warm.start_ns = (int64_t)l.tsample.start_ns;
+            b->trace_warm.iters = b->trace_warm.ns = 0;
+        }
+        b->trace_warm.iters += (double)iters;
+        b->trace_warm.ns += total_ns;
+    } else {
+        trace_warm_flush(b);
+        b->trace_warm.sent += l.tsample.phase != BENCH__TRACE_MEASURE;
+        bench__trace_emit(&l);
+    }
+    if (l.tsample.phase == BENCH__TRACE_MEASURE)
+        bench__spans_sample(b, total_ns); /* each span's time in it, after its TS line */
+    bench__spans_flush(b);
+}
+
 /* Records a finished sample. */
 static void sample_done(bench_t *b, uint64_t iters, double total_ns)
 {
     bench__result *r = b->r;
+    if (bench__spans_on)
+        trace_sample(b, iters, total_ns);
     if (b->plan.kind == BENCH__PLAN_DRIVEN) {
         /* A/B worker: the coordinator keeps the samples. A time it cannot be sent (not finite,
          * negative) ends the samples, and the coordinator hears why on the END line. */
@@ -388,7 +455,12 @@ static uint64_t next_sample(bench_t *b)
             progress(b, now);
             return n;
         }
+        if (bench__spans_on)
+            trace_slice(b, "warm-up", b->warm_start_ns);
+        int64_t planning = bench__now_ns();
         plan(b);
+        if (bench__spans_on)
+            trace_slice(b, "planning", planning);
         b->phase = PH_MEASURE;
         b->round_start_ns = now;
     }
@@ -409,6 +481,8 @@ static uint64_t next_sample(bench_t *b)
             progress(b, now);
             return b->step;
         }
+        if (bench__spans_on)
+            trace_slice(b, "re-warm-up", b->warm_start_ns);
         b->phase = PH_MEASURE;
         b->round_start_ns = now;
     }
@@ -662,6 +736,12 @@ void bench__instance_round(bench_t *b)
     else
         b->inst->desc->fn(b);
     bench__crash_set_current(NULL);
+    if (bench__spans_on) {
+        char why[256];
+        trace_warm_flush(b);
+        if (bench__spans_finish(b, why, sizeof why) && r->status == BENCH__OK)
+            bench_fail(b, "%s", why);
+    }
     progress_clear(b);
     if (r->status == BENCH__OK && b->in_sample)
         bench_fail(b, "the body left its timed loop early (return or goto inside BENCH_ITER)");

@@ -30,6 +30,7 @@
 #include "probes/measure.h"
 #include "run/body.h"
 #include "run/run.h"
+#include "run/trace.h"
 #include "sys/clock.h"
 
 /* One thread of the team. Cache-line aligned: each thread writes its own only. */
@@ -257,6 +258,11 @@ static void follow(member *m)
     b->phase = PH_DONE;
 }
 
+const bench_t *bench__team_leader(const bench_t *b)
+{
+    return b->team->leader;
+}
+
 /* Member i's handle: the leader's benchmark, its own clock, nothing of the leader's state. */
 static void follower_init(bench__team *t, unsigned i)
 {
@@ -352,6 +358,11 @@ void bench__team_run(bench_t *b)
     for (unsigned i = 1; i < n; i++)
         if (m[i].started)
             pthread_join(m[i].tid, NULL);
+    for (unsigned i = 1; i < n; i++) { /* --trace: the followers' spans (span.c) */
+        char why[256];
+        if (bench__spans_finish(&m[i].b, why, sizeof why) && r->status == BENCH__OK)
+            bench__result_fail(r, "thread %u: %s", i, why);
+    }
     fold_status(t); /* a follower's failure after the last boundary */
     keep_placement(t, r);
     pthread_cond_destroy(&t->wake);

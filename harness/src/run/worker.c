@@ -33,6 +33,7 @@
 #include "run/layout.h"
 #include "run/protocol.h"
 #include "run/run.h"
+#include "run/trace.h"
 #include "sys/proc.h"
 
 /* Writes one line of the protocol; false when the line cannot be said on it (a value out of
@@ -242,6 +243,8 @@ int bench__worker_main(const bench__instance *all, size_t n, const char *job_tex
         opt.job.mode = (bench_sampling)job.mode;
         opt.job.step = job.step;
         opt.job.est_ns = job.est_ns;
+        if (opt.trace_path)
+            bench__trace_worker(out); /* its samples and spans as they happen */
     }
     bench__result r;
     memset(&r, 0, sizeof r);

@@ -297,8 +297,23 @@ void bench__tmp_sweep_beside(const char *path, double older_than_s)
     sweep(dir, slash ? slash + 1 : path, older_than_s);
 }
 
+/* What a file gets: n bytes, then a newline for text (none for bytes). */
+typedef struct payload {
+    const char *p;
+    size_t n;
+    bool newline;
+} payload;
+
+/* Writes the payload to fd; 0, or -1 with errno. */
+static int write_payload(int fd, const payload *d)
+{
+    if (write_all(fd, d->p, d->n) != 0 || (d->newline && write_all(fd, "\n", 1) != 0))
+        return -1;
+    return 0;
+}
+
 /* Replaces the regular file (or new name) `path` atomically; `shown` names it in messages. */
-static int write_replacing(const char *path, const char *shown, const char *text, char *msg,
+static int write_replacing(const char *path, const char *shown, const payload *text, char *msg,
                            size_t msglen)
 {
     char dir[PATH_MAX];
@@ -327,8 +342,7 @@ static int write_replacing(const char *path, const char *shown, const char *text
                    strerror(mkstemp_errno));
         goto done;
     }
-    if (write_all(fd, text, strlen(text)) != 0 || write_all(fd, "\n", 1) != 0 ||
-        fsync(fd) != 0) {
+    if (write_payload(fd, text) != 0 || fsync(fd) != 0) {
         bench__msg(msg, msglen, "%s: write failed: %s", shown, strerror(errno));
         goto fail;
     }
@@ -370,14 +384,14 @@ static bool same_file_as_fd(const struct stat *st, int fd)
 }
 
 /* Writes text and a newline to fd, with SIGPIPE ignored (a closed reader is an error, EPIPE). */
-static int write_to_fd(int fd, const char *path, const char *text, char *msg, size_t msglen)
+static int write_to_fd(int fd, const char *path, const payload *text, char *msg, size_t msglen)
 {
     struct sigaction ign, old;
     memset(&ign, 0, sizeof ign);
     ign.sa_handler = SIG_IGN;
     sigaction(SIGPIPE, &ign, &old);
     int rc = 0;
-    if (write_all(fd, text, strlen(text)) != 0 || write_all(fd, "\n", 1) != 0) {
+    if (write_payload(fd, text) != 0) {
         bench__msg(msg, msglen, "%s: write failed: %s", path, strerror(errno));
         rc = BENCH_EIO;
     }
@@ -386,7 +400,7 @@ static int write_to_fd(int fd, const char *path, const char *text, char *msg, si
 }
 
 /* A target that is not replaced: written in place (character device, FIFO, our own stdout). */
-static int write_direct(const char *path, const struct stat *st, const char *text, char *msg,
+static int write_direct(const char *path, const struct stat *st, const payload *text, char *msg,
                         size_t msglen)
 {
     if (same_file_as_fd(st, STDOUT_FILENO) || same_file_as_fd(st, STDERR_FILENO)) {
@@ -425,7 +439,8 @@ static int write_direct(const char *path, const struct stat *st, const char *tex
     return rc;
 }
 
-int bench__write_atomic(const char *path, const char *text, char *msg, size_t msglen)
+/* bench__write_atomic and bench__write_atomic_bytes: the payload to path. */
+static int write_atomic(const char *path, const payload *text, char *msg, size_t msglen)
 {
     struct stat lst, st;
     if (lstat(path, &lst) != 0) {
@@ -459,6 +474,19 @@ int bench__write_atomic(const char *path, const char *text, char *msg, size_t ms
         !same_file_as_fd(&lst, STDERR_FILENO))
         return write_replacing(path, path, text, msg, msglen);
     return write_direct(path, &lst, text, msg, msglen);
+}
+
+int bench__write_atomic(const char *path, const char *text, char *msg, size_t msglen)
+{
+    payload d = {text, strlen(text), true};
+    return write_atomic(path, &d, msg, msglen);
+}
+
+int bench__write_atomic_bytes(const char *path, const void *data, size_t len, char *msg,
+                              size_t msglen)
+{
+    payload d = {data, len, false};
+    return write_atomic(path, &d, msg, msglen);
 }
 
 /* ---- reading ---- */

@@ -417,6 +417,24 @@ static void metrics_json(cJSON *o, const bench__result *r)
 }
 
 /* A threaded body's threads (bench_desc.threads), added to o; nothing for one thread. */
+/* The body's spans (--trace): each one's share of the time per iteration. */
+static void spans_json(cJSON *o, const bench__result *r)
+{
+    if (r->nspans == 0)
+        return;
+    cJSON *sp = cJSON_AddArrayToObject(o, "spans");
+    for (size_t i = 0; i < r->nspans; i++) {
+        cJSON *x = cJSON_CreateObject();
+        cJSON_AddItemToArray(sp, x);
+        cJSON_AddStringToObject(x, "name", r->spans[i].name);
+        double share = bench__span_share(r, i);
+        share = isfinite(share) ? share : 0;
+        cJSON_AddNumberToObject(x, "share", share);
+        cJSON_AddNumberToObject(x, "ns_per_iter", share * r->est.median.point);
+        cJSON_AddNumberToObject(x, "count", (double)r->spans[i].count);
+    }
+}
+
 static void threads_json(cJSON *o, const bench__result *r)
 {
     bench__threads_summary ts;
@@ -538,6 +556,7 @@ static cJSON *result_json(const bench__result *r)
     if (r->change && !r->change->metric && bench__verdict_has_numbers(r->change->verdict))
         time_change_json(o, r->change);
     metrics_json(o, r);
+    spans_json(o, r);
     threads_json(o, r);
     if (r->noise.runs > 0) {
         cJSON *no = cJSON_AddObjectToObject(o, "noise");

@@ -36,6 +36,9 @@ int bench__json_write_file(const char *path, const bench__context *ctx, const be
  * dangling link is refused. Returns 0 or a negative error code with a one-line reason in msg.
  */
 int bench__write_atomic(const char *path, const char *text, char *msg, size_t msglen);
+/** bench__write_atomic of len bytes of data as they are (no newline added): a binary file. */
+int bench__write_atomic_bytes(const char *path, const void *data, size_t len, char *msg,
+                              size_t msglen);
 
 /** Temporary files older than this (s) whose process is gone are removed by a later save. */
 #define BENCH__STALE_TMP_S 600.0

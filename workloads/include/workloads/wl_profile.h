@@ -31,6 +31,11 @@ typedef struct wl_profile_params {
                                             one wl_similarity_topk call per query (its own
                                             checksum: the batch fuses multiply and add) */
     float decay_tau_days;                /* decay time scale, days */
+    /* Told each phase's start (begin 1) and end (begin 0), named "build", "activation",
+     * "similarity" and "decay", so a caller can mark them (a benchmark's spans, bench.h);
+     * NULL: none. It must not change anything the checksum depends on. */
+    void (*phase)(void *arg, const char *name, int begin);
+    void *phase_arg;                     /* phase's first argument */
 } wl_profile_params;
 
 /** Outcome of a profiling run. Times are wall-clock (CLOCK_MONOTONIC), in seconds. */
@@ -49,7 +54,7 @@ typedef struct wl_profile_result {
 /**
  * Fills *p with the reference workload for seed: the 10k-node, 50k-edge, D = 768 graph; 1000
  * activation queries (decay 0.5, threshold 0.01, at most 8 iterations); 1000 similarity queries,
- * top 10 of 10,000, in batches of 64; decay with tau = 1 day over all nodes.
+ * top 10 of 10,000, in batches of 64; decay with tau = 1 day over all nodes. No phase hook.
  */
 void wl_profile_params_default(wl_profile_params *p, uint64_t seed);
 
