@@ -1,10 +1,11 @@
 /*
  * pipeline.h: the one run pipeline (pipeline.c: select, plan, measure in workers, estimate,
  * compare, report, exit code) and what it is asked to do (bench__request: everything the
- * command line asked for, filled by cli/cli_options.c). The pieces it is made of have headers
- * of their own beside their files: selection (select.h), baselines by name and the confirmation
- * of suspects (baselines.h), two saved runs compared without measuring (compare_files.h), the
- * change since the last run (since_last.h), a history's steps confirmed (history_confirm.h).
+ * command line asked for, filled by cli/cli_options.c, its defaults resolved by request.c, whose
+ * functions are declared here). The pieces it is made of have headers of their own beside their
+ * files: selection (select.h), baselines by name and the confirmation of suspects
+ * (baselines.h), two saved runs compared without measuring (compare_files.h), the change since
+ * the last run (since_last.h), a history's steps confirmed (history_confirm.h).
  */
 #ifndef HARNESS_PIPELINE_H
 #define HARNESS_PIPELINE_H
