@@ -33,9 +33,7 @@ MAX_FILE_LINES = 800
 MAX_FUNCTION_LINES = 120
 # Files (folder/file.c) and functions (folder/file.c:name) the size rule leaves alone, each with
 # why. Remove an entry when its reason is gone.
-SIZE_EXCEPTIONS = {
-    "store/history.c": "being rewritten into a handle with two stores",
-}
+SIZE_EXCEPTIONS = {}
 
 
 def symbols(objects):

@@ -13,9 +13,11 @@ what="${1:-build}"
 build_pkgs=(cmake make gcc pkg-config libcjson-dev libcpuid-dev libpfm4-dev libsqlite3-dev help2man)
 # man-db: e2e/installed_tools reads the installed man page with man.
 # libjemalloc2: the --alloc-stats tests under a preloaded jemalloc; clang and its runtime
-# libraries: the baseline loader's libFuzzer target (tests/fuzz).
+# libraries: the baseline loader's libFuzzer target (tests/fuzz). libpq-dev: the run history in
+# PostgreSQL (optional for the build, like libsqlite3-dev; `make bench` needs none of it), and
+# postgresql: the private server the history tests start (initdb, pg_ctl, psql).
 test_pkgs=(libcmocka-dev python3 python3-jsonschema chromium valgrind libjemalloc2 clang
-    libclang-rt-dev man-db)
+    libclang-rt-dev man-db libpq-dev postgresql)
 
 case "$what" in
     build) pkgs=("${build_pkgs[@]}") ;;

@@ -1,7 +1,8 @@
 """e2e_helpers.py: what the end-to-end tests share: running a program with what it prints
 captured, the environment a run gets, what a program's messages begin with, executable copies of
 a program and small scripts, results by benchmark id, the published schema check, and a TestCase
-with the exit-code assertion and a temporary directory per test.
+with the exit-code assertion and a temporary directory per test, and a private PostgreSQL server
+for the tests of a shared run history (PostgresServer).
 
 The tests run as scripts (ctest: python3 tests/e2e/test_X.py -v CLASS), so this directory is
 first on sys.path and `import e2e_helpers` finds this file. Each test keeps its own timeouts, its
@@ -10,6 +11,7 @@ Standard library only (jsonschema is used when it is installed).
 """
 import json
 import os
+import pwd
 import re
 import shutil
 import subprocess
@@ -121,3 +123,90 @@ class Case(unittest.TestCase):
         path = tempfile.mkdtemp(prefix=prefix)
         self.addCleanup(shutil.rmtree, path, True)
         return path
+
+
+# Debian's PostgreSQL 15 server programs (the postgresql package).
+PG_BIN = os.environ.get("E2E_PG_BIN", "/usr/lib/postgresql/15/bin")
+
+
+def postgres_missing():
+    """Why no private PostgreSQL server can start here (None when one can): its programs are
+    absent."""
+    for prog in ("initdb", "pg_ctl", "postgres"):
+        if not os.access(os.path.join(PG_BIN, prog), os.X_OK):
+            return f"PostgreSQL's {prog} is not in {PG_BIN} (Debian: apt-get install postgresql)"
+    if not shutil.which("psql") and not os.access(os.path.join(PG_BIN, "psql"), os.X_OK):
+        return "psql is absent (Debian: apt-get install postgresql-client)"
+    return None
+
+
+class PostgresServer:
+    """A PostgreSQL server of the test's own: a cluster in a temporary folder, listening only on
+    a Unix socket in that folder (listen_addresses=''), run as an unprivileged user when the
+    tests run as root (the server refuses root), its superuser `bench` trusted on the socket and
+    a role `pw` that must give its password (`secret`). No server on the machine is assumed or
+    touched. start() then url(); stop() (or the cleanup it was registered with) at the end."""
+
+    USER = "bench"
+    PASSWORD_ROLE = "pw"
+    PASSWORD = "secret"
+
+    def __init__(self):
+        self.dir = tempfile.mkdtemp(prefix="bench-pg-")
+        self.data = os.path.join(self.dir, "data")
+        self.log = os.path.join(self.dir, "log")
+        self.uid = self.gid = None
+        if os.geteuid() == 0:
+            nobody = pwd.getpwnam("nobody")
+            self.uid, self.gid = nobody.pw_uid, nobody.pw_gid
+            os.chown(self.dir, self.uid, self.gid)
+        os.chmod(self.dir, 0o700)
+        self.running = False
+
+    def _as_owner(self):
+        if self.uid is not None:
+            os.setgid(self.gid)
+            os.setuid(self.uid)
+
+    def _run(self, *cmd, timeout=120, check=True):
+        return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, check=check,
+                              preexec_fn=self._as_owner, cwd=self.dir,
+                              env=environ(unset=[k for k in os.environ if k.startswith("PG")]))
+
+    def start(self, *settings):
+        """Starts the server (made first when new); settings: more "-c NAME=VALUE" options."""
+        if not os.path.isdir(self.data):
+            self._run(os.path.join(PG_BIN, "initdb"), "-D", self.data, "-U", self.USER,
+                      "--auth=trust", "-E", "UTF8", "--locale=C.UTF-8")
+            with open(os.path.join(self.data, "pg_hba.conf"), "w", encoding="utf-8") as f:
+                f.write(f"local all {self.PASSWORD_ROLE} scram-sha-256\nlocal all all trust\n")
+        self._run(os.path.join(PG_BIN, "pg_ctl"), "-D", self.data, "-l", self.log, "-w", "-o",
+                  " ".join([f"-k {self.dir} -c listen_addresses='' -c fsync=off "
+                            "-c max_connections=60", *settings]), "start")
+        self.running = True
+        return self
+
+    def stop(self, mode="fast"):
+        if self.running:
+            self._run(os.path.join(PG_BIN, "pg_ctl"), "-D", self.data, "-m", mode, "-w", "stop",
+                      check=False)
+            self.running = False
+
+    def destroy(self):
+        self.stop()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+    def url(self, db="postgres", user=USER, password=None):
+        auth = f"{user}:{password}" if password else user
+        return f"postgresql://{auth}@/{db}?host={self.dir}"
+
+    def psql(self, sql, db="postgres"):
+        """Runs sql (one or more statements) as the superuser; its rows as lists of strings."""
+        p = subprocess.run([shutil.which("psql") or os.path.join(PG_BIN, "psql"), "-X", "-q",
+                            "-A", "-t", "-F", "\t", "-v", "ON_ERROR_STOP=1", "-h", self.dir,
+                            "-U", self.USER, "-d", db, "-c", sql],
+                           capture_output=True, text=True, timeout=60, check=False,
+                           env=environ(unset=[k for k in os.environ if k.startswith("PG")]))
+        if p.returncode != 0:
+            raise RuntimeError(f"psql: {p.stderr.strip()}")
+        return [line.split("\t") for line in p.stdout.splitlines() if line]

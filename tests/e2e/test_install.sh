@@ -11,7 +11,7 @@
 # checks the errors for a duplicate id and for a program with no benchmarks, (5) that
 # --alloc-stats of an outside program counts with the installed preload library libharness_alloc.so, and (6) the components:
 # the core alone links neither libpfm4 nor the CUDA runtime nor libstdc++ (and, in a build without
-# EXTRA_FLAGS, makes a program under 480 KiB), each installed component (harness-counters,
+# EXTRA_FLAGS, makes a program under 560 KiB), each installed component (harness-counters,
 # harness-cuda) takes effect through pkg-config and through find_package(harness COMPONENTS ...),
 # a component that is not there is a clear CMake error; (7) a benchmark file built with -O0 is
 # recorded so in context.benchmark_builds and warned about, and the same file built with -O2 is
@@ -355,10 +355,12 @@ for prog in "$tmp/prog_pc" "$tmp/cmake_build/prog_cmake"; do
     [[ "$version" != *"perf_event counters: libpfm4"* && "$version" != *"CUDA events: CUDA"* ]] ||
         fail "$prog links the core alone but says it has a component: $version"
 done
+# (480 KiB until the run history gained its PostgreSQL store, the shared readers and the copy,
+# about 50 KiB of the core, 2026-11-28: the program measured 516 KiB.)
 if [[ ${#extra[@]} -eq 0 ]]; then
     bytes="$(stat -c %s "$tmp/prog_pc")"
-    [[ "$bytes" -lt 491520 ]] ||
-        fail "a plain program built with pkg-config harness is $bytes bytes, not under 480 KiB"
+    [[ "$bytes" -lt 573440 ]] ||
+        fail "a plain program built with pkg-config harness is $bytes bytes, not under 560 KiB"
 fi
 
 # check_pc_component NAME WANT: a program built with pkg-config harness-NAME has the component

@@ -224,14 +224,12 @@ class SelectionTest(IsolationCase):
     def test_selection_does_not_change_a_result(self):
         alone, r_alone = self.faults("--exact", "heap/b_sensitive")
         after, r_after = self.faults("--exact", "heap/a_leaves_state", "heap/b_sensitive")
-        # Its own 1024 pages (4 MiB) are faulted in every iteration, whoever ran before.
+        # Its own 1024 pages (4 MiB) are faulted in every iteration, whoever ran before: a
+        # count, not a time, so that a loaded machine cannot fail it (the two runs' times once
+        # differed 4x at load 8; in one process the heap state changes them over 100x).
         self.assertGreater(alone, 900)
         self.assertLess(abs(after - alone), 0.05 * alone, (alone, after))
-        # Times agree within a factor far below what the heap state does in one process
-        # (over 100x on the development machine).
-        ratio = r_after["estimates"]["median"]["point"] / r_alone["estimates"]["median"]["point"]
-        self.assertGreater(ratio, 0.4)
-        self.assertLess(ratio, 2.5)
+        self.assertEqual((r_alone["status"], r_after["status"]), ("ok", "ok"))
 
     def test_in_process_shows_the_effect(self):
         """The fixture does what it says: in one process the earlier benchmark changes it."""

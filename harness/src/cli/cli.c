@@ -106,6 +106,9 @@ static long select_benchmarks(const bench__request *c, const bench__instance *al
     if (nsel == 0) {
         if (n == 0)
             bench__errf("this program has no benchmarks (no BENCH_FN was linked in)\n");
+        else if (c->shard_n)
+            bench__errf("shard %u/%u holds none of the benchmarks selected (see --list)\n",
+                        c->shard_k, c->shard_n);
         else
             bench__errf("no benchmark matches the filter%s (see --list)\n",
                         c->nfilters > 1 ? "s" : "");
@@ -124,11 +127,13 @@ static int select_history(const char *const *ids, size_t n, bool *selected, void
 
 /* --history-show FILE: the runs, then each selected benchmark's series and change points; with
  * --history-confirm, each change point checked by running the programs around it again. */
-static int show_history(const bench__request *c)
+static int show_history(bench__request *c)
 {
     char msg[1024], shown[4 * sizeof msg];
     bench__history_view view = {0};
-    int rc = bench__history_show(stdout, c->history_show, select_history, (void *)c,
+    int rc = bench__history_open(c->history_show, false, &c->history, msg, sizeof msg);
+    if (rc == 0)
+        rc = bench__history_show(stdout, c->history, select_history, (void *)c,
                                  c->history_confirm || c->json_path ? &view : NULL, msg,
                                  sizeof msg);
     if (rc != 0) {
@@ -136,6 +141,8 @@ static int show_history(const bench__request *c)
             bench__errf("%s\n", bench__escape(shown, sizeof shown, msg));
         fflush(stdout);
         bench__history_view_free(&view);
+        bench__history_close(c->history);
+        c->history = NULL;
         return BENCH_EXIT_USAGE;
     }
     int exit_code = BENCH_EXIT_OK;
@@ -146,12 +153,42 @@ static int show_history(const bench__request *c)
             exit_code = 128 + bench__proc_interrupted();
     }
     if (c->json_path && exit_code == BENCH_EXIT_OK &&
-        bench__history_view_write(c->json_path, c->history_show, &view, msg, sizeof msg) != 0) {
+        bench__history_view_write(c->json_path, bench__history_name(c->history), &view, msg,
+                                  sizeof msg) != 0) {
         bench__errf("%s\n", bench__escape(shown, sizeof shown, msg));
         exit_code = BENCH_EXIT_USAGE;
     }
     bench__history_view_free(&view);
+    bench__history_close(c->history);
+    c->history = NULL;
     return bench__finish_stdout(exit_code);
+}
+
+/* --history-copy FROM --history TO: every run of FROM that TO lacks, copied. */
+static int copy_history(const bench__request *c)
+{
+    char msg[1024], shown[4 * sizeof msg];
+    bench__history *from = NULL, *to = NULL;
+    size_t copied = 0, skipped = 0;
+    int rc = bench__history_open(c->history_copy, false, &from, msg, sizeof msg);
+    if (rc == 0)
+        rc = bench__history_open(c->history_path, true, &to, msg, sizeof msg);
+    if (rc == 0)
+        rc = bench__history_copy(from, to, &copied, &skipped, msg, sizeof msg);
+    if (rc == 0 || copied > 0) {
+        char a[1024], b[1024];
+        printf("history copy: %zu run%s copied, %zu already there (%s -> %s)\n", copied,
+               copied == 1 ? "" : "s", skipped,
+               bench__escape(a, sizeof a, bench__history_name(from)),
+               bench__escape(b, sizeof b, bench__history_name(to)));
+    }
+    if (rc != 0)
+        bench__errf("%s\n", bench__escape(shown, sizeof shown, msg));
+    bench__history_close(from);
+    bench__history_close(to);
+    return bench__finish_stdout(rc == 0 ? BENCH_EXIT_OK
+                                : bench__proc_interrupted() ? 128 + bench__proc_interrupted()
+                                                            : BENCH_EXIT_USAGE);
 }
 
 int bench_main(int argc, char **argv)
@@ -200,6 +237,8 @@ int bench_main(int argc, char **argv)
         return bench__compare_files(&c);
     if (c.history_show)
         return show_history(&c);
+    if (c.history_copy)
+        return copy_history(&c);
     if (c.list_events)
         return bench__finish_stdout(bench__perf_list_events(stdout));
 

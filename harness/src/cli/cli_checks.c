@@ -18,6 +18,14 @@
 static int check_mode_combinations(const bench__request *c)
 {
     /* ---- the run history (history.c) ---- */
+    if (c->history_copy && (c->history_show || c->load_baseline || c->save_baseline ||
+                            c->baseline || c->ab || c->calibrate || c->list || c->history_gate ||
+                            c->nfilters)) {
+        bench__errf("--history-copy copies a history into --history TO and runs nothing: it "
+                    "cannot be combined with --history-show, baselines, --ab, --calibrate, "
+                    "--list, --history-gate or FILTERs\n");
+        return -1;
+    }
     if (c->history_show && (c->history_path || c->load_baseline || c->save_baseline ||
                             c->baseline || c->ab || c->calibrate || c->list)) {
         bench__errf("--history-show reads a history and runs nothing: it cannot be "
@@ -198,6 +206,11 @@ int bench__cli_check_combinations(const bench__request *c)
 
 int bench__cli_check_history(const bench__request *c)
 {
+    if (c->run_id && !c->history_path) {
+        bench__errf("--run-id needs --history FILE (or BENCH_HISTORY): it names the run of the "
+                    "history this part is recorded in\n");
+        return -1;
+    }
     if (c->history_programs >= 0 && !c->history_path) {
         bench__errf("--history-programs needs --history FILE (or BENCH_HISTORY): it "
                     "keeps the programs of the runs recorded there\n");

@@ -10,12 +10,14 @@
  * code (2 for usage and input errors). Parsing never exits from inside a helper: each returns a
  * status that bench_main turns into the exit code.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <math.h>
 #include <regex.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -167,7 +169,7 @@ static int parse_choice(const char *flag, const char *v, const char *const *name
 typedef enum opt_id {
     O_TABLE, /* none: the table's field and checks apply it */
     O_WARM, O_PRECISION, O_SAMPLING, O_FORMAT, O_COLOR, O_SAVE, O_BASE, O_LOAD, O_LENIENT,
-    O_STRICT, O_AB_SCHEDULE, O_PERF_EVENTS, O_ALLOC_STATS, O_PROBE,
+    O_STRICT, O_AB_SCHEDULE, O_PERF_EVENTS, O_ALLOC_STATS, O_PROBE, O_SHARD, O_RUN_ID,
 } opt_id;
 
 /* How the table applies an option: a flag sets its bool; a text must not be empty; a number
@@ -252,9 +254,12 @@ static const opt_def options[] = {
     FLAG("trust-snapshots", trust_snapshots),
     TEXT("history", history_path, "a file name"),
     TEXT("history-show", history_show, "a file name"),
+    TEXT("history-copy", history_copy, "a file name"),
     WHOLE("history-gate", history_gate, 5, 1000, "an integer"),
     FLAG("history-confirm", history_confirm),
     WHOLE("history-programs", history_programs, 0, 1000, "an integer"),
+    OWN("shard", true, O_SHARD),
+    OWN("run-id", true, O_RUN_ID),
     FLAG("no-last", no_last),
     FLAG("explain", explain),
 };
@@ -385,6 +390,21 @@ static int apply_output(bench__request *c, opt_id id, const char *flag, const ch
         c->color = choice == 2 ? -1 : choice;
         return 0;
     }
+    case O_SHARD: {
+        unsigned k, n;
+        int used = 0;
+        if (!isdigit((unsigned char)v[0]) || sscanf(v, "%u/%u%n", &k, &n, &used) != 2 ||
+            v[used] != '\0' || k < 1 || n < 1 || k > n || n > 1000)
+            return bad_value(flag, v, "K/N, 1 <= K <= N <= 1000");
+        c->shard_k = k;
+        c->shard_n = n;
+        return 0;
+    }
+    case O_RUN_ID:
+        if (*v == '\0' || strlen(v) > 200)
+            return bad_value(flag, v, "an id of 1 to 200 characters");
+        c->run_id = v;
+        return 0;
     default:
         return NOT_MINE;
     }
@@ -418,6 +438,21 @@ static int apply_comparison(bench__request *c, opt_id id, const char *flag, cons
     }
     default:
         return NOT_MINE;
+    }
+}
+
+/* The parts of a sharded run in CI merge into one run of the history by the CI's id. */
+static void shard_run_id(bench__request *c)
+{
+    const char *gh = getenv("GITHUB_RUN_ID"), *attempt = getenv("GITHUB_RUN_ATTEMPT"),
+               *gl = getenv("CI_PIPELINE_ID");
+    if (c->shard_n && c->history_path && !c->run_id && ((gh && *gh) || (gl && *gl))) {
+        if (gh && *gh)
+            bench__msg(c->run_id_buf, sizeof c->run_id_buf, "%.100s-%.50s", gh,
+                       attempt && *attempt ? attempt : "1");
+        else
+            bench__msg(c->run_id_buf, sizeof c->run_id_buf, "%.100s", gl);
+        c->run_id = c->run_id_buf;
     }
 }
 
@@ -502,6 +537,11 @@ int bench__cli_parse(bench__request *c, int argc, char **argv)
     /* $BENCH_HISTORY records the runs of times that name no --history (a CI job sets it once);
      * the modes that record nothing ignore it. */
     const char *env = getenv("BENCH_HISTORY");
+    if (c->history_copy && !c->history_path && !(env && *env)) {
+        bench__errf("--history-copy needs --history TO (or BENCH_HISTORY): the history to "
+                    "copy into\n");
+        return -1;
+    }
     if (!c->history_path && env && *env && !c->ab && !c->load_baseline && !c->history_show &&
         c->run.profile_time <= 0 && !c->instructions)
         c->history_path = env;
@@ -511,6 +551,7 @@ int bench__cli_parse(bench__request *c, int argc, char **argv)
         return -1;
     if (c->run.profile_time > 0)
         c->run.plan = BENCH__PLAN_PROFILE;
+    shard_run_id(c);
     if (bench__cli_check_history(c) != 0)
         return -1;
     c->cmp = bench__request_compare_opts(c);

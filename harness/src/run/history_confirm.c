@@ -44,7 +44,7 @@ typedef struct side {
 
 /* Looks up and opens the program of s->run; 0, BENCH_EUSAGE when interrupted, else 1 with the
  * reason in s->why. */
-static int open_side(const bench__request *c, const char *history, side *s)
+static int open_side(const bench__request *c, bench__history *history, side *s)
 {
     char msg[512], dir[4200];
     bench__history_programs_dir(history, dir, sizeof dir);
@@ -183,8 +183,8 @@ static int check_change(FILE *o, const bench__request *c, const bench__ab_option
     const bench__cp *cp = &s->found.cp[j];
     char why[4 * sizeof ((side *)0)->why];
     side a = {.run = s->runs[at - 1], .fd = -1}, b = {.run = s->runs[at], .fd = -1};
-    int ra = open_side(c, c->history_show, &a);
-    int rb = ra == BENCH_EUSAGE ? ra : open_side(c, c->history_show, &b);
+    int ra = open_side(c, c->history, &a);
+    int rb = ra == BENCH_EUSAGE ? ra : open_side(c, c->history, &b);
     int rc = 0;
     if (ra == BENCH_EUSAGE || rb == BENCH_EUSAGE) {
         rc = -1;
@@ -292,7 +292,7 @@ int bench__history_confirm_gate(FILE *o, const bench__request *c, const char *pr
         char id[BENCH__ESCAPED_ID], why[4 * sizeof ((side *)0)->why];
         bench__escape(id, sizeof id, st->id);
         side a = {.run = st->prev_run, .fd = -1};
-        int ra = open_side(c, c->history_path, &a);
+        int ra = open_side(c, c->history, &a);
         if (ra == BENCH_EUSAGE) {
             rc = -1;
         } else if (a.hash[0] && strcmp(a.hash, program_hash) == 0) {

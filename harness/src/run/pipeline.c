@@ -395,7 +395,7 @@ static void write_outputs(pipeline *p)
     if (bench__proc_interrupted())
         return;
     /* One block at most: the history's newest run is the last run when there is a history. */
-    if (c->history_path && p->cl->times && !c->baseline && !c->no_last &&
+    if (c->history && p->cl->times && !c->baseline && !c->no_last &&
         c->format == BENCH__FMT_PRETTY)
         bench__since_history(stdout, c, &p->ctx, p->results, p->k);
     else if (p->last_read)
@@ -449,22 +449,22 @@ static void write_outputs(pipeline *p)
     /* The history gets every run of times, compared or not, in one transaction: a signal
      * while it waits for the lock or writes rolls it back (nothing recorded). */
     long long run_id = 0;
-    int hrc = c->history_path && p->cl->times
-                  ? bench__history_append(c->history_path, &p->ctx, p->results, p->k,
-                                          c->baseline, &run_id, msg, sizeof msg)
+    int hrc = c->history && p->cl->times
+                  ? bench__history_append(c->history, &p->ctx, p->results, p->k,
+                                          c->baseline, c->run_id, &run_id, msg, sizeof msg)
                   : 0;
     if (hrc == BENCH_EUSAGE && bench__proc_interrupted())
         return;
     if (hrc != 0) {
         bench__errf("%s\n", bench__escape(shown, sizeof shown, msg));
         rc = BENCH_EXIT_USAGE;
-    } else if (c->history_path && p->cl->times) {
+    } else if (c->history && p->cl->times) {
         note_written(p, "the history");
         /* The program beside the history, so a later --history-confirm can run it again; one
          * that cannot be kept is a warning: the run is recorded. */
         double timeout = bench__request_timeout(c);
-        if (bench__history_keep_program(c->history_path, &p->ctx, bench__request_history_programs(c), timeout,
-                                        msg, sizeof msg) != 0)
+        if (bench__history_keep_program(c->history, &p->ctx, bench__request_history_programs(c),
+                                        timeout, msg, sizeof msg) != 0)
             bench__errf("warning: %s\n", bench__escape(shown, sizeof shown, msg));
     }
     if (bench__proc_interrupted())
@@ -473,7 +473,7 @@ static void write_outputs(pipeline *p)
         /* The run just recorded against the runs before it (on stderr: stdout may be JSON). */
         bool regressed = false;
         bench__history_steps steps = {0};
-        if (bench__history_gate(stderr, c->history_path, run_id, c->history_gate,
+        if (bench__history_gate(stderr, c->history, run_id, c->history_gate,
                                 c->cmp.noise_threshold, c->cmp.significance_level, &regressed,
                                 &steps, msg, sizeof msg) != 0) {
             if (bench__proc_interrupted()) {
@@ -701,7 +701,7 @@ int bench__pipeline_run(bench__request *c, int argc, char **argv, const bench__i
     }
     /* So is the history: a foreign or damaged file is refused before anything runs. */
     if (c->history_path && p.cl->times &&
-        bench__history_check(c->history_path, msg, sizeof msg) != 0) {
+        bench__history_open(c->history_path, true, &c->history, msg, sizeof msg) != 0) {
         char shown[4 * sizeof msg];
         bench__errf("%s\n", bench__escape(shown, sizeof shown, msg));
         p.exit_code = BENCH_EXIT_USAGE;
@@ -748,6 +748,8 @@ int bench__pipeline_run(bench__request *c, int argc, char **argv, const bench__i
     }
 out:
     bench__probes_unlock_clocks();
+    bench__history_close(c->history);
+    c->history = NULL;
     if (set_up)
         p.cl->teardown(c);
     for (size_t i = 0; p.results && i < p.k; i++)

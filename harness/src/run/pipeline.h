@@ -78,10 +78,16 @@ typedef struct bench__request {
     const char *gbench_path; /* --export-gbench FILE */
     const char *history_path; /* --history FILE, else $BENCH_HISTORY for a run of times */
     const char *history_show; /* --history-show FILE */
+    const char *history_copy; /* --history-copy FROM: copied into history_path */
+    struct bench__history *history; /* the history of --history or --history-show, open while
+                                       the run or the show lasts (NULL: none) */
     bool history_confirm;     /* --history-confirm: rerun the programs around each change point */
     int history_programs;     /* --history-programs N: programs kept beside the history; -1:
                                  not given */
     bool no_last;             /* --no-last: no "since the last run" block */
+    unsigned shard_k, shard_n; /* --shard K/N: the K-th (1-based) of N parts; n 0: all */
+    const char *run_id;        /* --run-id ID: the history's run this part belongs to */
+    char run_id_buf[160];      /* the CI's run id, the default with --shard */
     size_t history_gate;      /* --history-gate K: earlier runs the newest is tested against;
                                  0 off */
     /* ---- instruction mode (instr.c) ---- */

@@ -7,6 +7,7 @@
 #include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "core/base.h"
@@ -123,7 +124,19 @@ static bool filter_refused(const char *re, char *why, size_t len)
     return false;
 }
 
-/* Marks which of the ids the filters select. */
+/* The part of N (0-based) that benchmark id falls in: FNV-1a (64-bit) of its bytes, mixed by
+ * SplitMix64's finaliser (FNV alone spreads similar ids badly over a few parts), mod N. */
+static unsigned shard_of(const char *id, unsigned n)
+{
+    uint64_t h = 14695981039346656037ULL;
+    for (const unsigned char *p = (const unsigned char *)id; *p; p++)
+        h = (h ^ *p) * 1099511628211ULL;
+    h = (h ^ (h >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    h = (h ^ (h >> 27)) * 0x94D049BB133111EBULL;
+    return (unsigned)((h ^ (h >> 31)) % n);
+}
+
+/* Marks which of the ids the filters (and --shard) select. */
 int bench__select(const bench__request *c, const char *const *ids, size_t n, bool *selected)
 {
     regex_t re[BENCH__MAX_FILTERS];
@@ -155,7 +168,10 @@ int bench__select(const bench__request *c, const char *const *ids, size_t n, boo
         for (size_t f = 0; f < c->nfilters && !match; f++)
             match = c->exact ? strcmp(ids[i], c->filters[f]) == 0
                              : regexec(&re[f], ids[i], 0, NULL, 0) == 0;
-        selected[i] = match;
+        /* --shard: a part by a hash of the id alone, so an id stays in its part when other
+         * benchmarks come or go. */
+        selected[i] = match &&
+                      (c->shard_n == 0 || shard_of(ids[i], c->shard_n) == c->shard_k - 1);
     }
 done:
     for (size_t f = 0; f < compiled; f++)

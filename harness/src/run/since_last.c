@@ -100,7 +100,7 @@ void bench__since_history(FILE *o, const bench__request *c, const bench__context
         goto out;
     for (size_t i = 0; i < n; i++)
         ids[i] = results[i].inst->id;
-    if (bench__history_last_runs(c->history_path, ids, n, last, msg, sizeof msg) != 0) {
+    if (bench__history_last_runs(c->history, ctx, ids, n, last, msg, sizeof msg) != 0) {
         bench__errf("warning: no change since the last run: %s\n",
                     bench__escape(shown, sizeof shown, msg));
         goto out;
@@ -133,7 +133,7 @@ void bench__since_history(FILE *o, const bench__request *c, const bench__context
         m++;
     }
     print_since(o, c, ctx, results, rows, m, "Since the last run in the history",
-                bench__escape(shown, sizeof shown, c->history_path));
+                bench__escape(shown, sizeof shown, bench__history_name(c->history)));
 out:
     if (last)
         bench__history_last_free(last, n);

@@ -2,7 +2,7 @@
  * changepoint.c: change points (binary segmentation, pooled t-test, Bonferroni over the splits
  * of the series) and trends (Mann-Kendall test, Theil-Sen slope, Bonferroni over the series
  * tested together) in a series of log run medians;
- * changepoint.h says how they are told apart. Pure: the only allocation is freed before return.
+ * changepoint.h says how they are told apart. Pure: what it allocates is freed before return.
  *
  * Why these methods: a run's median already averages its processes (the geometric mean of the
  * per-process medians), so what is left between runs is run-to-run noise, roughly normal in the
@@ -17,6 +17,15 @@
  * searched for the split). Apache Otava (Hunter) uses E-divisive means with a t-test for
  * significance; binary segmentation with a t-test is the same search with a closed-form test
  * in place of permutations.
+ *
+ * One disturbed run is not a step: a run whose processes were all slowed by other work (a run
+ * of a 2 us benchmark read 83 us at load 8, between runs of 2 and 4 us) sat on the first run of
+ * a real 2x step, so both sides' spreads swelled and no change point was found. Before testing,
+ * each run but the newest is set to the median of the five runs around it when it lies further
+ * from that median than OUTLIER_SDS robust sds of the run-to-run noise (from successive
+ * differences, which a step moves once) and than OUTLIER_MIN_LOG: a lone outlier goes, a step
+ * stays (the median of five around any run of a step of two or more runs is on its side). The
+ * newest run is never moved: the gate tests it as a step of its own.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -24,6 +33,36 @@
 
 #include "stats/changepoint.h"
 #include "stats/stats.h"
+
+/* A run moved to the median of the five around it only beyond both (see the top of the file). */
+#define OUTLIER_SDS 6.0
+#define OUTLIER_MIN_LOG 0.0953 /* ln 1.1: a tenth faster or slower */
+#define OUTLIER_WINDOW 5
+
+void bench__cp_clip_outliers(const double *logs, size_t n, double *out)
+{
+    memcpy(out, logs, n * sizeof *out);
+    if (n < OUTLIER_WINDOW + 1)
+        return;
+    /* The noise from successive differences: sd = median |d| / (0.6745 sqrt 2) for normal
+     * noise, and a step changes only one difference. */
+    double d[BENCH__TREND_MAX_POINTS];
+    size_t m = n - 1 < BENCH__TREND_MAX_POINTS ? n - 1 : BENCH__TREND_MAX_POINTS;
+    for (size_t i = 0; i < m; i++)
+        d[i] = fabs(logs[n - m + i] - logs[n - m + i - 1]);
+    double sd = bench__median_inplace(d, m) / (0.6745 * sqrt(2.0));
+    double limit = fmax(OUTLIER_SDS * sd, OUTLIER_MIN_LOG);
+    for (size_t i = 0; i + 1 < n; i++) {
+        size_t a = i >= OUTLIER_WINDOW / 2 ? i - OUTLIER_WINDOW / 2 : 0;
+        if (a + OUTLIER_WINDOW > n)
+            a = n - OUTLIER_WINDOW;
+        double w[OUTLIER_WINDOW];
+        memcpy(w, logs + a, sizeof w);
+        double med = bench__median_inplace(w, OUTLIER_WINDOW);
+        if (fabs(logs[i] - med) > limit)
+            out[i] = med;
+    }
+}
 
 /* The best split of y[a..b) (prefix sums s1, s2 of y and y^2 over the whole series): its index,
  * two-sided p, degrees of freedom, difference of the means and its standard error. False when
@@ -224,8 +263,13 @@ int bench__cp_newest_step(const double *logs, size_t n, double alpha, double tes
     for (size_t i = 0; i < n; i++)
         if (!isfinite(logs[i]))
             return -1;
-    double *s1, *s2;
-    if (prefix_sums(logs, n, &s1, &s2) != 0)
+    double *s1, *s2, *y = malloc(n * sizeof *y);
+    if (!y)
+        return -1;
+    bench__cp_clip_outliers(logs, n, y);
+    int rc = prefix_sums(y, n, &s1, &s2);
+    free(y);
+    if (rc != 0)
         return -1;
     /* The newest point is a side of its own: the spread comes from the earlier points alone. */
     split s = test_split(s1, s2, 0, n - 1, n);
@@ -246,9 +290,16 @@ int bench__changepoints(const double *logs, size_t n, double alpha, double serie
             return -1;
     if (n < 3)
         return 0;
-    double *s1, *s2, centre = logs[0];
-    if (prefix_sums(logs, n, &s1, &s2) != 0)
+    double *s1, *s2, *y = malloc(n * sizeof *y);
+    if (!y)
         return -1;
+    bench__cp_clip_outliers(logs, n, y);
+    logs = y; /* from here on, the runs with lone outliers set to their neighbours' median */
+    double centre = logs[0];
+    if (prefix_sums(logs, n, &s1, &s2) != 0) {
+        free(y);
+        return -1;
+    }
     segment(s1, s2, n, alpha, out);
     locate(s1, s2, n, alpha, out);
     /* The trend over the newest points, and whether a line fits them as well as the steps. */
@@ -279,6 +330,7 @@ int bench__changepoints(const double *logs, size_t n, double alpha, double serie
     }
     free(s1);
     free(s2);
+    free(y);
     return rc;
 }
 
@@ -290,8 +342,13 @@ int bench__cp_place(const double *logs, size_t n, double alpha, bench__cp_result
     size_t a = c > 0 ? r->cp[c - 1].index : 0, b = c + 1 < r->ncp ? r->cp[c + 1].index : n;
     if (b > n || !(a < index && index < b) || b - a < 3)
         return -1;
-    double *s1, *s2;
-    if (prefix_sums(logs, n, &s1, &s2) != 0)
+    double *s1, *s2, *y = malloc(n * sizeof *y);
+    if (!y)
+        return -1;
+    bench__cp_clip_outliers(logs, n, y);
+    int rc = prefix_sums(y, n, &s1, &s2);
+    free(y);
+    if (rc != 0)
         return -1;
     split s = test_split(s1, s2, a, index, b);
     /* The same Bonferroni factor as segment()'s: the split was chosen by the search first. */

@@ -97,6 +97,14 @@ int bench__cp_place(const double *logs, size_t n, double alpha, bench__cp_result
 int bench__cp_newest_step(const double *logs, size_t n, double alpha, double tests,
                           bench__cp *out);
 
+/**
+ * The series logs[0..n) with each lone outlying run but the newest set to the median of the
+ * five runs around it, into out[0..n): one further from that median than 6 robust sds of the
+ * run-to-run noise (from successive differences) and than ln 1.1. Steps of two or more runs are
+ * kept. The change-point, newest-step and placing functions test this series, not the raw one.
+ */
+void bench__cp_clip_outliers(const double *logs, size_t n, double *out);
+
 /** What the history gate finds in one benchmark's window of runs (history.c). */
 typedef struct bench__gate_result {
     bench__cp step;           /* the newest run against the earlier ones (bench__cp_newest_step) */

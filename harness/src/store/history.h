@@ -1,12 +1,20 @@
 /*
- * history.h: the run history, a local SQLite database that every run of times appends to
- * (--history FILE or $BENCH_HISTORY) and that --history-show reads back as series with their
- * change points and trends (changepoint.h). The schema is in docs/results-format.md.
+ * history.h: the run history, a database that every run of times appends to (--history TARGET
+ * or $BENCH_HISTORY) and that --history-show reads back as series with their change points and
+ * trends (changepoint.h). TARGET is a file (a local SQLite database, history_sqlite.c) or a
+ * PostgreSQL connection URL, "postgresql://..." or "postgres://..." (a shared database,
+ * history_pg.c). Both schemas are in docs/results-format.md.
  *
- * Invariant: a file that is not a history database of this schema (not SQLite, empty, another
- * schema, damaged) is refused with one line naming it and is never written; a run is appended in
- * one transaction, so a reader or a concurrent writer sees all of it or none. Without SQLite at
- * build time, history_none.c answers every call with BENCH_EUNAVAIL and the reason.
+ * A history is a handle, opened once per run (bench__history_open, which checks it before
+ * anything is measured) and closed once. What the stores share, the series and the tests on
+ * them, the gate's decisions and everything printed, is history.c and history_show.c; the
+ * stores differ only in their SQL and their connections (history_store.h).
+ *
+ * Invariant: a target that is not a history of this schema (not SQLite, empty, another schema,
+ * damaged, a PostgreSQL schema newer than this program or altered by hand) is refused with one
+ * line naming it (never a password) and is never written; a run is appended in one transaction,
+ * so a reader or a concurrent writer sees all of it or none. A store that was not built
+ * (no libsqlite3, no libpq) answers with BENCH_EUNAVAIL and the reason.
  */
 #ifndef HARNESS_HISTORY_H
 #define HARNESS_HISTORY_H
@@ -26,22 +34,50 @@
  * Bonferroni). */
 #define BENCH__HISTORY_ALPHA 0.05
 
+/** An open history (history_store.h); opened by bench__history_open, freed by _close. */
+typedef struct bench__history bench__history;
+
+/** Whether target names a PostgreSQL history (a "postgresql://" or "postgres://" URL). */
+bool bench__history_is_url(const char *target);
+
 /**
- * Checks, before anything runs, that `path` is absent (it will be created) or a history database
- * this program can append to. Reads only. 0, or a negative error code with one line in msg.
+ * Opens the history at target and checks it, before anything runs: a file that is absent (it
+ * will be created by the first append when `create`) or a history database this program can
+ * append to; a PostgreSQL database is connected to, and its schema is made or migrated forward
+ * when `create` (and refused when newer than this program). Nothing else is written. *out gets
+ * the handle; 0, or a negative error code with one line in msg (then *out is NULL).
  */
-int bench__history_check(const char *path, char *msg, size_t len);
+int bench__history_open(const char *target, bool create, bench__history **out, char *msg,
+                        size_t len);
+/** Closes a history; NULL is a no-op. */
+void bench__history_close(bench__history *h);
+/** How messages and --json name the history: its path, or its URL without any password. */
+const char *bench__history_name(const bench__history *h);
 
 /**
  * Appends one run: its context, the n results (each with its comparison when it has one) and
- * their per-process medians, in one transaction; creates the database when `path` is absent.
- * `baseline` names the baseline the run was compared with (NULL: none). The new run's id goes
- * to *run_id (when not NULL). 0, or a negative error code with one line in msg (nothing was
- * written then).
+ * their per-process medians, in one transaction. `baseline` names the baseline the run was
+ * compared with (NULL: none). `run_key` (--run-id; NULL: none) names a run that parts of one
+ * sharded run share: the first part makes it, the others add their results to it (a benchmark
+ * it already holds is refused: nothing of this part is written). The run's id goes to *run_id
+ * (when not NULL). 0, or a
+ * negative error code with one line in msg that says whether the run is in the history (it is
+ * wholly or not at all; when a connection was lost as it committed, the line says which it
+ * found on a new connection, or that it could not tell).
  */
-int bench__history_append(const char *path, const bench__context *ctx,
+int bench__history_append(bench__history *h, const bench__context *ctx,
                           const bench__result *results, size_t n, const char *baseline,
-                          long long *run_id, char *msg, size_t len);
+                          const char *run_key, long long *run_id, char *msg, size_t len);
+
+/**
+ * --history-copy FROM --history TO: copies every run of history `from` into `to` (made when
+ * absent), each run in one transaction, with its id, its results and their per-process
+ * medians; a run `to` already holds (the same id, time and program) is skipped, so a copy run
+ * again copies nothing, and a run of the same id that differs stops the copy (BENCH_EINVAL).
+ * The counts go to *copied and *skipped. 0, or a negative error code with one line in msg.
+ */
+int bench__history_copy(bench__history *from, bench__history *to, size_t *copied,
+                        size_t *skipped, char *msg, size_t len);
 
 /** Fewest earlier runs a benchmark needs before --history-gate tests it. */
 #define BENCH__HISTORY_GATE_MIN BENCH__CP_MIN_SEGMENT
@@ -70,7 +106,7 @@ void bench__history_steps_free(bench__history_steps *s);
  * its newest earlier run), for the caller to confirm by a paired run. Reads only. 0, or a
  * negative error code with one line in msg.
  */
-int bench__history_gate(FILE *o, const char *path, long long run_id, size_t window,
+int bench__history_gate(FILE *o, bench__history *h, long long run_id, size_t window,
                         double noise_threshold, double alpha, bool *regressed,
                         bench__history_steps *steps, char *msg, size_t len);
 
@@ -81,9 +117,21 @@ int bench__history_gate(FILE *o, const char *path, long long run_id, size_t wind
 typedef int (*bench__history_selector)(const char *const *ids, size_t n, bool *selected,
                                        void *arg);
 
-/** One benchmark's series as --history-show read it, with what was found in it. */
+/** A change of a series' environment (kernel, governor, compiler, flags) between two runs. */
+typedef struct bench__history_change {
+    size_t index;      /* the first run with the new facts (an index into the series) */
+    char *what;        /* "kernel 6.1 -> 6.8, flags -O2 -> -O3" */
+    bool step_removed; /* a change point found there was not counted as one */
+} bench__history_change;
+
+/** One benchmark's series on one machine as --history-show read it, with what was found in
+ * it. */
 typedef struct bench__history_series {
     char *id;             /* the benchmark */
+    char *machine;        /* the machine ("CPU, N cores, M GiB") when the history holds the
+                             benchmark on more than one; NULL when on one */
+    size_t nchanges;      /* changes of the environment within the series, oldest first */
+    bench__history_change *changes;
     size_t n;             /* runs where it was ok, oldest first */
     long long *runs;      /* their ids */
     char **revisions;     /* their revisions ("-" when none) */
@@ -102,13 +150,13 @@ typedef struct bench__history_view {
 void bench__history_view_free(bench__history_view *v);
 
 /**
- * --history-show: prints to o the runs of the database at `path`, then for each benchmark the
+ * --history-show: prints to o the runs of history h, then for each benchmark the
  * selector picks its series (run, revision, median) with its change points and trend; the
  * series also go to *view (when not NULL; zeroed first). o NULL: nothing is printed. Reads
  * only. 0, or a negative error code with one line in msg (BENCH_EUSAGE: the selector refused
  * and already said why; msg is then "").
  */
-int bench__history_show(FILE *o, const char *path, bench__history_selector select, void *arg,
+int bench__history_show(FILE *o, bench__history *h, bench__history_selector select, void *arg,
                         bench__history_view *view, char *msg, size_t len);
 
 /**
@@ -129,38 +177,42 @@ typedef struct bench__history_last {
 } bench__history_last;
 
 /**
- * For each of the n ids, its newest run in the history at `path` that ran ok in two or more
+ * For each of the n ids, its newest run in history h on this machine (ctx: CPU, cores,
+ * logical CPUs, memory; a run that did not record a fact matches it) that ran ok in two or more
  * processes, into out[i] (zeroed first; bench__history_last_free releases them). Reads only;
  * a history that does not exist yet has none. 0, or a negative error code with one line in msg.
  */
-int bench__history_last_runs(const char *path, const char *const *ids, size_t n,
-                             bench__history_last *out, char *msg, size_t len);
+int bench__history_last_runs(bench__history *h, const bench__context *ctx,
+                             const char *const *ids, size_t n, bench__history_last *out,
+                             char *msg, size_t len);
 void bench__history_last_free(bench__history_last *l, size_t n);
 
-/* ---- the programs kept beside the history (FILE.programs/), for confirming steps ---- */
+/* ---- the programs kept for confirming steps: beside a history file (FILE.programs/), or for a
+ * PostgreSQL history in this user's cache (only programs this machine ran are ever run) ---- */
 
 /** Programs kept beside a history by default (--history-programs N). */
 #define BENCH__HISTORY_PROGRAMS 20
 
-/** The directory of the programs kept beside history `path`: "PATH.programs". */
-void bench__history_programs_dir(const char *path, char *dir, size_t len);
+/** The directory of the programs kept for history h: "PATH.programs" for a file,
+ * CACHE/harness/history-programs/KEY for PostgreSQL (KEY: a hash of the server and database). */
+void bench__history_programs_dir(const bench__history *h, char *dir, size_t len);
 
 /**
- * Keeps the running program (ctx->program_hash) beside the history at `path`: copied to
- * PATH.programs/HEX.program unless it is there, signed with this user's key, and recorded in the
- * history's programs table; then only the `keep` most recently used programs stay (the others'
+ * Keeps the running program (ctx->program_hash) for history h: copied to DIR/HEX.program unless
+ * it is there (DIR: bench__history_programs_dir), signed with this user's key, and recorded
+ * (a file's programs table; HEX.mac beside the copy for PostgreSQL); then only the `keep` most recently used programs stay (the others'
  * files and rows go). keep 0: nothing is kept. Copying stops after timeout_s. 0, or a negative
  * error code with one line in msg (the history's runs are untouched either way).
  */
-int bench__history_keep_program(const char *path, const bench__context *ctx, size_t keep,
+int bench__history_keep_program(bench__history *h, const bench__context *ctx, size_t keep,
                                 double timeout_s, char *msg, size_t len);
 
 /**
- * The program that measured run `run_id` of the history at `path`: its hash into hash ("" when
+ * The program that measured run `run_id` of history h: its hash into hash ("" when
  * the run recorded none) and this user's signature of it into mac ("" when it is not kept).
  * 0, or a negative error code with one line in msg.
  */
-int bench__history_program(const char *path, long long run_id, char *hash, size_t hlen,
+int bench__history_program(bench__history *h, long long run_id, char *hash, size_t hlen,
                            char *mac, size_t mlen, char *msg, size_t len);
 
 #endif /* HARNESS_HISTORY_H */

@@ -661,6 +661,17 @@ static cJSON *series_json(const bench__history_series *s)
 {
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "id", s->id);
+    cJSON_AddItemToObject(o, "machine", s->machine ? cJSON_CreateString(s->machine)
+                                                   : cJSON_CreateNull());
+    cJSON *changes = cJSON_AddArrayToObject(o, "changes");
+    for (size_t c = 0; c < s->nchanges; c++) {
+        cJSON *x = cJSON_CreateObject();
+        cJSON_AddNumberToObject(x, "index", (double)s->changes[c].index);
+        cJSON_AddNumberToObject(x, "run", (double)s->runs[s->changes[c].index]);
+        cJSON_AddStringToObject(x, "what", s->changes[c].what);
+        cJSON_AddBoolToObject(x, "step_removed", s->changes[c].step_removed);
+        cJSON_AddItemToArray(changes, x);
+    }
     cJSON *runs = cJSON_AddArrayToObject(o, "runs");
     cJSON *revs = cJSON_AddArrayToObject(o, "revisions");
     cJSON *progs = cJSON_AddArrayToObject(o, "programs");

@@ -1,0 +1,570 @@
+/*
+ * history_show.c: what the run history's readers compute and print, the same for every store
+ * (history_store.h): --history-show's list of runs and its series with their change points and
+ * trends, and --history-gate's test of the newest run against the runs before it. A store only
+ * answers with rows; the rows are validated here (a median that is not a positive finite
+ * number is named on stderr and skipped), so a hostile row in either store is read the same
+ * safe way.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "compare/compare.h"
+#include "stats/changepoint.h"
+#include "store/history_store.h"
+
+/* A change as a percentage: two decimals, or three significant digits where that would be
+ * a long row of digits (a series whose medians span many orders of magnitude). */
+static void fmt_pct(char *buf, size_t len, double x)
+{
+    bench__msg(buf, len, fabs(100 * x) < 1e6 ? "%+.2f%%" : "%+.3g%%", 100 * x);
+}
+
+/* Digits of a program's hash shown in a table: enough to tell builds apart at a glance. */
+#define PROGRAM_DIGITS 12
+
+/* A program's hash ("sha256:HEX") as a table shows it: its first PROGRAM_DIGITS hex digits,
+ * "-" when the run recorded none. */
+static const char *short_program(const char *hash, char *buf, size_t len)
+{
+    const char *hex = hash ? bench__skip_prefix(hash, "sha256:") : NULL;
+    if (!hex || strlen(hex) < PROGRAM_DIGITS)
+        return hash && *hash ? bench__escape(buf, len, hash) : "-";
+    bench__msg(buf, len, "%.*s", PROGRAM_DIGITS, hex);
+    return buf;
+}
+
+/* A text column, escaped for the terminal ("-" when NULL or empty). */
+static const char *column(const char *s, char *buf, size_t len)
+{
+    return s && *s ? bench__escape(buf, len, s) : "-";
+}
+
+/* Characters (not bytes) of a UTF-8 string, as a database counts a text's length. */
+static size_t chars(const char *s)
+{
+    size_t n = 0;
+    for (; s && *s; s++)
+        n += ((unsigned char)*s & 0xC0) != 0x80;
+    return n;
+}
+
+static void free_runs(bench__hrun *r, size_t n)
+{
+    for (size_t i = 0; r && i < n; i++) {
+        free(r[i].time);
+        free(r[i].revision);
+        free(r[i].host);
+        free(r[i].baseline);
+        free(r[i].program);
+    }
+    free(r);
+}
+
+/* The list of runs. */
+static int show_runs(FILE *o, bench__history *h, char *msg, size_t len)
+{
+    bench__hrun *r = NULL;
+    size_t n = 0;
+    int rc = h->ops->runs(h, &r, &n, msg, len);
+    if (rc != 0)
+        return rc;
+    /* The revision column as wide as its longest entry ("0123456789ab-dirty" is 18). */
+    int w = 16;
+    for (size_t i = 0; i < n; i++) {
+        size_t c = chars(r[i].revision);
+        w = (int)c > w ? (c < 255 ? (int)c : 255) : w;
+    }
+    fprintf(o, "%6s  %-20s  %-*s  %-5s  %-*s  %-20s  %10s  %s\n", "run", "time", w, "revision",
+            "dirty", PROGRAM_DIGITS, "program", "host", "benchmarks", "baseline");
+    char a[256], b[256], c[256], d[256], e[256];
+    for (size_t i = 0; i < n; i++)
+        fprintf(o, "%6lld  %-20s  %-*s  %-5s  %-*s  %-20s  %10lld  %s\n", r[i].id,
+                column(r[i].time, a, sizeof a), w, column(r[i].revision, b, sizeof b),
+                r[i].dirty < 0 ? "-" : r[i].dirty ? "yes" : "no", PROGRAM_DIGITS,
+                short_program(r[i].program, e, sizeof e), column(r[i].host, c, sizeof c),
+                r[i].benchmarks, column(r[i].baseline, d, sizeof d));
+    free_runs(r, n);
+    return 0;
+}
+
+/* Prints one benchmark's series and what was found in it. */
+static void print_series(FILE *o, const bench__history_series *x, size_t tests)
+{
+    char shown[BENCH__ESCAPED_ID], rev[256], prog[256], t[32];
+    const bench__cp_result *cr = &x->found;
+    size_t n = x->n;
+    fprintf(o, "\n%s%s%s: %zu run%s\n", bench__escape(shown, sizeof shown, x->id),
+            x->machine ? " on " : "", x->machine ? x->machine : "", n, n == 1 ? "" : "s");
+    int w = 16; /* the revision column, as wide as its longest entry */
+    for (size_t i = 0; i < n; i++) {
+        int len = (int)strlen(bench__escape(rev, sizeof rev, x->revisions[i]));
+        w = len > w ? len : w;
+    }
+    fprintf(o, "  %6s  %-*s  %-*s  %s\n", "run", w, "revision", PROGRAM_DIGITS, "program",
+            "median");
+    for (size_t i = 0; i < n; i++) {
+        bench__fmt_time(t, sizeof t, x->median_ns[i]);
+        fprintf(o, "  %6lld  %-*s  %-*s  %s\n", x->runs[i], w,
+                bench__escape(rev, sizeof rev, x->revisions[i]), PROGRAM_DIGITS,
+                short_program(x->programs[i], prog, sizeof prog), t);
+    }
+    for (size_t c = 0; c < x->nchanges; c++)
+        fprintf(o, "  changed at run %lld: %s%s\n", x->runs[x->changes[c].index],
+                x->changes[c].what,
+                x->changes[c].step_removed ? " (the step there is this change's, not a change "
+                                             "point)" : "");
+    if (cr->ncp == 0)
+        fprintf(o, "  change points: none%s\n",
+                n < 2 * BENCH__CP_MIN_SEGMENT ? " (too few runs to tell)" : "");
+    for (size_t c = 0; c < cr->ncp; c++) {
+        char s[32], lo[32], hi[32];
+        const bench__cp *cp = &cr->cp[c];
+        fmt_pct(s, sizeof s, cp->step);
+        fmt_pct(lo, sizeof lo, cp->step_lower);
+        fmt_pct(hi, sizeof hi, cp->step_upper);
+        fprintf(o, "  change point: at run %lld (first revision after it %s): %s [%s, %s], "
+                   "p %.2g, located within runs %lld to %lld\n", x->runs[cp->index],
+                bench__escape(rev, sizeof rev, x->revisions[cp->index]), s, lo, hi,
+                cp->p_adjusted, x->runs[cp->index_lower], x->runs[cp->index_upper]);
+    }
+    if (cr->trend.found) {
+        char s[32], lo[32], hi[32];
+        fmt_pct(s, sizeof s, cr->trend.per_point);
+        fmt_pct(lo, sizeof lo, cr->trend.lower);
+        fmt_pct(hi, sizeof hi, cr->trend.upper);
+        fprintf(o, "  trend: %s per run [%s, %s] over the last %zu runs, p %.2g", s, lo, hi,
+                cr->trend.points, cr->trend.p_adjusted);
+        if (tests > 1)
+            fprintf(o, " (adjusted over the %zu series shown)", tests);
+        if (cr->nabsorbed)
+            fprintf(o, " (a line fits better than the %zu step%s found)", cr->nabsorbed,
+                    cr->nabsorbed == 1 ? "" : "s");
+        fputc('\n', o);
+    } else if (n >= 3) {
+        fprintf(o, "  trend: none\n");
+    }
+}
+
+/* Whether points a and b share facts [from, to): a fact one of them did not record (a run of
+ * an older program, a row written by hand) is no difference. */
+static bool same_facts(const bench__hpoint *a, const bench__hpoint *b, int from, int to)
+{
+    for (int f = from; f < to; f++)
+        if (a->facts[f] && b->facts[f] && strcmp(a->facts[f], b->facts[f]) != 0)
+            return false;
+    return true;
+}
+
+/* Whether a and b were measured on the same machine (another machine: another series). */
+static bool same_machine(const bench__hpoint *a, const bench__hpoint *b)
+{
+    return same_facts(a, b, BENCH__HF_CPU, BENCH__HF_MEMORY + 1);
+}
+
+/* The machine of p as a series names it: "CPU, N cores, M GiB". */
+static char *machine_name(const bench__hpoint *p)
+{
+    char buf[512], cpu[256];
+    const char *const *f = (const char *const *)p->facts;
+    double gib = f[BENCH__HF_MEMORY] ? strtod(f[BENCH__HF_MEMORY], NULL) / (1 << 30) : 0;
+    bench__msg(buf, sizeof buf, "%s, %s cores, %.0f GiB",
+               f[BENCH__HF_CPU] ? bench__escape(cpu, sizeof cpu, f[BENCH__HF_CPU]) : "-",
+               f[BENCH__HF_CORES] ? f[BENCH__HF_CORES] : "-", gib);
+    return strdup(buf);
+}
+
+/* The environment's facts that differ from a to b, as "kernel A -> B, flags X -> Y". */
+static char *facts_diff(const bench__hpoint *a, const bench__hpoint *b)
+{
+    char buf[1024] = "", x[160], y[160];
+    size_t at = 0;
+    for (int f = BENCH__HF_MEMORY + 1; f < BENCH__HFACTS && at < sizeof buf; f++) {
+        if (same_facts(a, b, f, f + 1))
+            continue;
+        at += (size_t)snprintf(buf + at, sizeof buf - at, "%s%s %s -> %s", at ? ", " : "",
+                               bench__history_fact_names[f],
+                               a->facts[f] ? bench__escape(x, sizeof x, a->facts[f]) : "-",
+                               b->facts[f] ? bench__escape(y, sizeof y, b->facts[f]) : "-");
+    }
+    return strdup(buf);
+}
+
+/* Adds point p (valid) to series x (arrays of room for cap). */
+static int add_point(bench__history_series *x, const bench__hpoint *p)
+{
+    size_t k = x->n;
+    x->runs[k] = p->run;
+    x->median_ns[k] = p->median.x;
+    x->revisions[k] = strdup(p->revision && *p->revision ? p->revision : "-");
+    x->programs[k] = strdup(p->program ? p->program : "");
+    if (!x->revisions[k] || !x->programs[k]) {
+        free(x->revisions[k]);
+        free(x->programs[k]);
+        return BENCH_ENOMEM;
+    }
+    x->n++;
+    return 0;
+}
+
+/* A new series of benchmark id in x, with room for cap points. */
+static int new_series(bench__history_series *x, const char *id, size_t cap)
+{
+    memset(x, 0, sizeof *x);
+    x->id = strdup(id);
+    x->runs = malloc(cap * sizeof *x->runs);
+    x->revisions = malloc(cap * sizeof *x->revisions);
+    x->programs = malloc(cap * sizeof *x->programs);
+    x->median_ns = malloc(cap * sizeof *x->median_ns);
+    x->changes = malloc(cap * sizeof *x->changes);
+    return x->id && x->runs && x->revisions && x->programs && x->median_ns && x->changes
+               ? 0
+               : BENCH_ENOMEM;
+}
+
+/* Benchmark id's series appended to v, one per machine in the order they first ran it, with
+ * the changes of their environment (valid medians only; `found` not yet computed). */
+static int read_benchmark(bench__history *h, const char *id, bench__history_view *v, char *msg,
+                          size_t len)
+{
+    bench__hpoint *p = NULL;
+    size_t n = 0, first = v->n;
+    int rc = h->ops->series(h, id, 0, &p, &n, msg, len);
+    if (rc != 0)
+        return rc;
+    /* last[k]: the newest point of series first + k, for its machine and its changes. */
+    const bench__hpoint **last = calloc(n ? n : 1, sizeof *last);
+    rc = last ? 0 : BENCH_ENOMEM;
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        if (!bench__history_median_ok(h, &p[i].median, p[i].run, id))
+            continue;
+        size_t k = 0;
+        while (first + k < v->n && !same_machine(last[k], &p[i]))
+            k++;
+        if (first + k == v->n) {
+            bench__history_series *g = realloc(v->s, (v->n + 1) * sizeof *v->s);
+            if (!g) {
+                rc = BENCH_ENOMEM;
+                break;
+            }
+            v->s = g;
+            rc = new_series(&v->s[v->n++], id, n); /* freed with the view, whole or not */
+        }
+        bench__history_series *x = &v->s[first + k];
+        if (rc == 0 && x->n > 0 && !same_facts(last[k], &p[i], BENCH__HF_MEMORY + 1,
+                                                 BENCH__HFACTS)) {
+            x->changes[x->nchanges] = (bench__history_change){x->n, facts_diff(last[k], &p[i]),
+                                                              false};
+            rc = x->changes[x->nchanges++].what ? 0 : BENCH_ENOMEM;
+        }
+        if (rc == 0)
+            rc = add_point(x, &p[i]);
+        last[k] = &p[i];
+    }
+    if (rc == 0 && v->n == first) { /* no valid median: an empty series, shown as such */
+        bench__history_series *g = realloc(v->s, (v->n + 1) * sizeof *v->s);
+        rc = BENCH_ENOMEM;
+        if (g) {
+            v->s = g;
+            rc = new_series(&v->s[v->n++], id, 1);
+        }
+    }
+    for (size_t k = 0; v->n - first > 1 && first + k < v->n && rc == 0; k++)
+        if (!(v->s[first + k].machine = machine_name(last[k])))
+            rc = BENCH_ENOMEM;
+    free(last);
+    bench__history_points_free(p, n);
+    if (rc == BENCH_ENOMEM)
+        bench__msg(msg, len, "history '%s' cannot be read: out of memory", h->name);
+    return rc;
+}
+
+static void series_free(bench__history_series *x)
+{
+    for (size_t j = 0; j < x->n; j++) {
+        free(x->revisions[j]);
+        free(x->programs[j]);
+    }
+    for (size_t j = 0; j < x->nchanges; j++)
+        free(x->changes[j].what);
+    free(x->changes);
+    free(x->machine);
+    free(x->revisions);
+    free(x->programs);
+    free(x->runs);
+    free(x->median_ns);
+    free(x->id);
+}
+
+void bench__history_view_free(bench__history_view *v)
+{
+    for (size_t i = 0; v && i < v->n; i++)
+        series_free(&v->s[i]);
+    if (v) {
+        free(v->s);
+        v->s = NULL;
+        v->n = 0;
+    }
+}
+
+/* A change point of x that falls where its environment changed (the change's first run within
+ * the runs it may be at) is the environment's, not the code's: it is removed, and the change
+ * says so. */
+static void drop_environment_steps(bench__history_series *x)
+{
+    bench__cp_result *f = &x->found;
+    size_t kept = 0;
+    for (size_t c = 0; c < f->ncp; c++) {
+        bool env = false;
+        for (size_t j = 0; j < x->nchanges; j++) {
+            if (x->changes[j].index >= f->cp[c].index_lower &&
+                x->changes[j].index <= f->cp[c].index_upper) {
+                x->changes[j].step_removed = env = true;
+            }
+        }
+        if (!env)
+            f->cp[kept++] = f->cp[c];
+    }
+    f->ncp = kept;
+}
+
+/* The series of the selected ids into v, their change points and trends found (every series
+ * shown has its trend tested: Bonferroni over them, so that unchanged code shows a trend in any
+ * of them at the level's rate, not in one of every twenty). */
+static int read_view(bench__history *h, char *const *ids, const bool *selected, size_t n,
+                     bench__history_view *v, char *msg, size_t len)
+{
+    int rc = 0;
+    for (size_t i = 0; i < n && rc == 0; i++)
+        if (selected[i])
+            rc = read_benchmark(h, ids[i], v, msg, len);
+    for (size_t i = 0; i < v->n && rc == 0; i++)
+        v->trend_tests += v->s[i].n >= 3;
+    for (size_t i = 0; i < v->n && rc == 0; i++) {
+        bench__history_series *x = &v->s[i];
+        double *logs = malloc((x->n ? x->n : 1) * sizeof *logs);
+        for (size_t j = 0; logs && j < x->n; j++)
+            logs[j] = log(x->median_ns[j]);
+        if (!logs || bench__changepoints(logs, x->n, BENCH__HISTORY_ALPHA,
+                                         v->trend_tests ? (double)v->trend_tests : 1,
+                                         &x->found) != 0) {
+            bench__msg(msg, len, "history '%s' cannot be read: out of memory", h->name);
+            rc = BENCH_ENOMEM;
+        }
+        if (rc == 0)
+            drop_environment_steps(x);
+        free(logs);
+    }
+    return rc;
+}
+
+int bench__history_show(FILE *o, bench__history *h, bench__history_selector select, void *arg,
+                        bench__history_view *view, char *msg, size_t len)
+{
+    bench__history_view v = {0};
+    char **ids = NULL;
+    size_t n = 0;
+    if (view)
+        *view = v;
+    int rc = h->ops->ids(h, &ids, &n, msg, len);
+    bool *selected = rc == 0 ? calloc(n ? n : 1, sizeof *selected) : NULL;
+    if (rc == 0 && !selected) {
+        bench__msg(msg, len, "history '%s' cannot be read: out of memory", h->name);
+        rc = BENCH_ENOMEM;
+    }
+    if (rc == 0 && select((const char *const *)ids, n, selected, arg) != 0) {
+        msg[0] = '\0';
+        rc = BENCH_EUSAGE;
+    }
+    if (rc == 0)
+        rc = read_view(h, ids, selected, n, &v, msg, len);
+    if (rc == 0 && o)
+        rc = show_runs(o, h, msg, len);
+    for (size_t i = 0; i < v.n && rc == 0 && o; i++)
+        print_series(o, &v.s[i], v.trend_tests);
+    bench__history_strings_free(ids, n);
+    free(selected);
+    if (rc == 0 && view)
+        *view = v;
+    else
+        bench__history_view_free(&v);
+    return rc;
+}
+
+/* ---- --history-gate ---- */
+
+/* One benchmark of the gated run: its id and its newest n medians' logs, oldest first. */
+typedef struct gated {
+    char *id;
+    double *logs;
+    size_t n;
+    long long prev_run; /* its newest earlier run in the window; 0: none */
+} gated;
+
+/* b's newest window + 1 valid medians up to run `run` (the run's own last), of runs on the
+ * same machine as that one and since its environment last changed: the gate never pools
+ * machines, nor kernels or compiler flags. A row skipped does not count. */
+static int gate_one_series(bench__history *h, long long run, size_t window, gated *b, char *msg,
+                           size_t len)
+{
+    bench__hpoint *p = NULL;
+    size_t n = 0;
+    int rc = h->ops->series(h, b->id, run, &p, &n, msg, len);
+    if (rc != 0)
+        return rc;
+    if (!(b->logs = malloc((window + 1) * sizeof *b->logs))) {
+        bench__history_points_free(p, n);
+        bench__msg(msg, len, "history '%s' cannot be read: out of memory", h->name);
+        return BENCH_ENOMEM;
+    }
+    const bench__hpoint *ref = NULL;
+    for (size_t i = n; i-- > 0 && b->n < window + 1;) {
+        if (ref && !same_machine(ref, &p[i]))
+            continue;
+        if (ref && !same_facts(ref, &p[i], BENCH__HF_MEMORY + 1, BENCH__HFACTS))
+            break;
+        if (!bench__history_median_ok(h, &p[i].median, p[i].run, b->id))
+            continue;
+        ref = ref ? ref : &p[i];
+        if (b->n == 1)
+            b->prev_run = p[i].run;
+        b->logs[b->n++] = log(p[i].median.x);
+    }
+    bench__history_points_free(p, n);
+    /* Newest first as read: oldest first for the tests. */
+    for (size_t i = 0; i < b->n / 2; i++) {
+        double t = b->logs[i];
+        b->logs[i] = b->logs[b->n - 1 - i];
+        b->logs[b->n - 1 - i] = t;
+    }
+    return 0;
+}
+
+/* The benchmarks of run `run` that ran ok, each with its newest window + 1 medians into *out
+ * (*nout of them; the caller frees). */
+static int gate_series(bench__history *h, long long run, size_t window, gated **out,
+                       size_t *nout, char *msg, size_t len)
+{
+    char **ids = NULL;
+    bench__hval *med = NULL;
+    size_t n = 0;
+    *out = NULL;
+    *nout = 0;
+    int rc = h->ops->run_ok(h, run, &ids, &med, &n, msg, len);
+    gated *g = rc == 0 ? calloc(n ? n : 1, sizeof *g) : NULL;
+    if (rc == 0 && !g) {
+        bench__msg(msg, len, "history '%s' cannot be read: out of memory", h->name);
+        rc = BENCH_ENOMEM;
+    }
+    size_t k = 0;
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        if (!bench__history_median_ok(h, &med[i], run, ids[i]))
+            continue;
+        g[k].id = ids[i];
+        ids[i] = NULL;
+        rc = gate_one_series(h, run, window, &g[k++], msg, len);
+    }
+    bench__history_strings_free(ids, n);
+    free(med);
+    *out = g;
+    *nout = k;
+    return rc;
+}
+
+/* The gate's judgement of b, one of `tests`, printed: 0 passes, 1 fails by its step (a step
+ * that a paired run can confirm), 2 fails by its trend. */
+static int gate_one(FILE *o, const gated *b, double tests, double noise, double alpha)
+{
+    bench__gate_result g;
+    char shown[BENCH__ESCAPED_ID], s[32], lo[32], hi[32], total[32];
+    if (bench__gate_window(b->logs, b->n, noise, alpha, tests, &g) != 0)
+        return 0;
+    bench__escape(shown, sizeof shown, b->id);
+    if (g.step_fails) {
+        fmt_pct(s, sizeof s, g.step.step);
+        fmt_pct(lo, sizeof lo, g.step.step_lower);
+        fmt_pct(hi, sizeof hi, g.step.step_upper);
+        fprintf(o, "%s: regressed against the last %zu runs: %s [%s, %s]\n", shown, b->n - 1,
+                s, lo, hi);
+    }
+    if (g.trend_slows) {
+        fmt_pct(s, sizeof s, g.trend.per_point);
+        fmt_pct(lo, sizeof lo, g.trend.lower);
+        fmt_pct(hi, sizeof hi, g.trend.upper);
+        fmt_pct(total, sizeof total, g.trend_total);
+        fprintf(o, "%s: %sslowing trend over the last %zu runs: %s per run [%s, %s], %s over "
+                   "them\n", shown, g.trend_fails ? "" : "warning: ", b->n, s, lo, hi, total);
+    }
+    return g.trend_fails ? 2 : g.step_fails ? 1 : 0;
+}
+
+/* A step alone goes to steps, for the caller to confirm (and then decide); false when it
+ * cannot be kept there (then the numbers decide). */
+static bool defer_step(bench__history_steps *steps, const gated *b)
+{
+    bench__history_step *grown = realloc(steps->s, (steps->n + 1) * sizeof *steps->s);
+    char *copy = strdup(b->id);
+    if (grown)
+        steps->s = grown;
+    if (grown && copy) {
+        steps->s[steps->n++] = (bench__history_step){copy, b->prev_run};
+        return true;
+    }
+    free(copy);
+    return false;
+}
+
+int bench__history_gate(FILE *o, bench__history *h, long long run_id, size_t window,
+                        double noise_threshold, double alpha, bool *regressed,
+                        bench__history_steps *steps, char *msg, size_t len)
+{
+    *regressed = false;
+    if (steps)
+        steps->s = NULL, steps->n = 0;
+    gated *g = NULL;
+    size_t n = 0, tested = 0;
+    int rc = gate_series(h, run_id, window, &g, &n, msg, len);
+    for (size_t i = 0; i < n && rc == 0; i++)
+        tested += g[i].n >= BENCH__HISTORY_GATE_MIN + 1;
+    /* Bonferroni over the benchmarks tested: the gate's false alarms are at most about alpha
+     * per run of the whole suite, not per benchmark. */
+    double tests = tested ? (double)tested : 1;
+    if (rc == 0)
+        fprintf(o, "history gate: %zu of %zu benchmark%s tested against up to %zu earlier runs "
+                   "(noise threshold %g, family level %g)\n", tested, n, n == 1 ? "" : "s",
+                window, noise_threshold, alpha);
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        const gated *b = &g[i];
+        if (b->n < BENCH__HISTORY_GATE_MIN + 1) {
+            char shown[BENCH__ESCAPED_ID];
+            fprintf(o, "%s: not gated: %zu earlier run%s in the history, fewer than %d\n",
+                    bench__escape(shown, sizeof shown, b->id), b->n ? b->n - 1 : 0,
+                    b->n == 2 ? "" : "s",
+                    BENCH__HISTORY_GATE_MIN);
+            continue;
+        }
+        int verdict = gate_one(o, b, tests, noise_threshold, alpha);
+        if (verdict == 1 && steps && b->prev_run > 0 && defer_step(steps, b))
+            continue;
+        if (verdict)
+            *regressed = true;
+    }
+    for (size_t i = 0; i < n; i++) {
+        free(g[i].id);
+        free(g[i].logs);
+    }
+    free(g);
+    return rc;
+}
+
+void bench__history_steps_free(bench__history_steps *s)
+{
+    for (size_t i = 0; s && i < s->n; i++)
+        free(s->s[i].id);
+    if (s) {
+        free(s->s);
+        s->s = NULL;
+        s->n = 0;
+    }
+}
