@@ -246,7 +246,9 @@ int bench_main(int argc, char **argv)
     size_t n = 0;
     char msg[1024] = "";
     /* Allocation counting needs its preload library: re-executes with it before anything. */
-    if (c.alloc_stats && bench__alloc_preload(argc, argv, msg, sizeof msg) != 0) {
+    bool alloc;
+    bench__request_probe(&c, "alloc", &alloc);
+    if (alloc && bench__alloc_preload(argc, argv, msg, sizeof msg) != 0) {
         bench__errf("--alloc-stats: %s\n", msg);
         return BENCH_EXIT_USAGE;
     }

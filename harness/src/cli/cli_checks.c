@@ -51,15 +51,17 @@ static int check_mode_combinations(const bench__request *c)
         return -1;
     }
     /* ---- instruction mode (instr.c) ---- */
-    if ((c->instr_iterations_set || c->instr_cache_sim) && !c->instructions) {
+    if ((c->instr_iterations || c->instr_cache_sim) && !c->instructions) {
         bench__errf("--instructions-iterations and --instructions-cache-sim need "
                     "--instructions\n");
         return -1;
     }
-    bool probes_asked = false;
+    bool probes_asked = false, perf, alloc;
     for (size_t k = 0; k < BENCH__MAX_PROBE_KINDS; k++)
         probes_asked = probes_asked || c->probe_on[k];
-    if (c->instructions && probes_asked && !c->perf_events && !c->alloc_stats) {
+    bench__request_probe(c, "perf", &perf);
+    bench__request_probe(c, "alloc", &alloc);
+    if (c->instructions && probes_asked && !perf && !alloc) {
         bench__errf("--instructions counts instructions under valgrind: --probe does "
                     "not apply\n");
         return -1;
@@ -81,7 +83,7 @@ static int check_mode_combinations(const bench__request *c)
         return -1;
     }
     if (c->instructions && (c->calibrate || c->run.profile_time > 0 ||
-                            c->perf_events || c->alloc_stats || c->gbench_path)) {
+                            perf || alloc || c->gbench_path)) {
         bench__errf("--instructions counts instructions under valgrind: it cannot be "
                     "combined with --calibrate, --profile-time, --perf-events, "
                     "--alloc-stats or --export-gbench\n");
@@ -107,11 +109,11 @@ static const char *comparison_option(const bench__request *c)
 {
     if (c->fail_on_regression)
         return "--fail-on-regression";
-    if (c->significance_set && !c->history_gate && !c->history_confirm)
+    if (c->significance_level > 0 && !c->history_gate && !c->history_confirm)
         return "--significance-level";
-    if (c->noise_threshold_set && !c->history_gate && !c->history_confirm)
+    if (c->noise_threshold >= 0 && !c->history_gate && !c->history_confirm)
         return "--noise-threshold";
-    if (c->strict_set)
+    if (c->strict >= 0)
         return c->strict ? "--baseline-strict" : "--baseline-lenient";
     if (c->fail_on_inconclusive)
         return "--fail-on-inconclusive";
@@ -135,16 +137,16 @@ int bench__cli_check_combinations(const bench__request *c)
                     gate, history_too ? " (or --history-gate K, or --history-confirm)" : "");
         return -1;
     }
-    if ((c->confirm_time_set || c->trust_snapshots) && !c->baseline && !c->history_confirm &&
+    if ((c->confirm_time >= 0 || c->trust_snapshots) && !c->baseline && !c->history_confirm &&
         !c->history_gate) {
         bench__errf("%s needs --baseline NAME (or --history-confirm, or "
                     "--history-gate K)\n",
-                    c->confirm_time_set ? "--confirm-time" : "--trust-snapshots");
+                    c->confirm_time >= 0 ? "--confirm-time" : "--trust-snapshots");
         return -1;
     }
-    if ((c->ab_time_set || c->ab_pairs_set || c->ab_schedule_set) && !c->ab) {
-        bench__errf("%s needs --ab OTHER\n", c->ab_time_set    ? "--ab-time"
-                                             : c->ab_pairs_set ? "--ab-pairs"
+    if ((c->ab_time > 0 || c->ab_pairs > 0 || c->ab_schedule >= 0) && !c->ab) {
+        bench__errf("%s needs --ab OTHER\n", c->ab_time > 0    ? "--ab-time"
+                                             : c->ab_pairs > 0 ? "--ab-pairs"
                                                                : "--ab-schedule");
         return -1;
     }
@@ -207,4 +209,24 @@ int bench__cli_check_combinations(const bench__request *c)
         return -1;
     }
     return check_mode_combinations(c);
+}
+
+int bench__cli_check_history(const bench__request *c)
+{
+    if (c->run_id && !c->history_path) {
+        bench__errf("--run-id needs --history FILE (or BENCH_HISTORY): it names the run of the "
+                    "history this part is recorded in\n");
+        return -1;
+    }
+    if (c->history_programs >= 0 && !c->history_path) {
+        bench__errf("--history-programs needs --history FILE (or BENCH_HISTORY): it "
+                    "keeps the programs of the runs recorded there\n");
+        return -1;
+    }
+    if (c->history_gate && (!c->history_path || c->list || c->run.profile_time > 0)) {
+        bench__errf("--history-gate needs a run of times recorded with --history "
+                    "FILE (or $BENCH_HISTORY)\n");
+        return -1;
+    }
+    return 0;
 }

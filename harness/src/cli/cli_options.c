@@ -1,7 +1,10 @@
 /*
  * cli_options.c: the command line read into one struct (bench__request): the option table and
  * the value parsers (the help is cli_help.c's, the checks of combinations cli_checks.c's, the
- * FILTERs' selection run/select.c's).
+ * FILTERs' selection run/select.c's, the defaults of the options not given run/request.c's).
+ * An option of a common shape (a flag, a non-empty text, a number in a range) is one line of the
+ * table naming its field and its checks; only the options with logic of their own (a special
+ * value, a choice, a probe, a baseline name) have a case in their topic's apply function.
  *
  * Every error is one line on stderr that names the flag, value or file, and a documented exit
  * code (2 for usage and input errors). Parsing never exits from inside a helper: each returns a
@@ -98,8 +101,7 @@ static int parse_u64(const char *flag, const char *v, uint64_t lo, uint64_t hi, 
     return 0;
 }
 
-/* Asks for the probe kind `name` of the table with its argument (NULL: none); the kinds with
- * options of their own keep those fields in step, which the option checks read. */
+/* Asks for the probe kind `name` of the table with its argument (NULL: none). */
 static int ask_probe(bench__request *c, const char *name, const char *arg)
 {
     size_t k;
@@ -107,10 +109,6 @@ static int ask_probe(bench__request *c, const char *name, const char *arg)
         return -1;
     c->probe_on[k] = true;
     c->probe_arg[k] = arg;
-    if (strcmp(name, "perf") == 0)
-        c->perf_events = arg;
-    else if (strcmp(name, "alloc") == 0)
-        c->alloc_stats = true;
     return 0;
 }
 
@@ -167,94 +165,145 @@ static int parse_choice(const char *flag, const char *v, const char *const *name
 
 /* ---- the option table ---- */
 
+/* The options with logic of their own, applied by their topic's function below. */
 typedef enum opt_id {
-    O_LIST, O_EXACT, O_QUICK, O_WARM, O_MEAS, O_SAMPLES, O_ROUNDS, O_PRECISION, O_SAMPLING, O_NRES,
-    O_CONF, O_SEED, O_FORMAT, O_JSON, O_COLOR, O_HELP, O_VERSION, O_CONTEXT, O_SAVE, O_BASE,
-    O_LOAD, O_BASEDIR, O_LENIENT, O_STRICT, O_CALIBRATE, O_SIGNIF, O_NOISE, O_FAILREG, O_AB,
-    O_AB_TIME, O_AB_PAIRS, O_AB_SCHEDULE, O_FIXED_LAYOUT, O_FAIL_INCONCLUSIVE, O_PROFILE_TIME,
-    O_PERF_EVENTS, O_LIST_EVENTS, O_ALLOC_STATS, O_PROBE, O_TRACE,
-    O_EXPORT_GBENCH, O_INSTR, O_INSTR_ITERS, O_INSTR_CACHE, O_PROCESSES,
-    O_IN_PROCESS, O_TIMEOUT, O_CONFIRM_TIME, O_GPU_LOCK, O_TRUST_SNAPSHOTS, O_HISTORY,
-    O_HISTORY_SHOW,
-    O_HISTORY_COPY,
-    O_HISTORY_GATE,
-    O_HISTORY_CONFIRM,
-    O_HISTORY_PROGRAMS,
-    O_SHARD,
-    O_RUN_ID,
-    O_NO_LAST,
-    O_EXPLAIN,
+    O_TABLE, /* none: the table's field and checks apply it */
+    O_WARM, O_PRECISION, O_SAMPLING, O_FORMAT, O_COLOR, O_SAVE, O_BASE, O_LOAD, O_LENIENT,
+    O_STRICT, O_AB_SCHEDULE, O_PERF_EVENTS, O_ALLOC_STATS, O_PROBE, O_SHARD, O_RUN_ID,
 } opt_id;
+
+/* How the table applies an option: a flag sets its bool; a text must not be empty; a number
+ * must be written in decimal and lie in its range; an integer is stored by its field's width. */
+typedef enum opt_kind { K_OWN, K_FLAG, K_TEXT, K_REAL, K_WHOLE } opt_kind;
 
 typedef struct opt_def {
     const char *name;
     char short_name;
     bool takes_value;
-    opt_id id;
+    opt_kind kind;
+    opt_id id;          /* K_OWN: which */
+    size_t field;       /* offset in bench__request */
+    size_t width;       /* K_WHOLE: the field's size, B */
+    const char *bounds; /* K_REAL: "[]", "(]", "[)" or "()": whether lo and hi are in the range */
+    double lo, hi;      /* the range of a number */
+    const char *noun;   /* what the value must be, for the message: "a number of seconds" */
 } opt_def;
 
+#define FIELD(f) offsetof(bench__request, f)
+#define FLAG(n, f) {.name = n, .kind = K_FLAG, .field = FIELD(f)}
+#define TEXT(n, f, noun_) \
+    {.name = n, .takes_value = true, .kind = K_TEXT, .field = FIELD(f), .noun = noun_}
+#define REAL(n, f, bounds_, lo_, hi_, noun_)                                                       \
+    {.name = n, .takes_value = true, .kind = K_REAL, .field = FIELD(f), .bounds = bounds_,        \
+     .lo = lo_, .hi = hi_, .noun = noun_}
+#define WHOLE(n, f, lo_, hi_, noun_)                                                               \
+    {.name = n, .takes_value = true, .kind = K_WHOLE, .field = FIELD(f),                          \
+     .width = sizeof(((bench__request *)0)->f), .lo = lo_, .hi = hi_, .noun = noun_}
+#define OWN(n, value, id_) {.name = n, .takes_value = value, .kind = K_OWN, .id = id_}
+
+/* Every option, in the order of --help; the ranges are the ones --help and docs/cli.md state. */
 static const opt_def options[] = {
-    {"list", 0, false, O_LIST},
-    {"exact", 0, false, O_EXACT},
-    {"quick", 0, false, O_QUICK},
-    {"warm-up-time", 0, true, O_WARM},
-    {"measurement-time", 0, true, O_MEAS},
-    {"sample-size", 0, true, O_SAMPLES},
-    {"rounds", 0, true, O_ROUNDS},
-    {"target-precision", 0, true, O_PRECISION},
-    {"sampling", 0, true, O_SAMPLING},
-    {"nresamples", 0, true, O_NRES},
-    {"confidence-level", 0, true, O_CONF},
-    {"seed", 0, true, O_SEED},
-    {"output-format", 0, true, O_FORMAT},
-    {"json", 0, true, O_JSON},
-    {"trace", 0, true, O_TRACE},
-    {"color", 0, true, O_COLOR},
-    {"help", 'h', false, O_HELP},
-    {"version", 'V', false, O_VERSION},
-    {"context", 0, false, O_CONTEXT},
-    {"save-baseline", 0, true, O_SAVE},
-    {"baseline", 0, true, O_BASE},
-    {"load-baseline", 0, true, O_LOAD},
-    {"baseline-dir", 0, true, O_BASEDIR},
-    {"baseline-lenient", 0, false, O_LENIENT},
-    {"baseline-strict", 0, false, O_STRICT},
-    {"calibrate", 0, true, O_CALIBRATE},
-    {"significance-level", 0, true, O_SIGNIF},
-    {"noise-threshold", 0, true, O_NOISE},
-    {"fail-on-regression", 0, false, O_FAILREG},
-    {"ab", 0, true, O_AB},
-    {"ab-time", 0, true, O_AB_TIME},
-    {"ab-pairs", 0, true, O_AB_PAIRS},
-    {"ab-schedule", 0, true, O_AB_SCHEDULE},
-    {"fixed-layout", 0, false, O_FIXED_LAYOUT},
-    {"fail-on-inconclusive", 0, false, O_FAIL_INCONCLUSIVE},
-    {"profile-time", 0, true, O_PROFILE_TIME},
-    {"perf-events", 0, true, O_PERF_EVENTS},
-    {"list-events", 0, false, O_LIST_EVENTS},
-    {"alloc-stats", 0, false, O_ALLOC_STATS},
-    {"probe", 0, true, O_PROBE},
-    {"export-gbench", 0, true, O_EXPORT_GBENCH},
-    {"instructions", 0, false, O_INSTR},
-    {"instructions-iterations", 0, true, O_INSTR_ITERS},
-    {"instructions-cache-sim", 0, false, O_INSTR_CACHE},
-    {"processes", 0, true, O_PROCESSES},
-    {"in-process", 0, false, O_IN_PROCESS},
-    {"timeout", 0, true, O_TIMEOUT},
-    {"confirm-time", 0, true, O_CONFIRM_TIME},
-    {"gpu-lock-clocks", 0, true, O_GPU_LOCK},
-    {"trust-snapshots", 0, false, O_TRUST_SNAPSHOTS},
-    {"history", 0, true, O_HISTORY},
-    {"history-show", 0, true, O_HISTORY_SHOW},
-    {"history-copy", 0, true, O_HISTORY_COPY},
-    {"history-gate", 0, true, O_HISTORY_GATE},
-    {"history-confirm", 0, false, O_HISTORY_CONFIRM},
-    {"history-programs", 0, true, O_HISTORY_PROGRAMS},
-    {"shard", 0, true, O_SHARD},
-    {"run-id", 0, true, O_RUN_ID},
-    {"no-last", 0, false, O_NO_LAST},
-    {"explain", 0, false, O_EXPLAIN},
+    FLAG("list", list),
+    FLAG("exact", exact),
+    FLAG("quick", run.is_quick),
+    OWN("warm-up-time", true, O_WARM),
+    REAL("measurement-time", run.cli.measurement_time, "(]", 0, 86400, "a number of seconds"),
+    WHOLE("sample-size", run.cli.sample_size, 2, 100000, "an integer"),
+    WHOLE("rounds", run.cli.rounds, 1, 1000, "an integer"),
+    OWN("target-precision", true, O_PRECISION),
+    OWN("sampling", true, O_SAMPLING),
+    WHOLE("nresamples", run.nresamples, 10, 10000000, "an integer"),
+    REAL("confidence-level", run.confidence_level, "()", 0, 1, "a level"),
+    WHOLE("seed", run.seed, 0, UINT32_MAX, "an integer"),
+    OWN("output-format", true, O_FORMAT),
+    TEXT("json", json_path, "a file name"),
+    OWN("color", true, O_COLOR),
+    {.name = "help", .short_name = 'h', .kind = K_FLAG, .field = FIELD(help)},
+    {.name = "version", .short_name = 'V', .kind = K_FLAG, .field = FIELD(version)},
+    FLAG("context", context),
+    OWN("save-baseline", true, O_SAVE),
+    OWN("baseline", true, O_BASE),
+    OWN("load-baseline", true, O_LOAD),
+    TEXT("baseline-dir", baseline_dir, "a directory"),
+    OWN("baseline-lenient", false, O_LENIENT),
+    OWN("baseline-strict", false, O_STRICT),
+    WHOLE("calibrate", calibrate, 2, 100, "an integer"),
+    REAL("significance-level", significance_level, "()", 0, 0.5, "a level"),
+    REAL("noise-threshold", noise_threshold, "[)", 0, 1, "a fraction"),
+    FLAG("fail-on-regression", fail_on_regression),
+    TEXT("ab", ab, "a program"),
+    REAL("ab-time", ab_time, "[]", 1, 3600, "a number of seconds"),
+    WHOLE("ab-pairs", ab_pairs, 3, 1000, "an integer"),
+    OWN("ab-schedule", true, O_AB_SCHEDULE),
+    FLAG("fixed-layout", run.fixed_layout),
+    FLAG("fail-on-inconclusive", fail_on_inconclusive),
+    REAL("profile-time", run.profile_time, "(]", 0, 86400, "a number of seconds"),
+    OWN("perf-events", true, O_PERF_EVENTS),
+    FLAG("list-events", list_events),
+    OWN("alloc-stats", false, O_ALLOC_STATS),
+    OWN("probe", true, O_PROBE),
+    TEXT("trace", run.trace_path, "a file name"),
+    TEXT("export-gbench", gbench_path, "a file name"),
+    FLAG("instructions", instructions),
+    WHOLE("instructions-iterations", instr_iterations, 1, UINT64_C(1) << 32, "an integer"),
+    FLAG("instructions-cache-sim", instr_cache_sim),
+    WHOLE("processes", run.processes, 1, 1000, "an integer"),
+    FLAG("in-process", run.in_process),
+    REAL("timeout", run.timeout_s, "(]", 0, 86400 * 7, "a number of seconds"),
+    REAL("confirm-time", confirm_time, "[]", 0, 3600, "a number of seconds"),
+    WHOLE("gpu-lock-clocks", gpu_lock_mhz, 100, 10000, "a clock in MHz"),
+    FLAG("trust-snapshots", trust_snapshots),
+    TEXT("history", history_path, "a file name"),
+    TEXT("history-show", history_show, "a file name"),
+    TEXT("history-copy", history_copy, "a file name"),
+    WHOLE("history-gate", history_gate, 5, 1000, "an integer"),
+    FLAG("history-confirm", history_confirm),
+    WHOLE("history-programs", history_programs, 0, 1000, "an integer"),
+    OWN("shard", true, O_SHARD),
+    OWN("run-id", true, O_RUN_ID),
+    FLAG("no-last", no_last),
+    FLAG("explain", explain),
 };
+
+/* Applies an option of the table's shapes to its field: 0, or -1 after the one-line error. */
+static int apply_table(bench__request *c, const opt_def *def, const char *flag, const char *v)
+{
+    char *field = (char *)c + def->field;
+    char what[96];
+    switch (def->kind) {
+    case K_FLAG:
+        *(bool *)field = true;
+        return 0;
+    case K_TEXT:
+        if (*v == '\0')
+            return bad_value(flag, v, def->noun);
+        *(const char **)field = v;
+        return 0;
+    case K_REAL:
+        bench__msg(what, sizeof what, "%s in %c%g, %g%c", def->noun, def->bounds[0], def->lo,
+                   def->hi, def->bounds[1]);
+        return parse_double(flag, v, def->lo, def->hi, def->bounds[0] == '(',
+                            def->bounds[1] == ')', what, (double *)field);
+    case K_WHOLE: {
+        uint64_t u;
+        bench__msg(what, sizeof what, "%s in [%.0f, %.0f]", def->noun, def->lo, def->hi);
+        if (parse_u64(flag, v, (uint64_t)def->lo, (uint64_t)def->hi, what, &u))
+            return -1;
+        /* Every range fits its field (an int's, an unsigned's, a size_t's or a uint64_t's),
+         * where a value in [0, 2^31) is written alike whatever the signedness. */
+        if (def->width == sizeof(uint32_t)) {
+            uint32_t x = (uint32_t)u;
+            memcpy(field, &x, sizeof x);
+        } else {
+            memcpy(field, &u, sizeof u);
+        }
+        return 0;
+    }
+    case K_OWN:
+        break;
+    }
+    return -1;
+}
 
 /* Baseline names become file names: a safe character set, nothing that can leave the
  * directory. */
@@ -274,47 +323,18 @@ static int check_name(const char *flag, const char *v)
 /* What a topic's apply function returns for an option of another topic. */
 #define NOT_MINE 1
 
-/* The options of one topic, what the run is and how it measures: modes, settings, processes: 0, -1
- * after the one-line error, or NOT_MINE. */
+/* The options of logic of their own of one topic, how the run measures: settings with a
+ * special value, choices, probes: 0, -1 after the one-line error, or NOT_MINE. */
 static int apply_run(bench__request *c, opt_id id, const char *flag, const char *v)
 {
-    uint64_t u;
     int choice;
     switch (id) {
-    case O_LIST:
-        c->list = true;
-        return 0;
-    case O_EXACT:
-        c->exact = true;
-        return 0;
-    case O_QUICK:
-        c->run.is_quick = true;
-        return 0;
-    case O_HELP:
-        c->help = true;
-        return 0;
-    case O_VERSION:
-        c->version = true;
-        return 0;
     case O_WARM:
         if (parse_double(flag, v, 0, 3600, false, false, "a number of seconds in [0, 3600]",
                          &c->run.cli.warm_up_time))
             return -1;
         if (c->run.cli.warm_up_time == 0)
             c->run.cli.warm_up_time = 1e-9; /* zero means "unset" in settings: keep it tiny */
-        return 0;
-    case O_MEAS:
-        return parse_double(flag, v, 0, 86400, true, false,
-                            "a number of seconds in (0, 86400]", &c->run.cli.measurement_time);
-    case O_SAMPLES:
-        if (parse_u64(flag, v, 2, 100000, "an integer in [2, 100000]", &u))
-            return -1;
-        c->run.cli.sample_size = (int)u;
-        return 0;
-    case O_ROUNDS:
-        if (parse_u64(flag, v, 1, 1000, "an integer in [1, 1000]", &u))
-            return -1;
-        c->run.cli.rounds = (int)u;
         return 0;
     case O_PRECISION:
         if (strcmp(v, "off") == 0) {
@@ -331,74 +351,23 @@ static int apply_run(bench__request *c, opt_id id, const char *flag, const char 
         c->run.sampling_set = true;
         return 0;
     }
-    case O_NRES:
-        if (parse_u64(flag, v, 10, 10000000, "an integer in [10, 10000000]", &u))
-            return -1;
-        c->run.nresamples = (size_t)u;
-        return 0;
-    case O_CONF:
-        return parse_double(flag, v, 0, 1, true, true, "a level in (0, 1)",
-                            &c->run.confidence_level);
-    case O_SEED:
-        return parse_u64(flag, v, 0, UINT32_MAX, "an integer in [0, 4294967295]", &c->run.seed);
-    case O_FIXED_LAYOUT:
-        c->run.fixed_layout = true;
-        return 0;
-    case O_PROFILE_TIME:
-        return parse_double(flag, v, 0, 86400, true, false, "a number of seconds in (0, 86400]",
-                            &c->run.profile_time);
     case O_PERF_EVENTS:
         if (*v == '\0')
             return bad_value(flag, v, "a list of events");
         return ask_probe(c, "perf", v);
-    case O_LIST_EVENTS:
-        c->list_events = true;
-        return 0;
     case O_ALLOC_STATS:
         return ask_probe(c, "alloc", NULL);
     case O_PROBE:
         return parse_probe(c, flag, v);
-    /* ---- instruction mode (instr.c) ---- */
-    case O_INSTR:
-        c->instructions = true;
-        return 0;
-    case O_EXPLAIN:
-        c->explain = true;
-        return 0;
-    case O_INSTR_ITERS:
-        c->instr_iterations_set = true;
-        return parse_u64(flag, v, 1, UINT64_C(1) << 32, "an integer in [1, 4294967296]",
-                         &c->instr_iterations);
-    case O_INSTR_CACHE:
-        c->instr_cache_sim = true;
-        return 0;
-    /* ---- end instruction mode ---- */
-    case O_PROCESSES:
-        if (parse_u64(flag, v, 1, 1000, "an integer in [1, 1000]", &u))
-            return -1;
-        c->run.processes = (unsigned)u;
-        return 0;
-    case O_IN_PROCESS:
-        c->run.in_process = true;
-        return 0;
-    case O_GPU_LOCK:
-        if (parse_u64(flag, v, 100, 10000, "a clock in MHz in [100, 10000]", &u))
-            return -1;
-        c->gpu_lock_mhz = (unsigned)u;
-        return 0;
-    case O_TIMEOUT:
-        return parse_double(flag, v, 0, 86400 * 7, true, false,
-                            "a number of seconds in (0, 604800]", &c->run.timeout_s);
     default:
         return NOT_MINE;
     }
 }
 
-/* The options of one topic, where and how results are written, and the run's history: 0, -1 after
- * the one-line error, or NOT_MINE. */
+/* The options of logic of their own of one topic, how results are written: 0, -1 after the
+ * one-line error, or NOT_MINE. */
 static int apply_output(bench__request *c, opt_id id, const char *flag, const char *v)
 {
-    uint64_t u;
     int choice;
     switch (id) {
     case O_FORMAT: {
@@ -415,36 +384,13 @@ static int apply_output(bench__request *c, opt_id id, const char *flag, const ch
         c->format = (bench__format)choice;
         return 0;
     }
-    case O_JSON:
-        if (*v == '\0')
-            return bad_value(flag, v, "a file name");
-        c->json_path = v;
-        return 0;
-    case O_TRACE:
-        if (*v == '\0')
-            return bad_value(flag, v, "a file name");
-        c->run.trace_path = v;
-        return 0;
-    case O_CONTEXT:
-        c->context = true;
-        return 0;
-    case O_HISTORY_GATE:
-        if (parse_u64(flag, v, 5, 1000, "an integer in [5, 1000]", &u))
+    case O_COLOR: {
+        static const char *const names[] = {"never", "always", "auto"};
+        if (parse_choice(flag, v, names, 3, "auto, always or never", &choice))
             return -1;
-        c->history_gate = (size_t)u;
+        c->color = choice == 2 ? -1 : choice;
         return 0;
-    case O_HISTORY_CONFIRM:
-        c->history_confirm = true;
-        return 0;
-    case O_NO_LAST:
-        c->no_last = true;
-        return 0;
-    case O_HISTORY_PROGRAMS:
-        if (parse_u64(flag, v, 0, 1000, "an integer in [0, 1000]", &u))
-            return -1;
-        c->history_programs = (size_t)u;
-        c->history_programs_set = true;
-        return 0;
+    }
     case O_SHARD: {
         unsigned k, n;
         int used = 0;
@@ -460,37 +406,15 @@ static int apply_output(bench__request *c, opt_id id, const char *flag, const ch
             return bad_value(flag, v, "an id of 1 to 200 characters");
         c->run_id = v;
         return 0;
-    case O_HISTORY:
-    case O_HISTORY_SHOW:
-    case O_HISTORY_COPY:
-        if (*v == '\0')
-            return bad_value(flag, v, "a file name");
-        *(id == O_HISTORY        ? &c->history_path
-          : id == O_HISTORY_SHOW ? &c->history_show
-                                 : &c->history_copy) = v;
-        return 0;
-    case O_EXPORT_GBENCH:
-        if (*v == '\0')
-            return bad_value(flag, v, "a file name");
-        c->gbench_path = v;
-        return 0;
-    case O_COLOR: {
-        static const char *const names[] = {"never", "always", "auto"};
-        if (parse_choice(flag, v, names, 3, "auto, always or never", &choice))
-            return -1;
-        c->color = choice == 2 ? -1 : choice;
-        return 0;
-    }
     default:
         return NOT_MINE;
     }
 }
 
-/* The options of one topic, baselines, comparisons and their gate, paired A/B: 0, -1 after the
+/* The options of logic of their own of one topic, baselines and paired A/B: 0, -1 after the
  * one-line error, or NOT_MINE. */
 static int apply_comparison(bench__request *c, opt_id id, const char *flag, const char *v)
 {
-    uint64_t u;
     switch (id) {
     case O_SAVE:
         c->save_baseline = v;
@@ -501,74 +425,25 @@ static int apply_comparison(bench__request *c, opt_id id, const char *flag, cons
     case O_LOAD:
         c->load_baseline = v;
         return check_name(flag, v);
-    case O_BASEDIR:
-        if (*v == '\0')
-            return bad_value(flag, v, "a directory");
-        c->baseline_dir = v;
-        return 0;
     case O_LENIENT:
     case O_STRICT:
         c->strict = id == O_STRICT; /* the last of the two wins */
-        c->strict_set = true;
-        return 0;
-    case O_FAILREG:
-        c->fail_on_regression = true;
-        return 0;
-    case O_CALIBRATE:
-        if (parse_u64(flag, v, 2, 100, "an integer in [2, 100]", &u))
-            return -1;
-        c->calibrate = (int)u;
-        return 0;
-    case O_SIGNIF:
-        c->significance_set = true;
-        return parse_double(flag, v, 0, 0.5, true, true, "a level in (0, 0.5)",
-                            &c->cmp.significance_level);
-    case O_NOISE:
-        c->noise_threshold_set = true;
-        return parse_double(flag, v, 0, 1, false, true, "a fraction in [0, 1)",
-                            &c->cmp.noise_threshold);
-    case O_AB:
-        if (*v == '\0')
-            return bad_value(flag, v, "a program");
-        c->ab = v;
-        return 0;
-    case O_AB_TIME:
-        c->ab_time_set = true;
-        return parse_double(flag, v, 1, 3600, false, false, "a number of seconds in [1, 3600]",
-                            &c->abo.seconds);
-    case O_AB_PAIRS:
-        c->ab_pairs_set = true;
-        if (parse_u64(flag, v, 3, 1000, "an integer in [3, 1000]", &u))
-            return -1;
-        c->abo.max_pairs = (int)u;
         return 0;
     case O_AB_SCHEDULE: {
         static const char *const names[] = {"pinned", "duet", "unpinned"};
         int k;
-        c->ab_schedule_set = true;
         if (parse_choice(flag, v, names, 3, "pinned, duet or unpinned", &k))
             return -1;
-        c->abo.schedule = (bench__ab_schedule)k;
+        c->ab_schedule = k;
         return 0;
     }
-    case O_FAIL_INCONCLUSIVE:
-        c->fail_on_inconclusive = true;
-        return 0;
-    case O_CONFIRM_TIME:
-        c->confirm_time_set = true;
-        return parse_double(flag, v, 0, 3600, false, false, "a number of seconds in [0, 3600]",
-                            &c->confirm_time);
-    case O_TRUST_SNAPSHOTS:
-        c->trust_snapshots = true;
-        return 0;
     default:
         return NOT_MINE;
     }
 }
 
-/* The parts of a sharded run in CI merge into one run of the history by the CI's id. 0, or -1
- * after one line on stderr. */
-static int shard_run_id(bench__request *c)
+/* The parts of a sharded run in CI merge into one run of the history by the CI's id. */
+static void shard_run_id(bench__request *c)
 {
     const char *gh = getenv("GITHUB_RUN_ID"), *attempt = getenv("GITHUB_RUN_ATTEMPT"),
                *gl = getenv("CI_PIPELINE_ID");
@@ -580,21 +455,18 @@ static int shard_run_id(bench__request *c)
             bench__msg(c->run_id_buf, sizeof c->run_id_buf, "%.100s", gl);
         c->run_id = c->run_id_buf;
     }
-    if (c->run_id && !c->history_path) {
-        bench__errf("--run-id needs --history FILE (or BENCH_HISTORY): it names the run of the "
-                    "history this part is recorded in\n");
-        return -1;
-    }
-    return 0;
 }
 
-/* Applies one option to c, through the function of its topic: 0, or -1 after the error. */
-static int apply_option(bench__request *c, opt_id id, const char *flag, const char *v)
+/* Applies one option to c, through the table or the function of its topic: 0, or -1 after the
+ * error. */
+static int apply_option(bench__request *c, const opt_def *def, const char *flag, const char *v)
 {
     static int (*const topics[])(bench__request *, opt_id, const char *, const char *) = {
         apply_run, apply_output, apply_comparison};
+    if (def->kind != K_OWN)
+        return apply_table(c, def, flag, v);
     for (size_t k = 0; k < sizeof topics / sizeof topics[0]; k++) {
-        int rc = topics[k](c, id, flag, v);
+        int rc = topics[k](c, def->id, flag, v);
         if (rc != NOT_MINE)
             return rc;
     }
@@ -652,7 +524,7 @@ static int parse_args(bench__request *c, int argc, char **argv)
         }
         char flag[64];
         snprintf(flag, sizeof flag, "--%s", def->name);
-        if (apply_option(c, def->id, flag, value) != 0)
+        if (apply_option(c, def, flag, value) != 0)
             return -1;
     }
     return 0;
@@ -660,19 +532,7 @@ static int parse_args(bench__request *c, int argc, char **argv)
 
 int bench__cli_parse(bench__request *c, int argc, char **argv)
 {
-    memset(c, 0, sizeof *c);
-    c->run.nresamples = 10000;
-    c->run.confidence_level = 0.95;
-    c->run.seed = 1;
-    c->color = -1;
-    c->history_programs = BENCH__HISTORY_PROGRAMS;
-    c->cmp.significance_level = 0.05;
-    c->cmp.noise_threshold = BENCH__DEFAULT_NOISE_THRESHOLD;
-    c->cmp.default_run_noise = BENCH__DEFAULT_RUN_NOISE;
-    c->abo.seconds = BENCH__AB_DEFAULT_SECONDS;
-    c->abo.max_pairs = BENCH__AB_DEFAULT_MAX_PAIRS;
-    c->abo.sample_ms = BENCH__AB_DEFAULT_SAMPLE_MS;
-    c->abo.schedule = BENCH__AB_PINNED;
+    bench__request_init(c);
     if (parse_args(c, argc, argv) != 0 || bench__cli_check_combinations(c) != 0)
         return -1;
     /* $BENCH_HISTORY records the runs of times that name no --history (a CI job sets it once);
@@ -692,23 +552,9 @@ int bench__cli_parse(bench__request *c, int argc, char **argv)
         return -1;
     if (c->run.profile_time > 0)
         c->run.plan = BENCH__PLAN_PROFILE;
-    if (shard_run_id(c) != 0)
+    shard_run_id(c);
+    if (bench__cli_check_history(c) != 0)
         return -1;
-    if (c->history_programs_set && !c->history_path) {
-        bench__errf("--history-programs needs --history FILE (or BENCH_HISTORY): it "
-                    "keeps the programs of the runs recorded there\n");
-        return -1;
-    }
-    if (c->history_gate && (!c->history_path || c->list || c->run.profile_time > 0)) {
-        bench__errf("--history-gate needs a run of times recorded with --history "
-                    "FILE (or $BENCH_HISTORY)\n");
-        return -1;
-    }
-    c->abo.significance_level = c->cmp.significance_level;
-    c->abo.noise_threshold = c->noise_threshold_set ? c->cmp.noise_threshold
-                                                    : BENCH__DEFAULT_AB_NOISE_THRESHOLD;
-    c->abo.timeout_s = bench__request_timeout(c);
-    c->abo.seed = c->run.seed;
-    c->abo.fixed_layout = c->run.fixed_layout;
+    c->cmp = bench__request_compare_opts(c);
     return 0;
 }

@@ -21,6 +21,8 @@
  * ln median) from run to run.
  */
 #define BENCH__DEFAULT_NOISE_THRESHOLD 0.02
+/* The level of a whole comparison (--significance-level). */
+#define BENCH__DEFAULT_SIGNIFICANCE_LEVEL 0.05
 #define BENCH__DEFAULT_RUN_NOISE 0.015
 /* Interleaving cancels the machine's drift between runs: 1% is the default threshold there. */
 #define BENCH__DEFAULT_AB_NOISE_THRESHOLD 0.01

@@ -94,6 +94,12 @@ typedef struct bench__run_options {
     } job;
 } bench__run_options;
 
+/** The statistics' defaults: bootstrap resamples (--nresamples), the confidence level of
+ * intervals (--confidence-level), the bootstrap seed (--seed). */
+#define BENCH__DEFAULT_NRESAMPLES 10000
+#define BENCH__DEFAULT_CONFIDENCE_LEVEL 0.95
+#define BENCH__DEFAULT_SEED 1
+
 /** The name of a sampling plan ("auto", "linear", "flat"). */
 const char *bench__sampling_name(bench_sampling s);
 

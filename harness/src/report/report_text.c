@@ -80,7 +80,7 @@ static void print_spread(FILE *o, const bench__result *r, const bench__compare_o
     }
     if (!(r->process_cv > BENCH__LARGE_PROCESS_CV) || !(r->est.median.point >= 1.0))
         return;
-    const bench__compare_opts def = {.significance_level = 0.05,
+    const bench__compare_opts def = {.significance_level = BENCH__DEFAULT_SIGNIFICANCE_LEVEL,
                                      .noise_threshold = BENCH__DEFAULT_NOISE_THRESHOLD};
     const bench__compare_opts *set = cmp ? cmp : &def;
     double se = sqrt(2.0 / (double)r->processes) * r->process_log_sd;

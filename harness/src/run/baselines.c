@@ -251,7 +251,7 @@ void bench__side_of_result(const bench__request *c, const bench__result *r, benc
  */
 bench__gate bench__request_gate(const bench__request *c)
 {
-    return (bench__gate){.strict = c->strict, .fail_on_regression = c->fail_on_regression,
+    return (bench__gate){.strict = c->strict > 0, .fail_on_regression = c->fail_on_regression,
                          .fail_on_inconclusive = c->fail_on_inconclusive};
 }
 
@@ -355,7 +355,7 @@ char *bench__ab_other_list(const bench__request *c, const char *prog)
     free(argv);
     if (rc != 0)
         return NULL;
-    double timeout = c->abo.timeout_s;
+    double timeout = bench__request_timeout(c);
     int64_t deadline = bench__now_ns() + (int64_t)(timeout * 1e9);
     size_t len = 0, cap = 4096;
     char *text = malloc(cap), line[512];
@@ -564,7 +564,7 @@ static int explain_confirmed(const bench__request *c, const char *snap, int fd,
     }
     bench__explain_opts xo = {.mode = BENCH__EXPLAIN_TIME,
                               .seconds = seconds,
-                              .timeout_s = c->abo.timeout_s, .seed = c->abo.seed};
+                              .timeout_s = bench__request_timeout(c), .seed = c->run.seed};
     int rc = bench__explain_items(c->format == BENCH__FMT_PRETTY ? stdout : NULL, snap, fd,
                                   "/proc/self/exe", -1, items, k, &xo, found);
     for (size_t q = 0; q < k; q++) {
@@ -588,14 +588,8 @@ static int confirm_paired(const bench__request *c, const char *snap, int fd,
 {
     const char *name = c->baseline;
     int rc = 0;
-    bench__ab_options o = c->abo;
-    o.seconds = c->confirm_time_set ? c->confirm_time
-                                    : fmax(BENCH__CONFIRM_MIN_TIME,
-                                           fmin(BENCH__DEFAULT_CONFIRM_TIME,
-                                                BENCH__CONFIRM_BUDGET / (double)k));
-    o.significance_level = c->cmp.significance_level;
-    o.noise_threshold = c->cmp.noise_threshold;
-    o.progress = isatty(STDERR_FILENO);
+    bench__ab_options o = bench__request_ab_options(c);
+    o.seconds = bench__request_confirm_time(c, k);
     bench__errf("confirming %zu verdict%s: the program saved with baseline '%s' "
                 "against this one, paired (%.0f s in all, spent on the undecided ones)\n",
                 k, k == 1 ? "" : "s", name, o.seconds * (double)k);
@@ -662,7 +656,7 @@ int bench__confirm_suspects(const bench__request *c, const bench__saved *old,
     int fd = -1, rc = 0;
     char snap[4200];
     bench__msg(snap, sizeof snap, "%s/%s", bench__baseline_dir(c), old->ctx.program_file);
-    if (nconfirm > 0 && !(c->confirm_time_set && c->confirm_time <= 0)) {
+    if (nconfirm > 0 && c->confirm_time != 0) {
         int orc = open_snapshot(c, old, snap, nconfirm, &fd);
         if (orc == BENCH_EUSAGE) {
             free(how);

@@ -107,17 +107,14 @@ static const char *outcome(const bench__ab_item *it, double step)
  * suspects (baselines.c). */
 static bool never_confirm(const bench__request *c)
 {
-    return c->confirm_time_set && c->confirm_time <= 0;
+    return c->confirm_time == 0;
 }
 
 /* The paired options of a confirmation: its time, the comparison's level and threshold. */
 static bench__ab_options confirm_options(const bench__request *c)
 {
-    bench__ab_options ab = c->abo;
-    ab.seconds = c->confirm_time_set ? c->confirm_time : BENCH__DEFAULT_CONFIRM_TIME;
-    ab.significance_level = c->cmp.significance_level;
-    ab.noise_threshold = c->cmp.noise_threshold;
-    ab.progress = isatty(STDERR_FILENO);
+    bench__ab_options ab = bench__request_ab_options(c);
+    ab.seconds = bench__request_confirm_time(c, 1);
     return ab;
 }
 

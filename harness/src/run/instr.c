@@ -254,8 +254,7 @@ static void instr_announce(const bench__request *c, size_t nsel)
 /* Counts compare exactly, with their own default threshold. */
 static void instr_configure(bench__request *c)
 {
-    if (!c->noise_threshold_set)
-        c->cmp.noise_threshold = BENCH__INSTR_DEFAULT_THRESHOLD;
+    c->cmp.noise_threshold = bench__request_noise_threshold(c, BENCH__INSTR_DEFAULT_THRESHOLD);
     c->cmp.exact = true;
 }
 

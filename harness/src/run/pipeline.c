@@ -85,21 +85,20 @@ static int ab_run(bench__request *c, const bench__instance *all, size_t n, const
         if (*line && !bench__has_instance(all, n, line))
             removed[nremoved++] = line;
     }
-    c->abo.removed = removed;
-    c->abo.nremoved = nremoved;
-    c->abo.progress = isatty(STDERR_FILENO);
+    bench__ab_options ab = bench__request_ab_options(c);
+    ab.removed = removed;
+    ab.nremoved = nremoved;
     bench__explain_opts xo = {.mode = c->instructions ? BENCH__EXPLAIN_INSTRUCTIONS
                                                       : BENCH__EXPLAIN_TIME,
-                              .seconds = c->abo.seconds, .timeout_s = c->abo.timeout_s,
-                              .seed = c->abo.seed};
+                              .seconds = ab.seconds, .timeout_s = ab.timeout_s, .seed = ab.seed};
     if (c->explain) {
-        c->abo.after = explain_after;
-        c->abo.after_arg = &xo;
+        ab.after = explain_after;
+        ab.after_arg = &xo;
     }
     bench__gate gate = bench__request_gate(c);
     if (c->run.trace_path)
         bench__trace_start(c->run.trace_path); /* its pairs, on the manager's track */
-    int exit_code = bench__finish_stdout(bench__ab_run(c->ab, all, selected, n, &c->abo,
+    int exit_code = bench__finish_stdout(bench__ab_run(c->ab, all, selected, n, &ab,
                                                            &gate,
                                                            bench__use_color(c->color)));
     if (c->run.trace_path && !bench__proc_interrupted() && bench__trace_write() != 0 &&
@@ -474,8 +473,8 @@ static void write_outputs(pipeline *p)
         /* The program beside the history, so a later --history-confirm can run it again; one
          * that cannot be kept is a warning: the run is recorded. */
         double timeout = bench__request_timeout(c);
-        if (bench__history_keep_program(c->history, &p->ctx, c->history_programs, timeout,
-                                        msg, sizeof msg) != 0)
+        if (bench__history_keep_program(c->history, &p->ctx, bench__request_history_programs(c),
+                                        timeout, msg, sizeof msg) != 0)
             bench__errf("warning: %s\n", bench__escape(shown, sizeof shown, msg));
     }
     if (bench__proc_interrupted())

@@ -1,10 +1,11 @@
 /*
  * pipeline.h: the one run pipeline (pipeline.c: select, plan, measure in workers, estimate,
  * compare, report, exit code) and what it is asked to do (bench__request: everything the
- * command line asked for, filled by cli/cli_options.c). The pieces it is made of have headers
- * of their own beside their files: selection (select.h), baselines by name and the confirmation
- * of suspects (baselines.h), two saved runs compared without measuring (compare_files.h), the
- * change since the last run (since_last.h), a history's steps confirmed (history_confirm.h).
+ * command line asked for, filled by cli/cli_options.c, its defaults resolved by request.c, whose
+ * functions are declared here). The pieces it is made of have headers of their own beside their
+ * files: selection (select.h), baselines by name and the confirmation of suspects
+ * (baselines.h), two saved runs compared without measuring (compare_files.h), the change since
+ * the last run (since_last.h), a history's steps confirmed (history_confirm.h).
  */
 #ifndef HARNESS_PIPELINE_H
 #define HARNESS_PIPELINE_H
@@ -29,7 +30,13 @@
 #define BENCH__MAX_FILTERS 64
 #define BASELINE_NAME_MAX 64
 
-/** Everything the command line asked for. */
+/**
+ * Everything the command line asked for, as given: an option not given holds the "not given"
+ * value its field names (bench__request_init), and the defaults are resolved from the record by
+ * the functions below (request.c), where they are needed. The one exception is cmp, the
+ * comparison's settings, computed once from the record (bench__request_compare_opts) and then
+ * carrying what the run learns (the drift of the machine, exact counts).
+ */
 typedef struct bench__request {
     bench__run_options run;
     const char *filters[BENCH__MAX_FILTERS];
@@ -46,28 +53,25 @@ typedef struct bench__request {
     const char *baseline;
     const char *load_baseline;
     const char *baseline_dir;
-    bool strict;           /* --baseline-strict: new and removed benchmarks are an error */
-    bool strict_set;       /* --baseline-strict or --baseline-lenient was given */
+    int strict;                /* 1 --baseline-strict, 0 --baseline-lenient (the last of the two
+                                  wins), -1 neither given: lenient */
     bool fail_on_regression;
-    bool significance_set; /* --significance-level was given */
+    double significance_level; /* --significance-level A; 0: not given */
+    double noise_threshold;    /* --noise-threshold T; < 0: not given (the mode's default) */
     int calibrate; /* runs; 0: off */
-    bench__compare_opts cmp;
-    bool noise_threshold_set;
+    bench__compare_opts cmp;   /* the comparison's settings (see above) */
     bool fail_on_inconclusive; /* --fail-on-inconclusive */
     const char *ab;        /* --ab OTHER */
-    bench__ab_options abo;
-    bool ab_time_set;      /* --ab-time was given */
-    bool ab_schedule_set;  /* --ab-schedule was given */
-    double confirm_time;   /* --confirm-time S: s per suspect benchmark; 0 off */
-    bool confirm_time_set;
+    double ab_time;        /* --ab-time S, s per benchmark on average; 0: not given */
+    int ab_pairs;          /* --ab-pairs N; 0: not given */
+    int ab_schedule;       /* --ab-schedule: a bench__ab_schedule; -1: not given */
+    double confirm_time;   /* --confirm-time S: s per suspect benchmark, 0 never; < 0: not
+                              given */
     bool trust_snapshots;  /* --trust-snapshots: run a baseline's snapshot without this user's
                               signature (the file-system checks still apply) */
-    bool ab_pairs_set;     /* --ab-pairs was given */
-    const char *perf_events; /* --perf-events LIST (also --probe perf=LIST) */
     bool list_events;
-    bool alloc_stats;        /* --alloc-stats (also --probe alloc) */
     /* Per kind of the table of probes (bench__probe_kinds): asked for by --probe NAME[=ARG] or
-     * the kind's own option, and its argument. */
+     * the kind's own option (--perf-events LIST, --alloc-stats), and its argument. */
     bool probe_on[BENCH__MAX_PROBE_KINDS];
     const char *probe_arg[BENCH__MAX_PROBE_KINDS];
     unsigned gpu_lock_mhz;   /* --gpu-lock-clocks MHZ: the SM clock locked for the run; 0 off */
@@ -78,8 +82,8 @@ typedef struct bench__request {
     struct bench__history *history; /* the history of --history or --history-show, open while
                                        the run or the show lasts (NULL: none) */
     bool history_confirm;     /* --history-confirm: rerun the programs around each change point */
-    size_t history_programs;  /* --history-programs N: programs kept beside the history */
-    bool history_programs_set;
+    int history_programs;     /* --history-programs N: programs kept beside the history; -1:
+                                 not given */
     bool no_last;             /* --no-last: no "since the last run" block */
     unsigned shard_k, shard_n; /* --shard K/N: the K-th (1-based) of N parts; n 0: all */
     const char *run_id;        /* --run-id ID: the history's run this part belongs to */
@@ -89,8 +93,7 @@ typedef struct bench__request {
     /* ---- instruction mode (instr.c) ---- */
     bool instructions;            /* --instructions */
     bool explain;                 /* --explain */
-    uint64_t instr_iterations;    /* --instructions-iterations N; 0: per benchmark */
-    bool instr_iterations_set;
+    uint64_t instr_iterations;    /* --instructions-iterations N; 0: not given (per benchmark) */
     bool instr_cache_sim;         /* --instructions-cache-sim */
     /* ---- end instruction mode ---- */
 } bench__request;
@@ -100,6 +103,34 @@ static inline double bench__request_timeout(const bench__request *c)
 {
     return c->run.timeout_s > 0 ? c->run.timeout_s : BENCH__DEFAULT_TIMEOUT;
 }
+
+/* ---- request.c ---- */
+
+/** Empties *c: every option not given, with its "not given" value or default. */
+void bench__request_init(bench__request *c);
+
+/** The noise threshold of a comparison: --noise-threshold, else mode_default, the default of the
+ * mode that compares (--ab's, that of times, or instruction counts' when their client compares,
+ * whether the mode was asked for or read from a saved file). */
+double bench__request_noise_threshold(const bench__request *c, double mode_default);
+
+/** The comparison's settings the request asks for, each not given resolved to its default. */
+bench__compare_opts bench__request_compare_opts(const bench__request *c);
+
+/** The paired options: --ab-time, --ab-pairs, --ab-schedule, the comparison's level and
+ * threshold (c->cmp), the deadline, seed and layout, progress when stderr is a terminal. */
+bench__ab_options bench__request_ab_options(const bench__request *c);
+
+/** Seconds of a paired confirmation for each of k suspects: --confirm-time, else
+ * BENCH__DEFAULT_CONFIRM_TIME, or a share of BENCH__CONFIRM_BUDGET when k is large. */
+double bench__request_confirm_time(const bench__request *c, size_t k);
+
+/** The programs kept beside the history: --history-programs, else BENCH__HISTORY_PROGRAMS. */
+size_t bench__request_history_programs(const bench__request *c);
+
+/** Whether probe kind `kind` ("perf", "alloc", ...) was asked for (*asked), and its argument
+ * (NULL: none, or not asked). */
+const char *bench__request_probe(const bench__request *c, const char *kind, bool *asked);
 
 /** This program's benchmarks, for bench__baseline_absent_entries. */
 struct program {

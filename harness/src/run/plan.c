@@ -11,26 +11,22 @@
 #include "run/plan.h"
 #include "run/run.h"
 
-/* Rounds by default and with --quick (which favours a short run over spread samples). */
-#define DEFAULT_ROUNDS 5
-#define QUICK_ROUNDS 1
-
 const bench__settings bench__default_settings = {
-    .warm_up_time = 0.3,
-    .measurement_time = 3.0,
-    .sample_size = 100,
-    .target_precision = 0.01,
+    .warm_up_time = BENCH__DEFAULT_WARM_UP_TIME,
+    .measurement_time = BENCH__DEFAULT_MEASUREMENT_TIME,
+    .sample_size = BENCH__DEFAULT_SAMPLE_SIZE,
+    .target_precision = BENCH__DEFAULT_TARGET_PRECISION,
     .sampling = BENCH_SAMPLING_AUTO,
-    .rounds = DEFAULT_ROUNDS,
+    .rounds = BENCH__DEFAULT_ROUNDS,
 };
 
 const bench__settings bench__quick_settings = {
-    .warm_up_time = 0.05,
-    .measurement_time = 0.35,
+    .warm_up_time = BENCH__QUICK_WARM_UP_TIME,
+    .measurement_time = BENCH__QUICK_MEASUREMENT_TIME,
     .sample_size = 50,
     .target_precision = 0.02,
     .sampling = BENCH_SAMPLING_AUTO,
-    .rounds = QUICK_ROUNDS,
+    .rounds = BENCH__QUICK_ROUNDS,
 };
 
 void bench__plan_for(bench__plan *plan, const bench__run_options *opt)

@@ -30,6 +30,17 @@ typedef struct bench__plan {
 /** The plan the run options ask for (opt may be NULL: a timed run). */
 void bench__plan_for(bench__plan *plan, const bench__run_options *opt);
 
+/* The built-in settings' numbers that --help states, named so that it states the ones used;
+ * rounds by default and with --quick, which favours a short run over spread samples. */
+#define BENCH__DEFAULT_WARM_UP_TIME 0.3
+#define BENCH__DEFAULT_MEASUREMENT_TIME 3
+#define BENCH__DEFAULT_SAMPLE_SIZE 100
+#define BENCH__DEFAULT_TARGET_PRECISION 0.01
+#define BENCH__DEFAULT_ROUNDS 5
+#define BENCH__QUICK_WARM_UP_TIME 0.05
+#define BENCH__QUICK_MEASUREMENT_TIME 0.35
+#define BENCH__QUICK_ROUNDS 1
+
 /** The built-in defaults (docs/cli.md lists them). */
 extern const bench__settings bench__default_settings;
 extern const bench__settings bench__quick_settings;
