@@ -255,6 +255,22 @@ static int prefix_sums(const double *logs, size_t n, double **s1, double **s2)
     return 0;
 }
 
+/* The series with its lone outliers clipped (bench__cp_clip_outliers) into *y (malloc'd; NULL:
+ * not kept), and its prefix sums. 0, or -1 when out of memory (nothing allocated then). */
+static int clipped_sums(const double *logs, size_t n, double **y, double **s1, double **s2)
+{
+    double *c = malloc(n * sizeof *c);
+    if (!c)
+        return -1;
+    bench__cp_clip_outliers(logs, n, c);
+    int rc = prefix_sums(c, n, s1, s2);
+    if (rc != 0 || !y)
+        free(c);
+    else
+        *y = c;
+    return rc;
+}
+
 int bench__cp_newest_step(const double *logs, size_t n, double alpha, double tests,
                           bench__cp *out)
 {
@@ -263,13 +279,8 @@ int bench__cp_newest_step(const double *logs, size_t n, double alpha, double tes
     for (size_t i = 0; i < n; i++)
         if (!isfinite(logs[i]))
             return -1;
-    double *s1, *s2, *y = malloc(n * sizeof *y);
-    if (!y)
-        return -1;
-    bench__cp_clip_outliers(logs, n, y);
-    int rc = prefix_sums(y, n, &s1, &s2);
-    free(y);
-    if (rc != 0)
+    double *s1, *s2;
+    if (clipped_sums(logs, n, NULL, &s1, &s2) != 0)
         return -1;
     /* The newest point is a side of its own: the spread comes from the earlier points alone. */
     split s = test_split(s1, s2, 0, n - 1, n);
@@ -290,16 +301,11 @@ int bench__changepoints(const double *logs, size_t n, double alpha, double serie
             return -1;
     if (n < 3)
         return 0;
-    double *s1, *s2, *y = malloc(n * sizeof *y);
-    if (!y)
+    double *s1, *s2, *y;
+    if (clipped_sums(logs, n, &y, &s1, &s2) != 0)
         return -1;
-    bench__cp_clip_outliers(logs, n, y);
     logs = y; /* from here on, the runs with lone outliers set to their neighbours' median */
     double centre = logs[0];
-    if (prefix_sums(logs, n, &s1, &s2) != 0) {
-        free(y);
-        return -1;
-    }
     segment(s1, s2, n, alpha, out);
     locate(s1, s2, n, alpha, out);
     /* The trend over the newest points, and whether a line fits them as well as the steps. */
@@ -342,13 +348,8 @@ int bench__cp_place(const double *logs, size_t n, double alpha, bench__cp_result
     size_t a = c > 0 ? r->cp[c - 1].index : 0, b = c + 1 < r->ncp ? r->cp[c + 1].index : n;
     if (b > n || !(a < index && index < b) || b - a < 3)
         return -1;
-    double *s1, *s2, *y = malloc(n * sizeof *y);
-    if (!y)
-        return -1;
-    bench__cp_clip_outliers(logs, n, y);
-    int rc = prefix_sums(y, n, &s1, &s2);
-    free(y);
-    if (rc != 0)
+    double *s1, *s2;
+    if (clipped_sums(logs, n, NULL, &s1, &s2) != 0)
         return -1;
     split s = test_split(s1, s2, a, index, b);
     /* The same Bonferroni factor as segment()'s: the split was chosen by the search first. */
