@@ -31,9 +31,12 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 import unittest
 
 import e2e_helpers
+import test_explain
+import test_trace
 
 SEAMS = os.environ.get("E2E_SEAMS", "")
 REPORT = os.environ.get("E2E_REPORT", "")
@@ -102,9 +105,63 @@ class SeamCase(e2e_helpers.Case):
             self.assertNotIn(verdicts.get(bid), ("regressed", "improved"), (what, bid, verdicts))
 
 
-class OutputsTest(SeamCase):
+class OutputsTest(SeamCase, test_trace.TraceCase):
     """Every output format lists every kind of benchmark, with the values known from the
     source."""
+
+    def test_trace_every_kind(self):
+        """--trace on every kind of benchmark: a well-formed timeline whose sample slices are
+        each measured id's samples exactly, a track per thread of the threaded one, the failed
+        one's worker marked as it ended, no sample of the skipped one."""
+        trace, results = os.path.join(self.dir, "t.json"), os.path.join(self.dir, "r.json")
+        t0 = time.monotonic()
+        p = run(self.original, *FAST, "--trace", trace, "--json", results)
+        wall = time.monotonic() - t0
+        self.assert_exit(p, 3)  # seam/failed
+        events = self.check_format(test_trace.strict_load(trace), wall)
+        res = e2e_helpers.by_id(e2e_helpers.load_json(results))
+        owner = self.process_ids(events)
+        # Each measured sample a slice. The trace writes 17 digits; the results file's printer
+        # (cJSON) keeps 15 or 16 where they read back within its epsilon, so a batched body's
+        # fractional totals agree to 1e-15 of themselves, not bit for bit.
+        traced = {}
+        for e in events:
+            if e["ph"] == "X" and e.get("cat") == "sample" and e["name"] == "measure sample":
+                traced.setdefault(owner[e["pid"]], []).append(
+                    (e["args"]["iterations"], e["args"]["total_ns"]))
+        for bid in OK_IDS:
+            saved = sorted(zip(res[bid]["samples"]["iterations"],
+                               res[bid]["samples"]["totals_ns"]))
+            got = sorted(traced.get(bid, []))
+            self.assertEqual([i for i, _ in got], [i for i, _ in saved], bid)
+            for (_, a), (_, b) in zip(got, saved):
+                self.assertLessEqual(abs(a - b), 1e-15 * abs(b), (bid, a, b))
+        self.assertNotIn("seam/skipped", traced, "a skipped body took samples")
+        self.assertEqual(sorted(set(owner.values())), ALL_IDS)
+        threads = {e["args"]["name"].split(" (")[0] for e in events
+                   if e["name"] == "thread_name" and owner.get(e["pid"]) == "seam/threads"}
+        self.assertEqual(len(threads), 2, threads)
+        failed = [e for e in events if e["ph"] == "i" and e["name"].startswith("end: ")
+                  and owner.get(e["pid"]) == "seam/failed"]
+        self.assertTrue(failed, "the failed benchmark's worker has no end marker")
+
+    def test_shards_cover_every_id_once(self):
+        """--shard K/3 over every kind of benchmark: the three parts are disjoint and together
+        the whole selection, and a part runs only its ids."""
+        parts = []
+        for k in (1, 2, 3):
+            p = run(self.original, "--list", "--shard", f"{k}/3")
+            self.assert_exit(p, 0)
+            parts.append(p.stdout.split())
+        ids = [i for part in parts for i in part]
+        self.assertEqual(sorted(ids), ALL_IDS)
+        self.assertEqual(len(ids), len(set(ids)), parts)
+        path = os.path.join(self.dir, "s.json")
+        k = next(j for j, part in enumerate(parts, 1) if "seam/failed" not in part and part)
+        p = run(self.original, *FAST, "--shard", f"{k}/3", "--json", path)
+        self.assert_exit(p, 0)
+        self.assertEqual(sorted(e2e_helpers.by_id(e2e_helpers.load_json(path))),
+                         sorted(parts[k - 1]))
 
     def test_json_and_pretty(self):
         path = os.path.join(self.dir, "r.json")
@@ -293,6 +350,29 @@ class AbTest(SeamCase):
             self.assert_exit(p, 2)
             self.assertIn("--ab reports in the pretty format only", p.stderr)
             self.assertFalse(os.path.exists(os.path.join(self.dir, "gb.json")))
+
+
+class ExplainTest(SeamCase):
+    """--ab --explain on the planted changes, by callgrind's exact counts: the two changed ids
+    are explained (3 instructions a round: seam/plain +600 rounds, seam/counted -400), the
+    unchanged ones are not."""
+
+    def test_explain_instructions(self):
+        if not valgrind_usable():
+            self.skipTest("no valgrind, or a sanitizer build (valgrind cannot run it)")
+        ids = ["seam/plain", "seam/counted", "seam/param/500", "seam/threads", "seam/bytes"]
+        p = run(self.planted, *CMP, "--ab", self.original, "--ab-time", "1", "--ab-pairs", "6",
+                "--explain", "--instructions", "--exact", *ids)
+        self.assert_exit(p, 0)
+        got = test_explain.explained(p.stdout)
+        self.assertEqual(sorted(got), ["seam/counted", "seam/plain"], p.stdout)
+        for bid, rounds in (("seam/plain", 600), ("seam/counted", -400)):
+            text = " ".join(got[bid])
+            name, share = test_explain.first_named(got[bid])
+            self.assertIsNotNone(name, (bid, text))
+            self.assertGreaterEqual(share, 70, (bid, text))
+            self.assertLessEqual(share, 130, (bid, text))
+            self.assertIn(f"{3 * rounds:+d}", text.replace(".0 ", " "), (bid, text))
 
 
 def valgrind_usable():
