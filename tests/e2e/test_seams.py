@@ -530,7 +530,12 @@ class HistoryTest(SeamCase):
         block = p.stdout.split("Since the last run", 1)[1]
         for bid in ("seam/plain", "seam/counted", "seam/param/1000", "seam/threads"):
             self.assertIn(bid, block)
-        self.assertRegex(block, r"(?m)seam/plain.*\+\d+\.\d\d%")
+        # Quick runs on a loaded machine may tell nothing (seen in CI: "-2.26%, inconclusive:
+        # cannot tell changes below 388%"); when they tell, the planted slowdown is a rise.
+        line = re.search(r"(?m)^ +seam/plain \(against the last run\): (.*)$", block)
+        self.assertIsNotNone(line, block)
+        if "cannot tell" not in line[1]:
+            self.assertRegex(line[1], r"^\+\d+\.\d\d%", block)
 
 
 if __name__ == "__main__":
