@@ -94,6 +94,7 @@ struct bench {
      */
     struct bench__team *team;
     bool follower;
+    const struct bench *leader; /* a follower's: its team's leader (team.c); NULL otherwise */
     unsigned thread_index; /* 0: the leader; 1 .. threads - 1: followers */
     /* --trace (runner.c): warm-up samples past the first few of a phase, merged into one line */
     struct {
@@ -134,8 +135,6 @@ void bench__team_run(bench_t *b);
 uint64_t bench__team_follow(bench_t *b, bool stopped);
 const double *bench__team_gather(bench_t *b, bool stopped, double own_ns, double *span_ns);
 void bench__team_publish(bench_t *b, uint64_t n);
-/* The leader of a follower's team. */
-const bench_t *bench__team_leader(const bench_t *b);
 /* bench_fail / bench_skip (st) on a follower, bench_set_bytes / bench_set_elements (NULL: leave
  * it) on any thread of a team (accessors.c). */
 void bench__team_status(bench_t *b, bench__status st, const char *fmt, va_list ap)

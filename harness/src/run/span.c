@@ -73,7 +73,7 @@ static struct bench__spans *state(bench_t *b)
 static bool measuring(const bench_t *b)
 {
     if (b->follower)
-        return bench__team_leader(b)->phase == PH_MEASURE;
+        return b->leader->phase == PH_MEASURE;
     return b->phase == PH_MEASURE && b->in_sample;
 }
 

@@ -258,11 +258,6 @@ static void follow(member *m)
     b->phase = PH_DONE;
 }
 
-const bench_t *bench__team_leader(const bench_t *b)
-{
-    return b->team->leader;
-}
-
 /* Member i's handle: the leader's benchmark, its own clock, nothing of the leader's state. */
 static void follower_init(bench__team *t, unsigned i)
 {
@@ -274,6 +269,7 @@ static void follower_init(bench__team *t, unsigned i)
     b->clk = t->leader->clk;
     b->team = t;
     b->follower = true;
+    b->leader = t->leader;
     b->thread_index = i;
     b->thread_metric = -1;
     b->phase = PH_INIT;
