@@ -309,8 +309,10 @@ class SpansTest(TraceCase):
         spans = {s["name"]: s for s in res["spans/two_phases"]["spans"]}
         light, heavy = spans["light"]["share"], spans["heavy"]["share"]
         print(f"\nmeasured shares: light {100 * light:.2f}%, heavy {100 * heavy:.2f}%")
-        self.assertAlmostEqual(light, 0.25, delta=0.02)
-        self.assertAlmostEqual(heavy, 0.75, delta=0.02)
+        # A sanitizer slows the code between the spans too (seen: heavy 72.2%).
+        delta = 0.06 if e2e_helpers.SANITIZED else 0.02
+        self.assertAlmostEqual(light, 0.25, delta=delta)
+        self.assertAlmostEqual(heavy, 0.75, delta=delta)
         self.assertEqual(spans["light"]["count"], spans["heavy"]["count"])
 
     def test_pretty_line(self):
@@ -350,14 +352,16 @@ class FaultTest(TraceCase):
         self.assertEqual(res["crash/later"]["status"], "failed")
         ends = [e for e in events if e["ph"] == "i" and e["name"].startswith("end: ")]
         self.assertTrue(ends)
-        crashed = [e for e in ends if "signal 11" in e["name"]]
+        # A sanitizer's own SIGSEGV handler ends the process with its exit code instead.
+        how = "exited with code 1" if e2e_helpers.SANITIZED else "signal 11"
+        crashed = [e for e in ends if how in e["name"]]
         self.assertEqual(len(crashed), 1, ends)
         pid = crashed[0]["pid"]
         mine = [e for e in events if e["pid"] == pid and e["ph"] == "X"]
         self.assertTrue(any(e.get("cat") == "sample" for e in mine), "no sample before the crash")
         whole = [e for e in mine if e["name"].startswith("process ")]
         self.assertEqual(len(whole), 1)
-        self.assertIn("signal 11", whole[0]["args"]["end"])
+        self.assertIn(how, whole[0]["args"]["end"])
 
     def test_full_disk(self):
         """A file-size limit (SIGXFSZ ignored: the write fails with EFBIG, as on a full disk)
