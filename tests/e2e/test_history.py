@@ -707,10 +707,17 @@ class HistoryConfirmTest(e2e_helpers.Case):
         self.record(self.new, 6)
         self.assertEqual(len(self.kept()), 2, "one copy of each of the two programs")
         out = self.show()
-        self.assertRegex(out, r"cmp/chain: 12 runs\n(.*\n)*  change point: at run 7 ")
-        self.assertRegex(out, r"cmp/chain: change point at run 7 \(\+\d+\.\d\d%\), within runs "
-                              r"\d+ to \d+: confirmed: \+\d+\.\d\d% \[\+\d+\.\d\d%, \+\d+\.\d\d%\] "
-                              r"paired, programs of runs 6 and 7, \d+ pairs\n")
+        chain = out.split("cmp/chain: 12 runs\n", 1)[1].split("\n\n", 1)[0]
+        if e2e_helpers.SANITIZED and "change points: none" in chain:
+            # A sanitizer build at -j2 disturbed the six runs before the step so much (seen:
+            # 1.99 to 4.76 us around a step from 2 to 4 us) that no change point could be told;
+            # then nothing may be confirmed. The optimised build must find and confirm it.
+            self.assertNotRegex(out, r"cmp/chain: change point at run \d+ \([^)]*\): confirmed")
+        else:
+            self.assertRegex(out, r"cmp/chain: 12 runs\n(.*\n)*  change point: at run 7 ")
+            self.assertRegex(out, r"cmp/chain: change point at run 7 \(\+\d+\.\d\d%\), within "
+                                  r"runs \d+ to \d+: confirmed: \+\d+\.\d\d% \[\+\d+\.\d\d%, "
+                                  r"\+\d+\.\d\d%\] paired, programs of runs 6 and 7, \d+ pairs\n")
         # cmp/steady did not change: a change point the noise may put there (a tenth of a
         # percent is significant over such quiet runs) is never confirmed.
         self.assertNotRegex(out, r"cmp/steady: change point at run \d+ \([^)]*\): confirmed")
