@@ -489,6 +489,30 @@ int bench__write_atomic_bytes(const char *path, const void *data, size_t len, ch
     return write_atomic(path, &d, msg, msglen);
 }
 
+int bench__make_dirs(const char *top, char *msg, size_t msglen)
+{
+    char dir[PATH_MAX];
+    bench__msg(dir, sizeof dir, "%s", top);
+    for (char *p = dir + 1;; p++) {
+        bool end = *p == '\0';
+        if (*p != '/' && !end)
+            continue;
+        *p = '\0';
+        struct stat st;
+        if (mkdir(dir, 0700) != 0 && errno != EEXIST) {
+            bench__msg(msg, msglen, "cannot create the folder %s: %s", dir, strerror(errno));
+            return BENCH_EIO;
+        }
+        if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+            bench__msg(msg, msglen, "%s is not a folder", dir);
+            return BENCH_EIO;
+        }
+        if (end)
+            return 0;
+        *p = '/';
+    }
+}
+
 /* ---- reading ---- */
 
 static const char *file_kind(mode_t m)

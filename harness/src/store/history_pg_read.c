@@ -301,26 +301,6 @@ void bench__pg_programs_dir(const bench__history *h, char *dir, size_t len)
                    home && *home ? home : "/nonexistent", hex);
 }
 
-/* Makes each missing folder of dir, 0700. */
-static int make_dirs(const char *dir, char *why, size_t len)
-{
-    char p[4200];
-    bench__msg(p, sizeof p, "%s", dir);
-    for (char *s = p + 1;; s++) {
-        bool end = *s == '\0';
-        if (*s == '/' || end) {
-            *s = '\0';
-            if (mkdir(p, 0700) != 0 && errno != EEXIST) {
-                bench__msg(why, len, "cannot make %s: %s", p, strerror(errno));
-                return BENCH_EIO;
-            }
-            if (end)
-                return 0;
-            *s = '/';
-        }
-    }
-}
-
 /* A program kept: its hash's file name stem and when its signature was written. */
 typedef struct kept {
     char stem[80];
@@ -404,7 +384,7 @@ int bench__pg_keep_program(bench__history *h, const bench__context *ctx, size_t 
     char dir[4200], pinned[64], why[512], mac[BENCH__MAC_TEXT];
     bench__pg_programs_dir(h, dir, sizeof dir);
     int dfd = -1;
-    int rc = make_dirs(dir, why, sizeof why);
+    int rc = bench__make_dirs(dir, why, sizeof why);
     if (rc == 0)
         rc = bench__dir_pin(AT_FDCWD, dir, O_NOFOLLOW, &dfd, pinned, sizeof pinned, why,
                             sizeof why);

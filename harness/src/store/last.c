@@ -133,31 +133,6 @@ int bench__last_path(const char *program, const bench__context *ctx, char *path,
     return 0;
 }
 
-/* mkdir -p of dir, mode 0700 for what it makes (the cache is this user's). */
-static int make_dirs(const char *top, char *msg, size_t msglen)
-{
-    char dir[PATH_MAX];
-    bench__msg(dir, sizeof dir, "%s", top);
-    for (char *p = dir + 1;; p++) {
-        bool end = *p == '\0';
-        if (*p != '/' && !end)
-            continue;
-        *p = '\0';
-        struct stat st;
-        if (mkdir(dir, 0700) != 0 && errno != EEXIST) {
-            bench__msg(msg, msglen, "cannot create the folder %s: %s", dir, strerror(errno));
-            return BENCH_EIO;
-        }
-        if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
-            bench__msg(msg, msglen, "%s is not a folder", dir);
-            return BENCH_EIO;
-        }
-        if (end)
-            return 0;
-        *p = '/';
-    }
-}
-
 /* Opens the folder of `path` (the path bench__last_path gave; made when `make`) and puts the
  * file's pinned path in out. BENCH_EUNAVAIL, silently, when it does not exist (and not `make`);
  * BENCH_EINVAL when it is not this user's alone, BENCH_EIO when it cannot be opened: msg says
@@ -170,7 +145,7 @@ static int pin_file(const char *path, bool make, char *out, size_t len, char *ms
     }
     const char *base = strrchr(path, '/') + 1;
     if (where_kept.fd < 0) {
-        if (make && make_dirs(where_kept.top, msg, msglen) != 0)
+        if (make && bench__make_dirs(where_kept.top, msg, msglen) != 0)
             return BENCH_EIO;
         char why[256], folder[PATH_MAX];
         int rc;

@@ -39,6 +39,9 @@ int bench__write_atomic(const char *path, const char *text, char *msg, size_t ms
 /** bench__write_atomic of len bytes of data as they are (no newline added): a binary file. */
 int bench__write_atomic_bytes(const char *path, const void *data, size_t len, char *msg,
                               size_t msglen);
+/** mkdir -p of top, mode 0700 for what it makes (caches of this user's); each part must be a
+ * folder. 0, or BENCH_EIO with one line in msg. */
+int bench__make_dirs(const char *top, char *msg, size_t msglen);
 
 /** Temporary files older than this (s) whose process is gone are removed by a later save. */
 #define BENCH__STALE_TMP_S 600.0
