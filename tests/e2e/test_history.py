@@ -478,11 +478,14 @@ class HistoryTest(e2e_helpers.Case):
         self.assertIn("cmp/chain", [f[0] for f in found], p.stderr)
         name, k, step, lo, hi = [f for f in found if f[0] == "cmp/chain"][0]
         self.assertEqual(k, "6")
-        self.assertTrue(50 < float(step) < 200 and float(lo) <= float(step) <= float(hi),
-                        p.stderr)
-        self.assertRegex(p.stderr, r"cmp/chain: regression confirmed: \+\d+\.\d\d% "
-                                   r"\[\+\d+\.\d\d%, \+\d+\.\d\d%\] paired against run 6's "
-                                   r"program, \d+ pairs: it fails the gate")
+        # The gate's step rests on the newest run alone, which a load spike can slow 100x (seen
+        # at load 4.9: +11343.69%); the paired confirmation measures the planted doubling.
+        self.assertTrue(float(step) > 50 and float(lo) <= float(step) <= float(hi), p.stderr)
+        confirmed = re.search(r"cmp/chain: regression confirmed: \+([\d.]+)% "
+                              r"\[\+[\d.]+%, \+[\d.]+%\] paired against run 6's "
+                              r"program, \d+ pairs: it fails the gate", p.stderr)
+        self.assertIsNotNone(confirmed, p.stderr)
+        self.assertTrue(50 < float(confirmed[1]) < 200, p.stderr)
         self.assertNotIn("cmp/steady: regression confirmed", p.stderr)
         self.assertEqual(self.runs_recorded(), 7)
         # --confirm-time 0: no paired run, the step's numbers fail the gate (on a copy of the
