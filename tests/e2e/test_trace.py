@@ -236,8 +236,11 @@ class TimelineTest(TraceCase):
     def test_reference_suite_run(self):
         if not BENCH:
             self.skipTest("E2E_BENCH is not set")
-        _, doc, events, res = self.measure(BENCH, "--quick", "^scaling/(activation|decay)/1000$",
+        _, doc, events, res = self.measure(BENCH, "--quick", "^scaling/activation/1000$",
+                                           "^workload/decay_10k_memories$",
                                            "^harness/known_cost_chain_1000$")
+        self.assertEqual(sorted(res), ["harness/known_cost_chain_1000", "scaling/activation/1000",
+                                       "workload/decay_10k_memories"])
         self.assert_samples_add_up(events, res)
         self.assertEqual(doc["otherData"]["coarsened"], 1)
 
