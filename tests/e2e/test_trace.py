@@ -40,6 +40,7 @@ SCHEMA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "d
 PHASES = {"X", "B", "E", "i", "I", "C", "M"}
 PROTO_DIR = os.path.dirname(os.path.abspath(__file__))  # perfetto_trace.proto
 # speedscope's page, from npm at the version tests/e2e/speedscope/package-lock.json pins.
+WL_PROFILE = os.environ.get("E2E_WL_PROFILE", "")
 SPEEDSCOPE = os.environ.get("E2E_SPEEDSCOPE") or os.path.join(
     PROTO_DIR, "speedscope", "node_modules", "speedscope", "dist", "release", "index.html")
 
@@ -440,10 +441,12 @@ class SpeedscopeTest(html_test.BrowserTest, TraceCase):
     speedscope takes a file through its #localProfilePath= hash parameter, as its own command
     line does: a script at that path, added to the page as <script src="file://...">, calls
     speedscope.loadFileFromBase64(name, data). That works from file:// with no server. Its other
-    way in, #profileURL=, fetches the file, which Chromium refuses for file:// pages, and the page
-    then never shows a profile. A file speedscope cannot read makes it call alert(), which holds a
-    headless Chromium until it is killed: the script first puts the browser probe of the HTML
-    report tests in place (script errors, console.error and alert recorded on <html>)."""
+    way in, #profileURL=, fetches the file; from a file:// page that fetch never completes in
+    headless Chromium (seen: --dump-dom still waiting after 30 s, nothing on the console). A file
+    speedscope cannot read makes it call alert(), which also holds a headless Chromium until it
+    is killed: the script first puts the browser probe of the HTML report tests in place (script
+    errors, console.error and alert recorded on <html>). wl_profile's trace of one workload pass
+    (E2E_WL_PROFILE) is opened too."""
 
     @classmethod
     def setUpClass(cls):
@@ -495,6 +498,16 @@ class SpeedscopeTest(html_test.BrowserTest, TraceCase):
                     "scaling/similarity/1000"):
             self.assertTrue(any(n.startswith(bid + " #") for n in names), (bid, names))
         self.assert_shown(self.trace, names)
+
+    @unittest.skipIf(not WL_PROFILE, "E2E_WL_PROFILE is not set (ctest sets it)")
+    def test_workload_pass_trace_loads(self):
+        path = os.path.join(self.temp_dir("speedscope-"), "workload-pass.json")
+        p = e2e_helpers.run([WL_PROFILE, "--similarity-queries", "64", "--trace", path],
+                            timeout=120)
+        self.assert_exit(p, 0)
+        names = self.process_names(path)
+        self.assertEqual(len(names), 1)
+        self.assert_shown(path, names)
 
     def test_broken_trace_fails_the_check(self):
         """The check can fail: a trace cut short (speedscope: alert, "Unrecognized format") and
