@@ -9,14 +9,18 @@ Usage: scripts/make_report.py [--quick] [--baseline NAME] [--variance-runs N] [-
 Environment (the flags win): REPORT_QUICK=1 (--quick), REPORT_BASELINE=NAME (--baseline),
 REPORT_VARIANCE_RUNS=N (--variance-runs), REPORT_MEMORY=0|1 (heap profile and leak check; default
 on, off with --quick), REPORT_PROFILE=0 (skip the CPU profile), REPORT_PERF_EVENTS=LIST (for the
-counters run; default "ipc,sw"), BENCH_PROGRAM (the suite program ./bench runs).
+counters run; default "ipc,sw"), BENCH_PROGRAM (the suite program ./bench runs), WL_PROFILE_PROGRAM
+(the profiling workload's program; default: workloads/wl_profile of BENCH_PROGRAM's build, else
+build/workloads/wl_profile).
 
 Steps: (1) the suite with default settings (--quick: a few fast benchmarks, --quick), compared
 with baseline NAME when given (--baseline NAME); (2) a --quick counters run with
 --alloc-stats and --perf-events when the program has them (kept apart so counting cannot disturb
 the timings of step 1); (3) scripts/profile_hotspots.sh on the profiling workload; (4)
 scripts/profile_memory.sh; (5) scripts/variance_check.sh -n N (default 10; 3 with --quick);
-(6) scripts/tools/bench_report.py; (7) the Markdown report. Intermediate files go to tmp/report/.
+(6) scripts/tools/bench_report.py; (7) the Markdown report. Beside step 3, one pass of the
+profiling workload with `wl_profile --trace`: its phases as a timeline (tmp/workload_trace.json)
+and a table. Intermediate files go to tmp/report/.
 Exit: 0 written; 2 usage error, or the suite run itself failed (one line says why). A profiler
 that cannot run here (no perf, no valgrind) is reported as unavailable in the report, not fatal.
 """
@@ -341,6 +345,43 @@ class Report:
         shutil.copyfile(self.flamegraph, os.path.join(ROOT, "tmp", "flamegraph.svg"))
         shutil.copyfile(os.path.join(pdir, "hotspots.json"), os.path.join(ROOT, "tmp",
                                                                           "hotspots.json"))
+
+    # beside step 3: one pass of the profiling workload, traced
+    def workload_trace(self):
+        self.wl_trace = None
+        prog = os.environ.get("WL_PROFILE_PROGRAM") or os.path.join(
+            os.path.dirname(os.path.dirname(os.environ["BENCH_PROGRAM"]))
+            if os.environ.get("BENCH_PROGRAM") else os.path.join(ROOT, "build"),
+            "workloads", "wl_profile")
+        if not os.access(prog, os.X_OK):
+            self.wl_trace_note = f"unavailable: no profiling workload program at `{prog}`"
+            return
+        path = os.path.join(self.work, "workload_trace.json")
+        log("step 3b: one pass of the profiling workload with its phases (wl_profile --trace)")
+        rc, _, err, secs = run([prog, "--trace", path])
+        self.steps.append((f"wl_profile --trace {os.path.relpath(path, ROOT)}", secs,
+                           f"exit {rc}"))
+        if rc != 0:
+            self.wl_trace_note = f"unavailable: {first_error(err)}"
+            return
+        self.wl_trace = load_json(path)
+        shutil.copyfile(path, os.path.join(ROOT, "tmp", "workload_trace.json"))
+
+    def sec_workload_trace(self):
+        head = "## Phases of one workload pass\n\n"
+        if not self.wl_trace:
+            self.add(head + f"{self.wl_trace_note}.")
+            return
+        events = self.wl_trace["traceEvents"]
+        whole = next(e for e in events if e.get("cat") == "workload")
+        rows = [(e["name"], f"{e['dur'] / 1e3:.1f} ms", pct(100 * e["dur"] / whole["dur"]))
+                for e in events if e.get("cat") == "phase"]
+        self.add(head + "`wl_profile --trace` (the reference profiling workload, once, outside "
+                 "perf): each phase of the pass as a slice of a timeline in the Chrome trace "
+                 "event format, `tmp/workload_trace.json` (open it in ui.perfetto.dev, "
+                 f"`chrome://tracing` or speedscope). The pass took {whole['dur'] / 1e3:.1f} ms."
+                 "\n\n" + table(["phase", "time", "share of the pass"], rows,
+                                  ["---", "---:", "---:"]))
 
     # step 4
     def memory(self):
@@ -904,6 +945,7 @@ class Report:
         self.suite()
         self.counters()
         self.hotspots()
+        self.workload_trace()
         self.memory()
         self.variance()
         self.html()
@@ -912,6 +954,7 @@ class Report:
         self.sec_bandwidth()
         self.sec_baseline()
         self.sec_hotspots()
+        self.sec_workload_trace()
         self.sec_counters()
         self.sec_memory()
         self.sec_variance()

@@ -8,7 +8,11 @@ workload's phases, tail calls included; heaptrack and memcheck output). The repo
 scripts/make_report.py --quick against the real suite program (E2E_BENCH) without the profilers
 (they need perf and a profiling build: scripts/profile_hotspots.sh is checked by hand and by
 `make report`), and recomputes its bandwidth fraction and run-to-run CVs from the JSON files the
-report's own runs wrote. Standard library only.
+report's own runs wrote, and checks its table of the workload's phases against the trace
+(`wl_profile --trace`) it wrote. wl_profile --trace: one pass of the profiling workload as a Chrome
+trace event file, read strictly and checked against the format (test_trace.py's checks), with
+the pass and its four phases, in order, inside it; a FILE that cannot be written is one line
+naming it and exit 2, before the workload runs. Standard library only.
 """
 import argparse
 import json
@@ -18,15 +22,19 @@ import re
 import statistics
 import sys
 import tempfile
+import time
 import unittest
 import xml.etree.ElementTree as ET
 
 import e2e_helpers
+import test_trace as trace_test
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 SCRIPTS = os.path.join(ROOT, "scripts")
 BENCH = os.environ.get("E2E_BENCH", "")
+WL_PROFILE = os.environ.get("E2E_WL_PROFILE", "")
+PHASES = ["build", "activation", "similarity", "decay"]  # the workload's phase hook's names
 
 
 def script(name, *args, env=None, timeout=120):
@@ -324,6 +332,7 @@ class ReportQuickTest(unittest.TestCase):
             with open(out, encoding="utf-8") as f:
                 md = f.read()
             suite = e2e_helpers.load_json(os.path.join(work, "suite.json"))
+            wl_trace = trace_test.strict_load(os.path.join(work, "workload_trace.json"))
             runs = [e2e_helpers.load_json(os.path.join(work, "variance", f"run{i}.json"))
                     for i in (1, 2)]
             self.assertTrue(os.path.isfile(os.path.join(html, "index.html")))
@@ -334,6 +343,14 @@ class ReportQuickTest(unittest.TestCase):
             self.assertIn(sec, md)
         self.assertIn("mode: quick", md)
         self.assertIn("skipped (REPORT_PROFILE=0)", md)
+        # The workload's phases: the table is the trace's slices, each of the pass.
+        self.assertIn("## Phases of one workload pass", md)
+        whole = next(e for e in wl_trace["traceEvents"] if e.get("cat") == "workload")
+        phases = [e for e in wl_trace["traceEvents"] if e.get("cat") == "phase"]
+        self.assertEqual([e["name"] for e in phases], PHASES)
+        for e in phases:
+            self.assertIn(f"| {e['name']} | {e['dur'] / 1e3:.1f} ms | "
+                          f"{100 * e['dur'] / whole['dur']:.1f}% |", md)
         ok = {b["id"]: b for b in suite["benchmarks"] if b["status"] == "ok"}
         self.assertGreaterEqual(len(ok), 5)
         for bid in ok:
@@ -385,6 +402,51 @@ class ReportQuickTest(unittest.TestCase):
         lines = [ln for ln in r.stderr.splitlines() if not ln.startswith("make_report.py: step")]
         self.assertEqual(len(lines), 1, r.stderr)
         self.assertIn("no-such-baseline-xyz", lines[0])
+
+
+@unittest.skipIf(not WL_PROFILE, "E2E_WL_PROFILE is not set (ctest sets it)")
+class WorkloadTraceTest(trace_test.TraceCase):
+    """wl_profile --trace FILE: one pass of the profiling workload with its phases."""
+
+    def test_pass_and_phases(self):
+        d = self.temp_dir("wl-trace-")
+        path = os.path.join(d, "wl.json")
+        t0 = time.monotonic()
+        p = e2e_helpers.run([WL_PROFILE, "--similarity-queries", "64", "--trace", path],
+                            timeout=120)
+        wall = time.monotonic() - t0
+        self.assert_exit(p, 0)
+        self.assertEqual(os.listdir(d), ["wl.json"])  # no temporary file left
+        events = self.check_format(trace_test.strict_load(path), wall)
+        names = [e["args"]["name"] for e in events if e["name"] == "process_name"]
+        self.assertEqual(len(names), 1)
+        self.assertRegex(names[0], r"^wl_profile \(seed 42, simd \w+\)$")
+        whole = [e for e in events if e["ph"] == "X" and e["name"] == "workload pass"]
+        self.assertEqual(len(whole), 1)
+        w = whole[0]
+        checksum = re.search(r"^checksum +(0x[0-9a-f]{16})$", p.stdout, re.M).group(1)
+        self.assertEqual(w["args"]["checksum"], checksum)
+        phases = [e for e in events if e["ph"] == "X" and e.get("cat") == "phase"]
+        self.assertEqual([e["name"] for e in phases], PHASES)
+        end = w["ts"]
+        for e in phases:
+            # In order, one after the other, inside the pass (µs, to the ns of the file).
+            self.assertGreaterEqual(e["ts"], end - 0.001, e)
+            end = e["ts"] + e["dur"]
+            self.assertLessEqual(end, w["ts"] + w["dur"] + 0.001, e)
+
+    def test_unwritable_file(self):
+        d = self.temp_dir("wl-trace-")
+        for bad in (os.path.join(d, "missing", "wl.json"), "/proc/wl.json"):
+            p = e2e_helpers.run([WL_PROFILE, "--trace", bad], timeout=120)
+            self.assert_exit(p, 2)
+            self.assertEqual(p.stdout, "")  # refused before the workload ran
+            lines = p.stderr.splitlines()
+            self.assertEqual(len(lines), 1, p.stderr)
+            self.assertIn(f"--trace {bad}: cannot write it", lines[0])
+        p = e2e_helpers.run([WL_PROFILE, "--trace", ""], timeout=120)
+        self.assert_exit(p, 2)
+        self.assertEqual(len(p.stderr.splitlines()), 1, p.stderr)
 
 
 if __name__ == "__main__":

@@ -14,8 +14,11 @@ its slices and its end marked; an unwritable FILE (a missing folder, a directory
 limit as a full disk) is one line naming it and exit 2, the results file written all the same;
 --ab's pairs are slices; --trace where nothing is measured is refused; a bound below the trace's
 size coarsens it, in the file and on stderr. A .pftrace decodes with protoc against
-perfetto_trace.proto, with the same samples.
+perfetto_trace.proto, with the same samples. The JSON of a reference-suite run loads in
+speedscope (npm, installed by scripts/setup_deps.sh test) in headless Chromium: every process
+is a profile there, with no script error, alert or error page; a broken trace fails that check.
 """
+import base64
 import collections
 import json
 import os
@@ -27,6 +30,7 @@ import time
 import unittest
 
 import e2e_helpers
+import test_html_report as html_test
 
 TRACE = os.environ.get("E2E_TRACE", "")
 BENCH = os.environ.get("E2E_BENCH", "")
@@ -35,6 +39,10 @@ SCHEMA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "d
                       "results.schema.json")
 PHASES = {"X", "B", "E", "i", "I", "C", "M"}
 PROTO_DIR = os.path.dirname(os.path.abspath(__file__))  # perfetto_trace.proto
+# speedscope's page, from npm at the version tests/e2e/speedscope/package-lock.json pins.
+WL_PROFILE = os.environ.get("E2E_WL_PROFILE", "")
+SPEEDSCOPE = os.environ.get("E2E_SPEEDSCOPE") or os.path.join(
+    PROTO_DIR, "speedscope", "node_modules", "speedscope", "dist", "release", "index.html")
 
 
 def parse_text_format(text):
@@ -229,8 +237,11 @@ class TimelineTest(TraceCase):
     def test_reference_suite_run(self):
         if not BENCH:
             self.skipTest("E2E_BENCH is not set")
-        _, doc, events, res = self.measure(BENCH, "--quick", "^scaling/(activation|decay)/1000$",
+        _, doc, events, res = self.measure(BENCH, "--quick", "^scaling/activation/1000$",
+                                           "^workload/decay_10k_memories$",
                                            "^harness/known_cost_chain_1000$")
+        self.assertEqual(sorted(res), ["harness/known_cost_chain_1000", "scaling/activation/1000",
+                                       "workload/decay_10k_memories"])
         self.assert_samples_add_up(events, res)
         self.assertEqual(doc["otherData"]["coarsened"], 1)
 
@@ -418,6 +429,105 @@ class FaultTest(TraceCase):
             self.assertEqual(res["benchmarks"][0]["status"], "ok")
             os.unlink(results)
         self.assertFalse(os.path.exists(os.path.join(d, "missing")))
+
+
+@unittest.skipIf(not BENCH, "E2E_BENCH is not set (ctest sets it)")
+@unittest.skipIf(not os.path.exists(SPEEDSCOPE),
+                 f"speedscope is not installed at {SPEEDSCOPE} (scripts/setup_deps.sh test "
+                 "installs it from npm)")
+class SpeedscopeTest(html_test.BrowserTest, TraceCase):
+    """The Chrome JSON of a reference-suite run, opened in speedscope in headless Chromium.
+
+    speedscope takes a file through its #localProfilePath= hash parameter, as its own command
+    line does: a script at that path, added to the page as <script src="file://...">, calls
+    speedscope.loadFileFromBase64(name, data). That works from file:// with no server. Its other
+    way in, #profileURL=, fetches the file; from a file:// page that fetch never completes in
+    headless Chromium (seen: --dump-dom still waiting after 30 s, nothing on the console). A file
+    speedscope cannot read makes it call alert(), which also holds a headless Chromium until it
+    is killed: the script first puts the browser probe of the HTML report tests in place (script
+    errors, console.error and alert recorded on <html>). wl_profile's trace of one workload pass
+    (E2E_WL_PROFILE) is opened too."""
+
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        cls.trace = os.path.join(cls.tmp, "reference-suite.json")
+        p = run(BENCH, *ARGS, "--quick", "--trace", cls.trace,
+                "^(harness/known_cost_chain_1000|scaling/(activation|similarity)/1000)$")
+        if p.returncode != 0:
+            raise RuntimeError(f"the traced run failed: {p.stderr}")
+
+    def view(self, path):
+        """Opens the trace at path in speedscope; returns (the page's title, its text, the errors
+        the probe recorded, whether the probe ran)."""
+        with open(path, "rb") as f:
+            data = base64.b64encode(f.read()).decode("ascii")
+        loader = os.path.join(self.temp_dir("speedscope-"), "load.js")
+        with open(loader, "w", encoding="utf-8") as f:
+            f.write(html_test.PROBE_JS)
+            f.write("document.documentElement.setAttribute('data-probe-loaded', '1');\n")
+            f.write(f"speedscope.loadFileFromBase64({json.dumps(os.path.basename(path))}, "
+                    f"{json.dumps(data)});\n")
+        dom = html_test.Dom(self.chromium("--virtual-time-budget=10000", "--dump-dom",
+                                          f"file://{SPEEDSCOPE}#localProfilePath={loader}"))
+        root = dom.root_attrs() or {}
+        title = re.search(r"<title>(.*?)</title>", dom.raw, re.S)
+        return (title.group(1) if title else "", " ".join(dom.texts),
+                json.loads(root.get("data-probe-errors", "null") or "null"),
+                root.get("data-probe-loaded") == "1")
+
+    def assert_shown(self, path, processes):
+        """speedscope shows the trace at path: its name as the title, each process's name as a
+        profile, no script error, alert or error page."""
+        title, text, errors, loaded = self.view(path)
+        self.assertTrue(loaded, f"speedscope did not run the loader of {path}")
+        self.assertEqual(errors, [], f"{path}: errors in speedscope")
+        self.assertNotIn("Something went wrong", text)
+        self.assertEqual(title.strip(), f"{os.path.basename(path)} - speedscope")
+        for name in processes:
+            self.assertIn(name, text, f"{path}: no profile for {name!r} in speedscope")
+
+    def process_names(self, path):
+        return [e["args"]["name"] for e in strict_load(path)["traceEvents"]
+                if e["ph"] == "M" and e["name"] == "process_name"]
+
+    def test_reference_suite_trace_loads(self):
+        names = self.process_names(self.trace)
+        self.assertIn("bench (manager)", names)
+        for bid in ("harness/known_cost_chain_1000", "scaling/activation/1000",
+                    "scaling/similarity/1000"):
+            self.assertTrue(any(n.startswith(bid + " #") for n in names), (bid, names))
+        self.assert_shown(self.trace, names)
+
+    @unittest.skipIf(not WL_PROFILE, "E2E_WL_PROFILE is not set (ctest sets it)")
+    def test_workload_pass_trace_loads(self):
+        path = os.path.join(self.temp_dir("speedscope-"), "workload-pass.json")
+        p = e2e_helpers.run([WL_PROFILE, "--similarity-queries", "64", "--trace", path],
+                            timeout=120)
+        self.assert_exit(p, 0)
+        names = self.process_names(path)
+        self.assertEqual(len(names), 1)
+        self.assert_shown(path, names)
+
+    def test_broken_trace_fails_the_check(self):
+        """The check can fail: a trace cut short (speedscope: alert, "Unrecognized format") and
+        one whose events lost their phases (no profile to show) are not shown."""
+        names = self.process_names(self.trace)
+        with open(self.trace, "rb") as f:
+            raw = f.read()
+        d = self.temp_dir("speedscope-")
+        cut = os.path.join(d, "cut.json")
+        with open(cut, "wb") as f:
+            f.write(raw[:len(raw) // 2])
+        doc = json.loads(raw)
+        for e in doc["traceEvents"]:
+            del e["ph"]
+        phaseless = os.path.join(d, "phaseless.json")
+        with open(phaseless, "w", encoding="utf-8") as f:
+            json.dump(doc, f)
+        for bad in (cut, phaseless):
+            with self.assertRaises(AssertionError, msg=bad):
+                self.assert_shown(bad, names)
 
 
 if __name__ == "__main__":

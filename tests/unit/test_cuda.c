@@ -27,8 +27,11 @@
 #include "probes/cuda.h"
 #include "probes/cuda_backend.h"
 #include "probes/probes.h"
+#include "run/trace.h"
 #include "store/store.h"
 #include "unit_helpers.h"
+
+#include <cjson/cJSON.h>
 
 /* ---- benchmarks ---- */
 
@@ -787,6 +790,85 @@ static void test_table_hooks(void **state)
     bench__result_destroy(&r);
 }
 
+/*
+ * --trace: each reading of the GPU's state is a counter of the process's track: SM and memory
+ * clocks, temperature, power, and throttling (1 when a slowdown reason was set), all at the time
+ * of their reading, with the values the fake NVML gave that reading (its lists go round in step:
+ * the SM clock 1500 comes with the thermal slowdown, 1980 with none). Last of the tests: the
+ * trace's recorder stays on in this process.
+ */
+static void test_readings_are_trace_counters(void **state)
+{
+    (void)state;
+    use_fake_nvml("1980,1500");
+    setenv("FAKE_NVML_REASONS", "0,0x20", 1);
+    bench__cuda_set_ops(&fake_ops);
+    char dir[] = "/tmp/test-cuda-trace-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char path[sizeof dir + 16];
+    snprintf(path, sizeof path, "%s/t.json", dir);
+    bench__trace_start(path);
+    bench__result r;
+    run(&bench__desc_tc__plain, &r); /* each round a track of its own (pid 2, 3, ...) */
+    assert_int_equal(r.status, BENCH__OK);
+    assert_int_equal(bench__trace_write(), 0);
+    bench__result_destroy(&r);
+
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    static char text[1 << 20];
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    fclose(f);
+    text[n] = '\0';
+    unlink(path);
+    rmdir(dir);
+    cJSON *doc = cJSON_Parse(text);
+    assert_non_null(doc);
+    /* The readings by time: seen[i] holds which of the five came at ts[i], v[i] their values. */
+    static const char *const names[] = {"gpu_sm_clock_mhz", "gpu_mem_clock_mhz",
+                                        "gpu_temperature_c", "gpu_power_w", "gpu_throttled"};
+    enum { NAMES = 5, MAX_READINGS = 256 };
+    double ts[MAX_READINGS], v[MAX_READINGS][NAMES];
+    int seen[MAX_READINGS] = {0};
+    size_t nts = 0;
+    const cJSON *e;
+    cJSON_ArrayForEach(e, cJSON_GetObjectItem(doc, "traceEvents"))
+    {
+        if (strcmp(cJSON_GetObjectItem(e, "ph")->valuestring, "C") != 0)
+            continue;
+        const char *name = cJSON_GetObjectItem(e, "name")->valuestring;
+        size_t k = 0;
+        while (k < NAMES && strcmp(names[k], name) != 0)
+            k++;
+        assert_true(k < NAMES); /* no other counter in this run */
+        assert_true(cJSON_GetObjectItem(e, "pid")->valueint >= 2); /* a round's, not pid 1 */
+        const cJSON *value = cJSON_GetObjectItem(cJSON_GetObjectItem(e, "args"), "value");
+        assert_non_null(value);
+        double t = cJSON_GetObjectItem(e, "ts")->valuedouble;
+        size_t i = 0;
+        while (i < nts && ts[i] != t)
+            i++;
+        if (i == nts) {
+            assert_true(nts < MAX_READINGS);
+            ts[nts++] = t;
+        }
+        assert_false(seen[i] & (1 << k)); /* once per reading */
+        seen[i] |= 1 << k;
+        v[i][k] = value->valuedouble;
+    }
+    cJSON_Delete(doc);
+    assert_true(nts >= 1);
+    for (size_t i = 0; i < nts; i++) {
+        assert_int_equal(seen[i], (1 << NAMES) - 1);
+        assert_true(v[i][0] == 1980 || v[i][0] == 1500);
+        assert_true(v[i][1] == 2619);
+        assert_true(v[i][2] == 45 || v[i][2] == 47 || v[i][2] == 46);
+        assert_true(near(v[i][3], 300));
+        assert_true(v[i][4] == (v[i][0] == 1500 ? 1 : 0));
+    }
+    print_message("%zu GPU readings drawn as counters\n", nts);
+}
+
 /* The real backend of this build: a device with its facts, or a reason. Never a crash. */
 static void test_real_backend_answers(void **state)
 {
@@ -840,6 +922,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_clock_locking, setup, teardown),
         cmocka_unit_test_setup_teardown(test_table_hooks, setup, teardown),
         cmocka_unit_test_setup_teardown(test_real_backend_answers, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_readings_are_trace_counters, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -59,6 +59,8 @@ static size_t every_kind(bench__wire_line *l)
     strcpy(l[n++].tspan.name, "a phase with spaces");
     l[n] = (bench__wire_line){.kind = BENCH__WIRE_TSHARE, .tshare = {0.25, UINT64_MAX, ""}};
     strcpy(l[n++].tshare.name, "decay");
+    l[n] = (bench__wire_line){.kind = BENCH__WIRE_TCOUNTER, .tcounter = {INT64_MAX, -1.5, ""}};
+    strcpy(l[n++].tcounter.name, "gpu_sm_clock_mhz");
     return n;
 }
 
@@ -153,6 +155,11 @@ static void assert_lines_equal(const bench__wire_line *a, const bench__wire_line
         assert_true(a->tshare.count == b->tshare.count);
         assert_string_equal(a->tshare.name, b->tshare.name);
         return;
+    case BENCH__WIRE_TCOUNTER:
+        assert_true(a->tcounter.at_ns == b->tcounter.at_ns);
+        assert_same(a->tcounter.value, b->tcounter.value);
+        assert_string_equal(a->tcounter.name, b->tcounter.name);
+        return;
     case BENCH__WIRE_READY:
     case BENCH__WIRE_QUIT:
     case BENCH__WIRE_NKINDS:
@@ -207,6 +214,7 @@ static void test_wire_text(void **state)
         "TS 2 4611686018427387904 7 1234.5678901234567 9",
         "TSPAN 3 1 17 0 a phase with spaces",
         "TSHARE 0.25 18446744073709551615 decay",
+        "TC 9223372036854775807 -1.5 gpu_sm_clock_mhz",
     };
     assert_int_equal(n, sizeof want / sizeof want[0]);
     for (size_t i = 0; i < n; i++) {
@@ -320,6 +328,10 @@ static void test_hostile_lines(void **state)
         {"TSPAN 0 1 1 -2 x", 0, "dur_ns is not a whole number in range"},
         {"TSPAN 0 3 1 2 x", 0, "what is not a whole number in range"},
         {"TSHARE nan 1 x", 0, "ns is out of range"},
+        {"TC 1 inf gpu_power_w", 0, "value is out of range"},
+        {"TC 1 nan gpu_power_w", 0, "value is out of range"},
+        {"TC -1 2 gpu_power_w", 0, "at_ns is not a whole number in range"},
+        {"TC 1 2", 0, "name is missing"},
         {"T nan", 0, "ns is out of range"},
         {"R 0", 0, "iterations is not a whole number in range"},
         {"R -5", 0, "iterations is not a whole number in range"},

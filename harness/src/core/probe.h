@@ -104,6 +104,13 @@ typedef struct bench__probe {
 
 /* ---- kinds of probe: the lines of the table (probes/probes.h) ---- */
 
+/** One reading of a device's state that a probe took, for --trace's counter tracks. */
+typedef struct bench__probe_reading {
+    const char *name; /* static; ends with its unit ("gpu_sm_clock_mhz", "gpu_temperature_c") */
+    double value;     /* in that unit */
+    int64_t at_ns;    /* CLOCK_MONOTONIC when it was read */
+} bench__probe_reading;
+
 /** Most kinds of probe the table holds. */
 #define BENCH__MAX_PROBE_KINDS 8
 
@@ -134,6 +141,10 @@ typedef struct bench__probe_kind {
      * unknown). */
     int (*compare_note)(const struct bench__result *r, double then_rate, char *buf, size_t len);
     const char *note_metric;
+    /* Optional: the readings of a device's state (a GPU's clocks, temperature, power,
+     * throttling) taken since the last call, at most max into out; returns how many (0: none
+     * new, or no device). Only the known ones: a query the device does not answer gives none. */
+    size_t (*readings)(bench__probe_reading *out, size_t max);
 } bench__probe_kind;
 
 /** Defines a probe kind in its own file: BENCH__PROBE_KIND(rusage) = {.name = "rusage", ...}; */

@@ -28,7 +28,8 @@
  * gpu_mem_cycles (clock x GPU time), gpu_energy (power x GPU time) and gpu_slowdown_ns (GPU time
  * under a slowdown reason). bench__cuda_analyze then leaves throttled samples out of the
  * estimate: those whose mean SM clock is below THROTTLE_FRACTION of the default SM clock
- * (nvbench's rule); docs/gpu.md.
+ * (nvbench's rule); docs/gpu.md. Under --trace each reading is handed on once (the kind's
+ * readings hook), and the trace draws it as counters: clocks, temperature, power, throttling.
  */
 #include <math.h>
 #include <stdarg.h>
@@ -88,6 +89,7 @@ static struct {
     int fields;               /* GPU-state metrics of the attached benchmark (F_*) */
     bench__gpu_state st;      /* the latest reading; -1 fields unknown */
     int64_t st_ns;            /* when it was read */
+    int64_t st_given_ns;      /* the reading last handed to --trace (cuda_readings) */
     double temp_max;          /* highest temperature read for the attached benchmark, C */
 } cu;
 
@@ -588,6 +590,35 @@ static int cuda_compare_note(const bench__result *r, double then_rate, char *buf
     return bench__cuda_clock_note(r, 1e3 * then_rate, buf, len);
 }
 
+/*
+ * --trace's counters: the latest GPU state, once per reading (a reading is taken at attach and
+ * then at most every NVML_EVERY_NS), only the fields the device answered. gpu_throttled is 1
+ * when a clock event reason that slows the GPU down was set (BENCH__NVML_SLOWDOWN_REASONS).
+ */
+static size_t cuda_readings(bench__probe_reading *out, size_t max)
+{
+    if (!cu.r || !cu.nvml || cu.st_ns == cu.st_given_ns)
+        return 0;
+    cu.st_given_ns = cu.st_ns;
+    const struct {
+        const char *name;
+        double value;
+        bool known;
+    } f[] = {
+        {"gpu_sm_clock_mhz", cu.st.sm_clock_mhz, cu.st.sm_clock_mhz > 0},
+        {"gpu_mem_clock_mhz", cu.st.mem_clock_mhz, cu.st.mem_clock_mhz > 0},
+        {"gpu_temperature_c", cu.st.temperature_c, cu.st.temperature_c >= 0},
+        {"gpu_power_w", cu.st.power_w, cu.st.power_w >= 0},
+        {"gpu_throttled", (cu.st.reasons & BENCH__NVML_SLOWDOWN_REASONS) ? 1.0 : 0.0,
+         cu.st.reasons >= 0},
+    };
+    size_t n = 0;
+    for (size_t i = 0; i < sizeof f / sizeof f[0] && n < max; i++)
+        if (f[i].known)
+            out[n++] = (bench__probe_reading){f[i].name, f[i].value, cu.st_ns};
+    return n;
+}
+
 BENCH__PROBE_KIND(cuda) = {.name = "cuda",
                            .always = true,
                            .create = cuda_create,
@@ -595,4 +626,5 @@ BENCH__PROBE_KIND(cuda) = {.name = "cuda",
                            .lock_clocks = bench__cuda_lock_clocks,
                            .unlock_clocks = bench__cuda_unlock_clocks,
                            .compare_note = cuda_compare_note,
-                           .note_metric = BENCH__GPU_SM_CYCLES};
+                           .note_metric = BENCH__GPU_SM_CYCLES,
+                           .readings = cuda_readings};

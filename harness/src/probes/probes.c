@@ -94,6 +94,15 @@ int bench__probes_lock_clocks(unsigned mhz, char *msg, size_t msglen)
     return rc;
 }
 
+size_t bench__probes_readings(bench__probe_reading *out, size_t max)
+{
+    size_t n = 0;
+    for (size_t k = 0; k < NKINDS && n < max; k++)
+        if (kinds[k]->readings)
+            n += kinds[k]->readings(out + n, max - n);
+    return n;
+}
+
 void bench__probes_unlock_clocks(void)
 {
     for (size_t k = 0; k < NKINDS; k++)

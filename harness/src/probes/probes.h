@@ -44,6 +44,12 @@ void bench__probes_unlock_clocks(void);
 int bench__probes_compare_note(const struct bench__result *r,
                                double (*saved_rate)(const void *saved, const char *metric),
                                const void *saved, char *buf, size_t len);
+/**
+ * The readings of devices' states that the kinds' probes took since the last call (through each
+ * kind's readings hook: the GPU's clocks, temperature, power and throttling), at most max into
+ * out; returns how many. --trace draws them as counters.
+ */
+size_t bench__probes_readings(bench__probe_reading *out, size_t max);
 /** Fills the parts of the run context that the probes' layers know (the GPU, or why none). */
 void bench__probes_context(bench__context *c);
 

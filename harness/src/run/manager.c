@@ -172,6 +172,7 @@ static bool take(bench__result *r, iso *s, unsigned proc, const bench__wire_line
             s->traced_ns = l->tsample.total_ns;
         return true; /* the trace's (trace.c took it) */
     case BENCH__WIRE_TSPAN:
+    case BENCH__WIRE_TCOUNTER:
         return true;
     case BENCH__WIRE_TSHARE: /* a span's time in the sample of the last TS line */
         if (!bench__span_sample(r, l->tshare.name, l->tshare.ns, l->tshare.count, s->traced_ns))

@@ -12,6 +12,7 @@
  * between fields. A wrong line costs one line of message, never a crash or a value out of range.
  */
 #include <errno.h>
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -197,6 +198,11 @@ static void put_line(writer *o, const bench__wire_line *l)
         put_double(o, l->tshare.ns);
         put(o, " %llu", (unsigned long long)l->tshare.count);
         put_text(o, "name", l->tshare.name);
+        break;
+    case BENCH__WIRE_TCOUNTER:
+        put(o, " %llu", (unsigned long long)l->tcounter.at_ns);
+        put_double(o, l->tcounter.value);
+        put_text(o, "name", l->tcounter.name);
         break;
     case BENCH__WIRE_READY:
     case BENCH__WIRE_QUIT:
@@ -514,6 +520,10 @@ static bool get_fields(reader *c, bench__wire_line *l)
         return dbl(c, "ns", FINITE_MIN, 0, &l->tshare.ns) &&
                u64(c, "count", 0, UINT64_MAX, &l->tshare.count) &&
                text(c, "name", l->tshare.name, sizeof l->tshare.name);
+    case BENCH__WIRE_TCOUNTER:
+        return u64(c, "at_ns", 0, INT64_MAX, &l->tcounter.at_ns) &&
+               dbl(c, "value", FINITE_MIN, -DBL_MAX, &l->tcounter.value) &&
+               text(c, "name", l->tcounter.name, sizeof l->tcounter.name);
     case BENCH__WIRE_READY:
     case BENCH__WIRE_QUIT:
     case BENCH__WIRE_NKINDS:

@@ -7,7 +7,7 @@
  *     without its newline): "index count mode step est_ns id";
  *   - the worker's lines, on its descriptor 3: PLAN, SET, METRIC, FACT, THREAD, WARM, WALL, S,
  *     PROC, END from a measuring worker (manager.c), READY, T, PROC, END from a driven one
- *     (ab.c); under --trace a measuring worker also sends TS, TSPAN and TSHARE (trace.c);
+ *     (ab.c); under --trace a measuring worker also sends TS, TSPAN, TSHARE and TC (trace.c);
  *   - a driven worker's commands, on its stdin: R (run a sample of n iterations), Q (stop).
  * Every line is written by bench__wire_format (or bench__wire_write) from a tagged struct and
  * read by bench__wire_parse (or bench__wire_read, bench__wire_getline) into one: no other file
@@ -56,7 +56,8 @@
     X(QUIT, "Q")        /* to a driven worker: stop */                                             \
     X(TSAMPLE, "TS")    /* worker under --trace: phase start_ns iterations total_ns count */       \
     X(TSPAN, "TSPAN")   /* worker under --trace: thread what start_ns dur_ns name */               \
-    X(TSHARE, "TSHARE") /* worker under --trace: ns count name, a span's total over samples */
+    X(TSHARE, "TSHARE") /* worker under --trace: ns count name, a span's total over samples */ \
+    X(TCOUNTER, "TC")   /* worker under --trace: at_ns value name, a probe's reading (GPU) */
 
 /** A line's kind. */
 typedef enum bench__wire_kind {
@@ -145,6 +146,11 @@ typedef struct bench__wire_line {
             uint64_t count; /* times it ran there */
             char name[BENCH__TRACE_NAME]; /* the rest of the line */
         } tshare;
+        struct {
+            uint64_t at_ns; /* CLOCK_MONOTONIC when the probe read it */
+            double value;   /* finite, in the unit its name ends with */
+            char name[BENCH__TRACE_NAME]; /* the rest of the line ("gpu_sm_clock_mhz") */
+        } tcounter;
     };
 } bench__wire_line;
 

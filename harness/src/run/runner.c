@@ -41,6 +41,7 @@
 #include "core/registry.h"
 #include "core/result.h"
 #include "probes/measure.h"
+#include "probes/probes.h"
 #include "run/body.h"
 #include "run/plan.h"
 #include "run/protocol.h"
@@ -233,6 +234,23 @@ static void trace_slice(bench_t *b, const char *name, int64_t start_ns)
     bench__trace_span(b->thread_index, name, start_ns);
 }
 
+/* --trace: the devices' states that the probes read (the GPU's clocks, temperature, power and
+ * throttling, at most every few ms), one TC line each, drawn as counters. */
+static void trace_readings(void)
+{
+    bench__probe_reading rd[16];
+    size_t n = bench__probes_readings(rd, sizeof rd / sizeof rd[0]);
+    for (size_t i = 0; i < n; i++) {
+        if (!isfinite(rd[i].value))
+            continue;
+        bench__wire_line l = {.kind = BENCH__WIRE_TCOUNTER};
+        l.tcounter.at_ns = rd[i].at_ns > 0 ? (uint64_t)rd[i].at_ns : 0;
+        l.tcounter.value = rd[i].value;
+        bench__msg(l.tcounter.name, sizeof l.tcounter.name, "%s", rd[i].name);
+        bench__trace_emit(&l);
+    }
+}
+
 /* --trace: the sample that just ended (its start: now less its time), and the body's spans.
  * A measured sample is one line each; a warm-up phase's first TRACE_WARM_SAMPLES are too, its
  * later ones are merged (a tiny body warms up in thousands of samples). */
@@ -268,6 +286,7 @@ __attribute__((noinline)) static void trace_sample(bench_t *b, uint64_t iters, d
     if (l.tsample.phase == BENCH__TRACE_MEASURE)
         bench__spans_sample(b, total_ns); /* each span's time in it, after its TS line */
     bench__spans_flush(b);
+    trace_readings();
 }
 
 /* Records a finished sample. */

@@ -16,7 +16,9 @@
  *     process (args: how it ended), each sample as a slice (args: iterations, total_ns,
  *     ns_per_iter, phase), warm-up, planning and clock calibration, and the body's spans; a
  *     threaded body's other threads are tids 1 .. n-1, named with the CPUs they ran on; each
- *     probe metric is a counter ("ph": "C", its value per iteration at each measured sample);
+ *     probe metric is a counter ("ph": "C", its value per iteration at each measured sample),
+ *     and so is each reading of a device's state a probe took (TC lines: the GPU's clocks,
+ *     temperature, power and throttling, at the time it was read);
  *     an instant marks how the process ended ("end: ok", "end: killed by signal 11 ...").
  * Only complete events are written, so every slice is closed, also for a worker that crashed.
  *
@@ -99,6 +101,7 @@ typedef struct ev {
     char *end;       /* a process's slice: how it ended (args.end), or NULL */
     unsigned phase;  /* EV_SAMPLE */
     bool merged;     /* EV_SAMPLE: drawn inside an earlier one (while rendering) */
+    bool reading;    /* EV_COUNTER: a probe's reading of a device (TC line), not a metric */
     uint64_t count;  /* EV_SAMPLE: samples the worker merged into it (warm-up ones) */
     double iters, total_ns; /* EV_SAMPLE; EV_COUNTER: value */
 } ev;
@@ -294,6 +297,15 @@ void bench__trace_take(const bench__wire_line *l)
         }
         return;
     }
+    case BENCH__WIRE_TCOUNTER: {
+        ev *e = add(EV_COUNTER, cur_pid(), 0, (int64_t)l->tcounter.at_ns);
+        if (e) {
+            e->name = dupf("%s", l->tcounter.name);
+            e->iters = l->tcounter.value;
+            e->reading = true;
+        }
+        return;
+    }
     case BENCH__WIRE_METRIC:
         if (p->nmetrics < BENCH__MAX_METRICS)
             bench__msg(p->metric[p->nmetrics++], sizeof p->metric[0], "%s", l->metric.name);
@@ -407,7 +419,7 @@ static bool items_at(unsigned f, bench__trace_item **items, size_t *n)
                                .ts_ns = e->ts_ns - T.t0, .dur_ns = e->dur_ns < 0 ? 0 : e->dur_ns,
                                .name = e->name ? e->name : "?", .args = e->args, .end = e->end,
                                .iters = e->iters, .total_ns = e->total_ns, .merged = e->count,
-                               .value = e->iters};
+                               .value = e->iters, .reading = e->reading};
         if (e->kind == EV_SAMPLE) {
             /* Samples of the same process and phase in a row, f at a time. */
             size_t m = 1, last = i;
@@ -562,7 +574,7 @@ static void out_item(text *t, const bench__trace_item *x)
         return;
     case BENCH__TI_COUNTER:
         out_head(t, x, "C");
-        out(t, ",\"args\":{\"per_iteration\":%.17g}}", x->value);
+        out(t, ",\"args\":{\"%s\":%.17g}}", x->reading ? "value" : "per_iteration", x->value);
         return;
     case BENCH__TI_INSTANT:
         out_head(t, x, "i");

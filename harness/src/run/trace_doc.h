@@ -30,6 +30,8 @@ typedef struct bench__trace_item {
     double iters, total_ns; /* a sample's */
     uint64_t merged;       /* a sample: the samples it stands for (1: itself) */
     double value;          /* a counter's */
+    bool reading;          /* a counter: a device's state as read (args.value), not a metric per
+                            * iteration (args.per_iteration) */
 } bench__trace_item;
 
 /** A process of the trace (pid 1, the manager, included) and its threads' names. */
