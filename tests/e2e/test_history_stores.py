@@ -167,10 +167,11 @@ PROGRAM_A = "sha256:" + "a" * 64
 PROGRAM_B = "sha256:" + "b" * 64
 
 
-def synthetic(case, store, series, programs=None, facts=None):
+def synthetic(case, store, series, programs=None, facts=None, codes=None):
     """The store made by a real run, its rows then replaced by series: {benchmark: [median_ns,
     ...]}, run i at revision rev{i:02d} measured by programs[i] (PROGRAM_A by default), with
-    facts[i] ({column: value} of runs; none by default)."""
+    facts[i] ({column: value} of runs; none by default) and benchmark b's code_hash codes[b][i]
+    (None, and a benchmark codes does not name: unknown)."""
     p = run(FIXTURE, *FAST, "--exact", "fix/a", "--history", store.target)
     case.assert_exit(p, 0)
     t = store.prefix
@@ -181,9 +182,10 @@ def synthetic(case, store, series, programs=None, facts=None):
                             (facts or [None] * n)[i]) for i in range(n)]
     stmts += store.after_runs()
     for name, values in series.items():
+        code = [f"'{c}'" if c else "NULL" for c in (codes or {}).get(name, [None] * n)]
         stmts += [f"INSERT INTO {t}results (run_id, benchmark, status, median_ns, samples, "
-                  f"processes) VALUES ({i + 1}, '{name}', 'ok', {v!r}, 100, 10)"
-                  for i, v in enumerate(values)]
+                  f"processes, code_hash) VALUES ({i + 1}, '{name}', 'ok', {v!r}, 100, 10, "
+                  f"{code[i]})" for i, v in enumerate(values)]
     store.sql(*stmts)
 
 
@@ -383,6 +385,70 @@ class ReaderTests:
         self.assert_exit(p, 0)
         self.assertIn("fix/a: not gated: 0 earlier runs in the history, fewer than 5", p.stderr)
 
+    def test_benchmark_code_changes_are_shown_not_change_points(self):
+        """A benchmark whose code identity changed between two runs that know it is shown as
+        "benchmark code changed" at the first run of the new code, not as a change point (a run
+        that does not know it lies between them); the gate judges the newest run against the
+        runs of its code only."""
+        h1, h2 = "1" * 64, "2" * 64
+        noise = [1 + (i % 3) * 0.004 for i in range(13)]
+        meds = [(100.0 if i < 7 else 150.0) * noise[i] for i in range(13)]
+        synthetic(self, self.store, {"s/c": meds, "s/flat": [200.0 * x for x in noise]},
+                  codes={"s/c": [h1] * 6 + [None] + [h2] * 6})
+        out = os.path.join(self.dir, "series.json")
+        p = self.show("--json", out)
+        self.assertIn("s/c: 13 runs", p.stdout)
+        self.assertIn("  benchmark code changed at run 8 (the step there is this change's, not "
+                      "a change point)\n", p.stdout)
+        self.assertNotIn("change point:", p.stdout)
+        series = {s["id"]: s for s in e2e_helpers.load_json(out)["series"]}
+        self.assertEqual(series["s/c"]["changes"], [{"index": 7, "run": 8,
+                                                     "what": "benchmark code changed",
+                                                     "step_removed": True}])
+        self.assertEqual(series["s/flat"]["changes"], [])
+        # With flags changed at the same run, both are said.
+        t = self.store.prefix
+        self.store.sql(f"UPDATE {t}runs SET compiler_flags = CASE WHEN id < 8 THEN '-O2' "
+                       "ELSE '-O3' END")
+        p = self.show("s/c")
+        self.assertIn("  changed at run 8: flags -O2 -> -O3, benchmark code changed (the step",
+                      p.stdout)
+        # Ten times faster before the code changed: the gate does not pool those runs with the
+        # new code's two (it would fail the newest run on them).
+        real = run(FIXTURE, *FAST, "--exact", "fix/a", "--output-format", "json")
+        self.assert_exit(real, 0)
+        median = json.loads(real.stdout)["benchmarks"][0]["estimates"]["median"]["point"]
+        synthetic(self, self.store, {"fix/a": [median * (0.1 if i < 6 else 1) * (1 + i / 1000)
+                                               for i in range(8)]},
+                  codes={"fix/a": [h1] * 6 + [h2] * 2})
+        p = run(FIXTURE, *FAST, "--exact", "fix/a", "--history", self.store.target,
+                "--history-gate", "10", "--confirm-time", "0")
+        self.assert_exit(p, 0)
+        self.assertIn("fix/a: not gated: 2 earlier runs in the history, fewer than 5", p.stderr)
+
+    def test_an_older_schema_is_brought_forward(self):
+        """A history of schema 1 (no code_hash) is brought forward to 2, its rows kept with the
+        code unknown: an SQLite file when it is opened, a PostgreSQL database by a run that
+        writes (its readers are told to make one)."""
+        p = run(FIXTURE, *FAST, "--exact", "fix/a", "--history", self.store.target)
+        self.assert_exit(p, 0)
+        t = self.store.prefix
+        self.store.sql(f"ALTER TABLE {t}results DROP COLUMN code_hash",
+                       f"UPDATE {t}meta SET value = '1' WHERE key = 'schema_version'")
+        p = run(FIXTURE, "--history-show", self.store.target)
+        if t:
+            self.assert_exit(p, 2)
+            self.assertIn("is older than this program's (a run with --history migrates it)",
+                          p.stderr)
+            p = run(FIXTURE, *FAST, "--exact", "fix/a", "--history", self.store.target)
+        self.assert_exit(p, 0)
+        self.assertEqual(self.store.sql(f"SELECT value FROM {t}meta WHERE key = "
+                                        "'schema_version'"), [["2"]])
+        self.assertEqual(self.store.sql(f"SELECT run_id, code_hash FROM {t}results WHERE "
+                                        "run_id = 1"), [["1", "None" if not t else ""]])
+        p = self.show()
+        self.assertIn("fix/a: ", p.stdout)
+
     def test_since_the_last_run_on_this_machine(self):
         for _ in range(2):
             p = run(FIXTURE, *FAST, "--exact", "fix/a", "--history", self.store.target)
@@ -542,8 +608,8 @@ class PostgresFaultTest(e2e_helpers.Case):
         t = "bench_history."
         for fix, undo, why in (
                 (f"UPDATE {t}meta SET value = '99' WHERE key = 'schema_version'",
-                 f"UPDATE {t}meta SET value = '1' WHERE key = 'schema_version'",
-                 "is version 99, newer than this program's 1"),
+                 f"UPDATE {t}meta SET value = '2' WHERE key = 'schema_version'",
+                 "is version 99, newer than this program's 2"),
                 (f"ALTER TABLE {t}results ALTER COLUMN median_ns TYPE text",
                  f"ALTER TABLE {t}results ALTER COLUMN median_ns TYPE double precision USING "
                  "median_ns::double precision", "were altered"),

@@ -29,7 +29,7 @@
 #include "sys/context.h"
 
 /** The schema version this program writes and reads (meta.schema_version). */
-#define BENCH__HISTORY_SCHEMA 1
+#define BENCH__HISTORY_SCHEMA 2
 /** The level of --history-show's change points (per series) and trends (over the series shown,
  * Bonferroni). */
 #define BENCH__HISTORY_ALPHA 0.05

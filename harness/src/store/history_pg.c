@@ -62,6 +62,8 @@ static const char *const migrations[BENCH__PG_SCHEMA_VERSION] = {
     " ratio_lower double precision, ratio_upper double precision,"
     " process_medians_ns double precision[], PRIMARY KEY (run_id, benchmark));"
     "CREATE INDEX results_by_benchmark ON " S "results (benchmark, run_id);",
+    /* 1 -> 2: each benchmark's code identity; the rows before it: unknown (NULL). */
+    "ALTER TABLE " S "results ADD COLUMN code_hash text;",
 };
 
 /* The columns of our tables as information_schema lists them (table, then position). */
@@ -72,7 +74,7 @@ static const char expected_columns[] =
     "results.upper_ns double precision,results.samples bigint,results.processes integer,"
     "results.process_cv double precision,results.verdict text,results.ratio double precision,"
     "results.ratio_lower double precision,results.ratio_upper double precision,"
-    "results.process_medians_ns ARRAY,"
+    "results.process_medians_ns ARRAY,results.code_hash text,"
     "runs.id bigint,runs.uuid uuid,runs.time text,runs.git_revision text,"
     "runs.cwd_git_revision text,runs.git_dirty integer,runs.hostname text,runs.os text,"
     "runs.kernel text,runs.cpu_brand text,runs.cores integer,runs.threads integer,"
@@ -494,11 +496,11 @@ static int find_dup(PGconn *conn, const char *run, const bench__result *results,
     return 0;
 }
 
-#define RESULT_COLUMNS 14
+#define RESULT_COLUMNS 15
 static const char insert_result_sql[] =
     "INSERT INTO " S "results (run_id, benchmark, status, median_ns, lower_ns, upper_ns, samples,"
-    " processes, process_cv, verdict, ratio, ratio_lower, ratio_upper, process_medians_ns)"
-    " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)";
+    " processes, process_cv, verdict, ratio, ratio_lower, ratio_upper, process_medians_ns,"
+    " code_hash) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)";
 
 /* The per-process medians of r as an array's text, "{M0,M1,...}" (ns); NULL when it has none
  * (fewer than 2 processes, or not ok). The caller frees it. */
@@ -552,6 +554,7 @@ static int insert_result(PGconn *conn, const char *run, const bench__result *r, 
     bool oom = false;
     char *pm = process_medians(r, &oom);
     p[13].v = pm;
+    p_text(&p[14], r->code_hash);
     const char *v[RESULT_COLUMNS];
     for (int i = 0; i < RESULT_COLUMNS; i++)
         v[i] = p[i].v;
@@ -712,7 +715,7 @@ static int copy_insert(PGconn *conn, const bench__hcopy_run *run, char *err, siz
         w[1 + BENCH__HCOPY_RESULT_COLUMNS] = pm;
         rc = oom ? -1 : exec1(conn, "INSERT INTO " S "results (run_id, " BENCH__HCOPY_RESULT_SQL
                                     ", process_medians_ns) VALUES ($1, $2, $3, $4, $5, $6, $7,"
-                                    " $8, $9, $10, $11, $12, $13, $14)",
+                                    " $8, $9, $10, $11, $12, $13, $14, $15)",
                               2 + BENCH__HCOPY_RESULT_COLUMNS, w, err, len);
         if (oom)
             bench__msg(err, len, "out of memory");

@@ -121,7 +121,7 @@ int bench__pg_series(bench__history *h, const char *id, long long upto, bench__h
     PGresult *r = bench__pg_query(h,
         "SELECT r.id, coalesce(r.git_revision, r.cwd_git_revision), x.median_ns, r.program_hash,"
         " r.cpu_brand, r.cores, r.threads, CAST(r.memory_bytes AS bigint), r.kernel, r.governor,"
-        " r.compiler, r.compiler_flags"
+        " r.compiler, r.compiler_flags, x.code_hash"
         " FROM " S "results x JOIN " S "runs r ON r.id = x.run_id WHERE x.benchmark = $1"
         " AND x.status = 'ok' AND ($2::bigint <= 0 OR r.id <= $2::bigint) ORDER BY r.id",
         2, v, msg, len);

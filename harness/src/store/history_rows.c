@@ -15,6 +15,7 @@
 
 const char *const bench__history_fact_names[BENCH__HFACTS] = {
     "cpu", "cores", "threads", "memory", "kernel", "governor", "compiler", "flags",
+    "benchmark code",
 };
 
 void bench__history_points_free(bench__hpoint *p, size_t n)

@@ -23,6 +23,8 @@ static void fmt_pct(char *buf, size_t len, double x)
 
 /* Digits of a program's hash shown in a table: enough to tell builds apart at a glance. */
 #define PROGRAM_DIGITS 12
+/* A change of a benchmark's code identity, as --history-show says it. */
+#define CODE_CHANGED "benchmark code changed"
 
 /* A program's hash ("sha256:HEX") as a table shows it: its first PROGRAM_DIGITS hex digits,
  * "-" when the run recorded none. */
@@ -110,11 +112,14 @@ static void print_series(FILE *o, const bench__history_series *x, size_t tests)
                 bench__escape(rev, sizeof rev, x->revisions[i]), PROGRAM_DIGITS,
                 short_program(x->programs[i], prog, sizeof prog), t);
     }
-    for (size_t c = 0; c < x->nchanges; c++)
-        fprintf(o, "  changed at run %lld: %s%s\n", x->runs[x->changes[c].index],
-                x->changes[c].what,
+    for (size_t c = 0; c < x->nchanges; c++) {
+        /* The benchmark's code alone: what changed is the benchmark, not its environment. */
+        bool code = strcmp(x->changes[c].what, CODE_CHANGED) == 0;
+        fprintf(o, "  %s at run %lld%s%s%s\n", code ? CODE_CHANGED : "changed",
+                x->runs[x->changes[c].index], code ? "" : ": ", code ? "" : x->changes[c].what,
                 x->changes[c].step_removed ? " (the step there is this change's, not a change "
                                              "point)" : "");
+    }
     if (cr->ncp == 0)
         fprintf(o, "  change points: none%s\n",
                 n < 2 * BENCH__CP_MIN_SEGMENT ? " (too few runs to tell)" : "");
@@ -175,14 +180,43 @@ static char *machine_name(const bench__hpoint *p)
     return strdup(buf);
 }
 
-/* The environment's facts that differ from a to b, as "kernel A -> B, flags X -> Y". */
-static char *facts_diff(const bench__hpoint *a, const bench__hpoint *b)
+/* The facts a series knows so far: each one as its newest point that recorded it had it, so
+ * that a change is one between two known values, whatever unknowns lie between them. */
+typedef struct known_facts {
+    const char *f[BENCH__HFACTS]; /* NULL: no point recorded it yet (borrowed from the points) */
+} known_facts;
+
+/* Takes in what p recorded. */
+static void learn(known_facts *k, const bench__hpoint *p)
+{
+    for (int f = 0; f < BENCH__HFACTS; f++)
+        if (p->facts[f])
+            k->f[f] = p->facts[f];
+}
+
+/* Whether p's environment (the facts after the machine's) agrees with what k knows. */
+static bool same_environment(const known_facts *k, const bench__hpoint *p)
+{
+    bench__hpoint a = {0};
+    memcpy(a.facts, k->f, sizeof k->f);
+    return same_facts(&a, p, BENCH__HF_MEMORY + 1, BENCH__HFACTS);
+}
+
+/* The environment's facts that differ from k to b, as "kernel A -> B, flags X -> Y", and the
+ * benchmark's code as CODE_CHANGED (its hashes would tell a reader nothing). */
+static char *facts_diff(const known_facts *k, const bench__hpoint *b)
 {
     char buf[1024] = "", x[160], y[160];
     size_t at = 0;
+    bench__hpoint a0 = {0}, *a = &a0;
+    memcpy(a0.facts, k->f, sizeof k->f);
     for (int f = BENCH__HF_MEMORY + 1; f < BENCH__HFACTS && at < sizeof buf; f++) {
         if (same_facts(a, b, f, f + 1))
             continue;
+        if (f == BENCH__HF_CODE) {
+            at += (size_t)snprintf(buf + at, sizeof buf - at, "%s" CODE_CHANGED, at ? ", " : "");
+            continue;
+        }
         at += (size_t)snprintf(buf + at, sizeof buf - at, "%s%s %s -> %s", at ? ", " : "",
                                bench__history_fact_names[f],
                                a->facts[f] ? bench__escape(x, sizeof x, a->facts[f]) : "-",
@@ -233,9 +267,11 @@ static int read_benchmark(bench__history *h, const char *id, bench__history_view
     int rc = h->ops->series(h, id, 0, &p, &n, msg, len);
     if (rc != 0)
         return rc;
-    /* last[k]: the newest point of series first + k, for its machine and its changes. */
+    /* last[k]: the newest point of series first + k, for its machine; known[k]: the facts it
+     * knows, for its changes. */
     const bench__hpoint **last = calloc(n ? n : 1, sizeof *last);
-    rc = last ? 0 : BENCH_ENOMEM;
+    known_facts *known = calloc(n ? n : 1, sizeof *known);
+    rc = last && known ? 0 : BENCH_ENOMEM;
     for (size_t i = 0; i < n && rc == 0; i++) {
         if (!bench__history_median_ok(h, &p[i].median, p[i].run, id))
             continue;
@@ -252,15 +288,15 @@ static int read_benchmark(bench__history *h, const char *id, bench__history_view
             rc = new_series(&v->s[v->n++], id, n); /* freed with the view, whole or not */
         }
         bench__history_series *x = &v->s[first + k];
-        if (rc == 0 && x->n > 0 && !same_facts(last[k], &p[i], BENCH__HF_MEMORY + 1,
-                                                 BENCH__HFACTS)) {
-            x->changes[x->nchanges] = (bench__history_change){x->n, facts_diff(last[k], &p[i]),
+        if (rc == 0 && x->n > 0 && !same_environment(&known[k], &p[i])) {
+            x->changes[x->nchanges] = (bench__history_change){x->n, facts_diff(&known[k], &p[i]),
                                                               false};
             rc = x->changes[x->nchanges++].what ? 0 : BENCH_ENOMEM;
         }
         if (rc == 0)
             rc = add_point(x, &p[i]);
         last[k] = &p[i];
+        learn(&known[k], &p[i]);
     }
     if (rc == 0 && v->n == first) { /* no valid median: an empty series, shown as such */
         bench__history_series *g = realloc(v->s, (v->n + 1) * sizeof *v->s);
@@ -274,6 +310,7 @@ static int read_benchmark(bench__history *h, const char *id, bench__history_view
         if (!(v->s[first + k].machine = machine_name(last[k])))
             rc = BENCH_ENOMEM;
     free(last);
+    free(known);
     bench__history_points_free(p, n);
     if (rc == BENCH_ENOMEM)
         bench__msg(msg, len, "history '%s' cannot be read: out of memory", h->name);
@@ -419,14 +456,16 @@ static int gate_one_series(bench__history *h, long long run, size_t window, gate
         return BENCH_ENOMEM;
     }
     const bench__hpoint *ref = NULL;
+    known_facts known = {{NULL}}; /* of the points taken, newest first */
     for (size_t i = n; i-- > 0 && b->n < window + 1;) {
         if (ref && !same_machine(ref, &p[i]))
             continue;
-        if (ref && !same_facts(ref, &p[i], BENCH__HF_MEMORY + 1, BENCH__HFACTS))
+        if (ref && !same_environment(&known, &p[i]))
             break;
         if (!bench__history_median_ok(h, &p[i].median, p[i].run, b->id))
             continue;
         ref = ref ? ref : &p[i];
+        learn(&known, &p[i]);
         if (b->n == 1)
             b->prev_run = p[i].run;
         b->logs[b->n++] = log(p[i].median.x);

@@ -169,7 +169,7 @@ int bench__sqlite_series(bench__history *h, const char *id, long long upto, benc
     int src = sqlite3_prepare_v2(db,
         "SELECT r.id, coalesce(r.git_revision, r.cwd_git_revision), x.median_ns, r.program_hash,"
         " r.cpu_brand, r.cores, r.threads, CAST(r.memory_bytes AS INTEGER), r.kernel, r.governor,"
-        " r.compiler, r.compiler_flags"
+        " r.compiler, r.compiler_flags, x.code_hash"
         " FROM results x JOIN runs r ON r.id = x.run_id WHERE x.benchmark = ?1 AND x.status = 'ok'"
         " AND (?2 <= 0 OR r.id <= ?2) ORDER BY r.id", -1, &st, NULL);
     if (src == SQLITE_OK) {

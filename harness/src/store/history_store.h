@@ -41,7 +41,8 @@ typedef struct bench__hrun {
 
 /** The facts of a run a series is told apart by, in the order a store selects them: the
  * machine's (BENCH__HF_CPU to BENCH__HF_MEMORY: another machine is another series) and its
- * environment's (the others: a change splits a series' tests and is shown as a diff). */
+ * environment's (the others: a change splits a series' tests and is shown as a diff). The
+ * last, BENCH__HF_CODE, is the benchmark's own (its result's code_hash), not its run's. */
 enum {
     BENCH__HF_CPU,
     BENCH__HF_CORES,
@@ -51,6 +52,7 @@ enum {
     BENCH__HF_GOVERNOR,
     BENCH__HF_COMPILER,
     BENCH__HF_FLAGS,
+    BENCH__HF_CODE, /* the benchmark's code identity: a change says "benchmark code changed" */
     BENCH__HFACTS
 };
 /** Their names as --history-show prints a change. */
@@ -78,9 +80,9 @@ typedef struct bench__hpoint {
 /** The columns of a result both stores have, but run_id, in this order. */
 #define BENCH__HCOPY_RESULT_SQL                                                                    \
     "benchmark, status, median_ns, lower_ns, upper_ns, samples, processes, process_cv, verdict,"  \
-    " ratio, ratio_lower, ratio_upper"
-#define BENCH__HCOPY_RESULT_COLUMNS 12
-#define BENCH__HCOPY_RESULT_KINDS "ttrrriirtrrr"
+    " ratio, ratio_lower, ratio_upper, code_hash"
+#define BENCH__HCOPY_RESULT_COLUMNS 13
+#define BENCH__HCOPY_RESULT_KINDS "ttrrriirtrrrt"
 
 /** One result as stored: its columns as text (NULL: SQL NULL) and its process medians. */
 typedef struct bench__hcopy_result {
