@@ -434,6 +434,7 @@ class ReaderTests:
         self.assert_exit(p, 0)
         t = self.store.prefix
         self.store.sql(f"ALTER TABLE {t}results DROP COLUMN code_hash",
+                       f"ALTER TABLE {t}runs DROP COLUMN virtualization",
                        f"UPDATE {t}meta SET value = '1' WHERE key = 'schema_version'")
         p = run(FIXTURE, "--history-show", self.store.target)
         if t:
@@ -448,6 +449,37 @@ class ReaderTests:
                                         "run_id = 1"), [["1", "None" if not t else ""]])
         p = self.show()
         self.assertIn("fix/a: ", p.stdout)
+
+    def test_a_vm_is_never_pooled_with_bare_metal(self):
+        """A run records the hypervisor it ran under (here a prepared sysfs tree's DMI says
+        QEMU); the same CPU, cores and memory under a hypervisor and on bare metal are two
+        series, named so."""
+        tree = self.temp_dir("bench-hs-tree-")
+        os.makedirs(os.path.join(tree, "class", "dmi", "id"))
+        with open(os.path.join(tree, "class", "dmi", "id", "sys_vendor"), "w",
+                  encoding="utf-8") as f:
+            f.write("QEMU\n")
+        p = run(FIXTURE, *FAST, "--exact", "fix/a", "--history", self.store.target,
+                env_extra={"BENCH_SYSFS_ROOT": tree})
+        self.assert_exit(p, 0)
+        t = self.store.prefix
+        self.assertEqual(self.store.sql(f"SELECT virtualization FROM {t}runs"), [["qemu"]])
+        bare = {"cpu_brand": "CPU-A", "cores": 2, "threads": 2, "memory_bytes": 8 * 2**30,
+                "virtualization": "none"}
+        vm = {**bare, "virtualization": "kvm"}
+        facts = [bare, vm] * 6
+        meds = [(100.0 if f is bare else 130.0) * (1 + (i % 3) * 0.004)
+                for i, f in enumerate(facts)]
+        synthetic(self, self.store, {"s/v": meds}, facts=facts)
+        out = os.path.join(self.dir, "series.json")
+        p = self.show("--json", out)
+        self.assertIn("s/v on CPU-A, 2 cores, 8 GiB, bare metal: 6 runs", p.stdout)
+        self.assertIn("s/v on CPU-A, 2 cores, 8 GiB, VM (kvm): 6 runs", p.stdout)
+        self.assertNotIn("change point:", p.stdout)
+        series = e2e_helpers.load_json(out)["series"]
+        self.assertEqual([(s["machine"], s["runs"]) for s in series],
+                         [("CPU-A, 2 cores, 8 GiB, bare metal", [1, 3, 5, 7, 9, 11]),
+                          ("CPU-A, 2 cores, 8 GiB, VM (kvm)", [2, 4, 6, 8, 10, 12])])
 
     def test_since_the_last_run_on_this_machine(self):
         for _ in range(2):

@@ -112,9 +112,10 @@ int bench__history_last_runs(bench__history *h, const bench__context *ctx,
     bench__msg(cores, sizeof cores, "%d", ctx->cpu.cores);
     bench__msg(threads, sizeof threads, "%d", ctx->cpu.threads);
     bench__msg(memory, sizeof memory, "%.0f", ctx->memory_bytes);
-    const char *machine[BENCH__HF_MEMORY + 1] = {
+    const char *machine[BENCH__HF_MACHINE] = {
         ctx->cpu.brand[0] ? ctx->cpu.brand : NULL, ctx->cpu.cores > 0 ? cores : NULL,
-        ctx->cpu.threads > 0 ? threads : NULL, ctx->memory_bytes > 0 ? memory : NULL};
+        ctx->cpu.threads > 0 ? threads : NULL, ctx->memory_bytes > 0 ? memory : NULL,
+        ctx->virtualization[0] ? ctx->virtualization : NULL};
     int rc = 0;
     for (size_t i = 0; i < n && rc == 0; i++)
         rc = last_one(h, ids[i], machine, &out[i], msg, len);

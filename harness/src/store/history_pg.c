@@ -63,7 +63,8 @@ static const char *const migrations[BENCH__PG_SCHEMA_VERSION] = {
     " process_medians_ns double precision[], PRIMARY KEY (run_id, benchmark));"
     "CREATE INDEX results_by_benchmark ON " S "results (benchmark, run_id);",
     /* 1 -> 2: each benchmark's code identity; the rows before it: unknown (NULL). */
-    "ALTER TABLE " S "results ADD COLUMN code_hash text;",
+    "ALTER TABLE " S "results ADD COLUMN code_hash text;"
+    "ALTER TABLE " S "runs ADD COLUMN virtualization text;",
 };
 
 /* The columns of our tables as information_schema lists them (table, then position). */
@@ -81,7 +82,8 @@ static const char expected_columns[] =
     "runs.memory_bytes double precision,runs.governor text,runs.compiler text,"
     "runs.compiler_flags text,runs.build_type text,runs.harness_version text,"
     "runs.program_hash text,runs.program_libs text,runs.quick integer,runs.seed bigint,"
-    "runs.confidence_level double precision,runs.baseline text,runs.run_key text";
+    "runs.confidence_level double precision,runs.baseline text,runs.run_key text,"
+    "runs.virtualization text";
 
 #define OUR_TABLES "('meta', 'runs', 'results')"
 
@@ -398,15 +400,16 @@ static int new_uuid(char out[37])
     return 0;
 }
 
-#define RUN_COLUMNS 24
+#define RUN_COLUMNS 25
 /* With a run key, the first part of a run makes its row and the others find it (a concurrent
  * part waits for the first one's transaction, then finds its row). */
 static const char insert_run_sql[] =
     "INSERT INTO " S "runs (uuid, time, git_revision, cwd_git_revision, git_dirty, hostname, os,"
     " kernel, cpu_brand, cores, threads, memory_bytes, governor, compiler, compiler_flags,"
     " build_type, harness_version, program_hash, program_libs, quick, seed, confidence_level,"
-    " baseline, run_key) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14,"
-    " $15, $16, $17, $18, $19, $20, $21, $22, $23, $24) ON CONFLICT (run_key) DO NOTHING"
+    " baseline, run_key, virtualization) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11,"
+    " $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25)"
+    " ON CONFLICT (run_key) DO NOTHING"
     " RETURNING id";
 
 /* The id of the run of key run_key into *id (0: none); 0, or -1 with the error in err. */
@@ -457,6 +460,7 @@ static int insert_run(PGconn *conn, const char *uuid, const bench__context *ctx,
     p_real(&p[21], ctx->confidence_level);
     p_text(&p[22], baseline);
     p_text(&p[23], run_key);
+    p_text(&p[24], ctx->virtualization);
     const char *v[RUN_COLUMNS];
     for (int i = 0; i < RUN_COLUMNS; i++)
         v[i] = p[i].v;
@@ -702,8 +706,8 @@ static int copy_insert(PGconn *conn, const bench__hcopy_run *run, char *err, siz
         v[1 + c] = run->col[c];
     int rc = exec1(conn, "INSERT INTO " S "runs (uuid, " BENCH__HCOPY_RUN_SQL ") VALUES ($1, $2,"
                          " $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17,"
-                         " $18, $19, $20, $21, $22, $23, $24)", 1 + BENCH__HCOPY_RUN_COLUMNS, v,
-                   err, len);
+                         " $18, $19, $20, $21, $22, $23, $24, $25)",
+                   1 + BENCH__HCOPY_RUN_COLUMNS, v, err, len);
     for (size_t i = 0; rc == 0 && i < run->n; i++) {
         const bench__hcopy_result *x = &run->r[i];
         const char *w[2 + BENCH__HCOPY_RESULT_COLUMNS];

@@ -165,18 +165,23 @@ static bool same_facts(const bench__hpoint *a, const bench__hpoint *b, int from,
 /* Whether a and b were measured on the same machine (another machine: another series). */
 static bool same_machine(const bench__hpoint *a, const bench__hpoint *b)
 {
-    return same_facts(a, b, BENCH__HF_CPU, BENCH__HF_MEMORY + 1);
+    return same_facts(a, b, BENCH__HF_CPU, BENCH__HF_MACHINE);
 }
 
-/* The machine of p as a series names it: "CPU, N cores, M GiB". */
+/* The machine of p as a series names it: "CPU, N cores, M GiB", then ", bare metal" or
+ * ", VM (HYPERVISOR)" when it recorded its virtualization. */
 static char *machine_name(const bench__hpoint *p)
 {
-    char buf[512], cpu[256];
+    char buf[512], cpu[256], virt[160] = "", v[128];
     const char *const *f = (const char *const *)p->facts;
     double gib = f[BENCH__HF_MEMORY] ? strtod(f[BENCH__HF_MEMORY], NULL) / (1 << 30) : 0;
-    bench__msg(buf, sizeof buf, "%s, %s cores, %.0f GiB",
+    if (f[BENCH__HF_VIRT])
+        bench__msg(virt, sizeof virt, strcmp(f[BENCH__HF_VIRT], "none") == 0
+                                          ? ", bare metal" : ", VM (%s)",
+                   bench__escape(v, sizeof v, f[BENCH__HF_VIRT]));
+    bench__msg(buf, sizeof buf, "%s, %s cores, %.0f GiB%s",
                f[BENCH__HF_CPU] ? bench__escape(cpu, sizeof cpu, f[BENCH__HF_CPU]) : "-",
-               f[BENCH__HF_CORES] ? f[BENCH__HF_CORES] : "-", gib);
+               f[BENCH__HF_CORES] ? f[BENCH__HF_CORES] : "-", gib, virt);
     return strdup(buf);
 }
 
@@ -199,7 +204,7 @@ static bool same_environment(const known_facts *k, const bench__hpoint *p)
 {
     bench__hpoint a = {0};
     memcpy(a.facts, k->f, sizeof k->f);
-    return same_facts(&a, p, BENCH__HF_MEMORY + 1, BENCH__HFACTS);
+    return same_facts(&a, p, BENCH__HF_MACHINE, BENCH__HFACTS);
 }
 
 /* The environment's facts that differ from k to b, as "kernel A -> B, flags X -> Y", and the
@@ -210,7 +215,7 @@ static char *facts_diff(const known_facts *k, const bench__hpoint *b)
     size_t at = 0;
     bench__hpoint a0 = {0}, *a = &a0;
     memcpy(a0.facts, k->f, sizeof k->f);
-    for (int f = BENCH__HF_MEMORY + 1; f < BENCH__HFACTS && at < sizeof buf; f++) {
+    for (int f = BENCH__HF_MACHINE; f < BENCH__HFACTS && at < sizeof buf; f++) {
         if (same_facts(a, b, f, f + 1))
             continue;
         if (f == BENCH__HF_CODE) {

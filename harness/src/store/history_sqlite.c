@@ -60,7 +60,7 @@ static const char schema_sql[] =
     " cpu_brand TEXT, cores INTEGER, threads INTEGER, memory_bytes REAL, governor TEXT,"
     " compiler TEXT, compiler_flags TEXT, build_type TEXT, harness_version TEXT,"
     " program_hash TEXT, program_libs TEXT, quick INTEGER NOT NULL, seed INTEGER,"
-    " confidence_level REAL, baseline TEXT);"
+    " confidence_level REAL, baseline TEXT, virtualization TEXT);"
     "CREATE TABLE results ("
     " run_id INTEGER NOT NULL REFERENCES runs(id), benchmark TEXT NOT NULL,"
     " status TEXT NOT NULL, median_ns REAL, lower_ns REAL, upper_ns REAL,"
@@ -189,7 +189,8 @@ int bench__sqlite_count_of(sqlite3 *db, const char *sql)
  * i + 1 (rows written before a column was added keep it NULL: unknown). */
 static const char *const migrations[BENCH__HISTORY_SCHEMA] = {
     NULL, /* there is no version 0 */
-    "ALTER TABLE results ADD COLUMN code_hash TEXT",
+    "ALTER TABLE results ADD COLUMN code_hash TEXT;"
+    "ALTER TABLE runs ADD COLUMN virtualization TEXT",
 };
 
 /* Whether the open database is ours: meta.schema_version (ours, or an older one, into *found)
@@ -378,8 +379,9 @@ static int insert_run(sqlite3 *db, const bench__context *ctx, const char *baseli
         "INSERT INTO runs (time, git_revision, cwd_git_revision, git_dirty, hostname, os, kernel,"
         " cpu_brand, cores, threads, memory_bytes, governor, compiler, compiler_flags,"
         " build_type, harness_version, program_hash, program_libs, quick, seed,"
-        " confidence_level, baseline) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12,"
-        " ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22)", -1, &st, NULL);
+        " confidence_level, baseline, virtualization) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8,"
+        " ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23)", -1, &st,
+        NULL);
     if (rc != SQLITE_OK)
         return rc;
     const char *cwd = ctx->cwd_git_revision;
@@ -412,6 +414,7 @@ static int insert_run(sqlite3 *db, const bench__context *ctx, const char *baseli
     sqlite3_bind_int64(st, 20, (sqlite3_int64)ctx->seed);
     bind_real(st, 21, ctx->confidence_level);
     bind_text(st, 22, baseline);
+    bind_text(st, 23, ctx->virtualization);
     rc = sqlite3_step(st);
     sqlite3_finalize(st);
     *run_id = sqlite3_last_insert_rowid(db);
@@ -628,7 +631,7 @@ static int copy_insert(sqlite3 *db, const bench__hcopy_run *run)
     sqlite3_stmt *st = NULL, *pm = NULL;
     int rc = sqlite3_prepare_v2(db, "INSERT INTO runs (" BENCH__HCOPY_RUN_SQL ") VALUES (?1,"
                                     " ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14,"
-                                    " ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23)", -1, &st,
+                                    " ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24)", -1, &st,
                                 NULL);
     for (int c = 0; rc == SQLITE_OK && c < BENCH__HCOPY_RUN_COLUMNS; c++)
         bind_kind(st, c + 1, BENCH__HCOPY_RUN_KINDS[c], run->col[c]);
