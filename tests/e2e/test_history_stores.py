@@ -481,6 +481,41 @@ class ReaderTests:
                          [("CPU-A, 2 cores, 8 GiB, bare metal", [1, 3, 5, 7, 9, 11]),
                           ("CPU-A, 2 cores, 8 GiB, VM (kvm)", [2, 4, 6, 8, 10, 12])])
 
+    def assert_bmf(self, got, want):
+        """BMF documents equal in their keys, and in their numbers to 12 digits (cJSON prints
+        15 significant digits where they read back within its tolerance)."""
+        self.assertEqual({k: {m: sorted(v) for m, v in ms.items()} for k, ms in got.items()},
+                         {k: {m: sorted(v) for m, v in ms.items()} for k, ms in want.items()})
+        for k, ms in want.items():
+            for m, v in ms.items():
+                for f, x in v.items():
+                    self.assertAlmostEqual(got[k][m][f] / x, 1.0, delta=1e-12, msg=(k, m, f))
+
+    def test_newest_run_in_the_bencher_metric_format(self):
+        """--history-show --output-format bmf: the newest run's ok benchmarks that the FILTERs
+        pick, their medians and intervals as stored (latency, ns) and iterations per second
+        (throughput, the interval's ends swapped); a benchmark without an interval has a value
+        alone."""
+        synthetic(self, self.store, {"s/a": [100.0, 110.0, 120.0], "s/b": [7.0, 8.0, 2.5],
+                                     "s/c": [1.0, 1.0, 1.0]})
+        t = self.store.prefix
+        self.store.sql(f"UPDATE {t}results SET lower_ns = 115.5, upper_ns = 126.25 WHERE "
+                       "run_id = 3 AND benchmark = 's/a'",
+                       f"UPDATE {t}results SET status = 'failed', median_ns = NULL WHERE "
+                       "run_id = 3 AND benchmark = 's/c'")
+        p = self.show("--output-format", "bmf")
+        self.assertEqual(p.stderr, "")
+        self.assert_bmf(json.loads(p.stdout), {
+            "s/a": {"latency": {"value": 120.0, "lower_value": 115.5, "upper_value": 126.25},
+                    "throughput": {"value": 1e9 / 120.0, "lower_value": 1e9 / 126.25,
+                                   "upper_value": 1e9 / 115.5}},
+            "s/b": {"latency": {"value": 2.5}, "throughput": {"value": 1e9 / 2.5}}})
+        p = self.show("--output-format", "bmf", "s/b")
+        self.assertEqual(list(json.loads(p.stdout)), ["s/b"])
+        p = run(FIXTURE, "--history-show", self.store.target, "--output-format", "csv")
+        self.assert_exit(p, 2)
+        self.assertIn("--history-show prints its report, or with --output-format bmf", p.stderr)
+
     def test_since_the_last_run_on_this_machine(self):
         for _ in range(2):
             p = run(FIXTURE, *FAST, "--exact", "fix/a", "--history", self.store.target)

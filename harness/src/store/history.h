@@ -167,6 +167,15 @@ int bench__history_show(FILE *o, bench__history *h, bench__history_selector sele
 int bench__history_view_write(const char *path, const char *history,
                               const bench__history_view *v, char *msg, size_t msglen);
 
+/**
+ * Prints the newest run of history h in the bencher Metric Format on o (store.h,
+ * bench__bmf_print): its benchmarks that ran ok and that select picks, with their medians and
+ * intervals as recorded; "{}" for a history without runs. 0, or a negative error code with one
+ * line in msg (empty when select printed its own).
+ */
+int bench__history_bmf(FILE *o, bench__history *h, bench__history_selector select, void *arg,
+                       char *msg, size_t len);
+
 /** A benchmark's newest run in a history, as a comparison reads it. */
 typedef struct bench__history_last {
     long long run;    /* its run id; 0: the history has no ok run of it with process medians */
