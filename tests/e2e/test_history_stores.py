@@ -350,6 +350,33 @@ class ReaderTests:
         self.assert_exit(p, 0)
         self.assertEqual(len(self.store.sql(f"SELECT id FROM {t}runs")), 3)
 
+    def test_the_gate_on_a_part_judges_its_own_benchmarks(self):
+        """--history-gate on the second part of a sharded run judges that part's benchmarks,
+        not the first part's, recorded before it (which judged itself)."""
+        sel = "^fix/(a|b)$"
+        parts = [run(FIXTURE, "--list", "--shard", f"{k}/2", sel).stdout.split() for k in (1, 2)]
+        self.assertEqual(parts, [["fix/a"], ["fix/b"]])  # the split of an id never changes
+        real = run(FIXTURE, *FAST, sel, "--output-format", "json")
+        self.assert_exit(real, 0)
+        median = {b["id"]: b["estimates"]["median"]["point"]
+                  for b in json.loads(real.stdout)["benchmarks"]}
+        # fix/a was ten times faster before (the first part regressed), fix/b ten times slower.
+        synthetic(self, self.store, {b: [median[b] * f * (1 + i / 1000) for i in range(8)]
+                                     for b, f in (("fix/a", 0.1), ("fix/b", 10.0))})
+        gate = ["--history", self.store.target, "--run-id", "ci-7", "--history-gate", "10",
+                "--confirm-time", "0"]
+        p = run(FIXTURE, *FAST, "--shard", "1/2", sel, *gate)
+        self.assert_exit(p, 1)
+        self.assertRegex(p.stderr, r"fix/a: regressed against the last 8 runs: \+")
+        p = run(FIXTURE, *FAST, "--shard", "2/2", sel, *gate)
+        self.assert_exit(p, 0)
+        self.assertIn("history gate: 1 of 1 benchmark tested against up to 10 earlier runs",
+                      p.stderr)
+        self.assertNotIn("fix/a", p.stderr)
+        t = self.store.prefix
+        self.assertEqual(self.store.sql(f"SELECT benchmark FROM {t}results WHERE run_id = 9 "
+                                        "ORDER BY benchmark"), [["fix/a"], ["fix/b"]])
+
     def test_machines_are_series_and_environment_changes_are_shown(self):
         """Two machines in one history are two series; -O2 changed to -O3 is shown as that
         change, not as a change point; the gate judges the newest run against its machine's

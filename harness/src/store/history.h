@@ -96,7 +96,8 @@ typedef struct bench__history_steps {
 void bench__history_steps_free(bench__history_steps *s);
 
 /**
- * --history-gate: for each benchmark of run `run_id` that ran ok, tests its median as a step
+ * --history-gate: for each benchmark of run `run_id` that ran ok and that `only` names (only[0..
+ * nonly); NULL: every one: a part of a sharded run judges its own), tests its median as a step
  * against its last `window` earlier runs (bench__cp_newest_step, Bonferroni over the
  * benchmarks tested, family level alpha) and looks for a trend over the same runs
  * (bench__changepoints at alpha over the benchmarks). Prints one line per finding to o.
@@ -106,7 +107,8 @@ void bench__history_steps_free(bench__history_steps *s);
  * its newest earlier run), for the caller to confirm by a paired run. Reads only. 0, or a
  * negative error code with one line in msg.
  */
-int bench__history_gate(FILE *o, bench__history *h, long long run_id, size_t window,
+int bench__history_gate(FILE *o, bench__history *h, long long run_id,
+                        const char *const *only, size_t nonly, size_t window,
                         double noise_threshold, double alpha, bool *regressed,
                         bench__history_steps *steps, char *msg, size_t len);
 

@@ -485,10 +485,19 @@ static int gate_one_series(bench__history *h, long long run, size_t window, gate
     return 0;
 }
 
-/* The benchmarks of run `run` that ran ok, each with its newest window + 1 medians into *out
- * (*nout of them; the caller frees). */
-static int gate_series(bench__history *h, long long run, size_t window, gated **out,
-                       size_t *nout, char *msg, size_t len)
+/* Whether id is one of only[0..n) (only NULL: every id is). */
+static bool named(const char *const *only, size_t n, const char *id)
+{
+    for (size_t i = 0; only && i < n; i++)
+        if (strcmp(only[i], id) == 0)
+            return true;
+    return !only;
+}
+
+/* The benchmarks of run `run` that ran ok and that `only` names, each with its newest window +
+ * 1 medians into *out (*nout of them; the caller frees). */
+static int gate_series(bench__history *h, long long run, const char *const *only, size_t nonly,
+                       size_t window, gated **out, size_t *nout, char *msg, size_t len)
 {
     char **ids = NULL;
     bench__hval *med = NULL;
@@ -503,7 +512,7 @@ static int gate_series(bench__history *h, long long run, size_t window, gated **
     }
     size_t k = 0;
     for (size_t i = 0; i < n && rc == 0; i++) {
-        if (!bench__history_median_ok(h, &med[i], run, ids[i]))
+        if (!named(only, nonly, ids[i]) || !bench__history_median_ok(h, &med[i], run, ids[i]))
             continue;
         g[k].id = ids[i];
         ids[i] = NULL;
@@ -559,7 +568,8 @@ static bool defer_step(bench__history_steps *steps, const gated *b)
     return false;
 }
 
-int bench__history_gate(FILE *o, bench__history *h, long long run_id, size_t window,
+int bench__history_gate(FILE *o, bench__history *h, long long run_id,
+                        const char *const *only, size_t nonly, size_t window,
                         double noise_threshold, double alpha, bool *regressed,
                         bench__history_steps *steps, char *msg, size_t len)
 {
@@ -568,7 +578,7 @@ int bench__history_gate(FILE *o, bench__history *h, long long run_id, size_t win
         steps->s = NULL, steps->n = 0;
     gated *g = NULL;
     size_t n = 0, tested = 0;
-    int rc = gate_series(h, run_id, window, &g, &n, msg, len);
+    int rc = gate_series(h, run_id, only, nonly, window, &g, &n, msg, len);
     for (size_t i = 0; i < n && rc == 0; i++)
         tested += g[i].n >= BENCH__HISTORY_GATE_MIN + 1;
     /* Bonferroni over the benchmarks tested: the gate's false alarms are at most about alpha
