@@ -13,6 +13,7 @@ stores holding the same rows must print the same --history-show and write the sa
       database, a schema newer than the program, a table altered by hand, a view, a trigger:
       one line naming the server, exit 2, nothing measured or written; the server stopped while
       the run measures: results JSON written, the run not in the history, exit 2.
+  OtavaQueryTest: the query docs/results-format.md gives for Apache Otava, run as printed.
 
 The PostgreSQL classes skip, saying why, only when the server's programs are absent (Debian's
 postgresql package; scripts/setup_deps.sh test installs it). The server is started once for the
@@ -768,6 +769,35 @@ class PostgresFaultTest(e2e_helpers.Case):
         self.assertIn("fix/a", out)  # the terminal report
         self.assertEqual(e2e_helpers.load_json(self.json)["benchmarks"][0]["id"], "fix/a")
         self.assertEqual(self.runs(), 1)  # not at all
+
+
+class OtavaQueryTest(e2e_helpers.Case):
+    def test_the_documented_query_reads_a_series(self):
+        """The query docs/results-format.md gives for tools that read a series from PostgreSQL
+        (Apache Otava's PostgreSQL tests), run as printed there against a database the program
+        wrote: one row per ok run of the benchmark, oldest first, with its time as a timestamp,
+        run, revision, program and median as the history holds them."""
+        store = PostgresStore(self)
+        for _ in range(2):
+            p = run(FIXTURE, *TINY, "--exact", "fix/a", "--exact", "fix/b", "--history",
+                    store.target)
+            self.assert_exit(p, 0)
+        doc = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "docs",
+                           "results-format.md")
+        with open(doc, encoding="utf-8") as f:
+            text = f.read()
+        section = text.split("#### Reading it from other tools", 1)[1]
+        query = re.search(r"```sql\n(.*?)```", section, re.S).group(1)
+        self.assertIn("'harness/memset/4096'", query)
+        rows = store.sql(query.replace("'harness/memset/4096'", "'fix/a'"))
+        want = store.sql("SELECT r.id, r.program_hash, x.median_ns FROM bench_history.results x "
+                         "JOIN bench_history.runs r ON r.id = x.run_id WHERE x.benchmark = "
+                         "'fix/a' ORDER BY r.id")
+        self.assertEqual([(r[1], r[3], float(r[4])) for r in rows],
+                         [(w[0], w[1], float(w[2])) for w in want])
+        self.assertEqual([r[1] for r in rows], ["1", "2"])
+        for r in rows:
+            self.assertRegex(r[0], r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(\.\d+)?\+00$")
 
 
 class CopyTest(e2e_helpers.Case):
