@@ -522,12 +522,13 @@ def context_caches(text):
 
 
 def cpu_tree(root, *, online="0-1", siblings=None, caches=None, nodes=None, governor=None,
-             cpuinfo=None):
+             cpuinfo=None, dmi=None, hypervisor=None):
     """A prepared sysfs (ROOT/sys) and procfs (ROOT/proc) tree for BENCH_SYSFS_ROOT and
     BENCH_PROCFS_ROOT: CPUs `online` with thread siblings {cpu: "list"} (each CPU its own core
     when not given), CPU 0's caches [(level, type, size)], NUMA `nodes` ("0-3"; None: no node
-    folder), a cpufreq governor (None: no cpufreq) and /proc/cpuinfo's text. Returns the
-    environment that points the program at it."""
+    folder), a cpufreq governor (None: no cpufreq), /proc/cpuinfo's text, the firmware's DMI
+    strings {file: text} (class/dmi/id; None: no folder) and /sys/hypervisor/type's text. Returns
+    the environment that points the program at it."""
     cpu = os.path.join(root, "sys", "devices", "system", "cpu")
 
     def put(path, text):
@@ -554,6 +555,10 @@ def cpu_tree(root, *, online="0-1", siblings=None, caches=None, nodes=None, gove
         put(os.path.join(cpu, "cpu0", "cpufreq", "scaling_governor"), governor)
         put(os.path.join(cpu, "cpu0", "cpufreq", "cpuinfo_max_freq"), "3000000")
     put(os.path.join(root, "proc", "cpuinfo"), cpuinfo or "processor\t: 0\nflags\t\t: sse2\n")
+    for name, text in (dmi or {}).items():
+        put(os.path.join(root, "sys", "class", "dmi", "id", name), text)
+    if hypervisor is not None:
+        put(os.path.join(root, "sys", "hypervisor", "type"), hypervisor)
     return {"BENCH_SYSFS_ROOT": os.path.join(root, "sys"),
             "BENCH_PROCFS_ROOT": os.path.join(root, "proc")}
 
@@ -568,6 +573,22 @@ class PreparedMachineTest(e2e_helpers.Case):
         p = run(["--context"], env_extra=env)
         self.assertEqual(p.returncode, 0, p.stderr)
         return p.stdout, env
+
+    def test_virtualization(self):
+        """The hypervisor as the firmware's DMI strings or /sys/hypervisor/type name it; DMI of
+        a maker that is no hypervisor is bare metal; a tree without either says nothing."""
+        for tree, want in (({"dmi": {"sys_vendor": "QEMU", "product_name": "Standard PC"}},
+                            "qemu"),
+                           ({"dmi": {"sys_vendor": "Microsoft Corporation",
+                                     "product_name": "Virtual Machine"}}, "microsoft"),
+                           ({"dmi": {"sys_vendor": "innotek GmbH"}}, "oracle"),
+                           ({"hypervisor": "xen"}, "xen"),
+                           ({"dmi": {"sys_vendor": "Dell Inc.",
+                                     "product_name": "PowerEdge R650"}}, "none (bare metal)"),
+                           ({}, "unknown")):
+            with self.subTest(want=want):
+                text, _ = self.context(**tree)
+                self.assertRegex(text, rf"(?m)^virt +{re.escape(want)}$")
 
     def test_no_cache_folders(self):
         """Without the OS's cache sizes no figure is marked the OS's; libcpuid's are marked as

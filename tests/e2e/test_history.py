@@ -2,7 +2,7 @@
 """End-to-end tests of the run history (--history, BENCH_HISTORY, --history-show).
 
 - The reference suite's program run twice with a history (once through --history, once through
-  BENCH_HISTORY) leaves a database of schema version 1 in WAL mode with both runs, each
+  BENCH_HISTORY) leaves a database of schema version 2 in WAL mode with both runs, each
   benchmark's median and per-process medians; --history-show lists them.
 - A comparison with a baseline records its verdict.
 - Two builds run outside a git checkout (revision `-`) are told apart by their programs' hashes
@@ -146,7 +146,7 @@ class HistoryTest(e2e_helpers.Case):
         db = sqlite3.connect(self.db)
         try:
             self.assertEqual(db.execute("SELECT value FROM meta WHERE key = 'schema_version'")
-                             .fetchone()[0], "1")
+                             .fetchone()[0], "2")
             self.assertEqual(db.execute("PRAGMA journal_mode").fetchone()[0], "wal")
             runs = db.execute("SELECT id, time, compiler, program_hash, quick FROM runs "
                               "ORDER BY id").fetchall()
@@ -378,8 +378,8 @@ class HistoryTest(e2e_helpers.Case):
         self.hostile(self.sqlite_file("other.db", "CREATE TABLE t (x)", "INSERT INTO t VALUES (1)"),
                      "of another kind")
         self.hostile(self.sqlite_file("newer.db", "CREATE TABLE meta (key PRIMARY KEY, value)",
-                                      "INSERT INTO meta VALUES ('schema_version', '2')"),
-                     "schema_version '2'")
+                                      "INSERT INTO meta VALUES ('schema_version', '3')"),
+                     "schema_version '3'")
         # A truncated copy of a real history: its header is SQLite's, its pages are gone.
         real = os.path.join(self.dir, "real.db")
         p = run(FIXTURE, "--exact", "fix/a", *FAST, "--history", real)

@@ -13,6 +13,7 @@ stores holding the same rows must print the same --history-show and write the sa
       database, a schema newer than the program, a table altered by hand, a view, a trigger:
       one line naming the server, exit 2, nothing measured or written; the server stopped while
       the run measures: results JSON written, the run not in the history, exit 2.
+  OtavaQueryTest: the query docs/results-format.md gives for Apache Otava, run as printed.
 
 The PostgreSQL classes skip, saying why, only when the server's programs are absent (Debian's
 postgresql package; scripts/setup_deps.sh test installs it). The server is started once for the
@@ -167,10 +168,11 @@ PROGRAM_A = "sha256:" + "a" * 64
 PROGRAM_B = "sha256:" + "b" * 64
 
 
-def synthetic(case, store, series, programs=None, facts=None):
+def synthetic(case, store, series, programs=None, facts=None, codes=None):
     """The store made by a real run, its rows then replaced by series: {benchmark: [median_ns,
     ...]}, run i at revision rev{i:02d} measured by programs[i] (PROGRAM_A by default), with
-    facts[i] ({column: value} of runs; none by default)."""
+    facts[i] ({column: value} of runs; none by default) and benchmark b's code_hash codes[b][i]
+    (None, and a benchmark codes does not name: unknown)."""
     p = run(FIXTURE, *FAST, "--exact", "fix/a", "--history", store.target)
     case.assert_exit(p, 0)
     t = store.prefix
@@ -181,9 +183,10 @@ def synthetic(case, store, series, programs=None, facts=None):
                             (facts or [None] * n)[i]) for i in range(n)]
     stmts += store.after_runs()
     for name, values in series.items():
+        code = [f"'{c}'" if c else "NULL" for c in (codes or {}).get(name, [None] * n)]
         stmts += [f"INSERT INTO {t}results (run_id, benchmark, status, median_ns, samples, "
-                  f"processes) VALUES ({i + 1}, '{name}', 'ok', {v!r}, 100, 10)"
-                  for i, v in enumerate(values)]
+                  f"processes, code_hash) VALUES ({i + 1}, '{name}', 'ok', {v!r}, 100, 10, "
+                  f"{code[i]})" for i, v in enumerate(values)]
     store.sql(*stmts)
 
 
@@ -348,6 +351,33 @@ class ReaderTests:
         self.assert_exit(p, 0)
         self.assertEqual(len(self.store.sql(f"SELECT id FROM {t}runs")), 3)
 
+    def test_the_gate_on_a_part_judges_its_own_benchmarks(self):
+        """--history-gate on the second part of a sharded run judges that part's benchmarks,
+        not the first part's, recorded before it (which judged itself)."""
+        sel = "^fix/(a|b)$"
+        parts = [run(FIXTURE, "--list", "--shard", f"{k}/2", sel).stdout.split() for k in (1, 2)]
+        self.assertEqual(parts, [["fix/a"], ["fix/b"]])  # the split of an id never changes
+        real = run(FIXTURE, *FAST, sel, "--output-format", "json")
+        self.assert_exit(real, 0)
+        median = {b["id"]: b["estimates"]["median"]["point"]
+                  for b in json.loads(real.stdout)["benchmarks"]}
+        # fix/a was ten times faster before (the first part regressed), fix/b ten times slower.
+        synthetic(self, self.store, {b: [median[b] * f * (1 + i / 1000) for i in range(8)]
+                                     for b, f in (("fix/a", 0.1), ("fix/b", 10.0))})
+        gate = ["--history", self.store.target, "--run-id", "ci-7", "--history-gate", "10",
+                "--confirm-time", "0"]
+        p = run(FIXTURE, *FAST, "--shard", "1/2", sel, *gate)
+        self.assert_exit(p, 1)
+        self.assertRegex(p.stderr, r"fix/a: regressed against the last 8 runs: \+")
+        p = run(FIXTURE, *FAST, "--shard", "2/2", sel, *gate)
+        self.assert_exit(p, 0)
+        self.assertIn("history gate: 1 of 1 benchmark tested against up to 10 earlier runs",
+                      p.stderr)
+        self.assertNotIn("fix/a", p.stderr)
+        t = self.store.prefix
+        self.assertEqual(self.store.sql(f"SELECT benchmark FROM {t}results WHERE run_id = 9 "
+                                        "ORDER BY benchmark"), [["fix/a"], ["fix/b"]])
+
     def test_machines_are_series_and_environment_changes_are_shown(self):
         """Two machines in one history are two series; -O2 changed to -O3 is shown as that
         change, not as a change point; the gate judges the newest run against its machine's
@@ -382,6 +412,137 @@ class ReaderTests:
                 "--history-gate", "10", "--confirm-time", "0")
         self.assert_exit(p, 0)
         self.assertIn("fix/a: not gated: 0 earlier runs in the history, fewer than 5", p.stderr)
+
+    def test_benchmark_code_changes_are_shown_not_change_points(self):
+        """A benchmark whose code identity changed between two runs that know it is shown as
+        "benchmark code changed" at the first run of the new code, not as a change point (a run
+        that does not know it lies between them); the gate judges the newest run against the
+        runs of its code only."""
+        h1, h2 = "1" * 64, "2" * 64
+        noise = [1 + (i % 3) * 0.004 for i in range(13)]
+        meds = [(100.0 if i < 7 else 150.0) * noise[i] for i in range(13)]
+        synthetic(self, self.store, {"s/c": meds, "s/flat": [200.0 * x for x in noise]},
+                  codes={"s/c": [h1] * 6 + [None] + [h2] * 6})
+        out = os.path.join(self.dir, "series.json")
+        p = self.show("--json", out)
+        self.assertIn("s/c: 13 runs", p.stdout)
+        self.assertIn("  benchmark code changed at run 8 (the step there is this change's, not "
+                      "a change point)\n", p.stdout)
+        self.assertNotIn("change point:", p.stdout)
+        series = {s["id"]: s for s in e2e_helpers.load_json(out)["series"]}
+        self.assertEqual(series["s/c"]["changes"], [{"index": 7, "run": 8,
+                                                     "what": "benchmark code changed",
+                                                     "step_removed": True}])
+        self.assertEqual(series["s/flat"]["changes"], [])
+        # With flags changed at the same run, both are said.
+        t = self.store.prefix
+        self.store.sql(f"UPDATE {t}runs SET compiler_flags = CASE WHEN id < 8 THEN '-O2' "
+                       "ELSE '-O3' END")
+        p = self.show("s/c")
+        self.assertIn("  changed at run 8: flags -O2 -> -O3, benchmark code changed (the step",
+                      p.stdout)
+        # Ten times faster before the code changed: the gate does not pool those runs with the
+        # new code's two (it would fail the newest run on them).
+        real = run(FIXTURE, *FAST, "--exact", "fix/a", "--output-format", "json")
+        self.assert_exit(real, 0)
+        median = json.loads(real.stdout)["benchmarks"][0]["estimates"]["median"]["point"]
+        synthetic(self, self.store, {"fix/a": [median * (0.1 if i < 6 else 1) * (1 + i / 1000)
+                                               for i in range(8)]},
+                  codes={"fix/a": [h1] * 6 + [h2] * 2})
+        p = run(FIXTURE, *FAST, "--exact", "fix/a", "--history", self.store.target,
+                "--history-gate", "10", "--confirm-time", "0")
+        self.assert_exit(p, 0)
+        self.assertIn("fix/a: not gated: 2 earlier runs in the history, fewer than 5", p.stderr)
+
+    def test_an_older_schema_is_brought_forward(self):
+        """A history of schema 1 (no code_hash) is brought forward to 2, its rows kept with the
+        code unknown: an SQLite file when it is opened, a PostgreSQL database by a run that
+        writes (its readers are told to make one)."""
+        p = run(FIXTURE, *FAST, "--exact", "fix/a", "--history", self.store.target)
+        self.assert_exit(p, 0)
+        t = self.store.prefix
+        self.store.sql(f"ALTER TABLE {t}results DROP COLUMN code_hash",
+                       f"ALTER TABLE {t}runs DROP COLUMN virtualization",
+                       f"UPDATE {t}meta SET value = '1' WHERE key = 'schema_version'")
+        p = run(FIXTURE, "--history-show", self.store.target)
+        if t:
+            self.assert_exit(p, 2)
+            self.assertIn("is older than this program's (a run with --history migrates it)",
+                          p.stderr)
+            p = run(FIXTURE, *FAST, "--exact", "fix/a", "--history", self.store.target)
+        self.assert_exit(p, 0)
+        self.assertEqual(self.store.sql(f"SELECT value FROM {t}meta WHERE key = "
+                                        "'schema_version'"), [["2"]])
+        self.assertEqual(self.store.sql(f"SELECT run_id, code_hash FROM {t}results WHERE "
+                                        "run_id = 1"), [["1", "None" if not t else ""]])
+        p = self.show()
+        self.assertIn("fix/a: ", p.stdout)
+
+    def test_a_vm_is_never_pooled_with_bare_metal(self):
+        """A run records the hypervisor it ran under (here a prepared sysfs tree's DMI says
+        QEMU); the same CPU, cores and memory under a hypervisor and on bare metal are two
+        series, named so."""
+        tree = self.temp_dir("bench-hs-tree-")
+        os.makedirs(os.path.join(tree, "class", "dmi", "id"))
+        with open(os.path.join(tree, "class", "dmi", "id", "sys_vendor"), "w",
+                  encoding="utf-8") as f:
+            f.write("QEMU\n")
+        p = run(FIXTURE, *FAST, "--exact", "fix/a", "--history", self.store.target,
+                env_extra={"BENCH_SYSFS_ROOT": tree})
+        self.assert_exit(p, 0)
+        t = self.store.prefix
+        self.assertEqual(self.store.sql(f"SELECT virtualization FROM {t}runs"), [["qemu"]])
+        bare = {"cpu_brand": "CPU-A", "cores": 2, "threads": 2, "memory_bytes": 8 * 2**30,
+                "virtualization": "none"}
+        vm = {**bare, "virtualization": "kvm"}
+        facts = [bare, vm] * 6
+        meds = [(100.0 if f is bare else 130.0) * (1 + (i % 3) * 0.004)
+                for i, f in enumerate(facts)]
+        synthetic(self, self.store, {"s/v": meds}, facts=facts)
+        out = os.path.join(self.dir, "series.json")
+        p = self.show("--json", out)
+        self.assertIn("s/v on CPU-A, 2 cores, 8 GiB, bare metal: 6 runs", p.stdout)
+        self.assertIn("s/v on CPU-A, 2 cores, 8 GiB, VM (kvm): 6 runs", p.stdout)
+        self.assertNotIn("change point:", p.stdout)
+        series = e2e_helpers.load_json(out)["series"]
+        self.assertEqual([(s["machine"], s["runs"]) for s in series],
+                         [("CPU-A, 2 cores, 8 GiB, bare metal", [1, 3, 5, 7, 9, 11]),
+                          ("CPU-A, 2 cores, 8 GiB, VM (kvm)", [2, 4, 6, 8, 10, 12])])
+
+    def assert_bmf(self, got, want):
+        """BMF documents equal in their keys, and in their numbers to 12 digits (cJSON prints
+        15 significant digits where they read back within its tolerance)."""
+        self.assertEqual({k: {m: sorted(v) for m, v in ms.items()} for k, ms in got.items()},
+                         {k: {m: sorted(v) for m, v in ms.items()} for k, ms in want.items()})
+        for k, ms in want.items():
+            for m, v in ms.items():
+                for f, x in v.items():
+                    self.assertAlmostEqual(got[k][m][f] / x, 1.0, delta=1e-12, msg=(k, m, f))
+
+    def test_newest_run_in_the_bencher_metric_format(self):
+        """--history-show --output-format bmf: the newest run's ok benchmarks that the FILTERs
+        pick, their medians and intervals as stored (latency, ns) and iterations per second
+        (throughput, the interval's ends swapped); a benchmark without an interval has a value
+        alone."""
+        synthetic(self, self.store, {"s/a": [100.0, 110.0, 120.0], "s/b": [7.0, 8.0, 2.5],
+                                     "s/c": [1.0, 1.0, 1.0]})
+        t = self.store.prefix
+        self.store.sql(f"UPDATE {t}results SET lower_ns = 115.5, upper_ns = 126.25 WHERE "
+                       "run_id = 3 AND benchmark = 's/a'",
+                       f"UPDATE {t}results SET status = 'failed', median_ns = NULL WHERE "
+                       "run_id = 3 AND benchmark = 's/c'")
+        p = self.show("--output-format", "bmf")
+        self.assertEqual(p.stderr, "")
+        self.assert_bmf(json.loads(p.stdout), {
+            "s/a": {"latency": {"value": 120.0, "lower_value": 115.5, "upper_value": 126.25},
+                    "throughput": {"value": 1e9 / 120.0, "lower_value": 1e9 / 126.25,
+                                   "upper_value": 1e9 / 115.5}},
+            "s/b": {"latency": {"value": 2.5}, "throughput": {"value": 1e9 / 2.5}}})
+        p = self.show("--output-format", "bmf", "s/b")
+        self.assertEqual(list(json.loads(p.stdout)), ["s/b"])
+        p = run(FIXTURE, "--history-show", self.store.target, "--output-format", "csv")
+        self.assert_exit(p, 2)
+        self.assertIn("--history-show prints its report, or with --output-format bmf", p.stderr)
 
     def test_since_the_last_run_on_this_machine(self):
         for _ in range(2):
@@ -542,8 +703,8 @@ class PostgresFaultTest(e2e_helpers.Case):
         t = "bench_history."
         for fix, undo, why in (
                 (f"UPDATE {t}meta SET value = '99' WHERE key = 'schema_version'",
-                 f"UPDATE {t}meta SET value = '1' WHERE key = 'schema_version'",
-                 "is version 99, newer than this program's 1"),
+                 f"UPDATE {t}meta SET value = '2' WHERE key = 'schema_version'",
+                 "is version 99, newer than this program's 2"),
                 (f"ALTER TABLE {t}results ALTER COLUMN median_ns TYPE text",
                  f"ALTER TABLE {t}results ALTER COLUMN median_ns TYPE double precision USING "
                  "median_ns::double precision", "were altered"),
@@ -608,6 +769,35 @@ class PostgresFaultTest(e2e_helpers.Case):
         self.assertIn("fix/a", out)  # the terminal report
         self.assertEqual(e2e_helpers.load_json(self.json)["benchmarks"][0]["id"], "fix/a")
         self.assertEqual(self.runs(), 1)  # not at all
+
+
+class OtavaQueryTest(e2e_helpers.Case):
+    def test_the_documented_query_reads_a_series(self):
+        """The query docs/results-format.md gives for tools that read a series from PostgreSQL
+        (Apache Otava's PostgreSQL tests), run as printed there against a database the program
+        wrote: one row per ok run of the benchmark, oldest first, with its time as a timestamp,
+        run, revision, program and median as the history holds them."""
+        store = PostgresStore(self)
+        for _ in range(2):
+            p = run(FIXTURE, *TINY, "--exact", "fix/a", "--exact", "fix/b", "--history",
+                    store.target)
+            self.assert_exit(p, 0)
+        doc = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "docs",
+                           "results-format.md")
+        with open(doc, encoding="utf-8") as f:
+            text = f.read()
+        section = text.split("#### Reading it from other tools", 1)[1]
+        query = re.search(r"```sql\n(.*?)```", section, re.S).group(1)
+        self.assertIn("'harness/memset/4096'", query)
+        rows = store.sql(query.replace("'harness/memset/4096'", "'fix/a'"))
+        want = store.sql("SELECT r.id, r.program_hash, x.median_ns FROM bench_history.results x "
+                         "JOIN bench_history.runs r ON r.id = x.run_id WHERE x.benchmark = "
+                         "'fix/a' ORDER BY r.id")
+        self.assertEqual([(r[1], r[3], float(r[4])) for r in rows],
+                         [(w[0], w[1], float(w[2])) for w in want])
+        self.assertEqual([r[1] for r in rows], ["1", "2"])
+        for r in rows:
+            self.assertRegex(r[0], r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(\.\d+)?\+00$")
 
 
 class CopyTest(e2e_helpers.Case):

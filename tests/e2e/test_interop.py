@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """End-to-end tests of the interop formats (docs/interop.md): `--output-format bencher` (Rust
 libtest bench lines, read by bencher.dev and github-action-benchmark) and `--export-gbench FILE`
-(Google Benchmark JSON, read by google/benchmark's tools/compare.py and dashboards).
+(Google Benchmark JSON, read by google/benchmark's tools/compare.py and dashboards), and
+`--output-format bmf` (the bencher Metric Format JSON that `bencher run --adapter json` reads).
 
 The fixture program runs (E2E_FIXTURE; its clock/at_least_2us takes at least 2 µs an iteration
 on any machine, so the thousands separator is exercised) with --json beside the interop output,
@@ -109,6 +110,36 @@ GB_CONTEXT_KEYS = {"date", "host_name", "executable", "num_cpus", "mhz_per_cpu",
                    "cpu_scaling_enabled", "caches", "load_avg", "library_build_type"}
 GB_RUN_KEYS = {"name", "run_name", "run_type", "repetitions", "repetition_index", "threads",
                "iterations", "real_time", "cpu_time", "time_unit"}
+
+
+@unittest.skipIf(not FIXTURE, "E2E_FIXTURE is not set (ctest sets it)")
+class BmfFormatTest(unittest.TestCase):
+    def test_bmf_matches_results(self):
+        """Every benchmark that ran ok, and only those, with its median and interval as the
+        results JSON has them (latency, ns) and their inverse in iterations per second
+        (throughput, the interval's ends swapped)."""
+        with tempfile.TemporaryDirectory() as tmp:
+            jpath = os.path.join(tmp, "r.json")
+            r = run([FIXTURE, *FAST, "--output-format", "bmf", "--json", jpath,
+                     "^(fix/a|fix/copy/64|trouble/skip|trouble/fail)$"])
+            self.assertEqual(r.returncode, 3, r.stderr)  # trouble/fail
+            results = by_id(jpath)
+        bmf = json.loads(r.stdout)
+        ok = {k: b for k, b in results.items() if b["status"] == "ok"}
+        self.assertEqual(sorted(bmf), sorted(ok))
+        self.assertEqual(sorted(ok), ["fix/a", "fix/copy/64"])
+        for k, b in ok.items():
+            m = b["estimates"]["median"]
+            self.assertEqual(set(bmf[k]), {"latency", "throughput"})
+            lat, thr = bmf[k]["latency"], bmf[k]["throughput"]
+            for got, want in ((lat["value"], m["point"]), (lat["lower_value"], m["lower"]),
+                              (lat["upper_value"], m["upper"]),
+                              (thr["value"], 1e9 / m["point"]),
+                              (thr["lower_value"], 1e9 / m["upper"]),
+                              (thr["upper_value"], 1e9 / m["lower"])):
+                # cJSON prints 15 significant digits where they read back within its
+                # tolerance: equal to 12 digits.
+                self.assertAlmostEqual(got / want, 1.0, delta=1e-12, msg=(k, got, want))
 
 
 @unittest.skipIf(not FIXTURE, "E2E_FIXTURE is not set (ctest sets it)")

@@ -132,7 +132,10 @@ static int show_history(bench__request *c)
     char msg[1024], shown[4 * sizeof msg];
     bench__history_view view = {0};
     int rc = bench__history_open(c->history_show, false, &c->history, msg, sizeof msg);
-    if (rc == 0)
+    bool bmf = c->format == BENCH__FMT_BMF;
+    if (rc == 0 && bmf)
+        rc = bench__history_bmf(stdout, c->history, select_history, (void *)c, msg, sizeof msg);
+    else if (rc == 0)
         rc = bench__history_show(stdout, c->history, select_history, (void *)c,
                                  c->history_confirm || c->json_path ? &view : NULL, msg,
                                  sizeof msg);

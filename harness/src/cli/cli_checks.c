@@ -32,6 +32,14 @@ static int check_mode_combinations(const bench__request *c)
                     "combined with --history, baselines, --ab, --calibrate or --list\n");
         return -1;
     }
+    if (c->history_show && ((c->format != BENCH__FMT_PRETTY && c->format != BENCH__FMT_BMF) ||
+                            (c->format == BENCH__FMT_BMF &&
+                             (c->history_confirm || c->json_path)))) {
+        bench__errf("--history-show prints its report, or with --output-format bmf the newest "
+                    "run in the bencher Metric Format (then without --history-confirm and "
+                    "--json)\n");
+        return -1;
+    }
     if (c->history_confirm && !c->history_show) {
         bench__errf("--history-confirm needs --history-show FILE: it confirms the "
                     "change points shown\n");

@@ -81,7 +81,7 @@ static const char usage_text[] =
     "      --seed N               bootstrap seed, 0..4294967295 (default "
     BENCH__STR(BENCH__DEFAULT_SEED) ")\n"
     "Output:\n"
-    "      --output-format FMT    pretty, json, csv, markdown or bencher on stdout\n"
+    "      --output-format FMT    pretty, json, csv, markdown, bencher or bmf\n"
     "                             (default pretty)\n"
     "      --json FILE            also write the results as JSON to FILE (atomically)\n"
     "      --export-gbench FILE   also write them in Google Benchmark's JSON format\n"

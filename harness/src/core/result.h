@@ -145,6 +145,7 @@ typedef struct bench__result {
     size_t nresamples;
     double confidence_level;
     bench__noise noise;     /* set by calibration; saved with baselines */
+    char code_hash[65];     /* SHA-256 of the machine code it runs, lowercase hex; "" unknown */
     const struct bench__change *change; /* comparison with the baseline, when there is one */
     bench__explanation *explanation; /* --explain's, when its change was explained (owned) */
     size_t nmetrics;        /* per-sample metrics from probes, beside the time */

@@ -15,5 +15,6 @@ const bench__format_entry bench__formats[] = {
     {"csv", bench__reporter_csv},
     {"markdown", bench__reporter_markdown},
     {"bencher", bench__reporter_bencher},
+    {"bmf", bench__reporter_bmf},
 };
 const size_t bench__nformats = sizeof bench__formats / sizeof bench__formats[0];

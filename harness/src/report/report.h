@@ -19,6 +19,7 @@
 typedef unsigned bench__format;
 #define BENCH__FMT_PRETTY 0u
 #define BENCH__FMT_JSON 1u
+#define BENCH__FMT_BMF 5u /* --history-show prints the newest run in it */
 
 /** A reporter consumes results as they finish; `end` writes whatever waits for the whole run. */
 typedef struct bench__reporter {
@@ -54,6 +55,8 @@ void bench__reporter_markdown(bench__reporter *rep, FILE *out);
 void bench__reporter_json(bench__reporter *rep, FILE *out);
 /** The line format continuous-benchmarking services read (report_interop.c). */
 void bench__reporter_bencher(bench__reporter *rep, FILE *out);
+/** The bencher Metric Format, bencher.dev's JSON (reporters.c). */
+void bench__reporter_bmf(bench__reporter *rep, FILE *out);
 /** Writes the results in Google Benchmark's JSON format, atomically (report_interop.c). */
 int bench__gbench_write_file(const char *path, const bench__context *ctx, const bench__result *all,
                              size_t n, char *msg, size_t msglen);

@@ -483,9 +483,20 @@ static void write_outputs(pipeline *p)
         /* The run just recorded against the runs before it (on stderr: stdout may be JSON). */
         bool regressed = false;
         bench__history_steps steps = {0};
-        if (bench__history_gate(stderr, c->history, run_id, c->history_gate,
-                                c->cmp.noise_threshold, c->cmp.significance_level, &regressed,
-                                &steps, msg, sizeof msg) != 0) {
+        /* This run's own benchmarks only: a part of a sharded run (--run-id) does not judge
+         * the parts recorded before it, which judged themselves. */
+        const char **only = calloc(p->k ? p->k : 1, sizeof *only);
+        for (size_t i = 0; only && i < p->k; i++)
+            only[i] = p->results[i].inst->id;
+        int grc = only ? bench__history_gate(stderr, c->history, run_id, only, p->k,
+                                             c->history_gate, c->cmp.noise_threshold,
+                                             c->cmp.significance_level, &regressed, &steps, msg,
+                                             sizeof msg)
+                       : BENCH_ENOMEM;
+        if (!only)
+            bench__msg(msg, sizeof msg, "history gate: out of memory");
+        free(only);
+        if (grc != 0) {
             if (bench__proc_interrupted()) {
                 /* The gate's reading stopped: the run is recorded, not judged. */
                 bench__history_steps_free(&steps);

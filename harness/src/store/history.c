@@ -4,6 +4,7 @@
  * runs that "since the last run" compares with, and the programs kept for --history-confirm.
  * What is read is checked by history_rows.c, whatever the store.
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -112,9 +113,10 @@ int bench__history_last_runs(bench__history *h, const bench__context *ctx,
     bench__msg(cores, sizeof cores, "%d", ctx->cpu.cores);
     bench__msg(threads, sizeof threads, "%d", ctx->cpu.threads);
     bench__msg(memory, sizeof memory, "%.0f", ctx->memory_bytes);
-    const char *machine[BENCH__HF_MEMORY + 1] = {
+    const char *machine[BENCH__HF_MACHINE] = {
         ctx->cpu.brand[0] ? ctx->cpu.brand : NULL, ctx->cpu.cores > 0 ? cores : NULL,
-        ctx->cpu.threads > 0 ? threads : NULL, ctx->memory_bytes > 0 ? memory : NULL};
+        ctx->cpu.threads > 0 ? threads : NULL, ctx->memory_bytes > 0 ? memory : NULL,
+        ctx->virtualization[0] ? ctx->virtualization : NULL};
     int rc = 0;
     for (size_t i = 0; i < n && rc == 0; i++)
         rc = last_one(h, ids[i], machine, &out[i], msg, len);
@@ -150,6 +152,54 @@ int bench__history_program(bench__history *h, long long run_id, char *hash, size
     }
     free(hs);
     free(ms);
+    return rc;
+}
+
+/* A stored number's text as a double; NAN for none or not a number. */
+static double number_of(const char *s)
+{
+    char *end;
+    double x = s ? strtod(s, &end) : NAN;
+    return s && end != s && *end == '\0' ? x : NAN;
+}
+
+int bench__history_bmf(FILE *o, bench__history *h, bench__history_selector select, void *arg,
+                       char *msg, size_t len)
+{
+    long long *ids = NULL;
+    size_t n = 0;
+    int rc = h->exists ? h->ops->run_ids(h, &ids, &n, msg, len) : 0;
+    bench__hcopy_run run = {0};
+    if (rc == 0 && n > 0)
+        rc = h->ops->copy_read(h, ids[n - 1], &run, msg, len);
+    free(ids);
+    /* The columns of BENCH__HCOPY_RESULT_SQL: benchmark, status, median, lower, upper, ... */
+    const char **names = calloc(run.n ? run.n : 1, sizeof *names);
+    bool *selected = calloc(run.n ? run.n : 1, sizeof *selected);
+    bench__bmf_entry *e = calloc(run.n ? run.n : 1, sizeof *e);
+    if (rc == 0 && (!names || !selected || !e)) {
+        bench__msg(msg, len, "history '%s': out of memory", h->name);
+        rc = BENCH_ENOMEM;
+    }
+    for (size_t i = 0; rc == 0 && i < run.n; i++)
+        names[i] = run.r[i].col[0] ? run.r[i].col[0] : "";
+    if (rc == 0 && select(names, run.n, selected, arg) != 0) {
+        msg[0] = '\0';
+        rc = BENCH_EUSAGE;
+    }
+    size_t k = 0;
+    for (size_t i = 0; rc == 0 && i < run.n; i++) {
+        char *const *col = run.r[i].col;
+        if (selected[i] && col[0] && col[1] && strcmp(col[1], "ok") == 0)
+            e[k++] = (bench__bmf_entry){col[0], number_of(col[2]), number_of(col[3]),
+                                        number_of(col[4])};
+    }
+    if (rc == 0 && (rc = bench__bmf_print(o, e, k)) != 0)
+        bench__msg(msg, len, "history '%s': cannot print it: %s", h->name, bench__strerror(rc));
+    free(names);
+    free(selected);
+    free(e);
+    bench__hcopy_run_free(&run);
     return rc;
 }
 

@@ -29,7 +29,7 @@
 #include "sys/context.h"
 
 /** The schema version this program writes and reads (meta.schema_version). */
-#define BENCH__HISTORY_SCHEMA 1
+#define BENCH__HISTORY_SCHEMA 2
 /** The level of --history-show's change points (per series) and trends (over the series shown,
  * Bonferroni). */
 #define BENCH__HISTORY_ALPHA 0.05
@@ -96,7 +96,8 @@ typedef struct bench__history_steps {
 void bench__history_steps_free(bench__history_steps *s);
 
 /**
- * --history-gate: for each benchmark of run `run_id` that ran ok, tests its median as a step
+ * --history-gate: for each benchmark of run `run_id` that ran ok and that `only` names (only[0..
+ * nonly); NULL: every one: a part of a sharded run judges its own), tests its median as a step
  * against its last `window` earlier runs (bench__cp_newest_step, Bonferroni over the
  * benchmarks tested, family level alpha) and looks for a trend over the same runs
  * (bench__changepoints at alpha over the benchmarks). Prints one line per finding to o.
@@ -106,7 +107,8 @@ void bench__history_steps_free(bench__history_steps *s);
  * its newest earlier run), for the caller to confirm by a paired run. Reads only. 0, or a
  * negative error code with one line in msg.
  */
-int bench__history_gate(FILE *o, bench__history *h, long long run_id, size_t window,
+int bench__history_gate(FILE *o, bench__history *h, long long run_id,
+                        const char *const *only, size_t nonly, size_t window,
                         double noise_threshold, double alpha, bool *regressed,
                         bench__history_steps *steps, char *msg, size_t len);
 
@@ -166,6 +168,15 @@ int bench__history_show(FILE *o, bench__history *h, bench__history_selector sele
  */
 int bench__history_view_write(const char *path, const char *history,
                               const bench__history_view *v, char *msg, size_t msglen);
+
+/**
+ * Prints the newest run of history h in the bencher Metric Format on o (store.h,
+ * bench__bmf_print): its benchmarks that ran ok and that select picks, with their medians and
+ * intervals as recorded; "{}" for a history without runs. 0, or a negative error code with one
+ * line in msg (empty when select printed its own).
+ */
+int bench__history_bmf(FILE *o, bench__history *h, bench__history_selector select, void *arg,
+                       char *msg, size_t len);
 
 /** A benchmark's newest run in a history, as a comparison reads it. */
 typedef struct bench__history_last {

@@ -62,6 +62,9 @@ static const char *const migrations[BENCH__PG_SCHEMA_VERSION] = {
     " ratio_lower double precision, ratio_upper double precision,"
     " process_medians_ns double precision[], PRIMARY KEY (run_id, benchmark));"
     "CREATE INDEX results_by_benchmark ON " S "results (benchmark, run_id);",
+    /* 1 -> 2: each benchmark's code identity; the rows before it: unknown (NULL). */
+    "ALTER TABLE " S "results ADD COLUMN code_hash text;"
+    "ALTER TABLE " S "runs ADD COLUMN virtualization text;",
 };
 
 /* The columns of our tables as information_schema lists them (table, then position). */
@@ -72,14 +75,15 @@ static const char expected_columns[] =
     "results.upper_ns double precision,results.samples bigint,results.processes integer,"
     "results.process_cv double precision,results.verdict text,results.ratio double precision,"
     "results.ratio_lower double precision,results.ratio_upper double precision,"
-    "results.process_medians_ns ARRAY,"
+    "results.process_medians_ns ARRAY,results.code_hash text,"
     "runs.id bigint,runs.uuid uuid,runs.time text,runs.git_revision text,"
     "runs.cwd_git_revision text,runs.git_dirty integer,runs.hostname text,runs.os text,"
     "runs.kernel text,runs.cpu_brand text,runs.cores integer,runs.threads integer,"
     "runs.memory_bytes double precision,runs.governor text,runs.compiler text,"
     "runs.compiler_flags text,runs.build_type text,runs.harness_version text,"
     "runs.program_hash text,runs.program_libs text,runs.quick integer,runs.seed bigint,"
-    "runs.confidence_level double precision,runs.baseline text,runs.run_key text";
+    "runs.confidence_level double precision,runs.baseline text,runs.run_key text,"
+    "runs.virtualization text";
 
 #define OUR_TABLES "('meta', 'runs', 'results')"
 
@@ -396,15 +400,16 @@ static int new_uuid(char out[37])
     return 0;
 }
 
-#define RUN_COLUMNS 24
+#define RUN_COLUMNS 25
 /* With a run key, the first part of a run makes its row and the others find it (a concurrent
  * part waits for the first one's transaction, then finds its row). */
 static const char insert_run_sql[] =
     "INSERT INTO " S "runs (uuid, time, git_revision, cwd_git_revision, git_dirty, hostname, os,"
     " kernel, cpu_brand, cores, threads, memory_bytes, governor, compiler, compiler_flags,"
     " build_type, harness_version, program_hash, program_libs, quick, seed, confidence_level,"
-    " baseline, run_key) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14,"
-    " $15, $16, $17, $18, $19, $20, $21, $22, $23, $24) ON CONFLICT (run_key) DO NOTHING"
+    " baseline, run_key, virtualization) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11,"
+    " $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25)"
+    " ON CONFLICT (run_key) DO NOTHING"
     " RETURNING id";
 
 /* The id of the run of key run_key into *id (0: none); 0, or -1 with the error in err. */
@@ -455,6 +460,7 @@ static int insert_run(PGconn *conn, const char *uuid, const bench__context *ctx,
     p_real(&p[21], ctx->confidence_level);
     p_text(&p[22], baseline);
     p_text(&p[23], run_key);
+    p_text(&p[24], ctx->virtualization);
     const char *v[RUN_COLUMNS];
     for (int i = 0; i < RUN_COLUMNS; i++)
         v[i] = p[i].v;
@@ -494,11 +500,11 @@ static int find_dup(PGconn *conn, const char *run, const bench__result *results,
     return 0;
 }
 
-#define RESULT_COLUMNS 14
+#define RESULT_COLUMNS 15
 static const char insert_result_sql[] =
     "INSERT INTO " S "results (run_id, benchmark, status, median_ns, lower_ns, upper_ns, samples,"
-    " processes, process_cv, verdict, ratio, ratio_lower, ratio_upper, process_medians_ns)"
-    " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)";
+    " processes, process_cv, verdict, ratio, ratio_lower, ratio_upper, process_medians_ns,"
+    " code_hash) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)";
 
 /* The per-process medians of r as an array's text, "{M0,M1,...}" (ns); NULL when it has none
  * (fewer than 2 processes, or not ok). The caller frees it. */
@@ -552,6 +558,7 @@ static int insert_result(PGconn *conn, const char *run, const bench__result *r, 
     bool oom = false;
     char *pm = process_medians(r, &oom);
     p[13].v = pm;
+    p_text(&p[14], r->code_hash);
     const char *v[RESULT_COLUMNS];
     for (int i = 0; i < RESULT_COLUMNS; i++)
         v[i] = p[i].v;
@@ -699,8 +706,8 @@ static int copy_insert(PGconn *conn, const bench__hcopy_run *run, char *err, siz
         v[1 + c] = run->col[c];
     int rc = exec1(conn, "INSERT INTO " S "runs (uuid, " BENCH__HCOPY_RUN_SQL ") VALUES ($1, $2,"
                          " $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17,"
-                         " $18, $19, $20, $21, $22, $23, $24)", 1 + BENCH__HCOPY_RUN_COLUMNS, v,
-                   err, len);
+                         " $18, $19, $20, $21, $22, $23, $24, $25)",
+                   1 + BENCH__HCOPY_RUN_COLUMNS, v, err, len);
     for (size_t i = 0; rc == 0 && i < run->n; i++) {
         const bench__hcopy_result *x = &run->r[i];
         const char *w[2 + BENCH__HCOPY_RESULT_COLUMNS];
@@ -712,7 +719,7 @@ static int copy_insert(PGconn *conn, const bench__hcopy_run *run, char *err, siz
         w[1 + BENCH__HCOPY_RESULT_COLUMNS] = pm;
         rc = oom ? -1 : exec1(conn, "INSERT INTO " S "results (run_id, " BENCH__HCOPY_RESULT_SQL
                                     ", process_medians_ns) VALUES ($1, $2, $3, $4, $5, $6, $7,"
-                                    " $8, $9, $10, $11, $12, $13, $14)",
+                                    " $8, $9, $10, $11, $12, $13, $14, $15)",
                               2 + BENCH__HCOPY_RESULT_COLUMNS, w, err, len);
         if (oom)
             bench__msg(err, len, "out of memory");

@@ -14,7 +14,7 @@
 /** The PostgreSQL schema that holds the harness's tables (docs/results-format.md). */
 #define BENCH__PG_SCHEMA "bench_history"
 /** The version of that schema this program writes and reads (bench_history.meta). */
-#define BENCH__PG_SCHEMA_VERSION 1
+#define BENCH__PG_SCHEMA_VERSION 2
 
 /** The store's state: the connection, and how to make it again. */
 typedef struct bench__pg {

@@ -120,8 +120,9 @@ int bench__pg_series(bench__history *h, const char *id, long long upto, bench__h
     const char *v[2] = {id, u};
     PGresult *r = bench__pg_query(h,
         "SELECT r.id, coalesce(r.git_revision, r.cwd_git_revision), x.median_ns, r.program_hash,"
-        " r.cpu_brand, r.cores, r.threads, CAST(r.memory_bytes AS bigint), r.kernel, r.governor,"
-        " r.compiler, r.compiler_flags"
+        " r.cpu_brand, r.cores, r.threads, CAST(r.memory_bytes AS bigint), r.virtualization,"
+        " r.kernel, r.governor,"
+        " r.compiler, r.compiler_flags, x.code_hash"
         " FROM " S "results x JOIN " S "runs r ON r.id = x.run_id WHERE x.benchmark = $1"
         " AND x.status = 'ok' AND ($2::bigint <= 0 OR r.id <= $2::bigint) ORDER BY r.id",
         2, v, msg, len);
@@ -176,8 +177,9 @@ int bench__pg_last(bench__history *h, const char *id, const char *const *machine
     *revision = *program = NULL;
     *medians = NULL;
     *n = 0;
-    const char *v[5] = {id, machine[BENCH__HF_CPU], machine[BENCH__HF_CORES],
-                        machine[BENCH__HF_THREADS], machine[BENCH__HF_MEMORY]};
+    const char *v[6] = {id, machine[BENCH__HF_CPU], machine[BENCH__HF_CORES],
+                        machine[BENCH__HF_THREADS], machine[BENCH__HF_MEMORY],
+                        machine[BENCH__HF_VIRT]};
     PGresult *r = bench__pg_query(h,
         "SELECT r.id, coalesce(r.git_revision, r.cwd_git_revision), r.program_hash"
         " FROM " S "results x JOIN " S "runs r ON r.id = x.run_id WHERE x.benchmark = $1"
@@ -187,7 +189,8 @@ int bench__pg_last(bench__history *h, const char *id, const char *const *machine
         " AND ($4::integer IS NULL OR r.threads IS NULL OR r.threads = $4::integer)"
         " AND ($5::bigint IS NULL OR r.memory_bytes IS NULL"
         "      OR CAST(r.memory_bytes AS bigint) = $5::bigint)"
-        " ORDER BY r.id DESC LIMIT 1", 5, v, msg, len);
+        " AND ($6::text IS NULL OR r.virtualization IS NULL OR r.virtualization = $6::text)"
+        " ORDER BY r.id DESC LIMIT 1", 6, v, msg, len);
     if (!r)
         return BENCH_EIO;
     bool oom = false;

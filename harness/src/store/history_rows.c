@@ -14,7 +14,8 @@
 #include "store/store.h"
 
 const char *const bench__history_fact_names[BENCH__HFACTS] = {
-    "cpu", "cores", "threads", "memory", "kernel", "governor", "compiler", "flags",
+    "cpu",    "cores",    "threads",  "memory", "virtualization",
+    "kernel", "governor", "compiler", "flags",  "benchmark code",
 };
 
 void bench__history_points_free(bench__hpoint *p, size_t n)

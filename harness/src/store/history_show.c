@@ -23,6 +23,8 @@ static void fmt_pct(char *buf, size_t len, double x)
 
 /* Digits of a program's hash shown in a table: enough to tell builds apart at a glance. */
 #define PROGRAM_DIGITS 12
+/* A change of a benchmark's code identity, as --history-show says it. */
+#define CODE_CHANGED "benchmark code changed"
 
 /* A program's hash ("sha256:HEX") as a table shows it: its first PROGRAM_DIGITS hex digits,
  * "-" when the run recorded none. */
@@ -110,11 +112,14 @@ static void print_series(FILE *o, const bench__history_series *x, size_t tests)
                 bench__escape(rev, sizeof rev, x->revisions[i]), PROGRAM_DIGITS,
                 short_program(x->programs[i], prog, sizeof prog), t);
     }
-    for (size_t c = 0; c < x->nchanges; c++)
-        fprintf(o, "  changed at run %lld: %s%s\n", x->runs[x->changes[c].index],
-                x->changes[c].what,
+    for (size_t c = 0; c < x->nchanges; c++) {
+        /* The benchmark's code alone: what changed is the benchmark, not its environment. */
+        bool code = strcmp(x->changes[c].what, CODE_CHANGED) == 0;
+        fprintf(o, "  %s at run %lld%s%s%s\n", code ? CODE_CHANGED : "changed",
+                x->runs[x->changes[c].index], code ? "" : ": ", code ? "" : x->changes[c].what,
                 x->changes[c].step_removed ? " (the step there is this change's, not a change "
                                              "point)" : "");
+    }
     if (cr->ncp == 0)
         fprintf(o, "  change points: none%s\n",
                 n < 2 * BENCH__CP_MIN_SEGMENT ? " (too few runs to tell)" : "");
@@ -160,29 +165,63 @@ static bool same_facts(const bench__hpoint *a, const bench__hpoint *b, int from,
 /* Whether a and b were measured on the same machine (another machine: another series). */
 static bool same_machine(const bench__hpoint *a, const bench__hpoint *b)
 {
-    return same_facts(a, b, BENCH__HF_CPU, BENCH__HF_MEMORY + 1);
+    return same_facts(a, b, BENCH__HF_CPU, BENCH__HF_MACHINE);
 }
 
-/* The machine of p as a series names it: "CPU, N cores, M GiB". */
+/* The machine of p as a series names it: "CPU, N cores, M GiB", then ", bare metal" or
+ * ", VM (HYPERVISOR)" when it recorded its virtualization. */
 static char *machine_name(const bench__hpoint *p)
 {
-    char buf[512], cpu[256];
+    char buf[512], cpu[256], virt[160] = "", v[128];
     const char *const *f = (const char *const *)p->facts;
     double gib = f[BENCH__HF_MEMORY] ? strtod(f[BENCH__HF_MEMORY], NULL) / (1 << 30) : 0;
-    bench__msg(buf, sizeof buf, "%s, %s cores, %.0f GiB",
+    if (f[BENCH__HF_VIRT])
+        bench__msg(virt, sizeof virt, strcmp(f[BENCH__HF_VIRT], "none") == 0
+                                          ? ", bare metal" : ", VM (%s)",
+                   bench__escape(v, sizeof v, f[BENCH__HF_VIRT]));
+    bench__msg(buf, sizeof buf, "%s, %s cores, %.0f GiB%s",
                f[BENCH__HF_CPU] ? bench__escape(cpu, sizeof cpu, f[BENCH__HF_CPU]) : "-",
-               f[BENCH__HF_CORES] ? f[BENCH__HF_CORES] : "-", gib);
+               f[BENCH__HF_CORES] ? f[BENCH__HF_CORES] : "-", gib, virt);
     return strdup(buf);
 }
 
-/* The environment's facts that differ from a to b, as "kernel A -> B, flags X -> Y". */
-static char *facts_diff(const bench__hpoint *a, const bench__hpoint *b)
+/* The facts a series knows so far: each one as its newest point that recorded it had it, so
+ * that a change is one between two known values, whatever unknowns lie between them. */
+typedef struct known_facts {
+    const char *f[BENCH__HFACTS]; /* NULL: no point recorded it yet (borrowed from the points) */
+} known_facts;
+
+/* Takes in what p recorded. */
+static void learn(known_facts *k, const bench__hpoint *p)
+{
+    for (int f = 0; f < BENCH__HFACTS; f++)
+        if (p->facts[f])
+            k->f[f] = p->facts[f];
+}
+
+/* Whether p's environment (the facts after the machine's) agrees with what k knows. */
+static bool same_environment(const known_facts *k, const bench__hpoint *p)
+{
+    bench__hpoint a = {0};
+    memcpy(a.facts, k->f, sizeof k->f);
+    return same_facts(&a, p, BENCH__HF_MACHINE, BENCH__HFACTS);
+}
+
+/* The environment's facts that differ from k to b, as "kernel A -> B, flags X -> Y", and the
+ * benchmark's code as CODE_CHANGED (its hashes would tell a reader nothing). */
+static char *facts_diff(const known_facts *k, const bench__hpoint *b)
 {
     char buf[1024] = "", x[160], y[160];
     size_t at = 0;
-    for (int f = BENCH__HF_MEMORY + 1; f < BENCH__HFACTS && at < sizeof buf; f++) {
+    bench__hpoint a0 = {0}, *a = &a0;
+    memcpy(a0.facts, k->f, sizeof k->f);
+    for (int f = BENCH__HF_MACHINE; f < BENCH__HFACTS && at < sizeof buf; f++) {
         if (same_facts(a, b, f, f + 1))
             continue;
+        if (f == BENCH__HF_CODE) {
+            at += (size_t)snprintf(buf + at, sizeof buf - at, "%s" CODE_CHANGED, at ? ", " : "");
+            continue;
+        }
         at += (size_t)snprintf(buf + at, sizeof buf - at, "%s%s %s -> %s", at ? ", " : "",
                                bench__history_fact_names[f],
                                a->facts[f] ? bench__escape(x, sizeof x, a->facts[f]) : "-",
@@ -233,9 +272,11 @@ static int read_benchmark(bench__history *h, const char *id, bench__history_view
     int rc = h->ops->series(h, id, 0, &p, &n, msg, len);
     if (rc != 0)
         return rc;
-    /* last[k]: the newest point of series first + k, for its machine and its changes. */
+    /* last[k]: the newest point of series first + k, for its machine; known[k]: the facts it
+     * knows, for its changes. */
     const bench__hpoint **last = calloc(n ? n : 1, sizeof *last);
-    rc = last ? 0 : BENCH_ENOMEM;
+    known_facts *known = calloc(n ? n : 1, sizeof *known);
+    rc = last && known ? 0 : BENCH_ENOMEM;
     for (size_t i = 0; i < n && rc == 0; i++) {
         if (!bench__history_median_ok(h, &p[i].median, p[i].run, id))
             continue;
@@ -252,15 +293,15 @@ static int read_benchmark(bench__history *h, const char *id, bench__history_view
             rc = new_series(&v->s[v->n++], id, n); /* freed with the view, whole or not */
         }
         bench__history_series *x = &v->s[first + k];
-        if (rc == 0 && x->n > 0 && !same_facts(last[k], &p[i], BENCH__HF_MEMORY + 1,
-                                                 BENCH__HFACTS)) {
-            x->changes[x->nchanges] = (bench__history_change){x->n, facts_diff(last[k], &p[i]),
+        if (rc == 0 && x->n > 0 && !same_environment(&known[k], &p[i])) {
+            x->changes[x->nchanges] = (bench__history_change){x->n, facts_diff(&known[k], &p[i]),
                                                               false};
             rc = x->changes[x->nchanges++].what ? 0 : BENCH_ENOMEM;
         }
         if (rc == 0)
             rc = add_point(x, &p[i]);
         last[k] = &p[i];
+        learn(&known[k], &p[i]);
     }
     if (rc == 0 && v->n == first) { /* no valid median: an empty series, shown as such */
         bench__history_series *g = realloc(v->s, (v->n + 1) * sizeof *v->s);
@@ -274,6 +315,7 @@ static int read_benchmark(bench__history *h, const char *id, bench__history_view
         if (!(v->s[first + k].machine = machine_name(last[k])))
             rc = BENCH_ENOMEM;
     free(last);
+    free(known);
     bench__history_points_free(p, n);
     if (rc == BENCH_ENOMEM)
         bench__msg(msg, len, "history '%s' cannot be read: out of memory", h->name);
@@ -419,14 +461,16 @@ static int gate_one_series(bench__history *h, long long run, size_t window, gate
         return BENCH_ENOMEM;
     }
     const bench__hpoint *ref = NULL;
+    known_facts known = {{NULL}}; /* of the points taken, newest first */
     for (size_t i = n; i-- > 0 && b->n < window + 1;) {
         if (ref && !same_machine(ref, &p[i]))
             continue;
-        if (ref && !same_facts(ref, &p[i], BENCH__HF_MEMORY + 1, BENCH__HFACTS))
+        if (ref && !same_environment(&known, &p[i]))
             break;
         if (!bench__history_median_ok(h, &p[i].median, p[i].run, b->id))
             continue;
         ref = ref ? ref : &p[i];
+        learn(&known, &p[i]);
         if (b->n == 1)
             b->prev_run = p[i].run;
         b->logs[b->n++] = log(p[i].median.x);
@@ -441,10 +485,19 @@ static int gate_one_series(bench__history *h, long long run, size_t window, gate
     return 0;
 }
 
-/* The benchmarks of run `run` that ran ok, each with its newest window + 1 medians into *out
- * (*nout of them; the caller frees). */
-static int gate_series(bench__history *h, long long run, size_t window, gated **out,
-                       size_t *nout, char *msg, size_t len)
+/* Whether id is one of only[0..n) (only NULL: every id is). */
+static bool named(const char *const *only, size_t n, const char *id)
+{
+    for (size_t i = 0; only && i < n; i++)
+        if (strcmp(only[i], id) == 0)
+            return true;
+    return !only;
+}
+
+/* The benchmarks of run `run` that ran ok and that `only` names, each with its newest window +
+ * 1 medians into *out (*nout of them; the caller frees). */
+static int gate_series(bench__history *h, long long run, const char *const *only, size_t nonly,
+                       size_t window, gated **out, size_t *nout, char *msg, size_t len)
 {
     char **ids = NULL;
     bench__hval *med = NULL;
@@ -459,7 +512,7 @@ static int gate_series(bench__history *h, long long run, size_t window, gated **
     }
     size_t k = 0;
     for (size_t i = 0; i < n && rc == 0; i++) {
-        if (!bench__history_median_ok(h, &med[i], run, ids[i]))
+        if (!named(only, nonly, ids[i]) || !bench__history_median_ok(h, &med[i], run, ids[i]))
             continue;
         g[k].id = ids[i];
         ids[i] = NULL;
@@ -515,7 +568,8 @@ static bool defer_step(bench__history_steps *steps, const gated *b)
     return false;
 }
 
-int bench__history_gate(FILE *o, bench__history *h, long long run_id, size_t window,
+int bench__history_gate(FILE *o, bench__history *h, long long run_id,
+                        const char *const *only, size_t nonly, size_t window,
                         double noise_threshold, double alpha, bool *regressed,
                         bench__history_steps *steps, char *msg, size_t len)
 {
@@ -524,7 +578,7 @@ int bench__history_gate(FILE *o, bench__history *h, long long run_id, size_t win
         steps->s = NULL, steps->n = 0;
     gated *g = NULL;
     size_t n = 0, tested = 0;
-    int rc = gate_series(h, run_id, window, &g, &n, msg, len);
+    int rc = gate_series(h, run_id, only, nonly, window, &g, &n, msg, len);
     for (size_t i = 0; i < n && rc == 0; i++)
         tested += g[i].n >= BENCH__HISTORY_GATE_MIN + 1;
     /* Bonferroni over the benchmarks tested: the gate's false alarms are at most about alpha

@@ -60,12 +60,13 @@ static const char schema_sql[] =
     " cpu_brand TEXT, cores INTEGER, threads INTEGER, memory_bytes REAL, governor TEXT,"
     " compiler TEXT, compiler_flags TEXT, build_type TEXT, harness_version TEXT,"
     " program_hash TEXT, program_libs TEXT, quick INTEGER NOT NULL, seed INTEGER,"
-    " confidence_level REAL, baseline TEXT);"
+    " confidence_level REAL, baseline TEXT, virtualization TEXT);"
     "CREATE TABLE results ("
     " run_id INTEGER NOT NULL REFERENCES runs(id), benchmark TEXT NOT NULL,"
     " status TEXT NOT NULL, median_ns REAL, lower_ns REAL, upper_ns REAL,"
     " samples INTEGER NOT NULL, processes INTEGER NOT NULL, process_cv REAL, verdict TEXT,"
-    " ratio REAL, ratio_lower REAL, ratio_upper REAL, PRIMARY KEY (run_id, benchmark));"
+    " ratio REAL, ratio_lower REAL, ratio_upper REAL, code_hash TEXT,"
+    " PRIMARY KEY (run_id, benchmark));"
     "CREATE INDEX results_by_benchmark ON results (benchmark, run_id);"
     "CREATE TABLE process_medians ("
     " run_id INTEGER NOT NULL REFERENCES runs(id), benchmark TEXT NOT NULL,"
@@ -184,8 +185,17 @@ int bench__sqlite_count_of(sqlite3 *db, const char *sql)
     return n;
 }
 
-/* Whether the open database is ours: meta.schema_version and the three tables; reads only. */
-static int check_schema(sqlite3 *db, const char *path, char *msg, size_t len)
+/* The schema versions before ours that migrate() brings forward, and how: from version i to
+ * i + 1 (rows written before a column was added keep it NULL: unknown). */
+static const char *const migrations[BENCH__HISTORY_SCHEMA] = {
+    NULL, /* there is no version 0 */
+    "ALTER TABLE results ADD COLUMN code_hash TEXT;"
+    "ALTER TABLE runs ADD COLUMN virtualization TEXT",
+};
+
+/* Whether the open database is ours: meta.schema_version (ours, or an older one, into *found)
+ * and the three tables; reads only. */
+static int check_schema(sqlite3 *db, const char *path, int *found, char *msg, size_t len)
 {
     sqlite3_stmt *st = NULL;
     int rc = sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE key = 'schema_version'", -1,
@@ -210,9 +220,13 @@ static int check_schema(sqlite3 *db, const char *path, char *msg, size_t len)
                    db_error(db, rc));
         return BENCH_EINVAL;
     }
-    char want[16];
-    bench__msg(want, sizeof want, "%d", BENCH__HISTORY_SCHEMA);
-    if (strcmp(version, want) != 0) {
+    *found = 0;
+    for (int v = 1; v <= BENCH__HISTORY_SCHEMA && !*found; v++) {
+        char known[16];
+        bench__msg(known, sizeof known, "%d", v);
+        *found = strcmp(version, known) == 0 ? v : 0;
+    }
+    if (!*found) {
         char shown[4 * sizeof version];
         bench__msg(msg, len, "history '%s' has %s%s%s, not %d (left as it is)", path,
                    version[0] ? "schema_version '" : "no schema_version",
@@ -270,7 +284,37 @@ static int create_db(const char *path, char *msg, size_t len)
     return rc == SQLITE_OK ? 0 : BENCH_EIO;
 }
 
-/* Opens the history at path, checked (created first when absent and `create`). */
+/* Brings the checked database of an older version forward to ours, in one transaction that
+ * takes the write lock first and reads the version again under it (a concurrent run may have
+ * migrated it meanwhile). */
+static int migrate(sqlite3 *db, const char *path, char *msg, size_t len)
+{
+    int rc = sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
+    int v = rc == SQLITE_OK ? bench__sqlite_count_of(db, "SELECT CAST(value AS INTEGER) FROM meta"
+                                                         " WHERE key = 'schema_version'")
+                            : -1;
+    if (rc == SQLITE_OK && (v < 1 || v > BENCH__HISTORY_SCHEMA))
+        rc = SQLITE_CORRUPT;
+    for (; rc == SQLITE_OK && v < BENCH__HISTORY_SCHEMA; v++)
+        rc = sqlite3_exec(db, migrations[v], NULL, NULL, NULL);
+    if (rc == SQLITE_OK) {
+        char sql[128];
+        bench__msg(sql, sizeof sql, "UPDATE meta SET value = '%d' WHERE key = 'schema_version'",
+                   BENCH__HISTORY_SCHEMA);
+        rc = sqlite3_exec(db, sql, NULL, NULL, NULL);
+    }
+    if (rc == SQLITE_OK)
+        rc = sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
+    if (rc == SQLITE_OK)
+        return 0;
+    bench__msg(msg, len, "history '%s' cannot be brought forward to schema %d: %s (left as it "
+                         "is)", path, BENCH__HISTORY_SCHEMA, bench__sqlite_work_error(db, rc));
+    sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+    return BENCH_EIO;
+}
+
+/* Opens the history at path, checked (created first when absent and `create`) and brought
+ * forward to our schema when it is older (a reader's connection writes too, here only). */
 int bench__sqlite_open_db(const char *path, bool create, sqlite3 **out, char *msg, size_t len)
 {
     *out = NULL;
@@ -299,7 +343,9 @@ int bench__sqlite_open_db(const char *path, bool create, sqlite3 **out, char *ms
         return BENCH_EIO;
     }
     harden(db);
-    if ((rc = check_schema(db, path, msg, len)) != 0) {
+    int version = 0;
+    if ((rc = check_schema(db, path, &version, msg, len)) != 0 ||
+        (version < BENCH__HISTORY_SCHEMA && (rc = migrate(db, path, msg, len)) != 0)) {
         sqlite3_close(db);
         return rc;
     }
@@ -333,8 +379,9 @@ static int insert_run(sqlite3 *db, const bench__context *ctx, const char *baseli
         "INSERT INTO runs (time, git_revision, cwd_git_revision, git_dirty, hostname, os, kernel,"
         " cpu_brand, cores, threads, memory_bytes, governor, compiler, compiler_flags,"
         " build_type, harness_version, program_hash, program_libs, quick, seed,"
-        " confidence_level, baseline) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12,"
-        " ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22)", -1, &st, NULL);
+        " confidence_level, baseline, virtualization) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8,"
+        " ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23)", -1, &st,
+        NULL);
     if (rc != SQLITE_OK)
         return rc;
     const char *cwd = ctx->cwd_git_revision;
@@ -367,6 +414,7 @@ static int insert_run(sqlite3 *db, const bench__context *ctx, const char *baseli
     sqlite3_bind_int64(st, 20, (sqlite3_int64)ctx->seed);
     bind_real(st, 21, ctx->confidence_level);
     bind_text(st, 22, baseline);
+    bind_text(st, 23, ctx->virtualization);
     rc = sqlite3_step(st);
     sqlite3_finalize(st);
     *run_id = sqlite3_last_insert_rowid(db);
@@ -398,6 +446,7 @@ static int insert_result(sqlite3_stmt *st, sqlite3_stmt *pst, sqlite3_int64 run,
             bind_real(st, 13, ch->ratio_upper);
         }
     }
+    bind_text(st, 14, r->code_hash);
     int rc = sqlite3_step(st);
     if (rc != SQLITE_DONE)
         return rc;
@@ -509,8 +558,9 @@ int bench__sqlite_append(bench__history *h, const bench__context *ctx,
     if (src == SQLITE_OK)
         src = sqlite3_prepare_v2(db,
             "INSERT INTO results (run_id, benchmark, status, median_ns, lower_ns, upper_ns,"
-            " samples, processes, process_cv, verdict, ratio, ratio_lower, ratio_upper)"
-            " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)", -1, &st, NULL);
+            " samples, processes, process_cv, verdict, ratio, ratio_lower, ratio_upper,"
+            " code_hash) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
+            -1, &st, NULL);
     if (src == SQLITE_OK)
         src = sqlite3_prepare_v2(db, "INSERT INTO process_medians VALUES (?1, ?2, ?3, ?4)", -1,
                                  &pst, NULL);
@@ -581,7 +631,7 @@ static int copy_insert(sqlite3 *db, const bench__hcopy_run *run)
     sqlite3_stmt *st = NULL, *pm = NULL;
     int rc = sqlite3_prepare_v2(db, "INSERT INTO runs (" BENCH__HCOPY_RUN_SQL ") VALUES (?1,"
                                     " ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14,"
-                                    " ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23)", -1, &st,
+                                    " ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24)", -1, &st,
                                 NULL);
     for (int c = 0; rc == SQLITE_OK && c < BENCH__HCOPY_RUN_COLUMNS; c++)
         bind_kind(st, c + 1, BENCH__HCOPY_RUN_KINDS[c], run->col[c]);
@@ -592,7 +642,7 @@ static int copy_insert(sqlite3 *db, const bench__hcopy_run *run)
     if (rc == SQLITE_OK)
         rc = sqlite3_prepare_v2(db, "INSERT INTO results (run_id, " BENCH__HCOPY_RESULT_SQL
                                     ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11,"
-                                    " ?12, ?13)", -1, &st, NULL);
+                                    " ?12, ?13, ?14)", -1, &st, NULL);
     if (rc == SQLITE_OK)
         rc = sqlite3_prepare_v2(db, "INSERT INTO process_medians VALUES (?1, ?2, ?3, ?4)", -1,
                                 &pm, NULL);

@@ -168,8 +168,9 @@ int bench__sqlite_series(bench__history *h, const char *id, long long upto, benc
     bool oom = false;
     int src = sqlite3_prepare_v2(db,
         "SELECT r.id, coalesce(r.git_revision, r.cwd_git_revision), x.median_ns, r.program_hash,"
-        " r.cpu_brand, r.cores, r.threads, CAST(r.memory_bytes AS INTEGER), r.kernel, r.governor,"
-        " r.compiler, r.compiler_flags"
+        " r.cpu_brand, r.cores, r.threads, CAST(r.memory_bytes AS INTEGER), r.virtualization,"
+        " r.kernel, r.governor,"
+        " r.compiler, r.compiler_flags, x.code_hash"
         " FROM results x JOIN runs r ON r.id = x.run_id WHERE x.benchmark = ?1 AND x.status = 'ok'"
         " AND (?2 <= 0 OR r.id <= ?2) ORDER BY r.id", -1, &st, NULL);
     if (src == SQLITE_OK) {
@@ -254,10 +255,11 @@ int bench__sqlite_last(bench__history *h, const char *id, const char *const *mac
         " AND (?4 IS NULL OR r.threads IS NULL OR r.threads = CAST(?4 AS INTEGER))"
         " AND (?5 IS NULL OR r.memory_bytes IS NULL"
         "      OR CAST(r.memory_bytes AS INTEGER) = CAST(?5 AS INTEGER))"
+        " AND (?6 IS NULL OR r.virtualization IS NULL OR r.virtualization = ?6)"
         " ORDER BY r.id DESC LIMIT 1", -1, &st, NULL);
     if (src == SQLITE_OK) {
         sqlite3_bind_text(st, 1, id, -1, SQLITE_TRANSIENT);
-        for (int f = 0; f <= BENCH__HF_MEMORY; f++)
+        for (int f = 0; f < BENCH__HF_MACHINE; f++)
             sqlite3_bind_text(st, 2 + f, machine[f], -1, SQLITE_TRANSIENT);
         src = sqlite3_step(st);
     }

@@ -40,19 +40,24 @@ typedef struct bench__hrun {
 } bench__hrun;
 
 /** The facts of a run a series is told apart by, in the order a store selects them: the
- * machine's (BENCH__HF_CPU to BENCH__HF_MEMORY: another machine is another series) and its
- * environment's (the others: a change splits a series' tests and is shown as a diff). */
+ * machine's (BENCH__HF_CPU to BENCH__HF_VIRT: another machine is another series) and its
+ * environment's (the others: a change splits a series' tests and is shown as a diff). The
+ * last, BENCH__HF_CODE, is the benchmark's own (its result's code_hash), not its run's. */
 enum {
     BENCH__HF_CPU,
     BENCH__HF_CORES,
     BENCH__HF_THREADS,
     BENCH__HF_MEMORY, /* bytes, as an integer */
+    BENCH__HF_VIRT,   /* the hypervisor ("none": bare metal): a VM is never a bare machine */
     BENCH__HF_KERNEL,
     BENCH__HF_GOVERNOR,
     BENCH__HF_COMPILER,
     BENCH__HF_FLAGS,
+    BENCH__HF_CODE, /* the benchmark's code identity: a change says "benchmark code changed" */
     BENCH__HFACTS
 };
+/** How many of them are the machine's (the first ones). */
+#define BENCH__HF_MACHINE (BENCH__HF_VIRT + 1)
 /** Their names as --history-show prints a change. */
 extern const char *const bench__history_fact_names[BENCH__HFACTS];
 
@@ -71,16 +76,17 @@ typedef struct bench__hpoint {
 #define BENCH__HCOPY_RUN_SQL                                                                       \
     "id, time, git_revision, cwd_git_revision, git_dirty, hostname, os, kernel, cpu_brand,"      \
     " cores, threads, memory_bytes, governor, compiler, compiler_flags, build_type,"              \
-    " harness_version, program_hash, program_libs, quick, seed, confidence_level, baseline"
-#define BENCH__HCOPY_RUN_COLUMNS 23
+    " harness_version, program_hash, program_libs, quick, seed, confidence_level, baseline,"     \
+    " virtualization"
+#define BENCH__HCOPY_RUN_COLUMNS 24
 /** Their kinds: i integer, r real, t text. */
-#define BENCH__HCOPY_RUN_KINDS "itttittttiirtttttttiirt"
+#define BENCH__HCOPY_RUN_KINDS "itttittttiirtttttttiirtt"
 /** The columns of a result both stores have, but run_id, in this order. */
 #define BENCH__HCOPY_RESULT_SQL                                                                    \
     "benchmark, status, median_ns, lower_ns, upper_ns, samples, processes, process_cv, verdict,"  \
-    " ratio, ratio_lower, ratio_upper"
-#define BENCH__HCOPY_RESULT_COLUMNS 12
-#define BENCH__HCOPY_RESULT_KINDS "ttrrriirtrrr"
+    " ratio, ratio_lower, ratio_upper, code_hash"
+#define BENCH__HCOPY_RESULT_COLUMNS 13
+#define BENCH__HCOPY_RESULT_KINDS "ttrrriirtrrrt"
 
 /** One result as stored: its columns as text (NULL: SQL NULL) and its process medians. */
 typedef struct bench__hcopy_result {
@@ -113,7 +119,7 @@ typedef struct bench__history_ops {
     /** The benchmarks that ran ok in run `run` (by id), with their medians. */
     int (*run_ok)(bench__history *h, long long run, char ***ids, bench__hval **medians,
                   size_t *n, char *why, size_t len);
-    /** The newest run on `machine` (facts BENCH__HF_CPU to BENCH__HF_MEMORY as text, NULL:
+    /** The newest run on `machine` (facts BENCH__HF_CPU to BENCH__HF_VIRT as text, NULL:
      * any; a run that did not record one matches) where benchmark id ran ok in 2 or more
      * processes (*run 0: none), with its revision and program, and its process medians. */
     int (*last)(bench__history *h, const char *id, const char *const *machine, long long *run,

@@ -668,6 +668,42 @@ int bench__json_print(FILE *out, const bench__context *ctx, const bench__result 
     return fflush(out) == 0 ? 0 : BENCH_EIO;
 }
 
+/* ---- the bencher Metric Format (--output-format bmf) ---- */
+
+/* A measure {value, lower_value, upper_value}; the bounds only where they are finite. */
+static void bmf_measure(cJSON *parent, const char *name, double value, double lower,
+                        double upper)
+{
+    cJSON *m = cJSON_AddObjectToObject(parent, name);
+    cJSON_AddNumberToObject(m, "value", value);
+    if (isfinite(lower) && isfinite(upper) && lower > 0 && upper > 0) {
+        cJSON_AddNumberToObject(m, "lower_value", lower);
+        cJSON_AddNumberToObject(m, "upper_value", upper);
+    }
+}
+
+int bench__bmf_print(FILE *out, const bench__bmf_entry *e, size_t n)
+{
+    cJSON *root = cJSON_CreateObject();
+    for (size_t i = 0; root && i < n; i++) {
+        if (!(isfinite(e[i].median_ns) && e[i].median_ns > 0))
+            continue;
+        cJSON *b = cJSON_AddObjectToObject(root, e[i].id);
+        double lo = e[i].lower_ns, hi = e[i].upper_ns;
+        bmf_measure(b, "latency", e[i].median_ns, lo, hi);
+        /* Iterations per second: the slower end of the time is the lower end of the rate. */
+        bmf_measure(b, "throughput", 1e9 / e[i].median_ns, 1e9 / hi, 1e9 / lo);
+    }
+    char *text = root ? cJSON_Print(root) : NULL;
+    cJSON_Delete(root);
+    if (!text)
+        return BENCH_ENOMEM;
+    fputs(text, out);
+    fputc('\n', out);
+    cJSON_free(text);
+    return fflush(out) == 0 ? 0 : BENCH_EIO;
+}
+
 /* ---- --history-show --json: the series and what was found in them ---- */
 
 /* A number, or null when it is not finite (JSON has no NaN). */

@@ -18,6 +18,23 @@
 /** Prints the results as one JSON document on out (--output-format json); 0 or an error code. */
 int bench__json_print(FILE *out, const bench__context *ctx, const bench__result *all, size_t n);
 
+/** One benchmark as the bencher Metric Format (BMF) carries it: its median time per iteration
+ * with the interval. */
+typedef struct bench__bmf_entry {
+    const char *id;      /* borrowed */
+    double median_ns;    /* ns per iteration */
+    double lower_ns;     /* the interval's ends, ns; NAN: none */
+    double upper_ns;
+} bench__bmf_entry;
+
+/**
+ * Prints entries e[0..n) as one bencher Metric Format document on out: per benchmark id a
+ * "latency" measure (value, lower_value, upper_value: ns per iteration) and a "throughput"
+ * measure (iterations per second, the same interval inverted). An entry whose median is not a
+ * positive finite number is left out. 0, or a negative error code.
+ */
+int bench__bmf_print(FILE *out, const bench__bmf_entry *e, size_t n);
+
 /**
  * Writes the results as JSON to `path` atomically (temporary file in the same directory, fsync,
  * rename): a failed write leaves any previous file untouched. Returns 0 or a negative error code

@@ -141,6 +141,10 @@ void bench__context_print(FILE *o, const bench__context *c)
     if (c->memory_bytes > 0)
         fprintf(o, "memory       %.1f GiB\n", c->memory_bytes / (1024.0 * 1024.0 * 1024.0));
     fprintf(o, "governor     %s\n", or_unknown(c->governor));
+    fprintf(o, "virt         %s\n", !c->virtualization[0] ? "unknown"
+                                     : strcmp(c->virtualization, "none") == 0
+                                         ? "none (bare metal)"
+                                         : c->virtualization);
     fprintf(o, "boost        %s\n", or_unknown(c->boost));
     if (c->loadavg[0] >= 0)
         fprintf(o, "load         %.2f %.2f %.2f\n", c->loadavg[0], c->loadavg[1],

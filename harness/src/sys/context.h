@@ -133,6 +133,9 @@ typedef struct bench__context {
     long ncpus;         /* online CPUs */
     double memory_bytes; /* physical memory, bytes; -1 unknown */
     char governor[32];  /* cpufreq scaling governor of cpu0; "" unknown */
+    /* The hypervisor it runs under as systemd-detect-virt names it ("kvm", "vmware", ...),
+     * "none" on bare metal; "" unknown (sysinfo.c). */
+    char virtualization[32];
     int numa_nodes;     /* NUMA nodes online (sysfs node/online); -1 unknown */
     /* The memory canary's buffer (canary.c), B, and why it has that size. */
     double canary_memory_bytes;

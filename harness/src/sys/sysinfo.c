@@ -24,6 +24,9 @@
 #ifdef HARNESS_HAVE_LIBCPUID
 #include <libcpuid/libcpuid.h>
 #endif
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
 
 #include "core/base.h"
 #include "core/registry.h"
@@ -457,6 +460,100 @@ static void collect_cpu(bench__cpu *cpu)
     }
 }
 
+/* Hypervisors by what they write into the firmware's DMI strings (sys_vendor, product_name,
+ * board_vendor, bios_vendor), as systemd-detect-virt tells them apart: the first match wins. */
+static const struct {
+    const char *prefix, *name;
+} dmi_vendors[] = {
+    {"KVM", "kvm"},           {"OpenStack", "kvm"},  {"KubeVirt", "kvm"},
+    {"Amazon EC2", "amazon"}, {"QEMU", "qemu"},      {"VMware", "vmware"},
+    {"VMW", "vmware"},        {"innotek GmbH", "oracle"}, {"VirtualBox", "oracle"},
+    {"Oracle Corporation", "oracle"}, {"Xen", "xen"}, {"Bochs", "bochs"},
+    {"Parallels", "parallels"}, {"BHYVE", "bhyve"}, {"Hyper-V", "microsoft"},
+    {"Apple Virtualization", "apple"}, {"Google Compute Engine", "google"},
+};
+
+/* Hypervisors by the vendor signature of CPUID leaf 0x40000000. */
+static const struct {
+    const char *sig, *name;
+} cpuid_vendors[] = {
+    {"KVMKVMKVM", "kvm"},    {"TCGTCGTCGTCG", "qemu"}, {"VMwareVMware", "vmware"},
+    {"XenVMMXenVMM", "xen"}, {"Microsoft Hv", "microsoft"}, {"VBoxVBoxVBox", "oracle"},
+    {"bhyve bhyve ", "bhyve"}, {"ACRNACRNACRN", "acrn"}, {" lrpepyh  vr", "parallels"},
+};
+
+/* The hypervisor CPUID names, "none" when the CPU says there is none, "" when it cannot be
+ * asked (not x86) or names one not in the table ("other" then). */
+static void virt_from_cpuid(char *out, size_t len)
+{
+    out[0] = '\0';
+#if defined(__x86_64__) || defined(__i386__)
+    unsigned a, b, c, d;
+    if (!__get_cpuid(1, &a, &b, &c, &d))
+        return;
+    if (!(c & (1u << 31))) { /* the hypervisor-present bit */
+        bench__msg(out, len, "none");
+        return;
+    }
+    char sig[13] = {0};
+    __cpuid(0x40000000, a, b, c, d);
+    memcpy(sig, &b, 4);
+    memcpy(sig + 4, &c, 4);
+    memcpy(sig + 8, &d, 4);
+    bench__msg(out, len, "other");
+    for (size_t i = 0; i < sizeof cpuid_vendors / sizeof *cpuid_vendors; i++)
+        if (strncmp(sig, cpuid_vendors[i].sig, strlen(cpuid_vendors[i].sig)) == 0)
+            bench__msg(out, len, "%s", cpuid_vendors[i].name);
+#else
+    (void)len;
+#endif
+}
+
+/* The hypervisor the machine runs under (context.virtualization), as systemd-detect-virt finds
+ * it, from files and the CPU alone: the firmware's DMI strings first (they name the platform
+ * even where the CPU flag is hidden), then /sys/hypervisor/type (Xen guests), then CPUID's
+ * hypervisor bit and vendor. With a prepared sysfs tree (BENCH_SYSFS_ROOT) the tree alone
+ * stands for the machine: readable DMI naming no hypervisor is bare metal, no DMI unknown. */
+static void collect_virtualization(bench__context *c)
+{
+    const char *sys = fs_root("BENCH_SYSFS_ROOT", "/sys");
+    static const char *const dmi[] = {"sys_vendor", "product_name", "board_vendor",
+                                      "bios_vendor"};
+    char path[4200], v[256];
+    bool dmi_read = false;
+    c->virtualization[0] = '\0';
+    for (size_t i = 0; i < sizeof dmi / sizeof *dmi && !c->virtualization[0]; i++) {
+        snprintf(path, sizeof path, "%s/class/dmi/id/%s", sys, dmi[i]);
+        read_line(path, v, sizeof v);
+        dmi_read = dmi_read || v[0];
+        for (size_t k = 0; v[0] && k < sizeof dmi_vendors / sizeof *dmi_vendors; k++)
+            if (bench__starts_with(v, dmi_vendors[k].prefix)) {
+                bench__msg(c->virtualization, sizeof c->virtualization, "%s",
+                           dmi_vendors[k].name);
+                break;
+            }
+        /* Hyper-V calls itself "Microsoft Corporation" / "Virtual Machine". */
+        if (!c->virtualization[0] && strcmp(dmi[i], "product_name") == 0 &&
+            strcmp(v, "Virtual Machine") == 0)
+            bench__msg(c->virtualization, sizeof c->virtualization, "microsoft");
+    }
+    if (c->virtualization[0])
+        return;
+    snprintf(path, sizeof path, "%s/hypervisor/type", sys);
+    read_line(path, v, sizeof v);
+    if (v[0]) {
+        bench__msg(c->virtualization, sizeof c->virtualization, "%s", v);
+        return;
+    }
+    const char *root = getenv("BENCH_SYSFS_ROOT");
+    if (root && root[0]) { /* a prepared tree: what it does not say is not this CPU's to say */
+        if (dmi_read)
+            bench__msg(c->virtualization, sizeof c->virtualization, "none");
+        return;
+    }
+    virt_from_cpuid(c->virtualization, sizeof c->virtualization);
+}
+
 static void collect_os(bench__context *c)
 {
     char line[256];
@@ -475,6 +572,7 @@ static void collect_os(bench__context *c)
         }
         fclose(f);
     }
+    collect_virtualization(c);
     long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
     c->memory_bytes = pages > 0 && page > 0 ? (double)pages * (double)page : -1;
     char root[4096], path[4200];
