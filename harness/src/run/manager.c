@@ -38,6 +38,7 @@
 #include "core/options.h"
 #include "core/registry.h"
 #include "core/result.h"
+#include "report/progress.h"
 #include "run/layout.h"
 #include "run/plan.h"
 #include "run/protocol.h"
@@ -45,6 +46,11 @@
 #include "run/trace.h"
 #include "sys/clock.h"
 #include "sys/proc.h"
+
+/* What a worker process costs besides its warm-up and measurement, for the progress line's
+ * first estimate (s): start, the program's start-up, the benchmark's setup (docs/measurement.md,
+ * "Cost": about 8 to 30 ms). */
+#define PROCESS_START_S 0.02
 
 /* One benchmark's progress through its processes. */
 typedef struct iso {
@@ -402,7 +408,9 @@ typedef struct managed {
     bench__result *results;
     bench__done_fn done;
     void *arg;
-    bool shown; /* a progress line is on the terminal */
+    size_t n;              /* benchmarks in the run */
+    size_t processes_done; /* worker processes finished, all benchmarks */
+    bench__progress progress; /* the line on a terminal (report/progress.h) */
 } managed;
 
 static bool m_finished(size_t i, void *arg)
@@ -421,12 +429,15 @@ static int m_step(size_t i, unsigned j, void *arg)
     managed *m = arg;
     iso *s = &m->st[i];
     bench__result *r = &m->results[i];
-    if (m->opt->progress) {
-        fprintf(stderr, "\r%s: process %u of %u\033[K", r->inst->id, s->done + 1, s->count);
-        m->shown = true;
-    }
+    /* Processes of the run in all: a benchmark's count is known once its process 0 planned. */
+    m->progress.total = 0;
+    for (size_t t = 0; t < m->n; t++)
+        m->progress.total += m->st[t].finished ? m->st[t].done : m->st[t].count;
+    bench__progress_step(&m->progress, m->processes_done, "benchmark %zu of %zu, process %u of %u",
+                         i + 1, m->n, s->done + 1, s->count);
     int rc = run_process(m->argc, m->argv, m->opt, r, s, s->done);
     s->done++;
+    m->processes_done++;
     if (rc == 0 && (r->status != BENCH__OK || s->done >= s->count))
         finish(r, s, m->opt);
     return rc;
@@ -435,10 +446,7 @@ static int m_step(size_t i, unsigned j, void *arg)
 static void m_report(size_t i, void *arg)
 {
     managed *m = arg;
-    if (m->shown) {
-        fputs("\r\033[K", stderr);
-        m->shown = false;
-    }
+    bench__progress_clear(&m->progress);
     if (m->done)
         m->done(i, &m->results[i], m->arg);
 }
@@ -466,18 +474,21 @@ int bench__run_isolated(const bench__instance *const *list, size_t n,
     }
     bench__proc_interrupts_install();
     unsigned total = 1;
+    double est_s = 0; /* the run's expected length: warm-up and budget, a start per process */
     for (size_t i = 0; i < n; i++) {
         if (!prepare(&results[i], &st[i], list[i], opt))
             st[i].finished = true;
         if (st[i].count > total)
             total = st[i].count;
+        est_s += results[i].settings.warm_up_time + results[i].settings.measurement_time +
+                 PROCESS_START_S * st[i].count;
     }
     /* Odd rounds go backwards (alternate), so no benchmark always follows the same neighbour. */
     static const bench__schedule_ops ops = {m_finished, m_rounds, m_step, m_report};
-    managed mg = {st, opt, argc, argv, results, done, arg, false};
+    managed mg = {st, opt, argc, argv, results, done, arg, n, 0, {0}};
+    bench__progress_start(&mg.progress, opt->progress, 0, est_s, false);
     int rc = bench__schedule(n, total, true, &ops, &mg);
-    if (mg.shown)
-        fputs("\r\033[K", stderr);
+    bench__progress_finish(&mg.progress);
     free(st);
     return rc;
 }
