@@ -147,7 +147,7 @@ class ProcessesTest(IsolationCase):
                 self.assertEqual(len(p.stderr.strip().splitlines()), 1, p.stderr)
 
     def test_job_variable_is_not_for_users(self):
-        env = dict(os.environ, BENCH_WORKER_JOB="0 1 0 0 0 fix/a")
+        env = dict(os.environ, BENCH_WORKER_JOB="0 1 0 0 0 1 fix/a")
         p = run("fix/a", env=env)
         self.assert_exit(p, 2)
         self.assertIn("BENCH_WORKER_JOB", p.stderr)

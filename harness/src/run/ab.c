@@ -117,7 +117,7 @@ static int worker_start(bench__proc *w, const char *prog, int exec_fd, const cha
                         size_t msglen)
 {
     char job[384];
-    bench__wire_job wj = {.count = 1, .mode = BENCH__JOB_DRIVEN, .id = id};
+    bench__wire_job wj = {.count = 1, .mode = BENCH__JOB_DRIVEN, .share = 1, .id = id};
     if (bench__wire_job_format(job, sizeof job, &wj, msg, msglen) < 0)
         return BENCH_EIO;
     /* A program that does not take the job (built with a harness without this protocol) is
