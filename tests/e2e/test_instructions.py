@@ -134,7 +134,7 @@ class UsageTest(Base):
         self.addCleanup(os.close, r)
         proc = e2e_helpers.run([WORK, "--instructions", "instr/nop4"], timeout=240,
                                env=e2e_helpers.environ({
-                                   "BENCH_WORKER_JOB": "0 1 0 0 0 instr/nop4",
+                                   "BENCH_WORKER_JOB": "0 1 0 0 0 1 instr/nop4",
                                    "BENCH_WORKER_PARENT": str(os.getpid())},
                                    unset=["FIXTURE_WORK"]),
                                preexec_fn=lambda: os.dup2(w, 3), close_fds=False)

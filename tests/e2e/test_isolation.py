@@ -147,7 +147,7 @@ class ProcessesTest(IsolationCase):
                 self.assertEqual(len(p.stderr.strip().splitlines()), 1, p.stderr)
 
     def test_job_variable_is_not_for_users(self):
-        env = dict(os.environ, BENCH_WORKER_JOB="0 1 0 0 0 fix/a")
+        env = dict(os.environ, BENCH_WORKER_JOB="0 1 0 0 0 1 fix/a")
         p = run("fix/a", env=env)
         self.assert_exit(p, 2)
         self.assertIn("BENCH_WORKER_JOB", p.stderr)
@@ -337,6 +337,70 @@ class ClosedStdoutTest(IsolationCase):
                 with open(path, encoding="utf-8") as f:
                     ids = sorted(b["id"] for b in json.load(f)["benchmarks"])
                 self.assertEqual(ids, ["fix/a", "fix/add", "fix/b"], path)
+
+
+def run_on_pty(args, timeout=120):
+    """Runs the fixture with stderr (and stdin) on a pseudo-terminal and stdout into a pipe, as
+    `bench > file` in a terminal; returns (exit code, what the terminal got, stdout)."""
+    import pty
+    import select
+    master, slave = pty.openpty()
+    p = subprocess.Popen([FIXTURE, *args], stdin=slave, stderr=slave, stdout=subprocess.PIPE)
+    os.close(slave)
+    seen = b""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        ready, _, _ = select.select([master], [], [], 0.2)
+        if ready:
+            try:
+                chunk = os.read(master, 65536)
+            except OSError:  # EIO: the terminal's last writer is gone
+                break
+            if not chunk:
+                break
+            seen += chunk
+        elif p.poll() is not None:
+            break
+    out = p.stdout.read()
+    p.wait(timeout=10)
+    os.close(master)
+    return p.returncode, seen.decode(errors="replace"), out.decode(errors="replace")
+
+
+class ProgressTest(IsolationCase):
+    """A run longer than a few seconds shows "benchmark i of n, process j of P, ~T s left" on a
+    terminal, rewritten in place and cleared at the end; into a pipe it writes none, and neither
+    does a machine format. So does a paired comparison (--ab)."""
+
+    # Four benchmarks of ~1 s in 3 processes: expected ~4 s, past the 3 s the line waits for.
+    ARGS = ["--warm-up-time", "0.02", "--measurement-time", "0.9", "--processes", "3",
+            "--nresamples", "1000", "^fix/(a|add|copy/8|copy/64)$"]
+
+    def test_terminal_sees_the_line(self):
+        code, term, out = run_on_pty(self.ARGS)
+        self.assertEqual(code, 0, term)
+        self.assertRegex(term, r"\rbenchmark [1-4] of 4, process [1-3] of 3, ~\d+ s left\x1b\[K")
+        # cleared at the end: the last progress line is followed by an erased line
+        last = term.rindex(" s left")
+        self.assertIn("\r\x1b[K", term[last:])
+        self.assertIn("fix/copy/64", out)  # the report went to stdout, untouched
+        self.assertNotIn("s left", out)
+
+    def test_pipe_and_machine_formats_see_none(self):
+        p = run(*self.ARGS)
+        self.assert_exit(p, 0)
+        self.assertNotIn("s left", p.stderr)
+        self.assertNotIn("\r", p.stderr)
+        code, term, out = run_on_pty(["--output-format", "json", *self.ARGS])
+        self.assertEqual(code, 0, term)
+        self.assertNotIn("s left", term)
+        json.loads(out)
+
+    def test_ab_shows_it_too(self):
+        # Two benchmarks of 1.6 s each: a budget of 3.2 s.
+        code, term, _ = run_on_pty(["--ab", FIXTURE, "--ab-time", "1.6", "^fix/(a|add)$"])
+        self.assertIn(code, (0, 1), term)
+        self.assertRegex(term, r"\rbenchmark [12] of 2, pair \d+, [12] undecided, ~\d+ s left")
 
 
 if __name__ == "__main__":

@@ -477,7 +477,7 @@ class SmallTest(Case):
         """A well-formed job set by hand with descriptor 3 open exited 0, printed nothing and
         wrote the worker protocol into descriptor 3: exit 2, one line, nothing written, unless
         the parent is the one the job names and descriptor 3 is a pipe."""
-        job = "0 1 0 0 0 s/work2"
+        job = "0 1 0 0 0 1 s/work2"
         for parent, fd3_file, why in ((None, None, "not set to its parent's process id"),
                                       (1, None, "is not its parent's process id"),
                                       (os.getpid(), os.path.join(self.dir, "fd3"),

@@ -425,27 +425,31 @@ static void test_job(void **state)
 {
     (void)state;
     char buf[384], msg[256];
-    bench__wire_job j = {2, 10, BENCH_SAMPLING_LINEAR, 1000, 12.5, "group/name with space"};
+    bench__wire_job j = {2, 10, BENCH_SAMPLING_LINEAR, 1000, 12.5, 0.25, "group/name with space"};
     int n = bench__wire_job_format(buf, sizeof buf, &j, msg, sizeof msg);
     assert_true(n > 0);
-    assert_string_equal(buf, "2 10 1 1000 12.5 group/name with space");
+    assert_string_equal(buf, "2 10 1 1000 12.5 0.25 group/name with space");
     bench__wire_job back;
     assert_int_equal(bench__wire_job_parse(buf, &back, msg, sizeof msg), 0);
     assert_int_equal(back.index, 2);
     assert_int_equal(back.count, 10);
     assert_int_equal(back.mode, BENCH_SAMPLING_LINEAR);
-    assert_true(back.step == 1000 && back.est_ns == 12.5);
+    assert_true(back.step == 1000 && back.est_ns == 12.5 && back.share == 0.25);
     assert_string_equal(back.id, "group/name with space");
-    j = (bench__wire_job){.count = 1, .mode = BENCH__JOB_DRIVEN, .id = "x"};
+    j = (bench__wire_job){.count = 1, .mode = BENCH__JOB_DRIVEN, .share = 1, .id = "x"};
     assert_true(bench__wire_job_format(buf, sizeof buf, &j, msg, sizeof msg) > 0);
-    assert_string_equal(buf, "0 1 3 0 0 x");
+    assert_string_equal(buf, "0 1 3 0 0 1 x");
+    j.share = 0; /* a process measures for some time */
+    assert_int_equal(bench__wire_job_format(buf, sizeof buf, &j, msg, sizeof msg), BENCH_EINVAL);
+    j.share = 1;
     j.id = "a\nb";
     assert_int_equal(bench__wire_job_format(buf, sizeof buf, &j, msg, sizeof msg), BENCH_EINVAL);
 
     static const char *const bad[] = {
-        "", "0", "0 1 0 0 0", "0 1 0 0 0 ", "1 1 0 0 0 x", "0 0 0 0 0 x", "0 1 4 0 0 x",
-        "-1 1 0 0 0 x", "0 1 0 -1 0 x", "0 1 0 0 -1 x", "0 1 0 0 nan x", "0  1 0 0 0 x",
-        "0 1 0 0 0 a\nb",
+        "", "0", "0 1 0 0 0 1", "0 1 0 0 0 1 ", "1 1 0 0 0 1 x", "0 0 0 0 0 1 x",
+        "0 1 4 0 0 1 x", "-1 1 0 0 0 1 x", "0 1 0 -1 0 1 x", "0 1 0 0 -1 1 x", "0 1 0 0 nan 1 x",
+        "0  1 0 0 0 1 x", "0 1 0 0 0 1 a\nb", "0 1 0 0 0 0 x", "0 1 0 0 0 1.5 x",
+        "0 1 0 0 0 nan x", "0 1 0 0 0 x",
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         msg[0] = '\0';

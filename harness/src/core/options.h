@@ -91,6 +91,7 @@ typedef struct bench__run_options {
         bench_sampling mode;
         uint64_t step;   /* iterations: linear d, or flat per-sample count */
         double est_ns;   /* per-iteration estimate from the warm-up, ns */
+        double share;    /* the share of its measurement time this process takes, (0, 1] */
     } job;
 } bench__run_options;
 

@@ -49,6 +49,7 @@
 #include "compare/compare.h"
 #include "core/base.h"
 #include "core/registry.h"
+#include "report/progress.h"
 #include "report/report_compare.h"
 #include "run/layout.h"
 #include "run/protocol.h"
@@ -116,7 +117,7 @@ static int worker_start(bench__proc *w, const char *prog, int exec_fd, const cha
                         size_t msglen)
 {
     char job[384];
-    bench__wire_job wj = {.count = 1, .mode = BENCH__JOB_DRIVEN, .id = id};
+    bench__wire_job wj = {.count = 1, .mode = BENCH__JOB_DRIVEN, .share = 1, .id = id};
     if (bench__wire_job_format(job, sizeof job, &wj, msg, msglen) < 0)
         return BENCH_EIO;
     /* A program that does not take the job (built with a harness without this protocol) is
@@ -600,6 +601,8 @@ int bench__ab_compare(const char *old_prog, int old_fd, const char *new_prog, in
     int64_t start = bench__now_ns();
     double budget_ns = o->seconds * 1e9 * (double)n;
     run.end_ns = start + (int64_t)budget_ns;
+    bench__progress line; /* the budget is the most the comparison can take */
+    bench__progress_start(&line, o->progress, n, budget_ns * 1e-9, true);
     int rc = 0;
     size_t open = n;
     for (unsigned cycle = 0; open > 0 && rc == 0; cycle++) {
@@ -611,11 +614,8 @@ int bench__ab_compare(const char *old_prog, int old_fd, const char *new_prog, in
             bench__ab_item *it = b->item;
             bool over = (double)(bench__now_ns() - start) >= budget_ns;
             if (!over) {
-                if (o->progress) {
-                    fprintf(stderr, "\r%s: pair %zu (%zu of %zu benchmarks still undecided)\033[K",
-                            it->id, it->pairs + 1, open, n);
-                    fflush(stderr);
-                }
+                bench__progress_step(&line, n - open, "benchmark %zu of %zu, pair %zu, %zu "
+                                     "undecided", (size_t)(b - bs) + 1, n, it->pairs + 1, open);
                 bench__trace_beginf("A/B pair %zu: %s", it->pairs + 1, it->id); /* --trace */
                 int prc = one_pair(&run, b);
                 bench__trace_end();
@@ -627,6 +627,7 @@ int bench__ab_compare(const char *old_prog, int old_fd, const char *new_prog, in
                     it->rc = prc == BENCH_ENOMEM ? BENCH_EIO : prc;
                     b->done = true;
                     open--;
+                    bench__progress_clear(&line);
                     if (done)
                         done(it, arg);
                     continue;
@@ -647,14 +648,14 @@ int bench__ab_compare(const char *old_prog, int old_fd, const char *new_prog, in
                                    "given to the comparison)");
                     b->done = true;
                     open--;
+                    bench__progress_clear(&line);
                     if (done)
                         done(it, arg);
                 }
             }
         }
     }
-    if (o->progress)
-        fputs("\r\033[K", stderr);
+    bench__progress_finish(&line);
     for (size_t i = 0; i < n; i++) {
         free(bs[i].pair_log);
         free(bs[i].pair_a_ns);

@@ -18,6 +18,9 @@
  * benchmark in the opposite order, ...), so that a slow minute of the machine spreads over all
  * benchmarks instead of landing on one. No process stops early on a precision target: every
  * benchmark gets its P processes, so the interval over them is not biased by optional stopping.
+ * Only how long the later ones measure is decided on what the first ones showed, from spreads
+ * alone (plan_stage_two): sampling inside a process that adds little to the spread between
+ * processes buys no precision, and those processes measure for a shorter share of the budget.
  *
  * Every measuring mode measures here: the plan kind and the probes are its client's
  * (client.h), set alike in the manager and in each worker. A timed plan is made by process 0
@@ -38,13 +41,26 @@
 #include "core/options.h"
 #include "core/registry.h"
 #include "core/result.h"
+#include "report/progress.h"
 #include "run/layout.h"
 #include "run/plan.h"
 #include "run/protocol.h"
 #include "run/run.h"
 #include "run/trace.h"
+#include "stats/stats.h"
 #include "sys/clock.h"
 #include "sys/proc.h"
+
+/* What a worker process costs besides its warm-up and measurement, for the progress line's
+ * first estimate (s): start, the program's start-up, the benchmark's setup (docs/measurement.md,
+ * "Cost": about 8 to 30 ms). */
+#define PROCESS_START_S 0.02
+
+/* The two-stage rule: the first STAGE_PROCESSES processes of a benchmark take their whole share
+ * of the budget; the later ones a shorter share where that adds at most STAGE_GROWTH to the
+ * variance of a process median (10%: the interval over processes about 5% wider at most). */
+#define STAGE_PROCESSES 3
+#define STAGE_GROWTH 0.1
 
 /* One benchmark's progress through its processes. */
 typedef struct iso {
@@ -54,6 +70,7 @@ typedef struct iso {
     bench_sampling mode;
     uint64_t step;
     double est_ns;
+    double share;     /* of its measurement time, each process after the first stage takes */
     size_t capacity;  /* room for samples in the result's arrays */
     size_t metrics_seen; /* METRIC lines of the running process */
     unsigned info_capacity; /* room in the result's proc_info */
@@ -229,7 +246,8 @@ static int run_process(int argc, char **argv, const bench__run_options *opt,
                        bench__result *r, iso *s, unsigned proc)
 {
     char job[384], msg[512];
-    bench__wire_job wj = {proc, s->count, (int)s->mode, s->step, s->est_ns, r->inst->id};
+    bench__wire_job wj = {proc, s->count, (int)s->mode, s->step, s->est_ns, s->share,
+                          r->inst->id};
     if (bench__wire_job_format(job, sizeof job, &wj, msg, sizeof msg) < 0) {
         fail(r, BENCH__FAIL_ERROR, 0, "%s", msg);
         return 0;
@@ -361,6 +379,7 @@ static bool prepare(bench__result *r, iso *s, const bench__instance *inst,
     if (want > (unsigned)r->settings.sample_size)
         want = (unsigned)r->settings.sample_size;
     s->count = want;
+    s->share = 1.0;
     s->capacity = (size_t)r->settings.sample_size;
     r->iters = calloc(s->capacity, sizeof *r->iters);
     r->totals_ns = calloc(s->capacity, sizeof *r->totals_ns);
@@ -372,6 +391,23 @@ static bool prepare(bench__result *r, iso *s, const bench__instance *inst,
         return false;
     }
     return true;
+}
+
+/* The end of the first stage (STAGE_PROCESSES done, the default count): the share of its
+ * measurement time each later process takes, from how much sampling inside the first ones adds
+ * to the spread between them (bench__process_share; docs/measurement.md, "Worker processes").
+ * The spread alone decides, not where the medians lie, so the interval is not bent by it. */
+static void plan_stage_two(bench__result *r, iso *s, const bench__run_options *opt)
+{
+    if (opt->processes || opt->plan != BENCH__PLAN_TIMED || s->done != STAGE_PROCESSES ||
+        s->count <= STAGE_PROCESSES || r->status != BENCH__OK)
+        return;
+    double logs[STAGE_PROCESSES], within[STAGE_PROCESSES];
+    if (bench__process_log_medians(r->iters, r->totals_ns, r->process, r->nsamples,
+                                   STAGE_PROCESSES, logs) == 0 &&
+        bench__process_within(r->iters, r->totals_ns, r->process, r->nsamples, STAGE_PROCESSES,
+                              within) == 0)
+        s->share = bench__process_share(logs, within, STAGE_PROCESSES, STAGE_GROWTH);
 }
 
 /* The last process of a benchmark is done: its samples become estimates. */
@@ -403,7 +439,9 @@ typedef struct managed {
     bench__result *results;
     bench__done_fn done;
     void *arg;
-    bool shown; /* a progress line is on the terminal */
+    size_t n;              /* benchmarks in the run */
+    size_t processes_done; /* worker processes finished, all benchmarks */
+    bench__progress progress; /* the line on a terminal (report/progress.h) */
 } managed;
 
 static bool m_finished(size_t i, void *arg)
@@ -422,12 +460,17 @@ static int m_step(size_t i, unsigned j, void *arg)
     managed *m = arg;
     iso *s = &m->st[i];
     bench__result *r = &m->results[i];
-    if (m->opt->progress) {
-        fprintf(stderr, "\r%s: process %u of %u\033[K", r->inst->id, s->done + 1, s->count);
-        m->shown = true;
-    }
+    /* Processes of the run in all: a benchmark's count is known once its process 0 planned. */
+    m->progress.total = 0;
+    for (size_t t = 0; t < m->n; t++)
+        m->progress.total += m->st[t].finished ? m->st[t].done : m->st[t].count;
+    bench__progress_step(&m->progress, m->processes_done, "benchmark %zu of %zu, process %u of %u",
+                         i + 1, m->n, s->done + 1, s->count);
     int rc = run_process(m->argc, m->argv, m->opt, r, s, s->done);
     s->done++;
+    m->processes_done++;
+    if (rc == 0)
+        plan_stage_two(r, s, m->opt);
     if (rc == 0 && (r->status != BENCH__OK || s->done >= s->count))
         finish(r, s, m->opt);
     return rc;
@@ -436,10 +479,7 @@ static int m_step(size_t i, unsigned j, void *arg)
 static void m_report(size_t i, void *arg)
 {
     managed *m = arg;
-    if (m->shown) {
-        fputs("\r\033[K", stderr);
-        m->shown = false;
-    }
+    bench__progress_clear(&m->progress);
     if (m->done)
         m->done(i, &m->results[i], m->arg);
 }
@@ -467,18 +507,21 @@ int bench__run_isolated(const bench__instance *const *list, size_t n,
     }
     bench__proc_interrupts_install();
     unsigned total = 1;
+    double est_s = 0; /* the run's expected length: warm-up and budget, a start per process */
     for (size_t i = 0; i < n; i++) {
         if (!prepare(&results[i], &st[i], list[i], opt))
             st[i].finished = true;
         if (st[i].count > total)
             total = st[i].count;
+        est_s += results[i].settings.warm_up_time + results[i].settings.measurement_time +
+                 PROCESS_START_S * st[i].count;
     }
     /* Odd rounds go backwards (alternate), so no benchmark always follows the same neighbour. */
     static const bench__schedule_ops ops = {m_finished, m_rounds, m_step, m_report};
-    managed mg = {st, opt, argc, argv, results, done, arg, false};
+    managed mg = {st, opt, argc, argv, results, done, arg, n, 0, {0}};
+    bench__progress_start(&mg.progress, opt->progress, 0, est_s, false);
     int rc = bench__schedule(n, total, true, &ops, &mg);
-    if (mg.shown)
-        fputs("\r\033[K", stderr);
+    bench__progress_finish(&mg.progress);
     free(st);
     return rc;
 }

@@ -730,7 +730,7 @@ int bench__pipeline_run(bench__request *c, int argc, char **argv, const bench__i
         p.exit_code = BENCH_EXIT_USAGE;
         goto out;
     }
-    c->run.progress = isatty(STDERR_FILENO) && c->format == BENCH__FMT_PRETTY;
+    c->run.progress = bench__request_progress(c);
     collect_context(&p, bench__user_builds_init(&builds, all, selected, n) == 0 ? &builds : NULL);
     p.prog = (struct program){all, n};
     open_last(&p);

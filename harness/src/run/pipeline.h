@@ -117,8 +117,12 @@ double bench__request_noise_threshold(const bench__request *c, double mode_defau
 /** The comparison's settings the request asks for, each not given resolved to its default. */
 bench__compare_opts bench__request_compare_opts(const bench__request *c);
 
+/** Whether a long run draws its progress line (report/progress.h): stderr is a terminal and
+ * the report is the pretty one (a machine format's reader wants nothing but its format). */
+bool bench__request_progress(const bench__request *c);
+
 /** The paired options: --ab-time, --ab-pairs, --ab-schedule, the comparison's level and
- * threshold (c->cmp), the deadline, seed and layout, progress when stderr is a terminal. */
+ * threshold (c->cmp), the deadline, seed and layout, progress as bench__request_progress. */
 bench__ab_options bench__request_ab_options(const bench__request *c);
 
 /** Seconds of a paired confirmation for each of k suspects: --confirm-time, else

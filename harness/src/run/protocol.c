@@ -645,8 +645,12 @@ int bench__wire_job_format(char *buf, size_t len, const bench__wire_job *job, ch
         bench__msg(msg, msglen, "%s", "a worker job whose id has a newline");
         return BENCH_EINVAL;
     }
-    int n = snprintf(buf, len, "%u %u %d %llu %.17g %s", job->index, job->count, job->mode,
-                     (unsigned long long)job->step, job->est_ns, job->id);
+    if (!(job->share > 0 && job->share <= 1)) {
+        bench__msg(msg, msglen, "%s", "a worker job whose share is not in (0, 1]");
+        return BENCH_EINVAL;
+    }
+    int n = snprintf(buf, len, "%u %u %d %llu %.17g %.17g %s", job->index, job->count, job->mode,
+                     (unsigned long long)job->step, job->est_ns, job->share, job->id);
     if (n < 0 || (size_t)n >= len) {
         bench__msg(msg, msglen, "%s", "a worker job too long for its buffer");
         return BENCH_EINVAL;
@@ -672,9 +676,12 @@ int bench__wire_job_parse(const char *job_text, bench__wire_job *job, char *msg,
               u64(&c, "count", 1, UINT32_MAX, &count) &&
               sint(&c, "mode", 0, BENCH__JOB_DRIVEN, &job->mode) &&
               u64(&c, "step", 0, UINT64_MAX, &job->step) &&
-              dbl(&c, "est_ns", FINITE_MIN, 0, &job->est_ns);
+              dbl(&c, "est_ns", FINITE_MIN, 0, &job->est_ns) &&
+              dbl(&c, "share", FINITE_MIN, 0, &job->share);
     if (ok && index >= count)
         ok = wrong(&c, "index", "is not below the count");
+    if (ok && !(job->share > 0 && job->share <= 1))
+        ok = wrong(&c, "share", "is out of range");
     /* The id is the rest, spaces and all (buf holds the job one byte to the right). */
     if (ok && (*c.p != ' ' || c.p[1] == '\0'))
         ok = wrong(&c, "id", "is missing");

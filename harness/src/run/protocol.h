@@ -200,6 +200,7 @@ typedef struct bench__wire_job {
     int mode;        /* bench_sampling of the plan, or BENCH__JOB_DRIVEN */
     uint64_t step;   /* the plan's step (0: process 0 makes the plan) */
     double est_ns;   /* the plan's ns per iteration (0: process 0 makes the plan) */
+    double share;    /* the share of its measurement time this process takes, (0, 1] */
     const char *id;  /* the benchmark (parse: points into the parsed text) */
 } bench__wire_job;
 

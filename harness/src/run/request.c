@@ -46,6 +46,11 @@ bench__compare_opts bench__request_compare_opts(const bench__request *c)
     };
 }
 
+bool bench__request_progress(const bench__request *c)
+{
+    return isatty(STDERR_FILENO) && c->format == BENCH__FMT_PRETTY;
+}
+
 bench__ab_options bench__request_ab_options(const bench__request *c)
 {
     return (bench__ab_options){
@@ -58,7 +63,7 @@ bench__ab_options bench__request_ab_options(const bench__request *c)
         .fixed_layout = c->run.fixed_layout,
         .timeout_s = bench__request_timeout(c),
         .seed = c->run.seed,
-        .progress = isatty(STDERR_FILENO),
+        .progress = bench__request_progress(c),
     };
 }
 

@@ -243,6 +243,7 @@ int bench__worker_main(const bench__instance *all, size_t n, const char *job_tex
         opt.job.mode = (bench_sampling)job.mode;
         opt.job.step = job.step;
         opt.job.est_ns = job.est_ns;
+        opt.job.share = job.share;
         if (opt.trace_path)
             bench__trace_worker(out); /* its samples and spans as they happen */
     }

@@ -362,6 +362,53 @@ int bench__process_log_medians(const double *iters, const double *totals,
     return rc;
 }
 
+int bench__process_within(const double *iters, const double *totals, const uint32_t *process,
+                          size_t n, unsigned p, double *out)
+{
+    double *y = malloc(2 * (n ? n : 1) * sizeof *y);
+    if (!y)
+        return -1;
+    double *work = y + (n ? n : 1);
+    int rc = 0;
+    for (unsigned j = 0; j < p && rc == 0; j++) {
+        size_t k = 0;
+        for (size_t i = 0; i < n && rc == 0; i++) {
+            if (process[i] != j)
+                continue;
+            double t = totals[i] / iters[i];
+            if (!(t > 0))
+                rc = -1;
+            else
+                y[k++] = log(t);
+        }
+        out[j] = NAN;
+        if (k < 3 || rc != 0)
+            continue;
+        memcpy(work, y, k * sizeof *y);
+        double sd = bench__mad(y, k, bench__median_inplace(work, k), work);
+        out[j] = M_PI / 2.0 * sd * sd / (double)k;
+    }
+    free(y);
+    return rc;
+}
+
+double bench__process_share(const double *logs, const double *within, unsigned k, double growth)
+{
+    static const double shares[] = {BENCH__PROCESS_SHARES};
+    if (k < 2)
+        return 1.0;
+    double s = bench__std_dev(logs, k), w = 0;
+    for (unsigned j = 0; j < k; j++)
+        w += within[j] / (double)k;
+    if (!isfinite(w) || !(s > 0) || !isfinite(s))
+        return 1.0;
+    double f = 1.0;
+    for (size_t i = 0; i < sizeof shares / sizeof shares[0]; i++)
+        if (w * (1.0 / shares[i] - 1.0) <= growth * s * s)
+            f = shares[i];
+    return f;
+}
+
 int bench__process_estimate(const double *iters, const double *totals, const uint32_t *process,
                             size_t n, unsigned p, double level, bench__estimate *out, double *cv,
                             double *log_sd)

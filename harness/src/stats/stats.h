@@ -154,6 +154,35 @@ int bench__process_estimate(const double *iters, const double *totals, const uin
                             double *log_sd);
 
 /**
+ * The variance of each of p processes' log median from its own samples, the part of the spread
+ * between processes that sampling inside them adds: (pi / 2) x s^2 over their count (the
+ * large-sample variance of a median), s the scaled MAD of the logs of the per-iteration times
+ * (robust, like the median: a sample stretched by a preemption does not count). out[j] is NAN
+ * for a process with fewer than 3 samples. Returns 0; -1 when memory runs out or a time is not
+ * positive.
+ */
+int bench__process_within(const double *iters, const double *totals, const uint32_t *process,
+                          size_t n, unsigned p, double *out);
+
+/** The shares of its measurement time a later process may take, longest first (the last is
+ * the shortest). */
+#define BENCH__PROCESS_SHARES 1.0, 0.5, 0.25
+
+/**
+ * The two-stage rule of a benchmark measured in worker processes (docs/measurement.md, "When
+ * sampling stops in worker processes"): from the first k processes, the share of its
+ * measurement time each later process takes. logs[j] is process j's log median, within[j] its
+ * variance from its own samples (bench__process_within). The spread between the k medians is
+ * s2 = var(logs); their mean within variance w. The shortest share f of BENCH__PROCESS_SHARES
+ * with w x (1/f - 1) <= growth x s2 is taken: shorter processes add at most `growth` to the
+ * variance of a process median, so the interval over processes widens by at most about
+ * growth / 2, while every benchmark keeps all its processes. A Stein-type first stage: the
+ * share depends only on the k processes' spreads, never on where their medians lie. 1 when k <
+ * 2, a within variance is unknown, or the spread is 0 or not finite.
+ */
+double bench__process_share(const double *logs, const double *within, unsigned k, double growth);
+
+/**
  * The natural log of each of p processes' median per-iteration time into out[0..p). Returns 0;
  * -1 when a process has no sample or a zero median, or memory runs out.
  */
