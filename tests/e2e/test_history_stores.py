@@ -413,11 +413,13 @@ class ReaderTests:
         self.assert_exit(p, 0)
         self.assertIn("fix/a: not gated: 0 earlier runs in the history, fewer than 5", p.stderr)
 
-    def test_benchmark_code_changes_are_shown_not_change_points(self):
+    def test_benchmark_code_changes_are_shown_beside_their_steps(self):
         """A benchmark whose code identity changed between two runs that know it is shown as
-        "benchmark code changed" at the first run of the new code, not as a change point (a run
-        that does not know it lies between them); the gate judges the newest run against the
-        runs of its code only."""
+        "benchmark code changed" at the first run of the new code (a run that does not know it
+        lies between them), and its step stays a change point: the code under test changing is
+        what a history is for. A change of the environment at the same run removes the step.
+        The gate does not restart its window at a code change: it fails the run that made the
+        code slower."""
         h1, h2 = "1" * 64, "2" * 64
         noise = [1 + (i % 3) * 0.004 for i in range(13)]
         meds = [(100.0 if i < 7 else 150.0) * noise[i] for i in range(13)]
@@ -426,33 +428,35 @@ class ReaderTests:
         out = os.path.join(self.dir, "series.json")
         p = self.show("--json", out)
         self.assertIn("s/c: 13 runs", p.stdout)
-        self.assertIn("  benchmark code changed at run 8 (the step there is this change's, not "
-                      "a change point)\n", p.stdout)
-        self.assertNotIn("change point:", p.stdout)
+        self.assertIn("  benchmark code changed at run 8\n", p.stdout)
+        self.assertRegex(p.stdout, r"change point: at run 8 \(first revision after it [^)]*\): "
+                                   r"\+50\.\d\d%")
         series = {s["id"]: s for s in e2e_helpers.load_json(out)["series"]}
         self.assertEqual(series["s/c"]["changes"], [{"index": 7, "run": 8,
                                                      "what": "benchmark code changed",
-                                                     "step_removed": True}])
+                                                     "step_removed": False}])
+        self.assertEqual([c["index"] for c in series["s/c"]["change_points"]], [7])
         self.assertEqual(series["s/flat"]["changes"], [])
-        # With flags changed at the same run, both are said.
+        # With flags changed at the same run, both are said, and the step is the flags'.
         t = self.store.prefix
         self.store.sql(f"UPDATE {t}runs SET compiler_flags = CASE WHEN id < 8 THEN '-O2' "
                        "ELSE '-O3' END")
         p = self.show("s/c")
         self.assertIn("  changed at run 8: flags -O2 -> -O3, benchmark code changed (the step",
                       p.stdout)
-        # Ten times faster before the code changed: the gate does not pool those runs with the
-        # new code's two (it would fail the newest run on them).
+        self.assertNotIn("change point:", p.stdout)
+        # Ten times faster before, with a code change inside the window (runs 7 and 8): the gate
+        # still judges the newest run against all eight and fails it (a window restarted at the
+        # code change would have said "not gated: 2 earlier runs").
         real = run(FIXTURE, *FAST, "--exact", "fix/a", "--output-format", "json")
         self.assert_exit(real, 0)
         median = json.loads(real.stdout)["benchmarks"][0]["estimates"]["median"]["point"]
-        synthetic(self, self.store, {"fix/a": [median * (0.1 if i < 6 else 1) * (1 + i / 1000)
-                                               for i in range(8)]},
+        synthetic(self, self.store, {"fix/a": [median * 0.1 * (1 + i / 1000) for i in range(8)]},
                   codes={"fix/a": [h1] * 6 + [h2] * 2})
         p = run(FIXTURE, *FAST, "--exact", "fix/a", "--history", self.store.target,
                 "--history-gate", "10", "--confirm-time", "0")
-        self.assert_exit(p, 0)
-        self.assertIn("fix/a: not gated: 2 earlier runs in the history, fewer than 5", p.stderr)
+        self.assert_exit(p, 1)
+        self.assertRegex(p.stderr, r"fix/a: regressed against the last 8 runs: \+")
 
     def test_an_older_schema_is_brought_forward(self):
         """A history of schema 1 (no code_hash) is brought forward to 2, its rows kept with the

@@ -199,12 +199,15 @@ static void learn(known_facts *k, const bench__hpoint *p)
             k->f[f] = p->facts[f];
 }
 
-/* Whether p's environment (the facts after the machine's) agrees with what k knows. */
-static bool same_environment(const known_facts *k, const bench__hpoint *p)
+/* Whether p's environment (the facts after the machine's, before fact `to`) agrees with what k
+ * knows. The show passes BENCH__HFACTS (a change of the benchmark's code is listed); the gate
+ * BENCH__HF_CODE, since a change of the code under test is what it is there to judge: a window
+ * that stopped at it would never gate the run that made the code slower. */
+static bool same_environment(const known_facts *k, const bench__hpoint *p, int to)
 {
     bench__hpoint a = {0};
     memcpy(a.facts, k->f, sizeof k->f);
-    return same_facts(&a, p, BENCH__HF_MACHINE, BENCH__HFACTS);
+    return same_facts(&a, p, BENCH__HF_MACHINE, to);
 }
 
 /* The environment's facts that differ from k to b, as "kernel A -> B, flags X -> Y", and the
@@ -293,7 +296,7 @@ static int read_benchmark(bench__history *h, const char *id, bench__history_view
             rc = new_series(&v->s[v->n++], id, n); /* freed with the view, whole or not */
         }
         bench__history_series *x = &v->s[first + k];
-        if (rc == 0 && x->n > 0 && !same_environment(&known[k], &p[i])) {
+        if (rc == 0 && x->n > 0 && !same_environment(&known[k], &p[i], BENCH__HFACTS)) {
             x->changes[x->nchanges] = (bench__history_change){x->n, facts_diff(&known[k], &p[i]),
                                                               false};
             rc = x->changes[x->nchanges++].what ? 0 : BENCH_ENOMEM;
@@ -352,7 +355,8 @@ void bench__history_view_free(bench__history_view *v)
 
 /* A change point of x that falls where its environment changed (the change's first run within
  * the runs it may be at) is the environment's, not the code's: it is removed, and the change
- * says so. */
+ * says so. A change of the benchmark's code alone removes nothing: a step there is the code's,
+ * the very thing a history is kept to find, so it stays a change point beside the change. */
 static void drop_environment_steps(bench__history_series *x)
 {
     bench__cp_result *f = &x->found;
@@ -360,7 +364,8 @@ static void drop_environment_steps(bench__history_series *x)
     for (size_t c = 0; c < f->ncp; c++) {
         bool env = false;
         for (size_t j = 0; j < x->nchanges; j++) {
-            if (x->changes[j].index >= f->cp[c].index_lower &&
+            if (strcmp(x->changes[j].what, CODE_CHANGED) != 0 &&
+                x->changes[j].index >= f->cp[c].index_lower &&
                 x->changes[j].index <= f->cp[c].index_upper) {
                 x->changes[j].step_removed = env = true;
             }
@@ -465,7 +470,7 @@ static int gate_one_series(bench__history *h, long long run, size_t window, gate
     for (size_t i = n; i-- > 0 && b->n < window + 1;) {
         if (ref && !same_machine(ref, &p[i]))
             continue;
-        if (ref && !same_environment(&known, &p[i]))
+        if (ref && !same_environment(&known, &p[i], BENCH__HF_CODE))
             break;
         if (!bench__history_median_ok(h, &p[i].median, p[i].run, b->id))
             continue;
