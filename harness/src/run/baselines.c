@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "compare/compare.h"
+#include "compare/verdict.h"
 #include "report/report_compare.h"
 #include "run/baselines.h"
 #include "run/client.h"
@@ -429,7 +430,7 @@ static settle how_to_settle(const bench__entry *e, const bench__saved *old,
      * measured, neither "the same program" nor a run of the snapshot would see what changed. */
     bool libs_changed = e->program_libs[0] && ctx->program_libs[0] &&
                         strcmp(e->program_libs, ctx->program_libs) != 0;
-    bool same = ctx->program_hash[0] && strcmp(e->program_hash, ctx->program_hash) == 0;
+    bool same = bench__same_program(e->program_hash, ctx->program_hash);
     bool snapshot = strcmp(e->program_hash, old->ctx.program_hash) == 0;
     if ((same || snapshot) && libs_changed)
         return SETTLE_LIBS;
@@ -543,10 +544,8 @@ static void say_how_settled(const bench__request *c, const bench__context *ctx,
                     "not the code, and are not verdicts on it\n",
                     name, ctx->program_hash, n, n == 1 ? "" : "s");
         for (size_t j = 0; j < m; j++)
-            if (bench__verdict_suspect(ch[j].verdict) && how[j] == SETTLE_SAME) {
-                ch[j].verdict = BENCH__V_NO_CHANGE;
-                ch[j].same_program = true;
-            }
+            if (how[j] == SETTLE_SAME)
+                bench__verdict_settle_same(&ch[j]);
     }
 }
 
