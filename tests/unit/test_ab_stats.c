@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "run/run.h"
+#include "run/ab.h"
 #include "compare/compare.h"
 #include "unit_helpers.h"
 

@@ -10,6 +10,7 @@
 #include "compare/compare.h"
 #include "core/base.h"
 #include "core/options.h"
+#include "run/ab.h"
 #include "run/instr.h"
 #include "run/plan.h"
 #include "run/run.h"

@@ -50,6 +50,7 @@
 #include "core/base.h"
 #include "core/registry.h"
 #include "report/report_compare.h"
+#include "run/ab.h"
 #include "run/layout.h"
 #include "run/protocol.h"
 #include "run/trace.h"

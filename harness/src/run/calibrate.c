@@ -16,6 +16,7 @@
 
 #include "core/base.h"
 #include "core/result.h"
+#include "run/calibrate.h"
 #include "run/run.h"
 #include "stats/stats.h"
 #include "sys/proc.h"

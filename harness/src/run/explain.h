@@ -16,6 +16,7 @@
 
 #include "compare/compare.h"
 #include "core/result.h"
+#include "run/ab.h"
 #include "run/layout.h"
 #include "run/run.h"
 #include "sys/proc.h"

@@ -27,6 +27,7 @@
 
 #include "compare/verdict.h"
 #include "core/base.h"
+#include "run/ab.h"
 #include "run/explain.h"
 #include "run/history_confirm.h"
 #include "run/pipeline.h"

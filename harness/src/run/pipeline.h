@@ -22,6 +22,8 @@
 #include "core/registry.h"
 #include "core/result.h"
 #include "report/report.h"
+#include "run/ab.h"
+#include "run/calibrate.h"
 #include "run/run.h"
 #include "store/history.h"
 #include "store/store.h"
