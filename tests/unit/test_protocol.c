@@ -17,7 +17,7 @@
 #include <string.h>
 
 #include "core/base.h"
-#include "run/protocol.h"
+#include "measure/protocol.h"
 
 /* One line of each kind, with values that test the formats: fractions, large integers,
  * negative CPU, NaN in a metric total, a message with a newline and a backslash. */

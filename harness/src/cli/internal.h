@@ -22,7 +22,7 @@
 #include "core/registry.h"
 #include "core/result.h"
 #include "report/report.h"
-#include "run/run.h"
+#include "measure/run.h"
 #include "store/store.h"
 #include "sys/context.h"
 

@@ -14,7 +14,7 @@
 #include "compare/compare.h"
 #include "compare/verdict.h"
 #include "core/registry.h"
-#include "run/run.h"
+#include "measure/run.h"
 
 /** Where the two workers of a pair run (--ab-schedule). */
 typedef enum bench__ab_schedule {

@@ -17,7 +17,7 @@
 #include "core/base.h"
 #include "core/result.h"
 #include "run/calibrate.h"
-#include "run/run.h"
+#include "measure/run.h"
 #include "stats/stats.h"
 #include "sys/proc.h"
 

@@ -31,7 +31,7 @@
 #include "run/explain.h"
 #include "run/history_confirm.h"
 #include "run/pipeline.h"
-#include "run/run.h"
+#include "measure/run.h"
 #include "sys/clock.h"
 #include "sys/proc.h"
 

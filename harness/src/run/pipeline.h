@@ -24,7 +24,7 @@
 #include "report/report.h"
 #include "run/ab.h"
 #include "run/calibrate.h"
-#include "run/run.h"
+#include "measure/run.h"
 #include "store/history.h"
 #include "store/store.h"
 #include "sys/context.h"
