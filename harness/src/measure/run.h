@@ -9,11 +9,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "compare/compare.h"
 #include "core/options.h"
 #include "core/registry.h"
 #include "core/result.h"
-#include "report/report_compare.h"
 #include "store/store.h"
 
 /** Runs one benchmark instance into `r` (zeroed by the caller); its rounds, if it has several,
