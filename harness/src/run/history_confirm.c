@@ -108,7 +108,7 @@ static const char *outcome(bench__step_check check)
 }
 
 /* --confirm-time 0: nothing is run again; the numbers decide, as they do for a baseline's
- * suspects (baselines.c). */
+ * suspects (suspects.c). */
 static bool never_confirm(const bench__request *c)
 {
     return c->confirm_time == 0;

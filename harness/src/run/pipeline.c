@@ -17,6 +17,7 @@
 #include "probes/probes.h"
 #include "report/report_compare.h"
 #include "run/baselines.h"
+#include "run/suspects.h"
 #include "run/client.h"
 #include "run/explain.h"
 #include "run/history_confirm.h"
