@@ -16,7 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "run/run.h"
+#include "measure/run.h"
+#include "run/ab.h"
 #include "compare/compare.h"
 #include "unit_helpers.h"
 

@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "compare/verdict.h"
 #include "stats/changepoint.h"
 #include "unit_helpers.h"
 

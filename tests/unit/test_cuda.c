@@ -27,7 +27,7 @@
 #include "probes/cuda.h"
 #include "probes/cuda_backend.h"
 #include "probes/probes.h"
-#include "run/trace.h"
+#include "measure/trace.h"
 #include "store/store.h"
 #include "unit_helpers.h"
 

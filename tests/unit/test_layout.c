@@ -14,7 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "run/layout.h"
+#include "measure/layout.h"
 
 /* Each offset a multiple of 16 below 4096, and the draws spread over the whole page. */
 static void test_draws(void **state)

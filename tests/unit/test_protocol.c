@@ -1,5 +1,5 @@
 /*
- * test_protocol.c: the worker protocol (run/protocol.c): every line kind written and read back
+ * test_protocol.c: the worker protocol (measure/protocol.c): every line kind written and read back
  * to the same values, the exact text of the lines as the manager and older builds expect them,
  * the job, and hostile lines (truncated, overlong, unknown kind, numbers out of range, a NUL or
  * newline inside) each refused with one line of reason. The reader is also driven through a
@@ -17,7 +17,7 @@
 #include <string.h>
 
 #include "core/base.h"
-#include "run/protocol.h"
+#include "measure/protocol.h"
 
 /* One line of each kind, with values that test the formats: fractions, large integers,
  * negative CPU, NaN in a metric total, a message with a newline and a backslash. */

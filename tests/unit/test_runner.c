@@ -17,7 +17,7 @@
 
 #include "cli/internal.h"
 #include "probes/measure.h"
-#include "run/plan.h"
+#include "measure/plan.h"
 
 static uint64_t calls, setups, max_batch_seen;
 

@@ -29,7 +29,7 @@
 #endif
 
 /*
- * A worker process of an isolated run (run/worker.c): measures the job that came in the
+ * A worker process of an isolated run (measure/worker.c): measures the job that came in the
  * environment (BENCH_WORKER_JOB), which no process it starts should inherit, with the plan and
  * probes of the run's mode (its client sets them up as in the manager). Returns the exit code.
  */

@@ -51,7 +51,7 @@ static int check_mode_combinations(const bench__request *c)
                     "--ab, --load-baseline, --profile-time or --instructions\n");
         return -1;
     }
-    /* ---- --trace (run/trace.c): a timeline of what a run measures ---- */
+    /* ---- --trace (measure/trace.c): a timeline of what a run measures ---- */
     if (c->run.trace_path && (c->list || c->load_baseline || c->history_show ||
                               c->run.profile_time > 0)) {
         bench__errf("--trace writes the timeline of a run that measures: it cannot be combined "

@@ -10,9 +10,10 @@
 #include "compare/compare.h"
 #include "core/base.h"
 #include "core/options.h"
+#include "run/ab.h"
 #include "run/instr.h"
-#include "run/plan.h"
-#include "run/run.h"
+#include "measure/plan.h"
+#include "measure/run.h"
 #include "store/history.h"
 
 /* The help, after its first line ("Usage: PROGRAM [OPTIONS] [FILTER...]",

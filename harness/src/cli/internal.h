@@ -10,7 +10,7 @@
  *   context.h   the system context and its identity facts
  *   report.h    output formats and reporters
  *   store.h     results and baseline files, atomic writes, locks, program snapshots
- * Headers of one file (sys/clock.h, run/plan.h, probes/probes.h, report/report_compare.h, ...)
+ * Headers of one file (sys/clock.h, measure/plan.h, probes/probes.h, report/report_compare.h, ...)
  * are included where they are used.
  */
 #ifndef HARNESS_INTERNAL_H
@@ -22,7 +22,7 @@
 #include "core/registry.h"
 #include "core/result.h"
 #include "report/report.h"
-#include "run/run.h"
+#include "measure/run.h"
 #include "store/store.h"
 #include "sys/context.h"
 

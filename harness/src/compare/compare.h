@@ -12,6 +12,7 @@
 #include "core/result.h"
 #include "stats/stats.h"
 #include "sys/context.h"
+#include "compare/verdict.h"
 
 /*
  * Defaults measured on the development machine (docs/comparison.md gives the numbers):
@@ -49,26 +50,6 @@ typedef struct bench__side {
      * per-process medians). */
     bench__modes modes;
 } bench__side;
-
-typedef enum bench__verdict {
-    BENCH__V_REGRESSED = 0,
-    BENCH__V_IMPROVED,
-    BENCH__V_NO_CHANGE,
-    BENCH__V_WITHIN_NOISE,
-    BENCH__V_INCONCLUSIVE, /* the interval reaches beyond +-T and holds 0, or D is within T but
-                            * the interval reaches beyond it: not decided */
-    BENCH__V_INCOMPARABLE, /* a side has no usable estimate (zero or failed) */
-    /* Statuses: nothing to compare, never an error and never a change of the exit code. */
-    BENCH__V_SKIPPED, /* skipped in either run (no device, unsupported) */
-    BENCH__V_NEW,     /* measured now; the baseline (or the old build) has no measurement */
-    BENCH__V_REMOVED, /* selected in the baseline (or the old build); absent from this program */
-} bench__verdict;
-
-/** Number of verdicts (for arrays indexed by verdict). */
-#define BENCH__NVERDICTS (BENCH__V_REMOVED + 1)
-
-/** Whether a verdict comes with numbers (ratio, interval, p): regressed ... inconclusive. */
-bool bench__verdict_has_numbers(bench__verdict v);
 
 /**
  * Decides whether one benchmark can be compared by its numbers. `old` and `cur` are its status
@@ -185,58 +166,5 @@ void bench__compare_one(const bench__side *old, const bench__side *cur,
  * after the suite's own drift (bench__suite_drift) widened them. 0 or -1 (memory). */
 int bench__compare_all(const bench__side *old, const bench__side *cur, size_t n,
                        const bench__compare_opts *o, bench__change *out);
-
-/* ---- the verdict rules (verdict.c): every comparison's verdict is decided there ---- */
-
-/** Power at which the minimum detectable effect is computed. */
-#define BENCH__MDE_POWER 0.8
-
-/**
- * Decides a change from D = ln(new/old) (`d`), its standard error `se` on `df` degrees of
- * freedom (INFINITY: normal) and the Bonferroni factor `tests` (>= 1): fills ratio, interval (at
- * 1 - alpha/tests), p, p_adjusted, tests, mde and the verdict (see verdict.c for the rules).
- * A d or se that is not a number gives "not compared". old_median and new_median are left alone.
- */
-void bench__decide(bench__change *c, double d, double se, double df, double tests,
-                   const bench__compare_opts *o);
-
-/**
- * The minimum detectable effect of a comparison with standard error se on df degrees of freedom
- * at the family level alpha/tests: max(tau, t_crit se) + t_power se, as a relative change
- * (INFINITY when se is not finite).
- */
-double bench__mde(double se, double df, double tests, const bench__compare_opts *o);
-
-/**
- * A verdict that rests on saved numbers alone: regressed or improved becomes inconclusive unless
- * its whole interval lies beyond `drift` (the largest relative drift the machine showed since the
- * save), which could explain it otherwise.
- */
-void bench__verdict_drift_guard(bench__change *c, double drift);
-
-/**
- * The verdict of an exact count per iteration that went from `old` to `cur` (--instructions):
- * regressed when it grew by more than `threshold` (relative), improved when it shrank by more,
- * else no change; not compared when old is not positive or either is not a number.
- */
-bench__verdict bench__verdict_exact(double old, double cur, double threshold);
-
-/**
- * Whether a change ln(new/old) lies beyond the noise threshold T in percent, as reports print
- * it: a ratio above 1 + T or below 1 - T (the band every verdict uses).
- */
-bool bench__beyond_threshold(double log_change, double threshold);
-
-/** Whether a verdict is decided: regressed, improved, no change or within noise. */
-bool bench__verdict_decided(bench__verdict v);
-
-/** Whether a saved-numbers verdict needs confirming: regressed, improved or inconclusive. */
-bool bench__verdict_suspect(bench__verdict v);
-
-/**
- * "regressed", "improved", "no change", "within noise", "inconclusive", "not compared", "skipped",
- * "new", "removed".
- */
-const char *bench__verdict_name(bench__verdict v);
 
 #endif /* HARNESS_COMPARE_H */

@@ -25,10 +25,19 @@
  * With each verdict goes the minimum detectable effect: the smallest true change that this
  * comparison, with its standard error, degrees of freedom and family level, calls regressed in
  * at least 80% of repetitions (BENCH__MDE_POWER). A "no change" is only as good as it.
+ *
+ * The other decisions that turn numbers into a verdict live here too, each beside the rule it
+ * shares: a suspect verdict between two measurements of the same program is the machine's, not
+ * the code's; the history gate's step and trend (the step by the rule of "regressed" above);
+ * what a paired run says of a history step; the exit code of a finished comparison; and how
+ * large a change a benchmark's spread between processes lets a saved comparison see.
  */
 #include <math.h>
+#include <string.h>
 
 #include "compare/compare.h"
+#include "compare/verdict.h"
+#include "core/base.h"
 
 const char *bench__verdict_name(bench__verdict v)
 {
@@ -154,4 +163,113 @@ bench__verdict bench__verdict_exact(double old, double cur, double threshold)
     if (1.0 - ratio > threshold)
         return BENCH__V_IMPROVED;
     return BENCH__V_NO_CHANGE;
+}
+
+/* ---- the same program measured twice ---- */
+
+bool bench__same_program(const char *then_hash, const char *now_hash)
+{
+    return then_hash && now_hash && then_hash[0] && strcmp(then_hash, now_hash) == 0;
+}
+
+bool bench__verdict_machine_moved(bench__verdict v, bool same)
+{
+    return same && bench__verdict_suspect(v);
+}
+
+void bench__verdict_settle_same(bench__change *c)
+{
+    if (!bench__verdict_suspect(c->verdict))
+        return;
+    c->verdict = BENCH__V_NO_CHANGE;
+    c->same_program = true;
+}
+
+/* ---- the exit code of a finished comparison ---- */
+
+bool bench__gate_undecided(const bench__gate *gate, bench__verdict v)
+{
+    return gate->fail_on_inconclusive && v == BENCH__V_INCONCLUSIVE;
+}
+
+bool bench__verdict_strict(bench__verdict v)
+{
+    return v == BENCH__V_NEW || v == BENCH__V_REMOVED;
+}
+
+int bench__gate_exit(const bench__change *ch, size_t n, const bench__gate *gate)
+{
+    bool regressed = false, undecided = false, violated = false;
+    for (size_t i = 0; i < n; i++) {
+        regressed |= ch[i].verdict == BENCH__V_REGRESSED;
+        undecided |= bench__gate_undecided(gate, ch[i].verdict);
+        violated |= gate->strict && bench__verdict_strict(ch[i].verdict);
+    }
+    if ((gate->fail_on_regression && regressed) || undecided)
+        return BENCH_EXIT_REGRESSION;
+    return violated ? BENCH_EXIT_USAGE : BENCH_EXIT_OK;
+}
+
+/* ---- the history gate ---- */
+
+int bench__gate_window(const double *logs, size_t n, double noise_threshold, double alpha,
+                       double tests, bench__gate_result *out)
+{
+    if (!out || !(noise_threshold >= 0))
+        return -1;
+    memset(out, 0, sizeof *out);
+    bench__cp_result cr;
+    if (bench__cp_newest_step(logs, n, alpha, tests, &out->step) != 0 ||
+        bench__changepoints(logs, n, alpha / tests, 1, &cr) != 0)
+        return -1;
+    /* The rule of a comparison's "regressed" (from_interval): the interval above zero and the
+     * estimate above the noise threshold. */
+    out->step_fails = out->step.step_lower > 0 && out->step.step > noise_threshold;
+    out->trend = cr.trend;
+    double steps = (double)(n - 1);
+    out->trend_total = expm1(steps * log1p(cr.trend.per_point));
+    out->trend_total_lower = expm1(steps * log1p(cr.trend.lower));
+    out->trend_slows = cr.trend.found && cr.trend.per_point > 0;
+    out->trend_fails = out->trend_slows && out->trend_total_lower > noise_threshold;
+    out->outcome = out->trend_fails  ? BENCH__GATE_TREND_FAILS
+                   : out->step_fails ? BENCH__GATE_STEP_FAILS
+                                     : BENCH__GATE_PASSES;
+    return 0;
+}
+
+bool bench__gate_paired_fails(bench__verdict v)
+{
+    return v == BENCH__V_REGRESSED || v == BENCH__V_INCONCLUSIVE;
+}
+
+bench__step_check bench__verdict_step_check(const bench__change *paired, double step)
+{
+    bench__verdict v = paired->verdict;
+    bool same_way = (paired->ratio > 1.0) == (step > 0);
+    if (v == BENCH__V_REGRESSED || v == BENCH__V_IMPROVED)
+        return same_way ? BENCH__STEP_CONFIRMED : BENCH__STEP_OTHER_WAY;
+    if (v == BENCH__V_NO_CHANGE || v == BENCH__V_WITHIN_NOISE)
+        return BENCH__STEP_ALIKE;
+    return BENCH__STEP_UNDECIDED;
+}
+
+/* ---- what a spread lets a comparison see, and a suite that moved together ---- */
+
+bool bench__spread_hides_changes(unsigned processes, double process_log_sd,
+                                 const bench__compare_opts *cmp, double *mde)
+{
+    const bench__compare_opts def = {.significance_level = BENCH__DEFAULT_SIGNIFICANCE_LEVEL,
+                                     .noise_threshold = BENCH__DEFAULT_NOISE_THRESHOLD};
+    const bench__compare_opts *set = cmp ? cmp : &def;
+    /* The change between two saved runs of this spread: the difference of two means over
+     * `processes` processes each. */
+    double se = sqrt(2.0 / (double)processes) * process_log_sd;
+    *mde = bench__mde(se, (double)(processes - 1), 1, set);
+    return *mde > set->noise_threshold;
+}
+
+bool bench__verdict_moved_together(double med_log, size_t same, size_t n, double threshold)
+{
+    return n >= 4 && bench__beyond_threshold(med_log, threshold) &&
+           (double)same >= 0.75 * (double)n;
 }

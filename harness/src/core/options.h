@@ -80,7 +80,7 @@ typedef struct bench__run_options {
     /* Worker processes keep the program's own layout: no random stack, heap and environment
      * offsets (layout.c; --fixed-layout). */
     bool fixed_layout;
-    /* --trace FILE (run/trace.c): the run as a timeline; NULL: none. */
+    /* --trace FILE (measure/trace.c): the run as a timeline; NULL: none. */
     const char *trace_path;
     /* Worker side: this process measures one part of one benchmark (worker.c). */
     struct bench__job {

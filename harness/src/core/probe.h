@@ -93,7 +93,7 @@ typedef struct bench__probe {
     /* At the end of the run: releases the probe (may be NULL). */
     void (*destroy)(struct bench__probe *p);
     /*
-     * Optional, threaded benchmarks (bench_desc.threads > 1, run/team.c): called on each thread
+     * Optional, threaded benchmarks (bench_desc.threads > 1, measure/team.c): called on each thread
      * but the leader at every sample boundary, after that thread's clock stopped: adds what the
      * probe counted on this thread since the last call into values (stop's layout) and clears
      * it; values NULL: only clears. The leader adds them to its own values of the sample. A

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "compare/compare.h"
+#include "compare/verdict.h"
 #include "core/base.h"
 #include "core/result.h"
 #include "report/report.h"
@@ -320,7 +321,7 @@ int bench__print_compare_summary(FILE *o, const char *baseline, const char *cons
         bench__sort(logs, nlogs);
         double med = bench__quantile_sorted(logs, nlogs, 0.5);
         size_t same = med > 0 ? up : down;
-        if (bench__beyond_threshold(med, opt->noise_threshold) && (double)same >= 0.75 * (double)nlogs)
+        if (bench__verdict_moved_together(med, same, nlogs, opt->noise_threshold))
             print_moved_together(o, context, same, nlogs, med, color);
     }
     free(logs);
@@ -331,23 +332,18 @@ int bench__print_compare_summary(FILE *o, const char *baseline, const char *cons
 int bench__compare_exit(const char *const *ids, const bench__change *ch, size_t n,
                         const bench__gate *gate, const char *against)
 {
-    bool regressed = false, undecided = false, violated = false;
+    /* Each row that fails the comparison named on stderr; the verdicts decide (verdict.c). */
     for (size_t i = 0; i < n; i++) {
-        regressed |= ch[i].verdict == BENCH__V_REGRESSED;
-        if (gate->fail_on_inconclusive && ch[i].verdict == BENCH__V_INCONCLUSIVE) {
+        if (bench__gate_undecided(gate, ch[i].verdict))
             bench__errf("--fail-on-inconclusive: '%s' is inconclusive against %s "
                         "(%+.2f%% [%+.2f%%, %+.2f%%]: it could have changed by more than the "
                         "noise threshold)\n",
                         ids[i], against, (ch[i].ratio - 1.0) * 100.0,
                         (ch[i].ratio_lower - 1.0) * 100.0, (ch[i].ratio_upper - 1.0) * 100.0);
-            undecided = true;
-        }
         if (gate->strict)
-            violated |= bench__strict_violation(ids[i], ch[i].verdict, against);
+            bench__strict_violation(ids[i], ch[i].verdict, against);
     }
-    if ((gate->fail_on_regression && regressed) || undecided)
-        return BENCH_EXIT_REGRESSION;
-    return violated ? BENCH_EXIT_USAGE : BENCH_EXIT_OK;
+    return bench__gate_exit(ch, n, gate);
 }
 
 bool bench__strict_violation(const char *id, bench__verdict v, const char *against)
@@ -358,7 +354,7 @@ bool bench__strict_violation(const char *id, bench__verdict v, const char *again
     else if (v == BENCH__V_REMOVED)
         bench__errf("--baseline-strict: '%s' was removed: only %s has it\n", id,
                     against);
-    return v == BENCH__V_NEW || v == BENCH__V_REMOVED;
+    return bench__verdict_strict(v);
 }
 
 void bench__print_verdict(FILE *o, const bench__change *c, bool color)

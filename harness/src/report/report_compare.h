@@ -44,18 +44,12 @@ int bench__print_compare_summary(FILE *o, const char *baseline, const char *cons
  * place; 0 or -1 (memory). */
 int bench__sort_changes(const char **ids, bench__change *ch, size_t n);
 
-/** What makes a finished comparison fail (the gate's flags). */
-typedef struct bench__gate {
-    bool strict;               /* --baseline-strict: new and removed benchmarks are an error */
-    bool fail_on_regression;   /* --fail-on-regression */
-    bool fail_on_inconclusive; /* --fail-on-inconclusive: an undecided benchmark fails too */
-} bench__gate;
-
 /**
- * The exit code of a finished comparison of n rows (ids[i] names ch[i]): 1 for a regression when
- * fail_on_regression, or for an inconclusive benchmark when fail_on_inconclusive (each named on
- * stderr); otherwise 2 when `strict` meets a new or removed benchmark (each named on stderr, in
- * row order, with bench__strict_violation); else 0. Skipped benchmarks never change it.
+ * The exit code of a finished comparison of n rows (ids[i] names ch[i]), as bench__gate_exit
+ * (compare/verdict.h) decides it: 1 for a regression when fail_on_regression, or for an
+ * inconclusive benchmark when fail_on_inconclusive (each named on stderr); otherwise 2 when
+ * `strict` meets a new or removed benchmark (each named on stderr, in row order, with
+ * bench__strict_violation); else 0. Skipped benchmarks never change it.
  */
 int bench__compare_exit(const char *const *ids, const bench__change *ch, size_t n,
                         const bench__gate *gate, const char *against);

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "compare/compare.h"
+#include "compare/verdict.h"
 #include "core/base.h"
 #include "core/options.h"
 #include "core/probe.h"
@@ -80,12 +81,8 @@ static void print_spread(FILE *o, const bench__result *r, const bench__compare_o
     }
     if (!(r->process_cv > BENCH__LARGE_PROCESS_CV) || !(r->est.median.point >= 1.0))
         return;
-    const bench__compare_opts def = {.significance_level = BENCH__DEFAULT_SIGNIFICANCE_LEVEL,
-                                     .noise_threshold = BENCH__DEFAULT_NOISE_THRESHOLD};
-    const bench__compare_opts *set = cmp ? cmp : &def;
-    double se = sqrt(2.0 / (double)r->processes) * r->process_log_sd;
-    double mde = bench__mde(se, (double)(r->processes - 1), 1, set);
-    if (!(mde > set->noise_threshold))
+    double mde;
+    if (!bench__spread_hides_changes(r->processes, r->process_log_sd, cmp, &mde))
         return;
     fprintf(o, "%*s%sSpread between processes %.1f%%%s:\n%*sa saved comparison sees changes "
                "above about %.0f%%; --ab pairs the processes and sees less%s\n",

@@ -1,8 +1,8 @@
 /*
  * baselines.h: baselines by name (baselines.c): where they live, loading and saving them, the
  * comparison sides of their entries and of this run's results, the summary and exit code of a
- * finished comparison under the command line's gate, the benchmarks one side lacks, and the
- * confirmation of a saved comparison's suspects.
+ * finished comparison under the command line's gate, and the benchmarks one side lacks. The
+ * confirmation of a saved comparison's suspects is suspects.h's.
  */
 #ifndef HARNESS_BASELINES_H
 #define HARNESS_BASELINES_H
@@ -76,16 +76,5 @@ long bench__baseline_absent_entries(const bench__request *c, const bench__saved 
 bool bench__in_program(const void *where, const char *id);
 /** What `PROG --list [--exact] -- FILTER...` prints (malloc'd), or NULL. */
 char *bench__ab_other_list(const bench__request *c, const char *prog);
-/**
- * Settles the suspect verdicts of a saved-baseline comparison (ch[0..m), ids naming them) by
- * the program's identity or an interleaved run of the baseline's snapshot; with --explain,
- * explains those the run confirmed as changed (explained[j], malloc'd, the caller's; may be
- * NULL); 0, or -1 when interrupted.
- */
-struct bench__explanation;
-int bench__confirm_suspects(const bench__request *c, const bench__saved *old,
-                                const bench__context *ctx, const char *const *ids,
-                                bench__change *ch, size_t m, double drift,
-                                struct bench__explanation **explained);
 
 #endif /* HARNESS_BASELINES_H */

@@ -16,7 +16,8 @@
 
 #include "core/base.h"
 #include "core/result.h"
-#include "run/run.h"
+#include "run/calibrate.h"
+#include "measure/run.h"
 #include "stats/stats.h"
 #include "sys/proc.h"
 

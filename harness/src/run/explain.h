@@ -16,8 +16,9 @@
 
 #include "compare/compare.h"
 #include "core/result.h"
-#include "run/layout.h"
-#include "run/run.h"
+#include "run/ab.h"
+#include "measure/layout.h"
+#include "measure/run.h"
 #include "sys/proc.h"
 
 /** A function's difference is named when it exceeds this many standard deviations of the two

@@ -25,11 +25,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "compare/verdict.h"
 #include "core/base.h"
+#include "run/ab.h"
 #include "run/explain.h"
 #include "run/history_confirm.h"
 #include "run/pipeline.h"
-#include "run/run.h"
+#include "measure/run.h"
 #include "sys/clock.h"
 #include "sys/proc.h"
 
@@ -89,22 +91,24 @@ static int open_side(const bench__request *c, bench__history *history, side *s)
     return 0;
 }
 
-/* The words of a paired result against the step it checks. */
-static const char *outcome(const bench__ab_item *it, double step)
+/* The words of what a paired result says of the step it checks (bench__verdict_step_check). */
+static const char *outcome(bench__step_check check)
 {
-    bench__verdict v = it->change.verdict;
-    bool same_way = (it->change.ratio > 1.0) == (step > 0);
-    if ((v == BENCH__V_REGRESSED || v == BENCH__V_IMPROVED) && same_way)
+    switch (check) {
+    case BENCH__STEP_CONFIRMED:
         return "confirmed";
-    if (v == BENCH__V_REGRESSED || v == BENCH__V_IMPROVED)
+    case BENCH__STEP_OTHER_WAY:
         return "not reproduced (the programs differ the other way)";
-    if (v == BENCH__V_NO_CHANGE || v == BENCH__V_WITHIN_NOISE)
+    case BENCH__STEP_ALIKE:
         return "not reproduced (the programs measure alike: the step was not the code's)";
+    case BENCH__STEP_UNDECIDED:
+        break;
+    }
     return "inconclusive (the paired run could not tell)";
 }
 
 /* --confirm-time 0: nothing is run again; the numbers decide, as they do for a baseline's
- * suspects (baselines.c). */
+ * suspects (suspects.c). */
 static bool never_confirm(const bench__request *c)
 {
     return c->confirm_time == 0;
@@ -188,7 +192,7 @@ static int check_change(FILE *o, const bench__request *c, const bench__ab_option
     int rc = 0;
     if (ra == BENCH_EUSAGE || rb == BENCH_EUSAGE) {
         rc = -1;
-    } else if (a.hash[0] && strcmp(a.hash, b.hash) == 0) {
+    } else if (bench__same_program(a.hash, b.hash)) {
         fprintf(o, "not a code change: runs %lld and %lld measured the same program (%s), so "
                    "the step is the machine's or the environment's\n", a.run, b.run, a.hash);
     } else if (ra != 0 || rb != 0) {
@@ -206,12 +210,13 @@ static int check_change(FILE *o, const bench__request *c, const bench__ab_option
         } else if (prc > 0) {
             fprintf(o, "cannot confirm: %s\n", why);
         } else {
-            const char *words = outcome(&item, cp->step);
+            bench__step_check check = bench__verdict_step_check(&item.change, cp->step);
+            const char *words = outcome(check);
             fprintf(o, "%s: %+.2f%% [%+.2f%%, %+.2f%%] paired, programs of runs %lld and %lld, "
                        "%zu pairs", words, 100.0 * (item.change.ratio - 1.0),
                     100.0 * (item.change.ratio_lower - 1.0),
                     100.0 * (item.change.ratio_upper - 1.0), a.run, b.run, item.pairs);
-            bool moved = strcmp(words, "confirmed") == 0 && at != cp->index;
+            bool moved = check == BENCH__STEP_CONFIRMED && at != cp->index;
             double *logs = moved ? malloc(s->n * sizeof *logs) : NULL;
             for (size_t i = 0; logs && i < s->n; i++)
                 logs[i] = log(s->median_ns[i]);
@@ -295,7 +300,7 @@ int bench__history_confirm_gate(FILE *o, const bench__request *c, const char *pr
         int ra = open_side(c, c->history, &a);
         if (ra == BENCH_EUSAGE) {
             rc = -1;
-        } else if (a.hash[0] && strcmp(a.hash, program_hash) == 0) {
+        } else if (bench__same_program(a.hash, program_hash)) {
             fprintf(o, "%s: not a code change: run %lld measured this very program, so the step "
                        "is the machine's or the environment's: it does not fail the gate\n",
                     id, a.run);
@@ -320,7 +325,7 @@ int bench__history_confirm_gate(FILE *o, const bench__request *c, const char *pr
                            "gate\n", id, why);
                 *regressed = true;
             } else {
-                bool fails = v == BENCH__V_REGRESSED || v == BENCH__V_INCONCLUSIVE;
+                bool fails = bench__gate_paired_fails(v);
                 fprintf(o, "%s: %s: %+.2f%% [%+.2f%%, %+.2f%%] paired against run %lld's "
                            "program, %zu pairs%s\n", id,
                         v == BENCH__V_REGRESSED     ? "regression confirmed"

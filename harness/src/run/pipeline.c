@@ -2,9 +2,8 @@
  * pipeline.c: the one run pipeline, once options are parsed and benchmarks selected: select,
  * plan, measure (in worker processes), estimate, compare, report, exit code. Every measuring
  * mode is a client of it (client.h): the default run of times (client.c) and --instructions
- * (instr.c). Also the two modes that measure nothing the pipeline reports:
- * --profile-time (iterations for an outside profiler) and --ab (hands over to ab.c's paired run
- * of two builds), and calibration runs.
+ * (instr.c). The two modes that measure nothing the pipeline reports, --profile-time and --ab,
+ * are handed over to handoff.c; calibration runs are here.
  */
 #include <errno.h>
 #include <math.h>
@@ -17,97 +16,19 @@
 #include "probes/probes.h"
 #include "report/report_compare.h"
 #include "run/baselines.h"
+#include "run/suspects.h"
 #include "run/client.h"
 #include "run/explain.h"
 #include "run/history_confirm.h"
 #include "run/instr.h"
 #include "run/pipeline.h"
-#include "run/plan.h"
+#include "measure/plan.h"
 #include "run/since_last.h"
-#include "run/trace.h"
+#include "measure/trace.h"
 #include "store/history.h"
 #include "sys/canary.h"
 #include "sys/proc.h"
 #include "sys/user_build.h"
-
-/* ---- --profile-time: iterations for an outside profiler, no statistics ---- */
-
-static int profile_run(const bench__request *c, const bench__instance *all, const bool *selected,
-                       size_t n)
-{
-    int exit_code = BENCH_EXIT_OK;
-    bench__crash_handlers_install();
-    for (size_t i = 0; i < n; i++) {
-        if (!selected[i])
-            continue;
-        bench__result r;
-        memset(&r, 0, sizeof r);
-        bench__run_instance(&all[i], &c->run, &r);
-        char id[BENCH__ESCAPED_ID], why[4 * sizeof r.message];
-        bench__escape(id, sizeof id, all[i].id);
-        bench__escape(why, sizeof why, r.message);
-        if (r.status == BENCH__OK) {
-            char per[32];
-            bench__fmt_time(per, sizeof per,
-                            r.profile_iters ? r.profile_ns / (double)r.profile_iters : 0);
-            printf("%s: profiled %llu iterations in %.2f s (%s per iteration)\n", id,
-                   (unsigned long long)r.profile_iters, r.measure_wall_s, per);
-        } else if (r.status == BENCH__SKIPPED) {
-            printf("%s: skipped: %s\n", id, why);
-        } else {
-            bench__errf("benchmark '%s' failed: %s\n", id, why);
-            exit_code = BENCH_EXIT_FAILED;
-        }
-        bench__result_destroy(&r);
-    }
-    return bench__finish_stdout(exit_code);
-}
-
-/* ---- --ab: two builds, paired (ab.c) ---- */
-
-/* --explain after the paired verdicts: the changed benchmarks' functions (explain.c). */
-static int explain_after(const char *old_prog, const char *new_prog,
-                         const bench__ab_item *items, size_t n, void *arg)
-{
-    return bench__explain_items(stdout, old_prog, -1, new_prog, -1, items, n, arg, NULL);
-}
-
-static int ab_run(bench__request *c, const bench__instance *all, size_t n, const bool *selected)
-{
-    /* The old build's benchmarks for the same FILTERs that this one lacks: removed. */
-    char *text = bench__ab_other_list(c, c->ab);
-    size_t lines = 0, nremoved = 0;
-    for (const char *p = text; p && *p; p++)
-        lines += *p == '\n';
-    const char **removed = calloc(lines ? lines : 1, sizeof *removed);
-    for (char *line = text, *nl; removed && line && (nl = strchr(line, '\n')); line = nl + 1) {
-        *nl = '\0';
-        if (*line && !bench__has_instance(all, n, line))
-            removed[nremoved++] = line;
-    }
-    bench__ab_options ab = bench__request_ab_options(c);
-    ab.removed = removed;
-    ab.nremoved = nremoved;
-    bench__explain_opts xo = {.mode = c->instructions ? BENCH__EXPLAIN_INSTRUCTIONS
-                                                      : BENCH__EXPLAIN_TIME,
-                              .seconds = ab.seconds, .timeout_s = ab.timeout_s, .seed = ab.seed};
-    if (c->explain) {
-        ab.after = explain_after;
-        ab.after_arg = &xo;
-    }
-    bench__gate gate = bench__request_gate(c);
-    if (c->run.trace_path)
-        bench__trace_start(c->run.trace_path); /* its pairs, on the manager's track */
-    int exit_code = bench__finish_stdout(bench__ab_run(c->ab, all, selected, n, &ab,
-                                                           &gate,
-                                                           bench__use_color(c->color)));
-    if (c->run.trace_path && !bench__proc_interrupted() && bench__trace_write() != 0 &&
-        exit_code == BENCH_EXIT_OK)
-        exit_code = BENCH_EXIT_USAGE;
-    free(removed);
-    free(text);
-    return exit_code;
-}
 
 /* ---- the pipeline ---- */
 
@@ -390,6 +311,47 @@ out:
     return rc;
 }
 
+/* --history-gate: the run just recorded (run_id) judged against the runs before it, on stderr
+ * (stdout may be JSON). Returns the exit code rc raised to a regression's or a usage error's, or
+ * -1 when an interrupt stopped the gate's reading (the run is recorded, not judged). */
+static int gate_history(pipeline *p, long long run_id, int rc)
+{
+    bench__request *c = p->c;
+    char msg[1024], shown[4 * sizeof msg];
+    bool regressed = false;
+    bench__history_steps steps = {0};
+    /* This run's own benchmarks only: a part of a sharded run (--run-id) does not judge
+     * the parts recorded before it, which judged themselves. */
+    const char **only = calloc(p->k ? p->k : 1, sizeof *only);
+    for (size_t i = 0; only && i < p->k; i++)
+        only[i] = p->results[i].inst->id;
+    int grc = only ? bench__history_gate(stderr, c->history, run_id, only, p->k,
+                                         c->history_gate, c->cmp.noise_threshold,
+                                         c->cmp.significance_level, &regressed, &steps, msg,
+                                         sizeof msg)
+                   : BENCH_ENOMEM;
+    if (!only)
+        bench__msg(msg, sizeof msg, "history gate: out of memory");
+    free(only);
+    if (grc != 0) {
+        if (bench__proc_interrupted()) {
+            bench__history_steps_free(&steps);
+            return -1;
+        }
+        bench__errf("%s\n", bench__escape(shown, sizeof shown, msg));
+        rc = BENCH_EXIT_USAGE;
+    } else {
+        /* A step is the code's only when a paired run of the programs confirms it. */
+        if (steps.n > 0 && bench__history_confirm_gate(stderr, c, p->ctx.program_hash,
+                                                       &steps, &regressed) != 0)
+            regressed = true; /* interrupted: the numbers stand */
+        if (regressed && rc == BENCH_EXIT_OK)
+            rc = BENCH_EXIT_REGRESSION;
+    }
+    bench__history_steps_free(&steps);
+    return rc;
+}
+
 /* The reporting stage's end: the change since the last run, the report's tail, --json,
  * --export-gbench, --save-baseline, the history, the last-run file. An interrupt stops it before
  * the next of them (bench__pipeline_run says what was written). */
@@ -479,41 +441,9 @@ static void write_outputs(pipeline *p)
     }
     if (bench__proc_interrupted())
         return;
-    if (rc == BENCH_EXIT_OK && c->history_gate && p->cl->times) {
-        /* The run just recorded against the runs before it (on stderr: stdout may be JSON). */
-        bool regressed = false;
-        bench__history_steps steps = {0};
-        /* This run's own benchmarks only: a part of a sharded run (--run-id) does not judge
-         * the parts recorded before it, which judged themselves. */
-        const char **only = calloc(p->k ? p->k : 1, sizeof *only);
-        for (size_t i = 0; only && i < p->k; i++)
-            only[i] = p->results[i].inst->id;
-        int grc = only ? bench__history_gate(stderr, c->history, run_id, only, p->k,
-                                             c->history_gate, c->cmp.noise_threshold,
-                                             c->cmp.significance_level, &regressed, &steps, msg,
-                                             sizeof msg)
-                       : BENCH_ENOMEM;
-        if (!only)
-            bench__msg(msg, sizeof msg, "history gate: out of memory");
-        free(only);
-        if (grc != 0) {
-            if (bench__proc_interrupted()) {
-                /* The gate's reading stopped: the run is recorded, not judged. */
-                bench__history_steps_free(&steps);
-                return;
-            }
-            bench__errf("%s\n", bench__escape(shown, sizeof shown, msg));
-            rc = BENCH_EXIT_USAGE;
-        } else {
-            /* A step is the code's only when a paired run of the programs confirms it. */
-            if (steps.n > 0 && bench__history_confirm_gate(stderr, c, p->ctx.program_hash,
-                                                           &steps, &regressed) != 0)
-                regressed = true; /* interrupted: the numbers stand */
-            if (regressed && rc == BENCH_EXIT_OK)
-                rc = BENCH_EXIT_REGRESSION;
-        }
-        bench__history_steps_free(&steps);
-    }
+    if (rc == BENCH_EXIT_OK && c->history_gate && p->cl->times &&
+        (rc = gate_history(p, run_id, rc)) < 0)
+        return;
     /* Kept for the next run's "since the last run", whatever the exit code: information only. */
     if (p->last_path[0] && !bench__proc_interrupted())
         bench__since_keep(p->last_path, &p->ctx, p->results, p->k, &p->prog, p->last_said);
@@ -683,7 +613,7 @@ int bench__pipeline_run(bench__request *c, int argc, char **argv, const bench__i
 {
     lock_gpu_clocks(c);
     if (c->ab) {
-        int ab_exit = ab_run(c, all, n, selected);
+        int ab_exit = bench__ab_mode_run(c, all, n, selected);
         bench__probes_unlock_clocks();
         return ab_exit;
     }
@@ -739,7 +669,7 @@ int bench__pipeline_run(bench__request *c, int argc, char **argv, const bench__i
     if (c->run.plan == BENCH__PLAN_PROFILE) {
         /* Iterations in this very process, which never looks at an interrupt: one ends it. */
         bench__proc_interrupts_release();
-        p.exit_code = profile_run(c, all, selected, n);
+        p.exit_code = bench__profile_time_run(c, all, selected, n);
         goto out;
     }
     if (measure(&p, argc, argv, all, n, selected, nsel) != 0)

@@ -22,7 +22,9 @@
 #include "core/registry.h"
 #include "core/result.h"
 #include "report/report.h"
-#include "run/run.h"
+#include "run/ab.h"
+#include "run/calibrate.h"
+#include "measure/run.h"
 #include "store/history.h"
 #include "store/store.h"
 #include "sys/context.h"
@@ -117,7 +119,7 @@ double bench__request_noise_threshold(const bench__request *c, double mode_defau
 /** The comparison's settings the request asks for, each not given resolved to its default. */
 bench__compare_opts bench__request_compare_opts(const bench__request *c);
 
-/** Whether a long run draws its progress line (report/progress.h): stderr is a terminal and
+/** Whether a long run draws its progress line (sys/progress.h): stderr is a terminal and
  * the report is the pretty one (a machine format's reader wants nothing but its format). */
 bool bench__request_progress(const bench__request *c);
 
@@ -151,5 +153,17 @@ struct program {
  */
 int bench__pipeline_run(bench__request *c, int argc, char **argv, const bench__instance *all,
                         size_t n, const bool *selected, size_t nsel);
+
+/* ---- handoff.c ---- */
+
+/** --profile-time: each selected benchmark of all[0..n) run for its time, iterations printed,
+ * no statistics. Returns the exit code. */
+int bench__profile_time_run(const bench__request *c, const bench__instance *all,
+                            const bool *selected, size_t n);
+
+/** --ab: the selected benchmarks paired with the other build's (ab.c), then --explain and
+ * --trace as asked. Returns the exit code. */
+int bench__ab_mode_run(bench__request *c, const bench__instance *all, size_t n,
+                       const bool *selected);
 
 #endif /* HARNESS_PIPELINE_H */

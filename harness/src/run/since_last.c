@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "compare/compare.h"
+#include "compare/verdict.h"
 #include "run/baselines.h"
 #include "run/pipeline.h"
 #include "run/since_last.h"
@@ -59,10 +60,9 @@ static void print_since(FILE *o, const bench__request *c, const bench__context *
         char id[BENCH__ESCAPED_ID], against[4 * sizeof rows[j].against];
         /* The same program as then: whatever moved is the machine's, as a same-program row of
          * a baseline comparison says. */
-        bool same = rows[j].program_hash[0] &&
-                    strcmp(rows[j].program_hash, ctx->program_hash) == 0;
         const bench__change *x = &ch[j];
-        const char *moved = same && bench__verdict_suspect(x->verdict)
+        bool same = bench__same_program(rows[j].program_hash, ctx->program_hash);
+        const char *moved = bench__verdict_machine_moved(x->verdict, same)
                                 ? " (same program: the numbers moved, the code did not)"
                                 : "";
         fprintf(o, "  %s (against %s): %+.2f%%",

@@ -358,25 +358,3 @@ int bench__cp_place(const double *logs, size_t n, double alpha, bench__cp_result
     free(s2);
     return 0;
 }
-
-int bench__gate_window(const double *logs, size_t n, double noise_threshold, double alpha,
-                       double tests, bench__gate_result *out)
-{
-    if (!out || !(noise_threshold >= 0))
-        return -1;
-    memset(out, 0, sizeof *out);
-    bench__cp_result cr;
-    if (bench__cp_newest_step(logs, n, alpha, tests, &out->step) != 0 ||
-        bench__changepoints(logs, n, alpha / tests, 1, &cr) != 0)
-        return -1;
-    /* The rule of a comparison's "regressed" (verdict.c): the interval above zero and the
-     * estimate above the noise threshold. */
-    out->step_fails = out->step.step_lower > 0 && out->step.step > noise_threshold;
-    out->trend = cr.trend;
-    double steps = (double)(n - 1);
-    out->trend_total = expm1(steps * log1p(cr.trend.per_point));
-    out->trend_total_lower = expm1(steps * log1p(cr.trend.lower));
-    out->trend_slows = cr.trend.found && cr.trend.per_point > 0;
-    out->trend_fails = out->trend_slows && out->trend_total_lower > noise_threshold;
-    return 0;
-}

@@ -105,27 +105,4 @@ int bench__cp_newest_step(const double *logs, size_t n, double alpha, double tes
  */
 void bench__cp_clip_outliers(const double *logs, size_t n, double *out);
 
-/** What the history gate finds in one benchmark's window of runs (history.c). */
-typedef struct bench__gate_result {
-    bench__cp step;           /* the newest run against the earlier ones (bench__cp_newest_step) */
-    bool step_fails;          /* step's interval above zero and step above the noise threshold */
-    bench__trend trend;       /* over the whole window, at level alpha / tests */
-    double trend_total;       /* trend.per_point compounded over the window's n - 1 steps */
-    double trend_total_lower; /* trend.lower compounded likewise */
-    bool trend_slows;         /* a trend was found and it is a slowdown */
-    bool trend_fails;         /* trend_slows and trend_total_lower above the noise threshold */
-} bench__gate_result;
-
-/**
- * The history gate's judgement of logs[0..n) (n >= 3, oldest first, the newest last): the
- * newest point as a step against the others and the trend over all of them, one of `tests`
- * benchmarks judged (Bonferroni) at family level alpha, against noise_threshold (relative, as
- * --noise-threshold). A step fails when its interval is above zero and it is above the
- * threshold (a comparison's "regressed"); a trend fails when it slows and even the lower end of
- * its interval, compounded over the window, is above the threshold. Returns 0, or -1 on bad
- * arguments or when memory runs out.
- */
-int bench__gate_window(const double *logs, size_t n, double noise_threshold, double alpha,
-                       double tests, bench__gate_result *out);
-
 #endif /* HARNESS_CHANGEPOINT_H */

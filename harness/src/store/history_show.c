@@ -1,7 +1,8 @@
 /*
  * history_show.c: what the run history's readers compute and print, the same for every store
  * (history_store.h): --history-show's list of runs and its series with their change points and
- * trends, and --history-gate's test of the newest run against the runs before it. A store only
+ * trends, and --history-gate's test of the newest run against the runs before it (decided by
+ * compare/verdict.c's bench__gate_window, printed here). A store only
  * answers with rows; the rows are validated here (a median that is not a positive finite
  * number is named on stderr and skipped), so a hostile row in either store is read the same
  * safe way.
@@ -11,6 +12,7 @@
 #include <string.h>
 
 #include "compare/compare.h"
+#include "compare/verdict.h"
 #include "stats/changepoint.h"
 #include "store/history_store.h"
 
@@ -530,14 +532,14 @@ static int gate_series(bench__history *h, long long run, const char *const *only
     return rc;
 }
 
-/* The gate's judgement of b, one of `tests`, printed: 0 passes, 1 fails by its step (a step
- * that a paired run can confirm), 2 fails by its trend. */
-static int gate_one(FILE *o, const gated *b, double tests, double noise, double alpha)
+/* The gate's judgement of b, one of `tests` (decided by bench__gate_window), printed. */
+static bench__gate_outcome gate_one(FILE *o, const gated *b, double tests, double noise,
+                                    double alpha)
 {
     bench__gate_result g;
     char shown[BENCH__ESCAPED_ID], s[32], lo[32], hi[32], total[32];
     if (bench__gate_window(b->logs, b->n, noise, alpha, tests, &g) != 0)
-        return 0;
+        return BENCH__GATE_PASSES;
     bench__escape(shown, sizeof shown, b->id);
     if (g.step_fails) {
         fmt_pct(s, sizeof s, g.step.step);
@@ -554,7 +556,7 @@ static int gate_one(FILE *o, const gated *b, double tests, double noise, double 
         fprintf(o, "%s: %sslowing trend over the last %zu runs: %s per run [%s, %s], %s over "
                    "them\n", shown, g.trend_fails ? "" : "warning: ", b->n, s, lo, hi, total);
     }
-    return g.trend_fails ? 2 : g.step_fails ? 1 : 0;
+    return g.outcome;
 }
 
 /* A step alone goes to steps, for the caller to confirm (and then decide); false when it
@@ -603,10 +605,11 @@ int bench__history_gate(FILE *o, bench__history *h, long long run_id,
                     BENCH__HISTORY_GATE_MIN);
             continue;
         }
-        int verdict = gate_one(o, b, tests, noise_threshold, alpha);
-        if (verdict == 1 && steps && b->prev_run > 0 && defer_step(steps, b))
+        bench__gate_outcome verdict = gate_one(o, b, tests, noise_threshold, alpha);
+        if (verdict == BENCH__GATE_STEP_FAILS && steps && b->prev_run > 0 &&
+            defer_step(steps, b))
             continue;
-        if (verdict)
+        if (verdict != BENCH__GATE_PASSES)
             *regressed = true;
     }
     for (size_t i = 0; i < n; i++) {

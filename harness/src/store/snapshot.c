@@ -1,7 +1,7 @@
 /*
  * snapshot.c: the identity of the running program and the snapshot a saved baseline keeps of
  * it, so that a later comparison can run the very program that was measured, interleaved with
- * the current one (baselines.c, ab.c; trust.c decides whether it may run).
+ * the current one (run/suspects.c, run/ab.c; trust.c decides whether it may run).
  *
  * Identity is the SHA-256 of the executable's bytes ("sha256:HEX"), which a signature can vouch for
  * (trust.c). Its shared libraries are told apart by a 64-bit FNV-1a hash of their paths and

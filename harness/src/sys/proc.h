@@ -4,7 +4,7 @@
  * Every child the harness starts goes through it: isolated measurement (manager.c, worker.c),
  * the interleaved A/B of two builds (ab.c), calibration runs (calibrate.c), instruction counts
  * under valgrind (instr.c), and the short commands the context runs (git, in sysinfo.c). What a
- * worker says on its channel is run/protocol.h's (the lines, their writer and reader); how it is
+ * worker says on its channel is measure/protocol.h's (the lines, their writer and reader); how it is
  * started, read with a time limit, killed and reaped is this file's.
  */
 #ifndef HARNESS_PROC_H

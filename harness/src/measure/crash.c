@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "core/base.h"
-#include "run/run.h"
+#include "measure/run.h"
 
 static char crash_msg[1536]; /* the name, the id and the text */
 static size_t crash_len;

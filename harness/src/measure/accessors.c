@@ -13,7 +13,7 @@
 
 #include "core/base.h"
 #include "core/result.h"
-#include "run/body.h"
+#include "measure/body.h"
 
 int64_t bench_param(const bench_t *b)
 {

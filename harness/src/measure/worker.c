@@ -30,10 +30,10 @@
 #include "core/options.h"
 #include "core/registry.h"
 #include "core/result.h"
-#include "run/layout.h"
-#include "run/protocol.h"
-#include "run/run.h"
-#include "run/trace.h"
+#include "measure/layout.h"
+#include "measure/protocol.h"
+#include "measure/run.h"
+#include "measure/trace.h"
 #include "sys/proc.h"
 
 /* Writes one line of the protocol; false when the line cannot be said on it (a value out of

@@ -15,8 +15,8 @@
 #include "core/probe.h"
 #include "core/registry.h"
 #include "core/result.h"
-#include "run/plan.h"
-#include "run/run.h"
+#include "measure/plan.h"
+#include "measure/run.h"
 #include "sys/clock.h"
 
 /* PH_REWARM: a later round's warm-up; PH_DONE: this call of the body has no more samples. */

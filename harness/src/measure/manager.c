@@ -41,12 +41,12 @@
 #include "core/options.h"
 #include "core/registry.h"
 #include "core/result.h"
-#include "report/progress.h"
-#include "run/layout.h"
-#include "run/plan.h"
-#include "run/protocol.h"
-#include "run/run.h"
-#include "run/trace.h"
+#include "measure/layout.h"
+#include "measure/plan.h"
+#include "measure/protocol.h"
+#include "measure/run.h"
+#include "measure/trace.h"
+#include "sys/progress.h"
 #include "stats/stats.h"
 #include "sys/clock.h"
 #include "sys/proc.h"
@@ -441,7 +441,7 @@ typedef struct managed {
     void *arg;
     size_t n;              /* benchmarks in the run */
     size_t processes_done; /* worker processes finished, all benchmarks */
-    bench__progress progress; /* the line on a terminal (report/progress.h) */
+    bench__progress progress; /* the line on a terminal (sys/progress.h) */
 } managed;
 
 static bool m_finished(size_t i, void *arg)

@@ -26,8 +26,8 @@
 
 #include "core/base.h"
 #include "core/result.h"
-#include "run/body.h"
-#include "run/trace.h"
+#include "measure/body.h"
+#include "measure/trace.h"
 
 /* Deepest nesting of spans on one thread. */
 #define MAX_DEPTH 16

@@ -18,7 +18,7 @@
 #include <string.h>
 
 #include "core/base.h"
-#include "run/protocol.h"
+#include "measure/protocol.h"
 
 static const char *const words[] = {
 #define BENCH__WIRE_WORD(name, word) word,

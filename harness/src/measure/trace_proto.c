@@ -18,7 +18,7 @@
 #include <string.h>
 
 #include "core/base.h"
-#include "run/trace_doc.h"
+#include "measure/trace_doc.h"
 
 /* Field numbers of the messages used (Perfetto's protos/perfetto/trace). */
 enum {

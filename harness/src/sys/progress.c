@@ -12,7 +12,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 
-#include "report/progress.h"
+#include "sys/progress.h"
 #include "sys/clock.h"
 
 void bench__progress_start(bench__progress *p, bool on, size_t total, double est_s,

@@ -21,7 +21,7 @@
 #include <stdio.h>
 
 #include "core/result.h"
-#include "run/protocol.h"
+#include "measure/protocol.h"
 
 /** The phase of a TS line's sample. */
 enum { BENCH__TRACE_WARM_UP = 0, BENCH__TRACE_REWARM = 1, BENCH__TRACE_MEASURE = 2 };

@@ -8,8 +8,8 @@
 
 #include "core/options.h"
 #include "core/registry.h"
-#include "run/plan.h"
-#include "run/run.h"
+#include "measure/plan.h"
+#include "measure/run.h"
 
 const bench__settings bench__default_settings = {
     .warm_up_time = BENCH__DEFAULT_WARM_UP_TIME,

@@ -21,7 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "run/layout.h"
+#include "measure/layout.h"
 
 #define LAYOUT_ENV "BENCH_WORKER_LAYOUT"
 #define PAD_ENV "BENCH_WORKER_PAD"

@@ -16,10 +16,10 @@
 #include "core/registry.h"
 #include "core/result.h"
 #include "probes/measure.h"
-#include "run/body.h"
-#include "run/plan.h"
-#include "run/run.h"
-#include "run/trace.h"
+#include "measure/body.h"
+#include "measure/plan.h"
+#include "measure/run.h"
+#include "measure/trace.h"
 #include "sys/clock.h"
 
 static void detach_attached(bench_t *b)

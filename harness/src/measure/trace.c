@@ -38,8 +38,8 @@
 #include "core/base.h"
 #include "core/registry.h"
 #include "core/result.h"
-#include "run/trace.h"
-#include "run/trace_doc.h"
+#include "measure/trace.h"
+#include "measure/trace_doc.h"
 #include "store/store.h"
 
 /* ---- the measuring side ---- */

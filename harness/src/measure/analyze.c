@@ -14,7 +14,7 @@
 #include "core/registry.h"
 #include "core/result.h"
 #include "probes/probes.h"
-#include "run/run.h"
+#include "measure/run.h"
 #include "stats/stats.h"
 
 /* The speed groups of r's processes, and what their spread can be blamed on (stats.h). */

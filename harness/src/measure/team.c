@@ -28,9 +28,9 @@
 #include "core/base.h"
 #include "core/result.h"
 #include "probes/measure.h"
-#include "run/body.h"
-#include "run/run.h"
-#include "run/trace.h"
+#include "measure/body.h"
+#include "measure/run.h"
+#include "measure/trace.h"
 #include "sys/clock.h"
 
 /* One thread of the team. Cache-line aligned: each thread writes its own only. */

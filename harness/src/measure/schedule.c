@@ -12,7 +12,7 @@
  */
 #include <stddef.h>
 
-#include "run/run.h"
+#include "measure/run.h"
 
 /* Whether a benchmark of e rounds takes one in round j of `total`: its rounds spread evenly. */
 static bool takes_round(unsigned e, unsigned j, unsigned total)

@@ -1,0 +1,136 @@
+/*
+ * ab.h: the paired comparison of two programs (ab.c): --ab, and the paired runs that confirm a
+ * baseline's suspects and a history's steps, with the paired workers --explain profiles. A mode
+ * of its own: it drives worker processes of two programs over the worker protocol (run.h,
+ * protocol.h), sample by sample.
+ */
+#ifndef HARNESS_RUN_AB_H
+#define HARNESS_RUN_AB_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "compare/compare.h"
+#include "compare/verdict.h"
+#include "core/registry.h"
+#include "measure/run.h"
+
+/** Where the two workers of a pair run (--ab-schedule). */
+typedef enum bench__ab_schedule {
+    BENCH__AB_PINNED = 0, /* both on one CPU, taking turns; pairs go round the allowed CPUs */
+    BENCH__AB_DUET,       /* at the same moment on two CPUs, swapped between samples */
+    BENCH__AB_UNPINNED,   /* wherever the scheduler puts them, taking turns */
+} bench__ab_schedule;
+
+/** "pinned", "duet", "unpinned". */
+const char *bench__ab_schedule_name(bench__ab_schedule s);
+
+struct bench__ab_item;
+
+typedef struct bench__ab_options {
+    double seconds;            /* budget per benchmark on average: the comparison may spend
+                                * seconds x benchmarks, on the undecided ones */
+    int max_pairs;             /* most worker pairs of one benchmark: its last look */
+    double sample_ms;          /* target duration of one sample, ms */
+    double significance_level; /* alpha over all benchmarks and looks (Bonferroni) */
+    double noise_threshold;    /* smallest relative change reported as a regression */
+    bench__ab_schedule schedule;
+    bool fixed_layout;         /* no layout randomisation of the workers */
+    double timeout_s;          /* a worker that takes longer to answer (its setup, a sample) is
+                                * stopped; <= 0: BENCH__DEFAULT_TIMEOUT (--timeout) */
+    uint64_t seed;             /* layouts are drawn from it */
+    bool progress;             /* live progress on stderr */
+    const char *const *removed; /* ids the old build lists for the FILTERs and this one lacks */
+    size_t nremoved;
+    /* Called with the decided items, after their verdicts and before the summary (--explain,
+     * explain.c; NULL: none); a non-zero return is the run's interruption (BENCH_EUSAGE). */
+    int (*after)(const char *old_prog, const char *new_prog, const struct bench__ab_item *items,
+                 size_t n, void *arg);
+    void *after_arg;
+} bench__ab_options;
+
+/** The looks of the sequential design: the first at this many pairs (or max_pairs) ... */
+#define BENCH__AB_FIRST_LOOK 6
+/** ... each next one this many times as many, the last at max_pairs. */
+#define BENCH__AB_LOOK_GROWTH 1.5
+/** Defaults: seconds per benchmark, most pairs (looks at 6, 9, 14, 21, 32), sample length. */
+#define BENCH__AB_DEFAULT_SECONDS 10
+#define BENCH__AB_DEFAULT_MAX_PAIRS 32
+#define BENCH__AB_DEFAULT_SAMPLE_MS 0.5
+/** A pair measures at least this many rounds (a benchmark of long iterations takes longer). */
+#define BENCH__AB_MIN_ROUNDS 10
+
+/** The pair counts at which a benchmark is looked at, for at most max_pairs pairs, into
+ * looks[0..cap); returns how many (the last is max_pairs). */
+size_t bench__ab_looks(int max_pairs, size_t *looks, size_t cap);
+
+/**
+ * The paired A/B test from n >= 2 worker pairs: pair_log[i] is the median of
+ * ln(new/old) over pair i's rounds. A one-sample t statistic over the pairs (n - 1 degrees of
+ * freedom; the pairs are independent, the rounds of one pair are not) gives D (their mean) and
+ * its standard error, decided by bench__decide with `tests` (benchmarks compared times the looks
+ * of the sequential design). Fills c (old_median and new_median stay 0); with n < 2 the verdict
+ * is "not compared".
+ */
+void bench__ab_stats(const double *pair_log, size_t n, double tests, const bench__compare_opts *o,
+                     bench__change *c);
+
+/** One benchmark of a paired comparison: its id in, its outcome out. */
+typedef struct bench__ab_item {
+    const char *id;
+    bench__change change; /* its verdict and numbers (old_median: A's time per iteration, the
+                           * geometric mean over pairs; new_median: that times the ratio) */
+    int rc;               /* 0; BENCH_EINVAL: the old program lacks it; BENCH_EUNAVAIL: skipped;
+                           * BENCH_EIO: a worker failed or could not start (message says why) */
+    char message[512];
+    size_t pairs;         /* worker pairs that measured */
+    size_t rounds;        /* rounds of ABBA+BAAB over all pairs */
+    size_t looks;         /* looks taken */
+    uint64_t iters;       /* iterations per sample */
+    double seconds;       /* wall time spent on it */
+    double pair_sd;       /* sd of the pairs' ln(B/A) */
+} bench__ab_item;
+
+/** Called with each item as soon as it is decided (or failed). */
+typedef void (*bench__ab_done_fn)(bench__ab_item *item, void *arg);
+
+/**
+ * Compares A with new_prog (B) on the n benchmarks items[i].id, in pairs of their worker
+ * processes, spending at most o->seconds x n (one pair's overrun beyond) on those still
+ * undecided. A's workers start from old_fd when it is >= 0 (a sealed copy of a saved program
+ * snapshot that bench__snapshot_open checked: never from a path read again), else from
+ * old_prog; old_prog names A in messages either way. B's likewise from new_fd or new_prog.
+ * Fills each item; `done` (may be NULL) sees each once it is final. Returns 0, or BENCH_EUSAGE
+ * when interrupted (items then incomplete), or BENCH_ENOMEM.
+ */
+int bench__ab_compare(const char *old_prog, int old_fd, const char *new_prog, int new_fd,
+                      bench__ab_item *items, size_t n, const bench__ab_options *o,
+                      bench__ab_done_fn done, void *arg);
+
+/* The paired worker of a comparison, for --explain's profiles (explain.c). */
+struct bench__proc;
+struct bench__layout;
+/** Starts `prog` (from exec_fd when >= 0) as the driven worker of benchmark `id`, unpinned, and
+ * waits for its setup, as a pair's workers start. 0, or an error with the reason in msg. */
+int bench__ab_worker_start(struct bench__proc *w, const char *prog, int exec_fd, const char *id,
+                           const struct bench__layout *lay, double timeout_s, char *msg,
+                           size_t msglen);
+/** One sample of `iters` iterations; its time in *ns. 0, BENCH_EUSAGE, or BENCH_EIO. */
+int bench__ab_worker_sample(struct bench__proc *w, uint64_t iters, int64_t deadline, double *ns);
+/** Asks the worker to end, and reaps it. */
+void bench__ab_worker_stop(struct bench__proc *w, double timeout_s);
+
+/** Coordinator side of --ab: compares `other` (old) with this program (new). Exit code. */
+int bench__ab_run(const char *other, const bench__instance *all, const bool *selected, size_t n,
+                  const bench__ab_options *o, const bench__gate *gate, bool color);
+
+/** The time a saved-baseline comparison gives the interleaved run that confirms its suspects
+ * against the baseline's program snapshot (--confirm-time S: S per suspect): by default
+ * BENCH__DEFAULT_CONFIRM_TIME per suspect, or a share of BENCH__CONFIRM_BUDGET when there are
+ * more suspects than that fits, but never less than BENCH__CONFIRM_MIN_TIME each. */
+#define BENCH__DEFAULT_CONFIRM_TIME 10
+#define BENCH__CONFIRM_BUDGET 90
+#define BENCH__CONFIRM_MIN_TIME 4
+
+#endif /* HARNESS_RUN_AB_H */
