@@ -135,6 +135,9 @@ typedef struct bench__change {
      * very one the baseline measured (any change is then the machine's, not the code's). */
     bool confirmed;
     bool same_program;
+    /* The benchmark's code identity (its code_hash) is the same on both sides: a change the
+     * numbers show is placement's or the machine's, not the code's (bench__verdict_same_code). */
+    bool same_code;
     /* Speed groups (bench__find_modes): both sides had two, and D compares group with group (the
      * mean of the two groups' logs on each side, so the share of processes that landed in each
      * group is no change); or the sides have different numbers of groups, and D is over all
@@ -232,6 +235,15 @@ bool bench__verdict_decided(bench__verdict v);
 
 /** Whether a saved-numbers verdict needs confirming: regressed, improved or inconclusive. */
 bool bench__verdict_suspect(bench__verdict v);
+
+/**
+ * A suspect verdict (regressed, improved, inconclusive) of times on a benchmark whose code
+ * identity is the same on both sides (old_code, new_code: code hashes, NULL or "" unknown) is no
+ * verdict on the code: it becomes "no change" marked same_code, its numbers kept for the reports
+ * ("same code: measured X% slower"). An unknown identity on either side leaves it alone. Returns
+ * whether it changed c.
+ */
+bool bench__verdict_same_code(bench__change *c, const char *old_code, const char *new_code);
 
 /**
  * "regressed", "improved", "no change", "within noise", "inconclusive", "not compared", "skipped",

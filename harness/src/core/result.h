@@ -154,6 +154,9 @@ typedef struct bench__result {
     bench__fact facts[BENCH__MAX_FACTS];
     uint64_t profile_iters; /* profile mode: iterations run */
     double profile_ns;      /* profile mode: ns spent in them */
+    /* The benchmark's code identity (sys/code_id.h): lowercase hex SHA-256 of the machine code
+     * its body runs, placement masked; "" unknown (no objdump, a stripped program). */
+    char code_hash[65];
     bench__failure failure; /* when status is BENCH__FAILED: how */
     int failure_code;       /* the signal (crashed) or exit code (exited); 0 otherwise */
     /* Isolated measurement: the processes the samples came from (0: measured in this process),
