@@ -7,6 +7,8 @@
  */
 #include "run/code_identity.h"
 
+#include <string.h>
+
 #include "core/base.h"
 #include "sys/proc.h"
 
@@ -31,10 +33,10 @@ bench__code_ids *bench__self_code(const bench__request *c)
     return bench__program_code(c, self);
 }
 
-void bench__same_code_as_saved(const bench__saved *old, const char *id, const char *code,
-                               bench__change *ch)
+void bench__same_code_as_saved(const bench__saved *old, const char *program_hash,
+                               const char *id, const char *code, bench__change *ch)
 {
     const bench__entry *e = bench__saved_find(old, id);
-    if (e)
+    if (e && !(program_hash[0] && strcmp(e->program_hash, program_hash) == 0))
         (void)bench__verdict_same_code(ch, e->code_hash, code);
 }

@@ -24,9 +24,11 @@ bench__code_ids *bench__self_code(const bench__request *c);
 /**
  * A saved comparison's change `ch` of benchmark `id`, whose code hash in this run is `code`:
  * no verdict on the code when the baseline's entry has the same code hash
- * (bench__verdict_same_code); otherwise left as it is.
+ * (bench__verdict_same_code); otherwise, or when the entry was measured by this very program
+ * (`program_hash`: the stronger rule of the same program settles it, run/baselines.c), left as
+ * it is.
  */
-void bench__same_code_as_saved(const bench__saved *old, const char *id, const char *code,
-                               bench__change *ch);
+void bench__same_code_as_saved(const bench__saved *old, const char *program_hash,
+                               const char *id, const char *code, bench__change *ch);
 
 #endif /* HARNESS_RUN_CODE_IDENTITY_H */

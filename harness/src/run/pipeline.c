@@ -264,7 +264,8 @@ static void result_done(size_t k, bench__result *r, void *arg)
     if (c->baseline && bench__comparable(e ? &e->status : NULL, &r->status, &status)) {
         p->compared[k] = cl->compare(c, e, r, &p->changes[k], &p->old_sides[k]);
         if (cl->times)
-            bench__same_code_as_saved(&p->old, r->inst->id, r->code_hash, &p->changes[k]);
+            bench__same_code_as_saved(&p->old, p->ctx.program_hash, r->inst->id, r->code_hash,
+                                      &p->changes[k]);
     } else if (status == BENCH__V_SKIPPED || status == BENCH__V_NEW) {
         p->changes[k].verdict = status;
         r->change = &p->changes[k];
@@ -358,7 +359,8 @@ static int compare_suite(pipeline *p)
             goto out;
         }
         for (size_t j = 0; j < m; j++) /* the same code: no verdict, nothing to confirm */
-            bench__same_code_as_saved(&p->old, ids[j], p->results[map[j]].code_hash, &ch[j]);
+            bench__same_code_as_saved(&p->old, p->ctx.program_hash, ids[j],
+                                      p->results[map[j]].code_hash, &ch[j]);
         bench__explanation **found = c->explain ? calloc(m ? m : 1, sizeof *found) : NULL;
         if (bench__confirm_suspects(c, &p->old, &p->ctx, ids, ch, m, p->drift, found) != 0) {
             for (size_t j = 0; found && j < m; j++)
