@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "core/base.h"
+#include "report/report.h"
 #include "sys/proc.h"
 
 bench__code_ids *bench__program_code(const bench__request *c, const char *path)
@@ -31,6 +32,13 @@ bench__code_ids *bench__self_code(const bench__request *c)
     if (bench__proc_self(self, sizeof self, why, sizeof why) != 0)
         return NULL;
     return bench__program_code(c, self);
+}
+
+bench__code_ids *bench__run_code(const bench__request *c)
+{
+    bool kept = c->json_path || c->format == BENCH__FMT_JSON || c->save_baseline ||
+                c->baseline || c->history_path;
+    return kept ? bench__self_code(c) : NULL;
 }
 
 void bench__same_code_as_saved(const bench__saved *old, const char *program_hash,

@@ -22,6 +22,13 @@ bench__code_ids *bench__program_code(const bench__request *c, const char *path);
 bench__code_ids *bench__self_code(const bench__request *c);
 
 /**
+ * For a run of the pipeline: this program's disassembly when the run keeps or compares its
+ * results (--json, the json format, --save-baseline, --baseline, --history), else NULL: objdump
+ * costs about 0.2 s of CPU for a 2 MB program, which a run that only prints need not pay.
+ */
+bench__code_ids *bench__run_code(const bench__request *c);
+
+/**
  * A saved comparison's change `ch` of benchmark `id`, whose code hash in this run is `code`:
  * no verdict on the code when the baseline's entry has the same code hash
  * (bench__verdict_same_code); otherwise, or when the entry was measured by this very program

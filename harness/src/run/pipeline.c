@@ -744,7 +744,7 @@ int bench__pipeline_run(bench__request *c, int argc, char **argv, const bench__i
         p.exit_code = profile_run(c, all, selected, n);
         goto out;
     }
-    p.code = bench__self_code(c); /* before measuring: objdump shares no CPU with it */
+    p.code = bench__run_code(c); /* before measuring: objdump shares no CPU with it */
     if (measure(&p, argc, argv, all, n, selected, nsel) != 0)
         goto out;
     /* A signal after the last worker ended (during its analysis, say) counts too. */
