@@ -30,8 +30,8 @@
  * Limits. Data the code reaches without naming a symbol (string literals, what a pointer
  * points to, files it reads) is not in it.
  * Code in shared libraries is not in the program's disassembly: a call to one through the PLT
- * keeps the identity only when the library is the C runtime's (a versioned symbol, GLIBC_...)
- * or the harness's; a call to any other (a user's library, linked shared) makes it unknown,
+ * keeps the identity only when the library is the C runtime's (a versioned symbol, GLIBC_...),
+ * a sanitizer's runtime or the harness's; a call to any other (a user's library, linked shared) makes it unknown,
  * since that library may differ between the builds compared while the program does not.
  */
 #include "sys/code_id.h"
@@ -353,11 +353,23 @@ typedef struct walk {
     char buf[8192];
 } walk;
 
+/* A sanitizer's runtime (-fsanitize=...): its checks are instrumentation the compiler put into
+ * both builds alike, from an unversioned shared library that is not the code under test. */
+static bool sanitizer_runtime(const char *name)
+{
+    static const char *const prefixes[] = {"__asan_", "__ubsan_", "__sanitizer_", "__tsan_",
+                                           "__msan_", "__lsan_"};
+    for (size_t i = 0; i < sizeof prefixes / sizeof prefixes[0]; i++)
+        if (bench__starts_with(name, prefixes[i]))
+            return true;
+    return false;
+}
+
 /* Adds every function named `name` (len characters) to the walk. */
 static void reach(walk *w, const char *name, size_t len)
 {
-    if (bench__starts_with(name, "bench_"))
-        return; /* the harness: named, not followed */
+    if (bench__starts_with(name, "bench_") || sanitizer_runtime(name))
+        return; /* the harness, a sanitizer's checks: named, not followed */
     const char *at = memchr(name, '@', len);
     if (at) { /* another object's: memcpy@plt, free@GLIBC_2.2.5, lib_fn@Base */
         if (is_foreign(w->c, name, (size_t)(at - name)))
