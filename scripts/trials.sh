@@ -26,7 +26,9 @@
 #       with 128 bytes (0x80) of unrelated code before it. RUNS comparisons (default 10) of each
 #       kind, --ab-time SECONDS (default 3), with a busy loop on every CPU (TRIALS_LOAD=0: none).
 #       Kinds (TRIALS_KINDS picks some): unaligned (the library without the placement flag),
-#       aligned (the library linked with harness::align). Counts wrong verdicts.
+#       aligned (the library linked with harness::align). Counts wrong verdicts, and the
+#       benchmarks whose code identity is the same in both builds (no verdict on them) that the
+#       numbers alone measured apart (their interval excludes 0%), with the load average.
 #   scripts/trials.sh schedules [RUNS] [SECONDS]
 #       A/A paired comparisons of the ten benchmarks with each --ab-schedule in turn (pinned,
 #       duet, unpinned; the order rotates), RUNS rounds: the pair-to-pair sd per benchmark and
@@ -83,6 +85,16 @@ rows() {
     grep -E '^  (regressed|improved|no change|within noise|inconclusive) .*\[' <<<"$1" |
         sed -E 's/^  (no change|within noise|not compared|[a-z]+) +([^ ]+) +([^ ]+) \[([^,]+), ([^]]+)\].*/\1|\2|\3|\4|\5/' ||
         true
+}
+
+# The same-code rows (both builds' code identity equal: never a verdict) whose interval excludes
+# 0%, that is what the numbers alone would have called a change: "id(+4.18%) ...", and a count.
+same_code_moved() { # same_code_moved OUTPUT
+    local lines
+    lines="$(grep -F '(same code: measured' <<<"$1" || true)"
+    rows "$lines" | awk -F'|' '{ lo = $4; hi = $5; sub("%", "", lo); sub("%", "", hi)
+        if (lo + 0 > 0 || hi + 0 < 0) { n++; s = s $2 "(" $3 ") " } }
+        END { printf "%d %s\n", n + 0, s }'
 }
 
 # Tally of one comparison's rows against the benchmark that really changed (or none):
@@ -199,7 +211,7 @@ case "$mode" in
                     ;;
             esac
             a="$dir/bin/outside_align${align}_pad0" b="$dir/bin/outside_align${align}_pad128"
-            wrong_total=0 undecided_total=0 wrong_runs=0 total_ms=0
+            wrong_total=0 undecided_total=0 wrong_runs=0 total_ms=0 moved_total=0
             for ((i = 1; i <= runs; i++)); do
                 start=$(date +%s%N)
                 # shellcheck disable=SC2086 # TRIALS_ARGS is a list of options
@@ -208,14 +220,18 @@ case "$mode" in
                 ms=$((($(date +%s%N) - start) / 1000000))
                 total_ms=$((total_ms + ms))
                 read -r wrong undecided _ names <<<"$(judge "$out" "")"
+                read -r moved moved_names <<<"$(same_code_moved "$out")"
                 wrong_total=$((wrong_total + wrong))
                 undecided_total=$((undecided_total + undecided))
+                moved_total=$((moved_total + moved))
                 ((wrong > 0)) && wrong_runs=$((wrong_runs + 1))
-                printf '%s %2d  %d s  wrong %d  inconclusive %d  %s\n' "$kind" "$i" \
-                    $((ms / 1000)) "$wrong" "$undecided" "${names:-}"
+                printf '%s %2d  %d s  wrong %d  inconclusive %d  %s%s\n' "$kind" "$i" \
+                    $((ms / 1000)) "$wrong" "$undecided" "${names:-}" \
+                    "${moved_names:+ same code, measured apart: $moved_names}"
             done
             echo "TALLY $kind: $wrong_total wrong verdicts of $((runs * 20)) ($wrong_runs/$runs" \
-                "comparisons with one), $undecided_total inconclusive;" \
+                "comparisons with one), $undecided_total inconclusive, $moved_total same-code" \
+                "benchmarks measured apart (no verdict); load $(cut -d' ' -f1-3 /proc/loadavg);" \
                 "mean $((total_ms / runs / 1000)) s a comparison of 20 benchmarks"
         done
         ;;

@@ -37,6 +37,9 @@ TIMED = {"warm_up.time_ns", "measurement_wall_s", "samples.totals_ns", "estimate
 # Per-benchmark fields present only when the processes happened to show them (two speed groups,
 # a spread a CPU explains): left out of every comparison.
 BY_CHANCE = {"modes", "spread_cause"}
+# Per-benchmark fields that depend on the compiler that built the program (the code identity):
+# their type only.
+BUILT = {"code_hash"}
 # Simulated cache misses are not exact per iteration (test_instructions.py says why).
 INEXACT_METRICS = {"d1_misses", "ll_misses"}
 # Context fields compared by value; the rest by name only (they describe the machine).
@@ -84,7 +87,7 @@ def mask_benchmark(b):
     for k, v in b.items():
         if k in BY_CHANCE:
             continue
-        if k in TIMED:
+        if k in TIMED or k in BUILT:
             out[k] = shape(v)
         elif k == "warm_up":
             out[k] = {kk: (shape(vv) if f"warm_up.{kk}" in TIMED else vv) for kk, vv in v.items()}

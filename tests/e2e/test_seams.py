@@ -185,6 +185,14 @@ class OutputsTest(SeamCase, test_trace.TraceCase):
         self.assertEqual(res["seam/threads"]["threads"]["count"], 2)
         self.assertEqual(res["seam/param/500"]["param"], 500)
         self.assertEqual(res["seam/grid/size=400/load=2"]["args"], {"size": 400, "load": 2})
+        # The code identity: every benchmark of every kind has one (objdump is binutils', beside
+        # any C compiler), and the ids of one BENCH_FN (its parameters, its grid) share it.
+        if shutil.which("objdump"):
+            for bid in ALL_IDS:
+                self.assertRegex(res[bid].get("code_hash") or "", r"^[0-9a-f]{64}$", bid)
+            grid = {res[b]["code_hash"] for b in ALL_IDS if b.startswith("seam/grid/")}
+            self.assertEqual(len(grid), 1, grid)
+            self.assertNotEqual(res["seam/plain"]["code_hash"], res["seam/counted"]["code_hash"])
         # The pretty output of the same run: a block per id, the reasons, the counters.
         out = p.stdout
         for bid in ALL_IDS:
@@ -303,6 +311,9 @@ class CompareTest(SeamCase):
         self.assert_exit(p, 1)
         self.assertIn("seam/plain: Performance has regressed.", p.stdout)
         self.assertIn("seam/counted: Performance has improved.", p.stdout)
+        # The planted copy's code is the original's, with its marker appended to the file: data
+        # the program reads, part of its code identity, so its changes are still verdicts.
+        self.assertNotIn("same code", p.stdout)
         self.assertNotIn("seam/counted: Performance has regressed.", p.stdout)
         # Two saved baselines compared without running anything: the planted changes, each
         # read from the times (counted's probes rose while its time fell).

@@ -116,6 +116,9 @@ typedef struct bench__change {
      * very one the baseline measured (any change is then the machine's, not the code's). */
     bool confirmed;
     bool same_program;
+    /* The benchmark's code identity (its code_hash) is the same on both sides: a change the
+     * numbers show is placement's or the machine's, not the code's (bench__verdict_same_code). */
+    bool same_code;
     /* Speed groups (bench__find_modes): both sides had two, and D compares group with group (the
      * mean of the two groups' logs on each side, so the share of processes that landed in each
      * group is no change); or the sides have different numbers of groups, and D is over all

@@ -81,6 +81,20 @@ bool bench__verdict_suspect(bench__verdict v)
     return v == BENCH__V_REGRESSED || v == BENCH__V_IMPROVED || v == BENCH__V_INCONCLUSIVE;
 }
 
+bool bench__verdict_same_code(bench__change *c, const char *old_code, const char *new_code)
+{
+    /* The same machine code on both sides, placed elsewhere: what moved is where it sits (its
+     * alignment against caches, branch predictors and the code that did not move) or the
+     * machine, and no change of the code can be blamed for it. Counts (--instructions) are
+     * not times: the code's data may still differ, and they are left alone. */
+    if (!old_code || !new_code || !old_code[0] || strcmp(old_code, new_code) != 0 || c->metric ||
+        !bench__verdict_suspect(c->verdict))
+        return false;
+    c->verdict = BENCH__V_NO_CHANGE;
+    c->same_code = true;
+    return true;
+}
+
 double bench__mde(double se, double df, double tests, const bench__compare_opts *o)
 {
     if (!(se >= 0) || !isfinite(se))

@@ -92,6 +92,15 @@ bool bench__verdict_suspect(bench__verdict v);
 const char *bench__verdict_name(bench__verdict v);
 
 /**
+ * A suspect verdict (regressed, improved, inconclusive) of times on a benchmark whose code
+ * identity is the same on both sides (old_code, new_code: code hashes, NULL or "" unknown) is no
+ * verdict on the code: it becomes "no change" marked same_code, its numbers kept for the reports
+ * ("same code: measured X% slower"). An unknown identity on either side leaves it alone. Returns
+ * whether it changed c.
+ */
+bool bench__verdict_same_code(bench__change *c, const char *old_code, const char *new_code);
+
+/**
  * Whether two program hashes name the very same program: both known (not empty) and equal.
  */
 bool bench__same_program(const char *then_hash, const char *now_hash);

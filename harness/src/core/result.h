@@ -145,7 +145,6 @@ typedef struct bench__result {
     size_t nresamples;
     double confidence_level;
     bench__noise noise;     /* set by calibration; saved with baselines */
-    char code_hash[65];     /* SHA-256 of the machine code it runs, lowercase hex; "" unknown */
     const struct bench__change *change; /* comparison with the baseline, when there is one */
     bench__explanation *explanation; /* --explain's, when its change was explained (owned) */
     size_t nmetrics;        /* per-sample metrics from probes, beside the time */
@@ -155,6 +154,9 @@ typedef struct bench__result {
     bench__fact facts[BENCH__MAX_FACTS];
     uint64_t profile_iters; /* profile mode: iterations run */
     double profile_ns;      /* profile mode: ns spent in them */
+    /* The benchmark's code identity (sys/code_id.h): lowercase hex SHA-256 of the machine code
+     * its body runs, placement masked; "" unknown (no objdump, a stripped program). */
+    char code_hash[65];
     bench__failure failure; /* when status is BENCH__FAILED: how */
     int failure_code;       /* the signal (crashed) or exit code (exited); 0 otherwise */
     /* Isolated measurement: the processes the samples came from (0: measured in this process),

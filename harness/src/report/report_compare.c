@@ -268,7 +268,14 @@ int bench__print_compare_summary(FILE *o, const char *baseline, const char *cons
                        "not)\n",
                     paint(color, verdict_color(c->verdict)), bench__verdict_name(c->verdict),
                     reset, id, mid);
-        else if (opt->exact)
+        else if (c->same_code) {
+            /* Measured, and kept with its interval, but no verdict on the code. */
+            char text[96];
+            bench__same_code_text(text, sizeof text, c);
+            fprintf(o, "  %s%-13s%s %-40s %8s [%s, %s] (%s)\n",
+                    paint(color, verdict_color(c->verdict)), bench__verdict_name(c->verdict),
+                    reset, id, mid, lo, hi, text);
+        } else if (opt->exact)
             fprintf(o, "  %s%-13s%s %-40s %+8.3f%% (%.1f -> %.1f)\n",
                     paint(color, verdict_color(c->verdict)), bench__verdict_name(c->verdict),
                     reset, id, (c->ratio - 1.0) * 100.0, c->old_median, c->new_median);
@@ -357,8 +364,26 @@ bool bench__strict_violation(const char *id, bench__verdict v, const char *again
     return bench__verdict_strict(v);
 }
 
+void bench__same_code_text(char *buf, size_t len, const bench__change *c)
+{
+    double d = (c->ratio - 1.0) * 100.0;
+    if (fabs(d) < 0.005)
+        snprintf(buf, len, "same code: measured no different (placement or machine)");
+    else
+        snprintf(buf, len, "same code: measured %.2f%% %s (placement or machine)", fabs(d),
+                 d > 0 ? "slower" : "faster");
+}
+
 void bench__print_verdict(FILE *o, const bench__change *c, bool color)
 {
+    if (c->same_code) {
+        /* The numbers stand, but the code did not change: no sentence about performance. */
+        char text[96];
+        bench__same_code_text(text, sizeof text, c);
+        fprintf(o, "%*s%s%s: not a change of the code.%s\n", INDENT, "",
+                paint(color, verdict_color(c->verdict)), text, paint(color, "\033[0m"));
+        return;
+    }
     fprintf(o, "%*s%s%s%s\n", INDENT, "", paint(color, verdict_color(c->verdict)),
             sentence(c->verdict), paint(color, "\033[0m"));
 }

@@ -25,8 +25,15 @@ void bench__print_change_line(FILE *o, const bench__change *c, bool color);
  */
 void bench__print_metric_changes(FILE *o, const bench__result *r, const bench__compare_opts *opt,
                                  bool color);
-/** Prints the Criterion-style verdict sentence for one benchmark. */
+/** Prints the Criterion-style verdict sentence for one benchmark (for the same code on both
+ * sides, what was measured and that it is no change of the code). */
 void bench__print_verdict(FILE *o, const bench__change *c, bool color);
+/**
+ * A change marked same_code as every report words it: "same code: measured 4.18% slower
+ * (placement or machine)" ("... faster", or "... measured no different" within 0.005%), into
+ * buf.
+ */
+void bench__same_code_text(char *buf, size_t len, const bench__change *c);
 /**
  * Prints the closing summary: every benchmark's verdict, worst first, and the counts. When nearly
  * all benchmarks moved together it says so, blaming the machine only when `context` records that

@@ -20,6 +20,7 @@
 #include "core/probe.h"
 #include "core/result.h"
 #include "report/report.h"
+#include "report/report_compare.h"
 #include "report/report_metrics.h"
 #include "stats/stats.h"
 #include "sys/context.h"
@@ -475,6 +476,13 @@ static void md_change(FILE *o, const bench__change *c)
     else if (c->same_program)
         fprintf(o, " %+.2f%% (%s: same program) |", (c->ratio - 1.0) * 100.0,
                 bench__verdict_name(c->verdict));
+    else if (c->same_code) {
+        char text[96];
+        bench__same_code_text(text, sizeof text, c);
+        fprintf(o, " %+.2f%% [%+.2f%%, %+.2f%%] (%s: %s) |", (c->ratio - 1.0) * 100.0,
+                (c->ratio_lower - 1.0) * 100.0, (c->ratio_upper - 1.0) * 100.0,
+                bench__verdict_name(c->verdict), text);
+    }
     else if (bench__verdict_has_numbers(c->verdict) && isfinite(c->mde))
         fprintf(o, " %+.2f%% [%+.2f%%, %+.2f%%] (%s; detectable %.2f%%) |",
                 (c->ratio - 1.0) * 100.0, (c->ratio_lower - 1.0) * 100.0,

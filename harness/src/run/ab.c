@@ -59,6 +59,7 @@
 #include "stats/stats.h"
 #include "store/store.h"
 #include "sys/clock.h"
+#include "sys/code_id.h"
 #include "sys/proc.h"
 
 
@@ -691,6 +692,8 @@ static void print_item(bench__ab_item *it, void *arg)
         if (it->rc == BENCH_EIO)
             pr->exit_code = BENCH_EXIT_FAILED;
     } else {
+        /* The same code on both sides is never called regressed or improved. */
+        (void)bench__verdict_same_code(&it->change, it->old_code, it->new_code);
         char a[32], b[32];
         bench__fmt_time(a, sizeof a, it->change.old_median);
         bench__fmt_time(b, sizeof b, it->change.new_median);
@@ -735,8 +738,11 @@ int bench__ab_run(const char *other, const bench__instance *all, const bool *sel
     }
     size_t k = 0;
     for (size_t i = 0; i < n; i++)
-        if (selected[i])
-            items[k++].id = all[i].id;
+        if (selected[i]) {
+            items[k].id = all[i].id;
+            bench__code_hash(o->old_code, all[i].id, items[k].old_code);
+            bench__code_hash(o->new_code, all[i].id, items[k++].new_code);
+        }
     size_t looks[16];
     size_t nlooks = bench__ab_looks(o->max_pairs, looks, sizeof looks / sizeof looks[0]);
     char sched[96] = "";

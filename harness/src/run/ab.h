@@ -28,6 +28,8 @@ const char *bench__ab_schedule_name(bench__ab_schedule s);
 
 struct bench__ab_item;
 
+struct bench__code_ids;
+
 typedef struct bench__ab_options {
     double seconds;            /* budget per benchmark on average: the comparison may spend
                                 * seconds x benchmarks, on the undecided ones */
@@ -48,6 +50,9 @@ typedef struct bench__ab_options {
     int (*after)(const char *old_prog, const char *new_prog, const struct bench__ab_item *items,
                  size_t n, void *arg);
     void *after_arg;
+    /* The two programs' disassemblies (sys/code_id.h), for each benchmark's code identity on
+     * both sides: the same code is not blamed for what its placement does (NULL: unknown). */
+    struct bench__code_ids *old_code, *new_code;
 } bench__ab_options;
 
 /** The looks of the sequential design: the first at this many pairs (or max_pairs) ... */
@@ -90,6 +95,8 @@ typedef struct bench__ab_item {
     uint64_t iters;       /* iterations per sample */
     double seconds;       /* wall time spent on it */
     double pair_sd;       /* sd of the pairs' ln(B/A) */
+    char old_code[65];    /* the code hash of its benchmark in A and in B; "" unknown */
+    char new_code[65];
 } bench__ab_item;
 
 /** Called with each item as soon as it is decided (or failed). */

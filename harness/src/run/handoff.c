@@ -9,6 +9,7 @@
 
 #include "measure/trace.h"
 #include "run/baselines.h"
+#include "run/code_identity.h"
 #include "run/explain.h"
 #include "run/pipeline.h"
 #include "sys/proc.h"
@@ -71,6 +72,8 @@ int bench__ab_mode_run(bench__request *c, const bench__instance *all, size_t n, 
     bench__ab_options ab = bench__request_ab_options(c);
     ab.removed = removed;
     ab.nremoved = nremoved;
+    ab.old_code = bench__program_code(c, c->ab);
+    ab.new_code = bench__self_code(c);
     bench__explain_opts xo = {.mode = c->instructions ? BENCH__EXPLAIN_INSTRUCTIONS
                                                       : BENCH__EXPLAIN_TIME,
                               .seconds = ab.seconds, .timeout_s = ab.timeout_s, .seed = ab.seed};
@@ -89,5 +92,7 @@ int bench__ab_mode_run(bench__request *c, const bench__instance *all, size_t n, 
         exit_code = BENCH_EXIT_USAGE;
     free(removed);
     free(text);
+    bench__code_ids_free(ab.old_code);
+    bench__code_ids_free(ab.new_code);
     return exit_code;
 }

@@ -18,6 +18,7 @@
 #include "run/baselines.h"
 #include "run/suspects.h"
 #include "run/client.h"
+#include "run/code_identity.h"
 #include "run/explain.h"
 #include "run/history_confirm.h"
 #include "run/instr.h"
@@ -64,6 +65,7 @@ typedef struct pipeline {
     bench__saved last;              /* ... read for the block, when last_read */
     bool last_read;
     bool last_said;                 /* a warning of this run already named the file */
+    bench__code_ids *code;          /* this program's disassembly (NULL: unknown) */
 } pipeline;
 
 /* Loads --baseline and finds what it has that this program lacks; -1 after one line. */
@@ -172,11 +174,15 @@ static void result_done(size_t k, bench__result *r, void *arg)
     const bench__client *cl = p->cl;
     if (cl->estimate && r->status == BENCH__OK)
         cl->estimate(r);
+    bench__code_hash(p->code, r->inst->id, r->code_hash);
     const bench__entry *e = c->baseline ? bench__saved_find(&p->old, r->inst->id) : NULL;
     bench__verdict status = BENCH__V_INCOMPARABLE;
     p->changes[k].verdict = BENCH__V_INCOMPARABLE;
     if (c->baseline && bench__comparable(e ? &e->status : NULL, &r->status, &status)) {
         p->compared[k] = cl->compare(c, e, r, &p->changes[k], &p->old_sides[k]);
+        if (cl->times)
+            bench__same_code_as_saved(&p->old, p->ctx.program_hash, r->inst->id, r->code_hash,
+                                      &p->changes[k]);
     } else if (status == BENCH__V_SKIPPED || status == BENCH__V_NEW) {
         p->changes[k].verdict = status;
         r->change = &p->changes[k];
@@ -269,6 +275,9 @@ static int compare_suite(pipeline *p)
             bench__errf("out of memory\n");
             goto out;
         }
+        for (size_t j = 0; j < m; j++) /* the same code: no verdict, nothing to confirm */
+            bench__same_code_as_saved(&p->old, p->ctx.program_hash, ids[j],
+                                      p->results[map[j]].code_hash, &ch[j]);
         bench__explanation **found = c->explain ? calloc(m ? m : 1, sizeof *found) : NULL;
         if (bench__confirm_suspects(c, &p->old, &p->ctx, ids, ch, m, p->drift, found) != 0) {
             for (size_t j = 0; found && j < m; j++)
@@ -672,6 +681,7 @@ int bench__pipeline_run(bench__request *c, int argc, char **argv, const bench__i
         p.exit_code = bench__profile_time_run(c, all, selected, n);
         goto out;
     }
+    p.code = bench__run_code(c); /* before measuring: objdump shares no CPU with it */
     if (measure(&p, argc, argv, all, n, selected, nsel) != 0)
         goto out;
     /* A signal after the last worker ended (during its analysis, say) counts too. */
@@ -721,5 +731,6 @@ out:
     free(p.results);
     free(p.list);
     bench__user_builds_destroy(&builds);
+    bench__code_ids_free(p.code);
     return p.exit_code;
 }

@@ -449,6 +449,15 @@ static int load_entry(const vctx *v, const cJSON *b, int index, bench__entry *e)
         if (!valid_hash(e->program_hash) || (e->program_libs[0] && !valid_hash(e->program_libs)))
             return verr(v, p, HASH_EXPECTED);
     }
+    /* The benchmark's code identity (files of older versions, and unknown ones, have none). */
+    char code[BENCH__HASH_TEXT]; /* room for a longer string than a hash, to refuse it */
+    if ((rc = opt_string(v, b, "code_hash", jp, code, sizeof code)))
+        return rc;
+    if (code[0] && !valid_hex_after(code, "", 64)) {
+        bench__msg(p, sizeof p, "%s.code_hash", jp);
+        return verr(v, p, "expected 64 lowercase hex digits");
+    }
+    bench__msg(e->code_hash, sizeof e->code_hash, "%s", code);
     if ((rc = load_metrics(v, b, jp, e)))
         return rc;
     const cJSON *thr = member(b, "throughput");

@@ -381,6 +381,7 @@ static void time_change_json(cJSON *o, const bench__change *c)
     /* How the verdict was settled beyond the saved numbers (docs/comparison.md). */
     cJSON_AddStringToObject(co, "settled_by", c->confirmed      ? "interleaved run"
                                               : c->same_program ? "same program"
+                                              : c->same_code    ? "same code"
                                                                 : "saved numbers");
 }
 
@@ -473,6 +474,9 @@ static cJSON *result_json(const bench__result *r)
             add_arg(a, &in->args[i]);
     }
     cJSON_AddStringToObject(o, "status", bench__status_name(r->status));
+    /* The benchmark's code identity (sys/code_id.h): left out when unknown. */
+    if (r->code_hash[0])
+        cJSON_AddStringToObject(o, "code_hash", r->code_hash);
     /* A comparison status (skipped, new) is a change with a verdict and no numbers; so is a
      * metric's verdict (--instructions), whose numbers are that metric's change. */
     if (r->change && r->change->verdict != BENCH__V_INCOMPARABLE &&

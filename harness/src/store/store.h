@@ -150,6 +150,9 @@ typedef struct bench__entry {
      * shared libraries' hash, as in the context; "" when the file does not say (older files). */
     char program_hash[BENCH__HASH_TEXT];
     char program_libs[BENCH__HASH_TEXT];
+    /* The benchmark's code identity when it was measured (bench__result.code_hash); "" when the
+     * file does not say. */
+    char code_hash[65];
     /* The start of the run that measured it (that run's context.timestamp, to the second); ""
      * when the file does not say. */
     char timestamp[32];
