@@ -209,11 +209,12 @@ class BaselineTest(e2e_helpers.Case):
             lines = err_lines(p.stderr)
             self.assertEqual(len(lines), 1, (fixture, lines))
             self.assertIn("bad.json", lines[0])
-            # and saving over it is refused, leaving it untouched
+            # and saving over it is refused before anything runs, leaving it untouched
             before = open(os.path.join(self.dir, "bad.json"), "rb").read()
             p = self.bench("--save-baseline", "bad", "--exact", "fix/a")
             self.assertEqual(p.returncode, 2, (fixture, p.stderr))
             self.assertIn("refusing to replace", p.stderr)
+            self.assertNotIn("time:", p.stdout, "it measured a run it could not save")
             self.assertEqual(open(os.path.join(self.dir, "bad.json"), "rb").read(), before)
 
     def test_slowdown_is_a_regression_and_fails_the_gate(self):

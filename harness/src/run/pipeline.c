@@ -719,6 +719,19 @@ int bench__pipeline_run(bench__request *c, int argc, char **argv, const bench__i
         p.exit_code = BENCH_EXIT_USAGE;
         goto out;
     }
+    /* And the file a baseline is to be saved into: one that the save would refuse to replace
+     * (not a valid baseline, or one of the other kind) is refused now, not after the run. */
+    if (c->save_baseline) {
+        char path[4096], shown[4 * sizeof msg];
+        bench__baseline_path(c, c->save_baseline, path, sizeof path);
+        if (bench__baseline_replaceable(path, bench__instr_is_mode(p.cl->mode), msg,
+                                        sizeof msg) != 0) {
+            bench__errf("saving baseline '%s' failed: %s\n", c->save_baseline,
+                        bench__escape(shown, sizeof shown, msg));
+            p.exit_code = BENCH_EXIT_USAGE;
+            goto out;
+        }
+    }
     c->run.progress = isatty(STDERR_FILENO) && c->format == BENCH__FMT_PRETTY;
     collect_context(&p, bench__user_builds_init(&builds, all, selected, n) == 0 ? &builds : NULL);
     p.prog = (struct program){all, n};
