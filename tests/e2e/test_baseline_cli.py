@@ -54,7 +54,9 @@ def err_lines(stderr):
     return [ln for ln in stderr.splitlines() if not re.match(r"[^\s:]+: (warning|note):", ln)]
 
 
-class BaselineTest(e2e_helpers.Case):
+class BaselineCase(e2e_helpers.Case):
+    """A temporary baseline directory per test, and the fixture run with it."""
+
     def setUp(self):
         self.dir = self.temp_dir("bench-e2e-baselines-")
 
@@ -63,6 +65,11 @@ class BaselineTest(e2e_helpers.Case):
 
     def load(self, name):
         return e2e_helpers.load_json(os.path.join(self.dir, name + ".json"))
+
+
+class BaselineTest(BaselineCase):
+    """Saving, merging and loading baselines by name, and what a comparison reports besides
+    verdicts: new, skipped and removed benchmarks, refused names, options and files."""
 
     def test_save_then_merge_filtered_run(self):
         p = self.bench("--save-baseline", "base", "^fix/(a|b)$")
@@ -209,12 +216,19 @@ class BaselineTest(e2e_helpers.Case):
             lines = err_lines(p.stderr)
             self.assertEqual(len(lines), 1, (fixture, lines))
             self.assertIn("bad.json", lines[0])
-            # and saving over it is refused, leaving it untouched
+            # and saving over it is refused before anything runs, leaving it untouched
             before = open(os.path.join(self.dir, "bad.json"), "rb").read()
             p = self.bench("--save-baseline", "bad", "--exact", "fix/a")
             self.assertEqual(p.returncode, 2, (fixture, p.stderr))
             self.assertIn("refusing to replace", p.stderr)
+            self.assertNotIn("time:", p.stdout, "it measured a run it could not save")
             self.assertEqual(open(os.path.join(self.dir, "bad.json"), "rb").read(), before)
+
+
+class VerdictTest(BaselineCase):
+    """Verdicts of saved-baseline comparisons: a planted slowdown and speedup, two saved
+    baselines, calibrated noise, a changed context, intervals too wide to decide, benchmarks
+    that moved together."""
 
     def test_slowdown_is_a_regression_and_fails_the_gate(self):
         self.assertEqual(self.bench("--save-baseline", "before", "^cmp/").returncode, 0)

@@ -68,6 +68,19 @@ typedef struct pipeline {
     bench__code_ids *code;          /* this program's disassembly (NULL: unknown) */
 } pipeline;
 
+/* --save-baseline into a file that the save would refuse (not a valid baseline, or of the other
+ * kind) is refused before the run, not after it; -1 after one line. */
+static int check_save_target(pipeline *p)
+{
+    char path[4096], msg[1024], shown[4 * sizeof msg];
+    bench__baseline_path(p->c, p->c->save_baseline, path, sizeof path);
+    if (!bench__baseline_replaceable(path, bench__instr_is_mode(p->cl->mode), msg, sizeof msg))
+        return 0;
+    bench__errf("saving baseline '%s' failed: %s\n", p->c->save_baseline,
+                bench__escape(shown, sizeof shown, msg));
+    return -1;
+}
+
 /* Loads --baseline and finds what it has that this program lacks; -1 after one line. */
 static int load_baseline(pipeline *p, const bench__instance *all, size_t n)
 {
@@ -656,8 +669,10 @@ int bench__pipeline_run(bench__request *c, int argc, char **argv, const bench__i
     /* A comparison is checked before anything runs: a missing or broken baseline fails fast.
      * Benchmarks it lacks (new) or that this program lacks (removed) are reported with the
      * comparison, and are an error only with --baseline-strict, checked after the run: whether
-     * a benchmark is skipped here, which wins over both, is known only once it ran. */
-    if (c->baseline && load_baseline(&p, all, n) != 0) {
+     * a benchmark is skipped here, which wins over both, is known only once it ran. So is the
+     * file --save-baseline is to replace. */
+    if ((c->baseline && load_baseline(&p, all, n) != 0) ||
+        (c->save_baseline && check_save_target(&p) != 0)) {
         p.exit_code = BENCH_EXIT_USAGE;
         goto out;
     }

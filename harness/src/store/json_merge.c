@@ -69,39 +69,81 @@ typedef struct merge_rules {
     const void *where;
 } merge_rules;
 
+/* Reads and checks the existing results file at `path` into *old and *root. 0, or an error
+ * code with the reason in msg. */
+static int read_old(const char *path, bench__saved *old, cJSON **root, char *msg, size_t msglen)
+{
+    char *text;
+    size_t len;
+    int rc = bench__json_read_file(path, &text, &len, msg, msglen);
+    if (!rc) {
+        rc = bench__json_parse_saved(path, text, len, old, root, msg, msglen);
+        free(text);
+    }
+    return rc;
+}
+
+/* Why a baseline cannot replace the file it read: msg (read_old's reason) is reworded. */
+static void say_unusable(char *msg, size_t msglen)
+{
+    char why[512];
+    bench__msg(why, sizeof why, "%s", msg);
+    bench__msg(msg, msglen, "refusing to replace an existing file that is not a valid "
+                            "baseline (remove it or pick another name): %s", why);
+}
+
+/* ---- instruction mode (instr.c): times and counts never share a file ---- */
+/* 0 when a run of counts (new_counts) or of times may be saved into a file holding old's;
+ * BENCH_EINVAL with the reason in msg when not. */
+static int same_kind(const char *path, const bench__saved *old, bool new_counts, char *msg,
+                     size_t msglen)
+{
+    bool old_counts = strcmp(old->ctx.mode, "instructions") == 0;
+    if (old_counts == new_counts)
+        return 0;
+    bench__msg(msg, msglen, "%s holds %s, and this run measured %s: pick another name "
+                            "(or remove the file)",
+               path, old_counts ? "instruction counts (--instructions)" : "times",
+               new_counts ? "instruction counts" : "times");
+    return BENCH_EINVAL;
+}
+
+int bench__baseline_replaceable(const char *path, bool counts, char *msg, size_t msglen)
+{
+    struct stat st;
+    if (stat(path, &st) != 0)
+        return 0; /* nothing there yet (what else stat may say, the save itself will) */
+    bench__saved old;
+    cJSON *root = NULL;
+    int rc = read_old(path, &old, &root, msg, msglen);
+    if (rc) {
+        say_unusable(msg, msglen);
+        return rc;
+    }
+    rc = same_kind(path, &old, counts, msg, msglen);
+    cJSON_Delete(root);
+    bench__saved_destroy(&old);
+    return rc;
+}
+
 /* Moves into arr the entries of the existing file at `path` that the rules keep and this run
  * (all[0..n)) did not measure. 0, or an error code with the reason in msg. */
 static int merge_old(const char *path, const bench__context *ctx, const bench__result *all,
                      size_t n, const merge_rules *rules, cJSON *arr, char *msg, size_t msglen)
 {
-    char *text;
-    size_t len;
     bench__saved old;
     cJSON *old_root = NULL;
-    int rc = bench__json_read_file(path, &text, &len, msg, msglen);
-    if (!rc) {
-        rc = bench__json_parse_saved(path, text, len, &old, &old_root, msg, msglen);
-        free(text);
-    }
+    int rc = read_old(path, &old, &old_root, msg, msglen);
     if (rc && rules->replace_unusable)
         return 0; /* a cache that cannot be read: replaced by this run's results */
     if (rc) {
-        char why[512];
-        bench__msg(why, sizeof why, "%s", msg);
-        bench__msg(msg, msglen, "refusing to replace an existing file that is not a valid "
-                                "baseline (remove it or pick another name): %s", why);
+        say_unusable(msg, msglen);
         return rc;
     }
-    /* ---- instruction mode (instr.c): times and counts never share a file ---- */
     bool old_counts = strcmp(old.ctx.mode, "instructions") == 0;
     bool new_counts = ctx->mode && strcmp(ctx->mode, "instructions") == 0;
-    if (old_counts != new_counts && !rules->replace_unusable) {
-        bench__msg(msg, msglen, "%s holds %s, and this run measured %s: pick another name "
-                                "(or remove the file)",
-                   path, old_counts ? "instruction counts (--instructions)" : "times",
-                   new_counts ? "instruction counts" : "times");
-        rc = BENCH_EINVAL;
-    }
+    if (!rules->replace_unusable)
+        rc = same_kind(path, &old, new_counts, msg, msglen);
     cJSON *old_arr = cJSON_GetObjectItemCaseSensitive(old_root, "benchmarks");
     cJSON *item = old_counts == new_counts ? old_arr->child : NULL;
     while (item) {

@@ -228,6 +228,14 @@ int bench__baseline_save_then(const char *path, const bench__context *ctx,
                               int (*after)(void *arg, char *msg, size_t msglen), void *arg,
                               char *msg, size_t msglen);
 
+/**
+ * Whether a baseline of counts (`counts`, --instructions) or of times may later be saved over
+ * what is at path, checked before a run measures anything, so that a save bound to be refused
+ * is refused at once: 0 when nothing is there or a valid baseline of the same kind; otherwise
+ * the error code and reason that bench__baseline_save_then would give, in msg.
+ */
+int bench__baseline_replaceable(const char *path, bool counts, char *msg, size_t msglen);
+
 /* ---- the last run of each program on this machine (last.c) ---- */
 
 /**
