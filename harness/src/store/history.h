@@ -218,6 +218,25 @@ void bench__history_programs_dir(const bench__history *h, char *dir, size_t len)
 int bench__history_keep_program(bench__history *h, const bench__context *ctx, size_t keep,
                                 double timeout_s, char *msg, size_t len);
 
+/** The largest program a PostgreSQL history stores in its database (bytes); a larger one is
+ * kept on the machine that ran it only. */
+#define BENCH__HISTORY_PROGRAM_MAX (64.0 * 1024 * 1024)
+
+/** Whether history h can hold copies of its programs itself (a PostgreSQL database). */
+bool bench__history_holds_programs(const bench__history *h);
+
+/**
+ * Opens the copy of program `hash` that history h holds itself, to run: its bytes written to a
+ * private temporary file (a new 0700 folder from mkdtemp, the file made there without following
+ * a link), then opened by bench__snapshot_open with `bytes`, which checks them and copies them
+ * into a sealed memory file while hashing, and requires the SHA-256 to be `hash`; the temporary
+ * file and folder are removed before it returns. *fd as bench__snapshot_open gives it. 0;
+ * BENCH_EUNAVAIL when h holds no copy; else bench__snapshot_open's errors. msg says why. Whether
+ * the program may run at all is the caller's to decide (the trust rule, docs/cli.md).
+ */
+int bench__history_program_open(bench__history *h, const char *hash, int64_t deadline_ns,
+                                int *fd, double *bytes, char *msg, size_t len);
+
 /**
  * The program that measured run `run_id` of history h: its hash into hash ("" when
  * the run recorded none) and this user's signature of it into mac ("" when it is not kept).
