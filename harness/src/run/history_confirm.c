@@ -51,6 +51,17 @@ typedef struct side {
 static int open_stored(const bench__request *c, bench__history *history, side *s)
 {
     char msg[512];
+    bool there = false;
+    if (bench__history_program_stored(history, s->hash, &there, msg, sizeof msg) != 0) {
+        bench__msg(s->why, sizeof s->why, "%s", msg);
+        return 1;
+    }
+    if (!there) {
+        bench__msg(s->why, sizeof s->why, "the program of run %lld is not kept "
+                                          "(--history-programs), here or in the database",
+                   s->run);
+        return 1;
+    }
     if (!s->mac[0] && !c->history_trust_programs) {
         bench__msg(s->why, sizeof s->why, "the program of run %lld is not run: no run on this "
                                           "machine recorded it, and whoever may write the "

@@ -155,6 +155,15 @@ bool bench__history_holds_programs(const bench__history *h)
     return h->ops->program_copy != NULL;
 }
 
+int bench__history_program_stored(bench__history *h, const char *hash, bool *there, char *msg,
+                                  size_t len)
+{
+    size_t n = 0;
+    int rc = h->ops->program_copy ? h->ops->program_copy(h, hash, NULL, &n, msg, len) : 0;
+    *there = rc == 0 && n > 0;
+    return rc;
+}
+
 /* Writes bytes (n) to a new file `name` in the folder open as dfd, never through a link. */
 static int write_private(int dfd, const char *name, const unsigned char *bytes, size_t n,
                          char *msg, size_t len)

@@ -469,7 +469,8 @@ static int store_program(bench__history *h, const char *pinned, const bench__con
 int bench__pg_program_copy(bench__history *h, const char *hash, unsigned char **bytes, size_t *n,
                            char *msg, size_t len)
 {
-    *bytes = NULL;
+    if (bytes)
+        *bytes = NULL;
     *n = 0;
     char max[32];
     bench__msg(max, sizeof max, "%.0f", BENCH__HISTORY_PROGRAM_MAX);
@@ -480,10 +481,12 @@ int bench__pg_program_copy(bench__history *h, const char *hash, unsigned char **
     if (!conn)
         return BENCH_EIO;
     /* In binary, as stored; one too large to be ours is never transferred. */
-    PGresult *r = PQexecParams(conn, "SELECT octet_length(program) <= $2::bigint, CASE WHEN"
-                                     " octet_length(program) <= $2::bigint THEN program END"
-                                     " FROM " S "programs WHERE hash = $1",
-                               2, NULL, v, NULL, NULL, 1);
+    PGresult *r = PQexecParams(conn, bytes ? "SELECT octet_length(program), CASE WHEN"
+                                             " octet_length(program) <= $2::bigint THEN program"
+                                             " END FROM " S "programs WHERE hash = $1"
+                                           : "SELECT octet_length(program)::text, ''::bytea"
+                                             " FROM " S "programs WHERE hash = $1 AND $2 <> ''",
+                               2, NULL, v, NULL, NULL, bytes ? 1 : 0);
     if (PQresultStatus(r) != PGRES_TUPLES_OK) {
         bench__msg(msg, len, "history '%s' cannot be read: %s", h->name,
                    bench__pg_error(conn, err, sizeof err));
@@ -491,7 +494,9 @@ int bench__pg_program_copy(bench__history *h, const char *hash, unsigned char **
         return BENCH_EIO;
     }
     int rc = 0;
-    if (PQntuples(r) == 1 && PQgetisnull(r, 0, 1)) {
+    if (!bytes) {
+        *n = PQntuples(r) == 1 ? (size_t)strtoull(PQgetvalue(r, 0, 0), NULL, 10) : 0;
+    } else if (PQntuples(r) == 1 && PQgetisnull(r, 0, 1)) {
         bench__msg(msg, len, "its copy in the database is larger than %.0f MiB: not read",
                    BENCH__HISTORY_PROGRAM_MAX / (1024 * 1024));
         rc = BENCH_EINVAL;
