@@ -691,6 +691,48 @@ class PostgresProgramsTest(e2e_helpers.Case):
         self.record(FIXTURE, "--history-programs", "2")
         self.assertEqual(self.stored(), [[self.sha(b)], [h]])
 
+    def test_a_program_too_large_is_kept_on_this_machine_only(self):
+        big = e2e_helpers.copy_program(FIXTURE, os.path.join(self.dir, "big"),
+                                       b"\0" * (64 * 1024 * 1024 + 1))
+        p = run(big, *FAST, "--exact", "fix/a", "--history", self.store.target)
+        self.assert_exit(p, 0)
+        lines = [x for x in p.stderr.splitlines() if "not stored in the database" in x]
+        self.assertEqual(len(lines), 1, p.stderr)
+        self.assertIn("larger than the 64 MiB stored in the database: it is kept on this "
+                      "machine only", lines[0])
+        self.assertEqual(self.store.sql("SELECT count(*) FROM bench_history.programs"), [["0"]])
+        self.assertEqual(len(self.store.kept()), 1)
+
+    def test_the_gate_on_another_machine(self):
+        """The gate's confirmation follows the same rule: the previous run's program, stored by
+        another machine, runs only with --history-trust-programs."""
+        old = e2e_helpers.copy_program(FIXTURE, os.path.join(self.dir, "old"), b"\0old")
+        self.record(old)
+        real = run(FIXTURE, *FAST, "--exact", "fix/a", "--output-format", "json")
+        self.assert_exit(real, 0)
+        median = json.loads(real.stdout)["benchmarks"][0]["estimates"]["median"]["point"]
+        # Earlier runs of old ten times faster: a step the gate confirms before it fails.
+        synthetic(self, self.store, {"fix/a": [median * 0.1 * (1 + i / 1000) for i in range(8)]},
+                  programs=[self.sha(old)] * 8)
+        fresh = self.temp_dir("bench-hs-fresh-")
+        env = {"XDG_CACHE_HOME": os.path.join(fresh, "cache"),
+               "XDG_CONFIG_HOME": os.path.join(fresh, "config")}
+        gate = [*FAST, "--exact", "fix/a", "--history", self.store.target, "--history-gate",
+                "5", "--confirm-time", "1"]
+        p = run(FIXTURE, *gate, env_extra=env, timeout=300)
+        self.assert_exit(p, 1)
+        self.assertIn("fix/a: the step is not confirmed (the program of run 8 is not run: no run "
+                      "on this machine recorded it", p.stderr)
+        self.assertIn("the numbers alone fail the gate", p.stderr)
+        self.store.sql("DELETE FROM bench_history.results WHERE run_id > 8",
+                       "DELETE FROM bench_history.runs WHERE id > 8")
+        p = run(FIXTURE, *gate, "--history-trust-programs", env_extra=env, timeout=300)
+        self.assertIn(p.returncode, (0, 1), p.stderr)
+        self.assertIn("fix/a: confirming the step: the program of run 8 against this one, paired",
+                      p.stderr)
+        self.assertRegex(p.stderr, r"fix/a: [a-z ]+: [-+]\d+\.\d\d% .* paired against run 8's "
+                                   r"program")
+
     def test_another_machine_runs_the_database_copy_only_when_trusted(self):
         old = e2e_helpers.copy_program(FIXTURE, os.path.join(self.dir, "old"))
         new = e2e_helpers.copy_program(FIXTURE, os.path.join(self.dir, "new"), b"E2ESLOW100\n")
