@@ -214,6 +214,11 @@ int bench__history_program_open(bench__history *h, const char *hash, int64_t dea
         free(data);
         return BENCH_EIO;
     }
+    /* A terminating signal while it exists removes the file (its empty folder stays). */
+    char file[4200];
+    bench__msg(file, sizeof file, "%s/program", dir);
+    bench__tmp_guard();
+    int slot = bench__tmp_register(file);
     int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (dfd < 0) {
         bench__msg(msg, len, "cannot open a private temporary folder: %s", strerror(errno));
@@ -231,6 +236,8 @@ int bench__history_program_open(bench__history *h, const char *hash, int64_t dea
         unlinkat(dfd, "program", 0);
         close(dfd);
     }
+    bench__tmp_unregister(slot);
+    bench__tmp_unguard();
     rmdir(dir);
     return rc;
 }
