@@ -13,6 +13,8 @@ stores holding the same rows must print the same --history-show and write the sa
       database, a schema newer than the program, a table altered by hand, a view, a trigger:
       one line naming the server, exit 2, nothing measured or written; the server stopped while
       the run measures: results JSON written, the run not in the history, exit 2.
+  PostgresProgramsTest: the programs stored in the database for confirmation: once per hash,
+      bounded, run on another machine only with --history-trust-programs and a matching hash.
   OtavaQueryTest: the query docs/results-format.md gives for Apache Otava, run as printed.
 
 The PostgreSQL classes skip, saying why, only when the server's programs are absent (Debian's
@@ -467,6 +469,7 @@ class ReaderTests:
         t = self.store.prefix
         self.store.sql(f"ALTER TABLE {t}results DROP COLUMN code_hash",
                        f"ALTER TABLE {t}runs DROP COLUMN virtualization",
+                       *[f"DROP TABLE {t}programs" for _ in [0] if t],
                        f"UPDATE {t}meta SET value = '1' WHERE key = 'schema_version'")
         p = run(FIXTURE, "--history-show", self.store.target)
         if t:
@@ -476,7 +479,7 @@ class ReaderTests:
             p = run(FIXTURE, *FAST, "--exact", "fix/a", "--history", self.store.target)
         self.assert_exit(p, 0)
         self.assertEqual(self.store.sql(f"SELECT value FROM {t}meta WHERE key = "
-                                        "'schema_version'"), [["2"]])
+                                        "'schema_version'"), [["3" if t else "2"]])
         self.assertEqual(self.store.sql(f"SELECT run_id, code_hash FROM {t}results WHERE "
                                         "run_id = 1"), [["1", "None" if not t else ""]])
         p = self.show()
@@ -652,6 +655,130 @@ class ConcurrentWritersTest(e2e_helpers.Case):
         self.assertEqual((uuids, ids, results, incomplete), ("160", "160", "1600", "0"))
 
 
+class PostgresProgramsTest(e2e_helpers.Case):
+    """The programs a PostgreSQL history stores for confirmation: one row per hash, the newest
+    --history-programs kept; another machine runs the database's copy only with
+    --history-trust-programs (whoever writes the database could put any program there), and
+    never one whose bytes do not hash to the hash it is stored under."""
+
+    def setUp(self):
+        self.store = PostgresStore(self)
+        self.dir = self.temp_dir("bench-hs-programs-")
+
+    @staticmethod
+    def sha(path):
+        with open(path, "rb") as f:
+            return "sha256:" + hashlib.sha256(f.read()).hexdigest()
+
+    def record(self, prog, *args, bench="fix/a"):
+        p = run(prog, *FAST, "--exact", bench, "--history", self.store.target, *args)
+        self.assert_exit(p, 0)
+        self.assertNotIn("warning: history", p.stderr)
+
+    def stored(self):
+        return self.store.sql("SELECT hash FROM bench_history.programs ORDER BY kept, hash")
+
+    def test_stored_once_then_the_oldest_removed_past_the_bound(self):
+        self.record(FIXTURE)
+        self.record(FIXTURE)
+        h = self.sha(FIXTURE)
+        # Its bytes as the program's file holds them, once, from the first run that had it.
+        self.assertEqual(self.store.sql(
+            "SELECT hash, size_bytes, first_run, encode(sha256(program), 'hex') FROM "
+            "bench_history.programs"), [[h, str(os.path.getsize(FIXTURE)), "1", h[7:]]])
+        a = e2e_helpers.copy_program(FIXTURE, os.path.join(self.dir, "a"), b"\0a")
+        b = e2e_helpers.copy_program(FIXTURE, os.path.join(self.dir, "b"), b"\0b")
+        self.record(a)
+        self.record(b)
+        self.assertEqual(self.stored(), [[h], [self.sha(a)], [self.sha(b)]])
+        # Used again, the fixture is the newest: with room for 2, a (least recently used) goes.
+        self.record(FIXTURE, "--history-programs", "2")
+        self.assertEqual(self.stored(), [[self.sha(b)], [h]])
+
+    def test_a_program_too_large_is_kept_on_this_machine_only(self):
+        big = e2e_helpers.copy_program(FIXTURE, os.path.join(self.dir, "big"),
+                                       b"\0" * (64 * 1024 * 1024 + 1))
+        p = run(big, *FAST, "--exact", "fix/a", "--history", self.store.target)
+        self.assert_exit(p, 0)
+        lines = [x for x in p.stderr.splitlines() if "not stored in the database" in x]
+        self.assertEqual(len(lines), 1, p.stderr)
+        self.assertIn("larger than the 64 MiB stored in the database: it is kept on this "
+                      "machine only", lines[0])
+        self.assertEqual(self.store.sql("SELECT count(*) FROM bench_history.programs"), [["0"]])
+        self.assertEqual(len(self.store.kept()), 1)
+
+    def test_the_gate_on_another_machine(self):
+        """The gate's confirmation follows the same rule: the previous run's program, stored by
+        another machine, runs only with --history-trust-programs."""
+        old = e2e_helpers.copy_program(FIXTURE, os.path.join(self.dir, "old"), b"\0old")
+        self.record(old)
+        real = run(FIXTURE, *FAST, "--exact", "fix/a", "--output-format", "json")
+        self.assert_exit(real, 0)
+        median = json.loads(real.stdout)["benchmarks"][0]["estimates"]["median"]["point"]
+        # Earlier runs of old ten times faster: a step the gate confirms before it fails.
+        synthetic(self, self.store, {"fix/a": [median * 0.1 * (1 + i / 1000) for i in range(8)]},
+                  programs=[self.sha(old)] * 8)
+        fresh = self.temp_dir("bench-hs-fresh-")
+        env = {"XDG_CACHE_HOME": os.path.join(fresh, "cache"),
+               "XDG_CONFIG_HOME": os.path.join(fresh, "config")}
+        gate = [*FAST, "--exact", "fix/a", "--history", self.store.target, "--history-gate",
+                "5", "--confirm-time", "1"]
+        p = run(FIXTURE, *gate, env_extra=env, timeout=300)
+        self.assert_exit(p, 1)
+        self.assertIn("fix/a: the step is not confirmed (the program of run 8 is not run: no run "
+                      "on this machine recorded it", p.stderr)
+        self.assertIn("the numbers alone fail the gate", p.stderr)
+        self.store.sql("DELETE FROM bench_history.results WHERE run_id > 8",
+                       "DELETE FROM bench_history.runs WHERE id > 8")
+        p = run(FIXTURE, *gate, "--history-trust-programs", env_extra=env, timeout=300)
+        self.assertIn(p.returncode, (0, 1), p.stderr)
+        self.assertIn("fix/a: confirming the step: the program of run 8 against this one, paired",
+                      p.stderr)
+        self.assertRegex(p.stderr, r"fix/a: [a-z ]+: [-+]\d+\.\d\d% .* paired against run 8's "
+                                   r"program")
+
+    def test_another_machine_runs_the_database_copy_only_when_trusted(self):
+        old = e2e_helpers.copy_program(FIXTURE, os.path.join(self.dir, "old"))
+        new = e2e_helpers.copy_program(FIXTURE, os.path.join(self.dir, "new"), b"E2ESLOW100\n")
+        self.record(old, bench="cmp/chain")
+        self.record(new, bench="cmp/chain")
+        ho, hn = self.sha(old), self.sha(new)
+        synthetic(self, self.store, {"cmp/chain": STEP["s/step"]}, programs=[ho] * 6 + [hn] * 6)
+        # Another machine: another user's cache and key, where none of these programs ran.
+        fresh = self.temp_dir("bench-hs-fresh-")
+        env = {"XDG_CACHE_HOME": os.path.join(fresh, "cache"),
+               "XDG_CONFIG_HOME": os.path.join(fresh, "config")}
+        confirm = ["--history-show", self.store.target, "--history-confirm", "--confirm-time",
+                   "1", "cmp/chain"]
+        p = run(FIXTURE, *confirm, env_extra=env, timeout=300)
+        self.assert_exit(p, 0)
+        self.assertIn("cmp/chain: change point at run 7", p.stdout)
+        self.assertIn("cannot confirm: the program of run 6 is not run: no run on this machine "
+                      "recorded it, and whoever may write the database may put any program "
+                      "there (--history-trust-programs runs the database's copy)", p.stdout)
+        self.assertNotIn("paired", p.stdout)
+        p = run(FIXTURE, *confirm, "--history-trust-programs", env_extra=env, timeout=300)
+        self.assert_exit(p, 0)
+        self.assertRegex(p.stdout, r"cmp/chain: change point at run 7 .*: (confirmed|not "
+                                   r"reproduced|inconclusive)[^\n]* paired, programs of runs 6 "
+                                   r"and 7")
+        # A byte of old's copy changed in the database: refused on its hash, in one line.
+        self.store.sql("UPDATE bench_history.programs SET program = set_byte(program, 1000, "
+                       f"255 - get_byte(program, 1000)) WHERE hash = '{ho}'")
+        p = run(FIXTURE, *confirm, "--history-trust-programs", env_extra=env, timeout=300)
+        self.assert_exit(p, 0)
+        lines = [x for x in p.stdout.splitlines() if "cannot confirm" in x]
+        self.assertEqual(len(lines), 1, p.stdout)
+        self.assertIn("cannot confirm: the database's copy of the program of run 6 is not run: "
+                      "it is not the one it measured", lines[0])
+        self.assertNotIn("paired", p.stdout)
+        # The flag is for a confirmation only.
+        p = run(FIXTURE, *FAST, "--exact", "fix/a", "--history-trust-programs")
+        self.assert_exit(p, 2)
+        self.assertIn("--history-trust-programs needs --history-confirm or --history-gate K",
+                      p.stderr)
+
+
 class PostgresFaultTest(e2e_helpers.Case):
     def setUp(self):
         self.store = PostgresStore(self)
@@ -707,8 +834,8 @@ class PostgresFaultTest(e2e_helpers.Case):
         t = "bench_history."
         for fix, undo, why in (
                 (f"UPDATE {t}meta SET value = '99' WHERE key = 'schema_version'",
-                 f"UPDATE {t}meta SET value = '2' WHERE key = 'schema_version'",
-                 "is version 99, newer than this program's 2"),
+                 f"UPDATE {t}meta SET value = '3' WHERE key = 'schema_version'",
+                 "is version 99, newer than this program's 3"),
                 (f"ALTER TABLE {t}results ALTER COLUMN median_ns TYPE text",
                  f"ALTER TABLE {t}results ALTER COLUMN median_ns TYPE double precision USING "
                  "median_ns::double precision", "were altered"),

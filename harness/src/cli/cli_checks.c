@@ -226,6 +226,11 @@ int bench__cli_check_history(const bench__request *c)
                     "history this part is recorded in\n");
         return -1;
     }
+    if (c->history_trust_programs && !c->history_confirm && !c->history_gate) {
+        bench__errf("--history-trust-programs needs --history-confirm or --history-gate K: it "
+                    "lets their confirmation run the programs a database holds\n");
+        return -1;
+    }
     if (c->history_programs >= 0 && !c->history_path) {
         bench__errf("--history-programs needs --history FILE (or BENCH_HISTORY): it "
                     "keeps the programs of the runs recorded there\n");

@@ -258,6 +258,7 @@ static const opt_def options[] = {
     TEXT("history-copy", history_copy, "a file name"),
     WHOLE("history-gate", history_gate, 5, 1000, "an integer"),
     FLAG("history-confirm", history_confirm),
+    FLAG("history-trust-programs", history_trust_programs),
     WHOLE("history-programs", history_programs, 0, 1000, "an integer"),
     OWN("shard", true, O_SHARD),
     OWN("run-id", true, O_RUN_ID),

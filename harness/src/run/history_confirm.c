@@ -10,7 +10,11 @@
  * beside the history when they were recorded (history.c, FILE.programs/) and signed with this
  * user's key, are opened from sealed copies of the bytes checked (trust.c) and compared on that
  * benchmark in pairs of worker processes (ab.c), like the confirmation of a saved baseline's
- * suspect. The step is "confirmed" when the paired run sees a change the same way beyond the
+ * suspect. A program not kept on this machine is taken from a PostgreSQL history's database
+ * (history.c checks its SHA-256 before it runs) only under the trust rule: whoever may write
+ * the database may put a program there, so its copy runs only when this user's signature of
+ * its hash verifies (a run on this machine recorded it) or --history-trust-programs is given.
+ * The step is "confirmed" when the paired run sees a change the same way beyond the
  * noise threshold, "not reproduced" when it sees none, and otherwise says why it cannot tell.
  *
  * The history gate's steps are confirmed the same way, the program of the benchmark's newest
@@ -44,6 +48,60 @@ typedef struct side {
     char why[768]; /* why it cannot run, when it cannot */
 } side;
 
+/* Opens the copy of s->run's program that the history's database holds, under the trust
+ * rule; 0, BENCH_EUSAGE when interrupted, else 1 with the reason in s->why. */
+static int open_stored(const bench__request *c, bench__history *history, side *s)
+{
+    char msg[512];
+    bool there = false;
+    if (bench__history_program_stored(history, s->hash, &there, msg, sizeof msg) != 0) {
+        bench__msg(s->why, sizeof s->why, "%s", msg);
+        return 1;
+    }
+    if (!there) {
+        bench__msg(s->why, sizeof s->why, "the program of run %lld is not kept "
+                                          "(--history-programs), here or in the database",
+                   s->run);
+        return 1;
+    }
+    if (!s->mac[0] && !c->history_trust_programs) {
+        bench__msg(s->why, sizeof s->why, "the program of run %lld is not run: no run on this "
+                                          "machine recorded it, and whoever may write the "
+                                          "database may put any program there "
+                                          "(--history-trust-programs runs the database's copy)",
+                   s->run);
+        return 1;
+    }
+    double bytes = 0;
+    int64_t deadline = bench__now_ns() + (int64_t)(bench__request_timeout(c) * 1e9);
+    int rc = bench__history_program_open(history, s->hash, deadline, &s->fd, &bytes, msg,
+                                         sizeof msg);
+    if (rc == BENCH_EUSAGE)
+        return BENCH_EUSAGE;
+    if (rc == BENCH_EUNAVAIL) {
+        bench__msg(s->why, sizeof s->why, "the program of run %lld is not kept "
+                                          "(--history-programs), here or in the database",
+                   s->run);
+        return 1;
+    }
+    if (rc != 0) {
+        bench__msg(s->why, sizeof s->why, "the database's copy of the program of run %lld is not "
+                                          "run: %s", s->run, msg);
+        return 1;
+    }
+    double vouched;
+    if (!c->history_trust_programs &&
+        bench__snapshot_verify(s->hash, bytes, s->mac, &vouched, msg, sizeof msg) != 0) {
+        bench__msg(s->why, sizeof s->why, "the database's copy of the program of run %lld is not "
+                                          "run: %s (--history-trust-programs runs it anyway)",
+                   s->run, msg);
+        close(s->fd);
+        s->fd = -1;
+        return 1;
+    }
+    return 0;
+}
+
 /* Looks up and opens the program of s->run; 0, BENCH_EUSAGE when interrupted, else 1 with the
  * reason in s->why. */
 static int open_side(const bench__request *c, bench__history *history, side *s)
@@ -60,18 +118,22 @@ static int open_side(const bench__request *c, bench__history *history, side *s)
         bench__msg(s->why, sizeof s->why, "run %lld recorded no program", s->run);
         return 1;
     }
-    if (!s->mac[0]) {
-        bench__msg(s->why, sizeof s->why,
-                   "the program of run %lld is not kept (--history-programs)", s->run);
-        return 1;
-    }
     char file[256], path[4500];
     bench__msg(file, sizeof file, "%s.program", s->hash + strlen("sha256:"));
     /* The signature covers the program's size: checked against the file's before a byte of it
      * is read (a kept program of an older version, signed without one, is hashed first). */
     bench__msg(path, sizeof path, "%s/%s", dir, file);
     struct stat st;
-    double size = lstat(path, &st) == 0 && S_ISREG(st.st_mode) ? (double)st.st_size : 0;
+    bool here = lstat(path, &st) == 0;
+    double size = here && S_ISREG(st.st_mode) ? (double)st.st_size : 0;
+    /* Not kept on this machine: a database may hold a copy. */
+    if ((!s->mac[0] || !here) && bench__history_holds_programs(history))
+        return open_stored(c, history, s);
+    if (!s->mac[0]) {
+        bench__msg(s->why, sizeof s->why,
+                   "the program of run %lld is not kept (--history-programs)", s->run);
+        return 1;
+    }
     double bytes = 0; /* the size the signature vouches for; 0 none */
     if (!c->trust_snapshots &&
         bench__snapshot_verify(s->hash, size, s->mac, &bytes, msg, sizeof msg) != 0) {

@@ -84,6 +84,8 @@ typedef struct bench__request {
     struct bench__history *history; /* the history of --history or --history-show, open while
                                        the run or the show lasts (NULL: none) */
     bool history_confirm;     /* --history-confirm: rerun the programs around each change point */
+    bool history_trust_programs; /* --history-trust-programs: run a database's copy of a
+                                    program no run on this machine recorded */
     int history_programs;     /* --history-programs N: programs kept beside the history; -1:
                                  not given */
     bool no_last;             /* --no-last: no "since the last run" block */

@@ -1,12 +1,22 @@
 /*
  * history.c: the run history's handle (history.h, history_store.h): the choice of store by
  * the target's form (a "postgresql://" or "postgres://" URL, else a file), the newest earlier
- * runs that "since the last run" compares with, and the programs kept for --history-confirm.
- * What is read is checked by history_rows.c, whatever the store.
+ * runs that "since the last run" compares with, and the programs kept for --history-confirm,
+ * beside the history or (a PostgreSQL one) in the database too. What is read is checked by
+ * history_rows.c, whatever the store.
+ *
+ * A program taken from a database is written to a private temporary file only so that the
+ * checks every program snapshot passes before it runs (trust.c: a regular ELF file, a safe
+ * owner and mode, no link, its SHA-256) apply to it unchanged; what runs is the sealed memory
+ * copy those checks make, never the file.
  */
+#include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "store/history_store.h"
 #include "store/store.h"
@@ -138,6 +148,98 @@ int bench__history_keep_program(bench__history *h, const bench__context *ctx, si
     if (keep == 0 || !bench__history_program_hash_ok(ctx->program_hash))
         return 0;
     return h->ops->keep_program(h, ctx, keep, timeout_s, msg, len);
+}
+
+bool bench__history_holds_programs(const bench__history *h)
+{
+    return h->ops->program_copy != NULL;
+}
+
+int bench__history_program_stored(bench__history *h, const char *hash, bool *there, char *msg,
+                                  size_t len)
+{
+    size_t n = 0;
+    int rc = h->ops->program_copy ? h->ops->program_copy(h, hash, NULL, &n, msg, len) : 0;
+    *there = rc == 0 && n > 0;
+    return rc;
+}
+
+/* Writes bytes (n) to a new file `name` in the folder open as dfd, never through a link. */
+static int write_private(int dfd, const char *name, const unsigned char *bytes, size_t n,
+                         char *msg, size_t len)
+{
+    int fd = openat(dfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0700);
+    if (fd < 0) {
+        bench__msg(msg, len, "cannot write a temporary copy of it: %s", strerror(errno));
+        return BENCH_EIO;
+    }
+    for (size_t off = 0; off < n;) {
+        ssize_t w = write(fd, bytes + off, n - off);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0) {
+            bench__msg(msg, len, "cannot write a temporary copy of it: %s",
+                       w < 0 ? strerror(errno) : "short write");
+            close(fd);
+            return BENCH_EIO;
+        }
+        off += (size_t)w;
+    }
+    if (close(fd) != 0) {
+        bench__msg(msg, len, "cannot write a temporary copy of it: %s", strerror(errno));
+        return BENCH_EIO;
+    }
+    return 0;
+}
+
+int bench__history_program_open(bench__history *h, const char *hash, int64_t deadline_ns,
+                                int *fd, double *bytes, char *msg, size_t len)
+{
+    *fd = -1;
+    *bytes = 0;
+    unsigned char *data = NULL;
+    size_t n = 0;
+    int rc = h->ops->program_copy ? h->ops->program_copy(h, hash, &data, &n, msg, len) : 0;
+    if (rc != 0)
+        return rc;
+    if (!data) {
+        bench__msg(msg, len, "%s", "the history holds no copy of it");
+        return BENCH_EUNAVAIL;
+    }
+    const char *tmp = getenv("TMPDIR");
+    char dir[4096];
+    bench__msg(dir, sizeof dir, "%s/bench-program-XXXXXX", tmp && tmp[0] == '/' ? tmp : "/tmp");
+    if (!mkdtemp(dir)) { /* mode 0700, made anew: no one else's */
+        bench__msg(msg, len, "cannot make a private temporary folder: %s", strerror(errno));
+        free(data);
+        return BENCH_EIO;
+    }
+    /* A terminating signal while it exists removes the file (its empty folder stays). */
+    char file[4200];
+    bench__msg(file, sizeof file, "%s/program", dir);
+    bench__tmp_guard();
+    int slot = bench__tmp_register(file);
+    int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (dfd < 0) {
+        bench__msg(msg, len, "cannot open a private temporary folder: %s", strerror(errno));
+        rc = BENCH_EIO;
+    } else {
+        rc = write_private(dfd, "program", data, n, msg, len);
+    }
+    free(data);
+    /* Checked and sealed in memory from the file (its size first, then its hash): what runs is
+     * the copy those checks made, and the file goes at once. */
+    if (rc == 0 && (rc = bench__snapshot_open(dir, "program", hash, (double)n, deadline_ns, fd,
+                                              msg, len)) == 0)
+        *bytes = (double)n;
+    if (dfd >= 0) {
+        unlinkat(dfd, "program", 0);
+        close(dfd);
+    }
+    bench__tmp_unregister(slot);
+    bench__tmp_unguard();
+    rmdir(dir);
+    return rc;
 }
 
 int bench__history_program(bench__history *h, long long run_id, char *hash, size_t hlen,

@@ -199,7 +199,8 @@ int bench__history_last_runs(bench__history *h, const bench__context *ctx,
 void bench__history_last_free(bench__history_last *l, size_t n);
 
 /* ---- the programs kept for confirming steps: beside a history file (FILE.programs/), or for a
- * PostgreSQL history in this user's cache (only programs this machine ran are ever run) ---- */
+ * PostgreSQL history in this user's cache and in the database (whose copy runs only under the
+ * trust rule: run/history_confirm.c) ---- */
 
 /** Programs kept beside a history by default (--history-programs N). */
 #define BENCH__HISTORY_PROGRAMS 20
@@ -211,12 +212,37 @@ void bench__history_programs_dir(const bench__history *h, char *dir, size_t len)
 /**
  * Keeps the running program (ctx->program_hash) for history h: copied to DIR/HEX.program unless
  * it is there (DIR: bench__history_programs_dir), signed with this user's key, and recorded
- * (a file's programs table; HEX.mac beside the copy for PostgreSQL); then only the `keep` most recently used programs stay (the others'
- * files and rows go). keep 0: nothing is kept. Copying stops after timeout_s. 0, or a negative
- * error code with one line in msg (the history's runs are untouched either way).
+ * (a file's programs table; for PostgreSQL HEX.mac beside the copy, and the program stored in
+ * the database's programs table unless its hash is there or it is larger than
+ * BENCH__HISTORY_PROGRAM_MAX); then only the `keep` most recently used programs stay (the
+ * others' files and rows go). keep 0: nothing is kept. Copying stops after timeout_s. 0, or a
+ * negative error code with one line in msg (the history's runs are untouched either way).
  */
 int bench__history_keep_program(bench__history *h, const bench__context *ctx, size_t keep,
                                 double timeout_s, char *msg, size_t len);
+
+/** The largest program a PostgreSQL history stores in its database (bytes); a larger one is
+ * kept on the machine that ran it only. */
+#define BENCH__HISTORY_PROGRAM_MAX (64.0 * 1024 * 1024)
+
+/** Whether history h can hold copies of its programs itself (a PostgreSQL database). */
+bool bench__history_holds_programs(const bench__history *h);
+/** Whether history h holds a copy of program `hash` itself, into *there, without reading it.
+ * 0, or a negative error code with one line in msg. */
+int bench__history_program_stored(bench__history *h, const char *hash, bool *there, char *msg,
+                                  size_t len);
+
+/**
+ * Opens the copy of program `hash` that history h holds itself, to run: its bytes written to a
+ * private temporary file (a new 0700 folder from mkdtemp, the file made there without following
+ * a link), then opened by bench__snapshot_open with `bytes`, which checks them and copies them
+ * into a sealed memory file while hashing, and requires the SHA-256 to be `hash`; the temporary
+ * file and folder are removed before it returns. *fd as bench__snapshot_open gives it. 0;
+ * BENCH_EUNAVAIL when h holds no copy; else bench__snapshot_open's errors. msg says why. Whether
+ * the program may run at all is the caller's to decide (the trust rule, docs/cli.md).
+ */
+int bench__history_program_open(bench__history *h, const char *hash, int64_t deadline_ns,
+                                int *fd, double *bytes, char *msg, size_t len);
 
 /**
  * The program that measured run `run_id` of history h: its hash into hash ("" when

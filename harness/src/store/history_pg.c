@@ -65,11 +65,18 @@ static const char *const migrations[BENCH__PG_SCHEMA_VERSION] = {
     /* 1 -> 2: each benchmark's code identity; the rows before it: unknown (NULL). */
     "ALTER TABLE " S "results ADD COLUMN code_hash text;"
     "ALTER TABLE " S "runs ADD COLUMN virtualization text;",
+    /* 2 -> 3: the programs of the runs, for confirming a step on another machine
+     * (history_pg_read.c); a database migrated holds none of the runs before it. */
+    "CREATE TABLE " S "programs ("
+    " hash text PRIMARY KEY, program bytea NOT NULL, size_bytes bigint NOT NULL,"
+    " first_run bigint, kept timestamp with time zone NOT NULL);",
 };
 
 /* The columns of our tables as information_schema lists them (table, then position). */
 static const char expected_columns[] =
     "meta.key text,meta.value text,"
+    "programs.hash text,programs.program bytea,programs.size_bytes bigint,"
+    "programs.first_run bigint,programs.kept timestamp with time zone,"
     "results.run_id bigint,results.benchmark text,results.status text,"
     "results.median_ns double precision,results.lower_ns double precision,"
     "results.upper_ns double precision,results.samples bigint,results.processes integer,"
@@ -85,7 +92,7 @@ static const char expected_columns[] =
     "runs.confidence_level double precision,runs.baseline text,runs.run_key text,"
     "runs.virtualization text";
 
-#define OUR_TABLES "('meta', 'runs', 'results')"
+#define OUR_TABLES "('meta', 'runs', 'results', 'programs')"
 
 const char *bench__pg_error(PGconn *conn, char *buf, size_t len)
 {
@@ -261,9 +268,9 @@ static int check_shape(bench__history *h, PGconn *conn, char *msg, size_t len)
         return -1;
     }
     int rc = 0;
-    if (strcmp(PQgetvalue(r, 0, 0), "3") != 0) {
-        bench__msg(msg, len, "history '%s': schema %s lacks the tables meta, runs and results, "
-                             "or one of them is not a table (left as it is)",
+    if (strcmp(PQgetvalue(r, 0, 0), "4") != 0) {
+        bench__msg(msg, len, "history '%s': schema %s lacks the tables meta, runs, results and "
+                             "programs, or one of them is not a table (left as it is)",
                    h->name, BENCH__PG_SCHEMA);
         rc = -1;
     } else if (strcmp(PQgetvalue(r, 0, 1), expected_columns) != 0) {

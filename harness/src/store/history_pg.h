@@ -14,7 +14,7 @@
 /** The PostgreSQL schema that holds the harness's tables (docs/results-format.md). */
 #define BENCH__PG_SCHEMA "bench_history"
 /** The version of that schema this program writes and reads (bench_history.meta). */
-#define BENCH__PG_SCHEMA_VERSION 2
+#define BENCH__PG_SCHEMA_VERSION 3
 
 /** The store's state: the connection, and how to make it again. */
 typedef struct bench__pg {
@@ -57,6 +57,8 @@ int bench__pg_program(bench__history *h, long long run, char **hash, char **mac,
 int bench__pg_keep_program(bench__history *h, const bench__context *ctx, size_t keep,
                            double timeout_s, char *msg, size_t len);
 void bench__pg_programs_dir(const bench__history *h, char *dir, size_t len);
+int bench__pg_program_copy(bench__history *h, const char *hash, unsigned char **bytes, size_t *n,
+                           char *msg, size_t len);
 int bench__pg_run_ids(bench__history *h, long long **ids, size_t *n, char *msg, size_t len);
 int bench__pg_copy_read(bench__history *h, long long id, bench__hcopy_run *out, char *msg,
                         size_t len);

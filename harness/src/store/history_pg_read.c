@@ -3,11 +3,15 @@
  * (history_store.h), in the same order the SQLite store gives them (ids in byte order: COLLATE
  * "C", whatever the database's collation), and the programs kept for --history-confirm.
  *
- * Programs are never taken from the database: whoever may write a shared database could make
- * the gate run a program of theirs. The programs this machine ran are copied into this user's
- * cache (CACHE/harness/history-programs/KEY, KEY a hash of the server and database), each with
- * this user's signature of its hash beside it (HEX.mac), the newest --history-programs kept; a
- * confirmation runs only a program found there whose signature this user's key verifies.
+ * The programs this machine ran are copied into this user's cache
+ * (CACHE/harness/history-programs/KEY, KEY a hash of the server and database), each with this
+ * user's signature of its hash beside it (HEX.mac), the newest --history-programs kept; and into
+ * the database's programs table, once per hash (up to BENCH__HISTORY_PROGRAM_MAX bytes), the
+ * newest --history-programs kept there too, so that another machine can confirm a step. Whoever
+ * may write a shared database could put a program of theirs there: a confirmation runs the
+ * database's copy only when this user's signature of its hash verifies (a run on this machine
+ * recorded it) or --history-trust-programs says so (history_confirm.c), and only after its
+ * SHA-256 is checked (history.c).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -20,6 +24,7 @@
 #include "core/sha256.h"
 #include "store/history_pg.h"
 #include "store/store.h"
+#include "sys/clock.h"
 
 #define S BENCH__PG_SCHEMA "."
 
@@ -381,6 +386,133 @@ static int write_mac(int dfd, const char *stem, const char *mac, char *why, size
     return BENCH_EIO;
 }
 
+/* Runs one statement on h's connection with text parameters but `binary` (index, or -1) given
+ * as bytes of length blen; 0 (with the rows it changed in *changed, when not NULL), or
+ * BENCH_EIO with the error in why. */
+static int write1(bench__history *h, const char *sql, int n, const char *const *params,
+                  int binary, int blen, long long *changed, char *why, size_t len)
+{
+    PGconn *conn = bench__pg_conn(h, "", why, len);
+    if (!conn)
+        return BENCH_EIO;
+    int lengths[4] = {0}, formats[4] = {0};
+    if (binary >= 0) {
+        lengths[binary] = blen;
+        formats[binary] = 1;
+    }
+    PGresult *r = PQexecParams(conn, sql, n, NULL, params, lengths, formats, 0);
+    ExecStatusType st = PQresultStatus(r);
+    if (changed)
+        *changed = atoll(PQcmdTuples(r));
+    PQclear(r);
+    if (st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK)
+        return 0;
+    char err[512];
+    bench__msg(why, len, "%s", bench__pg_error(conn, err, sizeof err));
+    return BENCH_EIO;
+}
+
+/* Stores the running program in the database unless its hash is there (then marks it used),
+ * read from the sealed, checked copy of the file kept in the folder `pinned`; then removes the
+ * programs past the newest `keep`. 0, BENCH_EUNAVAIL for a program too large to store, or
+ * another error; why says so. */
+static int store_program(bench__history *h, const char *pinned, const bench__context *ctx,
+                         size_t keep, double timeout_s, char *why, size_t len)
+{
+    const char *hash = ctx->program_hash;
+    if (ctx->program_bytes > BENCH__HISTORY_PROGRAM_MAX) {
+        bench__msg(why, len, "the program (%.0f bytes) is larger than the %.0f MiB stored in the "
+                             "database: it is kept on this machine only", ctx->program_bytes,
+                   BENCH__HISTORY_PROGRAM_MAX / (1024 * 1024));
+        return BENCH_EUNAVAIL;
+    }
+    const char *p1[1] = {hash};
+    long long there = 0;
+    int rc = write1(h, "UPDATE " S "programs SET kept = now() WHERE hash = $1", 1, p1, -1, 0,
+                    &there, why, len);
+    if (rc == 0 && there == 0) {
+        char file[96];
+        int fd = -1;
+        bench__msg(file, sizeof file, "%s.program", hash + 7);
+        rc = bench__snapshot_open(pinned, file, hash, ctx->program_bytes,
+                                  bench__now_ns() + (int64_t)(timeout_s * 1e9), &fd, why, len);
+        struct stat st;
+        unsigned char *bytes = NULL;
+        if (rc == 0 && (fstat(fd, &st) != 0 || !(bytes = malloc(st.st_size ? st.st_size : 1)) ||
+                        pread(fd, bytes, (size_t)st.st_size, 0) != st.st_size)) {
+            bench__msg(why, len, "%s", "cannot read the copy of the program kept");
+            rc = BENCH_EIO;
+        }
+        if (fd >= 0)
+            close(fd);
+        char size[32];
+        bench__msg(size, sizeof size, "%lld", rc == 0 ? (long long)st.st_size : 0LL);
+        const char *p[3] = {hash, (const char *)bytes, size};
+        /* The first run is the newest of this program's: the one just recorded. */
+        if (rc == 0)
+            rc = write1(h, "INSERT INTO " S "programs VALUES ($1::text, $2::bytea, $3::bigint,"
+                           " (SELECT max(id) FROM " S "runs WHERE program_hash = $1), now())"
+                           " ON CONFLICT (hash) DO UPDATE SET kept = now()", 3, p, 1,
+                        (int)st.st_size, NULL, why, len);
+        free(bytes);
+    }
+    char k[32];
+    bench__msg(k, sizeof k, "%zu", keep);
+    const char *pk[1] = {k};
+    if (rc == 0)
+        rc = write1(h, "DELETE FROM " S "programs WHERE hash IN (SELECT hash FROM " S "programs"
+                       " ORDER BY kept DESC, hash OFFSET $1::bigint)", 1, pk, -1, 0, NULL, why,
+                    len);
+    return rc;
+}
+
+int bench__pg_program_copy(bench__history *h, const char *hash, unsigned char **bytes, size_t *n,
+                           char *msg, size_t len)
+{
+    if (bytes)
+        *bytes = NULL;
+    *n = 0;
+    char max[32];
+    bench__msg(max, sizeof max, "%.0f", BENCH__HISTORY_PROGRAM_MAX);
+    const char *v[2] = {hash, max};
+    char what[4400], err[512];
+    bench__msg(what, sizeof what, "history '%s' cannot be read: ", h->name);
+    PGconn *conn = bench__pg_conn(h, what, msg, len);
+    if (!conn)
+        return BENCH_EIO;
+    /* In binary, as stored; one too large to be ours is never transferred. */
+    PGresult *r = PQexecParams(conn, bytes ? "SELECT octet_length(program), CASE WHEN"
+                                             " octet_length(program) <= $2::bigint THEN program"
+                                             " END FROM " S "programs WHERE hash = $1"
+                                           : "SELECT octet_length(program)::text, ''::bytea"
+                                             " FROM " S "programs WHERE hash = $1 AND $2 <> ''",
+                               2, NULL, v, NULL, NULL, bytes ? 1 : 0);
+    if (PQresultStatus(r) != PGRES_TUPLES_OK) {
+        bench__msg(msg, len, "history '%s' cannot be read: %s", h->name,
+                   bench__pg_error(conn, err, sizeof err));
+        PQclear(r);
+        return BENCH_EIO;
+    }
+    int rc = 0;
+    if (!bytes) {
+        *n = PQntuples(r) == 1 ? (size_t)strtoull(PQgetvalue(r, 0, 0), NULL, 10) : 0;
+    } else if (PQntuples(r) == 1 && PQgetisnull(r, 0, 1)) {
+        bench__msg(msg, len, "its copy in the database is larger than %.0f MiB: not read",
+                   BENCH__HISTORY_PROGRAM_MAX / (1024 * 1024));
+        rc = BENCH_EINVAL;
+    } else if (PQntuples(r) == 1) {
+        *n = (size_t)PQgetlength(r, 0, 1);
+        if (!(*bytes = malloc(*n ? *n : 1))) {
+            bench__msg(msg, len, "history '%s' cannot be read: out of memory", h->name);
+            rc = BENCH_ENOMEM;
+        } else {
+            memcpy(*bytes, PQgetvalue(r, 0, 1), *n);
+        }
+    }
+    PQclear(r);
+    return rc;
+}
+
 int bench__pg_keep_program(bench__history *h, const bench__context *ctx, size_t keep,
                            double timeout_s, char *msg, size_t len)
 {
@@ -401,6 +533,11 @@ int bench__pg_keep_program(bench__history *h, const bench__context *ctx, size_t 
         prune(dfd, keep);
     else
         bench__msg(msg, len, "history '%s': the program was not kept: %s", h->name, why);
+    /* In the database too, for a confirmation on another machine; one that cannot be stored
+     * there is one warning, the copy on this machine kept. */
+    if (rc == 0 && (rc = store_program(h, pinned, ctx, keep, timeout_s, why, sizeof why)) != 0)
+        bench__msg(msg, len, "history '%s': the program was not stored in the database: %s",
+                   h->name, why);
     if (dfd >= 0)
         close(dfd);
     return rc;
@@ -470,6 +607,7 @@ static const bench__history_ops pg_ops = {
     .program = bench__pg_program,
     .keep_program = bench__pg_keep_program,
     .programs_dir = bench__pg_programs_dir,
+    .program_copy = bench__pg_program_copy,
     .close = op_close,
 };
 

@@ -143,6 +143,13 @@ typedef struct bench__history_ops {
                       size_t len);
     /** The folder of the programs kept. */
     void (*programs_dir)(const bench__history *h, char *dir, size_t len);
+    /** The copy of program `hash` the history itself holds, as stored (not checked): *bytes
+     * (the caller's to free) and *n, or *bytes NULL when there is none; one larger than
+     * BENCH__HISTORY_PROGRAM_MAX is refused (BENCH_EINVAL). With bytes NULL, only its size
+     * into *n (0: none), nothing transferred. NULL: a store that holds no programs (a file's
+     * stay beside it). */
+    int (*program_copy)(bench__history *h, const char *hash, unsigned char **bytes, size_t *n,
+                        char *msg, size_t len);
     void (*close)(bench__history *h);
 } bench__history_ops;
 
