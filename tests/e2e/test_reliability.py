@@ -167,6 +167,8 @@ class SnapshotTrustTest(Case):
         """The real snapshot and baseline; the file is replaced while the confirmation runs:
         what runs is the copy that was checked, never the path read again."""
         evil = self.script("evil.sh", f"#!/bin/sh\ntouch '{self.marker}'\nsleep 1\n")
+        # A change as clear as this one is confirmed only when the machine changed since the save.
+        e2e_helpers.plant_machine_change(self.json_path("m"))
         proc = subprocess.Popen(
             [self.slow, "--baseline-dir", self.base, *LIGHT, "--baseline", "m",
              "--confirm-time", "1.5", "^s/work$"], stdout=subprocess.DEVNULL,
@@ -223,6 +225,7 @@ class SnapshotTrustTest(Case):
         self.assertIn("does not match this user's key", p.stderr)
         self.assertIn("--trust-snapshots", p.stderr)
         self.assertEqual(doc["s/work"]["change"]["settled_by"], "saved numbers")
+        e2e_helpers.plant_machine_change(self.json_path("m"))  # else too clear to confirm
         p, doc = self.compare(self.slow, "m", "--confirm-time", "1", "--trust-snapshots",
                               "^s/work$", env=other, fast=LIGHT)
         self.assertIn(e2e_helpers.prog_prefix(self.slow) + "confirmed s/work", p.stderr)

@@ -215,6 +215,19 @@ double bench__mde(double se, double df, double tests, const bench__compare_opts 
 void bench__verdict_drift_guard(bench__change *c, double drift);
 
 /**
+ * Whether a saved-numbers verdict of regressed or improved is clear enough to need no paired
+ * confirmation: its whole interval lies beyond the threshold T by at least
+ * BENCH__CLEAR_MARGIN times the largest run-to-run noise the comparison knows of (`noise`: a
+ * log ratio, the largest of the drift term its interval allowed, the drift canaries' largest
+ * movement and the default run-to-run noise; the caller takes the largest). Regressed: the
+ * interval's lower end above (1 + T) e^(K noise); improved: its upper end below (1 - T)
+ * e^(-K noise). Any other verdict, or a noise that is not a finite number >= 0, is never clear.
+ * The caller decides first that the machine did not change (docs/comparison.md).
+ */
+#define BENCH__CLEAR_MARGIN 3.0
+bool bench__verdict_clear(const bench__change *c, double threshold, double noise);
+
+/**
  * The verdict of an exact count per iteration that went from `old` to `cur` (--instructions):
  * regressed when it grew by more than `threshold` (relative), improved when it shrank by more,
  * else no change; not compared when old is not positive or either is not a number.
