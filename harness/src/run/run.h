@@ -162,7 +162,7 @@ typedef struct bench__ab_options {
 /** ... each next one this many times as many, the last at max_pairs. */
 #define BENCH__AB_LOOK_GROWTH 1.5
 /** Defaults: seconds per benchmark, most pairs (looks at 6, 9, 14, 21, 32), sample length. */
-#define BENCH__AB_DEFAULT_SECONDS 10
+#define BENCH__AB_DEFAULT_SECONDS 5
 #define BENCH__AB_DEFAULT_MAX_PAIRS 32
 #define BENCH__AB_DEFAULT_SAMPLE_MS 0.5
 /** A pair measures at least this many rounds (a benchmark of long iterations takes longer). */
@@ -236,9 +236,9 @@ int bench__ab_run(const char *other, const bench__instance *all, const bool *sel
  * against the baseline's program snapshot (--confirm-time S: S per suspect): by default
  * BENCH__DEFAULT_CONFIRM_TIME per suspect, or a share of BENCH__CONFIRM_BUDGET when there are
  * more suspects than that fits, but never less than BENCH__CONFIRM_MIN_TIME each. */
-#define BENCH__DEFAULT_CONFIRM_TIME 10
-#define BENCH__CONFIRM_BUDGET 90
-#define BENCH__CONFIRM_MIN_TIME 4
+#define BENCH__DEFAULT_CONFIRM_TIME 5
+#define BENCH__CONFIRM_BUDGET 60
+#define BENCH__CONFIRM_MIN_TIME 3
 
 /* ---- calibration (calibrate.c) ---- */
 
