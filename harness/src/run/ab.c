@@ -107,10 +107,13 @@ static int pin(pid_t pid, int cpu)
 }
 
 /* Starts `prog` (from exec_fd when it is >= 0: the sealed copy of a checked snapshot) as the
- * driven worker of benchmark `id` with layout `lay`, pinned to `cpu` (-1: not), without waiting
- * for its setup (worker_ready). 0, or BENCH_EIO with the reason in msg. */
-static int worker_launch(bench__proc *w, const char *prog, int exec_fd, const char *id,
-                         const bench__layout *lay, int cpu, char *msg, size_t msglen)
+ * driven worker of benchmark `id` with layout `lay`, pinned to `cpu` (-1: not), and waits (at
+ * most timeout_s) until its setup is done ("READY"). Returns 0;
+ * BENCH_EINVAL when prog lacks the benchmark; BENCH_EUNAVAIL when it skips it; BENCH_EUSAGE when
+ * the run was interrupted; BENCH_EIO otherwise, with the reason in msg. */
+static int worker_start(bench__proc *w, const char *prog, int exec_fd, const char *id,
+                        const bench__layout *lay, int cpu, double timeout_s, char *msg,
+                        size_t msglen)
 {
     char job[384];
     bench__wire_job wj = {.count = 1, .mode = BENCH__JOB_DRIVEN, .id = id};
@@ -129,17 +132,6 @@ static int worker_launch(bench__proc *w, const char *prog, int exec_fd, const ch
     if (rc != 0)
         return BENCH_EIO;
     pin(w->pid, cpu);
-    return 0;
-}
-
-/* Waits (at most timeout_s) until the setup of worker w of `prog`, started by worker_launch, is
- * done ("READY"). Returns 0; BENCH_EINVAL when prog lacks the benchmark; BENCH_EUNAVAIL when it
- * skips it; BENCH_EUSAGE when the run was interrupted; BENCH_EIO otherwise, with the reason in
- * msg. The worker is killed unless it returns 0. */
-static int worker_ready(bench__proc *w, const char *prog, const char *id, double timeout_s,
-                        char *msg, size_t msglen)
-{
-    int rc;
     bench__wire_line line;
     char why[256];
     int64_t deadline = bench__now_ns() + (int64_t)(timeout_s * 1e9);
@@ -183,15 +175,6 @@ static int worker_ready(bench__proc *w, const char *prog, const char *id, double
     }
     bench__proc_kill(w);
     return rc;
-}
-
-/* worker_launch, then worker_ready: one worker started and set up. */
-static int worker_start(bench__proc *w, const char *prog, int exec_fd, const char *id,
-                        const bench__layout *lay, int cpu, double timeout_s, char *msg,
-                        size_t msglen)
-{
-    int rc = worker_launch(w, prog, exec_fd, id, lay, cpu, msg, msglen);
-    return rc ? rc : worker_ready(w, prog, id, timeout_s, msg, msglen);
 }
 
 /* Sends a driven worker one command of the protocol (R, Q). */
@@ -430,31 +413,15 @@ static int one_pair(ab_run *run, ab_bench *b)
     /* Alternate which side starts first, so neither always gets the fresher machine (nor
      * always allocates its memory first). B (this build) starts first in the first pair: a
      * benchmark it skips is "skipped" even when the old build lacks it. */
-    int first = (int)((p + 1) % 2), second = 1 - first;
-    /* Both start at once and do their setups side by side: a process start (loading the
-     * program and its shared libraries) and a setup measure nothing, and waiting for one
-     * before starting the other cost up to a tenth of a pair's time on the busy 2-vCPU
-     * development VM. The first side's answer is read first, so what it says (skipped, lacks
-     * the benchmark) counts before the other's. */
-    int rc = worker_launch(&w[first], run->prog[first], run->fd[first], it->id, &lay[first], cpu,
-                           it->message, sizeof it->message);
+    int first = (int)((p + 1) % 2);
+    int rc = worker_start(&w[first], run->prog[first], run->fd[first], it->id, &lay[first], cpu,
+                          o->timeout_s, it->message, sizeof it->message);
+    if (rc == 0 && (rc = worker_start(&w[1 - first], run->prog[1 - first], run->fd[1 - first],
+                                      it->id, &lay[1 - first], cpu, o->timeout_s, it->message,
+                                      sizeof it->message)) != 0)
+        bench__proc_kill(&w[first]);
     if (rc != 0)
         return rc;
-    if ((rc = worker_launch(&w[second], run->prog[second], run->fd[second], it->id,
-                            &lay[second], cpu, it->message, sizeof it->message)) != 0) {
-        bench__proc_kill(&w[first]);
-        return rc;
-    }
-    if ((rc = worker_ready(&w[first], run->prog[first], it->id, o->timeout_s, it->message,
-                           sizeof it->message)) != 0) {
-        bench__proc_kill(&w[second]);
-        return rc;
-    }
-    if ((rc = worker_ready(&w[second], run->prog[second], it->id, o->timeout_s, it->message,
-                           sizeof it->message)) != 0) {
-        bench__proc_kill(&w[first]);
-        return rc;
-    }
     int64_t t0 = bench__now_ns();
     double value;
     int bad = 1;
