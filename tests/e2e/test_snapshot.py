@@ -132,6 +132,12 @@ class SnapshotTest(e2e_helpers.Case):
         if pairs:
             self.assertIn("confirming 1 verdict:", p.stderr)
         self.assertIn("cmp/chain: Performance has regressed.", p.stdout)
+        # BENCH_CONFIRM_ALL runs the paired confirmation all the same.
+        env = dict(os.environ, BENCH_CONFIRM_ALL="1")
+        p, doc = self.compare(slow, "--fail-on-regression", "--confirm-time", "2", env=env)
+        self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
+        self.assertNotIn("clear from the saved numbers", p.stderr)
+        self.assertEqual(doc["cmp/chain"]["change"]["settled_by"], "interleaved run")
 
     def test_same_program_is_no_verdict_on_the_code(self):
         """The very program the baseline measured, in an environment that makes it 100% slower:

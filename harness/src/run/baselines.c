@@ -430,12 +430,14 @@ typedef enum settle {
  * beyond its processes' spread (bench__canaries_drift). It is then the largest of the canaries'
  * own movements (a log ratio), which the caller sets beside the drift term of each interval and
  * the default run-to-run noise. NaN when the machine may have changed, or the canaries cannot
- * say: no verdict is then clear.
+ * say, or BENCH_CONFIRM_ALL asks for every suspect to be confirmed: no verdict is then clear.
  */
 static double machine_still(const bench__request *c, const bench__saved *old,
                             const bench__context *ctx)
 {
-    if (!ctx->have_canaries)
+    /* BENCH_CONFIRM_ALL (docs/cli.md): every suspect the snapshot can settle is run. */
+    const char *all = getenv("BENCH_CONFIRM_ALL");
+    if (!ctx->have_canaries || (all && *all && strcmp(all, "0") != 0))
         return NAN;
     double d[BENCH__NCANARIES];
     bool beyond[BENCH__NCANARIES];
