@@ -3,8 +3,8 @@
  * scripts/trials.sh outside: A/A comparisons of two builds whose library code is byte-identical
  * but placed elsewhere. The inputs are fixed pseudo-random data, the same in every build.
  *
- * Two planted changes of a known size, for comparisons that must find them (scripts/trials.sh
- * planted): OUTSIDE_CHAIN_PERMILLE scales the steps of calc/chain/2000 and OUTSIDE_FNV_PERMILLE
+ * Two planted changes of a known size, for comparisons that must find them (docs/comparison.md,
+ * measured): OUTSIDE_CHAIN_PERMILLE scales the steps of calc/chain/2000 and OUTSIDE_FNV_PERMILLE
  * the bytes of hash/fnv1a/4096, per mille (1000: unchanged). Both are latency chains (one
  * multiply after another), so 1050 is 5% more time and 1200 20% more; the other size of each
  * and the library's code stay as they are.
