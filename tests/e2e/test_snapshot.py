@@ -20,6 +20,9 @@ import e2e_helpers
 FIXTURE = os.environ.get("E2E_FIXTURE", "")
 SCHEMA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "docs",
                       "results.schema.json")
+# Tests of what happens to the snapshot itself: a change as clear as theirs would be settled by
+# the saved numbers on a still machine, without opening the snapshot (test_clear_change_...).
+CONFIRM_ALL = dict(os.environ, BENCH_CONFIRM_ALL="1")
 FAST = ["--warm-up-time", "0.05", "--measurement-time", "0.3", "--nresamples", "1000",
         "--processes", "5"]
 
@@ -161,7 +164,8 @@ class SnapshotTest(e2e_helpers.Case):
         os.unlink(os.path.join(self.base, "before.program"))
         # Ten times as slow, so that no drift of the machine since the save (the guard allows
         # the canaries' largest) can make the saved numbers' verdict unsure.
-        p, doc = self.compare(self.copy("fix_slow900", b"E2ESLOW900\n"), "--fail-on-regression")
+        p, doc = self.compare(self.copy("fix_slow900", b"E2ESLOW900\n"), "--fail-on-regression",
+                              env=CONFIRM_ALL)
         self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
         self.assertIn("is missing", p.stderr)
         chain = doc["cmp/chain"]["change"]
@@ -171,7 +175,7 @@ class SnapshotTest(e2e_helpers.Case):
         self.save(self.copy("fix"))
         with open(os.path.join(self.base, "before.program"), "ab") as f:
             f.write(b"tampered")
-        p, doc = self.compare(self.copy("fix_slow100", b"E2ESLOW100\n"))
+        p, doc = self.compare(self.copy("fix_slow100", b"E2ESLOW100\n"), env=CONFIRM_ALL)
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertIn("not the one it measured", p.stderr)
         self.assertEqual(doc["cmp/chain"]["change"]["settled_by"], "saved numbers")
@@ -184,7 +188,7 @@ class SnapshotTest(e2e_helpers.Case):
         saved = os.path.getsize(snap)
         with open(snap, "r+b") as f:
             f.truncate(256 << 20)
-        p, doc = self.compare(self.copy("fix_slow100", b"E2ESLOW100\n"))
+        p, doc = self.compare(self.copy("fix_slow100", b"E2ESLOW100\n"), env=CONFIRM_ALL)
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertIn(f"not the one it measured ({256 << 20} bytes, not the {saved} saved)",
                       p.stderr)
