@@ -94,6 +94,21 @@ def load_json(path):
         return json.load(f)
 
 
+def plant_machine_change(baseline_path):
+    """Edits a saved baseline so that its drift canaries say the machine changed since: the
+    memory probe twenty times as fast then, every saved reading within 2% of it, so that every
+    reading of a comparison lies beyond them (at three times, one reading of five processes at
+    load 14 on 2 CPUs reached back into them). A clear change is then confirmed by a paired run
+    all the same, since the saved numbers alone no longer decide it (docs/comparison.md)."""
+    doc = load_json(baseline_path)
+    ctx = doc["context"]
+    v = ctx["canaries"]["memory_read"] / 20
+    ctx["canaries"]["memory_read"] = v
+    ctx["canary_samples"]["memory_read"] = [v / 1.02, v, v, v * 1.01, v * 1.02]
+    with open(baseline_path, "w", encoding="utf-8") as f:
+        json.dump(doc, f)
+
+
 def by_id(doc):
     """The benchmarks of a results document by id."""
     return {b["id"]: b for b in doc["benchmarks"]}

@@ -20,6 +20,9 @@ import e2e_helpers
 FIXTURE = os.environ.get("E2E_FIXTURE", "")
 SCHEMA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "docs",
                       "results.schema.json")
+# Tests of what happens to the snapshot itself: a change as clear as theirs would be settled by
+# the saved numbers on a still machine, without opening the snapshot (test_clear_change_...).
+CONFIRM_ALL = dict(os.environ, BENCH_CONFIRM_ALL="1")
 FAST = ["--warm-up-time", "0.05", "--measurement-time", "0.3", "--nresamples", "1000",
         "--processes", "5"]
 
@@ -76,12 +79,17 @@ class SnapshotTest(e2e_helpers.Case):
                          "a temporary file was left behind")
 
     def test_slower_program_is_confirmed_regressed(self):
+        """On a machine that changed since the save (the memory canary), a change is confirmed
+        by a paired run however clear the saved numbers make it."""
         self.save(self.copy("fix"))
+        e2e_helpers.plant_machine_change(os.path.join(self.base, "before.json"))
         # The chain doubles: a sanitizer build on a busy machine dilutes a stretch of the chain
         # (the loop around it costs too), and the interval must still clear 1.2.
         slow = self.copy("fix_slow100", b"E2ESLOW100\n")
         p, doc = self.compare(slow, "--fail-on-regression", "--confirm-time", "4")
         self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
+        self.assertIn("reads from memory", p.stderr)
+        self.assertNotIn("clear from the saved numbers", p.stderr)
         self.assertIn(e2e_helpers.prog_prefix(slow) + "confirming", p.stderr)
         chain = doc["cmp/chain"]["change"]
         self.assertEqual((chain["verdict"], chain["settled_by"]), ("regressed", "interleaved run"))
@@ -93,6 +101,46 @@ class SnapshotTest(e2e_helpers.Case):
             self.assertEqual(steady["run_noise_source"], "drift canaries")
         self.assertNotEqual(doc["cmp/steady"]["change"]["verdict"], "regressed")
         self.assertIn("cmp/chain: Performance has regressed.", p.stdout)
+
+    def test_clear_change_is_not_confirmed(self):
+        """Ten times as slow on a machine whose drift canaries did not change (the saved
+        readings widened, so that no load between the two runs can move a canary beyond them):
+        the saved numbers decide, no paired run is made for it (no A/B pair of it in the trace),
+        and the verdict says it rests on them. An undecided benchmark would still be confirmed
+        (test_slower_program_is_confirmed_regressed, and the unit test of the rule)."""
+        self.save(self.copy("fix"))
+
+        def wide(ctx):
+            for k, v in ctx["canaries"].items():
+                ctx["canary_samples"][k] = [v / 100, v, v, v, v * 100]
+
+        self.edit_baseline(wide)
+        slow = self.copy("fix_slow900", b"E2ESLOW900\n")
+        trace = os.path.join(self.dir, "t.json")
+        p, doc = self.compare(slow, "--fail-on-regression", "--confirm-time", "2",
+                              "--trace", trace)
+        self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
+        self.assertNotIn("warning: the machine changed", p.stderr)
+        self.assertRegex(p.stderr, r"note: cmp/chain is clear from the saved numbers and not "
+                                   r"confirmed: the drift canaries show no change of the "
+                                   r"machine")
+        chain = doc["cmp/chain"]["change"]
+        self.assertEqual((chain["verdict"], chain["settled_by"]), ("regressed", "saved numbers"))
+        self.assertNotIn("confirmed cmp/chain", p.stderr)
+        with open(trace, encoding="utf-8") as f:
+            events = json.load(f)["traceEvents"]
+        pairs = [e["name"] for e in events if e.get("name", "").startswith("A/B pair")]
+        self.assertEqual([n for n in pairs if n.endswith(": cmp/chain")], [], pairs)
+        # What is confirmed, if anything, is cmp/steady alone.
+        if pairs:
+            self.assertIn("confirming 1 verdict:", p.stderr)
+        self.assertIn("cmp/chain: Performance has regressed.", p.stdout)
+        # BENCH_CONFIRM_ALL runs the paired confirmation all the same.
+        env = dict(os.environ, BENCH_CONFIRM_ALL="1")
+        p, doc = self.compare(slow, "--fail-on-regression", "--confirm-time", "2", env=env)
+        self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
+        self.assertNotIn("clear from the saved numbers", p.stderr)
+        self.assertEqual(doc["cmp/chain"]["change"]["settled_by"], "interleaved run")
 
     def test_same_program_is_no_verdict_on_the_code(self):
         """The very program the baseline measured, in an environment that makes it 100% slower:
@@ -116,7 +164,8 @@ class SnapshotTest(e2e_helpers.Case):
         os.unlink(os.path.join(self.base, "before.program"))
         # Ten times as slow, so that no drift of the machine since the save (the guard allows
         # the canaries' largest) can make the saved numbers' verdict unsure.
-        p, doc = self.compare(self.copy("fix_slow900", b"E2ESLOW900\n"), "--fail-on-regression")
+        p, doc = self.compare(self.copy("fix_slow900", b"E2ESLOW900\n"), "--fail-on-regression",
+                              env=CONFIRM_ALL)
         self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
         self.assertIn("is missing", p.stderr)
         chain = doc["cmp/chain"]["change"]
@@ -126,7 +175,7 @@ class SnapshotTest(e2e_helpers.Case):
         self.save(self.copy("fix"))
         with open(os.path.join(self.base, "before.program"), "ab") as f:
             f.write(b"tampered")
-        p, doc = self.compare(self.copy("fix_slow100", b"E2ESLOW100\n"))
+        p, doc = self.compare(self.copy("fix_slow100", b"E2ESLOW100\n"), env=CONFIRM_ALL)
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertIn("not the one it measured", p.stderr)
         self.assertEqual(doc["cmp/chain"]["change"]["settled_by"], "saved numbers")
@@ -139,7 +188,7 @@ class SnapshotTest(e2e_helpers.Case):
         saved = os.path.getsize(snap)
         with open(snap, "r+b") as f:
             f.truncate(256 << 20)
-        p, doc = self.compare(self.copy("fix_slow100", b"E2ESLOW100\n"))
+        p, doc = self.compare(self.copy("fix_slow100", b"E2ESLOW100\n"), env=CONFIRM_ALL)
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertIn(f"not the one it measured ({256 << 20} bytes, not the {saved} saved)",
                       p.stderr)

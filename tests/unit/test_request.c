@@ -46,10 +46,10 @@ static void test_defaults_when_nothing_is_given(void **state)
     assert_true(c.run.confidence_level == 0.95);
     assert_int_equal(c.run.nresamples, 10000);
     assert_int_equal(c.run.seed, 1);
-    assert_true(bench__request_confirm_time(&c, 1) == 10.0);
+    assert_true(bench__request_confirm_time(&c, 1) == 5.0);
     assert_int_equal(bench__request_history_programs(&c), 20);
     bench__ab_options ab = bench__request_ab_options(&c);
-    assert_true(ab.seconds == 10.0);
+    assert_true(ab.seconds == 5.0);
     assert_int_equal(ab.max_pairs, 32);
     assert_int_equal(ab.schedule, BENCH__AB_PINNED);
     assert_true(ab.timeout_s == 300.0);
@@ -85,17 +85,17 @@ static void test_noise_threshold_of_each_mode(void **state)
 }
 
 /* --confirm-time 0 is "never", not "not given"; not given, the default is shared out over the
- * suspects: 10 s each up to 9, then 90 s shared, but never under 4 s each. */
+ * suspects: 5 s each up to 12, then 60 s shared, but never under 3 s each. */
 static void test_confirm_time(void **state)
 {
     (void)state;
     bench__request c;
     const char *none[] = {"--baseline", "b", NULL};
     assert_int_equal(parse(&c, none), 0);
-    assert_true(bench__request_confirm_time(&c, 9) == 10.0);
-    assert_true(bench__request_confirm_time(&c, 10) == 9.0);
-    assert_true(bench__request_confirm_time(&c, 20) == 4.5);
-    assert_true(bench__request_confirm_time(&c, 100) == 4.0);
+    assert_true(bench__request_confirm_time(&c, 12) == 5.0);
+    assert_true(bench__request_confirm_time(&c, 15) == 4.0);
+    assert_true(bench__request_confirm_time(&c, 16) == 3.75);
+    assert_true(bench__request_confirm_time(&c, 100) == 3.0);
     const char *zero[] = {"--baseline", "b", "--confirm-time", "0", NULL};
     assert_int_equal(parse(&c, zero), 0);
     assert_true(bench__request_confirm_time(&c, 3) == 0.0);

@@ -192,6 +192,42 @@ static void test_drift_guard(void **state)
     assert_int_equal(c.verdict, BENCH__V_NO_CHANGE);
 }
 
+/* A saved-numbers verdict is clear when its interval's near end lies beyond the threshold by
+ * three times the noise given. +30% with se 1%: the interval's lower end is
+ * exp(ln 1.3 - 1.959964 * 0.01) = 1.2748 (ln 0.24276), against ln 1.02 = 0.019803 plus 3 x noise:
+ * clear up to a noise of (0.24276 - 0.019803) / 3 = 0.07432, not above. */
+static void test_clear_verdicts(void **state)
+{
+    (void)state;
+    bench__change c;
+    memset(&c, 0, sizeof c);
+    bench__decide(&c, log(1.30), 0.01, INFINITY, 1, &opts);
+    assert_int_equal(c.verdict, BENCH__V_REGRESSED);
+    assert_true(fabs(log(c.ratio_lower) - 0.24276) < 1e-4);
+    assert_true(bench__verdict_clear(&c, 0.02, 0.015));
+    assert_true(bench__verdict_clear(&c, 0.02, 0.0743));
+    assert_false(bench__verdict_clear(&c, 0.02, 0.0745));
+    assert_false(bench__verdict_clear(&c, 0.02, NAN));
+    assert_false(bench__verdict_clear(&c, 0.02, INFINITY));
+    /* The same distance below: upper end exp(ln 0.7 + 0.0196) = 0.7139 (ln -0.33707), against
+     * ln 0.98 = -0.020203 minus 3 x noise: clear up to (0.33707 - 0.020203) / 3 = 0.10562. */
+    bench__decide(&c, log(0.70), 0.01, INFINITY, 1, &opts);
+    assert_int_equal(c.verdict, BENCH__V_IMPROVED);
+    assert_true(bench__verdict_clear(&c, 0.02, 0.1055));
+    assert_false(bench__verdict_clear(&c, 0.02, 0.1058));
+    /* A regression just beyond the threshold is a verdict, but not a clear one. */
+    bench__decide(&c, log(1.06), 0.01, INFINITY, 1, &opts); /* [+3.9%, +8.1%] */
+    assert_int_equal(c.verdict, BENCH__V_REGRESSED);
+    assert_false(bench__verdict_clear(&c, 0.02, 0.015));
+    /* Undecided and unchanged verdicts are never clear: they are not claims of a change. */
+    bench__decide(&c, log(1.30), 0.2, INFINITY, 1, &opts);
+    assert_int_equal(c.verdict, BENCH__V_INCONCLUSIVE);
+    assert_false(bench__verdict_clear(&c, 0.02, 0));
+    bench__decide(&c, 0, 0.001, INFINITY, 1, &opts);
+    assert_int_equal(c.verdict, BENCH__V_NO_CHANGE);
+    assert_false(bench__verdict_clear(&c, 0.02, 0));
+}
+
 static void test_exact_and_names(void **state)
 {
     (void)state;
@@ -216,6 +252,7 @@ int main(void)
         cmocka_unit_test(test_mde_by_hand),
         cmocka_unit_test(test_mde_has_its_power),
         cmocka_unit_test(test_drift_guard),
+        cmocka_unit_test(test_clear_verdicts),
         cmocka_unit_test(test_exact_and_names),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -166,6 +166,18 @@ void bench__verdict_drift_guard(bench__change *c, double drift)
         c->verdict = BENCH__V_INCONCLUSIVE;
 }
 
+bool bench__verdict_clear(const bench__change *c, double threshold, double noise)
+{
+    if (!(noise >= 0) || !isfinite(noise))
+        return false;
+    double margin = BENCH__CLEAR_MARGIN * noise;
+    if (c->verdict == BENCH__V_REGRESSED)
+        return log(c->ratio_lower) >= log1p(threshold) + margin;
+    if (c->verdict == BENCH__V_IMPROVED)
+        return log(c->ratio_upper) <= log1p(-threshold) - margin;
+    return false;
+}
+
 bench__verdict bench__verdict_exact(double old, double cur, double threshold)
 {
     /* Exact counts have no noise: the change itself against the threshold. */

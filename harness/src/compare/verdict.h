@@ -101,6 +101,19 @@ const char *bench__verdict_name(bench__verdict v);
 bool bench__verdict_same_code(bench__change *c, const char *old_code, const char *new_code);
 
 /**
+ * Whether a saved-numbers verdict of regressed or improved is clear enough to need no paired
+ * confirmation: its whole interval lies beyond the threshold T by at least
+ * BENCH__CLEAR_MARGIN times the largest run-to-run noise the comparison knows of (`noise`: a
+ * log ratio, the largest of the drift term its interval allowed, the drift canaries' largest
+ * movement and the default run-to-run noise; the caller takes the largest). Regressed: the
+ * interval's lower end above (1 + T) e^(K noise); improved: its upper end below (1 - T)
+ * e^(-K noise). Any other verdict, or a noise that is not a finite number >= 0, is never clear.
+ * The caller decides first that the machine did not change (docs/comparison.md).
+ */
+#define BENCH__CLEAR_MARGIN 3.0
+bool bench__verdict_clear(const bench__change *c, double threshold, double noise);
+
+/**
  * Whether two program hashes name the very same program: both known (not empty) and equal.
  */
 bool bench__same_program(const char *then_hash, const char *now_hash);

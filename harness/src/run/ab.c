@@ -97,161 +97,6 @@ const char *bench__ab_schedule_name(bench__ab_schedule s)
     return s == BENCH__AB_DUET ? "duet" : s == BENCH__AB_UNPINNED ? "unpinned" : "pinned";
 }
 
-/* ---- one worker ---- */
-
-static int pin(pid_t pid, int cpu)
-{
-    if (cpu < 0)
-        return 0;
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    CPU_SET(cpu, &set);
-    return sched_setaffinity(pid, sizeof set, &set);
-}
-
-/* Starts `prog` (from exec_fd when it is >= 0: the sealed copy of a checked snapshot) as the
- * driven worker of benchmark `id` with layout `lay`, pinned to `cpu` (-1: not), and waits (at
- * most timeout_s) until its setup is done ("READY"). Returns 0;
- * BENCH_EINVAL when prog lacks the benchmark; BENCH_EUNAVAIL when it skips it; BENCH_EUSAGE when
- * the run was interrupted; BENCH_EIO otherwise, with the reason in msg. */
-static int worker_start(bench__proc *w, const char *prog, int exec_fd, const char *id,
-                        const bench__layout *lay, int cpu, double timeout_s, char *msg,
-                        size_t msglen)
-{
-    char job[384];
-    bench__wire_job wj = {.count = 1, .mode = BENCH__JOB_DRIVEN, .share = 1, .id = id};
-    if (bench__wire_job_format(job, sizeof job, &wj, msg, msglen) < 0)
-        return BENCH_EIO;
-    /* A program that does not take the job (built with a harness without this protocol) is
-     * told to list no benchmark: it ends at once instead of running its whole suite. */
-    char *argv[] = {(char *)prog, "--list", "^$", NULL};
-    bench__proc_spec spec = {.path = prog, .argv = argv, .channel = BENCH__PROC_FD3,
-                             .commands = true, .exec_by_fd = exec_fd >= 0, .exec_fd = exec_fd};
-    bench__job_export(job);
-    bench__layout_export(lay);
-    int rc = bench__proc_start(w, &spec, msg, msglen);
-    bench__layout_unexport();
-    bench__job_unexport();
-    if (rc != 0)
-        return BENCH_EIO;
-    pin(w->pid, cpu);
-    bench__wire_line line;
-    char why[256];
-    int64_t deadline = bench__now_ns() + (int64_t)(timeout_s * 1e9);
-    int lr;
-    /* A worker whose benchmark ends before its timed loop (skipped, failed) says where it ran
-     * (PROC) before its END. */
-    while ((lr = bench__wire_read(w, deadline, &line, why, sizeof why)) == 1 &&
-           line.kind == BENCH__WIRE_PROC)
-        ;
-    if (lr == BENCH_EUSAGE) {
-        bench__proc_kill(w);
-        return BENCH_EUSAGE;
-    }
-    if (lr == 1 && line.kind == BENCH__WIRE_READY)
-        return 0;
-    rc = BENCH_EIO;
-    const char *said = lr == 1 && line.kind == BENCH__WIRE_END ? line.end.message : NULL;
-    if (said && line.end.status == BENCH__SKIPPED) {
-        rc = BENCH_EUNAVAIL;
-        bench__msg(msg, msglen, "skipped in %s: %s", prog, said);
-    } else if (said && line.end.status == BENCH__FAILED &&
-               bench__starts_with(said, BENCH__WIRE_NO_BENCHMARK)) {
-        rc = BENCH_EINVAL;
-        bench__msg(msg, msglen, "%s has no benchmark '%s'", prog, id);
-    } else if (said && line.end.status == BENCH__FAILED &&
-               strcmp(said, BENCH__WIRE_BAD_JOB) == 0) {
-        bench__msg(msg, msglen, "%s does not take this version's paired comparison (built with "
-                                "an older harness? rebuild it with this one)", prog);
-    } else if (said) {
-        bench__msg(msg, msglen, "in %s: %s %s", prog, bench__status_name(line.end.status),
-                   said);
-    } else if (lr == BENCH_EIO) {
-        bench__msg(msg, msglen, "%s did not finish its setup within %.0f s (--timeout)", prog,
-                   timeout_s);
-    } else {
-        bench__proc_wait(w, bench__now_ns() + (int64_t)1e9);
-        char how[128];
-        bench__proc_describe(w, timeout_s, how, sizeof how);
-        bench__msg(msg, msglen, "%s %s before its setup was done (a build whose harness does "
-                                "not take part in paired comparisons?)", prog, how);
-    }
-    bench__proc_kill(w);
-    return rc;
-}
-
-/* Sends a driven worker one command of the protocol (R, Q). */
-static int send_command(bench__proc *w, const bench__wire_line *l)
-{
-    char line[64], why[128];
-    if (bench__wire_format(line, sizeof line, l, why, sizeof why) < 0)
-        return BENCH_EIO;
-    return bench__proc_send(w, line) == 0 ? 0 : BENCH_EIO;
-}
-
-static int send_sample(bench__proc *w, uint64_t iters)
-{
-    return send_command(w, &(bench__wire_line){.kind = BENCH__WIRE_RUN, .run.iters = iters});
-}
-
-/* A sample's time from a driven worker: 0; BENCH_EIO when it ends instead (its channel, or
- * its PROC and END lines: a benchmark that failed); BENCH_EINVAL for any other line;
- * BENCH_EUSAGE when the run was interrupted. */
-static int read_sample(bench__proc *w, int64_t deadline, double *ns)
-{
-    bench__wire_line line;
-    char why[256];
-    int lr = bench__wire_read(w, deadline, &line, why, sizeof why);
-    if (lr == BENCH_EUSAGE)
-        return BENCH_EUSAGE;
-    if (lr != 1 && lr != BENCH_EINVAL)
-        return BENCH_EIO;
-    if (lr == 1 && (line.kind == BENCH__WIRE_PROC || line.kind == BENCH__WIRE_END))
-        return BENCH_EIO;
-    if (lr == BENCH_EINVAL || line.kind != BENCH__WIRE_TIME)
-        return BENCH_EINVAL;
-    *ns = line.time.ns;
-    return 0;
-}
-
-static int worker_sample(bench__proc *w, uint64_t iters, int64_t deadline, double *ns)
-{
-    int rc = send_sample(w, iters);
-    return rc ? rc : read_sample(w, deadline, ns);
-}
-
-/* Ends a worker: asks it to stop, reads its last lines until END, and reaps it. */
-static void worker_stop(bench__proc *w, double timeout_s)
-{
-    int64_t deadline = bench__now_ns() + (int64_t)(fmin(timeout_s, 10.0) * 1e9);
-    bench__wire_line line;
-    char why[256];
-    int lr;
-    if (send_command(w, &(bench__wire_line){.kind = BENCH__WIRE_QUIT}) == 0)
-        while (((lr = bench__wire_read(w, deadline, &line, why, sizeof why)) == 1 &&
-                line.kind != BENCH__WIRE_END) ||
-               lr == BENCH_EINVAL)
-            ;
-    bench__proc_wait(w, deadline);
-}
-
-/* The same worker, for the profiles of --explain (explain.c). */
-int bench__ab_worker_start(bench__proc *w, const char *prog, int exec_fd, const char *id,
-                           const bench__layout *lay, double timeout_s, char *msg, size_t msglen)
-{
-    return worker_start(w, prog, exec_fd, id, lay, -1, timeout_s, msg, msglen);
-}
-
-int bench__ab_worker_sample(bench__proc *w, uint64_t iters, int64_t deadline, double *ns)
-{
-    return worker_sample(w, iters, deadline, ns);
-}
-
-void bench__ab_worker_stop(bench__proc *w, double timeout_s)
-{
-    worker_stop(w, timeout_s);
-}
-
 /* ---- one benchmark's pairs ---- */
 
 typedef struct ab_bench {
@@ -315,13 +160,13 @@ static int one_round(ab_run *run, bench__proc w[2], const char *id, size_t pair,
          * the two CPUs. */
         static const int a_on[4] = {0, 1, 1, 0};
         for (int k = 0; k < 4 && rc == 0; k++) {
-            pin(w[0].pid, run->cpus[a_on[k]]);
-            pin(w[1].pid, run->cpus[1 - a_on[k]]);
+            bench__ab_pin(w[0].pid, run->cpus[a_on[k]]);
+            bench__ab_pin(w[1].pid, run->cpus[1 - a_on[k]]);
             for (int s = 0; s < 2 && rc == 0; s++)
-                if ((rc = send_sample(&w[s], iters)))
+                if ((rc = bench__ab_worker_send(&w[s], iters)))
                     *bad = s;
             for (int s = 0; s < 2 && rc == 0; s++)
-                if ((rc = read_sample(&w[s], deadline, &v[s][k])) == 0)
+                if ((rc = bench__ab_worker_read(&w[s], deadline, &v[s][k])) == 0)
                     log_sample(run, id, pair, s, k, v[s][k]);
                 else
                     *bad = s;
@@ -330,7 +175,7 @@ static int one_round(ab_run *run, bench__proc w[2], const char *id, size_t pair,
         for (int k = 0; k < 8 && rc == 0; k++) {
             int s = order[k];
             double t;
-            if ((rc = worker_sample(&w[s], iters, deadline, &t))) {
+            if ((rc = bench__ab_worker_sample(&w[s], iters, deadline, &t))) {
                 *bad = s;
                 break;
             }
@@ -349,14 +194,14 @@ static int one_round(ab_run *run, bench__proc w[2], const char *id, size_t pair,
 
 /* The iteration count of a benchmark's samples, calibrated on B's worker w (then held for the
  * whole comparison): doubled until a sample takes an eighth of the sample time. 0, or
- * worker_sample's error. */
+ * bench__ab_worker_sample's error. */
 static int calibrate_iters(const ab_run *run, bench__proc *w, double timeout_s, uint64_t *iters)
 {
     uint64_t n = 1;
     double t;
     int rc;
     for (;;) {
-        if ((rc = worker_sample(w, n, bench__now_ns() + (int64_t)(timeout_s * 1e9), &t)))
+        if ((rc = bench__ab_worker_sample(w, n, bench__now_ns() + (int64_t)(timeout_s * 1e9), &t)))
             return rc;
         if (t >= run->sample_ns / 8 || n >= (UINT64_C(1) << 40))
             break;
@@ -371,7 +216,7 @@ static int calibrate_iters(const ab_run *run, bench__proc *w, double timeout_s, 
 
 /* Says in the item why a pair failed in the middle (worker w of program prog, error rc of its
  * samples). Returns the pair's error: BENCH_EIO (a malformed line is not the "lacks the
- * benchmark" BENCH_EINVAL of worker_start: the pair fails like any other). */
+ * benchmark" BENCH_EINVAL of bench__ab_worker_start: the pair fails like any other). */
 static int pair_failed(const ab_run *run, bench__proc *w, const char *prog, int rc,
                        bench__ab_item *it)
 {
@@ -417,9 +262,9 @@ static int one_pair(ab_run *run, ab_bench *b)
      * always allocates its memory first). B (this build) starts first in the first pair: a
      * benchmark it skips is "skipped" even when the old build lacks it. */
     int first = (int)((p + 1) % 2);
-    int rc = worker_start(&w[first], run->prog[first], run->fd[first], it->id, &lay[first], cpu,
+    int rc = bench__ab_worker_start(&w[first], run->prog[first], run->fd[first], it->id, &lay[first], cpu,
                           o->timeout_s, it->message, sizeof it->message);
-    if (rc == 0 && (rc = worker_start(&w[1 - first], run->prog[1 - first], run->fd[1 - first],
+    if (rc == 0 && (rc = bench__ab_worker_start(&w[1 - first], run->prog[1 - first], run->fd[1 - first],
                                       it->id, &lay[1 - first], cpu, o->timeout_s, it->message,
                                       sizeof it->message)) != 0)
         bench__proc_kill(&w[first]);
@@ -480,8 +325,8 @@ static int one_pair(ab_run *run, ab_bench *b)
     }
     if (rc != 0 && rc != BENCH_ENOMEM)
         rc = pair_failed(run, &w[bad], run->prog[bad], rc, it);
-    worker_stop(&w[0], o->timeout_s);
-    worker_stop(&w[1], o->timeout_s);
+    bench__ab_worker_stop(&w[0], o->timeout_s);
+    bench__ab_worker_stop(&w[1], o->timeout_s);
     /* A pair the budget cut short of its minimum rounds is not one: every pair's value is a
      * median of at least BENCH__AB_MIN_ROUNDS rounds. */
     if (rc == 0 && nr >= BENCH__AB_MIN_ROUNDS) {

@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "compare/compare.h"
 #include "compare/verdict.h"
@@ -60,7 +61,7 @@ typedef struct bench__ab_options {
 /** ... each next one this many times as many, the last at max_pairs. */
 #define BENCH__AB_LOOK_GROWTH 1.5
 /** Defaults: seconds per benchmark, most pairs (looks at 6, 9, 14, 21, 32), sample length. */
-#define BENCH__AB_DEFAULT_SECONDS 10
+#define BENCH__AB_DEFAULT_SECONDS 5
 #define BENCH__AB_DEFAULT_MAX_PAIRS 32
 #define BENCH__AB_DEFAULT_SAMPLE_MS 0.5
 /** A pair measures at least this many rounds (a benchmark of long iterations takes longer). */
@@ -115,14 +116,25 @@ int bench__ab_compare(const char *old_prog, int old_fd, const char *new_prog, in
                       bench__ab_item *items, size_t n, const bench__ab_options *o,
                       bench__ab_done_fn done, void *arg);
 
-/* The paired worker of a comparison, for --explain's profiles (explain.c). */
+/* ---- ab_worker.c: one driven worker of a pair (also --explain's profiles, explain_perf.c) ---- */
 struct bench__proc;
 struct bench__layout;
-/** Starts `prog` (from exec_fd when >= 0) as the driven worker of benchmark `id`, unpinned, and
- * waits for its setup, as a pair's workers start. 0, or an error with the reason in msg. */
+/** Pins process pid to `cpu` (-1: leaves it where it is). 0, or -1 with errno. */
+int bench__ab_pin(pid_t pid, int cpu);
+/** Starts `prog` (from exec_fd when >= 0: the sealed copy of a checked snapshot) as the driven
+ * worker of benchmark `id` with layout `lay`, pinned to `cpu` (-1: not), and waits (at most
+ * timeout_s) until its setup is done. 0; BENCH_EINVAL when prog lacks the benchmark;
+ * BENCH_EUNAVAIL when it skips it; BENCH_EUSAGE when the run was interrupted; BENCH_EIO
+ * otherwise, with the reason in msg. */
 int bench__ab_worker_start(struct bench__proc *w, const char *prog, int exec_fd, const char *id,
-                           const struct bench__layout *lay, double timeout_s, char *msg,
+                           const struct bench__layout *lay, int cpu, double timeout_s, char *msg,
                            size_t msglen);
+/** Commands one sample of `iters` iterations (its time is read with bench__ab_worker_read, so
+ * that two workers can run at once). 0, or BENCH_EIO. */
+int bench__ab_worker_send(struct bench__proc *w, uint64_t iters);
+/** Reads the time of the sample last commanded into *ns: 0; BENCH_EIO when the worker ends
+ * instead; BENCH_EINVAL for any other line; BENCH_EUSAGE when the run was interrupted. */
+int bench__ab_worker_read(struct bench__proc *w, int64_t deadline, double *ns);
 /** One sample of `iters` iterations; its time in *ns. 0, BENCH_EUSAGE, or BENCH_EIO. */
 int bench__ab_worker_sample(struct bench__proc *w, uint64_t iters, int64_t deadline, double *ns);
 /** Asks the worker to end, and reaps it. */
@@ -136,8 +148,8 @@ int bench__ab_run(const char *other, const bench__instance *all, const bool *sel
  * against the baseline's program snapshot (--confirm-time S: S per suspect): by default
  * BENCH__DEFAULT_CONFIRM_TIME per suspect, or a share of BENCH__CONFIRM_BUDGET when there are
  * more suspects than that fits, but never less than BENCH__CONFIRM_MIN_TIME each. */
-#define BENCH__DEFAULT_CONFIRM_TIME 10
-#define BENCH__CONFIRM_BUDGET 90
-#define BENCH__CONFIRM_MIN_TIME 4
+#define BENCH__DEFAULT_CONFIRM_TIME 5
+#define BENCH__CONFIRM_BUDGET 60
+#define BENCH__CONFIRM_MIN_TIME 3
 
 #endif /* HARNESS_RUN_AB_H */

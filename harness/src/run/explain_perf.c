@@ -392,7 +392,7 @@ static int profile_pair(const char *prog[2], const int fd[2], const char *id, ui
     for (int k = 0; k < 2 && rc == 0; k++) {
         bench__layout lay;
         bench__layout_draw(rng, &lay);
-        rc = bench__ab_worker_start(&s[k].w, prog[k], fd[k], id, &lay, timeout, msg, msglen);
+        rc = bench__ab_worker_start(&s[k].w, prog[k], fd[k], id, &lay, -1, timeout, msg, msglen);
         if (rc != 0)
             memset(&s[k].w, 0, sizeof s[k].w);
     }

@@ -6,6 +6,7 @@
  * the drift guard, with a note saying why. The rules that turn each outcome into a verdict are
  * compare/verdict.c's.
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -27,6 +28,10 @@
  * from a change of the code:
  *   - the program is byte for byte the one the baseline measured: the code did not change, so
  *     no suspect is a change of it (verdict "no change", marked same_program);
+ *   - a regressed or improved verdict that the saved numbers already decide beyond doubt needs
+ *     no run: the drift canaries show that the machine did not change, and the interval lies
+ *     beyond the threshold by three times the largest run-to-run noise known
+ *     (bench__verdict_clear; unless --explain, which profiles only what a paired run confirmed);
  *   - otherwise, when the baseline keeps its program's snapshot and it runs: the suspects are
  *     measured again, paired, snapshot (A) against this program (B), as --ab does, within one
  *     time budget spent on those still undecided, and the verdict comes from that paired
@@ -50,9 +55,40 @@ typedef enum settle {
     SETTLE_OTHER,       /* measured by a program that is neither this one nor the snapshot */
     SETTLE_NO_COPY,     /* measured by the baseline's program, of which it keeps no copy */
     SETTLE_SAME,        /* this very program measured it: not a change of the code */
+    SETTLE_CLEAR,       /* the snapshot could run it, but the saved numbers decide it clearly */
     SETTLE_CONFIRM,     /* the baseline's snapshot measured it: run it interleaved */
     SETTLE_KINDS
 } settle;
+
+/*
+ * The run-to-run noise a clear verdict must stand beyond, when the machine is known not to have
+ * changed since the save: every drift canary measured in both runs and none of them moved
+ * beyond its processes' spread (bench__canaries_drift). It is then the largest of the canaries'
+ * own movements (a log ratio), which the caller sets beside the drift term of each interval and
+ * the default run-to-run noise. NaN when the machine may have changed, or the canaries cannot
+ * say, or BENCH_CONFIRM_ALL asks for every suspect to be confirmed: no verdict is then clear.
+ */
+static double machine_still(const bench__request *c, const bench__saved *old,
+                            const bench__context *ctx)
+{
+    /* BENCH_CONFIRM_ALL (docs/cli.md): every suspect the snapshot can settle is run. */
+    const char *all = getenv("BENCH_CONFIRM_ALL");
+    if (!ctx->have_canaries || (all && *all && strcmp(all, "0") != 0))
+        return NAN;
+    double d[BENCH__NCANARIES];
+    bool beyond[BENCH__NCANARIES];
+    char words[512];
+    if (bench__canaries_drift(&ctx->canary, &old->ctx.canary, c->cmp.noise_threshold, d, beyond,
+                              words, sizeof words) != 0)
+        return NAN;
+    double largest = 0;
+    for (int q = 0; q < BENCH__NCANARIES; q++) {
+        if (!isfinite(d[q]) || !(d[q] > -1))
+            return NAN; /* a canary known on one side only (an older baseline) */
+        largest = fmax(largest, fabs(log1p(d[q])));
+    }
+    return largest;
+}
 
 /* Which program measured an entry, against this program and the baseline's snapshot. */
 static settle how_to_settle(const bench__entry *e, const bench__saved *old,
@@ -171,6 +207,16 @@ static void say_how_settled(const bench__request *c, const bench__context *ctx,
                     "the saved numbers\n",
                     name, n, n == 1 ? "" : "s", n, n == 1 ? "" : "s");
     }
+    if (count[SETTLE_CLEAR]) {
+        size_t n = count[SETTLE_CLEAR];
+        first_of(ids, how, m, SETTLE_CLEAR, n, first, sizeof first);
+        bench__errf("note: %s %s clear from the saved numbers and not confirmed: the drift "
+                    "canaries show no change of the machine since baseline '%s' was saved, and "
+                    "%s interval%s beyond the noise threshold by more than %.0fx the run-to-run "
+                    "noise\n",
+                    first, n == 1 ? "is" : "are", name, n == 1 ? "its" : "their",
+                    n == 1 ? " lies" : "s lie", BENCH__CLEAR_MARGIN);
+    }
     if (count[SETTLE_SAME]) {
         size_t n = count[SETTLE_SAME];
         bench__errf("note: this program is the one baseline '%s' measured (%s): "
@@ -269,6 +315,7 @@ int bench__confirm_suspects(const bench__request *c, const bench__saved *old,
                                 bench__explanation **explained)
 {
     size_t nsus = 0, count[SETTLE_KINDS] = {0};
+    double still = machine_still(c, old, ctx);
     settle *how = calloc(m ? m : 1, sizeof *how);
     if (!how) {
         bench__errf("out of memory\n");
@@ -282,6 +329,11 @@ int bench__confirm_suspects(const bench__request *c, const bench__saved *old,
             continue;
         nsus++;
         how[j] = how_to_settle(bench__saved_find(old, ids[j]), old, ctx);
+        /* One the snapshot could confirm, but the saved numbers decide clearly: no run. */
+        if (how[j] == SETTLE_CONFIRM && !c->explain && isfinite(still) &&
+            bench__verdict_clear(&ch[j], c->cmp.noise_threshold,
+                                 fmax(still, fmax(ch[j].run_noise, c->cmp.default_run_noise))))
+            how[j] = SETTLE_CLEAR;
         count[how[j]]++;
     }
     say_how_settled(c, ctx, ids, ch, how, count, m, nsus);
