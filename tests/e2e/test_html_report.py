@@ -770,7 +770,7 @@ class WordingTest(unittest.TestCase):
 
 SCHEMA_PATH = os.path.join(ROOT, "docs", "results.schema.json")
 PATTERN_EXAMPLES = ["1.2.3", "2026-01-01T00:00:00Z", "sha256:" + "0" * 64, "prog",
-                    "hmac-sha256:" + "0" * 64]
+                    "hmac-sha256:" + "0" * 64, "0123456789abcdef" * 4]
 
 
 def load_schema():

@@ -11,7 +11,7 @@
 # checks the errors for a duplicate id and for a program with no benchmarks, (5) that
 # --alloc-stats of an outside program counts with the installed preload library libharness_alloc.so, and (6) the components:
 # the core alone links neither libpfm4 nor the CUDA runtime nor libstdc++ (and, in a build without
-# EXTRA_FLAGS, makes a program under 600 KiB), each installed component (harness-counters,
+# EXTRA_FLAGS, makes a program under 640 KiB), each installed component (harness-counters,
 # harness-cuda) takes effect through pkg-config and through find_package(harness COMPONENTS ...),
 # a component that is not there is a clear CMake error; (7) a benchmark file built with -O0 is
 # recorded so in context.benchmark_builds and warned about, and the same file built with -O2 is
@@ -394,11 +394,14 @@ done
 # (480 KiB until the run history gained its PostgreSQL store, the shared readers and the copy,
 # about 50 KiB of the core, 2026-11-28: the program measured 516 KiB. 560 KiB until --trace
 # gained its recorder, the spans and the Perfetto encoder, about 23 KB: a plain program of one
-# benchmark measured 560,592 bytes before them and 583,400 with them, 2026-11-28.)
+# benchmark measured 560,592 bytes before them and 583,400 with them, 2026-11-28. 600 KiB until
+# the code identity (the disassembly reader), the PostgreSQL store's program copies, the bencher
+# Metric Format, the progress line and the clear-verdict rule, about 37 KB: 620,352 bytes with
+# them, 2026-11-28.)
 if [[ ${#extra[@]} -eq 0 ]]; then
     bytes="$(stat -c %s "$tmp/prog_pc")"
-    [[ "$bytes" -lt 614400 ]] ||
-        fail "a plain program built with pkg-config harness is $bytes bytes, not under 600 KiB"
+    [[ "$bytes" -lt 655360 ]] ||
+        fail "a plain program built with pkg-config harness is $bytes bytes, not under 640 KiB"
 fi
 
 # check_pc_component NAME WANT: a program built with pkg-config harness-NAME has the component
