@@ -282,10 +282,12 @@ class SnapshotTest(e2e_helpers.Case):
                 self.assertNotIn("Traceback", p.stderr)
 
     def test_drift_makes_a_saved_numbers_verdict_unsure(self):
-        """A baseline whose canaries say the machine was eight times as fast then: a 50%
-        slowdown that only the saved numbers show could be the machine's, so it is not called
-        a regression; the interval allows for the measured drift (about ln 8: so large that a
-        load that comes or goes between the two runs of this test cannot hide it)."""
+        """A baseline whose canaries say the machine was eight times as fast then: a tenfold
+        slowdown that only the saved numbers show is within what a machine that moved so much
+        could do, so it is not called a regression; the interval allows for the measured drift
+        (about ln 8). Tenfold, so that no load that comes or goes between the two runs of this
+        test can hide the slowdown itself (a 50% one measured 1.10x beside cmp/steady at load
+        12)."""
         self.save(self.copy("fix"))
         path = os.path.join(self.base, "before.json")
         with open(path, encoding="utf-8") as f:
@@ -293,7 +295,7 @@ class SnapshotTest(e2e_helpers.Case):
         doc["context"]["canaries"] = {k: v / 8 for k, v in doc["context"]["canaries"].items()}
         with open(path, "w", encoding="utf-8") as f:
             json.dump(doc, f)
-        p, res = self.compare(self.copy("fix_slow50", b"E2ESLOW50\n"), "--confirm-time", "0",
+        p, res = self.compare(self.copy("fix_slow900", b"E2ESLOW900\n"), "--confirm-time", "0",
                               "--fail-on-regression")
         self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
         self.assertRegex(p.stderr, r"warning: the machine changed since baseline 'before' was "
@@ -303,7 +305,7 @@ class SnapshotTest(e2e_helpers.Case):
         chain = res["cmp/chain"]["change"]
         # Against cmp/steady of the same run: a load that came or went between the two runs
         # moves both alike.
-        self.assertGreater(chain["ratio"] / res["cmp/steady"]["change"]["ratio"], 1.2,
+        self.assertGreater(chain["ratio"] / res["cmp/steady"]["change"]["ratio"], 3,
                            "the numbers still show the slowdown")
         self.assertEqual(chain["verdict"], "inconclusive")
         self.assertEqual(chain["run_noise_source"], "drift canaries")
