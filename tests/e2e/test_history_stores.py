@@ -807,6 +807,47 @@ class PostgresFaultTest(e2e_helpers.Case):
         self.assert_exit(p, 0)
         self.assertEqual(self.runs(), 1)
 
+    def test_libpq_is_loaded_only_for_a_postgresql_history(self):
+        """The program does not link libpq (every start of it, a worker's included, would load
+        libpq and the twenty libraries it brings): it is loaded when a history is opened on a
+        URL. A libpq that cannot be loaded, or that lacks a function, refuses such a history in
+        one line naming the library; a file history, or none, never looks for it."""
+        needed = subprocess.run(["readelf", "-d", FIXTURE], capture_output=True, text=True,
+                                check=True).stdout
+        self.assertIn("(NEEDED)", needed)
+        self.assertNotIn("libpq", needed)
+        libs = os.path.join(self.dir, "libs")
+        os.mkdir(libs)
+        with open(os.path.join(libs, "libpq.so.5"), "w", encoding="utf-8") as f:
+            f.write("not a shared library\n")
+        broken = {"LD_LIBRARY_PATH": libs}
+        line = self.refused_env(broken, "libpq.so.5 cannot be loaded (Debian package libpq5)")
+        self.assertIn("postgresql://", line)
+        # A library of that name without libpq's functions.
+        src = os.path.join(self.dir, "fake.c")
+        with open(src, "w", encoding="utf-8") as f:
+            f.write("int bench_fake_libpq;\n")
+        subprocess.run(["cc", "-shared", "-fPIC", "-o", os.path.join(libs, "libpq.so.5"), src],
+                       check=True)
+        self.refused_env(broken, "libpq.so.5 has no function PQ")
+        # A file history under the same environment: libpq is never looked for.
+        p = run(FIXTURE, *TINY, "--exact", "fix/a", "--history",
+                os.path.join(self.dir, "h.sqlite"), env_extra=broken)
+        self.assert_exit(p, 0)
+        self.assertNotIn("libpq", p.stderr)
+
+    def refused_env(self, env, *why):
+        """refused(), with env added to the program's environment."""
+        p = run(FIXTURE, *FAST, "--exact", "fix/a", "--history", self.store.target, "--json",
+                self.json, env_extra=env)
+        self.assert_exit(p, 2)
+        lines = [x for x in p.stderr.splitlines() if "warning: the machine is busy" not in x]
+        self.assertEqual(len(lines), 1, p.stderr)
+        for w in why:
+            self.assertIn(w, lines[0])
+        self.assertFalse(os.path.exists(self.json))
+        return lines[0]
+
     def test_connection_faults(self):
         srv = self.store.server
         line = self.refused(srv.url(self.store.db).replace(srv.dir, srv.dir + "-absent"),

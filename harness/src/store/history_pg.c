@@ -130,6 +130,8 @@ PGconn *bench__pg_connect(bench__history *h, const char *url, char *msg, size_t 
     /* connect_timeout first, so that the URL's own wins (libpq: a later keyword overrides). */
     const char *const keys[] = {"connect_timeout", "fallback_application_name", "dbname", NULL};
     const char *const values[] = {"10", "bench", url, NULL};
+    if (bench__libpq_load(msg, len) != 0)
+        return NULL;
     PGconn *conn = PQconnectdbParams(keys, values, 1);
     char err[512];
     if (conn)
@@ -160,7 +162,8 @@ PGconn *bench__pg_conn(bench__history *h, const char *what, char *msg, size_t le
     bench__pg *pg = h->store;
     if (pg->conn && PQstatus(pg->conn) == CONNECTION_OK)
         return pg->conn;
-    PQfinish(pg->conn);
+    if (pg->conn) /* none: libpq may not even be loaded */
+        PQfinish(pg->conn);
     char why[1024];
     pg->conn = bench__pg_connect(h, pg->url, why, sizeof why);
     if (!pg->conn)

@@ -11,6 +11,63 @@
 
 #include "store/history_store.h"
 
+/* ---- history_pg_lib.c: libpq, loaded when a PostgreSQL history is first opened ---- */
+
+/* The libpq functions the store calls, each as X(name). */
+#define BENCH__LIBPQ_FUNCTIONS(X) \
+    X(PQclear) \
+    X(PQcmdTuples) \
+    X(PQconnectdbParams) \
+    X(PQdb) \
+    X(PQerrorMessage) \
+    X(PQexec) \
+    X(PQexecParams) \
+    X(PQfinish) \
+    X(PQgetisnull) \
+    X(PQgetlength) \
+    X(PQgetvalue) \
+    X(PQhost) \
+    X(PQntuples) \
+    X(PQport) \
+    X(PQresultStatus) \
+    X(PQsocket) \
+    X(PQstatus) \
+    X(PQuser)
+
+/** libpq's functions, each a pointer of its own type, filled by bench__libpq_load. */
+typedef struct bench__libpq {
+#define BENCH__PQ_FIELD(name) __typeof__(&name) name;
+    BENCH__LIBPQ_FUNCTIONS(BENCH__PQ_FIELD)
+#undef BENCH__PQ_FIELD
+} bench__libpq;
+extern bench__libpq bench__pq;
+
+/** Loads libpq (libpq.so.5) once per process; 0, or BENCH_EUNAVAIL with one line in msg
+ * naming the library, its package and what failed (then on every later call too). */
+int bench__libpq_load(char *msg, size_t len);
+
+/* The store's calls of libpq go through the table (every file but the one that fills it). */
+#ifndef BENCH__LIBPQ_TABLE
+#define PQclear (*bench__pq.PQclear)
+#define PQcmdTuples (*bench__pq.PQcmdTuples)
+#define PQconnectdbParams (*bench__pq.PQconnectdbParams)
+#define PQdb (*bench__pq.PQdb)
+#define PQerrorMessage (*bench__pq.PQerrorMessage)
+#define PQexec (*bench__pq.PQexec)
+#define PQexecParams (*bench__pq.PQexecParams)
+#define PQfinish (*bench__pq.PQfinish)
+#define PQgetisnull (*bench__pq.PQgetisnull)
+#define PQgetlength (*bench__pq.PQgetlength)
+#define PQgetvalue (*bench__pq.PQgetvalue)
+#define PQhost (*bench__pq.PQhost)
+#define PQntuples (*bench__pq.PQntuples)
+#define PQport (*bench__pq.PQport)
+#define PQresultStatus (*bench__pq.PQresultStatus)
+#define PQsocket (*bench__pq.PQsocket)
+#define PQstatus (*bench__pq.PQstatus)
+#define PQuser (*bench__pq.PQuser)
+#endif
+
 /** The PostgreSQL schema that holds the harness's tables (docs/results-format.md). */
 #define BENCH__PG_SCHEMA "bench_history"
 /** The version of that schema this program writes and reads (bench_history.meta). */

@@ -588,7 +588,8 @@ static void op_close(bench__history *h)
     bench__pg *pg = h->store;
     if (!pg)
         return;
-    PQfinish(pg->conn);
+    if (pg->conn) /* none: libpq may not even be loaded */
+        PQfinish(pg->conn);
     free(pg->url);
     free(pg);
     h->store = NULL;
