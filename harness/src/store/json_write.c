@@ -661,15 +661,20 @@ int bench__json_write_file(const char *path, const bench__context *ctx, const be
     return bench__write_json_text(path, results_text(ctx, all, n), msg, msglen);
 }
 
-int bench__json_print(FILE *out, const bench__context *ctx, const bench__result *all, size_t n)
+/* Prints a document's text (cJSON's, NULL: out of memory) and a newline to out, and frees it. */
+static int print_text(FILE *out, char *text)
 {
-    char *text = results_text(ctx, all, n);
     if (!text)
         return BENCH_ENOMEM;
     fputs(text, out);
     fputc('\n', out);
     cJSON_free(text);
     return fflush(out) == 0 ? 0 : BENCH_EIO;
+}
+
+int bench__json_print(FILE *out, const bench__context *ctx, const bench__result *all, size_t n)
+{
+    return print_text(out, results_text(ctx, all, n));
 }
 
 /* ---- the bencher Metric Format (--output-format bmf) ---- */
@@ -700,12 +705,7 @@ int bench__bmf_print(FILE *out, const bench__bmf_entry *e, size_t n)
     }
     char *text = root ? cJSON_Print(root) : NULL;
     cJSON_Delete(root);
-    if (!text)
-        return BENCH_ENOMEM;
-    fputs(text, out);
-    fputc('\n', out);
-    cJSON_free(text);
-    return fflush(out) == 0 ? 0 : BENCH_EIO;
+    return print_text(out, text);
 }
 
 /* ---- --history-show --json: the series and what was found in them ---- */
