@@ -160,8 +160,11 @@ class UnavailableEventTest(unittest.TestCase):
         totals = b["samples"]["totals_ns"]
         cpu = b["metrics"]["task-clock"]["totals"]
         self.assertEqual(len(cpu), len(totals))
+        # (Under a sanitizer the counter reads are instrumented code: one sample of a CI run read
+        # 118 us past its 1.86 ms under AddressSanitizer at -j2, so 200 us there.)
+        slack = 200e3 if e2e_helpers.SANITIZED else 50e3
         for k, (t, w) in enumerate(zip(cpu, totals)):
-            self.assertLessEqual(t, w * 1.01 + 50e3, (k, t, w))
+            self.assertLessEqual(t, w * 1.01 + slack, (k, t, w))
         tc = per_iter(b, "task-clock")
         fastest = b["estimates"]["min"]["point"]
         self.assertGreaterEqual(tc, fastest * 0.9, (tc, fastest))

@@ -187,9 +187,14 @@ class OutputsTest(SeamCase, test_trace.TraceCase):
         self.assertEqual(res["seam/grid/size=400/load=2"]["args"], {"size": 400, "load": 2})
         # The code identity: every benchmark of every kind has one (objdump is binutils', beside
         # any C compiler), and the ids of one BENCH_FN (its parameters, its grid) share it.
+        # (In a sanitizer build a body that calls a C library function the sanitizer intercepts
+        # has none: the function is then the sanitizer's, unversioned; any it has is a hash.)
         if shutil.which("objdump"):
             for bid in ALL_IDS:
+                if e2e_helpers.SANITIZED and res[bid].get("code_hash") is None:
+                    continue
                 self.assertRegex(res[bid].get("code_hash") or "", r"^[0-9a-f]{64}$", bid)
+        if shutil.which("objdump") and not e2e_helpers.SANITIZED:
             grid = {res[b]["code_hash"] for b in ALL_IDS if b.startswith("seam/grid/")}
             self.assertEqual(len(grid), 1, grid)
             self.assertNotEqual(res["seam/plain"]["code_hash"], res["seam/counted"]["code_hash"])
