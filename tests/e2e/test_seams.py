@@ -6,7 +6,7 @@ the harness: the ids from the source, exact counter values, instruction counts f
 loops (3 instructions a round), and two changes planted in a copy of the program (seam/plain N%
 more rounds, seam/counted N% fewer rounds with one more probe per iteration).
 
-- OutputsTest: pretty, JSON (with the published schema), CSV, Markdown, bencher and Google
+- OutputsTest: pretty, JSON (with the published schema), CSV, Markdown, bencher, bmf and Google
   Benchmark's JSON each list every id with its status, the counters' exact values, the
   throughput and the thread count.
 - CompareTest: a saved baseline, then the planted copy with --baseline (the suspects confirmed
@@ -283,6 +283,20 @@ class OutputsTest(SeamCase, test_trace.TraceCase):
             self.assertRegex(p.stdout, rf"(?m)^test {re.escape(bid)} +\.\.\. bench: ", bid)
         self.assertRegex(p.stdout, r"(?m)^test seam/failed +\.\.\. FAILED$")
         self.assertRegex(p.stdout, r"(?m)^test seam/skipped +\.\.\. ignored$")
+        # The bencher Metric Format: every measured id of every kind, the failed and skipped
+        # ones left out; the rate is the time's inverse, each interval around its value.
+        p = run(self.original, *FAST, "--output-format", "bmf")
+        self.assert_exit(p, 3)
+        bmf = json.loads(p.stdout)
+        self.assertEqual(sorted(bmf), sorted(OK_IDS))
+        for bid, m in bmf.items():
+            lat, thr = m["latency"], m["throughput"]
+            self.assertGreater(lat["value"], 0, bid)
+            self.assertLessEqual(lat["lower_value"], lat["value"], bid)
+            self.assertGreaterEqual(lat["upper_value"], lat["value"], bid)
+            self.assertAlmostEqual(thr["value"] * lat["value"] / 1e9, 1, places=9, msg=bid)
+            self.assertAlmostEqual(thr["lower_value"] * lat["upper_value"] / 1e9, 1, places=9,
+                                   msg=bid)
 
 
 class CompareTest(SeamCase):
