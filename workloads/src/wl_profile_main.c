@@ -10,10 +10,12 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -74,7 +76,9 @@ static void trace_phase(void *arg, const char *name, int begin)
         }
 }
 
-/* Creates the temporary file beside t->path; 0, or -1 after one line naming FILE. */
+/* Creates the temporary file beside t->path, a new file of this name (O_EXCL: never through a
+ * link another user planted there in a shared folder), with the usual mode less the umask; 0, or
+ * -1 after one line naming FILE. */
 static int trace_open(trace *t, const char *path)
 {
     t->path = path;
@@ -85,9 +89,15 @@ static int trace_open(trace *t, const char *path)
         return -1;
     }
     snprintf(t->tmp, len, "%s.tmp.%ld", path, (long)getpid());
-    t->f = fopen(t->tmp, "w");
+    int fd = open(t->tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+    t->f = fd >= 0 ? fdopen(fd, "w") : NULL;
     if (!t->f) {
-        fprintf(stderr, "wl_profile: --trace %s: cannot write it (%s)\n", path, strerror(errno));
+        int e = errno;
+        if (fd >= 0) {
+            close(fd);
+            unlink(t->tmp);
+        }
+        fprintf(stderr, "wl_profile: --trace %s: cannot write it (%s)\n", path, strerror(e));
         free(t->tmp);
         t->tmp = NULL;
         return -1;
