@@ -152,19 +152,18 @@ class UnavailableEventTest(unittest.TestCase):
         # time does not (measured under load 3 on 2 CPUs: median wall 52.7 us, task-clock
         # 38.1 us, fastest sample 37.0 us). So, sample by sample (one thread cannot use more
         # CPU time than the time that passed): task-clock at most the sample's wall time, plus
-        # the counter reads around the clock's (well under 50 us a sample, even under
-        # AddressSanitizer). Comparing the two medians instead failed under AddressSanitizer on
-        # a loaded machine: the time's median is over the worker processes' medians, the
-        # metric's over the pooled samples, and they differed by 6%. And per iteration: at
-        # least the fastest sample's time, the least disturbed, less 10%.
+        # the counter reads around the clock's. Comparing the two medians instead failed under
+        # AddressSanitizer on a loaded machine: the time's median is over the worker processes'
+        # medians, the metric's over the pooled samples, and they differed by 6%. And per
+        # iteration: at least the fastest sample's time, the least disturbed, less 10%.
         totals = b["samples"]["totals_ns"]
         cpu = b["metrics"]["task-clock"]["totals"]
         self.assertEqual(len(cpu), len(totals))
-        # (Under a sanitizer the counter reads are instrumented code: one sample of a CI run read
-        # 118 us past its 1.86 ms under AddressSanitizer at -j2, so 200 us there.)
-        slack = 200e3 if e2e_helpers.SANITIZED else 50e3
+        # (The reads around the clock's are not always short: CI runs read 118 us past a 1.86 ms
+        # sample under AddressSanitizer and 142 us past a 2.91 ms one in an optimised build, so
+        # 5% and 200 us: a count of two threads' time would still be twice the wall time.)
         for k, (t, w) in enumerate(zip(cpu, totals)):
-            self.assertLessEqual(t, w * 1.01 + slack, (k, t, w))
+            self.assertLessEqual(t, w * 1.05 + 200e3, (k, t, w))
         tc = per_iter(b, "task-clock")
         fastest = b["estimates"]["min"]["point"]
         self.assertGreaterEqual(tc, fastest * 0.9, (tc, fastest))
