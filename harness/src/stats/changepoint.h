@@ -98,11 +98,12 @@ int bench__cp_newest_step(const double *logs, size_t n, double alpha, double tes
                           bench__cp *out);
 
 /**
- * The series logs[0..n) with each lone outlying run but the newest set to the median of the
- * five runs around it, into out[0..n): one further from that median than 6 robust sds of the
- * run-to-run noise (from successive differences) and than ln 1.1. Steps of two or more runs are
- * kept. The change-point, newest-step and placing functions test this series, not the raw one.
+ * The series logs[0..n) with each lone outlying run set to the median of the five runs around
+ * it, into out[0..n): one further from that median than 6 robust sds of the run-to-run noise
+ * (from successive differences) and than ln 1.1. Steps of three or more runs are kept. The
+ * newest run is moved only when `newest` (then against the five newest runs). The change-point
+ * and placing functions test this series with `newest`, the newest-step test without.
  */
-void bench__cp_clip_outliers(const double *logs, size_t n, double *out);
+void bench__cp_clip_outliers(const double *logs, size_t n, bool newest, double *out);
 
 #endif /* HARNESS_CHANGEPOINT_H */
