@@ -717,10 +717,14 @@ class HistoryConfirmTest(e2e_helpers.Case):
             # then nothing may be confirmed. The optimised build must find and confirm it.
             self.assertNotRegex(out, r"cmp/chain: change point at run \d+ \([^)]*\): confirmed")
         else:
-            self.assertRegex(out, r"cmp/chain: 12 runs\n(.*\n)*  change point: at run 7 ")
-            self.assertRegex(out, r"cmp/chain: change point at run 7 \(\+\d+\.\d\d%\), within "
-                                  r"runs \d+ to \d+: confirmed: \+\d+\.\d\d% \[\+\d+\.\d\d%, "
-                                  r"\+\d+\.\d\d%\] paired, programs of runs 6 and 7, \d+ pairs\n")
+            # A run beside the step disturbed by other work may sit on either side of it
+            # (docs/cli.md): the search places the step at run 6 or 7; confirming places it
+            # at the program change.
+            self.assertRegex(out, r"cmp/chain: 12 runs\n(.*\n)*  change point: at run [67] ")
+            self.assertRegex(out, r"cmp/chain: change point at run ([67]) \(\+\d+\.\d\d%\), "
+                                  r"within runs \d+ to \d+: confirmed: \+\d+\.\d\d% \[\+\d+\.\d\d%"
+                                  r", \+\d+\.\d\d%\] paired, programs of runs 6 and 7, \d+ pairs"
+                                  r"(\n|; the step is placed at run 7, where the program changed)")
         # cmp/steady did not change: a change point the noise may put there (a tenth of a
         # percent is significant over such quiet runs) is never confirmed.
         self.assertNotRegex(out, r"cmp/steady: change point at run \d+ \([^)]*\): confirmed")
@@ -821,7 +825,8 @@ class HistoryConfirmTest(e2e_helpers.Case):
         with open(kept, "r+b") as f:
             f.truncate(256 << 20)
         out = self.show()
-        self.assertIn("cmp/chain: change point at run 7", out)
+        # (run 6 or 7: a run beside the step disturbed by other work may sit on either side)
+        self.assertRegex(out, r"cmp/chain: change point at run [67] ")
         self.assertIn("the program of run 6 is not run: its signature does not match", out)
 
     def test_rows_never_name_other_files(self):
