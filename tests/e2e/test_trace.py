@@ -377,14 +377,18 @@ class FaultTest(TraceCase):
     def test_full_disk(self):
         """A file-size limit (SIGXFSZ ignored: the write fails with EFBIG, as on a full disk)
         that the results file fits under and the trace does not."""
+        # At most 20 samples: the results file then takes 5.2-5.6 KB, the trace 15.7 KB (2
+        # samples) to 25.5 KB. The limit was 40000 with up to 100 samples, and at load 13 a
+        # run of 12 samples wrote a trace that fitted.
         def limit():
-            resource.setrlimit(resource.RLIMIT_FSIZE, (40000, 40000))
+            resource.setrlimit(resource.RLIMIT_FSIZE, (12000, 12000))
             signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
 
         d = self.temp_dir("trace-")
         trace, results = os.path.join(d, "t.json"), os.path.join(d, "r.json")
-        p = e2e_helpers.run([TRACE, *ARGS, "--quick", "--trace", trace, "--json", results,
-                             "^spans/two_phases$"], timeout=250, preexec_fn=limit,
+        p = e2e_helpers.run([TRACE, *ARGS, "--quick", "--sample-size", "20", "--trace", trace,
+                             "--json", results, "^spans/two_phases$"], timeout=250,
+                            preexec_fn=limit,
                             env=e2e_helpers.environ(unset=["BENCH_HISTORY"]))
         self.assert_exit(p, 2)
         lines = [ln for ln in p.stderr.splitlines() if trace in ln]
