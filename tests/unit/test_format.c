@@ -18,6 +18,7 @@
 
 #include "cli/internal.h"
 #include "probes/probes.h"
+#include "report/report_compare.h"
 
 static void test_fmt_time(void **state)
 {
@@ -420,6 +421,39 @@ static void errf_caught(char *buf, size_t len, const char *arg)
     buf[n] = '\0';
 }
 
+/* A change line whose interval reaches far: two worker pairs of a multi-threaded benchmark that
+ * disagreed by 145% gave an upper bound of +8.17e29%, printed as 30 digits cut off before the
+ * percent sign. From a million percent on, three significant figures; below it, two decimals. */
+static void test_change_line_far_bounds(void **state)
+{
+    (void)state;
+    bench__change c;
+    memset(&c, 0, sizeof c);
+    c.verdict = BENCH__V_INCONCLUSIVE;
+    c.interleaved = true;
+    c.ratio_lower = 0.0;
+    c.ratio = 2.7987;
+    c.ratio_upper = 8.165732187049413e27; /* +8.165732187049413e29 % */
+    c.p = 0.5001;
+    c.mde = 1.2036607683784365e28;
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    bench__print_change_line(f, &c, false);
+    fclose(f);
+    assert_non_null(strstr(buf, "change: [-100.00% +179.87% +8.17e+29%] (p = 0.5001; detectable "
+                                "change 1.2e+30%)"));
+    free(buf);
+    c.ratio_upper = 1.0 + 9999.994; /* +999999.4%: still two decimals */
+    c.mde = 0.0123;
+    buf = NULL;
+    f = open_memstream(&buf, &len);
+    bench__print_change_line(f, &c, false);
+    fclose(f);
+    assert_non_null(strstr(buf, "+999999.40%] (p = 0.5001; detectable change 1.23%)"));
+    free(buf);
+}
+
 static void test_messages_begin_with_the_program_name(void **state)
 {
     (void)state;
@@ -466,6 +500,7 @@ int main(void)
         cmocka_unit_test(test_escape),
         cmocka_unit_test(test_csv_guard),
         cmocka_unit_test(test_messages_begin_with_the_program_name),
+        cmocka_unit_test(test_change_line_far_bounds),
         cmocka_unit_test(test_csv_formula_and_control_cells),
         cmocka_unit_test(test_csv_metric_columns),
         cmocka_unit_test(test_json_file_atomic),

@@ -27,9 +27,20 @@ static const char *paint(bool color, const char *code)
     return color ? code : "";
 }
 
+/* A percentage as printed: two decimals, or three significant figures from a million percent
+ * on. An interval from two worker pairs that disagreed by 145% reached +8.2e29%: its 30 digits
+ * overflowed the line's buffer and lost the percent sign. */
+static void percent(char *buf, size_t len, const char *sign, double p)
+{
+    if (fabs(p) < 1e6)
+        snprintf(buf, len, *sign ? "%+.2f%%" : "%.2f%%", p);
+    else
+        snprintf(buf, len, *sign ? "%+.3g%%" : "%.3g%%", p);
+}
+
 static void pct(char *buf, size_t len, double ratio)
 {
-    snprintf(buf, len, "%+.2f%%", (ratio - 1.0) * 100.0);
+    percent(buf, len, "+", (ratio - 1.0) * 100.0);
 }
 
 /* A metric's change as printed: as pct, but what prints as zero is "0.00%", without a sign. A
@@ -48,7 +59,7 @@ static const char *mde_text(const bench__change *c)
 {
     static char buf[32];
     if (isfinite(c->mde) && c->mde > 0)
-        snprintf(buf, sizeof buf, "%.2f%%", c->mde * 100.0);
+        percent(buf, sizeof buf, "", c->mde * 100.0);
     else
         snprintf(buf, sizeof buf, "-");
     return buf;
