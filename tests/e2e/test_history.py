@@ -559,7 +559,7 @@ class HistoryBoundsTest(e2e_helpers.Case):
                 time.sleep(0.02)
             time.sleep(0.5)
             p.send_signal(signal.SIGINT)
-            _, err = p.communicate(timeout=10)
+            _, err = p.communicate(timeout=30)  # 10 s was too short at load 30
         finally:
             if p.poll() is None:
                 p.kill()
