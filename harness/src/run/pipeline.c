@@ -577,6 +577,7 @@ static int measure(pipeline *p, int argc, char **argv, const bench__instance *al
     bench__request *c = p->c;
     char msg[1024] = "";
     make_reporter(p);
+    p->rep.tests = nsel; /* a saved comparison of this run takes them together */
     p->results = calloc(nsel ? nsel : 1, sizeof *p->results);
     p->changes = calloc(nsel ? nsel : 1, sizeof *p->changes);
     p->old_sides = calloc(nsel ? nsel : 1, sizeof *p->old_sides);
