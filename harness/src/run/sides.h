@@ -23,4 +23,5 @@ void bench__side_of_result(const bench__request *c, const bench__result *r, benc
 long bench__baseline_absent_entries(const bench__request *c, const bench__saved *old,
                                bool (*present)(const void *where, const char *id),
                                const void *where, const char **ids, bench__verdict *verdicts);
+
 #endif /* HARNESS_SIDES_H */

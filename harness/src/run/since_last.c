@@ -32,7 +32,7 @@ typedef struct since_row {
 
 /* The comparison of rows[0..m) with this run's results, printed as the block (report/): a
  * blank line, "WHAT (WHERE; --no-last hides this):" and a line per row. Nothing when m is 0. */
-static void print_since(FILE *o, const bench__request *c, const bench__context *ctx,
+static void compare_since(FILE *o, const bench__request *c, const bench__context *ctx,
                         const bench__result *results, const since_row *rows, size_t m,
                         const char *what, const char *where)
 {
@@ -105,7 +105,7 @@ void bench__since_history(FILE *o, const bench__request *c, const bench__context
                    last[i].revision);
         m++;
     }
-    print_since(o, c, ctx, results, rows, m, "Since the last run in the history",
+    compare_since(o, c, ctx, results, rows, m, "Since the last run in the history",
                 bench__escape(shown, sizeof shown, bench__history_name(c->history)));
 out:
     if (last)
@@ -150,7 +150,7 @@ void bench__since_kept(FILE *o, const bench__request *c, const bench__context *c
                bench__escape(when, sizeof when, last->ctx.timestamp[0] ? last->ctx.timestamp
                                                                         : "when unknown"),
                bench__escape(file, sizeof file, path));
-    print_since(o, c, ctx, results, rows, m, "Since the last run", where);
+    compare_since(o, c, ctx, results, rows, m, "Since the last run", where);
     free(rows);
 }
 

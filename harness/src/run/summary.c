@@ -20,8 +20,8 @@ int bench__request_compare_exit(const bench__request *c, const char *const *ids,
 }
 
 int bench__summarize(const bench__request *c, const bench__client *cl, FILE *o,
-                         const char *what, const char **ids, bench__change *ch, size_t n,
-                         const bench__context_change *context, bool color)
+                     const char *what, const char **ids, bench__change *ch, size_t n,
+                     const bench__context_change *context, bool color)
 {
     if (bench__sort_changes(ids, ch, n) != 0 ||
         bench__print_compare_summary(o, what, ids, ch, n, &c->cmp, cl->method, context,

@@ -27,6 +27,7 @@ int bench__request_compare_exit(const bench__request *c, const char *const *ids,
  * strict messages in the summary's order). Sorts the rows in place.
  */
 int bench__summarize(const bench__request *c, const struct bench__client *cl, FILE *o,
-                         const char *what, const char **ids, bench__change *ch, size_t n,
-                         const bench__context_change *context, bool color);
+                     const char *what, const char **ids, bench__change *ch, size_t n,
+                     const bench__context_change *context, bool color);
+
 #endif /* HARNESS_SUMMARY_H */
