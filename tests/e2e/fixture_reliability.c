@@ -10,7 +10,7 @@
  * of s/work while E2E_HANG_SETUP is set: an old build that blocks. The other behaviours are off
  * unless their environment variable asks for them, so every benchmark runs plainly by default.
  * cold/first is a benchmark whose first call in each process is 200 times as slow as the others
- * (E2E_COLD_FIRST=1).
+ * (E2E_COLD_FIRST=1); spread/pid one whose processes differ by up to 1.5x (E2E_SPREAD=1).
  */
 #include <signal.h>
 #include <stdbool.h>
@@ -136,5 +136,22 @@ BENCH_FN(cold, first)
         if (cold)
             spin_ns(warm ? 200000 : 40000000);
         warm = true;
+    }
+}
+
+/* With E2E_SPREAD set, each iteration spins 20 us times 1 + u / 2, u in [0, 1) a multiplicative
+ * hash of the process id (Knuth's: consecutive ids land spread evenly over [0, 1)): processes
+ * that differ by up to 1.5x (a log sd near 0.12), a spread between processes and no two speed
+ * groups. Unset, every process spins 20 us: a steady benchmark. */
+BENCH_GROUP(spread, .warm_up_time = 0.01, .measurement_time = 0.1);
+
+BENCH_FN(spread, pid)
+{
+    double k = 1.0;
+    if (getenv("E2E_SPREAD"))
+        k += (double)(((uint32_t)getpid() * 2654435761u) >> 22) / 2048.0;
+    int64_t ns = (int64_t)(20000.0 * k);
+    BENCH_ITER(b) {
+        spin_ns(ns);
     }
 }

@@ -586,6 +586,48 @@ class ColdFirstCallTest(Case):
         self.assert_planned_warm("--in-process")
 
 
+
+class SpreadWarningTest(Case):
+    """The pretty output's spread warning says a saved comparison cannot see a change of the
+    run's --noise-threshold: it shows for a benchmark whose processes differ (spread/pid with
+    E2E_SPREAD: up to 1.5x, a log sd near 0.12), not for a steady one (20 us spins), and not for
+    the same spread compared at a threshold larger than the change it hides: with 100 processes,
+    (t(0.975, 198) + t(0.8, 198)) sqrt(2/100) sd = 2.815 x 0.141 x 0.12 = 0.05 in the log, far
+    below ln 1.99 = 0.69 (a busy machine's own noise would have to reach a log sd of 1.7: at a
+    load of 11 on 2 CPUs it spread 20 processes of 20 us spins by 100-240%)."""
+
+    def pretty(self, *args, env=None, processes="20"):
+        p = self.run_prog(FIXTURE, "--exact", "spread/pid", "--processes", processes,
+                          "--warm-up-time", "0.01", "--measurement-time", "0.2",
+                          "--nresamples", "200", "--color", "never", *args, env=env,
+                          timeout=60)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        return p.stdout
+
+    def test_spread_warns_at_the_default_threshold(self):
+        out = self.pretty(env={"E2E_SPREAD": "1"})
+        self.assertRegex(out, r"Spread between processes [0-9.]+%.*:\n *a saved comparison sees "
+                              r"changes above about [0-9]+%", out)
+
+    def test_steady_benchmark_gets_no_warning(self):
+        out_json = os.path.join(self.dir, "steady.json")
+        out = self.pretty("--json", out_json)
+        self.assertIn("spread/pid", out)
+        cv = e2e_helpers.by_id(e2e_helpers.load_json(out_json))["spread/pid"]["process_cv"]
+        if cv > 0.05:  # the warning is then right: the machine spread them
+            self.skipTest(f"this machine's noise alone spread the processes by {100 * cv:.1f}%")
+        self.assertNotIn("Spread between processes", out)
+
+    def test_threshold_the_spread_does_not_hide_gets_no_warning(self):
+        # A threshold is a comparison's: compared with a saved run, at 2% and at 99%.
+        self.pretty("--save-baseline", "spread", env={"E2E_SPREAD": "1"})
+        out = self.pretty("--baseline", "spread", env={"E2E_SPREAD": "1"})
+        self.assertIn("Spread between processes", out)
+        out = self.pretty("--baseline", "spread", "--noise-threshold", "0.99",
+                          env={"E2E_SPREAD": "1"}, processes="100")
+        self.assertIn("spread/pid", out)
+        self.assertNotIn("Spread between processes", out)
+
 if __name__ == "__main__":
     if not FIXTURE:
         sys.exit("E2E_RELIABILITY is not set (ctest sets it)")

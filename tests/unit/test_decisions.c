@@ -115,24 +115,42 @@ static void test_step_check(void **state)
 }
 
 /*
- * 5 processes spread by sd 0.05 in the log: se = sqrt(2/5) 0.05 = 0.0316228, df 4, the defaults
- * (alpha 0.05, T 2%): t(0.975, 4) se = 2.7764451 x 0.0316228 = 0.0877989 > ln 1.02, plus
- * t(0.8, 4) se = 0.9409646 x 0.0316228 = 0.0297560: expm1(0.1175549) = 0.1247433.
+ * Whether a spread hides a change of the threshold, worked by hand (t quantiles from Python,
+ * Simpson's rule on Student's density and bisection, independent of stats.c):
+ * 5 processes spread by sd 0.05 in the log: se = sqrt(2/5) 0.05 = 0.0316228, Welch df 2 (5 - 1)
+ * = 8. The defaults (alpha 0.05, T 2%), one benchmark: t(0.975, 8) = 2.306004, t(0.8, 8) =
+ * 0.888890; (2.306004 + 0.888890) se = 0.1010314 > ln 1.02 = 0.0198026: hidden. The
+ * comparison's detectable change: expm1(max(ln 1.02, 2.306004 se = 0.0729222) + 0.888890 se)
+ * = expm1(0.1010314) = 0.1063114.
  */
 static void test_spread(void **state)
 {
     (void)state;
     double mde = 0, mde_set = 0;
-    assert_true(bench__spread_hides_changes(5, 0.05, NULL, &mde));
-    assert_close(mde, 0.1247433, 1e-6);
+    assert_true(bench__spread_hides_changes(5, 0.05, 1, NULL, &mde));
+    assert_close(mde, 0.1063114, 1e-6);
     const bench__compare_opts def = {.significance_level = 0.05, .noise_threshold = 0.02};
-    assert_true(bench__spread_hides_changes(5, 0.05, &def, &mde_set));
+    assert_true(bench__spread_hides_changes(5, 0.05, 1, &def, &mde_set));
     assert_true(mde_set == mde);
-    /* The run's own threshold and level: T 20% (ln 1.2 = 0.1823216 above t se), alpha 0.1:
-     * expm1(0.1823216 + 0.0297560) = 0.2362437. */
+    /* The run's own threshold and level: T 20%, alpha 0.1: t(0.95, 8) = 1.859548, (1.859548 +
+     * 0.888890) se = 0.0869132 < ln 1.2 = 0.1823216: a change of 20% is seen, no warning. The
+     * detectable change is the threshold's plus power: expm1(0.1823216 + 0.888890 se) =
+     * expm1(0.2104310) = 0.2342096. */
     const bench__compare_opts wide = {.significance_level = 0.1, .noise_threshold = 0.2};
-    assert_true(bench__spread_hides_changes(5, 0.05, &wide, &mde));
-    assert_close(mde, 0.2362437, 1e-6);
+    assert_false(bench__spread_hides_changes(5, 0.05, 1, &wide, &mde));
+    assert_close(mde, 0.2342096, 1e-6);
+    /* sd 0.009: se = sqrt(2/5) 0.009 = 0.0056921. Alone: (2.306004 + 0.888890) se = 0.0181857
+     * < 0.0198026, seen. As one of 2 benchmarks (Bonferroni: t(1 - 0.05/4, 8) = 2.751524):
+     * (2.751524 + 0.888890) se = 0.0207216 > 0.0198026, hidden; detectable
+     * expm1(max(0.0198026, 2.751524 se = 0.0156619) + 0.888890 se) = expm1(0.0248622) =
+     * 0.0251739. */
+    assert_false(bench__spread_hides_changes(5, 0.009, 1, NULL, &mde));
+    assert_true(bench__spread_hides_changes(5, 0.009, 2, NULL, &mde));
+    assert_close(mde, 0.0251739, 1e-6);
+    /* No spread hides nothing; fewer than two processes say nothing of a spread. */
+    assert_false(bench__spread_hides_changes(5, 0.0, 1, NULL, &mde));
+    assert_false(bench__spread_hides_changes(1, 0.05, 1, NULL, &mde));
+    assert_true(isinf(mde));
 }
 
 static void test_moved_together(void **state)

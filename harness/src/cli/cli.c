@@ -16,6 +16,7 @@
 #include "probes/perf.h"
 #include "probes/perf_events.h"
 #include "probes/probes.h"
+#include "report/report_history.h"
 #include "run/client.h"
 #include "run/compare_files.h"
 #include "run/history_confirm.h"
@@ -125,6 +126,21 @@ static int select_history(const char *const *ids, size_t n, bool *selected, void
     return bench__select(arg, ids, n, selected);
 }
 
+/* --history-show's text: the history's runs, then each selected benchmark's series (read into
+ * *view) with its change points, printed by report/. 0, or an error code with one line in msg. */
+static int show_series(bench__request *c, bench__history_view *view, char *msg, size_t len)
+{
+    bench__hrun *runs = NULL;
+    size_t nruns = 0;
+    int rc = bench__history_read(c->history, select_history, (void *)c, view, msg, len);
+    if (rc == 0)
+        rc = bench__history_runs(c->history, &runs, &nruns, msg, len);
+    if (rc == 0)
+        bench__report_history_show(stdout, runs, nruns, view);
+    bench__history_runs_free(runs, nruns);
+    return rc;
+}
+
 /* --history-show FILE: the runs, then each selected benchmark's series and change points; with
  * --history-confirm, each change point checked by running the programs around it again. */
 static int show_history(bench__request *c)
@@ -136,9 +152,7 @@ static int show_history(bench__request *c)
     if (rc == 0 && bmf)
         rc = bench__history_bmf(stdout, c->history, select_history, (void *)c, msg, sizeof msg);
     else if (rc == 0)
-        rc = bench__history_show(stdout, c->history, select_history, (void *)c,
-                                 c->history_confirm || c->json_path ? &view : NULL, msg,
-                                 sizeof msg);
+        rc = show_series(c, &view, msg, sizeof msg);
     if (rc != 0) {
         if (msg[0])
             bench__errf("%s\n", bench__escape(shown, sizeof shown, msg));

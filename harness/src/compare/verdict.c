@@ -281,17 +281,29 @@ bench__step_check bench__verdict_step_check(const bench__change *paired, double 
 
 /* ---- what a spread lets a comparison see, and a suite that moved together ---- */
 
-bool bench__spread_hides_changes(unsigned processes, double process_log_sd,
+bool bench__spread_hides_changes(unsigned processes, double process_log_sd, double tests,
                                  const bench__compare_opts *cmp, double *mde)
 {
     const bench__compare_opts def = {.significance_level = BENCH__DEFAULT_SIGNIFICANCE_LEVEL,
                                      .noise_threshold = BENCH__DEFAULT_NOISE_THRESHOLD};
     const bench__compare_opts *set = cmp ? cmp : &def;
-    /* The change between two saved runs of this spread: the difference of two means over
-     * `processes` processes each. */
+    *mde = INFINITY;
+    if (processes < 2 || !(process_log_sd >= 0) || !isfinite(process_log_sd))
+        return false;
+    double k = tests >= 1 ? tests : 1;
+    /* Two saved runs of this spread, `processes` processes each: the difference of their means
+     * has se sqrt(2 / p) sd, and Welch's degrees of freedom for two equal sides, 2 (p - 1), as
+     * compare.c's test over processes takes them. The machine's drift between the runs only
+     * adds to it: what is said here is the least a comparison will miss. */
     double se = sqrt(2.0 / (double)processes) * process_log_sd;
-    *mde = bench__mde(se, (double)(processes - 1), 1, set);
-    return *mde > set->noise_threshold;
+    double df = 2.0 * ((double)processes - 1.0);
+    *mde = bench__mde(se, df, k, set);
+    /* The threshold aside, the smallest change this spread lets the test call at its family
+     * level with BENCH__MDE_POWER: above the threshold, a change of the threshold is missed
+     * more often than not. (bench__mde itself is never below the threshold: it cannot say.) */
+    double tq = bench__t_quantile(1.0 - set->significance_level / (2.0 * k), df);
+    double tp = bench__t_quantile(BENCH__MDE_POWER, df);
+    return (tq + tp) * se > log1p(set->noise_threshold);
 }
 
 bool bench__verdict_moved_together(double med_log, size_t same, size_t n, double threshold)

@@ -202,12 +202,17 @@ typedef enum bench__step_check {
 bench__step_check bench__verdict_step_check(const bench__change *paired, double step);
 
 /**
- * The smallest change a saved comparison of a benchmark can see when its processes' log medians
- * spread by process_log_sd over `processes` (>= 2) processes, at cmp's level and threshold (NULL:
- * the defaults, BENCH__DEFAULT_SIGNIFICANCE_LEVEL and BENCH__DEFAULT_NOISE_THRESHOLD): into
- * *mde, and true when it is above the threshold (the spread hides a change of the threshold).
+ * Whether a benchmark's spread between processes hides a change of the threshold from a saved
+ * comparison: its processes' log medians spread by process_log_sd over `processes` (>= 2), two
+ * runs like it compared over processes (Welch, 2 (processes - 1) degrees of freedom) as one of
+ * `tests` benchmarks (Bonferroni; below 1: 1), at cmp's level and threshold (NULL: the defaults,
+ * BENCH__DEFAULT_SIGNIFICANCE_LEVEL and BENCH__DEFAULT_NOISE_THRESHOLD). True when the change
+ * the spread alone lets the test call with BENCH__MDE_POWER, (t(1 - alpha / 2 tests) +
+ * t(power)) se, is above the threshold; false for no spread, or a spread small beside the
+ * threshold. The comparison's minimum detectable effect (bench__mde) goes to *mde (INFINITY for
+ * fewer than two processes).
  */
-bool bench__spread_hides_changes(unsigned processes, double process_log_sd,
+bool bench__spread_hides_changes(unsigned processes, double process_log_sd, double tests,
                                  const bench__compare_opts *cmp, double *mde);
 
 /**

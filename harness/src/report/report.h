@@ -32,6 +32,9 @@ typedef struct bench__reporter {
     /* The run's comparison settings (--noise-threshold, --significance-level), which size what
      * a saved comparison can see; NULL: the defaults. Borrowed; set after the make function. */
     const bench__compare_opts *cmp;
+    /* The benchmarks a saved comparison of this run would compare (its Bonferroni factor), which
+     * also sizes what it can see; 0: one. Set after the make function. */
+    size_t tests;
 } bench__reporter;
 
 /** One line of the table of output formats: its --output-format name and its reporter. */

@@ -505,3 +505,56 @@ void bench__print_explanation(FILE *out, const bench__explanation *e)
         fprintf(out, "%snote: %s\n", pad, bench__escape(why, sizeof why, e->message));
     }
 }
+
+/* ---- the verdicts of paired runs and of exact counts ---- */
+
+void bench__print_paired_item(FILE *o, const char *id, const bench__change *c, const char *why,
+                              const bench__paired_stats *st, bool color)
+{
+    char shown[BENCH__ESCAPED_ID];
+    fprintf(o, "%s\n", bench__escape(shown, sizeof shown, id));
+    if (why) {
+        char text[4 * 512];
+        fprintf(o, "%24s%s: %s\n", "", bench__verdict_name(c->verdict),
+                bench__escape(text, sizeof text, why));
+        return;
+    }
+    char a[32], b[32];
+    bench__fmt_time(a, sizeof a, c->old_median);
+    bench__fmt_time(b, sizeof b, c->new_median);
+    fprintf(o, "%24sA (old): %s  B (new): %s per iteration (B is A times the paired ratio)\n", "",
+            a, b);
+    fprintf(o, "%24s%zu worker pairs, %zu rounds of ABBA+BAAB, pair-to-pair sd %.2f%%, %llu "
+               "iterations a sample, %.1f s\n",
+            "", st->pairs, st->rounds, st->pair_sd * 100.0, st->iters, st->seconds);
+    bench__print_change_line(o, c, color);
+    bench__print_verdict(o, c, color);
+}
+
+void bench__print_confirmed(const char *id, bench__verdict before, const bench__change *paired,
+                            size_t pairs)
+{
+    char shown[BENCH__ESCAPED_ID];
+    bench__errf("confirmed %s: %s -> %s, %+.2f%% [%+.2f%%, %+.2f%%] paired (%zu worker pairs)\n",
+                bench__escape(shown, sizeof shown, id), bench__verdict_name(before),
+                bench__verdict_name(paired->verdict), 100.0 * (paired->ratio - 1.0),
+                100.0 * (paired->ratio_lower - 1.0), 100.0 * (paired->ratio_upper - 1.0), pairs);
+}
+
+/* A count's verdict in colour: a regression red, an improvement green (exact counts are never
+ * inconclusive). */
+static const char *count_color(bench__verdict v)
+{
+    return v == BENCH__V_REGRESSED ? "\033[31m" : v == BENCH__V_IMPROVED ? "\033[32m" : "";
+}
+
+void bench__print_count_change(FILE *o, const bench__change *ch, bool color)
+{
+    if (ch->verdict == BENCH__V_INCOMPARABLE)
+        fprintf(o, "%-40s change: not compared (no count in the baseline)\n", "");
+    else
+        fprintf(o, "%-40s change: %+.3f%% (%.1f -> %.1f): %s%s%s\n", "",
+                (ch->ratio - 1.0) * 100.0, ch->old_median, ch->new_median,
+                color ? count_color(ch->verdict) : "", bench__verdict_name(ch->verdict),
+                color ? "\033[0m" : "");
+}

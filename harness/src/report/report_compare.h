@@ -47,6 +47,30 @@ int bench__print_compare_summary(FILE *o, const char *baseline, const char *cons
                                  const bench__compare_opts *opt, const char *method,
                                  const bench__context_change *context, bool color);
 
+/** What a paired run of two programs measured for one benchmark, beside its change. */
+typedef struct bench__paired_stats {
+    size_t pairs;            /* worker pairs */
+    size_t rounds;           /* rounds of ABBA+BAAB */
+    double pair_sd;          /* sd of the pair-to-pair ratios, relative */
+    unsigned long long iters; /* iterations a sample */
+    double seconds;          /* the time it took, s */
+} bench__paired_stats;
+
+/**
+ * --ab: one benchmark's outcome: its id, then with `why` (not NULL: it was not compared) its
+ * status verdict and why; else A's and B's times, the pairs of `st`, the change line and the
+ * verdict sentence.
+ */
+void bench__print_paired_item(FILE *o, const char *id, const bench__change *c, const char *why,
+                              const bench__paired_stats *st, bool color);
+/** A saved comparison's suspect verdict `before`, confirmed by a paired run (`paired`, over
+ * `pairs` worker pairs): one line on stderr, "confirmed ID: BEFORE -> AFTER, +x% [lo, hi]". */
+void bench__print_confirmed(const char *id, bench__verdict before, const bench__change *paired,
+                            size_t pairs);
+/** --instructions: the change line under a compared result, its exact counts and verdict
+ * ("not compared" when the baseline has no count). */
+void bench__print_count_change(FILE *o, const bench__change *ch, bool color);
+
 /** Puts the n rows (ids[i] names ch[i]) in the summary's order (bench__change_order), in
  * place; 0 or -1 (memory). */
 int bench__sort_changes(const char **ids, bench__change *ch, size_t n);

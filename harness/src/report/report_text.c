@@ -58,13 +58,14 @@ static const char *spread_cause_text(const bench__result *r, char *buf, size_t l
 /*
  * What the spread between r's processes means for the user, said only where it changes what they
  * should do: two speed groups (a headline that no process ran at), or a spread so wide that a
- * saved comparison of this benchmark cannot see a change of the threshold, sized with the run's
- * own threshold and significance level (cmp; NULL: the defaults). A cause is
+ * saved comparison of this run cannot see a change of the threshold (bench__spread_hides_changes:
+ * the run's own threshold and significance level, cmp, NULL the defaults; its processes; and the
+ * `tests` benchmarks such a comparison would take together). A cause is
  * named only when the processes' records show one (CPU, page faults). Not for a benchmark whose
  * iterations take under a nanosecond: it measures the loop, not code.
  */
 static void print_spread(FILE *o, const bench__result *r, const bench__compare_opts *cmp,
-                         const char *yellow, const char *reset)
+                         size_t tests, const char *yellow, const char *reset)
 {
     char cause[160];
     spread_cause_text(r, cause, sizeof cause);
@@ -83,7 +84,7 @@ static void print_spread(FILE *o, const bench__result *r, const bench__compare_o
     if (!(r->process_cv > BENCH__LARGE_PROCESS_CV) || !(r->est.median.point >= 1.0))
         return;
     double mde;
-    if (!bench__spread_hides_changes(r->processes, r->process_log_sd, cmp, &mde))
+    if (!bench__spread_hides_changes(r->processes, r->process_log_sd, (double)tests, cmp, &mde))
         return;
     fprintf(o, "%*s%sSpread between processes %.1f%%%s:\n%*sa saved comparison sees changes "
                "above about %.0f%%; --ab pairs the processes and sees less%s\n",
@@ -177,7 +178,7 @@ static void pretty_result(bench__reporter *rep, const bench__result *r)
     bench__print_metrics(o, r, rep->color);
     print_spans(o, r);
     if (r->processes >= 2)
-        print_spread(o, r, rep->cmp, yellow, reset);
+        print_spread(o, r, rep->cmp, rep->tests, yellow, reset);
     else if (r->processes == 1)
         fprintf(o, "%sOne process only (its samples are too long for more in the budget): the "
                    "interval cannot include the spread between processes%s\n", yellow, reset);

@@ -521,36 +521,25 @@ typedef struct ab_print {
     int exit_code;
 } ab_print;
 
-/* Prints one benchmark's outcome as soon as it is decided. */
+/* Prints one benchmark's outcome (report/report_compare.c) as soon as it is decided. */
 static void print_item(bench__ab_item *it, void *arg)
 {
     ab_print *pr = arg;
-    char id[BENCH__ESCAPED_ID];
-    printf("%s\n", bench__escape(id, sizeof id, it->id));
+    const char *why = NULL;
     if (it->rc != 0 || it->change.verdict == BENCH__V_INCOMPARABLE) {
         it->change.verdict = it->rc == BENCH_EUNAVAIL ? BENCH__V_SKIPPED
                              : it->rc == BENCH_EINVAL ? BENCH__V_NEW
                                                       : BENCH__V_INCOMPARABLE;
-        char why[4 * sizeof it->message];
-        printf("%24s%s: %s\n", "", bench__verdict_name(it->change.verdict),
-               bench__escape(why, sizeof why, it->message[0] ? it->message : "no rounds"));
+        why = it->message[0] ? it->message : "no rounds";
         if (it->rc == BENCH_EIO)
             pr->exit_code = BENCH_EXIT_FAILED;
     } else {
         /* The same code on both sides is never called regressed or improved. */
         (void)bench__verdict_same_code(&it->change, it->old_code, it->new_code);
-        char a[32], b[32];
-        bench__fmt_time(a, sizeof a, it->change.old_median);
-        bench__fmt_time(b, sizeof b, it->change.new_median);
-        printf("%24sA (old): %s  B (new): %s per iteration (B is A times the paired ratio)\n",
-               "", a, b);
-        printf("%24s%zu worker pairs, %zu rounds of ABBA+BAAB, pair-to-pair sd %.2f%%, %llu "
-               "iterations a sample, %.1f s\n",
-               "", it->pairs, it->rounds, it->pair_sd * 100.0, (unsigned long long)it->iters,
-               it->seconds);
-        bench__print_change_line(stdout, &it->change, pr->color);
-        bench__print_verdict(stdout, &it->change, pr->color);
     }
+    bench__paired_stats st = {it->pairs, it->rounds, it->pair_sd,
+                              (unsigned long long)it->iters, it->seconds};
+    bench__print_paired_item(stdout, it->id, &it->change, why, &st, pr->color);
     fflush(stdout);
 }
 

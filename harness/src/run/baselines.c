@@ -1,34 +1,21 @@
 /*
- * baselines.c: baselines for the pipeline: finding, loading and saving them by name,
- * comparing a run or a saved file with one (--baseline, --load-baseline), the benchmarks new to
- * or removed from it, and the exit code of a comparison. Its suspect verdicts are settled in
+ * baselines.c: baseline files by name: where they live (--baseline-dir, $BENCH_BASELINE_DIR),
+ * loading one with a message that names it, saving a run's measured results with the program
+ * that measured them (signed, beside the file) under the baseline's lock, and the warnings when
+ * a baseline was measured on another machine or build. Comparing with one is the pipeline's
+ * (sides.c gives its sides, summary.c its exit code); its suspect verdicts are settled in
  * suspects.c.
  */
 #include <errno.h>
-#include <fcntl.h>
-#include <limits.h>
-#include <math.h>
-#include <regex.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include "compare/compare.h"
-#include "compare/verdict.h"
-#include "report/report_compare.h"
 #include "run/baselines.h"
 #include "run/client.h"
-#include "run/explain.h"
-#include "run/instr.h"
 #include "run/pipeline.h"
-#include "run/select.h"
-#include "sys/clock.h"
 #include "sys/proc.h"
-
-/* ---- baselines ---- */
 
 const char *bench__baseline_dir(const bench__request *c)
 {
@@ -217,171 +204,3 @@ void bench__baseline_warn_context(const bench__context_id *now, const bench__con
                     "%s\n", name, out->build);
 }
 
-int bench__side_of_entry(const bench__request *c, const bench__entry *e, bench__side *out)
-{
-    if (e->processes >= 2 &&
-        bench__side_from_processes(e->iters, e->totals_ns, e->process, e->nsamples,
-                                   e->processes, c->run.confidence_level, out) == 0) {
-        out->noise = e->noise;
-        return 0;
-    }
-    uint64_t seed = bench__id_seed(c->run.seed, e->id);
-    if (bench__side_from_samples(e->iters, e->totals_ns, e->nsamples, c->run.nresamples,
-                                 c->run.confidence_level, seed, out))
-        return -1;
-    out->noise = e->noise;
-    return 0;
-}
-
-void bench__side_of_result(const bench__request *c, const bench__result *r, bench__side *out)
-{
-    /* The same two-level estimate (and speed groups) a saved entry gives. */
-    if (r->processes < 2 || !r->process ||
-        bench__side_from_processes(r->iters, r->totals_ns, r->process, r->nsamples, r->processes,
-                                   c->run.confidence_level, out) != 0) {
-        memset(out, 0, sizeof *out);
-        bench__side_from_estimate(&r->est.median, c->run.confidence_level, out);
-    }
-    out->noise = r->noise;
-}
-
-/*
- * The exit code of a finished comparison of n rows (ids[i] names ch[i]): 1 for a regression with
- * --fail-on-regression; otherwise 2 when --baseline-strict meets a new or removed benchmark
- * (each named on stderr); else 0. Skipped benchmarks never change it.
- */
-bench__gate bench__request_gate(const bench__request *c)
-{
-    return (bench__gate){.strict = c->strict > 0, .fail_on_regression = c->fail_on_regression,
-                         .fail_on_inconclusive = c->fail_on_inconclusive};
-}
-
-int bench__request_compare_exit(const bench__request *c, const char *const *ids,
-                                const bench__change *ch, size_t n, const char *against)
-{
-    bench__gate gate = bench__request_gate(c);
-    return bench__compare_exit(ids, ch, n, &gate, against);
-}
-
-int bench__summarize(const bench__request *c, const bench__client *cl, FILE *o,
-                         const char *what, const char **ids, bench__change *ch, size_t n,
-                         const bench__context_change *context, bool color)
-{
-    if (bench__sort_changes(ids, ch, n) != 0 ||
-        bench__print_compare_summary(o, what, ids, ch, n, &c->cmp, cl->method, context,
-                                     color) != 0) {
-        bench__errf("out of memory\n");
-        return BENCH_EXIT_USAGE;
-    }
-    return bench__request_compare_exit(c, ids, ch, n, what);
-}
-
-/* Whether `id` is one of the n instances. (Their order, with parameters compared as numbers,
- * is not strcmp's: no binary search.) */
-bool bench__has_instance(const bench__instance *all, size_t n, const char *id)
-{
-    for (size_t i = 0; i < n; i++)
-        if (strcmp(all[i].id, id) == 0)
-            return true;
-    return false;
-}
-
-/*
- * The entries of `old` that the filters select and that `present` does not know: the benchmarks
- * a comparison reports as removed (or skipped, when the old side skipped them). A benchmark the
- * filters do not select is not reported at all: a filtered run says nothing about the rest.
- * Fills ids[] and verdicts[] (room for old->n each) and returns their count, or -1 after one line
- * on stderr.
- */
-long bench__baseline_absent_entries(const bench__request *c, const bench__saved *old,
-                               bool (*present)(const void *where, const char *id),
-                               const void *where, const char **ids, bench__verdict *verdicts)
-{
-    const char **all = calloc(old->n ? old->n : 1, sizeof *all);
-    bool *sel = calloc(old->n ? old->n : 1, sizeof *sel);
-    long k = -1;
-    if (!all || !sel) {
-        bench__errf("out of memory\n");
-        goto out;
-    }
-    for (size_t i = 0; i < old->n; i++)
-        all[i] = old->entries[i].id;
-    if (bench__select(c, all, old->n, sel) != 0)
-        goto out;
-    k = 0;
-    for (size_t i = 0; i < old->n; i++) {
-        if (!sel[i] || present(where, all[i]))
-            continue;
-        bench__comparable(&old->entries[i].status, NULL, &verdicts[k]);
-        ids[k++] = all[i];
-    }
-out:
-    free(all);
-    free(sel);
-    return k;
-}
-
-bool bench__in_program(const void *where, const char *id)
-{
-    const struct program *p = where;
-    return bench__has_instance(p->all, p->n, id);
-}
-
-/*
- * --ab: what `OTHER --list [--exact] -- FILTER...` prints, so that the benchmarks the old build
- * has for the same FILTERs and this one lacks are reported as removed. Returns the malloc'd text
- * (caller frees), or NULL when OTHER cannot run or lists nothing (it then has nothing more to
- * report; errors about OTHER are bench__ab_run's to print).
- */
-char *bench__ab_other_list(const bench__request *c, const char *prog)
-{
-    const char **argv = calloc(c->nfilters + 5, sizeof *argv);
-    if (!argv)
-        return NULL;
-    size_t k = 0;
-    argv[k++] = prog;
-    argv[k++] = "--list";
-    if (c->exact)
-        argv[k++] = "--exact";
-    argv[k++] = "--";
-    for (size_t i = 0; i < c->nfilters; i++)
-        argv[k++] = c->filters[i];
-    /* Like every child of the harness, under a deadline: --timeout, as its workers are. */
-    bench__proc p;
-    bench__proc_spec spec = {.path = prog, .argv = (char *const *)argv,
-                             .channel = BENCH__PROC_STDOUT, .quiet = true};
-    char why[256];
-    bench__proc_interrupts_install();
-    int rc = bench__proc_start(&p, &spec, why, sizeof why);
-    free(argv);
-    if (rc != 0)
-        return NULL;
-    double timeout = bench__request_timeout(c);
-    int64_t deadline = bench__now_ns() + (int64_t)(timeout * 1e9);
-    size_t len = 0, cap = 4096;
-    char *text = malloc(cap), line[512];
-    while (text && (rc = bench__proc_line(&p, line, sizeof line, deadline)) == 1) {
-        size_t n = strlen(line);
-        if (len + n + 2 > cap) {
-            char *more = cap > BENCH__MAX_FILE_BYTES ? NULL : realloc(text, cap * 2);
-            if (!more) {
-                free(text);
-                text = NULL;
-                break;
-            }
-            text = more;
-            cap *= 2;
-        }
-        memcpy(text + len, line, n);
-        len += n;
-        text[len++] = '\n';
-    }
-    bench__proc_end end = bench__proc_wait(&p, deadline);
-    if (text && (rc != 0 || end != BENCH__PROC_EXITED || p.code != 0)) {
-        free(text);
-        text = NULL;
-    }
-    if (text)
-        text[len] = '\0';
-    return text;
-}

@@ -1,8 +1,7 @@
 /*
- * baselines.h: baselines by name (baselines.c): where they live, loading and saving them, the
- * comparison sides of their entries and of this run's results, the summary and exit code of a
- * finished comparison under the command line's gate, and the benchmarks one side lacks. The
- * confirmation of a saved comparison's suspects is suspects.h's.
+ * baselines.h: baseline files by name (baselines.c): where they live, loading and saving them,
+ * a context that differs. The sides of a comparison are sides.h's, its summary and exit code
+ * summary.h's, the confirmation of its suspects suspects.h's.
  */
 #ifndef HARNESS_BASELINES_H
 #define HARNESS_BASELINES_H
@@ -11,7 +10,6 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#include "report/report_compare.h"
 #include "run/pipeline.h"
 
 /** --baseline-dir, else $BENCH_BASELINE_DIR, else "baselines". */
@@ -43,38 +41,4 @@ bench__result *bench__ok_results(const bench__result *results, size_t n, size_t 
 /** Compares the contexts into *out and warns about each kind of difference on its own line. */
 void bench__baseline_warn_context(const bench__context_id *now, const bench__context_id *then,
                              const char *name, bench__context_change *out);
-/** The comparison side of a saved entry; 0, or -1 when out of memory. */
-int bench__side_of_entry(const bench__request *c, const bench__entry *e, bench__side *out);
-/** The comparison side of a result of this run. */
-void bench__side_of_result(const bench__request *c, const bench__result *r, bench__side *out);
-/** The gate's flags of the command line. */
-bench__gate bench__request_gate(const bench__request *c);
-/**
- * The exit code of a finished comparison of n rows (ids[i] names ch[i]) under the command line's
- * gate (bench__compare_exit).
- */
-int bench__request_compare_exit(const bench__request *c, const char *const *ids,
-                                const bench__change *ch, size_t n, const char *against);
-/**
- * Prints the summary of a finished comparison of n rows (ids[i] names ch[i]) under the
- * client's heading, worst first, and returns its exit code (bench__request_compare_exit, the
- * strict messages in the summary's order). Sorts the rows in place.
- */
-int bench__summarize(const bench__request *c, const struct bench__client *cl, FILE *o,
-                         const char *what, const char **ids, bench__change *ch, size_t n,
-                         const bench__context_change *context, bool color);
-/** Whether `id` is one of the n instances. */
-bool bench__has_instance(const bench__instance *all, size_t n, const char *id);
-/**
- * The entries of `old` that the FILTERs select and that `present` does not know (removed, or
- * skipped when the old side skipped them) into ids[] and verdicts[]; their count, or -1.
- */
-long bench__baseline_absent_entries(const bench__request *c, const bench__saved *old,
-                               bool (*present)(const void *where, const char *id),
-                               const void *where, const char **ids, bench__verdict *verdicts);
-/** `present` for bench__baseline_absent_entries over a struct program. */
-bool bench__in_program(const void *where, const char *id);
-/** What `PROG --list [--exact] -- FILTER...` prints (malloc'd), or NULL. */
-char *bench__ab_other_list(const bench__request *c, const char *prog);
-
 #endif /* HARNESS_BASELINES_H */

@@ -10,10 +10,10 @@
 #include "compare/compare.h"
 #include "probes/probes.h"
 #include "report/report_compare.h"
-#include "run/baselines.h"
 #include "run/client.h"
 #include "run/instr.h"
 #include "run/pipeline.h"
+#include "run/sides.h"
 
 /* The run's probes, from the table (probes/probes.c): those always made (CUDA, which gives CUDA
  * benchmarks their time) and those the command line asked for; the runner adds the wall

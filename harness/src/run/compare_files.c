@@ -14,6 +14,8 @@
 #include "run/instr.h"
 #include "run/pipeline.h"
 #include "run/select.h"
+#include "run/sides.h"
+#include "run/summary.h"
 
 /* Whether a saved run has a benchmark: the "is it still there" test of
  * bench__baseline_absent_entries. */

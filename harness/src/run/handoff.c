@@ -8,10 +8,10 @@
 #include <string.h>
 
 #include "measure/trace.h"
-#include "run/baselines.h"
 #include "run/code_identity.h"
 #include "run/explain.h"
 #include "run/pipeline.h"
+#include "run/programs.h"
 #include "sys/proc.h"
 
 /* ---- --profile-time: iterations for an outside profiler, no statistics ---- */

@@ -20,6 +20,9 @@
  * The history gate's steps are confirmed the same way, the program of the benchmark's newest
  * earlier run against this very program: a step fails the gate only when the paired run
  * confirms it, or when it cannot be checked (then the numbers alone decide, as before).
+ *
+ * What each step comes to is decided by compare/verdict.c (bench__verdict_step_check,
+ * bench__gate_paired_fails) and printed by report/report_history.c; this file runs the programs.
  */
 #include <math.h>
 #include <stdint.h>
@@ -34,6 +37,7 @@
 #include "run/ab.h"
 #include "run/explain.h"
 #include "run/history_confirm.h"
+#include "report/report_history.h"
 #include "run/pipeline.h"
 #include "measure/run.h"
 #include "sys/clock.h"
@@ -153,22 +157,6 @@ static int open_side(const bench__request *c, bench__history *history, side *s)
     return 0;
 }
 
-/* The words of what a paired result says of the step it checks (bench__verdict_step_check). */
-static const char *outcome(bench__step_check check)
-{
-    switch (check) {
-    case BENCH__STEP_CONFIRMED:
-        return "confirmed";
-    case BENCH__STEP_OTHER_WAY:
-        return "not reproduced (the programs differ the other way)";
-    case BENCH__STEP_ALIKE:
-        return "not reproduced (the programs measure alike: the step was not the code's)";
-    case BENCH__STEP_UNDECIDED:
-        break;
-    }
-    return "inconclusive (the paired run could not tell)";
-}
-
 /* --confirm-time 0: nothing is run again; the numbers decide, as they do for a baseline's
  * suspects (suspects.c). */
 static bool never_confirm(const bench__request *c)
@@ -185,8 +173,8 @@ static bench__ab_options confirm_options(const bench__request *c)
 }
 
 /* Runs A (name_a, from fd_a) and B (name_b, from fd_b, or its path when fd_b < 0) paired on
- * benchmark `id` into *item. 0 with a result to read; 1 when it gave none (why in why,
- * escaped); -1 when the run was interrupted. */
+ * benchmark `id` into *item. 0 with a result to read; 1 when it gave none (why in why); -1 when
+ * the run was interrupted. */
 static int paired(const char *name_a, int fd_a, const char *name_b, int fd_b, const char *id,
                   const bench__ab_options *ab, bench__ab_item *item, char *why, size_t len)
 {
@@ -197,9 +185,9 @@ static int paired(const char *name_a, int fd_a, const char *name_b, int fd_b, co
         return -1;
     if (arc == 0 && item->rc == 0 && item->change.verdict != BENCH__V_INCOMPARABLE)
         return 0;
-    bench__escape(why, len, arc != 0          ? "out of memory"
-                            : item->message[0] ? item->message
-                                               : "no rounds");
+    bench__msg(why, len, "%s", arc != 0          ? "out of memory"
+                               : item->message[0] ? item->message
+                                                  : "no rounds");
     return 1;
 }
 
@@ -241,13 +229,13 @@ static size_t program_change(const bench__history_series *s, const bench__cp *cp
 }
 
 /* The paired check of change point j of series s at program change `at` (runs at - 1 and at):
- * prints the outcome; with it confirmed away from where the change point was found, places the
+ * prints the outcome (report/); with it confirmed away from where the change point was found, places the
  * change point there in s. 0, or -1 when interrupted. */
 static int check_change(FILE *o, const bench__request *c, const bench__ab_options *ab,
                         bench__history_series *s, size_t j, size_t at)
 {
     const bench__cp *cp = &s->found.cp[j];
-    char why[4 * sizeof ((side *)0)->why];
+    char why[sizeof ((side *)0)->why];
     side a = {.run = s->runs[at - 1], .fd = -1}, b = {.run = s->runs[at], .fd = -1};
     int ra = open_side(c, c->history, &a);
     int rb = ra == BENCH_EUSAGE ? ra : open_side(c, c->history, &b);
@@ -255,11 +243,9 @@ static int check_change(FILE *o, const bench__request *c, const bench__ab_option
     if (ra == BENCH_EUSAGE || rb == BENCH_EUSAGE) {
         rc = -1;
     } else if (bench__same_program(a.hash, b.hash)) {
-        fprintf(o, "not a code change: runs %lld and %lld measured the same program (%s), so "
-                   "the step is the machine's or the environment's\n", a.run, b.run, a.hash);
+        bench__report_confirm_same_program(o, a.run, b.run, true, a.hash);
     } else if (ra != 0 || rb != 0) {
-        fprintf(o, "cannot confirm: %s\n",
-                bench__escape(why, sizeof why, ra != 0 ? a.why : b.why));
+        bench__report_confirm_cannot(o, ra != 0 ? a.why : b.why);
     } else {
         char name_a[64], name_b[64];
         bench__msg(name_a, sizeof name_a, "the program of run %lld", a.run);
@@ -270,25 +256,19 @@ static int check_change(FILE *o, const bench__request *c, const bench__ab_option
         if (prc < 0) {
             rc = -1;
         } else if (prc > 0) {
-            fprintf(o, "cannot confirm: %s\n", why);
+            bench__report_confirm_cannot(o, why);
         } else {
             bench__step_check check = bench__verdict_step_check(&item.change, cp->step);
-            const char *words = outcome(check);
-            fprintf(o, "%s: %+.2f%% [%+.2f%%, %+.2f%%] paired, programs of runs %lld and %lld, "
-                       "%zu pairs", words, 100.0 * (item.change.ratio - 1.0),
-                    100.0 * (item.change.ratio_lower - 1.0),
-                    100.0 * (item.change.ratio_upper - 1.0), a.run, b.run, item.pairs);
             bool moved = check == BENCH__STEP_CONFIRMED && at != cp->index;
             double *logs = moved ? malloc(s->n * sizeof *logs) : NULL;
             for (size_t i = 0; logs && i < s->n; i++)
                 logs[i] = log(s->median_ns[i]);
             /* The step is where the code changed: its size is measured there. */
-            if (logs && bench__cp_place(logs, s->n, BENCH__HISTORY_ALPHA, &s->found, j, at) == 0)
-                fprintf(o, "; the step is placed at run %lld, where the program changed: "
-                           "%+.2f%% [%+.2f%%, %+.2f%%]", b.run, 100.0 * s->found.cp[j].step,
-                        100.0 * s->found.cp[j].step_lower, 100.0 * s->found.cp[j].step_upper);
+            bool placed = logs && bench__cp_place(logs, s->n, BENCH__HISTORY_ALPHA, &s->found, j,
+                                                  at) == 0;
             free(logs);
-            fputc('\n', o);
+            bench__report_confirm_checked(o, check, &item.change, item.pairs, a.run, b.run,
+                                          placed ? &s->found.cp[j] : NULL);
             rc = explain_item(o, c, name_a, a.fd, name_b, b.fd, &item, ab);
         }
     }
@@ -304,42 +284,29 @@ int bench__history_confirm(FILE *o, const bench__request *c, bench__history_view
     size_t npoints = 0;
     for (size_t i = 0; i < view->n; i++)
         npoints += view->s[i].found.ncp;
-    if (npoints == 0) {
-        fprintf(o, "\nconfirmation: no change point to confirm\n");
-        return 0;
-    }
-    if (never_confirm(c)) {
-        fprintf(o, "\nconfirmation: not run (--confirm-time 0)\n");
-        return 0;
-    }
     bench__ab_options ab = confirm_options(c);
-    fprintf(o, "\nconfirmation: the programs of the runs on both sides of the program change "
-               "nearest each change point, within the runs it may be at, run again in pairs "
-               "(%.0f s each at most)\n", ab.seconds);
+    bench__report_confirm_heading(o, npoints, never_confirm(c), ab.seconds);
+    if (npoints == 0 || never_confirm(c))
+        return 0;
     int rc = 0;
     for (size_t i = 0; i < view->n && rc == 0; i++) {
         bench__history_series *s = &view->s[i];
         for (size_t j = 0; j < s->found.ncp && rc == 0; j++) {
             const bench__cp *cp = &s->found.cp[j];
-            char id[BENCH__ESCAPED_ID];
-            bench__escape(id, sizeof id, s->id);
-            fprintf(o, "%s: change point at run %lld (%+.2f%%), within runs %lld to %lld: ", id,
-                    s->runs[cp->index], 100.0 * cp->step, s->runs[cp->index_lower],
-                    s->runs[cp->index_upper]);
+            bench__report_confirm_point(o, s, cp);
             bool known;
             size_t at = program_change(s, cp, &known);
             if (at == 0 && known)
-                fprintf(o, "not a code change: runs %lld to %lld measured the same program "
-                           "(%s), so the step is the machine's or the environment's\n",
-                        s->runs[cp->index_lower - 1], s->runs[cp->index_upper],
-                        s->programs[cp->index]);
+                bench__report_confirm_same_program(o, s->runs[cp->index_lower - 1],
+                                                   s->runs[cp->index_upper], false,
+                                                   s->programs[cp->index]);
             else
                 /* No program change known near it: the runs either side say why. */
                 rc = check_change(o, c, &ab, s, j, at ? at : cp->index);
         }
     }
     if (rc != 0)
-        fprintf(o, "interrupted by %s\n", bench__signal_name(bench__proc_interrupted()));
+        bench__report_confirm_interrupted(o, bench__proc_interrupted());
     return rc;
 }
 
@@ -349,54 +316,37 @@ int bench__history_confirm_gate(FILE *o, const bench__request *c, const char *pr
     bench__ab_options ab = confirm_options(c);
     int rc = 0;
     for (size_t i = 0; i < steps->n && never_confirm(c); i++) {
-        char id[BENCH__ESCAPED_ID];
-        fprintf(o, "%s: the step is not confirmed (--confirm-time 0): the numbers alone fail the "
-                   "gate\n", bench__escape(id, sizeof id, steps->s[i].id));
+        bench__report_gate_unchecked(o, steps->s[i].id, BENCH__GATE_NOT_RUN, NULL, 0);
         *regressed = true;
     }
     for (size_t i = 0; i < steps->n && rc == 0 && !never_confirm(c); i++) {
         const bench__history_step *st = &steps->s[i];
-        char id[BENCH__ESCAPED_ID], why[4 * sizeof ((side *)0)->why];
-        bench__escape(id, sizeof id, st->id);
+        char why[sizeof ((side *)0)->why];
         side a = {.run = st->prev_run, .fd = -1};
         int ra = open_side(c, c->history, &a);
         if (ra == BENCH_EUSAGE) {
             rc = -1;
         } else if (bench__same_program(a.hash, program_hash)) {
-            fprintf(o, "%s: not a code change: run %lld measured this very program, so the step "
-                       "is the machine's or the environment's: it does not fail the gate\n",
-                    id, a.run);
+            bench__report_gate_unchecked(o, st->id, BENCH__GATE_SAME_PROG, NULL, a.run);
         } else if (ra != 0) {
-            fprintf(o, "%s: the step is not confirmed (%s): the numbers alone fail the gate\n",
-                    id, bench__escape(why, sizeof why, a.why));
+            bench__report_gate_unchecked(o, st->id, BENCH__GATE_NO_CHECK, a.why, 0);
             *regressed = true;
         } else {
             char name[64];
             bench__msg(name, sizeof name, "the program of run %lld", a.run);
-            fprintf(o, "%s: confirming the step: %s against this one, paired (%.0f s at "
-                       "most)\n", id, name, ab.seconds);
+            bench__report_gate_confirming(o, st->id, a.run, ab.seconds);
             fflush(o);
             bench__ab_item item;
             int prc = paired(name, a.fd, "/proc/self/exe", -1, st->id, &ab, &item, why,
                              sizeof why);
-            bench__verdict v = item.change.verdict;
             if (prc < 0) {
                 rc = -1;
             } else if (prc > 0) {
-                fprintf(o, "%s: the step is not confirmed (%s): the numbers alone fail the "
-                           "gate\n", id, why);
+                bench__report_gate_unchecked(o, st->id, BENCH__GATE_NO_CHECK, why, 0);
                 *regressed = true;
             } else {
-                bool fails = bench__gate_paired_fails(v);
-                fprintf(o, "%s: %s: %+.2f%% [%+.2f%%, %+.2f%%] paired against run %lld's "
-                           "program, %zu pairs%s\n", id,
-                        v == BENCH__V_REGRESSED     ? "regression confirmed"
-                        : v == BENCH__V_INCONCLUSIVE ? "inconclusive"
-                                                     : "not reproduced",
-                        100.0 * (item.change.ratio - 1.0),
-                        100.0 * (item.change.ratio_lower - 1.0),
-                        100.0 * (item.change.ratio_upper - 1.0), a.run, item.pairs,
-                        fails ? ": it fails the gate" : ": it does not fail the gate");
+                bool fails = bench__gate_paired_fails(item.change.verdict);
+                bench__report_gate_checked(o, st->id, &item.change, item.pairs, a.run, fails);
                 if (fails)
                     *regressed = true;
                 rc = explain_item(o, c, name, a.fd, "/proc/self/exe", -1, &item, &ab);

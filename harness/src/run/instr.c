@@ -34,6 +34,7 @@
 #include <unistd.h>
 
 #include "probes/probes.h"
+#include "report/report_compare.h"
 #include "run/client.h"
 #include "run/instr.h"
 #include "sys/proc.h"
@@ -177,11 +178,6 @@ static void instr_compare_saved(const bench__request *c, const bench__entry *old
                 saved_per_iter(cur, INSTR_METRIC, INSTR_SOURCE), c->cmp.noise_threshold);
 }
 
-static const char *verdict_color(bench__verdict v)
-{
-    return v == BENCH__V_REGRESSED ? "\033[31m" : v == BENCH__V_IMPROVED ? "\033[32m" : "";
-}
-
 /* The terminal line of one result: its counts per iteration. */
 static void pretty_result(bench__reporter *rep, const bench__result *r)
 {
@@ -233,14 +229,7 @@ static void instr_show_change(FILE *o, const bench__request *c, const bench__res
     int k = instr_index(r);
     if (!r->metric_changes || k < 0)
         return;
-    const bench__change *ch = &r->metric_changes[k];
-    if (ch->verdict == BENCH__V_INCOMPARABLE)
-        fprintf(o, "%-40s change: not compared (no count in the baseline)\n", "");
-    else
-        fprintf(o, "%-40s change: %+.3f%% (%.1f -> %.1f): %s%s%s\n", "",
-                (ch->ratio - 1.0) * 100.0, ch->old_median, ch->new_median,
-                color ? verdict_color(ch->verdict) : "", bench__verdict_name(ch->verdict),
-                color ? "\033[0m" : "");
+    bench__print_count_change(o, &r->metric_changes[k], color);
 }
 
 static void instr_announce(const bench__request *c, size_t nsel)

@@ -15,7 +15,11 @@
 #include "compare/compare.h"
 #include "probes/probes.h"
 #include "report/report_compare.h"
+#include "report/report_history.h"
 #include "run/baselines.h"
+#include "run/programs.h"
+#include "run/sides.h"
+#include "run/summary.h"
 #include "run/suspects.h"
 #include "run/client.h"
 #include "run/code_identity.h"
@@ -342,19 +346,24 @@ static int gate_history(pipeline *p, long long run_id, int rc)
     char msg[1024], shown[4 * sizeof msg];
     bool regressed = false;
     bench__history_steps steps = {0};
+    bench__history_gate_run gate = {0};
     /* This run's own benchmarks only: a part of a sharded run (--run-id) does not judge
      * the parts recorded before it, which judged themselves. */
     const char **only = calloc(p->k ? p->k : 1, sizeof *only);
     for (size_t i = 0; only && i < p->k; i++)
         only[i] = p->results[i].inst->id;
-    int grc = only ? bench__history_gate(stderr, c->history, run_id, only, p->k,
-                                         c->history_gate, c->cmp.noise_threshold,
-                                         c->cmp.significance_level, &regressed, &steps, msg,
-                                         sizeof msg)
+    int grc = only ? bench__history_gate(c->history, run_id, only, p->k, c->history_gate,
+                                         c->cmp.noise_threshold, c->cmp.significance_level,
+                                         &gate, msg, sizeof msg)
                    : BENCH_ENOMEM;
     if (!only)
         bench__msg(msg, sizeof msg, "history gate: out of memory");
     free(only);
+    if (grc == 0) {
+        bench__report_history_gate(stderr, &gate);
+        bench__history_gate_outcome(&gate, &steps, &regressed);
+    }
+    bench__history_gate_free(&gate);
     if (grc != 0) {
         if (bench__proc_interrupted()) {
             bench__history_steps_free(&steps);
@@ -568,6 +577,7 @@ static int measure(pipeline *p, int argc, char **argv, const bench__instance *al
     bench__request *c = p->c;
     char msg[1024] = "";
     make_reporter(p);
+    p->rep.tests = nsel; /* a saved comparison of this run takes them together */
     p->results = calloc(nsel ? nsel : 1, sizeof *p->results);
     p->changes = calloc(nsel ? nsel : 1, sizeof *p->changes);
     p->old_sides = calloc(nsel ? nsel : 1, sizeof *p->old_sides);

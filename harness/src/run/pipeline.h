@@ -128,6 +128,8 @@ bool bench__request_progress(const bench__request *c);
 /** The paired options: --ab-time, --ab-pairs, --ab-schedule, the comparison's level and
  * threshold (c->cmp), the deadline, seed and layout, progress as bench__request_progress. */
 bench__ab_options bench__request_ab_options(const bench__request *c);
+/** The gate's flags of the command line. */
+bench__gate bench__request_gate(const bench__request *c);
 
 /** Seconds of a paired confirmation for each of k suspects: --confirm-time, else
  * BENCH__DEFAULT_CONFIRM_TIME, or a share of BENCH__CONFIRM_BUDGET when k is large. */

@@ -86,3 +86,9 @@ const char *bench__request_probe(const bench__request *c, const char *kind, bool
     *asked = bench__probe_kind_find(kind, &k) && c->probe_on[k];
     return *asked ? c->probe_arg[k] : NULL;
 }
+
+bench__gate bench__request_gate(const bench__request *c)
+{
+    return (bench__gate){.strict = c->strict > 0, .fail_on_regression = c->fail_on_regression,
+                         .fail_on_inconclusive = c->fail_on_inconclusive};
+}

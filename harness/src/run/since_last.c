@@ -4,14 +4,9 @@
  * keeps for the next one. The last run is the newest run in the history when there is one
  * (--history, BENCH_HISTORY), else that file. Either way the block compares each benchmark's
  * per-process medians with this run's, at the family level over the benchmarks listed, by the
- * verdict rules of a baseline comparison, and prints one line per benchmark in one format. It
- * is information only: it never changes the exit code, and nothing here stops the run.
- *
- * Two runs of a shared machine often differ by more than their process spreads (the drift that
- * bench__compare_all measures from the benchmarks themselves), and the interval then spans
- * [-70%, +140%] for every line: numbers that say nothing. A row whose comparison cannot see a
- * change of SINCE_MAX_MDE (its minimum detectable effect is above it) and decides nothing prints
- * its change and the smallest change it could tell instead of the interval.
+ * verdict rules of a baseline comparison (compare/), and report/report_since_last.c prints one
+ * line per benchmark in one format. It is information only: it never changes the exit code, and
+ * nothing here stops the run.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -19,17 +14,13 @@
 
 #include "compare/compare.h"
 #include "compare/verdict.h"
+#include "report/report_since_last.h"
 #include "run/baselines.h"
 #include "run/pipeline.h"
+#include "run/programs.h"
+#include "run/sides.h"
 #include "run/since_last.h"
 #include "store/history.h"
-
-/* Above this minimum detectable effect (a change of half the time unseen), an undecided row
- * prints no interval. */
-#define SINCE_MAX_MDE 0.5
-/* A larger detectable effect is printed as this (1000%): "cannot tell changes below 1000%" stays
- * true, and no digits of a number that big mean anything. */
-#define SINCE_MDE_SHOWN 10.0
 
 /* A benchmark of this run that its last run also measured. */
 typedef struct since_row {
@@ -39,15 +30,16 @@ typedef struct since_row {
     const char *program_hash; /* the program that measured it then; "" unknown */
 } since_row;
 
-/* The comparison of rows[0..m) with this run's results and the block that shows it: a blank
- * line, "WHAT (WHERE; --no-last hides this):" and a line per row. Nothing when m is 0. */
-static void print_since(FILE *o, const bench__request *c, const bench__context *ctx,
+/* The comparison of rows[0..m) with this run's results, printed as the block (report/): a
+ * blank line, "WHAT (WHERE; --no-last hides this):" and a line per row. Nothing when m is 0. */
+static void compare_since(FILE *o, const bench__request *c, const bench__context *ctx,
                         const bench__result *results, const since_row *rows, size_t m,
                         const char *what, const char *where)
 {
     bench__side *old = calloc(m ? m : 1, sizeof *old), *cur = calloc(m ? m : 1, sizeof *cur);
     bench__change *ch = calloc(m ? m : 1, sizeof *ch);
-    if (!old || !cur || !ch || m == 0)
+    bench__since_line *lines = calloc(m ? m : 1, sizeof *lines);
+    if (!old || !cur || !ch || !lines || m == 0)
         goto out;
     for (size_t j = 0; j < m; j++) {
         old[j] = rows[j].old;
@@ -55,38 +47,19 @@ static void print_since(FILE *o, const bench__request *c, const bench__context *
     }
     if (bench__compare_all(old, cur, m, &c->cmp, ch) != 0)
         goto out;
-    fprintf(o, "\n%s (%s; --no-last hides this):\n", what, where);
     for (size_t j = 0; j < m; j++) {
-        char id[BENCH__ESCAPED_ID], against[4 * sizeof rows[j].against];
         /* The same program as then: whatever moved is the machine's, as a same-program row of
          * a baseline comparison says. */
-        const bench__change *x = &ch[j];
         bool same = bench__same_program(rows[j].program_hash, ctx->program_hash);
-        const char *moved = bench__verdict_machine_moved(x->verdict, same)
-                                ? " (same program: the numbers moved, the code did not)"
-                                : "";
-        fprintf(o, "  %s (against %s): %+.2f%%",
-                bench__escape(id, sizeof id, results[rows[j].i].inst->id),
-                bench__escape(against, sizeof against, rows[j].against),
-                100.0 * (x->ratio - 1.0));
-        if (bench__verdict_decided(x->verdict) || !(x->mde > SINCE_MAX_MDE)) {
-            fprintf(o, " [%+.2f%%, %+.2f%%] %s%s\n", 100.0 * (x->ratio_lower - 1.0),
-                    100.0 * (x->ratio_upper - 1.0), bench__verdict_name(x->verdict), moved);
-            continue;
-        }
-        /* Why, when the machine's drift between the runs is the larger part of it. */
-        char drift[96] = "";
-        if (x->drift_measured && x->run_noise > c->cmp.noise_threshold)
-            snprintf(drift, sizeof drift, " (the runs differ by about %.0f%% beyond their spread)",
-                     100.0 * x->run_noise);
-        fprintf(o, ", %s: cannot tell changes below %.0f%%%s%s\n",
-                bench__verdict_name(x->verdict), 100.0 * fmin(x->mde, SINCE_MDE_SHOWN), drift,
-                moved);
+        lines[j] = (bench__since_line){results[rows[j].i].inst->id, rows[j].against, &ch[j],
+                                       bench__verdict_machine_moved(ch[j].verdict, same)};
     }
+    bench__report_since(o, what, where, lines, m, c->cmp.noise_threshold);
 out:
     free(old);
     free(cur);
     free(ch);
+    free(lines);
 }
 
 void bench__since_history(FILE *o, const bench__request *c, const bench__context *ctx,
@@ -132,7 +105,7 @@ void bench__since_history(FILE *o, const bench__request *c, const bench__context
                    last[i].revision);
         m++;
     }
-    print_since(o, c, ctx, results, rows, m, "Since the last run in the history",
+    compare_since(o, c, ctx, results, rows, m, "Since the last run in the history",
                 bench__escape(shown, sizeof shown, bench__history_name(c->history)));
 out:
     if (last)
@@ -164,7 +137,7 @@ void bench__since_kept(FILE *o, const bench__request *c, const bench__context *c
         rows[m].program_hash = e->program_hash[0] ? e->program_hash : last->ctx.program_hash;
         bool newest = e->timestamp[0] ? strcmp(e->timestamp, last->ctx.timestamp) == 0
                                       : strcmp(rows[m].program_hash, last->ctx.program_hash) == 0;
-        if (!newest) /* print_since escapes it */
+        if (!newest) /* report/ escapes it */
             bench__msg(rows[m].against, sizeof rows[m].against, "an earlier run%s%s",
                        e->timestamp[0] ? ", " : "", e->timestamp);
         else
@@ -177,7 +150,7 @@ void bench__since_kept(FILE *o, const bench__request *c, const bench__context *c
                bench__escape(when, sizeof when, last->ctx.timestamp[0] ? last->ctx.timestamp
                                                                         : "when unknown"),
                bench__escape(file, sizeof file, path));
-    print_since(o, c, ctx, results, rows, m, "Since the last run", where);
+    compare_since(o, c, ctx, results, rows, m, "Since the last run", where);
     free(rows);
 }
 

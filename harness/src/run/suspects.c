@@ -13,6 +13,7 @@
 
 #include "compare/compare.h"
 #include "compare/verdict.h"
+#include "report/report_compare.h"
 #include "run/ab.h"
 #include "run/baselines.h"
 #include "run/explain.h"
@@ -292,14 +293,7 @@ static int confirm_paired(const bench__request *c, const char *snap, int fd,
             drift_guard(x, 1, drift);
             continue;
         }
-        char line[160];
-        bench__msg(line, sizeof line, "%s -> %s", bench__verdict_name(x->verdict),
-                   bench__verdict_name(it->change.verdict));
-        bench__errf("confirmed %s: %s, %+.2f%% [%+.2f%%, %+.2f%%] paired (%zu "
-                    "worker pairs)\n",
-                    id, line, 100.0 * (it->change.ratio - 1.0),
-                    100.0 * (it->change.ratio_lower - 1.0),
-                    100.0 * (it->change.ratio_upper - 1.0), it->pairs);
+        bench__print_confirmed(it->id, x->verdict, &it->change, it->pairs);
         it->change.confirmed = true;
         *x = it->change;
     }

@@ -7,8 +7,9 @@
  *
  * A history is a handle, opened once per run (bench__history_open, which checks it before
  * anything is measured) and closed once. What the stores share, the series and the tests on
- * them, the gate's decisions and everything printed, is history.c and history_show.c; the
- * stores differ only in their SQL and their connections (history_store.h).
+ * them, is history.c and history_show.c (the gate's decisions are compare/verdict.c's, and
+ * what a reader sees is printed by report/report_history.c); the stores differ only in their
+ * SQL and their connections (history_store.h).
  *
  * Invariant: a target that is not a history of this schema (not SQLite, empty, another schema,
  * damaged, a PostgreSQL schema newer than this program or altered by hand) is refused with one
@@ -25,6 +26,7 @@
 
 #include "core/base.h"
 #include "core/result.h"
+#include "compare/verdict.h"
 #include "stats/changepoint.h"
 #include "sys/context.h"
 
@@ -82,6 +84,28 @@ int bench__history_copy(bench__history *from, bench__history *to, size_t *copied
 /** Fewest earlier runs a benchmark needs before --history-gate tests it. */
 #define BENCH__HISTORY_GATE_MIN BENCH__CP_MIN_SEGMENT
 
+/** One benchmark of the run the history gate judged. */
+typedef struct bench__history_gated {
+    char *id;           /* the benchmark (owned) */
+    size_t n;           /* medians in its window, the newest run's included */
+    long long prev_run; /* its newest earlier run in the window; 0: none */
+    bool tested;        /* n is BENCH__HISTORY_GATE_MIN + 1 or more: it was judged */
+    bool judged;        /* tested and bench__gate_window gave a result (else it passes) */
+    bench__gate_result g; /* the judgement (compare/verdict.c), when judged */
+} bench__history_gated;
+
+/** What --history-gate found in one run, for report/ to print and the caller to act on. */
+typedef struct bench__history_gate_run {
+    bench__history_gated *b; /* the run's benchmarks, in the history's order */
+    size_t n;
+    size_t tested;          /* how many were tested (the Bonferroni factor) */
+    size_t window;          /* earlier runs each was tested against, at most */
+    double noise_threshold; /* relative, as --noise-threshold */
+    double alpha;           /* the family level */
+} bench__history_gate_run;
+
+void bench__history_gate_free(bench__history_gate_run *g);
+
 /** A benchmark the history gate found stepped up in the newest run. */
 typedef struct bench__history_step {
     char *id;           /* the benchmark (owned) */
@@ -97,20 +121,25 @@ void bench__history_steps_free(bench__history_steps *s);
 
 /**
  * --history-gate: for each benchmark of run `run_id` that ran ok and that `only` names (only[0..
- * nonly); NULL: every one: a part of a sharded run judges its own), tests its median as a step
- * against its last `window` earlier runs (bench__cp_newest_step, Bonferroni over the
- * benchmarks tested, family level alpha) and looks for a trend over the same runs
- * (bench__changepoints at alpha over the benchmarks). Prints one line per finding to o.
- * *regressed is set when the lower end of a benchmark's slowing trend's interval, compounded
- * over the window, is above noise_threshold, or when its step is significant and above it; with
- * `steps` (not NULL), a benchmark that fails by its step alone goes to *steps instead (with
- * its newest earlier run), for the caller to confirm by a paired run. Reads only. 0, or a
- * negative error code with one line in msg.
+ * nonly); NULL: every one: a part of a sharded run judges its own), reads its last `window`
+ * earlier runs and has compare/verdict.c judge it (bench__gate_window: its median as a step
+ * against them, and a trend over the same runs, Bonferroni over the benchmarks tested, family
+ * level alpha, against noise_threshold), into *out (zeroed first; bench__history_gate_free
+ * releases it). Prints nothing (report/report_history.c does). Reads only. 0, or a negative
+ * error code with one line in msg.
  */
-int bench__history_gate(FILE *o, bench__history *h, long long run_id,
-                        const char *const *only, size_t nonly, size_t window,
-                        double noise_threshold, double alpha, bool *regressed,
-                        bench__history_steps *steps, char *msg, size_t len);
+int bench__history_gate(bench__history *h, long long run_id, const char *const *only,
+                        size_t nonly, size_t window, double noise_threshold, double alpha,
+                        bench__history_gate_run *out, char *msg, size_t len);
+
+/**
+ * What a judged run means for the gate: *regressed is set when a benchmark's slowing trend fails
+ * or its step fails; with `steps` (not NULL; zeroed first), a benchmark that fails by its step
+ * alone goes to *steps instead (with its newest earlier run), for the caller to confirm by a
+ * paired run.
+ */
+void bench__history_gate_outcome(const bench__history_gate_run *g, bench__history_steps *steps,
+                                 bool *regressed);
 
 /**
  * Selects the benchmark ids to show: marks selected[0..n) for ids[0..n); 0, or -1 after one
@@ -118,6 +147,9 @@ int bench__history_gate(FILE *o, bench__history *h, long long run_id,
  */
 typedef int (*bench__history_selector)(const char *const *ids, size_t n, bool *selected,
                                        void *arg);
+
+/** A change of the benchmark's own code, as a series' change says it. */
+#define BENCH__HISTORY_CODE_CHANGED "benchmark code changed"
 
 /** A change of a series' environment (kernel, governor, compiler, flags) between two runs. */
 typedef struct bench__history_change {
@@ -151,14 +183,28 @@ typedef struct bench__history_view {
 
 void bench__history_view_free(bench__history_view *v);
 
+/** One row of --history-show's list of runs. */
+typedef struct bench__hrun {
+    long long id;
+    char *time, *revision, *host, *baseline, *program;
+    int dirty;            /* 1 yes, 0 no, -1 not known */
+    long long benchmarks; /* results recorded */
+} bench__hrun;
+
+/** Every run of history h, by id, into *rows (*n of them; bench__history_runs_free releases
+ * them). 0, or a negative error code with one line in msg. */
+int bench__history_runs(bench__history *h, bench__hrun **rows, size_t *n, char *msg,
+                        size_t len);
+void bench__history_runs_free(bench__hrun *rows, size_t n);
+
 /**
- * --history-show: prints to o the runs of history h, then for each benchmark the
- * selector picks its series (run, revision, median) with its change points and trend; the
- * series also go to *view (when not NULL; zeroed first). o NULL: nothing is printed. Reads
- * only. 0, or a negative error code with one line in msg (BENCH_EUSAGE: the selector refused
- * and already said why; msg is then "").
+ * --history-show: for each benchmark of history h the selector picks, its series (run,
+ * revision, median) with its change points and trend, into *view (zeroed first;
+ * bench__history_view_free releases it). Prints nothing but the warning of a row skipped
+ * (report/report_history.c prints the view). Reads only. 0, or a negative error code with one
+ * line in msg (BENCH_EUSAGE: the selector refused and already said why; msg is then "").
  */
-int bench__history_show(FILE *o, bench__history *h, bench__history_selector select, void *arg,
+int bench__history_read(bench__history *h, bench__history_selector select, void *arg,
                         bench__history_view *view, char *msg, size_t len);
 
 /**

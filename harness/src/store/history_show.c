@@ -1,11 +1,11 @@
 /*
- * history_show.c: what the run history's readers compute and print, the same for every store
+ * history_show.c: what the run history's readers compute, the same for every store
  * (history_store.h): --history-show's list of runs and its series with their change points and
- * trends, and --history-gate's test of the newest run against the runs before it (decided by
- * compare/verdict.c's bench__gate_window, printed here). A store only
- * answers with rows; the rows are validated here (a median that is not a positive finite
- * number is named on stderr and skipped), so a hostile row in either store is read the same
- * safe way.
+ * trends, and --history-gate's windows of the newest run and the runs before it (judged by
+ * compare/verdict.c's bench__gate_window). Nothing here prints a finding: report/
+ * report_history.c prints what these return. A store only answers with rows; the rows are
+ * validated here (a median that is not a positive finite number is named on stderr and
+ * skipped), so a hostile row in either store is read the same safe way.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -16,45 +16,10 @@
 #include "stats/changepoint.h"
 #include "store/history_store.h"
 
-/* A change as a percentage: two decimals, or three significant digits where that would be
- * a long row of digits (a series whose medians span many orders of magnitude). */
-static void fmt_pct(char *buf, size_t len, double x)
-{
-    bench__msg(buf, len, fabs(100 * x) < 1e6 ? "%+.2f%%" : "%+.3g%%", 100 * x);
-}
+/* A change of a benchmark's code identity, as a series' change says it. */
+#define CODE_CHANGED BENCH__HISTORY_CODE_CHANGED
 
-/* Digits of a program's hash shown in a table: enough to tell builds apart at a glance. */
-#define PROGRAM_DIGITS 12
-/* A change of a benchmark's code identity, as --history-show says it. */
-#define CODE_CHANGED "benchmark code changed"
-
-/* A program's hash ("sha256:HEX") as a table shows it: its first PROGRAM_DIGITS hex digits,
- * "-" when the run recorded none. */
-static const char *short_program(const char *hash, char *buf, size_t len)
-{
-    const char *hex = hash ? bench__skip_prefix(hash, "sha256:") : NULL;
-    if (!hex || strlen(hex) < PROGRAM_DIGITS)
-        return hash && *hash ? bench__escape(buf, len, hash) : "-";
-    bench__msg(buf, len, "%.*s", PROGRAM_DIGITS, hex);
-    return buf;
-}
-
-/* A text column, escaped for the terminal ("-" when NULL or empty). */
-static const char *column(const char *s, char *buf, size_t len)
-{
-    return s && *s ? bench__escape(buf, len, s) : "-";
-}
-
-/* Characters (not bytes) of a UTF-8 string, as a database counts a text's length. */
-static size_t chars(const char *s)
-{
-    size_t n = 0;
-    for (; s && *s; s++)
-        n += ((unsigned char)*s & 0xC0) != 0x80;
-    return n;
-}
-
-static void free_runs(bench__hrun *r, size_t n)
+void bench__history_runs_free(bench__hrun *r, size_t n)
 {
     for (size_t i = 0; r && i < n; i++) {
         free(r[i].time);
@@ -66,92 +31,12 @@ static void free_runs(bench__hrun *r, size_t n)
     free(r);
 }
 
-/* The list of runs. */
-static int show_runs(FILE *o, bench__history *h, char *msg, size_t len)
+int bench__history_runs(bench__history *h, bench__hrun **rows, size_t *n, char *msg,
+                        size_t len)
 {
-    bench__hrun *r = NULL;
-    size_t n = 0;
-    int rc = h->ops->runs(h, &r, &n, msg, len);
-    if (rc != 0)
-        return rc;
-    /* The revision column as wide as its longest entry ("0123456789ab-dirty" is 18). */
-    int w = 16;
-    for (size_t i = 0; i < n; i++) {
-        size_t c = chars(r[i].revision);
-        w = (int)c > w ? (c < 255 ? (int)c : 255) : w;
-    }
-    fprintf(o, "%6s  %-20s  %-*s  %-5s  %-*s  %-20s  %10s  %s\n", "run", "time", w, "revision",
-            "dirty", PROGRAM_DIGITS, "program", "host", "benchmarks", "baseline");
-    char a[256], b[256], c[256], d[256], e[256];
-    for (size_t i = 0; i < n; i++)
-        fprintf(o, "%6lld  %-20s  %-*s  %-5s  %-*s  %-20s  %10lld  %s\n", r[i].id,
-                column(r[i].time, a, sizeof a), w, column(r[i].revision, b, sizeof b),
-                r[i].dirty < 0 ? "-" : r[i].dirty ? "yes" : "no", PROGRAM_DIGITS,
-                short_program(r[i].program, e, sizeof e), column(r[i].host, c, sizeof c),
-                r[i].benchmarks, column(r[i].baseline, d, sizeof d));
-    free_runs(r, n);
-    return 0;
-}
-
-/* Prints one benchmark's series and what was found in it. */
-static void print_series(FILE *o, const bench__history_series *x, size_t tests)
-{
-    char shown[BENCH__ESCAPED_ID], rev[256], prog[256], t[32];
-    const bench__cp_result *cr = &x->found;
-    size_t n = x->n;
-    fprintf(o, "\n%s%s%s: %zu run%s\n", bench__escape(shown, sizeof shown, x->id),
-            x->machine ? " on " : "", x->machine ? x->machine : "", n, n == 1 ? "" : "s");
-    int w = 16; /* the revision column, as wide as its longest entry */
-    for (size_t i = 0; i < n; i++) {
-        int len = (int)strlen(bench__escape(rev, sizeof rev, x->revisions[i]));
-        w = len > w ? len : w;
-    }
-    fprintf(o, "  %6s  %-*s  %-*s  %s\n", "run", w, "revision", PROGRAM_DIGITS, "program",
-            "median");
-    for (size_t i = 0; i < n; i++) {
-        bench__fmt_time(t, sizeof t, x->median_ns[i]);
-        fprintf(o, "  %6lld  %-*s  %-*s  %s\n", x->runs[i], w,
-                bench__escape(rev, sizeof rev, x->revisions[i]), PROGRAM_DIGITS,
-                short_program(x->programs[i], prog, sizeof prog), t);
-    }
-    for (size_t c = 0; c < x->nchanges; c++) {
-        /* The benchmark's code alone: what changed is the benchmark, not its environment. */
-        bool code = strcmp(x->changes[c].what, CODE_CHANGED) == 0;
-        fprintf(o, "  %s at run %lld%s%s%s\n", code ? CODE_CHANGED : "changed",
-                x->runs[x->changes[c].index], code ? "" : ": ", code ? "" : x->changes[c].what,
-                x->changes[c].step_removed ? " (the step there is this change's, not a change "
-                                             "point)" : "");
-    }
-    if (cr->ncp == 0)
-        fprintf(o, "  change points: none%s\n",
-                n < 2 * BENCH__CP_MIN_SEGMENT ? " (too few runs to tell)" : "");
-    for (size_t c = 0; c < cr->ncp; c++) {
-        char s[32], lo[32], hi[32];
-        const bench__cp *cp = &cr->cp[c];
-        fmt_pct(s, sizeof s, cp->step);
-        fmt_pct(lo, sizeof lo, cp->step_lower);
-        fmt_pct(hi, sizeof hi, cp->step_upper);
-        fprintf(o, "  change point: at run %lld (first revision after it %s): %s [%s, %s], "
-                   "p %.2g, located within runs %lld to %lld\n", x->runs[cp->index],
-                bench__escape(rev, sizeof rev, x->revisions[cp->index]), s, lo, hi,
-                cp->p_adjusted, x->runs[cp->index_lower], x->runs[cp->index_upper]);
-    }
-    if (cr->trend.found) {
-        char s[32], lo[32], hi[32];
-        fmt_pct(s, sizeof s, cr->trend.per_point);
-        fmt_pct(lo, sizeof lo, cr->trend.lower);
-        fmt_pct(hi, sizeof hi, cr->trend.upper);
-        fprintf(o, "  trend: %s per run [%s, %s] over the last %zu runs, p %.2g", s, lo, hi,
-                cr->trend.points, cr->trend.p_adjusted);
-        if (tests > 1)
-            fprintf(o, " (adjusted over the %zu series shown)", tests);
-        if (cr->nabsorbed)
-            fprintf(o, " (a line fits better than the %zu step%s found)", cr->nabsorbed,
-                    cr->nabsorbed == 1 ? "" : "s");
-        fputc('\n', o);
-    } else if (n >= 3) {
-        fprintf(o, "  trend: none\n");
-    }
+    *rows = NULL;
+    *n = 0;
+    return h->ops->runs(h, rows, n, msg, len);
 }
 
 /* Whether points a and b share facts [from, to): a fact one of them did not record (a run of
@@ -408,14 +293,13 @@ static int read_view(bench__history *h, char *const *ids, const bool *selected, 
     return rc;
 }
 
-int bench__history_show(FILE *o, bench__history *h, bench__history_selector select, void *arg,
+int bench__history_read(bench__history *h, bench__history_selector select, void *arg,
                         bench__history_view *view, char *msg, size_t len)
 {
     bench__history_view v = {0};
     char **ids = NULL;
     size_t n = 0;
-    if (view)
-        *view = v;
+    *view = v;
     int rc = h->ops->ids(h, &ids, &n, msg, len);
     bool *selected = rc == 0 ? calloc(n ? n : 1, sizeof *selected) : NULL;
     if (rc == 0 && !selected) {
@@ -428,13 +312,9 @@ int bench__history_show(FILE *o, bench__history *h, bench__history_selector sele
     }
     if (rc == 0)
         rc = read_view(h, ids, selected, n, &v, msg, len);
-    if (rc == 0 && o)
-        rc = show_runs(o, h, msg, len);
-    for (size_t i = 0; i < v.n && rc == 0 && o; i++)
-        print_series(o, &v.s[i], v.trend_tests);
     bench__history_strings_free(ids, n);
     free(selected);
-    if (rc == 0 && view)
+    if (rc == 0)
         *view = v;
     else
         bench__history_view_free(&v);
@@ -532,36 +412,9 @@ static int gate_series(bench__history *h, long long run, const char *const *only
     return rc;
 }
 
-/* The gate's judgement of b, one of `tests` (decided by bench__gate_window), printed. */
-static bench__gate_outcome gate_one(FILE *o, const gated *b, double tests, double noise,
-                                    double alpha)
-{
-    bench__gate_result g;
-    char shown[BENCH__ESCAPED_ID], s[32], lo[32], hi[32], total[32];
-    if (bench__gate_window(b->logs, b->n, noise, alpha, tests, &g) != 0)
-        return BENCH__GATE_PASSES;
-    bench__escape(shown, sizeof shown, b->id);
-    if (g.step_fails) {
-        fmt_pct(s, sizeof s, g.step.step);
-        fmt_pct(lo, sizeof lo, g.step.step_lower);
-        fmt_pct(hi, sizeof hi, g.step.step_upper);
-        fprintf(o, "%s: regressed against the last %zu runs: %s [%s, %s]\n", shown, b->n - 1,
-                s, lo, hi);
-    }
-    if (g.trend_slows) {
-        fmt_pct(s, sizeof s, g.trend.per_point);
-        fmt_pct(lo, sizeof lo, g.trend.lower);
-        fmt_pct(hi, sizeof hi, g.trend.upper);
-        fmt_pct(total, sizeof total, g.trend_total);
-        fprintf(o, "%s: %sslowing trend over the last %zu runs: %s per run [%s, %s], %s over "
-                   "them\n", shown, g.trend_fails ? "" : "warning: ", b->n, s, lo, hi, total);
-    }
-    return g.outcome;
-}
-
 /* A step alone goes to steps, for the caller to confirm (and then decide); false when it
  * cannot be kept there (then the numbers decide). */
-static bool defer_step(bench__history_steps *steps, const gated *b)
+static bool defer_step(bench__history_steps *steps, const bench__history_gated *b)
 {
     bench__history_step *grown = realloc(steps->s, (steps->n + 1) * sizeof *steps->s);
     char *copy = strdup(b->id);
@@ -575,14 +428,12 @@ static bool defer_step(bench__history_steps *steps, const gated *b)
     return false;
 }
 
-int bench__history_gate(FILE *o, bench__history *h, long long run_id,
-                        const char *const *only, size_t nonly, size_t window,
-                        double noise_threshold, double alpha, bool *regressed,
-                        bench__history_steps *steps, char *msg, size_t len)
+int bench__history_gate(bench__history *h, long long run_id, const char *const *only,
+                        size_t nonly, size_t window, double noise_threshold, double alpha,
+                        bench__history_gate_run *out, char *msg, size_t len)
 {
-    *regressed = false;
-    if (steps)
-        steps->s = NULL, steps->n = 0;
+    *out = (bench__history_gate_run){.window = window, .noise_threshold = noise_threshold,
+                                     .alpha = alpha};
     gated *g = NULL;
     size_t n = 0, tested = 0;
     int rc = gate_series(h, run_id, only, nonly, window, &g, &n, msg, len);
@@ -591,33 +442,58 @@ int bench__history_gate(FILE *o, bench__history *h, long long run_id,
     /* Bonferroni over the benchmarks tested: the gate's false alarms are at most about alpha
      * per run of the whole suite, not per benchmark. */
     double tests = tested ? (double)tested : 1;
-    if (rc == 0)
-        fprintf(o, "history gate: %zu of %zu benchmark%s tested against up to %zu earlier runs "
-                   "(noise threshold %g, family level %g)\n", tested, n, n == 1 ? "" : "s",
-                window, noise_threshold, alpha);
+    out->b = rc == 0 ? calloc(n ? n : 1, sizeof *out->b) : NULL;
+    if (rc == 0 && !out->b) {
+        bench__msg(msg, len, "history '%s' cannot be read: out of memory", h->name);
+        rc = BENCH_ENOMEM;
+    }
     for (size_t i = 0; i < n && rc == 0; i++) {
-        const gated *b = &g[i];
-        if (b->n < BENCH__HISTORY_GATE_MIN + 1) {
-            char shown[BENCH__ESCAPED_ID];
-            fprintf(o, "%s: not gated: %zu earlier run%s in the history, fewer than %d\n",
-                    bench__escape(shown, sizeof shown, b->id), b->n ? b->n - 1 : 0,
-                    b->n == 2 ? "" : "s",
-                    BENCH__HISTORY_GATE_MIN);
+        bench__history_gated *b = &out->b[out->n++];
+        *b = (bench__history_gated){.id = g[i].id, .n = g[i].n, .prev_run = g[i].prev_run,
+                                    .tested = g[i].n >= BENCH__HISTORY_GATE_MIN + 1};
+        g[i].id = NULL;
+        b->judged = b->tested && bench__gate_window(g[i].logs, g[i].n, noise_threshold, alpha,
+                                                    tests, &b->g) == 0;
+    }
+    out->tested = tested;
+    for (size_t i = 0; i < n; i++) {
+        free(g[i].id);
+        free(g[i].logs);
+    }
+    free(g);
+    if (rc != 0)
+        bench__history_gate_free(out);
+    return rc;
+}
+
+void bench__history_gate_outcome(const bench__history_gate_run *g, bench__history_steps *steps,
+                                 bool *regressed)
+{
+    *regressed = false;
+    if (steps)
+        steps->s = NULL, steps->n = 0;
+    for (size_t i = 0; i < g->n; i++) {
+        const bench__history_gated *b = &g->b[i];
+        if (!b->judged)
             continue;
-        }
-        bench__gate_outcome verdict = gate_one(o, b, tests, noise_threshold, alpha);
+        bench__gate_outcome verdict = b->g.outcome;
         if (verdict == BENCH__GATE_STEP_FAILS && steps && b->prev_run > 0 &&
             defer_step(steps, b))
             continue;
         if (verdict != BENCH__GATE_PASSES)
             *regressed = true;
     }
-    for (size_t i = 0; i < n; i++) {
-        free(g[i].id);
-        free(g[i].logs);
+}
+
+void bench__history_gate_free(bench__history_gate_run *g)
+{
+    for (size_t i = 0; g && i < g->n; i++)
+        free(g->b[i].id);
+    if (g) {
+        free(g->b);
+        g->b = NULL;
+        g->n = 0;
     }
-    free(g);
-    return rc;
 }
 
 void bench__history_steps_free(bench__history_steps *s)

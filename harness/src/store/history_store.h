@@ -31,14 +31,6 @@ typedef struct bench__hval {
     char raw[16]; /* the start of its text as the database gives it, for the warning */
 } bench__hval;
 
-/** One row of --history-show's list of runs. */
-typedef struct bench__hrun {
-    long long id;
-    char *time, *revision, *host, *baseline, *program;
-    int dirty;            /* 1 yes, 0 no, -1 not known */
-    long long benchmarks; /* results recorded */
-} bench__hrun;
-
 /** The facts of a run a series is told apart by, in the order a store selects them: the
  * machine's (BENCH__HF_CPU to BENCH__HF_VIRT: another machine is another series) and its
  * environment's (the others: a change splits a series' tests and is shown as a diff). The
