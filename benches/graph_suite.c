@@ -246,7 +246,11 @@ static void mark_phase(void *b, const char *name, int begin)
 /* The full profiling workload: build the 10k/50k graph, 1000 activation queries, 1000
  * similarity queries (top 10 of 10,000), decay over all memories, each phase a span. About 2 s
  * an iteration here: flat sampling, a few samples. The checksum must never change between
- * iterations. */
+ * iterations. Its 6 s budget is what gives it several worker processes (one sample each): with
+ * the group's 2 s it got one process on a loaded machine (1.2-2.4 s an iteration), so no interval
+ * over processes at all, and would get 3 on a quiet one (0.6 s), an interval about three times
+ * as wide as 8 give; under load it saved no time either, its 3 samples overrunning the 2 s
+ * (docs/measurement.md, "Worker processes"). */
 BENCH_FN(workload, profiling_workload, .warm_up_time = 0.01, .measurement_time = 6.0,
          .sample_size = 10)
 {

@@ -127,6 +127,29 @@ class ProcessesTest(IsolationCase):
             [math.exp(x) for x in logs])
         self.assertAlmostEqual(r["process_cv"], cv, delta=1e-9)
 
+    def test_later_processes_discard_one_sample(self):
+        """A later process re-warms with one discarded sample of the plan's shortest size and
+        no more, whatever the warm-up time (more bought no precision: docs/measurement.md,
+        "Worker processes"); process 0 still warms up for its share of it."""
+        with tempfile.TemporaryDirectory() as d:
+            trace = os.path.join(d, "t.json")
+            self.json_run("--processes", "4", "--warm-up-time", "0.4", "--trace", trace,
+                          "--exact", "fix/a")
+            with open(trace) as f:
+                events = json.load(f)["traceEvents"]
+        rewarm, warm = {}, {}
+        for e in events:
+            if e.get("ph") != "X":
+                continue
+            n = e.get("args", {}).get("samples_merged", 1)
+            if e["name"] in ("re-warm-up sample", "re-warm-up samples"):
+                rewarm[e["pid"]] = rewarm.get(e["pid"], 0) + n
+            elif e["name"] in ("warm-up sample", "warm-up samples"):
+                warm[e["pid"]] = warm.get(e["pid"], 0) + n
+        self.assertEqual(sorted(rewarm.values()), [1, 1, 1], rewarm)
+        self.assertEqual(len(warm), 1, warm)
+        self.assertGreater(sum(warm.values()), 1, warm)
+
     def test_in_process_has_no_processes(self):
         b, _ = self.json_run("--in-process", "--exact", "fix/a")
         self.assertEqual(b["fix/a"]["processes"], 0)

@@ -13,7 +13,7 @@
  * How. The manager (this process) measures nothing. Process 0 of a benchmark warms up, makes the
  * plan (sampling mode, iteration counts, and how many processes the budget fits) and measures the
  * first share of it; processes 1 .. P-1 reuse that plan, so their values are comparable, and each
- * takes every P-th sample of it after a short warm-up of its own. The processes of different
+ * takes every P-th sample of it after one discarded sample of its own. The processes of different
  * benchmarks are interleaved in time (process 0 of every benchmark, then process 1 of every
  * benchmark in the opposite order, ...), so that a slow minute of the machine spreads over all
  * benchmarks instead of landing on one. No process stops early on a precision target: every

@@ -484,18 +484,21 @@ static uint64_t next_sample(bench_t *b)
         b->round_start_ns = now;
     }
     if (b->phase == PH_REWARM) {
-        /* A later round: caches and predictors served other benchmarks since the last one.
-         * Samples of the plan's shortest size, as many as fit in the round's warm-up time
-         * (none when one does not: a sample that long warms itself up). */
+        /* A later round in this process (--in-process): caches and predictors served other
+         * benchmarks since the last one. Samples of the plan's shortest size, as many as fit in
+         * the round's warm-up time (none when one does not: a sample that long warms itself
+         * up). */
         if (b->warm_start_ns == 0)
             b->warm_start_ns = now;
         double elapsed = (double)(now - b->warm_start_ns);
         double shortest = (double)b->step * b->est_ns;
         /* A fresh worker process has cold caches, unfaulted pages and unresolved symbols: it
-         * always discards one sample first, unless that would take half its budget. */
+         * discards one sample first, unless that would take half its budget, and no more: more
+         * warm-up bought no precision (docs/measurement.md, "Worker processes"). */
         bool fresh = b->plan.worker_process && b->rewarm_samples == 0 &&
                      shortest <= 0.5 * r->settings.measurement_time * 1e9 / (double)b->rounds;
-        if (fresh || elapsed + shortest <= warm) {
+        bool between_rounds = !b->plan.worker_process && elapsed + shortest <= warm;
+        if (fresh || between_rounds) {
             b->rewarm_samples++;
             progress(b, now);
             return b->step;
