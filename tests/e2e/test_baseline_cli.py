@@ -104,6 +104,12 @@ class BaselineTest(BaselineCase):
                 env_extra={"BENCH_BASELINE_DIR": self.dir, **QUICK_CANARIES})
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertTrue(os.path.exists(os.path.join(self.dir, "viaenv.json")))
+        # BENCH_CANARY_QUICK keeps every canary step and says what it changed.
+        ctx = self.load("viaenv")["context"]
+        self.assertEqual(ctx["canary_memory"], {"bytes": 64 << 20, "why": "the 64 MiB floor, as "
+                                                "BENCH_CANARY_QUICK asks (a testing aid)"})
+        self.assertEqual({k: len(v) for k, v in ctx["canary_samples"].items()},
+                         {"latency_chain": 5, "compute": 5, "l2_read": 5, "memory_read": 5})
 
     def test_bad_names_refused(self):
         for name in ["../escape", ".hidden", "a/b", "", "-x", "x" * 65, "a b", "nul\x01"]:
