@@ -58,10 +58,11 @@ const char *const bench__canary_words[BENCH__NCANARIES] = {
 
 /*
  * BENCH_CANARY_QUICK (docs/cli.md): for tests of behaviour, whose runs save and compare baselines
- * by the dozen. A 1 GiB memory buffer (a host whose L3 is 480 MiB) took 0.3 s to touch on a quiet
- * 2-vCPU VM and 2-3 s at load 14, and each of the five forks of a process holding it 0.1-0.3 s
- * more; the repetitions 0.42 s. Every step still runs (five processes, four probes, the drift
- * test), on the 64 MiB floor and 3 repetitions: noisier readings, never for a real run.
+ * by the dozen. On a 2-vCPU VM of a host whose L3 is 480 MiB the memory buffer is 1 GiB: at load
+ * 11-17 touching it took 2.1-3.7 s and each of the five forks of the process that holds it
+ * 0.2-0.5 s more, 7.6-8.3 s a measurement in all (the repetitions are 0.42 s of it on an idle
+ * machine). Every step still runs (five processes, four probes, the drift test), on the 64 MiB
+ * floor and 3 repetitions: 0.7-1.4 s at the same load, noisier readings, never for a real run.
  */
 bool bench__canary_quick(void)
 {
