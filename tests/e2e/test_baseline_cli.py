@@ -43,6 +43,13 @@ def build(slowdown):
     return path
 
 
+# The drift canaries of a save or comparison (0.5-3 s a run here, most of it the memory probe's
+# buffer) on 3 repetitions and the 64 MiB floor, every step kept: these tests check what a
+# comparison does, not how well the canaries read the machine (docs/comparison.md, "Drift
+# canaries"; ContextTest and PreparedMachineTest read the product's canary plan).
+QUICK_CANARIES = {"BENCH_CANARY_QUICK": "1"}
+
+
 def run(args, slowdown=None, env_extra=None):
     env = e2e_helpers.environ(env_extra, unset=["BENCH_BASELINE_DIR"])
     return e2e_helpers.run([build(slowdown), "--color", "never"] + args, timeout=300, env=env)
@@ -60,8 +67,12 @@ class BaselineCase(e2e_helpers.Case):
     def setUp(self):
         self.dir = self.temp_dir("bench-e2e-baselines-")
 
+    # Arguments every run of the class takes first (BaselineTest: --quick).
+    FIRST = []
+
     def bench(self, *args, slowdown=None, env_extra=None):
-        return run(["--baseline-dir", self.dir] + list(args), slowdown, env_extra)
+        return run(["--baseline-dir", self.dir] + self.FIRST + list(args), slowdown,
+                   {**QUICK_CANARIES, **(env_extra or {})})
 
     def load(self, name):
         return e2e_helpers.load_json(os.path.join(self.dir, name + ".json"))
@@ -69,7 +80,9 @@ class BaselineCase(e2e_helpers.Case):
 
 class BaselineTest(BaselineCase):
     """Saving, merging and loading baselines by name, and what a comparison reports besides
-    verdicts: new, skipped and removed benchmarks, refused names, options and files."""
+    verdicts: new, skipped and removed benchmarks, refused names, options and files. Nothing
+    here asserts a verdict that numbers decide: --quick."""
+    FIRST = ["--quick"]
 
     def test_save_then_merge_filtered_run(self):
         p = self.bench("--save-baseline", "base", "^fix/(a|b)$")
@@ -87,10 +100,16 @@ class BaselineTest(BaselineCase):
         self.assertEqual([f for f in os.listdir(self.dir) if ".tmp" in f], [])
 
     def test_env_dir(self):
-        p = run(["--save-baseline", "viaenv", "--exact", "fix/a"],
-                env_extra={"BENCH_BASELINE_DIR": self.dir})
+        p = run(["--quick", "--save-baseline", "viaenv", "--exact", "fix/a"],
+                env_extra={"BENCH_BASELINE_DIR": self.dir, **QUICK_CANARIES})
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertTrue(os.path.exists(os.path.join(self.dir, "viaenv.json")))
+        # BENCH_CANARY_QUICK keeps every canary step and says what it changed.
+        ctx = self.load("viaenv")["context"]
+        self.assertEqual(ctx["canary_memory"], {"bytes": 64 << 20, "why": "the 64 MiB floor, as "
+                                                "BENCH_CANARY_QUICK asks (a testing aid)"})
+        self.assertEqual({k: len(v) for k, v in ctx["canary_samples"].items()},
+                         {"latency_chain": 5, "compute": 5, "l2_read": 5, "memory_read": 5})
 
     def test_bad_names_refused(self):
         for name in ["../escape", ".hidden", "a/b", "", "-x", "x" * 65, "a b", "nul\x01"]:

@@ -63,6 +63,11 @@ import unittest
 
 import e2e_helpers
 
+# The saves and comparisons here check what a run does, not how well the drift canaries read the
+# machine: the canaries keep every step on 3 repetitions and the 64 MiB floor (0.5-3 s a run
+# less; docs/comparison.md, "Drift canaries").
+os.environ.setdefault("BENCH_CANARY_QUICK", "1")
+
 BENCH = os.environ.get("E2E_BENCH", "")
 FIXTURE = os.environ.get("E2E_FIXTURE", "")
 FAST = ["--warm-up-time", "0.01", "--measurement-time", "0.05", "--nresamples", "100",
@@ -694,6 +699,41 @@ class HistoryConfirmTest(e2e_helpers.Case):
                     *extra, env_extra={**self.env, **(env_extra or {})})
             self.assert_exit(p, 0)
 
+    # The history of record_step(), made once for the class: the folder, or None.
+    step_template = None
+
+    @classmethod
+    def tearDownClass(cls):
+        if cls.step_template:
+            shutil.rmtree(cls.step_template, True)
+            cls.step_template = None
+
+    def record_step(self):
+        """Six runs of the old program, then six of the new, into this test's history. Three
+        tests start from that history, so it is recorded once (24 runs fewer) and copied: the
+        file, the programs kept beside it and the key that signed them. Each test then changes
+        its own copy."""
+        cls = type(self)
+
+        def copy(src_dir, dst_dir):
+            # The file with its -wal and -shm, FILE.programs, and config/ (the key).
+            for name in os.listdir(src_dir):
+                if not (name.startswith(os.path.basename(self.db)) or name == "config"):
+                    continue
+                src, dst = os.path.join(src_dir, name), os.path.join(dst_dir, name)
+                if os.path.isdir(src):
+                    shutil.copytree(src, dst, symlinks=True)
+                else:
+                    shutil.copy2(src, dst)
+
+        if cls.step_template is None:
+            self.record(self.old, 6)
+            self.record(self.new, 6)
+            cls.step_template = tempfile.mkdtemp(prefix="bench-history-step-")
+            copy(self.dir, cls.step_template)
+        else:
+            copy(cls.step_template, self.dir)
+
     def show(self):
         p = run(self.old, "--history-show", self.db, "--history-confirm", "--confirm-time", "4",
                 "cmp/", env_extra=self.env, timeout=300)
@@ -706,8 +746,7 @@ class HistoryConfirmTest(e2e_helpers.Case):
             else []
 
     def test_code_step_is_confirmed(self):
-        self.record(self.old, 6)
-        self.record(self.new, 6)
+        self.record_step()
         self.assertEqual(len(self.kept()), 2, "one copy of each of the two programs")
         out = self.show()
         chain = out.split("cmp/chain: 12 runs\n", 1)[1].split("\n\n", 1)[0]
@@ -762,8 +801,7 @@ class HistoryConfirmTest(e2e_helpers.Case):
         measured the new program as fast as the old one measured): the confirmation compares
         the programs of runs 6 and 7, the program change within the change point's runs, not
         runs 7 and 8 (one program), and places the step at run 7."""
-        self.record(self.old, 6)
-        self.record(self.new, 6)
+        self.record_step()
         with sqlite3.connect(self.db) as db:
             meds = [m for m, in db.execute("SELECT median_ns FROM results WHERE benchmark = "
                                            "'cmp/chain' ORDER BY run_id")]
@@ -819,8 +857,7 @@ class HistoryConfirmTest(e2e_helpers.Case):
     def test_huge_program_is_refused_before_it_is_read(self):
         # A kept program replaced by a sparse file of 256 MiB with an ELF header: its size is
         # not the one signed, so it is refused before a byte of it is read.
-        self.record(self.old, 6)
-        self.record(self.new, 6)
+        self.record_step()
         kept = os.path.join(self.db + ".programs", digest(self.old) + ".program")
         with open(kept, "r+b") as f:
             f.truncate(256 << 20)

@@ -28,6 +28,11 @@ import unittest
 
 import e2e_helpers
 
+# The saves and comparisons here check what a run does, not how well the drift canaries read the
+# machine: the canaries keep every step on 3 repetitions and the 64 MiB floor (0.5-3 s a run
+# less; docs/comparison.md, "Drift canaries").
+os.environ.setdefault("BENCH_CANARY_QUICK", "1")
+
 FIXTURE = os.environ.get("E2E_RELIABILITY", "")
 FIXTURES_DIR = os.environ.get("E2E_FIXTURES_DIR", "")
 FAST = ["--warm-up-time", "0.02", "--measurement-time", "0.2", "--nresamples", "500",

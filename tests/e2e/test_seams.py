@@ -38,6 +38,11 @@ import e2e_helpers
 import test_explain
 import test_trace
 
+# The saves and comparisons here check what a run does, not how well the drift canaries read the
+# machine: the canaries keep every step on 3 repetitions and the 64 MiB floor (0.5-3 s a run
+# less; docs/comparison.md, "Drift canaries").
+os.environ.setdefault("BENCH_CANARY_QUICK", "1")
+
 SEAMS = os.environ.get("E2E_SEAMS", "")
 REPORT = os.environ.get("E2E_REPORT", "")
 SCHEMA = os.environ.get("E2E_SCHEMA", "")

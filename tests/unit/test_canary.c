@@ -169,12 +169,38 @@ static void test_memory_plan_says_why(void **state)
     assert_non_null(strstr(why, "capped at 1 GiB"));
 }
 
+/* BENCH_CANARY_QUICK, a testing aid: every step still runs (five processes, every probe), the
+ * memory buffer is the floor whatever the cache, and the plan says why; unset, the plan is the
+ * product's again. */
+static void test_quick_keeps_every_step(void **state)
+{
+    (void)state;
+    const size_t mib = (size_t)1 << 20;
+    char why[192];
+    assert_int_equal(setenv("BENCH_CANARY_QUICK", "0", 1), 0);
+    assert_false(bench__canary_quick());
+    assert_int_equal(setenv("BENCH_CANARY_QUICK", "1", 1), 0);
+    assert_true(bench__canary_quick());
+    assert_true(bench__canary_memory_plan(491520, "sysfs", why, sizeof why) == 64 * mib);
+    assert_string_equal(why, "the 64 MiB floor, as BENCH_CANARY_QUICK asks (a testing aid)");
+    bench__canaries c;
+    assert_int_equal(bench__canaries_measure(&c, 64 * mib), 0);
+    assert_int_equal(c.n, BENCH__CANARY_PROCS);
+    for (int k = 0; k < BENCH__NCANARIES; k++)
+        for (int i = 0; i < BENCH__CANARY_PROCS; i++)
+            assert_true(isfinite(c.samples[k][i]) && c.samples[k][i] > 0);
+    assert_int_equal(unsetenv("BENCH_CANARY_QUICK"), 0);
+    assert_false(bench__canary_quick());
+    assert_true(bench__canary_memory_plan(491520, "sysfs", why, sizeof why) == 1024 * mib);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_memory_buffer_follows_the_cache),
         cmocka_unit_test(test_memory_plan_says_why),
         cmocka_unit_test(test_measure_gives_every_probe),
+        cmocka_unit_test(test_quick_keeps_every_step),
         cmocka_unit_test(test_drift_in_words_and_as_one_number),
         cmocka_unit_test(test_a_drift_within_the_processes_spread_is_not_a_change),
     };

@@ -34,6 +34,12 @@ typedef struct bench__canaries {
  */
 int bench__canaries_measure(bench__canaries *out, size_t memory_bytes);
 /**
+ * Whether BENCH_CANARY_QUICK (a testing aid, docs/cli.md) is set, not empty and not "0": each
+ * probe then reads 3 repetitions in each process instead of 21, and the memory probe the 64 MiB
+ * floor whatever the cache (bench__canary_memory_plan says so).
+ */
+bool bench__canary_quick(void);
+/**
  * The memory canary's buffer for a largest cache of llc_kib KiB from llc_source ("sysfs" or
  * "libcpuid"; llc_kib <= 0: unknown, and the default, 64 MiB, is used): the size
  * (bench__canary_memory_bytes) and why it is that size, in words, into why.
