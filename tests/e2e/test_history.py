@@ -475,7 +475,7 @@ class HistoryTest(e2e_helpers.Case):
         before = os.path.join(self.dir, "before.db")
         shutil.copyfile(self.db, before)
         p = run(slow, *self.GATE, "--history", self.db, "--output-format", "json",
-                "--confirm-time", "4")
+                "--confirm-time", "8")  # 4 s held 1 pair at load 31
         self.assertEqual(p.returncode, 1, p.stderr)
         json.loads(p.stdout)
         found = re.findall(r"^(\S+): regressed against the last (\d+) runs: \+([\d.]+)% "
@@ -735,7 +735,7 @@ class HistoryConfirmTest(e2e_helpers.Case):
             copy(cls.step_template, self.dir)
 
     def show(self):
-        p = run(self.old, "--history-show", self.db, "--history-confirm", "--confirm-time", "4",
+        p = run(self.old, "--history-show", self.db, "--history-confirm", "--confirm-time", "8",
                 "cmp/", env_extra=self.env, timeout=300)
         self.assert_exit(p, 0)
         return p.stdout
@@ -811,7 +811,7 @@ class HistoryConfirmTest(e2e_helpers.Case):
                 db.execute("UPDATE results SET median_ns = ? WHERE benchmark = 'cmp/chain' AND "
                            "run_id = ?", (level * (1 + 0.001 * (-1) ** run_id), run_id))
         series = os.path.join(self.dir, "series.json")
-        p = run(self.old, "--history-show", self.db, "--history-confirm", "--confirm-time", "4",
+        p = run(self.old, "--history-show", self.db, "--history-confirm", "--confirm-time", "8",
                 "--json", series, "cmp/chain", env_extra=self.env, timeout=300)
         self.assert_exit(p, 0)
         self.assertRegex(p.stdout, r"change point: at run 8 \(.*, located within runs 7 to 9\n")
