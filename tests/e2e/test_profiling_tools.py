@@ -5,7 +5,8 @@ tables, the flame graph's SVG, the memory summary, and `make report`'s fast path
 The folder, the tables and the summary get crafted inputs whose right answers are known by
 construction (perf script text with kernel, unnamed and truncated frames; folded stacks of the
 workload's phases, tail calls included; heaptrack and memcheck output). The report test runs
-scripts/make_report.py --quick against the real suite program (E2E_BENCH) without the profilers
+scripts/make_report.py --quick against the real suite program (E2E_BENCH, through a script that
+gives it shorter measurement times than --quick's) without the profilers
 (they need perf and a profiling build: scripts/profile_hotspots.sh is checked by hand and by
 `make report`), and recomputes its bandwidth fraction and run-to-run CVs from the JSON files the
 report's own runs wrote, and checks its table of the workload's phases against the trace

@@ -35,26 +35,19 @@ def sha256(path):
 
 
 class SnapshotTest(e2e_helpers.Case):
-    """Each test starts from a copy of one saved baseline: a folder holding the program copy
-    `fix`, the baseline 'before' it saved (with its snapshot) and the configuration whose key
-    signed it, made once for the class. A copy is what a save in the test's own folder would
-    make, without measuring the same thing again in every test."""
+    """Each test starts from a saved baseline: a folder holding the program copy `fix`, the
+    baseline 'before' it saved (with its snapshot) and the configuration whose key signed it.
+    The tests that read the machine's drift since the save measure their own just before they
+    compare (the drift canaries must see the machine as it is then); the others get a copy of
+    one made for the class, which is what a save in the test's own folder would make."""
 
-    @classmethod
-    def setUpClass(cls):
-        cls.template = tempfile.mkdtemp(prefix="bench-e2e-snap-saved-")
-        try:
-            prog = e2e_helpers.copy_program(FIXTURE, os.path.join(cls.template, "fix"))
-            p = cls.run_in(cls.template, prog, "--save-baseline", "before", "^cmp/")
-            if p.returncode != 0:
-                raise RuntimeError(f"saving baseline 'before' failed: {p.stderr}")
-        except BaseException:
-            shutil.rmtree(cls.template, ignore_errors=True)
-            raise
+    template = None
 
     @classmethod
     def tearDownClass(cls):
-        shutil.rmtree(cls.template, ignore_errors=True)
+        if cls.template:
+            shutil.rmtree(cls.template, ignore_errors=True)
+            cls.template = None
 
     @staticmethod
     def run_in(folder, prog, *args, env=None):
@@ -73,10 +66,27 @@ class SnapshotTest(e2e_helpers.Case):
     def run_prog(self, prog, *args, env=None):
         return self.run_in(self.dir, prog, *args, env=env)
 
-    def save(self):
-        """The class's saved baseline copied into this test's folder (program, baseline,
-        snapshot and key, modes kept): the baseline's JSON document."""
-        shutil.copytree(self.template, self.dir, symlinks=True, dirs_exist_ok=True)
+    def save_in(self, folder):
+        prog = e2e_helpers.copy_program(FIXTURE, os.path.join(folder, "fix"))
+        p = self.run_in(folder, prog, "--save-baseline", "before", "^cmp/")
+        self.assertEqual(p.returncode, 0, p.stderr)
+
+    def save(self, fresh=False):
+        """Baseline 'before' of `fix` in this test's folder: saved now when fresh, else the
+        class's copied in (program, baseline, snapshot and key, modes kept, saved by the first
+        test that asks). Returns the baseline's JSON document."""
+        if fresh:
+            self.save_in(self.dir)
+        else:
+            if SnapshotTest.template is None:
+                template = tempfile.mkdtemp(prefix="bench-e2e-snap-saved-")
+                try:
+                    self.save_in(template)
+                except BaseException:
+                    shutil.rmtree(template, ignore_errors=True)
+                    raise
+                SnapshotTest.template = template
+            shutil.copytree(SnapshotTest.template, self.dir, symlinks=True, dirs_exist_ok=True)
         return e2e_helpers.load_json(os.path.join(self.base, "before.json"))
 
     def compare(self, prog, *args, env=None):
@@ -136,7 +146,7 @@ class SnapshotTest(e2e_helpers.Case):
         the saved numbers decide, no paired run is made for it (no A/B pair of it in the trace),
         and the verdict says it rests on them. An undecided benchmark would still be confirmed
         (test_slower_program_is_confirmed_regressed, and the unit test of the rule)."""
-        self.save()
+        self.save(fresh=True)
 
         def wide(ctx):
             for k, v in ctx["canaries"].items():
@@ -261,7 +271,7 @@ class SnapshotTest(e2e_helpers.Case):
         said. (The memory probe moves 15-25% between processes on a busy machine, so the
         planted drift is 3x: a saved spread of 2% around a value from this machine, as the
         first version of this test had, was crossed by a loaded comparison.)"""
-        self.save()
+        self.save(fresh=True)
         prog = self.copy("fix_copy", b"x")
 
         def spread(ctx):
@@ -316,7 +326,7 @@ class SnapshotTest(e2e_helpers.Case):
         (about ln 8). Tenfold, so that no load that comes or goes between the two runs of this
         test can hide the slowdown itself (a 50% one measured 1.10x beside cmp/steady at load
         12)."""
-        self.save()
+        self.save(fresh=True)
         path = os.path.join(self.base, "before.json")
         with open(path, encoding="utf-8") as f:
             doc = json.load(f)
