@@ -12,7 +12,9 @@ import hashlib
 import json
 import math
 import os
+import shutil
 import sys
+import tempfile
 import unittest
 
 import e2e_helpers
@@ -33,6 +35,27 @@ def sha256(path):
 
 
 class SnapshotTest(e2e_helpers.Case):
+    """Each test starts from a saved baseline: a folder holding the program copy `fix`, the
+    baseline 'before' it saved (with its snapshot) and the configuration whose key signed it.
+    The tests that read the machine's drift since the save measure their own just before they
+    compare (the drift canaries must see the machine as it is then); the others get a copy of
+    one made for the class, which is what a save in the test's own folder would make."""
+
+    template = None
+
+    @classmethod
+    def tearDownClass(cls):
+        if cls.template:
+            shutil.rmtree(cls.template, ignore_errors=True)
+            cls.template = None
+
+    @staticmethod
+    def run_in(folder, prog, *args, env=None):
+        # The key that signs snapshots lives in the test's own configuration directory.
+        env = dict(env or os.environ, XDG_CONFIG_HOME=os.path.join(folder, "config"))
+        return e2e_helpers.run([prog, "--baseline-dir", os.path.join(folder, "baselines"),
+                                *FAST, *args], timeout=240, env=env)
+
     def setUp(self):
         self.dir = self.temp_dir("bench-e2e-snap-")
         self.base = os.path.join(self.dir, "baselines")
@@ -41,14 +64,29 @@ class SnapshotTest(e2e_helpers.Case):
         return e2e_helpers.copy_program(FIXTURE, os.path.join(self.dir, name), append)
 
     def run_prog(self, prog, *args, env=None):
-        # The key that signs snapshots lives in the test's own configuration directory.
-        env = dict(env or os.environ, XDG_CONFIG_HOME=os.path.join(self.dir, "config"))
-        return e2e_helpers.run([prog, "--baseline-dir", self.base, *FAST, *args], timeout=240,
-                               env=env)
+        return self.run_in(self.dir, prog, *args, env=env)
 
-    def save(self, prog):
-        p = self.run_prog(prog, "--save-baseline", "before", "^cmp/")
+    def save_in(self, folder):
+        prog = e2e_helpers.copy_program(FIXTURE, os.path.join(folder, "fix"))
+        p = self.run_in(folder, prog, "--save-baseline", "before", "^cmp/")
         self.assertEqual(p.returncode, 0, p.stderr)
+
+    def save(self, fresh=False):
+        """Baseline 'before' of `fix` in this test's folder: saved now when fresh, else the
+        class's copied in (program, baseline, snapshot and key, modes kept, saved by the first
+        test that asks). Returns the baseline's JSON document."""
+        if fresh:
+            self.save_in(self.dir)
+        else:
+            if SnapshotTest.template is None:
+                template = tempfile.mkdtemp(prefix="bench-e2e-snap-saved-")
+                try:
+                    self.save_in(template)
+                except BaseException:
+                    shutil.rmtree(template, ignore_errors=True)
+                    raise
+                SnapshotTest.template = template
+            shutil.copytree(SnapshotTest.template, self.dir, symlinks=True, dirs_exist_ok=True)
         return e2e_helpers.load_json(os.path.join(self.base, "before.json"))
 
     def compare(self, prog, *args, env=None):
@@ -62,8 +100,8 @@ class SnapshotTest(e2e_helpers.Case):
         return p, doc
 
     def test_save_keeps_the_program(self):
-        prog = self.copy("fix")
-        doc = self.save(prog)
+        doc = self.save()
+        prog = os.path.join(self.dir, "fix")
         snap = os.path.join(self.base, "before.program")
         self.assertTrue(os.access(snap, os.X_OK))
         with open(prog, "rb") as a, open(snap, "rb") as b:
@@ -81,7 +119,7 @@ class SnapshotTest(e2e_helpers.Case):
     def test_slower_program_is_confirmed_regressed(self):
         """On a machine that changed since the save (the memory canary), a change is confirmed
         by a paired run however clear the saved numbers make it."""
-        self.save(self.copy("fix"))
+        self.save()
         e2e_helpers.plant_machine_change(os.path.join(self.base, "before.json"))
         # The chain doubles: a sanitizer build on a busy machine dilutes a stretch of the chain
         # (the loop around it costs too), and the interval must still clear 1.2.
@@ -108,7 +146,7 @@ class SnapshotTest(e2e_helpers.Case):
         the saved numbers decide, no paired run is made for it (no A/B pair of it in the trace),
         and the verdict says it rests on them. An undecided benchmark would still be confirmed
         (test_slower_program_is_confirmed_regressed, and the unit test of the rule)."""
-        self.save(self.copy("fix"))
+        self.save(fresh=True)
 
         def wide(ctx):
             for k, v in ctx["canaries"].items():
@@ -145,7 +183,7 @@ class SnapshotTest(e2e_helpers.Case):
     def test_same_program_is_no_verdict_on_the_code(self):
         """The very program the baseline measured, in an environment that makes it 100% slower:
         the change is not the code's, so the gate passes and says why."""
-        self.save(self.copy("fix"))
+        self.save()
         env = dict(os.environ, E2E_SLOWDOWN_PERCENT="100")
         p, doc = self.compare(os.path.join(self.base, "before.program"),
                               "--fail-on-regression", env=env)
@@ -160,7 +198,7 @@ class SnapshotTest(e2e_helpers.Case):
                               r"numbers moved, the code did not\)\n")
 
     def test_missing_snapshot_falls_back_to_the_numbers(self):
-        self.save(self.copy("fix"))
+        self.save()
         os.unlink(os.path.join(self.base, "before.program"))
         # Ten times as slow, so that no drift of the machine since the save (the guard allows
         # the canaries' largest) can make the saved numbers' verdict unsure.
@@ -172,7 +210,7 @@ class SnapshotTest(e2e_helpers.Case):
         self.assertEqual((chain["verdict"], chain["settled_by"]), ("regressed", "saved numbers"))
 
     def test_changed_snapshot_is_not_run(self):
-        self.save(self.copy("fix"))
+        self.save()
         with open(os.path.join(self.base, "before.program"), "ab") as f:
             f.write(b"tampered")
         p, doc = self.compare(self.copy("fix_slow100", b"E2ESLOW100\n"), env=CONFIRM_ALL)
@@ -183,7 +221,7 @@ class SnapshotTest(e2e_helpers.Case):
     def test_huge_snapshot_is_refused_on_its_size(self):
         # A sparse file with an ELF header in the snapshot's place: refused on the size the
         # signature covers, before a byte of it is read (it was copied into memory whole).
-        self.save(self.copy("fix"))
+        self.save()
         snap = os.path.join(self.base, "before.program")
         saved = os.path.getsize(snap)
         with open(snap, "r+b") as f:
@@ -195,14 +233,14 @@ class SnapshotTest(e2e_helpers.Case):
         self.assertEqual(doc["cmp/chain"]["change"]["settled_by"], "saved numbers")
 
     def test_confirmation_can_be_turned_off(self):
-        self.save(self.copy("fix"))
+        self.save()
         p, doc = self.compare(self.copy("fix_slow100", b"E2ESLOW100\n"), "--confirm-time", "0")
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertNotIn("confirming", p.stderr)
         self.assertEqual(doc["cmp/chain"]["change"]["settled_by"], "saved numbers")
 
     def test_canaries_are_saved_and_measured_again(self):
-        doc = self.save(self.copy("fix"))
+        doc = self.save()
         can = doc["context"]["canaries"]
         self.assertEqual(sorted(can), ["compute", "l2_read", "latency_chain", "memory_read"])
         self.assertTrue(all(v > 0 for v in can.values()), can)
@@ -233,7 +271,7 @@ class SnapshotTest(e2e_helpers.Case):
         said. (The memory probe moves 15-25% between processes on a busy machine, so the
         planted drift is 3x: a saved spread of 2% around a value from this machine, as the
         first version of this test had, was crossed by a loaded comparison.)"""
-        self.save(self.copy("fix"))
+        self.save(fresh=True)
         prog = self.copy("fix_copy", b"x")
 
         def spread(ctx):
@@ -260,7 +298,7 @@ class SnapshotTest(e2e_helpers.Case):
     def test_hostile_canary_samples_are_refused(self):
         """Readings of the wrong shape or value: the baseline is refused with a line naming
         the field, exit 2, before anything is measured."""
-        self.save(self.copy("fix"))
+        self.save()
         cases = {
             "string": ("l2_read", ["1"]),
             "negative": ("l2_read", [-1.0]),
@@ -288,7 +326,7 @@ class SnapshotTest(e2e_helpers.Case):
         (about ln 8). Tenfold, so that no load that comes or goes between the two runs of this
         test can hide the slowdown itself (a 50% one measured 1.10x beside cmp/steady at load
         12)."""
-        self.save(self.copy("fix"))
+        self.save(fresh=True)
         path = os.path.join(self.base, "before.json")
         with open(path, encoding="utf-8") as f:
             doc = json.load(f)
@@ -318,7 +356,7 @@ class SnapshotTest(e2e_helpers.Case):
     def test_changed_libraries_are_not_confirmed_against_the_snapshot(self):
         """A snapshot runs with today's shared libraries: when the baseline recorded others,
         the comparison says so and does not run it."""
-        self.save(self.copy("fix"))
+        self.save()
         path = os.path.join(self.base, "before.json")
         with open(path, encoding="utf-8") as f:
             doc = json.load(f)
