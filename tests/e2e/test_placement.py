@@ -21,6 +21,11 @@ import unittest
 
 import e2e_helpers
 
+# The saves and comparisons here check what a run does, not how well the drift canaries read the
+# machine: the canaries keep every step on 3 repetitions and the 64 MiB floor (0.5-8 s a run
+# less; docs/comparison.md, "Drift canaries").
+os.environ.setdefault("BENCH_CANARY_QUICK", "1")
+
 ORIGINAL = os.environ.get("E2E_PLACEMENT", "")
 PADDED = os.environ.get("E2E_PLACEMENT_PAD", "")
 CHANGED = os.environ.get("E2E_PLACEMENT_CHANGED", "")
