@@ -38,6 +38,17 @@ static void test_measure_gives_every_probe(void **state)
             assert_true(isfinite(s[i]) && s[i] > 0);
         assert_true(c.v[k] == s[BENCH__CANARY_PROCS / 2]);
     }
+    /* The memory probe reads round its buffer across the processes: the first from the start,
+     * each later one on from where the one before stopped (a 1 ms repetition reads a few MiB,
+     * so none stops where it began; before, every process read from the start, and after the
+     * first the reads came from a cache that could hold them). */
+    const size_t bytes = (size_t)64 << 20;
+    assert_int_equal(c.memory_start[0], 0);
+    for (int p = 1; p < BENCH__CANARY_PROCS; p++) {
+        assert_true(c.memory_start[p] < bytes);
+        assert_true(c.memory_start[p] % 1024 == 0); /* a unit is 1 KiB */
+        assert_true(c.memory_start[p] != c.memory_start[p - 1]);
+    }
 }
 
 /* A run's canaries from values and per-process readings (n 0: values only). */

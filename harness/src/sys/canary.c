@@ -202,20 +202,24 @@ size_t bench__canary_memory_plan(int llc_kib, const char *llc_source, char *why,
     return bytes;
 }
 
-/* All four probes, once each, in this process. */
+/* All four probes, once each, in this process, each buffer read on from its pos. */
 static void measure_all(double out[BENCH__NCANARIES], buffer bufs[2])
 {
     out[0] = measure(chain_kernel, NULL);
     out[1] = measure(compute_kernel, NULL);
-    for (int k = 0; k < 2; k++) {
-        bufs[k].pos = 0;
+    for (int k = 0; k < 2; k++)
         out[2 + k] = measure(read_kernel, &bufs[k]);
-    }
 }
+
+/* What a process sends back: its readings, and where its memory probe stopped reading. */
+typedef struct reading {
+    double v[BENCH__NCANARIES];
+    size_t memory_pos;
+} reading;
 
 /* All four probes in a forked process of their own, as each of a benchmark's processes is one
  * of its own; the buffers are the parent's, read in place. 0, or -1 when no process ran them. */
-static int measure_in_child(double out[BENCH__NCANARIES], buffer bufs[2])
+static int measure_in_child(reading *out, buffer bufs[2])
 {
     int fd[2];
     if (pipe(fd) != 0)
@@ -228,14 +232,16 @@ static int measure_in_child(double out[BENCH__NCANARIES], buffer bufs[2])
     }
     if (pid == 0) {
         close(fd[0]);
-        double v[BENCH__NCANARIES];
-        measure_all(v, bufs);
-        _exit(write(fd[1], v, sizeof v) == (ssize_t)sizeof v ? 0 : 1);
+        reading r;
+        memset(&r, 0, sizeof r);
+        measure_all(r.v, bufs);
+        r.memory_pos = bufs[1].pos;
+        _exit(write(fd[1], &r, sizeof r) == (ssize_t)sizeof r ? 0 : 1);
     }
     close(fd[1]);
     size_t got = 0;
-    while (got < sizeof(double) * BENCH__NCANARIES) {
-        ssize_t r = read(fd[0], (char *)out + got, sizeof(double) * BENCH__NCANARIES - got);
+    while (got < sizeof *out) {
+        ssize_t r = read(fd[0], (char *)out + got, sizeof *out - got);
         if (r < 0 && errno == EINTR)
             continue;
         if (r <= 0)
@@ -246,7 +252,7 @@ static int measure_in_child(double out[BENCH__NCANARIES], buffer bufs[2])
     int status = 0;
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
         ;
-    bool ok = got == sizeof(double) * BENCH__NCANARIES && WIFEXITED(status) &&
+    bool ok = got == sizeof *out && out->memory_pos < bufs[1].words && WIFEXITED(status) &&
               WEXITSTATUS(status) == 0;
     return ok ? 0 : -1;
 }
@@ -269,16 +275,25 @@ int bench__canaries_measure(bench__canaries *out, size_t memory_bytes)
             w[k][i] = i * 0x9e3779b97f4a7c15ULL; /* touch every page before timing */
         bufs[k] = (buffer){w[k], sizes[k] / sizeof *w[k], 0};
     }
-    double v[BENCH__NCANARIES];
+    /* Each process's memory probe reads on from where the one before it stopped, not from the
+     * start: a child's reads leave no trace in the parent's buffer position, and with every
+     * process reading the same first 200-odd MiB, the second to fifth read what the first had
+     * just brought into a large last-level cache (480 MiB on one development VM): cache speed
+     * in four processes, memory speed in one. Read round the buffer this way, a byte is read
+     * again only after the whole buffer, four times the largest cache, has been read since. */
+    reading r;
     for (int p = 0; p < BENCH__CANARY_PROCS; p++) {
-        if (measure_in_child(v, bufs) != 0) {
+        out->memory_start[out->n] = bufs[1].pos * sizeof *bufs[1].w;
+        if (measure_in_child(&r, bufs) != 0) {
             if (out->n > 0)
                 break;
-            measure_all(v, bufs); /* no process could be started: this one's reading */
+            measure_all(r.v, bufs); /* no process could be started: this one's reading */
+            r.memory_pos = bufs[1].pos;
             p = BENCH__CANARY_PROCS;
         }
+        bufs[1].pos = r.memory_pos;
         for (int k = 0; k < BENCH__NCANARIES; k++)
-            out->samples[k][out->n] = v[k];
+            out->samples[k][out->n] = r.v[k];
         out->n++;
     }
     for (int k = 0; k < BENCH__NCANARIES; k++) {

@@ -25,6 +25,9 @@ typedef struct bench__canaries {
      * versions, which measured in one process) */
     double samples[BENCH__NCANARIES][BENCH__CANARY_PROCS];
     int n;
+    /* where in its buffer each process's memory probe began reading (bytes): each process
+     * reads on from where the one before it stopped (bench__canaries_measure; not saved) */
+    size_t memory_start[BENCH__CANARY_PROCS];
 } bench__canaries;
 
 /**
