@@ -114,6 +114,23 @@ bool bench__verdict_same_code(bench__change *c, const char *old_code, const char
 bool bench__verdict_clear(const bench__change *c, double threshold, double noise);
 
 /**
+ * Whether a sequential comparison may stop a benchmark as futile at a look: even at cap_pairs
+ * pairs (what the budget left can still give it) its interval would straddle the threshold
+ * band. `c` is the benchmark decided at this look (bench__decide: its log_change d and tests),
+ * pair_sd the sd of its `pairs` pair values. The interval at the cap is projected from them:
+ * half-width h = t(1 - alpha / (2 tests), cap_pairs - 1) pair_sd / sqrt(cap_pairs), centred
+ * anywhere within d +- BENCH__FUTILITY_MARGIN pair_sd / sqrt(pairs) (where the estimate may still
+ * move to). Futile when no such centre gives a decided verdict: above max(ln(1 + T), h)
+ * (regressed), below min(ln(1 - T), -h) (improved), or within [ln(1 - T) + h, ln(1 + T) - h]
+ * (no change, within noise). A decided verdict, a cap not beyond the pairs it has, or a spread
+ * that is not a finite number, is never futile. The rule only ends a benchmark sooner as
+ * inconclusive: it never makes a verdict, right or wrong.
+ */
+#define BENCH__FUTILITY_MARGIN 2.0
+bool bench__verdict_futile(const bench__change *c, double pair_sd, size_t pairs,
+                           double cap_pairs, const bench__compare_opts *o);
+
+/**
  * Whether two program hashes name the very same program: both known (not empty) and equal.
  */
 bool bench__same_program(const char *then_hash, const char *now_hash);
