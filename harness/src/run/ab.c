@@ -36,7 +36,12 @@
  * (tests/unit/test_ab_stats.c checks the coverage by simulation). When the budget runs out, a
  * benchmark still undecided is decided at the pairs it has (one of its looks), and is
  * "inconclusive" when even then its interval reaches beyond the noise threshold, with the
- * smallest change the run could have detected.
+ * smallest change the run could have detected. The budget is one: a pair starts only when the
+ * time left holds it; a benchmark of the same code on both sides gets no verdict and stops at its
+ * first look; one that even its share of the time left could not decide stops at a look as
+ * futile (bench__verdict_futile); and without --ab-pairs one still open at its last scheduled
+ * look takes that look only when the budget is spent, so the time the others did not use goes
+ * to it.
  */
 #define _GNU_SOURCE /* sched_setaffinity, CPU_SET */
 #include <errno.h>
