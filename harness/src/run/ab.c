@@ -513,10 +513,14 @@ int bench__ab_compare(const char *old_prog, int old_fd, const char *new_prog, in
             if (b->done)
                 continue;
             bench__ab_item *it = b->item;
-            /* One budget: a pair starts only when the time left holds one more at this
-             * benchmark's cost so far (the planned pair length before its first). */
+            /* One budget: beyond the pairs of its first look, a pair starts only when the time
+             * left holds one more at this benchmark's cost so far; those of the first look
+             * start while any time is left, so that a short budget still gives each benchmark
+             * what pairs it can (overrunning by at most one pair, as a fixed budget would). */
             double cost = b->started ? it->seconds * 1e9 / (double)b->started : run.pair_ns;
-            bool over = !bench__ab_affords((double)(run.end_ns - bench__now_ns()), cost);
+            double left = (double)(run.end_ns - bench__now_ns());
+            bool over = it->pairs < run.looks[0] ? !(left > 0)
+                                                 : !bench__ab_affords(left, cost);
             if (!over) {
                 bench__progress_step(&line, n - open, "benchmark %zu of %zu, pair %zu, %zu "
                                      "undecided", (size_t)(b - bs) + 1, n, it->pairs + 1, open);
