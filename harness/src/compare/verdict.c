@@ -170,6 +170,11 @@ bool bench__verdict_clear(const bench__change *c, double threshold, double noise
 {
     if (!(noise >= 0) || !isfinite(noise))
         return false;
+    /* The change's own standard error is noise the comparison knows of too: a run disturbed
+     * enough to spread one benchmark's processes widely (+120% [+49%, +225%]) says nothing of
+     * how far that benchmark drifted between the runs, however far its interval lies. */
+    if (isfinite(c->log_se))
+        noise = fmax(noise, c->log_se);
     double margin = BENCH__CLEAR_MARGIN * noise;
     if (c->verdict == BENCH__V_REGRESSED)
         return log(c->ratio_lower) >= log1p(threshold) + margin;

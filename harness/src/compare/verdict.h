@@ -105,7 +105,8 @@ bool bench__verdict_same_code(bench__change *c, const char *old_code, const char
  * confirmation: its whole interval lies beyond the threshold T by at least
  * BENCH__CLEAR_MARGIN times the largest run-to-run noise the comparison knows of (`noise`: a
  * log ratio, the largest of the drift term its interval allowed, the drift canaries' largest
- * movement and the default run-to-run noise; the caller takes the largest). Regressed: the
+ * movement and the default run-to-run noise; the caller takes the largest; the change's own
+ * standard error, log_se, counts too when larger). Regressed: the
  * interval's lower end above (1 + T) e^(K noise); improved: its upper end below (1 - T)
  * e^(-K noise). Any other verdict, or a noise that is not a finite number >= 0, is never clear.
  * The caller decides first that the machine did not change (docs/comparison.md).
