@@ -416,13 +416,21 @@ static bool same_code(const bench__ab_item *it)
     return it->old_code[0] && strcmp(it->old_code, it->new_code) == 0;
 }
 
-/* The tests of the family (Bonferroni): the benchmarks that may get a verdict (not those of the
- * same code on both sides, which get none) times the looks, at least 1. */
-static double family_tests(const bench__ab_item *items, size_t n, size_t nlooks)
+/* The benchmarks of items[0..n) that may get a verdict: not those of the same code on both
+ * sides, which get none. */
+static size_t judged_count(const bench__ab_item *items, size_t n)
 {
     size_t judged = 0;
     for (size_t i = 0; i < n; i++)
         judged += !same_code(&items[i]);
+    return judged;
+}
+
+/* The tests of the family (Bonferroni): the benchmarks that may get a verdict times the looks,
+ * at least 1. */
+static double family_tests(const bench__ab_item *items, size_t n, size_t nlooks)
+{
+    size_t judged = judged_count(items, n);
     return (double)(judged ? judged : 1) * (double)(nlooks ? nlooks : 1);
 }
 
@@ -673,9 +681,7 @@ int bench__ab_run(const char *other, const bench__instance *all, const bool *sel
         bench__msg(sched + strlen(sched), sizeof sched - strlen(sched), "%s",
                    " (or later: the last when the budget is spent)");
     double tests = family_tests(items, m, nlooks);
-    size_t judged = 0;
-    for (size_t i = 0; i < m; i++)
-        judged += !same_code(&items[i]);
+    size_t judged = judged_count(items, m);
     char same[96] = "";
     if (judged < m)
         bench__msg(same, sizeof same, "; %zu of the same code in both: no verdict, one look",
