@@ -39,9 +39,9 @@
  * smallest change the run could have detected. The budget is one: a pair starts only when the
  * time left holds it; a benchmark of the same code on both sides gets no verdict and stops at its
  * first look; one that even its share of the time left could not decide stops at a look as
- * futile (bench__verdict_futile); and without --ab-pairs one still open at its last scheduled
- * look takes that look only when the budget is spent, so the time the others did not use goes
- * to it.
+ * futile (bench__verdict_futile); and without --ab-pairs one still open after its last
+ * scheduled look goes on to one more look when the budget is spent, so the time the others did
+ * not use goes to it.
  */
 #define _GNU_SOURCE /* sched_setaffinity, CPU_SET */
 #include <errno.h>
@@ -416,6 +416,17 @@ static bool same_code(const bench__ab_item *it)
     return it->old_code[0] && strcmp(it->old_code, it->new_code) == 0;
 }
 
+/* The looks of a comparison into looks[0..cap): the schedule up to max_pairs and, without
+ * --ab-pairs, one more when the budget is spent (SIZE_MAX: no pair count reaches it), for a
+ * benchmark still open at the last scheduled one. Returns how many. */
+static size_t comparison_looks(const bench__ab_options *o, size_t *looks, size_t cap)
+{
+    size_t n = bench__ab_looks(o->max_pairs, looks, cap - 1);
+    if (!o->pairs_capped)
+        looks[n++] = SIZE_MAX;
+    return n;
+}
+
 /* The benchmarks of items[0..n) that may get a verdict: not those of the same code on both
  * sides, which get none. */
 static size_t judged_count(const bench__ab_item *items, size_t n)
@@ -486,7 +497,7 @@ int bench__ab_compare(const char *old_prog, int old_fd, const char *new_prog, in
     /* Half the most pairs fill the average budget: a benchmark that needs them all takes the
      * time that the quickly decided ones leave. */
     run.pair_ns = o->seconds * 1e9 * 2.0 / (double)(o->max_pairs > 0 ? o->max_pairs : 1);
-    run.nlooks = bench__ab_looks(o->max_pairs, run.looks, sizeof run.looks / sizeof run.looks[0]);
+    run.nlooks = comparison_looks(o, run.looks, sizeof run.looks / sizeof run.looks[0]);
     run.tests = family_tests(items, n, run.nlooks);
     bench__rng_seed(&run.rng, o->seed ^ 0xab5eedULL);
     ab_bench *bs = calloc(n ? n : 1, sizeof *bs);
@@ -550,12 +561,13 @@ int bench__ab_compare(const char *old_prog, int old_fd, const char *new_prog, in
                 }
                 cost = it->seconds * 1e9 / (double)b->started;
             }
-            /* The next look: at its scheduled pair count; the last one, unless --ab-pairs caps
-             * the pairs, when the budget is spent (a benchmark still open there takes the time
-             * the settled ones left); any look, when the budget is spent, is its last. */
+            /* The next look: at its scheduled pair count; unless --ab-pairs caps the pairs, a
+             * benchmark still open after the last scheduled one goes on (taking the time the
+             * settled ones left) to one more look when the budget is spent; any look, when the
+             * budget is spent, is its last. */
             size_t k = b->look;
             bool last = k + 1 >= run.nlooks;
-            bool due = k < run.nlooks && it->pairs >= run.looks[k] && (!last || o->pairs_capped);
+            bool due = k < run.nlooks && it->pairs >= run.looks[k];
             if (due || over) {
                 double reach = 0;
                 if (!over && !last) {
@@ -672,14 +684,13 @@ int bench__ab_run(const char *other, const bench__instance *all, const bool *sel
             bench__code_hash(o->new_code, all[i].id, items[k++].new_code);
         }
     size_t looks[16];
-    size_t nlooks = bench__ab_looks(o->max_pairs, looks, sizeof looks / sizeof looks[0]);
+    size_t nlooks = comparison_looks(o, looks, sizeof looks / sizeof looks[0]);
     char sched[128] = "";
-    for (size_t i = 0; i < nlooks; i++)
+    for (size_t i = 0; i < nlooks && looks[i] != SIZE_MAX; i++)
         bench__msg(sched + strlen(sched), sizeof sched - strlen(sched), "%s%zu", i ? ", " : "",
                    looks[i]);
-    if (!o->pairs_capped)
-        bench__msg(sched + strlen(sched), sizeof sched - strlen(sched), "%s",
-                   " (or later: the last when the budget is spent)");
+    bench__msg(sched + strlen(sched), sizeof sched - strlen(sched), " pairs%s",
+               looks[nlooks - 1] == SIZE_MAX ? " and when the budget is spent" : "");
     double tests = family_tests(items, m, nlooks);
     size_t judged = judged_count(items, m);
     char same[96] = "";
@@ -688,7 +699,7 @@ int bench__ab_run(const char *other, const bench__instance *all, const bool *sel
                    m - judged);
     printf("Paired A/B: A (old) = %s\n            B (new) = %s\n", other, self);
     printf("%.1f s per benchmark on average (%.0f s in all), spent on the undecided ones; pairs "
-           "%s, both workers of a pair %s; %s; looks at %s pairs; intervals at %.4g "
+           "%s, both workers of a pair %s; %s; looks at %s; intervals at %.4g "
            "(Bonferroni over %zu benchmarks x %zu looks%s)\n\n",
            o->seconds, o->seconds * (double)m, o->schedule == BENCH__AB_PINNED ? "pinned"
                                                : o->schedule == BENCH__AB_DUET ? "in a duet"

@@ -36,8 +36,8 @@ typedef struct bench__ab_options {
                                 * seconds x benchmarks, on the undecided ones */
     int max_pairs;             /* the looks' schedule runs up to this many pairs */
     bool pairs_capped;         /* --ab-pairs given: max_pairs is also the most pairs of one
-                                * benchmark; otherwise one still open at the last look goes on
-                                * while the budget lasts and takes that look at its end */
+                                * benchmark; otherwise one still open after the last look goes
+                                * on while the budget lasts, to one more look at its end */
     double sample_ms;          /* target duration of one sample, ms */
     double significance_level; /* alpha over all benchmarks and looks (Bonferroni) */
     double noise_threshold;    /* smallest relative change reported as a regression */
