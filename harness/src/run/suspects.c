@@ -295,11 +295,15 @@ static int confirm_paired(const bench__request *c, const char *snap, int fd,
         char line[160];
         bench__msg(line, sizeof line, "%s -> %s", bench__verdict_name(x->verdict),
                    bench__verdict_name(it->change.verdict));
+        char futile[96] = "";
+        if (it->futile)
+            bench__msg(futile, sizeof futile, "; stopped: even %.0f pairs could not decide it",
+                       it->reach);
         bench__errf("confirmed %s: %s, %+.2f%% [%+.2f%%, %+.2f%%] paired (%zu "
-                    "worker pairs)\n",
+                    "worker pairs%s)\n",
                     id, line, 100.0 * (it->change.ratio - 1.0),
                     100.0 * (it->change.ratio_lower - 1.0),
-                    100.0 * (it->change.ratio_upper - 1.0), it->pairs);
+                    100.0 * (it->change.ratio_upper - 1.0), it->pairs, futile);
         it->change.confirmed = true;
         *x = it->change;
     }
