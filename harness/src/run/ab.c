@@ -569,13 +569,17 @@ int bench__ab_compare(const char *old_prog, int old_fd, const char *new_prog, in
             bool last = k + 1 >= run.nlooks;
             bool due = k < run.nlooks && it->pairs >= run.looks[k];
             if (due || over) {
+                /* What it could still reach: never less than the schedule's most pairs, which
+                 * a comparison without the rule would have given it (the simulation's cap), nor,
+                 * without --ab-pairs, less than its share of the time left. */
                 double reach = 0;
-                if (!over && !last) {
-                    reach = bench__ab_reach(it->pairs, (double)(run.end_ns - bench__now_ns()),
-                                            cost, open);
-                    if (o->pairs_capped)
-                        reach = fmin(reach, (double)o->max_pairs);
-                }
+                if (!over && !last)
+                    reach = o->pairs_capped
+                                ? (double)o->max_pairs
+                                : fmax((double)o->max_pairs,
+                                       bench__ab_reach(it->pairs,
+                                                       (double)(run.end_ns - bench__now_ns()),
+                                                       cost, open));
                 b->look = k + 1 < run.nlooks ? k + 1 : run.nlooks;
                 it->looks = b->look;
                 if (decide(&run, b, over || last, reach) != BENCH__AB_GO_ON) {
