@@ -10,6 +10,8 @@ the same code at other addresses) and with a changed callee of place/isort (CHAN
   benchmark regressed or improved: each says "same code: measured ..." and
   --fail-on-regression passes. CHANGED against ORIGINAL: place/isort's verdict is the numbers'
   as before, place/sum is the same code.
+- --ab of PADDED against ORIGINAL with a budget of many more pairs stops each benchmark at its
+  first look (6 pairs): the same code gets no verdict, so more pairs would buy nothing.
 - --baseline saved by ORIGINAL, compared by PADDED: the same, in the pretty summary, the
   Markdown table and the JSON results (settled_by "same code"); CHANGED: place/isort is not.
 """
@@ -85,6 +87,17 @@ class PlacementTest(unittest.TestCase):
                                   r"machine\)\)$", bid)
         self.assertIn("0 regressed, 0 improved", p.stdout)
         self.assertRegex(p.stdout, r"(?m)^ +same code: measured .*: not a change of the code\.$")
+
+    def test_ab_same_code_takes_one_look(self):
+        # No --ab-pairs: the budget (5 s each, 10 s in all) would give each benchmark many more
+        # pairs, and at a threshold of 0 the numbers never decide; the same code needs only
+        # the pairs of its first look for its number, so each stops there.
+        p = run(PADDED, "--ab", ORIGINAL, "--ab-time", "5", "--noise-threshold", "0",
+                "--color", "never", "--exact", *IDS)
+        self.assert_exit(p, 0)
+        pairs = re.findall(r"(?m)^ +(\d+) worker pairs, ", p.stdout)
+        self.assertEqual(pairs, ["6", "6"], p.stdout)
+        self.assertIn("2 of the same code in both: no verdict, one look", p.stdout)
 
     def test_ab_changed_callee_keeps_its_verdict(self):
         p = run(CHANGED, "--ab", ORIGINAL, *AB)

@@ -271,6 +271,134 @@ static void test_sequential_error_control(void **state)
     }
 }
 
+/* What one benchmark's sequential comparison ended with: its verdict, its pairs, whether the
+ * futility rule stopped it. */
+typedef struct seq_end {
+    bench__verdict verdict;
+    size_t pairs;
+    bool futile;
+} seq_end;
+
+/* One benchmark through the looks (6, 9, 14, 21, 32) on the pair values x[0..32), as ab.c takes
+ * them with --ab-pairs 32: bench__ab_look at each look, the futility rule projected to the 32
+ * pairs the budget gives at most when `futility`, else left out (the design before it). */
+static seq_end run_looks(const double *x, double tests, bool futility,
+                         const bench__compare_opts *o)
+{
+    size_t looks[16];
+    size_t nlooks = bench__ab_looks(BENCH__AB_DEFAULT_MAX_PAIRS, looks, 16);
+    bench__change c;
+    for (size_t k = 0; k < nlooks; k++) {
+        bench__ab_step step = bench__ab_look(x, looks[k], k + 1 == nlooks, false,
+                                             futility ? BENCH__AB_DEFAULT_MAX_PAIRS : 0, tests,
+                                             o, &c);
+        if (step != BENCH__AB_GO_ON)
+            return (seq_end){c.verdict, looks[k], step == BENCH__AB_FUTILE};
+    }
+    fail();
+    return (seq_end){BENCH__V_INCOMPARABLE, 0, false};
+}
+
+/*
+ * The futility rule (bench__verdict_futile) against the design without it, on the very same
+ * pair values (fixed seeds): comparisons of 20 benchmarks at T = 1%, alpha = 0.05, normal and
+ * heavy-tailed pair noise, 250 comparisons a case. A benchmark the rule stops ends inconclusive,
+ * so it can only take verdicts away; what must hold:
+ *   - unchanged code (sd 1%, 3%, 10%): no more wrong verdicts (regressed, improved) than before;
+ *   - 5% slower at sd 1%, 2%, 3%: found (regressed) exactly as often as before, and no more
+ *     wrong verdicts (no change, within noise, improved);
+ *   - unchanged code at sd 10% (a benchmark no budget of 32 pairs decides): most stop at an
+ *     early look, which is the time the rule saves.
+ */
+static void test_futility_keeps_errors_and_power(void **state)
+{
+    (void)state;
+    enum { COMPARISONS = 250, M = 20, PAIRS = BENCH__AB_DEFAULT_MAX_PAIRS };
+    bench__compare_opts o = {.significance_level = 0.05, .noise_threshold = 0.01};
+    size_t looks[16];
+    double tests = (double)M * (double)bench__ab_looks(PAIRS, looks, 16);
+    static const struct {
+        double shift, sd;
+    } cases[] = {{0, 0.01}, {0, 0.03}, {0, 0.10}, {0.05, 0.01}, {0.05, 0.02}, {0.05, 0.03}};
+    for (int heavy = 0; heavy < 2; heavy++) {
+        for (size_t q = 0; q < sizeof cases / sizeof cases[0]; q++) {
+            bench__rng r;
+            bench__rng_seed(&r, 20261128 + 100 * (uint64_t)heavy + q);
+            double shift = log1p(cases[q].shift), x[PAIRS];
+            size_t wrong[2] = {0, 0}, found[2] = {0, 0}, pairs[2] = {0, 0}, futile = 0;
+            for (int t = 0; t < COMPARISONS * M; t++) {
+                for (size_t i = 0; i < PAIRS; i++)
+                    x[i] = shift + pair_noise(&r, cases[q].sd, heavy);
+                for (int f = 0; f < 2; f++) {
+                    seq_end e = run_looks(x, tests, f == 1, &o);
+                    bool is_wrong = shift == 0 ? e.verdict == BENCH__V_REGRESSED ||
+                                                     e.verdict == BENCH__V_IMPROVED
+                                               : e.verdict == BENCH__V_NO_CHANGE ||
+                                                     e.verdict == BENCH__V_WITHIN_NOISE ||
+                                                     e.verdict == BENCH__V_IMPROVED;
+                    wrong[f] += is_wrong;
+                    found[f] += e.verdict == BENCH__V_REGRESSED;
+                    pairs[f] += e.pairs;
+                    futile += f == 1 && e.futile;
+                }
+            }
+            double all = (double)COMPARISONS * M;
+            print_message("%s noise, change %+.0f%%, sd %.0f%%: wrong %zu -> %zu, found %.4f -> "
+                          "%.4f, stopped as futile %.4f, mean pairs %.1f -> %.1f\n",
+                          heavy ? "heavy-tailed" : "normal", 100 * cases[q].shift,
+                          100 * cases[q].sd, wrong[0], wrong[1], found[0] / all,
+                          found[1] / all, futile / all, pairs[0] / all, pairs[1] / all);
+            assert_true(wrong[1] <= wrong[0]);
+            if (shift > 0)
+                assert_int_equal(found[1], found[0]);
+            if (cases[q].sd >= 0.10)
+                assert_true(futile >= all / 2);
+        }
+    }
+}
+
+/* The one budget: a benchmark reaches what the time left buys it when the benchmarks still open
+ * share it equally; as others settle it reaches further; a pair starts only when it fits. */
+static void test_one_budget(void **state)
+{
+    (void)state;
+    /* 10 s left, 0.5 s a pair: 20 pairs for one benchmark alone, 4 each among 5. */
+    assert_true(bench__ab_reach(6, 10e9, 0.5e9, 1) == 26.0);
+    assert_true(bench__ab_reach(6, 10e9, 0.5e9, 5) == 10.0);
+    assert_true(bench__ab_reach(6, 10e9, 0.5e9, 2) > bench__ab_reach(6, 10e9, 0.5e9, 5));
+    assert_true(bench__ab_reach(9, 0, 0.5e9, 3) == 9.0);
+    assert_true(bench__ab_reach(9, -1e9, 0.5e9, 3) == 9.0);
+    assert_true(bench__ab_affords(0.5e9, 0.5e9));
+    assert_false(bench__ab_affords(0.49e9, 0.5e9));
+    assert_false(bench__ab_affords(0, 0));
+    /* Round-robin over the budget as ab.c spends it: 20 benchmarks, 100 s, 0.4 s a pair; 19
+     * settle at their first look (6 pairs) and one stays open. It gets every pair that fits in
+     * what they left, and the total stays within the budget. */
+    double left = 100e9, cost = 0.4e9;
+    size_t n[20] = {0}, open = 20;
+    bool done[20] = {false};
+    while (open > 0) {
+        for (size_t b = 0; b < 20; b++) {
+            if (done[b])
+                continue;
+            if (!bench__ab_affords(left, cost)) {
+                done[b] = true;
+                open--;
+                continue;
+            }
+            left -= cost;
+            n[b]++;
+            if (b > 0 && n[b] == 6) {
+                done[b] = true;
+                open--;
+            }
+        }
+    }
+    assert_true(left >= 0);
+    assert_int_equal(n[1], 6);
+    assert_int_equal(n[0], 250 - 19 * 6);
+}
+
 /* The looks: 6, 9, 14, 21, 32 by default; never past the most pairs; the last is the most. */
 static void test_looks(void **state)
 {
@@ -297,6 +425,8 @@ int main(void)
         cmocka_unit_test(test_false_alarm_rate),
         cmocka_unit_test(test_sequential_error_control),
         cmocka_unit_test(test_looks),
+        cmocka_unit_test(test_futility_keeps_errors_and_power),
+        cmocka_unit_test(test_one_budget),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -219,6 +219,13 @@ static void test_clear_verdicts(void **state)
     bench__decide(&c, log(1.06), 0.01, INFINITY, 1, &opts); /* [+3.9%, +8.1%] */
     assert_int_equal(c.verdict, BENCH__V_REGRESSED);
     assert_false(bench__verdict_clear(&c, 0.02, 0.015));
+    /* A run that spread the benchmark's processes widely: +120% with se 0.2, its interval
+     * [+48.6%, +225%] (lower end ln 0.3960) far beyond 1.02 e^(3 x 0.015), but not beyond the
+     * change's own se taken as the noise: ln 1.02 + 3 x 0.2 = 0.6198. Not clear: confirmed. */
+    bench__decide(&c, log(2.2), 0.2, INFINITY, 1, &opts);
+    assert_int_equal(c.verdict, BENCH__V_REGRESSED);
+    assert_true(fabs(log(c.ratio_lower) - 0.3960) < 1e-3);
+    assert_false(bench__verdict_clear(&c, 0.02, 0.015));
     /* Undecided and unchanged verdicts are never clear: they are not claims of a change. */
     bench__decide(&c, log(1.30), 0.2, INFINITY, 1, &opts);
     assert_int_equal(c.verdict, BENCH__V_INCONCLUSIVE);

@@ -170,12 +170,37 @@ bool bench__verdict_clear(const bench__change *c, double threshold, double noise
 {
     if (!(noise >= 0) || !isfinite(noise))
         return false;
+    /* The change's own standard error is noise the comparison knows of too: a run disturbed
+     * enough to spread one benchmark's processes widely (+120% [+49%, +225%]) says nothing of
+     * how far that benchmark drifted between the runs, however far its interval lies. */
+    if (isfinite(c->log_se))
+        noise = fmax(noise, c->log_se);
     double margin = BENCH__CLEAR_MARGIN * noise;
     if (c->verdict == BENCH__V_REGRESSED)
         return log(c->ratio_lower) >= log1p(threshold) + margin;
     if (c->verdict == BENCH__V_IMPROVED)
         return log(c->ratio_upper) <= log1p(-threshold) - margin;
     return false;
+}
+
+bool bench__verdict_futile(const bench__change *c, double pair_sd, size_t pairs,
+                           double cap_pairs, const bench__compare_opts *o)
+{
+    if (bench__verdict_decided(c->verdict) || pairs < 2 || !(cap_pairs > (double)pairs) ||
+        !isfinite(cap_pairs) || !(pair_sd >= 0) || !isfinite(pair_sd) ||
+        !isfinite(c->log_change))
+        return false;
+    double tests = c->tests >= 1 ? c->tests : 1;
+    double tq = bench__t_quantile(1.0 - o->significance_level / (2.0 * tests), cap_pairs - 1);
+    double h = tq * pair_sd / sqrt(cap_pairs);
+    double slack = BENCH__FUTILITY_MARGIN * pair_sd / sqrt((double)pairs);
+    double a = c->log_change - slack, b = c->log_change + slack;
+    double up = log1p(o->noise_threshold), down = log1p(-o->noise_threshold);
+    /* Where a centre of the projected interval gives a verdict (from_interval's rules). */
+    if (b > fmax(up, h) || a < fmin(down, -h))
+        return false;
+    double in_lo = down + h, in_hi = up - h;
+    return !(in_lo <= in_hi && b >= in_lo && a <= in_hi);
 }
 
 bench__verdict bench__verdict_exact(double old, double cur, double threshold)

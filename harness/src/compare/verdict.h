@@ -105,13 +105,31 @@ bool bench__verdict_same_code(bench__change *c, const char *old_code, const char
  * confirmation: its whole interval lies beyond the threshold T by at least
  * BENCH__CLEAR_MARGIN times the largest run-to-run noise the comparison knows of (`noise`: a
  * log ratio, the largest of the drift term its interval allowed, the drift canaries' largest
- * movement and the default run-to-run noise; the caller takes the largest). Regressed: the
+ * movement and the default run-to-run noise; the caller takes the largest; the change's own
+ * standard error, log_se, counts too when larger). Regressed: the
  * interval's lower end above (1 + T) e^(K noise); improved: its upper end below (1 - T)
  * e^(-K noise). Any other verdict, or a noise that is not a finite number >= 0, is never clear.
  * The caller decides first that the machine did not change (docs/comparison.md).
  */
 #define BENCH__CLEAR_MARGIN 3.0
 bool bench__verdict_clear(const bench__change *c, double threshold, double noise);
+
+/**
+ * Whether a sequential comparison may stop a benchmark as futile at a look: even at cap_pairs
+ * pairs (what the budget left can still give it) its interval would straddle the threshold
+ * band. `c` is the benchmark decided at this look (bench__decide: its log_change d and tests),
+ * pair_sd the sd of its `pairs` pair values. The interval at the cap is projected from them:
+ * half-width h = t(1 - alpha / (2 tests), cap_pairs - 1) pair_sd / sqrt(cap_pairs), centred
+ * anywhere within d +- BENCH__FUTILITY_MARGIN pair_sd / sqrt(pairs) (where the estimate may still
+ * move to). Futile when no such centre gives a decided verdict: above max(ln(1 + T), h)
+ * (regressed), below min(ln(1 - T), -h) (improved), or within [ln(1 - T) + h, ln(1 + T) - h]
+ * (no change, within noise). A decided verdict, a cap not beyond the pairs it has, or a spread
+ * that is not a finite number, is never futile. The rule only ends a benchmark sooner as
+ * inconclusive: it never makes a verdict, right or wrong.
+ */
+#define BENCH__FUTILITY_MARGIN 2.0
+bool bench__verdict_futile(const bench__change *c, double pair_sd, size_t pairs,
+                           double cap_pairs, const bench__compare_opts *o);
 
 /**
  * Whether two program hashes name the very same program: both known (not empty) and equal.

@@ -528,17 +528,26 @@ void bench__print_paired_item(FILE *o, const char *id, const bench__change *c, c
                "iterations a sample, %.1f s\n",
             "", st->pairs, st->rounds, st->pair_sd * 100.0, st->iters, st->seconds);
     bench__print_change_line(o, c, color);
+    if (st->futile)
+        fprintf(o, "%24sstopped at look %zu: even %.0f pairs, what the budget left could give "
+                   "it, would leave its interval across the +-%.2f%% band\n",
+                "", st->looks, st->reach, st->threshold * 100.0);
     bench__print_verdict(o, c, color);
 }
 
 void bench__print_confirmed(const char *id, bench__verdict before, const bench__change *paired,
-                            size_t pairs)
+                            size_t pairs, double futile_reach)
 {
-    char shown[BENCH__ESCAPED_ID];
-    bench__errf("confirmed %s: %s -> %s, %+.2f%% [%+.2f%%, %+.2f%%] paired (%zu worker pairs)\n",
+    char shown[BENCH__ESCAPED_ID], futile[96] = "";
+    if (futile_reach > 0)
+        snprintf(futile, sizeof futile, "; stopped: even %.0f pairs could not decide it",
+                 futile_reach);
+    bench__errf("confirmed %s: %s -> %s, %+.2f%% [%+.2f%%, %+.2f%%] paired (%zu worker "
+                "pairs%s)\n",
                 bench__escape(shown, sizeof shown, id), bench__verdict_name(before),
                 bench__verdict_name(paired->verdict), 100.0 * (paired->ratio - 1.0),
-                100.0 * (paired->ratio_lower - 1.0), 100.0 * (paired->ratio_upper - 1.0), pairs);
+                100.0 * (paired->ratio_lower - 1.0), 100.0 * (paired->ratio_upper - 1.0), pairs,
+                futile);
 }
 
 /* A count's verdict in colour: a regression red, an improvement green (exact counts are never

@@ -54,6 +54,10 @@ typedef struct bench__paired_stats {
     double pair_sd;          /* sd of the pair-to-pair ratios, relative */
     unsigned long long iters; /* iterations a sample */
     double seconds;          /* the time it took, s */
+    bool futile;             /* stopped at a look as undecidable (bench__verdict_futile) */
+    size_t looks;            /* the look it stopped at */
+    double reach;            /* the pairs the budget could still have given it */
+    double threshold;        /* the noise threshold, relative */
 } bench__paired_stats;
 
 /**
@@ -64,9 +68,11 @@ typedef struct bench__paired_stats {
 void bench__print_paired_item(FILE *o, const char *id, const bench__change *c, const char *why,
                               const bench__paired_stats *st, bool color);
 /** A saved comparison's suspect verdict `before`, confirmed by a paired run (`paired`, over
- * `pairs` worker pairs): one line on stderr, "confirmed ID: BEFORE -> AFTER, +x% [lo, hi]". */
+ * `pairs` worker pairs): one line on stderr, "confirmed ID: BEFORE -> AFTER, +x% [lo, hi]";
+ * `futile_reach` above 0: the futility rule stopped it, as even that many pairs could not
+ * decide it. */
 void bench__print_confirmed(const char *id, bench__verdict before, const bench__change *paired,
-                            size_t pairs);
+                            size_t pairs, double futile_reach);
 /** --instructions: the change line under a compared result, its exact counts and verdict
  * ("not compared" when the baseline has no count). */
 void bench__print_count_change(FILE *o, const bench__change *ch, bool color);

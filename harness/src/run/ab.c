@@ -36,7 +36,12 @@
  * (tests/unit/test_ab_stats.c checks the coverage by simulation). When the budget runs out, a
  * benchmark still undecided is decided at the pairs it has (one of its looks), and is
  * "inconclusive" when even then its interval reaches beyond the noise threshold, with the
- * smallest change the run could have detected.
+ * smallest change the run could have detected. The budget is one: a pair starts only when the
+ * time left holds it; a benchmark of the same code on both sides gets no verdict and stops at its
+ * first look; one that even its share of the time left could not decide stops at a look as
+ * futile (bench__verdict_futile); and without --ab-pairs one still open after its last
+ * scheduled look goes on to one more look when the budget is spent, so the time the others did
+ * not use goes to it.
  */
 #define _GNU_SOURCE /* sched_setaffinity, CPU_SET */
 #include <errno.h>
@@ -92,6 +97,30 @@ size_t bench__ab_looks(int max_pairs, size_t *looks, size_t cap)
     return k;
 }
 
+bench__ab_step bench__ab_look(const double *pair_log, size_t n, bool last, bool same_code,
+                              double reach, double tests, const bench__compare_opts *o,
+                              bench__change *c)
+{
+    bench__ab_stats(pair_log, n, tests, o, c);
+    if (last || same_code || bench__verdict_decided(c->verdict))
+        return BENCH__AB_DECIDED;
+    if (reach > 0 && bench__verdict_futile(c, c->run_noise, n, reach, o))
+        return BENCH__AB_FUTILE;
+    return BENCH__AB_GO_ON;
+}
+
+double bench__ab_reach(size_t pairs, double left_ns, double cost_ns, size_t open)
+{
+    if (!(cost_ns > 0) || !(left_ns > 0))
+        return (double)pairs;
+    return (double)pairs + floor(left_ns / (cost_ns * (double)(open ? open : 1)));
+}
+
+bool bench__ab_affords(double left_ns, double cost_ns)
+{
+    return left_ns > 0 && left_ns >= cost_ns;
+}
+
 const char *bench__ab_schedule_name(bench__ab_schedule s)
 {
     return s == BENCH__AB_DUET ? "duet" : s == BENCH__AB_UNPINNED ? "unpinned" : "pinned";
@@ -102,6 +131,7 @@ const char *bench__ab_schedule_name(bench__ab_schedule s)
 typedef struct ab_bench {
     bench__ab_item *item;
     bool done;
+    bool same;         /* its code is the same on both sides: no verdict, one look */
     size_t look;       /* index of the next look */
     double *pair_log;  /* per pair: median over its rounds of ln(B/A) */
     double *pair_a_ns; /* per pair: median of A's samples, ns per iteration */
@@ -121,7 +151,7 @@ typedef struct ab_run {
     double sample_ns;    /* ns */
     double pair_ns;      /* a pair's share of the budget, ns */
     int64_t end_ns;      /* when the whole budget is spent (bench__now_ns clock) */
-    double tests;        /* benchmarks x looks */
+    double tests;        /* benchmarks that may get a verdict x looks */
     size_t looks[16];
     size_t nlooks;
 } ab_run;
@@ -356,13 +386,15 @@ static int one_pair(ab_run *run, ab_bench *b)
     return rc;
 }
 
-/* Decides benchmark b at the pairs it has. */
-static void decide(ab_run *run, ab_bench *b)
+/* Looks at benchmark b at the pairs it has (bench__ab_look: `last` its last look, `reach` the
+ * pairs the budget could still give it, 0 none) and fills its item's numbers. */
+static bench__ab_step decide(ab_run *run, ab_bench *b, bool last, double reach)
 {
     bench__ab_item *it = b->item;
     bench__compare_opts copt = {.significance_level = run->o->significance_level,
                                 .noise_threshold = run->o->noise_threshold};
-    bench__ab_stats(b->pair_log, it->pairs, run->tests, &copt, &it->change);
+    bench__ab_step step = bench__ab_look(b->pair_log, it->pairs, last, b->same, reach, run->tests,
+                                         &copt, &it->change);
     if (it->pairs >= 1) {
         /* A's time per iteration: the geometric mean of its pairs' medians; B's is A's times
          * the estimated ratio, so the two figures shown are the estimate's own. */
@@ -373,6 +405,44 @@ static void decide(ab_run *run, ab_bench *b)
         it->change.new_median = it->change.old_median * it->change.ratio;
     }
     it->pair_sd = it->pairs >= 2 ? bench__std_dev(b->pair_log, it->pairs) : NAN;
+    it->futile = step == BENCH__AB_FUTILE;
+    it->reach = reach;
+    return step;
+}
+
+/* Whether item it's code identity is known and the same in both programs. */
+static bool same_code(const bench__ab_item *it)
+{
+    return it->old_code[0] && strcmp(it->old_code, it->new_code) == 0;
+}
+
+/* The looks of a comparison into looks[0..cap): the schedule up to max_pairs and, without
+ * --ab-pairs, one more when the budget is spent (SIZE_MAX: no pair count reaches it), for a
+ * benchmark still open at the last scheduled one. Returns how many. */
+static size_t comparison_looks(const bench__ab_options *o, size_t *looks, size_t cap)
+{
+    size_t n = bench__ab_looks(o->max_pairs, looks, cap - 1);
+    if (!o->pairs_capped)
+        looks[n++] = SIZE_MAX;
+    return n;
+}
+
+/* The benchmarks of items[0..n) that may get a verdict: not those of the same code on both
+ * sides, which get none. */
+static size_t judged_count(const bench__ab_item *items, size_t n)
+{
+    size_t judged = 0;
+    for (size_t i = 0; i < n; i++)
+        judged += !same_code(&items[i]);
+    return judged;
+}
+
+/* The tests of the family (Bonferroni): the benchmarks that may get a verdict times the looks,
+ * at least 1. */
+static double family_tests(const bench__ab_item *items, size_t n, size_t nlooks)
+{
+    size_t judged = judged_count(items, n);
+    return (double)(judged ? judged : 1) * (double)(nlooks ? nlooks : 1);
 }
 
 /* The CPUs this process may run on, in order (none: pinning is off). */
@@ -427,8 +497,8 @@ int bench__ab_compare(const char *old_prog, int old_fd, const char *new_prog, in
     /* Half the most pairs fill the average budget: a benchmark that needs them all takes the
      * time that the quickly decided ones leave. */
     run.pair_ns = o->seconds * 1e9 * 2.0 / (double)(o->max_pairs > 0 ? o->max_pairs : 1);
-    run.nlooks = bench__ab_looks(o->max_pairs, run.looks, sizeof run.looks / sizeof run.looks[0]);
-    run.tests = (double)(n ? n : 1) * (double)run.nlooks;
+    run.nlooks = comparison_looks(o, run.looks, sizeof run.looks / sizeof run.looks[0]);
+    run.tests = family_tests(items, n, run.nlooks);
     bench__rng_seed(&run.rng, o->seed ^ 0xab5eedULL);
     ab_bench *bs = calloc(n ? n : 1, sizeof *bs);
     if (!bs) {
@@ -438,12 +508,15 @@ int bench__ab_compare(const char *old_prog, int old_fd, const char *new_prog, in
     for (size_t i = 0; i < n; i++) {
         bs[i].item = &items[i];
         bs[i].index = i;
+        bs[i].same = same_code(&items[i]);
         items[i].change.verdict = BENCH__V_INCOMPARABLE;
         items[i].rc = 0;
         items[i].message[0] = '\0';
         items[i].pairs = items[i].rounds = 0;
         items[i].iters = 0;
         items[i].seconds = 0;
+        items[i].futile = false;
+        items[i].reach = 0;
     }
     int64_t start = bench__now_ns();
     double budget_ns = o->seconds * 1e9 * (double)n;
@@ -459,7 +532,14 @@ int bench__ab_compare(const char *old_prog, int old_fd, const char *new_prog, in
             if (b->done)
                 continue;
             bench__ab_item *it = b->item;
-            bool over = (double)(bench__now_ns() - start) >= budget_ns;
+            /* One budget: beyond the pairs of its first look, a pair starts only when the time
+             * left holds one more at this benchmark's cost so far; those of the first look
+             * start while any time is left, so that a short budget still gives each benchmark
+             * what pairs it can (overrunning by at most one pair, as a fixed budget would). */
+            double cost = b->started ? it->seconds * 1e9 / (double)b->started : run.pair_ns;
+            double left = (double)(run.end_ns - bench__now_ns());
+            bool over = it->pairs < run.looks[0] ? !(left > 0)
+                                                 : !bench__ab_affords(left, cost);
             if (!over) {
                 bench__progress_step(&line, n - open, "benchmark %zu of %zu, pair %zu, %zu "
                                      "undecided", (size_t)(b - bs) + 1, n, it->pairs + 1, open);
@@ -479,16 +559,30 @@ int bench__ab_compare(const char *old_prog, int old_fd, const char *new_prog, in
                         done(it, arg);
                     continue;
                 }
+                cost = it->seconds * 1e9 / (double)b->started;
             }
-            /* A look at the next scheduled pair count, or the last one the budget allows. */
-            bool at_look = b->look < run.nlooks && it->pairs >= run.looks[b->look];
-            if (at_look || over) {
-                while (b->look < run.nlooks && it->pairs >= run.looks[b->look])
-                    b->look++;
-                decide(&run, b);
-                it->looks = at_look || b->look >= run.nlooks ? b->look : b->look + 1;
-                if (over || bench__verdict_decided(it->change.verdict) ||
-                    b->look >= run.nlooks) {
+            /* The next look: at its scheduled pair count; unless --ab-pairs caps the pairs, a
+             * benchmark still open after the last scheduled one goes on (taking the time the
+             * settled ones left) to one more look when the budget is spent; any look, when the
+             * budget is spent, is its last. */
+            size_t k = b->look;
+            bool last = k + 1 >= run.nlooks;
+            bool due = k < run.nlooks && it->pairs >= run.looks[k];
+            if (due || over) {
+                /* What it could still reach: never less than the schedule's most pairs, which
+                 * a comparison without the rule would have given it (the simulation's cap), nor,
+                 * without --ab-pairs, less than its share of the time left. */
+                double reach = 0;
+                if (!over && !last)
+                    reach = o->pairs_capped
+                                ? (double)o->max_pairs
+                                : fmax((double)o->max_pairs,
+                                       bench__ab_reach(it->pairs,
+                                                       (double)(run.end_ns - bench__now_ns()),
+                                                       cost, open));
+                b->look = k + 1 < run.nlooks ? k + 1 : run.nlooks;
+                it->looks = b->look;
+                if (decide(&run, b, over || last, reach) != BENCH__AB_GO_ON) {
                     if (it->pairs < 2)
                         bench__msg(it->message, sizeof it->message,
                                    "fewer than 2 worker pairs measured a round (raise the time "
@@ -518,6 +612,7 @@ int bench__ab_compare(const char *old_prog, int old_fd, const char *new_prog, in
 
 typedef struct ab_print {
     bool color;
+    double threshold; /* the noise threshold T, relative */
     int exit_code;
 } ab_print;
 
@@ -537,8 +632,15 @@ static void print_item(bench__ab_item *it, void *arg)
         /* The same code on both sides is never called regressed or improved. */
         (void)bench__verdict_same_code(&it->change, it->old_code, it->new_code);
     }
-    bench__paired_stats st = {it->pairs, it->rounds, it->pair_sd,
-                              (unsigned long long)it->iters, it->seconds};
+    bench__paired_stats st = {.pairs = it->pairs,
+                              .rounds = it->rounds,
+                              .pair_sd = it->pair_sd,
+                              .iters = (unsigned long long)it->iters,
+                              .seconds = it->seconds,
+                              .futile = it->futile,
+                              .looks = it->looks,
+                              .reach = it->reach,
+                              .threshold = pr->threshold};
     bench__print_paired_item(stdout, it->id, &it->change, why, &st, pr->color);
     fflush(stdout);
 }
@@ -578,15 +680,23 @@ int bench__ab_run(const char *other, const bench__instance *all, const bool *sel
             bench__code_hash(o->new_code, all[i].id, items[k++].new_code);
         }
     size_t looks[16];
-    size_t nlooks = bench__ab_looks(o->max_pairs, looks, sizeof looks / sizeof looks[0]);
-    char sched[96] = "";
-    for (size_t i = 0; i < nlooks; i++)
+    size_t nlooks = comparison_looks(o, looks, sizeof looks / sizeof looks[0]);
+    char sched[128] = "";
+    for (size_t i = 0; i < nlooks && looks[i] != SIZE_MAX; i++)
         bench__msg(sched + strlen(sched), sizeof sched - strlen(sched), "%s%zu", i ? ", " : "",
                    looks[i]);
+    bench__msg(sched + strlen(sched), sizeof sched - strlen(sched), " pairs%s",
+               looks[nlooks - 1] == SIZE_MAX ? " and when the budget is spent" : "");
+    double tests = family_tests(items, m, nlooks);
+    size_t judged = judged_count(items, m);
+    char same[96] = "";
+    if (judged < m)
+        bench__msg(same, sizeof same, "; %zu of the same code in both: no verdict, one look",
+                   m - judged);
     printf("Paired A/B: A (old) = %s\n            B (new) = %s\n", other, self);
     printf("%.1f s per benchmark on average (%.0f s in all), spent on the undecided ones; pairs "
-           "%s, both workers of a pair %s; %s; looks at %s pairs; intervals at %.4g "
-           "(Bonferroni over %zu benchmarks x %zu looks)\n\n",
+           "%s, both workers of a pair %s; %s; looks at %s; intervals at %.4g "
+           "(Bonferroni over %zu benchmarks x %zu looks%s)\n\n",
            o->seconds, o->seconds * (double)m, o->schedule == BENCH__AB_PINNED ? "pinned"
                                                : o->schedule == BENCH__AB_DUET ? "in a duet"
                                                                               : "unpinned",
@@ -594,10 +704,10 @@ int bench__ab_run(const char *other, const bench__instance *all, const bool *sel
            : o->schedule == BENCH__AB_DUET ? "running at once on two CPUs, swapped"
                                            : "taking turns where the scheduler puts them",
            o->fixed_layout ? "layouts fixed" : "random layout per worker",
-           sched, 1.0 - o->significance_level / ((double)(m ? m : 1) * (double)nlooks), m,
-           nlooks);
+           sched, 1.0 - o->significance_level / tests, judged, nlooks, same);
     fflush(stdout);
-    ab_print pr = {.color = color, .exit_code = BENCH_EXIT_OK};
+    ab_print pr = {.color = color, .threshold = o->noise_threshold,
+                   .exit_code = BENCH_EXIT_OK};
     int rc = bench__ab_compare(other, -1, self, -1, items, m, o, print_item, &pr);
     /* --explain: the changed benchmarks' functions, before the summary (explain.c); it fails
      * only when interrupted. */

@@ -34,7 +34,10 @@ struct bench__code_ids;
 typedef struct bench__ab_options {
     double seconds;            /* budget per benchmark on average: the comparison may spend
                                 * seconds x benchmarks, on the undecided ones */
-    int max_pairs;             /* most worker pairs of one benchmark: its last look */
+    int max_pairs;             /* the looks' schedule runs up to this many pairs */
+    bool pairs_capped;         /* --ab-pairs given: max_pairs is also the most pairs of one
+                                * benchmark; otherwise one still open after the last look goes
+                                * on while the budget lasts, to one more look at its end */
     double sample_ms;          /* target duration of one sample, ms */
     double significance_level; /* alpha over all benchmarks and looks (Bonferroni) */
     double noise_threshold;    /* smallest relative change reported as a regression */
@@ -82,6 +85,39 @@ size_t bench__ab_looks(int max_pairs, size_t *looks, size_t cap);
 void bench__ab_stats(const double *pair_log, size_t n, double tests, const bench__compare_opts *o,
                      bench__change *c);
 
+/** What a look at a benchmark of a paired comparison decides (bench__ab_look). */
+typedef enum bench__ab_step {
+    BENCH__AB_GO_ON = 0, /* undecided: more pairs */
+    BENCH__AB_DECIDED,   /* decided (regressed, improved, no change, within noise), or its last
+                          * look: stop with the verdict it has */
+    BENCH__AB_FUTILE,    /* even `reach` pairs would leave it undecided: stop, inconclusive */
+} bench__ab_step;
+
+/**
+ * One look of the sequential design at a benchmark's n pair values: decides it into c
+ * (bench__ab_stats at `tests`) and says whether to stop. `last`: its last look, where it stops
+ * whatever the verdict. `reach`: the pairs the budget left could still give it (the futility
+ * rule, bench__verdict_futile); 0 leaves the rule out. `same_code`: its code identity is the
+ * same on both sides, so no verdict will be given on it: it stops at this look, its numbers
+ * measured.
+ */
+bench__ab_step bench__ab_look(const double *pair_log, size_t n, bool last, bool same_code,
+                              double reach, double tests, const bench__compare_opts *o,
+                              bench__change *c);
+
+/**
+ * The one budget of a paired comparison, shared by all its benchmarks: the pairs a benchmark
+ * with `pairs` pairs can still reach when the `open` benchmarks still undecided share the time
+ * left (left_ns) equally, at its cost a pair (cost_ns, its mean so far): pairs + left / (cost x
+ * open). As benchmarks settle, open falls and each one still open reaches further. A benchmark
+ * whose next pair does not fit in the time left (bench__ab_affords) stops at the pairs it has.
+ */
+double bench__ab_reach(size_t pairs, double left_ns, double cost_ns, size_t open);
+
+/** Whether the time left (left_ns) holds one more pair at cost_ns: a pair starts only then, so
+ * the comparison stays within its total but for the spread of one pair's cost. */
+bool bench__ab_affords(double left_ns, double cost_ns);
+
 /** One benchmark of a paired comparison: its id in, its outcome out. */
 typedef struct bench__ab_item {
     const char *id;
@@ -93,6 +129,10 @@ typedef struct bench__ab_item {
     size_t pairs;         /* worker pairs that measured */
     size_t rounds;        /* rounds of ABBA+BAAB over all pairs */
     size_t looks;         /* looks taken */
+    bool futile;          /* stopped at a look because even the budget left could not decide it
+                           * (bench__verdict_futile): inconclusive */
+    double reach;         /* pairs it could still have reached at its last look (the futility
+                           * rule's cap); 0 when not projected */
     uint64_t iters;       /* iterations per sample */
     double seconds;       /* wall time spent on it */
     double pair_sd;       /* sd of the pairs' ln(B/A) */

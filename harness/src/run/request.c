@@ -56,6 +56,7 @@ bench__ab_options bench__request_ab_options(const bench__request *c)
     return (bench__ab_options){
         .seconds = c->ab_time > 0 ? c->ab_time : BENCH__AB_DEFAULT_SECONDS,
         .max_pairs = c->ab_pairs > 0 ? c->ab_pairs : BENCH__AB_DEFAULT_MAX_PAIRS,
+        .pairs_capped = c->ab_pairs > 0,
         .sample_ms = BENCH__AB_DEFAULT_SAMPLE_MS,
         .significance_level = c->cmp.significance_level,
         .noise_threshold = c->cmp.noise_threshold,

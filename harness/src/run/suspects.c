@@ -293,7 +293,8 @@ static int confirm_paired(const bench__request *c, const char *snap, int fd,
             drift_guard(x, 1, drift);
             continue;
         }
-        bench__print_confirmed(it->id, x->verdict, &it->change, it->pairs);
+        bench__print_confirmed(it->id, x->verdict, &it->change, it->pairs,
+                               it->futile ? it->reach : 0);
         it->change.confirmed = true;
         *x = it->change;
     }
