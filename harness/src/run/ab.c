@@ -464,6 +464,51 @@ static size_t allowed_cpus(int **out)
     return k;
 }
 
+/* The file BENCH_AB_SAMPLES names, opened to append every sample to it, for whoever wants to
+ * look at them (docs/cli.md, environment); NULL when it is not set or cannot be opened (then
+ * with a warning). */
+static FILE *open_sample_log(void)
+{
+    const char *log_path = getenv("BENCH_AB_SAMPLES");
+    if (!log_path || !*log_path)
+        return NULL;
+    /* A FIFO or a device would block or swallow the samples: a regular file only. */
+    char why[4400], shown[4 * sizeof why];
+    int fd;
+    FILE *f = NULL;
+    if (bench__open_append(log_path, &fd, why, sizeof why) == 0 && !(f = fdopen(fd, "a"))) {
+        bench__msg(why, sizeof why, "%s: %s", log_path, strerror(errno));
+        close(fd);
+    }
+    if (!f)
+        bench__errf("warning: BENCH_AB_SAMPLES: %s; no samples are logged\n",
+                    bench__escape(shown, sizeof shown, why));
+    return f;
+}
+
+/* One budget: beyond the pairs of its first look, a pair of b starts only when the time left
+ * holds one more at its cost so far (ns); those of the first look start while any time is
+ * left, so that a short budget still gives each benchmark what pairs it can (overrunning by at
+ * most one pair, as a fixed budget would). True when b may start no more pairs. */
+static bool budget_spent(const ab_run *run, const ab_bench *b, double cost)
+{
+    double left = (double)(run->end_ns - bench__now_ns());
+    return b->item->pairs < run->looks[0] ? !(left > 0) : !bench__ab_affords(left, cost);
+}
+
+/* Every item's outcome cleared before a comparison fills it. */
+static void clear_item(bench__ab_item *it)
+{
+    it->change.verdict = BENCH__V_INCOMPARABLE;
+    it->rc = 0;
+    it->message[0] = '\0';
+    it->pairs = it->rounds = 0;
+    it->iters = 0;
+    it->seconds = 0;
+    it->futile = false;
+    it->reach = 0;
+}
+
 int bench__ab_compare(const char *old_prog, int old_fd, const char *new_prog, int new_fd,
                       bench__ab_item *items, size_t n, const bench__ab_options *o,
                       bench__ab_done_fn done, void *arg)
@@ -479,21 +524,7 @@ int bench__ab_compare(const char *old_prog, int old_fd, const char *new_prog, in
     run.ncpus = allowed_cpus(&run.cpus);
     const bench__clock_info *clk = bench__clock_calibrate();
     run.sample_ns = fmax(o->sample_ms * 1e6, clk->min_sample_ns);
-    /* Every sample, for whoever wants to look at them (docs/cli.md, environment). */
-    const char *log_path = getenv("BENCH_AB_SAMPLES");
-    if (log_path && *log_path) {
-        /* A FIFO or a device would block or swallow the samples: a regular file only. */
-        char why[4400], shown[4 * sizeof why];
-        int fd;
-        if (bench__open_append(log_path, &fd, why, sizeof why) == 0 &&
-            !(run.samples = fdopen(fd, "a"))) {
-            bench__msg(why, sizeof why, "%s: %s", log_path, strerror(errno));
-            close(fd);
-        }
-        if (!run.samples)
-            bench__errf("warning: BENCH_AB_SAMPLES: %s; no samples are logged\n",
-                        bench__escape(shown, sizeof shown, why));
-    }
+    run.samples = open_sample_log();
     /* Half the most pairs fill the average budget: a benchmark that needs them all takes the
      * time that the quickly decided ones leave. */
     run.pair_ns = o->seconds * 1e9 * 2.0 / (double)(o->max_pairs > 0 ? o->max_pairs : 1);
@@ -509,14 +540,7 @@ int bench__ab_compare(const char *old_prog, int old_fd, const char *new_prog, in
         bs[i].item = &items[i];
         bs[i].index = i;
         bs[i].same = same_code(&items[i]);
-        items[i].change.verdict = BENCH__V_INCOMPARABLE;
-        items[i].rc = 0;
-        items[i].message[0] = '\0';
-        items[i].pairs = items[i].rounds = 0;
-        items[i].iters = 0;
-        items[i].seconds = 0;
-        items[i].futile = false;
-        items[i].reach = 0;
+        clear_item(&items[i]);
     }
     int64_t start = bench__now_ns();
     double budget_ns = o->seconds * 1e9 * (double)n;
@@ -532,14 +556,8 @@ int bench__ab_compare(const char *old_prog, int old_fd, const char *new_prog, in
             if (b->done)
                 continue;
             bench__ab_item *it = b->item;
-            /* One budget: beyond the pairs of its first look, a pair starts only when the time
-             * left holds one more at this benchmark's cost so far; those of the first look
-             * start while any time is left, so that a short budget still gives each benchmark
-             * what pairs it can (overrunning by at most one pair, as a fixed budget would). */
             double cost = b->started ? it->seconds * 1e9 / (double)b->started : run.pair_ns;
-            double left = (double)(run.end_ns - bench__now_ns());
-            bool over = it->pairs < run.looks[0] ? !(left > 0)
-                                                 : !bench__ab_affords(left, cost);
+            bool over = budget_spent(&run, b, cost);
             if (!over) {
                 bench__progress_step(&line, n - open, "benchmark %zu of %zu, pair %zu, %zu "
                                      "undecided", (size_t)(b - bs) + 1, n, it->pairs + 1, open);
