@@ -377,6 +377,17 @@ static void test_clip_outliers_by_hand(void **state)
         assert_close(zo[i], z[i], 1e-12);
 }
 
+/* The change points of twelve observed run medians (us per iteration), one of `series` series
+ * tested together; y gets their logs (of ns). */
+static bench__cp_result observed(const double us[12], double series, double y[12])
+{
+    for (size_t i = 0; i < 12; i++)
+        y[i] = log(us[i] * 1000.0);
+    bench__cp_result cr;
+    assert_int_equal(bench__changepoints(y, 12, ALPHA, series, &cr), 0);
+    return cr;
+}
+
 /* A series e2e/history_stores recorded at load 19 (us per iteration): the program changed at
  * run 7 (index 6) and doubled the time, and the newest run was disturbed 28x. With the newest
  * run left as it was, no change point was found (a trend of +10.8% a run instead); moved to the
@@ -387,10 +398,7 @@ static void test_observed_series_with_a_disturbed_newest_run(void **state)
     const double us[12] = {2.028, 2.124, 2.062, 2.162, 2.096, 2.037,
                            4.129, 3.962, 3.926, 3.926, 3.926, 114.7};
     double y[12];
-    for (size_t i = 0; i < 12; i++)
-        y[i] = log(us[i] * 1000.0);
-    bench__cp_result cr;
-    assert_int_equal(bench__changepoints(y, 12, ALPHA, 2, &cr), 0);
+    bench__cp_result cr = observed(us, 2, y);
     assert_int_equal(cr.ncp, 1);
     assert_int_equal(cr.cp[0].index, 6);
     assert_true(cr.cp[0].step > 0.8 && cr.cp[0].step_lower > 0.5);
@@ -410,10 +418,7 @@ static void test_observed_series_with_a_disturbed_run(void **state)
     const double us[12] = {2.004, 1.980, 2.056, 1.980, 1.983, 3.565,
                            83.26, 3.922, 3.999, 3.911, 3.959, 3.911};
     double y[12];
-    for (size_t i = 0; i < 12; i++)
-        y[i] = log(us[i] * 1000.0);
-    bench__cp_result cr;
-    assert_int_equal(bench__changepoints(y, 12, ALPHA, 1, &cr), 0);
+    bench__cp_result cr = observed(us, 1, y);
     assert_int_equal(cr.ncp, 1);
     assert_true(cr.cp[0].index == 5 || cr.cp[0].index == 6);
     assert_true(cr.cp[0].step > 0.5 && cr.cp[0].step_lower > 0);
