@@ -48,14 +48,21 @@ class GrowthTest(e2e_helpers.Case):
         self.assertEqual(set(got), set(want))
         for key, cls in want.items():
             c = got[key]
-            self.assertEqual(c["best"], cls, c)
             # Plain enough to be named (0.4-2% rms here, the next class 12% or more); a busy
-            # machine's noise may push the rms over the rule's 10%, and then no class is named,
-            # which is what the rule is for (its thresholds are tested in unit/stats).
+            # machine's noise may push the rms over the rule's 10% or the next class near the
+            # best, and then no class is named, which is what the rule is for (its thresholds
+            # are tested in unit/stats), and the best fit may be the neighbouring class (at
+            # load 2 per CPU linear read O(N log N) at rms 11.3%): the planted class is then
+            # one of the two best.
             if c["class"] is None:
                 print(f"{key}: no class named on this run: {c['no_class']}")
-                self.assertRegex(c["no_class"], r"^rms [\d.]+%, above 10%$")
+                self.assertRegex(c["no_class"], r"^(rms [\d.]+%, above 10%|O\([^)]*\) fits "
+                                                r"nearly as well \(rms [\d.]+%, under "
+                                                r"[\d.]+x\))$")
+                ranked = sorted(c["fits"], key=lambda f: f["rms"])
+                self.assertIn(cls, [f["class"] for f in ranked[:2]], c)
             else:
+                self.assertEqual(c["best"], cls, c)
                 self.assertEqual(c["class"], cls, c)
                 self.assertNotIn("no_class", c)
             self.assertEqual(c["parameters"], 5)

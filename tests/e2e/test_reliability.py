@@ -627,7 +627,10 @@ class SpreadWarningTest(Case):
         # A threshold is a comparison's: compared with a saved run, at 2% and at 99%.
         self.pretty("--save-baseline", "spread", env={"E2E_SPREAD": "1"})
         out = self.pretty("--baseline", "spread", env={"E2E_SPREAD": "1"})
-        self.assertIn("Spread between processes", out)
+        # A busy machine may split the processes into two speed groups (at load 2 per CPU: 17
+        # at 25 us, 3 at 68 us), which its own line reports in place of the spread's.
+        if "Two speed groups among its" not in out:
+            self.assertIn("Spread between processes", out)
         out = self.pretty("--baseline", "spread", "--noise-threshold", "0.99",
                           env={"E2E_SPREAD": "1"}, processes="100")
         self.assertIn("spread/pid", out)
