@@ -10,7 +10,10 @@
 #include <cmocka.h>
 
 #include <math.h>
+#include <string.h>
 
+#include "core/result.h"
+#include "run/client.h"
 #include "run/instr.h"
 
 static void test_difference_cancels_the_constant(void **state)
@@ -73,12 +76,44 @@ static void test_mode_names(void **state)
     assert_false(bench__instr_is_mode(NULL));
 }
 
+/* Under --instructions a count per iteration is the slope through the samples of 1, N and 2N
+ * iterations; a time beside it (a thread's ns) is the median of its samples' ns per iteration,
+ * never the slope, which its noise can make negative: samples of 2000, 1500 and 1000 ns over
+ * 1, 100 and 200 iterations have a slope of -149250/29701 = -5.03 ns an iteration (by hand)
+ * and per-iteration times of 2000, 15 and 5 ns, whose median is 15. */
+static void test_times_are_not_slopes(void **state)
+{
+    (void)state;
+    bench__result r;
+    memset(&r, 0, sizeof r);
+    double iters[] = {1, 100, 200};
+    double counts[] = {6003 + 41, 100 * 6003.0 + 41, 200 * 6003.0 + 41};
+    double ns[] = {2000, 1500, 1000};
+    r.nsamples = 3;
+    r.iters = iters;
+    r.nmetrics = 2;
+    strcpy(r.metrics[0].name, "instructions");
+    strcpy(r.metrics[0].unit, "instructions");
+    r.metrics[0].totals = counts;
+    strcpy(r.metrics[1].name, "thread_1");
+    strcpy(r.metrics[1].unit, "ns");
+    strcpy(r.metrics[1].source, "threads");
+    r.metrics[1].totals = ns;
+    assert_true(fabs(bench__instr_per_iter(iters, ns, 3) - (-149250.0 / 29701.0)) < 1e-9);
+    bench__instr_client.estimate(&r);
+    assert_true(fabs(r.metrics[0].est.median.point - 6003.0) < 1e-9);
+    assert_true(r.metrics[0].est.slope.point == r.metrics[0].est.median.point);
+    assert_true(r.metrics[1].est.median.point == 15.0);
+    assert_true(r.metrics[1].est.median.lower == 15.0 && r.metrics[1].est.slope.point == 15.0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_difference_cancels_the_constant),
         cmocka_unit_test(test_large_counts_stay_exact),
         cmocka_unit_test(test_more_samples_fit_a_line),
+        cmocka_unit_test(test_times_are_not_slopes),
         cmocka_unit_test(test_degenerate_samples),
         cmocka_unit_test(test_verdicts),
         cmocka_unit_test(test_mode_names),
