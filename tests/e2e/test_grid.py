@@ -103,27 +103,38 @@ class GridTest(e2e_helpers.Case):
         self.assertIn("benchmark 'grid/wrong_axis/n=1' failed", self.proc.stderr)
 
     def test_complexity_along_each_axis(self):
+        # The planted growth is linear (time = size x load steps); the fit's best class is a
+        # timing, which a disturbed process can tip to the neighbouring O(N log N) (seen once
+        # on an idle machine along size at load 0.9, three values): named classes must be
+        # O(N), the best of an unnamed fit O(N) or its neighbour.
+        linear = ("O(N)", "O(N log N)")
         (c,) = [c for c in self.doc["complexity"] if (c["group"], c["name"]) ==
                 ("grid", "sweep")]
-        self.assertEqual((c["axis"], c["fixed"], c["best"], c["parameters"]), ("n", {}, "O(N)", 5))
-        # Named, unless a busy machine's noise took its rms over the rule's 10% (test_growth).
+        self.assertEqual((c["axis"], c["fixed"], c["parameters"]), ("n", {}, 5))
+        # Named, unless a busy machine's noise took its rms over the rule's 10% or the next
+        # class near the best (test_growth).
         self.assertIn(c["class"], ("O(N)", None), c)
         if c["class"]:
+            self.assertEqual(c["best"], "O(N)", c)
             self.assertRegex(self.proc.stdout, r"grid/sweep along n: complexity O\(N\), [\d.]+ "
                                                r"\S*s x f\(n\), rms [\d.]+% \(over 5 values; "
                                                r"next best ")
         else:
-            self.assertRegex(c["no_class"], r"^rms [\d.]+%, above 10%$")
-        # map: along size at each load (3 values each, time = size x load steps): fitted, but
-        # three values name no class (docs/measurement.md#complexity); along load only 2
-        # values, too few to fit.
-        got = sorted((c["axis"], c["fixed"]["load"], c["best"], c["class"], c["parameters"])
+            self.assertIn(c["best"], linear, c)
+            self.assertRegex(c["no_class"], r"^(rms [\d.]+%, above 10%|O\([^)]*\) fits nearly "
+                                            r"as well \(rms [\d.]+%, under [\d.]+x\))$")
+        # map: along size at each load (3 values each): fitted, but three values name no class
+        # (docs/measurement.md#complexity); along load only 2 values, too few to fit.
+        got = sorted((c["axis"], c["fixed"]["load"], c["class"], c["parameters"])
                      for c in self.doc["complexity"] if c["name"] == "map")
-        self.assertEqual(got, [("size", 0.5, "O(N)", None, 3), ("size", 0.9, "O(N)", None, 3)])
+        self.assertEqual(got, [("size", 0.5, None, 3), ("size", 0.9, None, 3)])
+        for c in self.doc["complexity"]:
+            if c["name"] == "map":
+                self.assertIn(c["best"], linear, c)
         for lf in ("0.5", "0.9"):
             self.assertRegex(self.proc.stdout, re.escape(
                 f"grid/map along size (load={lf}): no complexity class fits (3 parameters, "
-                "fewer than 4; best O(N), rms ") + r"[\d.]+% over 3 values\)")
+                "fewer than 4; best ") + r"O\(N( log N)?\), rms [\d.]+% over 3 values\)")
         # Strings and tuples of two instances have no growth.
         self.assertEqual({c["name"] for c in self.doc["complexity"]}, {"map", "sweep"})
 
