@@ -298,9 +298,12 @@ class ReaderTests:
         p = run(old, "--history-show", self.store.target, "--history-confirm", "--confirm-time",
                 "6", "cmp/chain", timeout=300)
         self.assert_exit(p, 0)
-        self.assertRegex(p.stdout, r"cmp/chain: change point at run 7 \(\+\d+\.\d\d%\), within "
-                                   r"runs \d+ to \d+: confirmed: \+\d+\.\d\d% .*paired, programs "
-                                   r"of runs 6 and 7")
+        # Run 6 or 7: a run near the step disturbed by other work may tip the search's step by
+        # one (a sanitizer run read run 5 at 30x and placed it at run 6); confirming names the
+        # programs of runs 6 and 7 either way.
+        self.assertRegex(p.stdout, r"cmp/chain: change point at run [67] \(\+\d+\.\d\d%\), "
+                                   r"within runs \d+ to \d+: confirmed: \+\d+\.\d\d% .*paired, "
+                                   r"programs of runs 6 and 7")
         # Only the newest program stays with --history-programs 1.
         p = run(old, *FAST, "--exact", "cmp/chain", "--history", self.store.target,
                 "--history-programs", "1")
