@@ -424,6 +424,27 @@ static void test_observed_series_with_a_disturbed_run(void **state)
     assert_true(cr.cp[0].step > 0.5 && cr.cp[0].step_lower > 0);
 }
 
+/* A series the kept-programs history test recorded under the sanitizers (us per iteration): the
+ * program changed at run 7 (index 6) and doubled the time, and run 5 (index 4) was disturbed
+ * 30x. Judged all at once, that outlier pulled the median of the five around run 6 to the new
+ * level, run 6 was moved there and the step was placed at index 5; clipped one run at a time,
+ * the furthest first, run 6 keeps its own level and the step is at index 6. */
+static void test_observed_series_with_an_outlier_before_the_step(void **state)
+{
+    (void)state;
+    const double us[12] = {2.191, 2.198, 1.941, 2.133, 66.20, 2.165,
+                           4.253, 4.260, 4.298, 4.250, 4.367, 4.250};
+    double y[12], out[12];
+    bench__cp_result cr = observed(us, 1, y);
+    assert_int_equal(cr.ncp, 1);
+    assert_int_equal(cr.cp[0].index, 6);
+    assert_true(cr.cp[0].step > 0.6 && cr.cp[0].step_lower > 0.5);
+    /* only the outlier moves, to the median of its five (runs 3-7: 2.165 us) */
+    bench__cp_clip_outliers(y, 12, true, out);
+    for (size_t i = 0; i < 12; i++)
+        assert_float_equal(out[i], i == 4 ? y[5] : y[i], 1e-12);
+}
+
 /* A 2x step at run 10 whose first run was disturbed 40x by other work. Over 20 seeds: the step found at 9-11 in every one, 2x in its 95% interval in
  * nearly all; a lone outlier on no step makes no change point in (nearly) every one (the
  * series' level is 5%). */
@@ -556,6 +577,7 @@ int main(void)
         cmocka_unit_test(test_newest_step_by_hand),
         cmocka_unit_test(test_clip_outliers_by_hand),
         cmocka_unit_test(test_observed_series_with_a_disturbed_run),
+        cmocka_unit_test(test_observed_series_with_an_outlier_before_the_step),
         cmocka_unit_test(test_step_with_an_outlier_on_it),
         cmocka_unit_test(test_observed_series_with_a_disturbed_newest_run),
         cmocka_unit_test(test_gate_catches_a_step),

@@ -24,7 +24,9 @@
  * each run but the newest is set to the median of the five runs around it when it lies further
  * from that median than OUTLIER_SDS robust sds of the run-to-run noise (from successive
  * differences, which a step moves once) and than OUTLIER_MIN_LOG: a lone outlier goes, a step
- * stays (the median of five around any run of a step of three or more runs is on its side). The
+ * stays (the median of five around any run of a step of three or more runs is on its side).
+ * Runs are moved one at a time, the furthest first, each judged on the series as moved so far:
+ * an outlier two runs before a step must not pull the step's last run across it. The
  * gate's test of the newest run as a step of its own never moves that run; the search for
  * change points does (against the five newest runs): a step needs BENCH__CP_MIN_SEGMENT runs on
  * each side, so a newest run cannot be one, and left as it was a disturbed newest run (a 2 us
@@ -43,6 +45,19 @@
 #define OUTLIER_MIN_LOG 0.0953 /* ln 1.1: a tenth faster or slower */
 #define OUTLIER_WINDOW 5
 
+/* How far out[i] lies from the median of the OUTLIER_WINDOW runs of out around it (the window
+ * kept inside the series), and that median. */
+static double window_deviation(const double *out, size_t n, size_t i, double *med)
+{
+    size_t a = i >= OUTLIER_WINDOW / 2 ? i - OUTLIER_WINDOW / 2 : 0;
+    if (a + OUTLIER_WINDOW > n)
+        a = n - OUTLIER_WINDOW;
+    double w[OUTLIER_WINDOW];
+    memcpy(w, out + a, sizeof w);
+    *med = bench__median_inplace(w, OUTLIER_WINDOW);
+    return fabs(out[i] - *med);
+}
+
 void bench__cp_clip_outliers(const double *logs, size_t n, bool newest, double *out)
 {
     memcpy(out, logs, n * sizeof *out);
@@ -56,15 +71,24 @@ void bench__cp_clip_outliers(const double *logs, size_t n, bool newest, double *
         d[i] = fabs(logs[n - m + i] - logs[n - m + i - 1]);
     double sd = bench__median_inplace(d, m) / (0.6745 * sqrt(2.0));
     double limit = fmax(OUTLIER_SDS * sd, OUTLIER_MIN_LOG);
-    for (size_t i = 0; i < (newest ? n : n - 1); i++) {
-        size_t a = i >= OUTLIER_WINDOW / 2 ? i - OUTLIER_WINDOW / 2 : 0;
-        if (a + OUTLIER_WINDOW > n)
-            a = n - OUTLIER_WINDOW;
-        double w[OUTLIER_WINDOW];
-        memcpy(w, logs + a, sizeof w);
-        double med = bench__median_inplace(w, OUTLIER_WINDOW);
-        if (fabs(logs[i] - med) > limit)
-            out[i] = med;
+    /* One run at a time, the furthest first, each judged on the series clipped so far: judged
+     * all at once, an outlier two runs before a step pulled the median of the five around the
+     * step's last run before it to the new level, and that run was moved across the step. */
+    size_t last = newest ? n : n - 1;
+    for (size_t round = 0; round < last; round++) {
+        size_t worst = n;
+        double worst_dev = limit, worst_med = 0;
+        for (size_t i = 0; i < last; i++) {
+            double med, dev = window_deviation(out, n, i, &med);
+            if (dev > worst_dev) {
+                worst = i;
+                worst_dev = dev;
+                worst_med = med;
+            }
+        }
+        if (worst == n)
+            break;
+        out[worst] = worst_med;
     }
 }
 
