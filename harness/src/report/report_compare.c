@@ -454,6 +454,12 @@ static void fmt_amount(char *buf, size_t len, double v, bool time)
     }
 }
 
+void bench__print_explained_heading(FILE *out, const char *id, bench__verdict v)
+{
+    char shown[BENCH__ESCAPED_ID];
+    fprintf(out, "%s: %s\n", bench__escape(shown, sizeof shown, id), bench__verdict_name(v));
+}
+
 void bench__print_explanation(FILE *out, const bench__explanation *e)
 {
     const char *pad = "                        ";
