@@ -3,8 +3,9 @@
 (E2E_SIGNED): signed/balance adds -2.5 to its counter `balance` every iteration.
 
 - A baseline saved with it loads again: --save-baseline, then --baseline exits 0 and compares
-  the benchmark, in the pretty output and through --output-format json, whose file holds the
-  counter's estimates at exactly -2.5 and passes the schema.
+  the benchmark, in the pretty output (the counter itself said not compared: no ratio of values
+  below 0) and through --output-format json, whose file holds the counter's estimates at exactly
+  -2.5 and passes the schema.
 - The schema's rule that an estimate is never below 0 still holds for every other metric: the
   same file with the counter's source changed to a probe's is refused (exit 2, naming the field).
 - --ab, the run history (SQLite) and the HTML report (bench_report.py) take the counter too.
@@ -54,6 +55,10 @@ class NegativeCounterTest(e2e_helpers.Case):
         p = run(*FAST, *self.base, "--baseline", "neg")
         self.assert_exit(p, 0)
         self.assertIn("balance: -2.500/iter [-2.500 -2.500]", p.stdout)
+        # The counter itself is compared as a ratio, which a value below 0 does not have: it
+        # says so under the time's change line rather than leaving the counter out unexplained.
+        self.assertIn("  balance: not compared (-2.500/iter in the baseline, -2.500/iter now: a "
+                      "ratio needs both above 0)", p.stdout)
         self.assertRegex(p.stdout, r"(?m)^Comparison with baseline 'neg' .*\n  "
                                    r"(no change|within noise|inconclusive|regressed|improved) +"
                                    r"signed/balance ")
