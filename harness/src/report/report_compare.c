@@ -5,7 +5,8 @@
  * counts), and the comparison's exit code. Benchmarks with a status instead of numbers
  * (skipped, new, removed, not compared) are listed by name after the others and counted; they
  * never count as a change. Ids and metric names may come from files: they are printed escaped
- * (bench__escape). Under a verdict, --explain's finding (run/explain.c) reads here too.
+ * (bench__escape). --explain's heading ("ID: VERDICT") and its finding under it (run/explain.c)
+ * read here too.
  */
 #include <math.h>
 #include <stdlib.h>
