@@ -208,6 +208,7 @@ build base "$work/base/$rel" "$work/base-build" ${flags_base[@]+"${flags_base[@]
 judged() {
     awk '
         BEGIN { pad = sprintf("%24s", "") }
+        { gsub(/\033\[[0-9;]*m/, "") } # a --color always passed on to the program
         /^Comparison with A, the old build/ { summary = 1; next }
         !summary {
             if (prev != "" && substr($0, 1, 24) == pad && $0 ~ /^ +(not compared|skipped|new): /)
