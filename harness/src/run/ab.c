@@ -716,7 +716,8 @@ int bench__ab_run(const char *other, const bench__instance *all, const bool *sel
                    m - judged);
     if (judged == 0 && m > 0)
         bench__msg(family, sizeof family, "every benchmark the same code in both (%zu): no "
-                   "verdict, one look each; intervals at %.4g", m, 1.0 - o->significance_level / tests);
+                   "verdict, one look each; intervals at %.4g", m,
+                   1.0 - o->significance_level / tests);
     else
         bench__msg(family, sizeof family, "looks at %s; intervals at %.4g (Bonferroni over %zu "
                    "benchmark%s x %zu look%s%s)", sched, 1.0 - o->significance_level / tests,
