@@ -19,6 +19,9 @@
    only files that exist, and each of them once (--walk).
 5. Sizes: no source file over MAX_FILE_LINES lines and no function over MAX_FUNCTION_LINES
    (signature to closing brace), but for the exceptions named in SIZE_EXCEPTIONS.
+6. Verdicts are worded in report/ only (docs/architecture.md, "Four questions, four answers"):
+   no object outside VERDICT_WORDS_IN calls bench__verdict_name (store/ writes a verdict's name
+   into files, compare/ owns it).
 
 Usage: check_architecture.py SRC_DIR [--walk MARKDOWN] OBJECT...
            exit 0 clean, 1 with one line per breach
@@ -34,6 +37,9 @@ MAX_FUNCTION_LINES = 120
 # Files (folder/file.c) and functions (folder/file.c:name) the size rule leaves alone, each with
 # why. Remove an entry when its reason is gone.
 SIZE_EXCEPTIONS = {}
+# The folders whose objects may call bench__verdict_name: report/ prints a verdict, store/ writes
+# its name into a file, compare/ defines it.
+VERDICT_WORDS_IN = {"report", "store", "compare"}
 
 
 def symbols(objects):
@@ -164,6 +170,13 @@ def layer_calls(syms, allowed):
         breaches.append(f"{src} calls {', '.join(names)} of {dst}, a folder {folder}/README.md "
                         f"does not allow ({others})")
     return breaches
+
+
+def verdict_words(syms):
+    """The objects outside VERDICT_WORDS_IN that word a verdict (call bench__verdict_name)."""
+    return [f"{src} words a verdict (bench__verdict_name): print it with a function of report/"
+            for src, (_, undefined) in sorted(syms.items())
+            if "bench__verdict_name" in undefined and src.split("/", 1)[0] not in VERDICT_WORDS_IN]
 
 
 def declarations(src_dir, syms):
@@ -297,6 +310,9 @@ def self_test(cc):
             "low/l.h": "int d(void);\nextern int dv;\n",
             # b.h's functions are allowed, d.c's are not
             "top/t.c": '#include "high/b.h"\nint d(void);\nint t(void) { return b() + d(); }\n',
+            # a verdict worded outside report/
+            "top/v.c": "const char *bench__verdict_name(int v);\n"
+                       "const char *v(void) { return bench__verdict_name(1); }\n",
             # one file and one function too long
             "top/big.c": "int big(void)\n{\n" + "    ;\n" * (MAX_FILE_LINES + 1) +
                          "    return 0;\n}\n",
@@ -316,6 +332,7 @@ def self_test(cc):
         syms = symbols(objects)
         found = circles(call_graph(syms))
         layers = layer_calls(syms, readme_allowed(src)) + declarations(src, syms)
+        words = verdict_words(syms)
         sizes = size_rules(src)
     want_include = ["low/a.c: includes high/b.h, but low/README.md allows nothing"]
     want_circle = [["high/b.c", "low/a.c"]]
@@ -330,13 +347,16 @@ def self_test(cc):
                   "split it by topic",
                   f"top/big.c:1: big is {MAX_FILE_LINES + 5} lines, more than "
                   f"{MAX_FUNCTION_LINES}: split it"]
+    want_words = ["top/v.c words a verdict (bench__verdict_name): print it with a function of "
+                  "report/"]
     if breaches != want_include or found != want_circle or layers != want_layers or \
-            sizes != want_sizes:
+            sizes != want_sizes or words != want_words:
         print(f"self-test failed: includes {breaches}, circles {found}, layers {layers}, "
-              f"sizes {sizes}")
+              f"sizes {sizes}, verdict words {words}")
         return 1
     print("self-test: the made-up include breach, circle of calls, calls up the layers, "
-          "declarations on the wrong floor and sizes were all reported")
+          "declarations on the wrong floor, sizes and a verdict worded outside report/ were all "
+          "reported")
     return 0
 
 
@@ -380,6 +400,7 @@ def main(argv):
     breaches += layer_calls(syms, readme_allowed(src_dir))
     breaches += declarations(src_dir, syms)
     breaches += size_rules(src_dir)
+    breaches += verdict_words(syms)
     for comp in circles(graph):
         pairs = [f"{a} -> {b}" for a in comp for b in sorted(graph[a]) if b in comp]
         breaches.append(f"circle of calls between {', '.join(comp)}: {'; '.join(pairs)}")
@@ -388,7 +409,7 @@ def main(argv):
     if not breaches:
         print(f"architecture: {len(graph)} files, calls one way and down the layers, includes "
               f"as the READMEs say, no file over {MAX_FILE_LINES} lines, no function over "
-              f"{MAX_FUNCTION_LINES}")
+              f"{MAX_FUNCTION_LINES}, verdicts worded in report/")
     return 1 if breaches else 0
 
 

@@ -44,6 +44,8 @@ for none); GATE_CMAKE_FLAGS_BASE, GATE_CMAKE_FLAGS_NEW: extra arguments for one 
 (whitespace-separated), e.g. to test the gate with an injected slowdown; with -c they are
 GATE_EXTRA_FLAGS.
 Exit: 0 no regression, 1 a regression, 2 usage or build error, 3 a benchmark failed.
+The summary counts the benchmarks compared and names those not compared (a budget too small,
+no usable estimate, skipped, new or removed), with the reason: they pass unjudged.
 EOF
 }
 
@@ -197,15 +199,64 @@ if [[ -f "$work/base/.gitmodules" ]]; then
         die "could not check out the submodules of '$base_ref'"
 fi
 build base "$work/base/$rel" "$work/base-build" ${flags_base[@]+"${flags_base[@]}"}
+
+# What the comparison judged, read from its report (saved as it is printed): each row of the
+# summary after its heading is a benchmark, a verdict (regressed ... inconclusive) one that was
+# compared, a status (not compared, skipped, new, removed) one that was not, with the reason its
+# block above gave ("not compared: fewer than 2 worker pairs ..."; a removed one has no block:
+# only the base build has it). Prints "COMPARED ALL" and then one "ID (REASON)" a line.
+judged() {
+    awk '
+        BEGIN { pad = sprintf("%24s", "") }
+        { gsub(/\033\[[0-9;]*m/, "") } # a --color always passed on to the program
+        /^Comparison with A, the old build/ { summary = 1; next }
+        !summary {
+            if (prev != "" && substr($0, 1, 24) == pad && $0 ~ /^ +(not compared|skipped|new): /)
+                why[prev] = substr($0, 25)
+            prev = $0
+            next
+        }
+        /^  (regressed|improved|no change|within noise|inconclusive)  / { compared++; next }
+        match($0, /^  (not compared|skipped|new|removed)  +/) {
+            status = substr($0, 3, RLENGTH - 2)
+            sub(/ +$/, "", status)
+            id = substr($0, RLENGTH + 1)
+            sub(/ .*/, "", id)
+            lines[++missed] = id " (" ((id in why) ? why[id] : status) ")"
+        }
+        END {
+            print compared + 0, compared + missed
+            for (i = 1; i <= missed; i++)
+                print lines[i]
+        }
+    ' "$1"
+}
+
 set +e
 "$work/new-build/$program" --ab "$work/base-build/$program" --ab-time "$seconds" \
     --ab-pairs "$pairs" --fail-on-regression ${bench_args[@]+"${bench_args[@]}"} \
-    -- ${filters[@]+"${filters[@]}"}
-rc=$?
+    -- ${filters[@]+"${filters[@]}"} | tee "$work/report.txt"
+rc="${PIPESTATUS[0]}"
 set -e
+# The gate's summary says how many benchmarks it judged and names those it did not: "no
+# regression" is a claim about the compared ones only. A benchmark not compared passes, as a
+# skipped one does (docs/ci.md): only a failed one (exit 3) or a regression (exit 1) fails.
+{
+    read -r compared all
+    mapfile -t missed
+} < <(judged "$work/report.txt")
+counted=""
+if [[ "$all" -gt 0 ]]; then
+    counted="; $compared of $all benchmarks compared"
+fi
 case "$rc" in
-    0) echo "$me: no regression" ;;
-    1) echo "$me: REGRESSION (see above)" ;;
-    *) echo "$me: the comparison itself failed (exit $rc)" ;;
+    0) echo "$me: no regression$counted" ;;
+    1) echo "$me: REGRESSION (see above)$counted" ;;
+    *) echo "$me: the comparison itself failed (exit $rc)$counted" ;;
 esac
+if [[ ${#missed[@]} -gt 0 ]]; then
+    echo "$me: not compared, so not judged (they do not fail the gate; a budget too small" \
+        "for them is raised with -t):"
+    printf '  %s\n' "${missed[@]}"
+fi
 exit "$rc"

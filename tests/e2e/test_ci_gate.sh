@@ -9,7 +9,8 @@
 # finds the harness with find_package(harness), with two commits, the second 3 times slower, and
 # runs the installed bench-ci-gate there with no -b and no CMake flags (it finds the project's
 # benchmark program and the installation it belongs to): the second commit against itself must
-# pass (with a 50% noise threshold passed on to the program, so a busy machine cannot fail it)
+# pass (with a 50% noise threshold passed on to the program, so a busy machine cannot fail it),
+# its summary counting the benchmarks compared and naming the one its budget left not compared,
 # and against the first must fail naming the benchmark; the same through a custom build command
 # (-c) with -b and the filter from GATE_FILTERS; a build with no benchmark program, one with two,
 # and a target that does not exist are errors that say what to do. Its usage names it as
@@ -62,8 +63,10 @@ cat > "$repo/steps.h" << 'END'
 #define STEPS 1000u
 END
 cat > "$repo/perf.c" << 'END'
-/* perf.c: a latency-bound chain of STEPS steps (steps.h), so a longer chain is exactly slower. */
+/* perf.c: a latency-bound chain of STEPS steps (steps.h), so a longer chain is exactly slower;
+ * and a benchmark too slow for a small budget. */
 #include <stdint.h>
+#include <time.h>
 #include <harness/bench.h>
 #include "steps.h"
 
@@ -77,6 +80,16 @@ BENCH_FN(outside, chain)
         }
     }
     bench_black_box(x);
+}
+
+/* An iteration of 250 ms: a round of 8 samples takes 2 s, so a budget of 1 s a benchmark cannot
+ * fit the 2 worker pairs a comparison needs, whatever the machine's load. */
+BENCH_FN(outside, slow)
+{
+    BENCH_ITER(b) {
+        struct timespec ts = {0, 250000000};
+        nanosleep(&ts, NULL);
+    }
 }
 END
 git -C "$repo" add -A
@@ -124,16 +137,29 @@ if [[ -n "$extra" ]]; then
     export GATE_CMAKE_FLAGS="$flags"
 fi
 
-expect 0 "bench-ci-gate: benchmark program: perf (the build's one program" \
-    "$gate" -t 1 -p 3 HEAD --noise-threshold 0.5
+# The same code against itself, with a budget (1 s a benchmark) too small for outside/slow: the
+# gate passes, but says how many it compared and names the one it did not, with the reason.
+rc=0
+out="$("$gate" -t 1 -p 3 HEAD --noise-threshold 0.5 2>&1)" || rc=$?
+[[ "$rc" -eq 0 ]] || fail "the gate of HEAD against itself exited $rc; output:
+$out"
+for want in "bench-ci-gate: benchmark program: perf (the build's one program" \
+    "not compared, so not judged (they do not fail the gate" \
+    "  outside/slow (not compared: fewer than 2 worker pairs measured a round"; do
+    [[ "$out" == *"$want"* ]] || fail "the gate of HEAD against itself did not print '$want':
+$out"
+done
+[[ "$out" =~ "bench-ci-gate: no regression; "[01]" of 2 benchmarks compared" ]] ||
+    fail "the gate's summary does not count the benchmarks compared:
+$out"
 # 3 s for the 3 pairs a regression needs: at load 13, 1 s measured one pair and the planted
 # slowdown went "not compared", which passes.
-expect 1 "outside/chain: Performance has regressed." "$gate" -t 3 -p 3 HEAD~1
+expect 1 "outside/chain: Performance has regressed." "$gate" -t 3 -p 3 -f '^outside/chain$' HEAD~1
 # shellcheck disable=SC2016 # expanded by the gate's bash, not here
 build_cmd='cmake -S "$GATE_SOURCE_DIR" -B "$GATE_BUILD_DIR" $GATE_CMAKE_FLAGS'
 # shellcheck disable=SC2016
 build_cmd+=' && cmake --build "$GATE_BUILD_DIR"'
-expect 1 "outside/chain: Performance has regressed." env GATE_FILTERS='^outside/' \
+expect 1 "outside/chain: Performance has regressed." env GATE_FILTERS='^outside/chain$' \
     GATE_CMAKE_FLAGS="$flags" "$gate" -t 3 -p 3 -b perf -c "$build_cmd" HEAD~1
 
 # A build with no benchmark program, or with two: the gate asks for -b.
@@ -147,5 +173,6 @@ expect 2 "the project has no CMake target 'no_such_target'" \
     "$gate" -t 1 -p 3 -b bin/no_such_target
 
 echo "test_ci_gate: ok (usage errors; the installed, moved bench-ci-gate finds the program and" \
-    "the installation, passes the same code, fails a 3x slower commit, builds with -c, asks for" \
-    "-b when a build has no program or two, names a missing target)"
+    "the installation, passes the same code naming what it did not compare, fails a 3x slower" \
+    "commit, builds with -c, asks for -b when a build has no program or two, names a missing" \
+    "target)"

@@ -10,6 +10,8 @@ the same code at other addresses) and with a changed callee of place/isort (CHAN
   benchmark regressed or improved: each says "same code: measured ..." and
   --fail-on-regression passes. CHANGED against ORIGINAL: place/isort's verdict is the numbers'
   as before, place/sum is the same code.
+- --ab's header says every benchmark is the same code when all are (no family of 0 benchmarks to
+  correct over), and with CHANGED corrects over the one benchmark that may get a verdict.
 - --ab of PADDED against ORIGINAL with a budget of many more pairs stops each benchmark at its
   first look (6 pairs): the same code gets no verdict, so more pairs would buy nothing.
 - --baseline saved by ORIGINAL, compared by PADDED: the same, in the pretty summary, the
@@ -87,6 +89,10 @@ class PlacementTest(unittest.TestCase):
                                   r"machine\)\)$", bid)
         self.assertIn("0 regressed, 0 improved", p.stdout)
         self.assertRegex(p.stdout, r"(?m)^ +same code: measured .*: not a change of the code\.$")
+        # The header: no family of 0 benchmarks to correct over, but what happened.
+        self.assertIn("; every benchmark the same code in both (2): no verdict, one look each; "
+                      "intervals at 0.95\n", p.stdout)
+        self.assertNotIn("Bonferroni over 0", p.stdout)
 
     def test_ab_same_code_takes_one_look(self):
         # No --ab-pairs: the budget (5 s each, 10 s in all) would give each benchmark many more
@@ -97,7 +103,8 @@ class PlacementTest(unittest.TestCase):
         self.assert_exit(p, 0)
         pairs = re.findall(r"(?m)^ +(\d+) worker pairs, ", p.stdout)
         self.assertEqual(pairs, ["6", "6"], p.stdout)
-        self.assertIn("2 of the same code in both: no verdict, one look", p.stdout)
+        self.assertIn("every benchmark the same code in both (2): no verdict, one look each",
+                      p.stdout)
 
     def test_ab_changed_callee_keeps_its_verdict(self):
         p = run(CHANGED, "--ab", ORIGINAL, *AB)
@@ -106,6 +113,10 @@ class PlacementTest(unittest.TestCase):
         self.assertNotIn("same code", rows["place/isort"])
         self.assertNotRegex(rows["place/isort"], r"^  no change")  # threshold 0: never by numbers
         self.assertIn("(same code: measured", rows["place/sum"])
+        # The header's family is the one benchmark that may get a verdict.
+        self.assertRegex(p.stdout, r"; looks at 6 pairs; intervals at 0\.95 \(Bonferroni over 1 "
+                                   r"benchmark x 1 look; 1 of the same code in both: no verdict, "
+                                   r"one look\)\n")
 
     def test_baseline_same_code_in_every_format(self):
         base = ["--baseline-dir", self.dir]

@@ -64,6 +64,9 @@ void bench__reporter_bmf(bench__reporter *rep, FILE *out);
 int bench__gbench_write_file(const char *path, const bench__context *ctx, const bench__result *all,
                              size_t n, char *msg, size_t msglen);
 
+/** Prints the heading of --explain's finding for one benchmark, "ID: VERDICT" (the id escaped;
+ * report_compare.c). */
+void bench__print_explained_heading(FILE *out, const char *id, bench__verdict v);
 /** Prints --explain's finding under a benchmark's verdict: the functions the change went into,
  * how it was profiled, or why it was not explained (indented lines; report_compare.c). */
 void bench__print_explanation(FILE *out, const bench__explanation *e);

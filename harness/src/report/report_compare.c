@@ -5,7 +5,8 @@
  * counts), and the comparison's exit code. Benchmarks with a status instead of numbers
  * (skipped, new, removed, not compared) are listed by name after the others and counted; they
  * never count as a change. Ids and metric names may come from files: they are printed escaped
- * (bench__escape). Under a verdict, --explain's finding (run/explain.c) reads here too.
+ * (bench__escape). --explain's heading ("ID: VERDICT") and its finding under it (run/explain.c)
+ * read here too.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -17,6 +18,7 @@
 #include "core/result.h"
 #include "report/report.h"
 #include "report/report_compare.h"
+#include "report/report_metrics.h"
 #include "stats/stats.h"
 #include "sys/context.h"
 
@@ -417,14 +419,27 @@ void bench__print_metric_changes(FILE *o, const bench__result *r, const bench__c
     bool time_moved = t && bench__verdict_has_numbers(t->verdict) && fabs(t->ratio - 1.0) > T;
     for (size_t i = 0; i < r->nmetrics; i++) {
         const bench__change *c = &r->metric_changes[i];
-        if (!bench__verdict_has_numbers(c->verdict))
+        char name[4 * sizeof r->metrics[i].name];
+        bench__escape(name, sizeof name, r->metrics[i].name);
+        if (!bench__verdict_has_numbers(c->verdict)) {
+            /* A user's counter may be 0 or below (bench_counter adds any value), where a
+             * ratio means nothing: say so rather than leave the counter out unexplained. */
+            if (c->verdict == BENCH__V_INCOMPARABLE &&
+                bench__starts_with(r->metrics[i].source, "counter") &&
+                (c->old_median <= 0 || r->metrics[i].est.median.point <= 0)) {
+                char was[32], now[32];
+                bench__fmt_count(was, sizeof was, c->old_median);
+                bench__fmt_count(now, sizeof now, r->metrics[i].est.median.point);
+                fprintf(o, "%*s%s: not compared (%s/iter in the baseline, %s/iter now: a ratio "
+                           "needs both above 0)\n",
+                        INDENT + 2, "", name, was, now);
+            }
             continue;
+        }
         char mid[32], lo[32], hi[32];
         metric_pct(lo, sizeof lo, c->ratio_lower);
         metric_pct(mid, sizeof mid, c->ratio);
         metric_pct(hi, sizeof hi, c->ratio_upper);
-        char name[4 * sizeof r->metrics[i].name];
-        bench__escape(name, sizeof name, r->metrics[i].name);
         fprintf(o, "%*s%s: [%s %s %s] (%s)\n", INDENT + 2, "", name, lo, mid, hi,
                 bench__verdict_name(c->verdict));
         /* Same work within a quarter of the threshold: say so next to the time's verdict. */
@@ -452,6 +467,12 @@ static void fmt_amount(char *buf, size_t len, double v, bool time)
     } else {
         bench__msg(buf, len, "%+.0f", v);
     }
+}
+
+void bench__print_explained_heading(FILE *out, const char *id, bench__verdict v)
+{
+    char shown[BENCH__ESCAPED_ID];
+    fprintf(out, "%s: %s\n", bench__escape(shown, sizeof shown, id), bench__verdict_name(v));
 }
 
 void bench__print_explanation(FILE *out, const bench__explanation *e)

@@ -707,22 +707,31 @@ int bench__ab_run(const char *other, const bench__instance *all, const bool *sel
                looks[nlooks - 1] == SIZE_MAX ? " and when the budget is spent" : "");
     double tests = family_tests(items, m, nlooks);
     size_t judged = judged_count(items, m);
-    char same[96] = "";
+    /* The looks and the family: of the benchmarks that may get a verdict; when none may (every
+     * benchmark the same code in both), there is no family to correct over, and the header says
+     * so instead of a Bonferroni over 0 benchmarks. */
+    char family[256], same[96] = "";
     if (judged < m)
         bench__msg(same, sizeof same, "; %zu of the same code in both: no verdict, one look",
                    m - judged);
+    if (judged == 0 && m > 0)
+        bench__msg(family, sizeof family, "every benchmark the same code in both (%zu): no "
+                   "verdict, one look each; intervals at %.4g", m,
+                   1.0 - o->significance_level / tests);
+    else
+        bench__msg(family, sizeof family, "looks at %s; intervals at %.4g (Bonferroni over %zu "
+                   "benchmark%s x %zu look%s%s)", sched, 1.0 - o->significance_level / tests,
+                   judged, judged == 1 ? "" : "s", nlooks, nlooks == 1 ? "" : "s", same);
     printf("Paired A/B: A (old) = %s\n            B (new) = %s\n", other, self);
     printf("%.1f s per benchmark on average (%.0f s in all), spent on the undecided ones; pairs "
-           "%s, both workers of a pair %s; %s; looks at %s; intervals at %.4g "
-           "(Bonferroni over %zu benchmarks x %zu looks%s)\n\n",
+           "%s, both workers of a pair %s; %s; %s\n\n",
            o->seconds, o->seconds * (double)m, o->schedule == BENCH__AB_PINNED ? "pinned"
                                                : o->schedule == BENCH__AB_DUET ? "in a duet"
                                                                               : "unpinned",
            o->schedule == BENCH__AB_PINNED ? "on one CPU, taking turns"
            : o->schedule == BENCH__AB_DUET ? "running at once on two CPUs, swapped"
                                            : "taking turns where the scheduler puts them",
-           o->fixed_layout ? "layouts fixed" : "random layout per worker",
-           sched, 1.0 - o->significance_level / tests, judged, nlooks, same);
+           o->fixed_layout ? "layouts fixed" : "random layout per worker", family);
     fflush(stdout);
     ab_print pr = {.color = color, .threshold = o->noise_threshold,
                    .exit_code = BENCH_EXIT_OK};

@@ -140,10 +140,8 @@ int bench__explain_items(FILE *out, const char *old_prog, int old_fd, const char
         const bench__ab_item *it = &items[i];
         if (it->rc != 0 || !bench__explain_wanted(it->change.verdict))
             continue;
-        char id[BENCH__ESCAPED_ID];
         if (out) {
-            fprintf(out, "%s: %s\n", bench__escape(id, sizeof id, it->id),
-                    bench__verdict_name(it->change.verdict));
+            bench__print_explained_heading(out, it->id, it->change.verdict);
             fflush(out);
         }
         bench__explanation *e = malloc(sizeof *e);
