@@ -354,6 +354,10 @@ class DeadlineTest(Case):
                           timeout=60)
         self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
         self.assertIn("not compared: fewer than 2 worker pairs measured a round", p.stdout)
+        # No family to correct over: the header claims no significance "over all 0 compared".
+        self.assertRegex(p.stdout, r"(?m)^Comparison with .*\(no benchmark compared; noise "
+                                   r"threshold [0-9.]+%\)$")
+        self.assertNotIn("over all 0 compared", p.stdout)
 
     def test_ab_sample_log_that_would_block(self):
         """BENCH_AB_SAMPLES naming a FIFO blocked --ab until a signal: a FIFO, or a symbolic

@@ -259,6 +259,10 @@ int bench__print_compare_summary(FILE *o, const char *baseline, const char *cons
     if (opt->exact)
         fprintf(o, "\n%sComparison with %s%s (%s; threshold %.2f%%)\n", bold, baseline, reset,
                 method, opt->noise_threshold * 100.0);
+    else if (ncompared == 0)
+        /* No family to correct over: a significance "over all 0 compared" said nothing. */
+        fprintf(o, "\n%sComparison with %s%s (no benchmark compared; noise threshold %.2f%%)\n",
+                bold, baseline, reset, opt->noise_threshold * 100.0);
     else
         fprintf(o, "\n%sComparison with %s%s (significance %.3g over all %zu compared, %s; "
                    "noise threshold %.2f%%)\n",
