@@ -2,8 +2,7 @@
  * Tests of graph and matrix construction: bad parameters give the documented negative codes and
  * never crash (including an allocation that cannot succeed); a seed fully determines the graph;
  * the CSR arrays are well formed and keep per-source edge order; embeddings are aligned, in range,
- * and shared between a graph and a matrix of the same seed; norms are sqrtf of the dot kernel;
- * a matrix of a huge page or more lies on huge-page boundaries, advised for huge pages.
+ * and shared between a graph and a matrix of the same seed; norms are sqrtf of the dot kernel.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -12,7 +11,6 @@
 #include <cmocka.h>
 
 #include <math.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -299,67 +297,6 @@ static void test_matrix_data_pinned(void **state)
     }
 }
 
-/* The kernel's transparent huge page mode, "always", "madvise" or "never" (the bracketed word of
- * /sys/kernel/mm/transparent_hugepage/enabled); "" when it cannot be read. */
-static void thp_mode(char *out, size_t size)
-{
-    char line[256] = "";
-    out[0] = '\0';
-    FILE *f = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");
-    if (f == NULL)
-        return;
-    char *open = fgets(line, sizeof line, f) ? strchr(line, '[') : NULL;
-    char *close = open ? strchr(open, ']') : NULL;
-    fclose(f);
-    if (open && close && (size_t)(close - open) <= size)
-        snprintf(out, size, "%.*s", (int)(close - open - 1), open + 1);
-}
-
-/* THPeligible of the mapping of /proc/self/smaps that holds p: 1 or 0, -1 when not found. */
-static int thp_eligible(const void *p)
-{
-    FILE *f = fopen("/proc/self/smaps", "r");
-    if (f == NULL)
-        return -1;
-    char line[512];
-    int inside = 0, found = -1;
-    uintptr_t a = (uintptr_t)p;
-    while (found < 0 && fgets(line, sizeof line, f)) {
-        unsigned long lo, hi;
-        int eligible;
-        if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2 && strchr(line, '-') < strchr(line, ' '))
-            inside = a >= lo && a < hi;
-        else if (inside && sscanf(line, "THPeligible: %d", &eligible) == 1)
-            found = eligible;
-    }
-    fclose(f);
-    return found;
-}
-
-/*
- * The suite builds a 300 MB matrix in every worker process; in 4 KiB pages that is 75,000 page
- * faults. A buffer of a huge page (2 MiB) or more therefore starts on a huge-page boundary and is
- * advised for transparent huge pages, so the kernel's default "madvise" mode gives it huge pages
- * (where the mode is "never" there is nothing to check). Its data are pinned above.
- */
-static void test_matrix_huge_pages(void **state)
-{
-    (void)state;
-    char mode[16];
-    thp_mode(mode, sizeof mode);
-    wl_matrix *m = NULL;
-    assert_int_equal(wl_matrix_new(&m, 1000, 768, 42), 0); /* 3 MB */
-    const float *v = wl_matrix_candidates(m).vectors;
-    assert_true((uintptr_t)v % ((uintptr_t)2 << 20) == 0);
-    int eligible = thp_eligible(v);
-    wl_matrix_free(m);
-    if (strcmp(mode, "madvise") != 0 && strcmp(mode, "always") != 0)
-        skip(); /* no huge pages here ("never", or not Linux) */
-    if (eligible < 0)
-        skip(); /* a kernel whose smaps has no THPeligible (before 4.19) */
-    assert_int_equal(eligible, 1);
-}
-
 static void test_norms_compute(void **state)
 {
     (void)state;
@@ -396,7 +333,6 @@ int main(void)
         cmocka_unit_test(test_matrix_matches_graph_embeddings),
         cmocka_unit_test(test_from_edges),
         cmocka_unit_test(test_matrix_data_pinned),
-        cmocka_unit_test(test_matrix_huge_pages),
         cmocka_unit_test(test_norms_compute),
         cmocka_unit_test(test_reference_params),
     };

@@ -6,11 +6,9 @@
  * target < N; for each source, CSR keeps edges in generation (or list) order; norms[i] equals
  * sqrtf(wl_dot(row i, row i, D)).
  */
-#define _DEFAULT_SOURCE /* madvise */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 
 #include "wl_internal.h"
 
@@ -21,30 +19,10 @@ struct wl_matrix {
     float *norms; /* N floats */
 };
 
-/*
- * A buffer of a huge page or more starts on a huge-page boundary, fills whole huge pages, and is
- * asked for transparent huge pages (MADV_HUGEPAGE) before anything touches it. The suite builds
- * a 300 MB matrix in every worker process: in 4 KiB pages that is 75,000 page faults, about half
- * of the build's CPU time in the kernel; in 2 MiB pages 150. Where the kernel's setting is
- * "madvise" (Debian's default) nothing else gets huge pages, so without the advice every process
- * scanned the matrix through 4 KiB pages. The advice is a hint: refused (no THP, "never", not
- * Linux), the buffer is the same in 4 KiB pages. The data written into it do not change.
- */
-#define HUGE_PAGE_BYTES ((size_t)2 << 20) /* x86-64 and arm64 (4 KiB granule) PMD size */
-
 void *wl__alloc_aligned(size_t bytes)
 {
-    if (bytes > SIZE_MAX - HUGE_PAGE_BYTES)
+    if (bytes > SIZE_MAX - WL__ALIGN)
         return NULL;
-    if (bytes >= HUGE_PAGE_BYTES) {
-        size_t whole = (bytes + HUGE_PAGE_BYTES - 1) / HUGE_PAGE_BYTES * HUGE_PAGE_BYTES;
-        void *p = aligned_alloc(HUGE_PAGE_BYTES, whole);
-#ifdef MADV_HUGEPAGE
-        if (p != NULL)
-            (void)madvise(p, whole, MADV_HUGEPAGE); /* a hint: refused, 4 KiB pages serve */
-#endif
-        return p;
-    }
     size_t rounded = (bytes + WL__ALIGN - 1) / WL__ALIGN * WL__ALIGN;
     if (rounded == 0)
         rounded = WL__ALIGN;
