@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include "wl_internal.h"
 
@@ -48,7 +49,8 @@ static void *alloc_rows(size_t bytes)
 {
     void *p = wl__alloc_aligned(bytes);
 #ifdef MADV_POPULATE_WRITE
-    const uintptr_t page = 4096; /* the smallest page size; madvise needs it aligned */
+    long size = sysconf(_SC_PAGESIZE); /* madvise takes whole pages */
+    uintptr_t page = size > 0 ? (uintptr_t)size : 4096;
     uintptr_t lo = ((uintptr_t)p + page - 1) & ~(page - 1);
     uintptr_t hi = ((uintptr_t)p + bytes) & ~(page - 1);
     if (p != NULL && hi > lo)
