@@ -230,6 +230,25 @@ static void print_moved_together(FILE *o, const bench__context_change *context, 
               "them share\n", o);
 }
 
+/* The summary's header: what it compares with, how, over how many benchmarks. */
+static void print_summary_header(FILE *o, const char *baseline, const char *method,
+                                 size_t ncompared, const bench__compare_opts *opt, bool color)
+{
+    const char *reset = paint(color, "\033[0m"), *bold = paint(color, "\033[1m");
+    if (opt->exact)
+        fprintf(o, "\n%sComparison with %s%s (%s; threshold %.2f%%)\n", bold, baseline, reset,
+                method, opt->noise_threshold * 100.0);
+    else if (ncompared == 0)
+        /* No family to correct over: a significance "over all 0 compared" said nothing. */
+        fprintf(o, "\n%sComparison with %s%s (no benchmark compared; noise threshold %.2f%%)\n",
+                bold, baseline, reset, opt->noise_threshold * 100.0);
+    else
+        fprintf(o, "\n%sComparison with %s%s (significance %.3g over all %zu compared, %s; "
+                   "noise threshold %.2f%%)\n",
+                bold, baseline, reset, opt->significance_level, ncompared, method,
+                opt->noise_threshold * 100.0);
+}
+
 int bench__print_compare_summary(FILE *o, const char *baseline, const char *const *ids,
                                  const bench__change *changes, size_t n,
                                  const bench__compare_opts *opt, const char *method,
@@ -255,19 +274,8 @@ int bench__print_compare_summary(FILE *o, const char *baseline, const char *cons
         }
     }
     qsort(rows, n, sizeof *rows, cmp_row);
-    const char *reset = paint(color, "\033[0m"), *bold = paint(color, "\033[1m");
-    if (opt->exact)
-        fprintf(o, "\n%sComparison with %s%s (%s; threshold %.2f%%)\n", bold, baseline, reset,
-                method, opt->noise_threshold * 100.0);
-    else if (ncompared == 0)
-        /* No family to correct over: a significance "over all 0 compared" said nothing. */
-        fprintf(o, "\n%sComparison with %s%s (no benchmark compared; noise threshold %.2f%%)\n",
-                bold, baseline, reset, opt->noise_threshold * 100.0);
-    else
-        fprintf(o, "\n%sComparison with %s%s (significance %.3g over all %zu compared, %s; "
-                   "noise threshold %.2f%%)\n",
-                bold, baseline, reset, opt->significance_level, ncompared, method,
-                opt->noise_threshold * 100.0);
+    const char *reset = paint(color, "\033[0m");
+    print_summary_header(o, baseline, method, ncompared, opt, color);
     char id[BENCH__ESCAPED_ID];
     for (size_t i = 0; i < n; i++) {
         const bench__change *c = rows[i].c;
