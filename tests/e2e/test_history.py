@@ -501,6 +501,28 @@ class HistoryTest(e2e_helpers.Case):
                       "alone fail the gate", p.stderr)
         self.assertNotIn("paired against", p.stderr)
 
+    def test_history_gate_names_a_step_it_cannot_tell(self):
+        """Earlier runs spread 0.5-2x (a busy machine's history) and a newest run about 38%
+        above their geometric mean: beyond the threshold, but the step's interval reaches
+        below zero, so the gate passes and names it "cannot tell" instead of passing
+        silently. (Spread wide enough that a newest run 4x slower or 25% faster than the
+        fixture's own median still lands there.)"""
+        out = os.path.join(self.dir, "m.json")
+        p = run(FIXTURE, *FAST, "--exact", "fix/a", "--json", out)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        b = e2e_helpers.by_id(e2e_helpers.load_json(out))["fix/a"]
+        self.assertEqual(b["unit"], "ns")
+        m = b["estimates"]["median"]["point"]
+        self.synthetic({"fix/a": [m / 1.5 * f for f in (1.0, 2.0, 0.5, 1.8, 0.6, 1.5)]})
+        p = run(FIXTURE, "--exact", "fix/a", *FAST, "--history", self.db, "--history-gate",
+                "6", "--noise-threshold", "0.05", "--confirm-time", "0")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertRegex(p.stderr, r"(?m)^fix/a: cannot tell against the last 6 runs: "
+                                   r"\+[\d.]+% \[-[\d.]+%, \+[\d.]+%\], the earlier runs spread "
+                                   r"too wide to tell it from no change: it does not fail the "
+                                   r"gate$")
+        self.assertNotIn("regressed against", p.stderr)
+
     def test_history_gate_refused(self):
         for args, why in ((["--history-gate", "10"], "--history-gate needs a run of times"),
                           (["--history-gate", "4", "--history", self.db],

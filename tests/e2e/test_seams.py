@@ -510,8 +510,14 @@ class HistoryTest(SeamCase):
         if e2e_helpers.SANITIZED and p.returncode == 0:
             # An unoptimised sanitizer build of five quick runs on a loaded machine can leave
             # the step's interval inside the threshold: a miss the gate may make there, never
-            # a wrong word (checked below); the optimised build must find it.
+            # a wrong word (checked below); the optimised build must find it, or say that the
+            # earlier runs spread too wide to tell (a load of 5-10 beside the test did that).
             self.assertNotRegex(p.stderr, r"(?m)^seam/plain: regression confirmed")
+        elif p.returncode == 0:
+            self.assertRegex(p.stderr, r"(?m)^seam/plain: cannot tell against the last 5 runs: "
+                                       r"\+[\d.]+% \[-[\d.]+%, \+[\d.]+%\], the earlier runs "
+                                       r"spread too wide")
+            self.assertNotRegex(p.stderr, r"(?m)^seam/plain: regress")
         else:
             self.assert_exit(p, 1)
             self.assertRegex(p.stderr, r"(?m)^seam/plain: regressed against the last 5 runs")

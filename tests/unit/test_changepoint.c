@@ -503,6 +503,41 @@ static void test_gate_catches_a_step(void **state)
     assert_true(trend_failed <= 5);
 }
 
+/* Hand-worked windows of 6 runs (logs of ns), at the default threshold of 2%, alone (tests
+ * 1): the newest 20% above the geometric mean of five runs that spread 0.8-1.5x is above the
+ * threshold, but its interval reaches below zero: unsure, not failing; the same step over
+ * five runs within 0.5% fails; a newest run 1% up over the wide runs is neither (below the
+ * threshold). */
+static void test_gate_unsure_step(void **state)
+{
+    (void)state;
+    const double wide[5] = {1.0, 1.5, 0.8, 1.3, 0.9}, tight[5] = {1.0, 1.005, 0.998, 1.002, 1.0};
+    double y[6], mean = 0;
+    bench__gate_result g;
+    for (size_t i = 0; i < 5; i++) {
+        y[i] = log(1000.0 * wide[i]);
+        mean += y[i] / 5;
+    }
+    y[5] = mean + log(1.2);
+    assert_int_equal(bench__gate_window(y, 6, GATE_THRESHOLD, ALPHA, 1, &g), 0);
+    assert_true(g.step.step > GATE_THRESHOLD);
+    assert_true(g.step.step_lower <= 0);
+    assert_true(g.step_unsure);
+    assert_false(g.step_fails);
+    assert_int_equal(g.outcome, BENCH__GATE_PASSES);
+    for (size_t i = 0; i < 5; i++)
+        y[i] = log(1000.0 * tight[i]);
+    assert_int_equal(bench__gate_window(y, 6, GATE_THRESHOLD, ALPHA, 1, &g), 0);
+    assert_true(g.step_fails);
+    assert_false(g.step_unsure);
+    for (size_t i = 0; i < 5; i++)
+        y[i] = log(1000.0 * wide[i]);
+    y[5] = mean + log(1.01);
+    assert_int_equal(bench__gate_window(y, 6, GATE_THRESHOLD, ALPHA, 1, &g), 0);
+    assert_false(g.step_unsure);
+    assert_false(g.step_fails);
+}
+
 /* A steady window: with no threshold the step test alone alarms at most at its level (200
  * seeds, asked: 200 alpha plus three binomial sds); with the default threshold of 2%, four
  * noise sds, never. */
@@ -582,6 +617,7 @@ int main(void)
         cmocka_unit_test(test_observed_series_with_a_disturbed_newest_run),
         cmocka_unit_test(test_gate_catches_a_step),
         cmocka_unit_test(test_gate_steady_passes),
+        cmocka_unit_test(test_gate_unsure_step),
         cmocka_unit_test(test_gate_names_a_drift),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -276,6 +276,9 @@ int bench__gate_window(const double *logs, size_t n, double noise_threshold, dou
     /* The rule of a comparison's "regressed" (from_interval): the interval above zero and the
      * estimate above the noise threshold. */
     out->step_fails = out->step.step_lower > 0 && out->step.step > noise_threshold;
+    /* A comparison's "inconclusive": slower beyond the threshold by the estimate, but the
+     * earlier runs spread too wide to tell it from none. It passes, and says so. */
+    out->step_unsure = !out->step_fails && out->step.step > noise_threshold;
     out->trend = cr.trend;
     double steps = (double)(n - 1);
     out->trend_total = expm1(steps * log1p(cr.trend.per_point));

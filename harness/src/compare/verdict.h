@@ -184,6 +184,7 @@ typedef enum bench__gate_outcome {
 typedef struct bench__gate_result {
     bench__cp step;           /* the newest run against the earlier ones (bench__cp_newest_step) */
     bool step_fails;          /* step's interval above zero and step above the noise threshold */
+    bool step_unsure;         /* step above the noise threshold, its interval not above zero */
     bench__trend trend;       /* over the whole window, at level alpha / tests */
     double trend_total;       /* trend.per_point compounded over the window's n - 1 steps */
     double trend_total_lower; /* trend.lower compounded likewise */

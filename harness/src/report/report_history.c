@@ -155,6 +155,13 @@ static void gate_one(FILE *o, const bench__history_gated *b)
         fmt_pct(hi, sizeof hi, g->step.step_upper);
         fprintf(o, "%s: regressed against the last %zu runs: %s [%s, %s]\n", shown, b->n - 1,
                 s, lo, hi);
+    } else if (g->step_unsure) {
+        fmt_pct(s, sizeof s, g->step.step);
+        fmt_pct(lo, sizeof lo, g->step.step_lower);
+        fmt_pct(hi, sizeof hi, g->step.step_upper);
+        fprintf(o, "%s: cannot tell against the last %zu runs: %s [%s, %s], the earlier runs "
+                   "spread too wide to tell it from no change: it does not fail the gate\n",
+                shown, b->n - 1, s, lo, hi);
     }
     if (g->trend_slows) {
         fmt_pct(s, sizeof s, g->trend.per_point);
