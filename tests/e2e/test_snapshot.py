@@ -28,8 +28,9 @@ CONFIRM_ALL = dict(os.environ, BENCH_CONFIRM_ALL="1")
 FAST = ["--warm-up-time", "0.05", "--measurement-time", "0.3", "--nresamples", "1000",
         "--processes", "5"]
 # The drift canaries keep every step (5 processes, 4 probes) on 3 repetitions and the 64 MiB
-# floor (docs/cli.md): what these tests check is what is done with their readings, planted in
-# the saved file. test_canaries_are_saved_and_measured_again measures them in full.
+# floor (docs/cli.md): what most of these tests check is what is done with readings planted in
+# the saved file. The tests whose assertions rest on the readings' accuracy (the canaries
+# measured and saved; "no change of the machine"; a planted drift's size) measure them in full.
 QUICK_CANARIES = {"BENCH_CANARY_QUICK": "1"}
 
 
@@ -96,9 +97,10 @@ class SnapshotTest(e2e_helpers.Case):
             shutil.copytree(SnapshotTest.template, self.dir, symlinks=True, dirs_exist_ok=True)
         return e2e_helpers.load_json(os.path.join(self.base, "before.json"))
 
-    def compare(self, prog, *args, env=None):
+    def compare(self, prog, *args, env=None, canaries=QUICK_CANARIES):
         out = os.path.join(self.dir, "r.json")
-        p = self.run_prog(prog, "--baseline", "before", "--json", out, *args, "^cmp/", env=env)
+        p = self.run_prog(prog, "--baseline", "before", "--json", out, *args, "^cmp/", env=env,
+                          canaries=canaries)
         doc = None
         if os.path.exists(out):
             full = e2e_helpers.load_json(out)
@@ -152,8 +154,11 @@ class SnapshotTest(e2e_helpers.Case):
         readings widened, so that no load between the two runs can move a canary beyond them):
         the saved numbers decide, no paired run is made for it (no A/B pair of it in the trace),
         and the verdict says it rests on them. An undecided benchmark would still be confirmed
-        (test_slower_program_is_confirmed_regressed, and the unit test of the rule)."""
-        self.save(fresh=True)
+        (test_slower_program_is_confirmed_regressed, and the unit test of the rule). The
+        canaries in full: "no change of the machine" needs readings a load cannot move far,
+        and the quick ones (3 repetitions) at load 5.6 moved enough that 3x their drift
+        exceeded the tenfold change's margin, so it was confirmed."""
+        self.save_in(self.dir, canaries={})
 
         def wide(ctx):
             for k, v in ctx["canaries"].items():
@@ -163,7 +168,7 @@ class SnapshotTest(e2e_helpers.Case):
         slow = self.copy("fix_slow900", b"E2ESLOW900\n")
         trace = os.path.join(self.dir, "t.json")
         p, doc = self.compare(slow, "--fail-on-regression", "--confirm-time", "2",
-                              "--trace", trace)
+                              "--trace", trace, canaries={})
         self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
         self.assertNotIn("warning: the machine changed", p.stderr)
         self.assertRegex(p.stderr, r"note: cmp/chain is clear from the saved numbers and not "
@@ -339,8 +344,9 @@ class SnapshotTest(e2e_helpers.Case):
         could do, so it is not called a regression; the interval allows for the measured drift
         (about ln 8). Tenfold, so that no load that comes or goes between the two runs of this
         test can hide the slowdown itself (a 50% one measured 1.10x beside cmp/steady at load
-        12)."""
-        self.save(fresh=True)
+        12). The canaries in full: the drift asserted below is theirs, within a factor of 2.8
+        of the planted 8x, and the quick ones read a loaded machine less steadily."""
+        self.save_in(self.dir, canaries={})
         path = os.path.join(self.base, "before.json")
         with open(path, encoding="utf-8") as f:
             doc = json.load(f)
@@ -348,7 +354,7 @@ class SnapshotTest(e2e_helpers.Case):
         with open(path, "w", encoding="utf-8") as f:
             json.dump(doc, f)
         p, res = self.compare(self.copy("fix_slow900", b"E2ESLOW900\n"), "--confirm-time", "0",
-                              "--fail-on-regression")
+                              "--fail-on-regression", canaries={})
         self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
         self.assertRegex(p.stderr, r"warning: the machine changed since baseline 'before' was "
                                    r"saved \(drift canaries\): dependent arithmetic \(a latency "
