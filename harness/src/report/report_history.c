@@ -149,19 +149,14 @@ static void gate_one(FILE *o, const bench__history_gated *b)
     const bench__gate_result *g = &b->g;
     char shown[BENCH__ESCAPED_ID], s[32], lo[32], hi[32], total[32];
     bench__escape(shown, sizeof shown, b->id);
-    if (g->step_fails) {
+    if (g->step_fails || g->step_unsure) {
         fmt_pct(s, sizeof s, g->step.step);
         fmt_pct(lo, sizeof lo, g->step.step_lower);
         fmt_pct(hi, sizeof hi, g->step.step_upper);
-        fprintf(o, "%s: regressed against the last %zu runs: %s [%s, %s]\n", shown, b->n - 1,
-                s, lo, hi);
-    } else if (g->step_unsure) {
-        fmt_pct(s, sizeof s, g->step.step);
-        fmt_pct(lo, sizeof lo, g->step.step_lower);
-        fmt_pct(hi, sizeof hi, g->step.step_upper);
-        fprintf(o, "%s: cannot tell against the last %zu runs: %s [%s, %s], the earlier runs "
-                   "spread too wide to tell it from no change: it does not fail the gate\n",
-                shown, b->n - 1, s, lo, hi);
+        fprintf(o, "%s: %s against the last %zu runs: %s [%s, %s]%s\n", shown,
+                g->step_fails ? "regressed" : "cannot tell", b->n - 1, s, lo, hi,
+                g->step_fails ? "" : ", the earlier runs spread too wide to tell it from no "
+                                     "change: it does not fail the gate");
     }
     if (g->trend_slows) {
         fmt_pct(s, sizeof s, g->trend.per_point);
