@@ -594,6 +594,25 @@ class ColdFirstCallTest(Case):
     def test_in_process_plans_from_warm_iterations(self):
         self.assert_planned_warm("--in-process")
 
+    def test_ab_sizes_samples_from_warm_iterations(self):
+        """--ab sizes its samples on B's fresh worker: with a first call of 40 ms and later ones
+        of tens of ns (E2E_COLD_FIRST=fast), sizing from the first call gave samples of one
+        iteration, some 100 ns (mostly the clock's own cost); sized from warm calls, a sample
+        takes about the sample time, 0.5 ms (docs/comparison.md). Every sample in the log,
+        both sides and every pair, lasts at least a fifth of it."""
+        log = os.path.join(self.dir, "samples.log")
+        new = self.copy("new")
+        p = self.run_prog(new, "--ab", FIXTURE, "--ab-time", "1", "--exact", "cold/first",
+                          env={"E2E_COLD_FIRST": "fast", "BENCH_AB_SAMPLES": log}, timeout=60)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        with open(log, encoding="utf-8") as f:
+            rows = [line.split() for line in f if line.strip()]
+        self.assertGreaterEqual(len(rows), 6 * 8, rows[:3])  # three pairs' warm-up rounds at least
+        for row in rows:
+            self.assertEqual(row[0], "cold/first", row)
+        shortest = min(float(row[4]) for row in rows)
+        self.assertGreaterEqual(shortest, 0.1e6, f"shortest sample {shortest:.0f} ns")
+
 
 
 class SpreadWarningTest(Case):
