@@ -85,17 +85,18 @@ static void test_noise_threshold_of_each_mode(void **state)
 }
 
 /* --confirm-time 0 is "never", not "not given"; not given, the default is shared out over the
- * suspects: 5 s each up to 12, then 60 s shared, but never under 3 s each. */
+ * suspects: 5 s each up to 8, then 40 s shared, but never under 2 s each. */
 static void test_confirm_time(void **state)
 {
     (void)state;
     bench__request c;
     const char *none[] = {"--baseline", "b", NULL};
     assert_int_equal(parse(&c, none), 0);
-    assert_true(bench__request_confirm_time(&c, 12) == 5.0);
-    assert_true(bench__request_confirm_time(&c, 15) == 4.0);
-    assert_true(bench__request_confirm_time(&c, 16) == 3.75);
-    assert_true(bench__request_confirm_time(&c, 100) == 3.0);
+    assert_true(bench__request_confirm_time(&c, 8) == 5.0);
+    assert_true(bench__request_confirm_time(&c, 10) == 4.0);
+    assert_true(bench__request_confirm_time(&c, 16) == 2.5);
+    assert_true(bench__request_confirm_time(&c, 20) == 2.0);
+    assert_true(bench__request_confirm_time(&c, 100) == 2.0);
     const char *zero[] = {"--baseline", "b", "--confirm-time", "0", NULL};
     assert_int_equal(parse(&c, zero), 0);
     assert_true(bench__request_confirm_time(&c, 3) == 0.0);

@@ -151,7 +151,7 @@ static const char usage_text[] =
     "                             S seconds each, 0..3600 (default "
     BENCH__STR(BENCH__DEFAULT_CONFIRM_TIME) ", or " BENCH__STR(BENCH__CONFIRM_BUDGET) " s shared,\n"
     "                             at least "
-    BENCH__STR(BENCH__CONFIRM_MIN_TIME) " each, when more than 12; 0: never)\n"
+    BENCH__STR(BENCH__CONFIRM_MIN_TIME) " each, when more than 8; 0: never)\n"
     "      --trust-snapshots      with --baseline: run the baseline's program snapshot even\n"
     "                             when this user's key did not sign it (a cache another\n"
     "                             machine saved); its file checks still apply\n"

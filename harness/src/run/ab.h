@@ -189,7 +189,7 @@ int bench__ab_run(const char *other, const bench__instance *all, const bool *sel
  * BENCH__DEFAULT_CONFIRM_TIME per suspect, or a share of BENCH__CONFIRM_BUDGET when there are
  * more suspects than that fits, but never less than BENCH__CONFIRM_MIN_TIME each. */
 #define BENCH__DEFAULT_CONFIRM_TIME 5
-#define BENCH__CONFIRM_BUDGET 60
-#define BENCH__CONFIRM_MIN_TIME 3
+#define BENCH__CONFIRM_BUDGET 40
+#define BENCH__CONFIRM_MIN_TIME 2
 
 #endif /* HARNESS_RUN_AB_H */
