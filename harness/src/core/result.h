@@ -113,6 +113,8 @@ typedef struct bench__explanation {
     size_t nbeyond;             /* functions beyond noise in all (nfns of them named) */
     double attributed;          /* sum of the named self_delta / change (fraction) */
     double samples[2];          /* time mode: samples in the timed loops, A and B */
+    double machine_samples[2];  /* ... of them in the machine's kernel work (interrupts,
+                                 * context switches): attributed to no function */
     size_t pairs;               /* time mode: worker pairs profiled */
     double seconds;             /* wall time the explanation took, s */
     double z;                   /* time mode: named beyond z sd of the noise; 0: exact counts */

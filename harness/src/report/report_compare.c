@@ -527,10 +527,11 @@ void bench__print_explanation(FILE *out, const bench__explanation *e)
         }
     }
     if (time)
-        fprintf(out, "%s%s: %zu worker pairs, %.0f (A) + %.0f (B) samples of the timed loop; "
-                     "named beyond %.0f sd of the profiles' noise; %.1f s\n",
-                pad, e->how, e->pairs, e->samples[0], e->samples[1], e->z,
-                e->seconds);
+        fprintf(out, "%s%s: %zu worker pairs, %.0f (A) + %.0f (B) samples of the timed loop, "
+                     "%.0f + %.0f of them the machine's (interrupts, context switches: not "
+                     "attributed); named beyond %.0f sd of the profiles' noise; %.1f s\n",
+                pad, e->how, e->pairs, e->samples[0], e->samples[1], e->machine_samples[0],
+                e->machine_samples[1], e->z, e->seconds);
     else
         fprintf(out, "%s%s, exact; %.1f s\n", pad, e->how, e->seconds);
     if (e->message[0]) {

@@ -9,6 +9,7 @@
 #ifndef HARNESS_EXPLAIN_INT_H
 #define HARNESS_EXPLAIN_INT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -51,6 +52,34 @@ long bench__explain_table_row(bench__explain_table *t, const char *name);
  * first; at most BENCH__EXPLAIN_TOP named), and the share of e's change they account for. */
 void bench__explain_name_functions(bench__explanation *e, const bench__explain_table *t,
                                    bench__explain_rank *rank, size_t n);
+
+/* ---- time mode's samples (explain_perf.c) ---- */
+
+/** Whether a profile's frame, as named in the table (kernel functions end in "_[k]"), marks
+ * the machine's kernel work rather than the code's: the scheduler's context switch
+ * (`__schedule_[k]`) or the entry of an external interrupt (x86-64 `asm_sysvec_*_[k]`,
+ * `asm_common_interrupt_[k]`). System calls and exceptions (page faults) are the code's. */
+bool bench__explain_machine_frame(const char *name);
+
+/**
+ * Folds `count` samples of one stack into t, side `sd` (0: A, 1: B), worker pair `slot`:
+ * frames[0..nf) are rows of t, innermost first; self to frames[0], total once to each function
+ * on the stack. A stack holding a frame of the machine's (bench__explain_machine_frame) is
+ * counted nowhere. Returns the samples counted (count, or 0 when the machine's or empty).
+ */
+double bench__explain_fold(bench__explain_table *t, const long *frames, size_t nf, int sd,
+                           int slot, double count);
+
+/**
+ * The rows of t whose self change lies beyond BENCH__EXPLAIN_Z sd of the noise
+ * (bench__explain_diff_sd), into rank (room for t->n): na[j], nb[j] the programs' own samples
+ * in pair j < pairs (the machine's left out), ta and tb their times per iteration, log_se the
+ * standard error of ln(tb / ta); total_d is NAN unless `walked` (call stacks complete).
+ * Returns how many; rank unsorted (bench__explain_name_functions sorts them).
+ */
+size_t bench__explain_beyond(const bench__explain_table *t, const double *na, const double *nb,
+                             size_t pairs, double ta, double tb, double log_se, bool walked,
+                             bench__explain_rank *rank);
 
 /* ---- a temporary folder (explain_table.c) ---- */
 

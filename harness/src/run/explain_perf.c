@@ -10,9 +10,19 @@
  * timer; the rate as high as perf_event_max_sample_rate allows (at most BENCH__EXPLAIN_MAX_HZ).
  * Each profile is folded by function: a sample counts as self time for its innermost function
  * and as total time for every function on its stack (once, however often it recurses). A
- * function's time per iteration is its share of the samples times the verdict's time per
- * iteration of that program, so the self times of one program add up to its measured time, and
- * their differences add up to the measured change.
+ * function's time per iteration is its share of the program's own samples (the machine's left
+ * out, below) times the verdict's time per iteration of that program, so the self times of one
+ * program add up to its measured time, and their differences add up to the measured change.
+ *
+ * The machine's samples. A sample whose kernel stack passes through the scheduler's context
+ * switch (__schedule) or was entered by an external interrupt (x86-64: asm_sysvec_*, the timer
+ * and the inter-processor interrupts, and asm_common_interrupt, the devices') is kernel work the
+ * code did not ask for: how often a worker is preempted, and the interrupts it meets, follow the
+ * other processes on the machine, and on a loaded machine they differ between the two programs'
+ * workers for seconds at a time, often in the same direction in all three pairs, which the
+ * pairs' spread then cannot cover. Such samples are counted (and kept in the stacks drawn) but
+ * attributed to no function: the shares are of the program's own samples (the explanation says
+ * how many were left out). A system call or a page fault the code made stays the code's.
  *
  * Noise. A share p of N samples has the binomial sd sqrt(p (1 - p) / N); on top of that, two
  * processes of one program differ (code and data placement). The profiles are taken in
@@ -234,6 +244,7 @@ static void side_close(side *s, double timeout_s)
 /* What one profile's stacks say beyond the functions. */
 typedef struct prof_stats {
     double samples;    /* samples read */
+    double machine;    /* ... in the machine's kernel work (bench__explain_machine_frame) */
     double complete;   /* ... whose innermost function has a named caller (a stack walked) */
     double unnamed;    /* ... whose innermost frame in the program itself has no symbol */
 } prof_stats;
@@ -281,8 +292,49 @@ static bool frame_name(const char *line, char *name, size_t len, bool *unnamed_i
     return true;
 }
 
+/* Whether the n characters at name are the function `fn`. */
+static bool named(const char *name, size_t n, const char *fn)
+{
+    return n == strlen(fn) && strncmp(name, fn, n) == 0;
+}
+
+bool bench__explain_machine_frame(const char *name)
+{
+    size_t n = strlen(name);
+    if (n < 4 || strcmp(name + n - 4, "_[k]") != 0)
+        return false;
+    n -= 4;
+    /* The scheduler's switch, however the kernel came to it (preempted on the way back from an
+     * interrupt or a system call, or blocked), and the entries of external interrupts: the local
+     * APIC's system vectors (timer, reschedule and function-call IPIs, irq_work) and the
+     * devices' common entry. Exceptions the code causes (asm_exc_*: page faults) and system
+     * calls enter the kernel elsewhere. */
+    return named(name, n, "__schedule") || named(name, n, "asm_common_interrupt") ||
+           (n > strlen("asm_sysvec_") && bench__starts_with(name, "asm_sysvec_"));
+}
+
+double bench__explain_fold(bench__explain_table *t, const long *frames, size_t nf, int sd,
+                           int slot, double count)
+{
+    for (size_t i = 0; i < nf; i++)
+        if (bench__explain_machine_frame(t->rows[frames[i]].name))
+            return 0;
+    if (nf == 0)
+        return 0;
+    t->rows[frames[0]].self[sd][slot] += count;
+    for (size_t i = 0; i < nf; i++) {
+        bool seen = false;
+        for (size_t j = 0; j < i && !seen; j++)
+            seen = frames[j] == frames[i];
+        if (!seen)
+            t->rows[frames[i]].total[sd][slot] += count;
+    }
+    return count;
+}
+
 /* Folds one sample's frames (innermost first) into the table of functions, side `sd`, slot
- * `slot`, and its whole stack ("root;...;leaf") into the table of stacks (slot 0). */
+ * `slot` (unless it is the machine's), and its whole stack ("root;...;leaf") into the table of
+ * stacks (slot 0). */
 static int fold_sample(bench__explain_table *t, bench__explain_table *stacks, const long *frames,
                        size_t nf, int sd, int slot, prof_stats *ps, bool leaf_unnamed,
                        bool complete)
@@ -309,14 +361,7 @@ static int fold_sample(bench__explain_table *t, bench__explain_table *stacks, co
     ps->samples++;
     ps->complete += complete;
     ps->unnamed += leaf_unnamed;
-    t->rows[frames[0]].self[sd][slot]++;
-    for (size_t i = 0; i < nf; i++) {
-        bool seen = false;
-        for (size_t j = 0; j < i && !seen; j++)
-            seen = frames[j] == frames[i];
-        if (!seen)
-            t->rows[frames[i]].total[sd][slot]++;
-    }
+    ps->machine += 1 - bench__explain_fold(t, frames, nf, sd, slot, 1);
     return 0;
 }
 
@@ -474,6 +519,37 @@ double bench__explain_diff_sd(const double *a, const double *b, const double *na
     return sqrt(var);
 }
 
+size_t bench__explain_beyond(const bench__explain_table *t, const double *na, const double *nb,
+                             size_t pairs, double ta, double tb, double log_se, bool walked,
+                             bench__explain_rank *rank)
+{
+    double all_a = 0, all_b = 0;
+    for (size_t j = 0; j < pairs; j++) {
+        all_a += na[j];
+        all_b += nb[j];
+    }
+    size_t nr = 0;
+    for (size_t i = 0; i < t->n; i++) {
+        const bench__explain_row *r = &t->rows[i];
+        double d, td;
+        double sd = bench__explain_diff_sd(r->self[0], r->self[1], na, nb, pairs, ta, tb, log_se,
+                                           &d);
+        if (!(sd > 0) || !(fabs(d) > BENCH__EXPLAIN_Z * sd))
+            continue;
+        (void)bench__explain_diff_sd(r->total[0], r->total[1], na, nb, pairs, ta, tb, log_se, &td);
+        double sa = 0, sb = 0;
+        for (size_t j = 0; j < pairs; j++) {
+            sa += r->self[0][j];
+            sb += r->self[1][j];
+        }
+        rank[nr++] = (bench__explain_rank){.row = i, .d = d, .sd = sd,
+                                           .total_d = walked ? td : NAN,
+                                           .old_v = all_a > 0 ? ta * sa / all_a : 0,
+                                           .new_v = all_b > 0 ? tb * sb / all_b : 0};
+    }
+    return nr;
+}
+
 /* The weightiest stacks (by their shares of the two profiles), at most EXPLAIN_STACKS, into the
  * explanation; none when out of memory (the stacks are for drawing only). */
 static int by_weight(const void *x, const void *y)
@@ -542,23 +618,27 @@ int bench__explain_time(const char *prog[2], const int fd[2], const char *id, ui
         return 0;
     }
     e->pairs = pairs;
+    /* na, nb: the programs' own samples, the shares' denominators (the machine's left out). */
     double na[BENCH__EXPLAIN_PAIRS], nb[BENCH__EXPLAIN_PAIRS];
     double complete = 0, unnamed[2] = {0, 0};
     for (size_t j = 0; j < pairs; j++) {
-        na[j] = ps[0][j].samples;
-        nb[j] = ps[1][j].samples;
-        e->samples[0] += na[j];
-        e->samples[1] += nb[j];
+        na[j] = ps[0][j].samples - ps[0][j].machine;
+        nb[j] = ps[1][j].samples - ps[1][j].machine;
+        e->samples[0] += ps[0][j].samples;
+        e->samples[1] += ps[1][j].samples;
+        e->machine_samples[0] += ps[0][j].machine;
+        e->machine_samples[1] += ps[1][j].machine;
         complete += ps[0][j].complete + ps[1][j].complete;
         unnamed[0] += ps[0][j].unnamed;
         unnamed[1] += ps[1][j].unnamed;
     }
     double all = e->samples[0] + e->samples[1];
-    if (e->samples[0] < 1 || e->samples[1] < 1) {
+    if (e->samples[0] - e->machine_samples[0] < 1 || e->samples[1] - e->machine_samples[1] < 1) {
         e->status = BENCH_EUNAVAIL;
         bench__msg(e->message, sizeof e->message, "perf recorded no sample of the timed loop "
-                                                   "(%.0f and %.0f samples)", e->samples[0],
-                   e->samples[1]);
+                                                   "outside the machine's kernel work (%.0f and "
+                                                   "%.0f samples, %.0f and %.0f the machine's)",
+                   e->samples[0], e->samples[1], e->machine_samples[0], e->machine_samples[1]);
         bench__explain_table_free(&t);
         bench__explain_table_free(&stacks);
         return 0;
@@ -588,27 +668,11 @@ int bench__explain_time(const char *prog[2], const int fd[2], const char *id, ui
     e->new_value = ch->new_median;
     e->change = e->new_value - e->old_value;
     bench__explain_rank *rank = calloc(t.n ? t.n : 1, sizeof *rank);
-    size_t nr = 0;
-    for (size_t i = 0; rank && i < t.n; i++) {
-        bench__explain_row *r = &t.rows[i];
-        double d, td;
-        double sd = bench__explain_diff_sd(r->self[0], r->self[1], na, nb, pairs, e->old_value,
-                                           e->new_value, ch->log_se, &d);
-        if (!(sd > 0) || !(fabs(d) > BENCH__EXPLAIN_Z * sd))
-            continue;
-        (void)bench__explain_diff_sd(r->total[0], r->total[1], na, nb, pairs, e->old_value,
-                                     e->new_value, ch->log_se, &td);
-        double sa = 0, sb = 0;
-        for (size_t j = 0; j < pairs; j++) {
-            sa += r->self[0][j];
-            sb += r->self[1][j];
-        }
-        rank[nr++] = (bench__explain_rank){.row = i, .d = d, .sd = sd, .total_d = walked ? td : NAN,
-                              .old_v = e->old_value * sa / e->samples[0],
-                              .new_v = e->new_value * sb / e->samples[1]};
-    }
-    if (rank)
+    if (rank) {
+        size_t nr = bench__explain_beyond(&t, na, nb, pairs, e->old_value, e->new_value,
+                                          ch->log_se, walked, rank);
         bench__explain_name_functions(e, &t, rank, nr);
+    }
     free(rank);
     keep_stacks(e, &stacks);
     bench__explain_table_free(&t);

@@ -84,6 +84,7 @@ static void explanation_json(cJSON *parent, const bench__explanation *e)
     cJSON_AddNumberToObject(o, "noise_z", e->z);
     if (time) {
         cJSON_AddItemToObject(o, "samples", number_array(e->samples, 2));
+        cJSON_AddItemToObject(o, "machine_samples", number_array(e->machine_samples, 2));
         cJSON_AddNumberToObject(o, "worker_pairs", (double)e->pairs);
     }
     cJSON *fa = cJSON_AddArrayToObject(o, "functions");
