@@ -3,7 +3,7 @@
  * complexity fit (e2e/growth). Each iteration runs a latency-bound chain (fixture_marker.h: each
  * step waits for the one before, so time is steps) of exactly N, N log2 N or N^2 steps, plus a
  * fixed few for the call itself (small enough beside the smallest N that each class fits within
- * the 10% rms that names it). Also the user's counters (bench_counter): exact counts per
+ * the 5% rms that names it). Also the user's counters (bench_counter): exact counts per
  * iteration, a rate, a counter that was not declared, and one in a benchmark that declares none.
  */
 #include <math.h>

@@ -49,14 +49,14 @@ class GrowthTest(e2e_helpers.Case):
         for key, cls in want.items():
             c = got[key]
             # Plain enough to be named (0.4-2% rms here, the next class 12% or more); a busy
-            # machine's noise may push the rms over the rule's 10% or the next class near the
+            # machine's noise may push the rms over the rule's 5% or the next class near the
             # best, and then no class is named, which is what the rule is for (its thresholds
             # are tested in unit/stats), and the best fit may be the neighbouring class (at
             # load 2 per CPU linear read O(N log N) at rms 11.3%): the planted class is then
             # one of the two best.
             if c["class"] is None:
                 print(f"{key}: no class named on this run: {c['no_class']}")
-                self.assertRegex(c["no_class"], r"^(rms [\d.]+%, above 10%|O\([^)]*\) fits "
+                self.assertRegex(c["no_class"], r"^(rms [\d.]+%, above 5%|O\([^)]*\) fits "
                                                 r"nearly as well \(rms [\d.]+%, under "
                                                 r"[\d.]+x\))$")
                 ranked = sorted(c["fits"], key=lambda f: f["rms"])

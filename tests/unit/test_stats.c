@@ -279,16 +279,30 @@ static void test_complexity_rule(void **state)
     assert_int_equal(c.next, BENCH__O_N);
     assert_close(c.rms[c.best], 0.442833, 1e-5);
     assert_false(c.named);
-    assert_string_equal(c.why_not, "rms 44.3%, above 10%");
-    /* t = N sqrt(log2 N) over 256..2048: O(N log N) 5.90% and O(N) 5.94%, a tie. */
-    const double m[] = {256, 512, 1024, 2048};
+    assert_string_equal(c.why_not, "rms 44.3%, above 5%");
+    /* An N log N chain whose medians load bent (the smaller N the slower: x1.6, 1.3, 1.1, 1,
+     * 1 over 256..65536, as a loaded run once measured them): O(N) fits best at 7.78% and
+     * O(N log N) is next at 16.61%, more than 1.5x; under a 10% bound that named O(N). */
+    const double b[] = {256, 1024, 4096, 16384, 65536}, bend[] = {1.6, 1.3, 1.1, 1, 1};
+    double bt[5];
+    for (int i = 0; i < 5; i++)
+        bt[i] = b[i] * log2(b[i]) * bend[i];
+    assert_int_equal(bench__complexity_fit(b, bt, 5, &c), 0);
+    assert_int_equal(c.best, BENCH__O_N);
+    assert_int_equal(c.next, BENCH__O_N_LOG_N);
+    assert_close(c.rms[c.best], 0.0778, 1e-4);
+    assert_close(c.rms[c.next], 0.1661, 1e-4);
+    assert_false(c.named);
+    assert_string_equal(c.why_not, "rms 7.8%, above 5%");
+    /* t = N sqrt(log2 N) over 1024..8192: O(N log N) 4.87% and O(N) 4.89%, a tie. */
+    const double m[] = {1024, 2048, 4096, 8192};
     double u[4];
     for (int i = 0; i < 4; i++)
         u[i] = m[i] * sqrt(log2(m[i]));
     assert_int_equal(bench__complexity_fit(m, u, 4, &c), 0);
     assert_int_equal(c.best, BENCH__O_N_LOG_N);
     assert_false(c.named);
-    assert_string_equal(c.why_not, "O(N) fits nearly as well (rms 5.9%, under 1.5x)");
+    assert_string_equal(c.why_not, "O(N) fits nearly as well (rms 4.9%, under 1.5x)");
     /* Exact O(N) over four parameters: named. */
     const double e[] = {2, 4, 8, 16}, et[] = {6, 12, 24, 48};
     assert_int_equal(bench__complexity_fit(e, et, 4, &c), 0);

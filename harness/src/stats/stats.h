@@ -227,7 +227,7 @@ typedef enum bench__big_o {
  * fits, and the output says so with the best one's rms: a sweep across cache levels fitted
  * "O(N log N)" at 22% rms over 3 parameters, which no class describes.
  */
-#define BENCH__COMPLEXITY_MAX_RMS 0.10
+#define BENCH__COMPLEXITY_MAX_RMS 0.05
 #define BENCH__COMPLEXITY_MARGIN 1.5
 #define BENCH__COMPLEXITY_MIN_POINTS 4
 
