@@ -8,8 +8,8 @@ whose ids, messages and context hold markup and quotes. Each page is opened in C
 error collector injected first in its <head> (a copy of the page next to it, so its relative
 links still work): window errors, unhandled rejections, console.error and alert() calls are
 recorded into an attribute of <html>, and the DOM is read back as --dump-dom gives it (one
-Chromium a test class, driven through its DevTools pipe: each page in a browser context of its
-own, read after its load and 5 s of its virtual time, as --virtual-time-budget=5000 reads it).
+Chromium for the whole file, driven through its DevTools pipe: each page in a browser context of
+its own, read after its load and 5 s of its virtual time, as --virtual-time-budget=5000 reads it).
 The tests check that no script failed, that the plots are there (SVG elements with known ids
 and classes, one point per sample), that the pages' own scripts work (sorting, hover read-out,
 flame graph zoom), and that hostile strings come out as text, never as elements. The run
@@ -31,6 +31,7 @@ Skipped, saying so, only when no Chromium is installed (Debian package `chromium
 it). Standard library only.
 """
 import ast
+import atexit
 import base64
 import contextlib
 import copy
@@ -281,6 +282,18 @@ class Browser:
         self.log.close()
 
 
+_BROWSER = []  # the file's Browser: started by the first page a test opens, closed at exit
+
+
+def browser():
+    if not _BROWSER:
+        profile = tempfile.mkdtemp(prefix="html-report-chromium-")
+        _BROWSER.append(Browser(profile))
+        atexit.register(shutil.rmtree, profile, True)
+        atexit.register(_BROWSER[0].close)  # first: atexit runs the last registered first
+    return _BROWSER[0]
+
+
 @unittest.skipIf(CHROMIUM is None, "Chromium is not installed (Debian: apt-get install chromium); "
                  "the browser tests need it")
 class BrowserTest(unittest.TestCase):
@@ -293,13 +306,8 @@ class BrowserTest(unittest.TestCase):
         cls.artifacts = ARTIFACTS or os.path.join(cls.tmp, "artifacts")
         os.makedirs(cls.artifacts, exist_ok=True)
 
-    browser = None  # the class's Browser, started by its first page
-
     @classmethod
     def tearDownClass(cls):
-        if cls.browser:
-            cls.browser.close()
-            cls.browser = None
         shutil.rmtree(cls.tmp, ignore_errors=True)
 
     def chromium(self, *args):
@@ -334,9 +342,7 @@ class BrowserTest(unittest.TestCase):
             shot = os.path.join(self.artifacts, screenshot) if screenshot else None
             if shot and os.path.exists(shot):
                 os.remove(shot)  # one left by an earlier run must not pass for this one's
-            if type(self).browser is None:
-                type(self).browser = Browser(self.profile)
-            dom = self.browser.dump("file://" + probe_path, shot)
+            dom = browser().dump("file://" + probe_path, shot)
             d = Dom(dom)
             root = d.root_attrs()
             self.assertEqual(root.get("data-probe-loaded"), "1",
