@@ -850,8 +850,22 @@ class HistoryConfirmTest(e2e_helpers.Case):
         self.assertAlmostEqual(cp["step"], want, places=9)
 
     def test_program_not_kept_cannot_confirm(self):
-        self.record(self.old, 6, "--history-programs", "0")
-        self.record(self.new, 6, "--history-programs", "0")
+        # --history-programs 0 keeps no copy: a run of each program into a history of its own.
+        zero = os.path.join(self.dir, "zero.db")
+        for prog in (self.old, self.new):
+            p = run(prog, *FAST, "--exact", "cmp/chain", "--history", zero,
+                    "--history-programs", "0", env_extra=self.env)
+            self.assert_exit(p, 0)
+        self.assertEqual(os.listdir(zero + ".programs") if os.path.isdir(zero + ".programs")
+                         else [], [])
+        with sqlite3.connect(zero) as db:
+            self.assertEqual(db.execute("SELECT count(*) FROM programs").fetchone()[0], 0)
+        # The class's step history with its copies gone, as twelve runs with 0 would have left
+        # it (recording those took six times this test's time).
+        self.record_step()
+        shutil.rmtree(self.db + ".programs")
+        with sqlite3.connect(self.db) as db:
+            db.execute("DELETE FROM programs")
         self.assertEqual(self.kept(), [])
         out = self.show()
         self.assertIn("cannot confirm: the program of run 6 is not kept (--history-programs)",

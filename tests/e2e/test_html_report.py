@@ -7,15 +7,17 @@ fast benchmarks, a saved baseline and a run compared with it), and from a crafte
 whose ids, messages and context hold markup and quotes. Each page is opened in Chromium with an
 error collector injected first in its <head> (a copy of the page next to it, so its relative
 links still work): window errors, unhandled rejections, console.error and alert() calls are
-recorded into an attribute of <html>, and the DOM is read back with --dump-dom. The tests check
-that no script failed, that the plots are there (SVG elements with known ids and classes, one
-point per sample), that the pages' own scripts work (sorting, hover read-out, flame graph zoom),
-and that hostile strings come out as text, never as elements. The run history's page
-(--history): twelve real runs of two benchmarks into a history, one of them made twice as slow
-from the seventh on, give one trend plot each with a point per run, and every change point the
-analysis found drawn and labelled, the slowed one's at run 7 among them; a drift of 1% per run
-gives its trend line, a vertex a run. Screenshots are saved under
-E2E_ARTIFACTS (set by ctest to a folder of the build directory).
+recorded into an attribute of <html>, and the DOM is read back as --dump-dom gives it (one
+Chromium for the whole file, driven through its DevTools pipe: each page in a browser context of
+its own, read after its load and 5 s of its virtual time, as --virtual-time-budget=5000 reads it).
+The tests check that no script failed, that the plots are there (SVG elements with known ids
+and classes, one point per sample), that the pages' own scripts work (sorting, hover read-out,
+flame graph zoom), and that hostile strings come out as text, never as elements. The run
+history's page (--history): twelve real runs of two benchmarks into a history, one of them made
+twice as slow from the seventh on, give one trend plot each with a point per run, and every change
+point the analysis found drawn and labelled, the slowed one's at run 7 among them; a drift of 1%
+per run gives its trend line, a vertex a run. Screenshots are saved under E2E_ARTIFACTS (set by
+ctest to a folder of the build directory).
 
 Hostile and malformed files are generated from docs/results.schema.json itself (every field it
 has, optional ones too): an XSS payload naming its field in every string field and map key, and
@@ -29,16 +31,21 @@ Skipped, saying so, only when no Chromium is installed (Debian package `chromium
 it). Standard library only.
 """
 import ast
+import atexit
+import base64
 import contextlib
 import copy
+import fcntl
 import html
 import html.parser
 import io
 import json
 import os
 import re
+import select
 import shutil
 import sqlite3
+import subprocess
 import sys
 import tempfile
 import unittest
@@ -160,6 +167,133 @@ def run(cmd, **kw):
     return e2e_helpers.run(cmd, timeout=120, **kw)
 
 
+class Browser:
+    """One headless Chromium driven through its DevTools pipe (--remote-debugging-pipe: it reads
+    commands on fd 3 and writes answers and events on fd 4, each a JSON text ending in a NUL).
+    dump() opens a page as `chromium --headless --dump-dom --virtual-time-budget=5000` would, in
+    a browser context of its own (nothing kept from one page to the next), without starting a
+    browser for it: a start costs 2 s of a page's 2.3 s."""
+
+    def __init__(self, profile):
+        to_browser, self.w = os.pipe()
+        self.r, from_browser = os.pipe()
+        # Moved above 4 first, so that the shell that puts them at 3 and 4 never overwrites one
+        # with the other.
+        ends = [fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 10) for fd in (to_browser, from_browser)]
+        os.close(to_browser)
+        os.close(from_browser)
+        self.log = tempfile.TemporaryFile()
+        cmd = [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+               "--no-first-run", "--disable-extensions", f"--user-data-dir={profile}",
+               "--hide-scrollbars", "--remote-debugging-pipe", "about:blank"]
+        self.proc = subprocess.Popen(["bash", "-c", f'exec "$0" "$@" 3<&{ends[0]} 4>&{ends[1]}',
+                                      *cmd], pass_fds=ends, stdin=subprocess.DEVNULL,
+                                     stdout=self.log, stderr=self.log)
+        for fd in ends:
+            os.close(fd)
+        self.buf, self.last, self.events = b"", 0, []
+
+    def _message(self, timeout):
+        while b"\0" not in self.buf:
+            if not select.select([self.r], [], [], timeout)[0]:
+                raise TimeoutError(f"Chromium said nothing for {timeout} s")
+            chunk = os.read(self.r, 1 << 20)
+            if not chunk:
+                self.log.seek(0)
+                raise RuntimeError("Chromium closed its pipe: "
+                                   f"{self.log.read().decode(errors='replace')[-2000:]}")
+            self.buf += chunk
+        text, self.buf = self.buf.split(b"\0", 1)
+        return json.loads(text)
+
+    def send(self, method, params=None, session=None, timeout=60):
+        """The result of one command (of the page of session, else of the browser)."""
+        self.last += 1
+        msg = {"id": self.last, "method": method, "params": params or {}}
+        if session:
+            msg["sessionId"] = session
+        os.write(self.w, json.dumps(msg).encode() + b"\0")
+        while True:
+            got = self._message(timeout)
+            if got.get("id") == self.last:
+                if "error" in got:
+                    raise RuntimeError(f"Chromium: {method}: {got['error']}")
+                return got["result"]
+            self.events.append(got)
+
+    def event(self, method, session, timeout):
+        """Waits for the page's event method: True when it came within timeout seconds."""
+        while True:
+            for i, e in enumerate(self.events):
+                if e.get("method") == method and e.get("sessionId") == session:
+                    del self.events[i]
+                    return True
+            try:
+                self.events.append(self._message(timeout))
+            except TimeoutError:
+                return False
+
+    def dump(self, url, screenshot=None):
+        """The DOM of the page at url as --dump-dom prints it, after its load and 5 s of its
+        virtual time; with a PNG of a 1000x2400 window at screenshot (--window-size), else in
+        headless Chromium's 800x600 one."""
+        ctx = self.send("Target.createBrowserContext")["browserContextId"]
+        target = self.send("Target.createTarget", {"url": "about:blank",
+                                                   "browserContextId": ctx})["targetId"]
+        try:
+            s = self.send("Target.attachToTarget", {"targetId": target,
+                                                    "flatten": True})["sessionId"]
+            self.send("Page.enable", session=s)
+            width, height = (1000, 2400) if screenshot else (800, 600)
+            self.send("Emulation.setDeviceMetricsOverride", {
+                "width": width, "height": height, "deviceScaleFactor": 1, "mobile": False},
+                session=s)
+            self.send("Page.navigate", {"url": url}, session=s)
+            # A page that never finishes loading is read as it is (the probe then says so).
+            self.event("Page.loadEventFired", s, 60)
+            self.send("Emulation.setVirtualTimePolicy", {
+                "policy": "pauseIfNetworkFetchesPending", "budget": 5000}, session=s)
+            self.event("Emulation.virtualTimeBudgetExpired", s, 60)
+            got = self.send("Runtime.evaluate", {
+                "expression": "document.documentElement ? document.documentElement.outerHTML "
+                              ": ''", "returnByValue": True}, session=s)
+            if screenshot:
+                png = self.send("Page.captureScreenshot", {"format": "png"}, session=s)
+                with open(screenshot, "wb") as f:
+                    f.write(base64.b64decode(png["data"]))
+            return got["result"].get("value", "")
+        finally:
+            self.send("Target.closeTarget", {"targetId": target})
+            self.send("Target.disposeBrowserContext", {"browserContextId": ctx})
+            self.events = []
+
+    def close(self):
+        try:
+            self.send("Browser.close", timeout=10)
+        except (OSError, RuntimeError, TimeoutError):
+            pass
+        try:
+            self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        os.close(self.w)
+        os.close(self.r)
+        self.log.close()
+
+
+_BROWSER = []  # the file's Browser: started by the first page a test opens, closed at exit
+
+
+def browser():
+    if not _BROWSER:
+        profile = tempfile.mkdtemp(prefix="html-report-chromium-")
+        _BROWSER.append(Browser(profile))
+        atexit.register(shutil.rmtree, profile, True)
+        atexit.register(_BROWSER[0].close)  # first: atexit runs the last registered first
+    return _BROWSER[0]
+
+
 @unittest.skipIf(CHROMIUM is None, "Chromium is not installed (Debian: apt-get install chromium); "
                  "the browser tests need it")
 class BrowserTest(unittest.TestCase):
@@ -203,16 +337,12 @@ class BrowserTest(unittest.TestCase):
         with open(probe_path, "w", encoding="utf-8") as f:
             f.write(text)
         try:
-            # The screenshot is taken of the probed copy by the same browser that dumps its DOM
-            # (one start of Chromium a page): were anything to call alert(), the probe stops it
-            # blocking.
+            # The screenshot is taken of the probed copy by the same browser that dumps its DOM:
+            # were anything to call alert(), the probe stops it blocking.
             shot = os.path.join(self.artifacts, screenshot) if screenshot else None
             if shot and os.path.exists(shot):
                 os.remove(shot)  # one left by an earlier run must not pass for this one's
-            dom = self.chromium("--virtual-time-budget=5000", "--dump-dom",
-                                *(["--window-size=1000,2400", "--hide-scrollbars",
-                                   f"--screenshot={shot}"] if shot else []),
-                                "file://" + probe_path)
+            dom = browser().dump("file://" + probe_path, shot)
             d = Dom(dom)
             root = d.root_attrs()
             self.assertEqual(root.get("data-probe-loaded"), "1",
@@ -1112,8 +1242,10 @@ class WrongTypeTest(unittest.TestCase):
     def report(self, doc, out):
         """Runs the tool's main() in this process on doc: (exit status, stderr, its file)."""
         path = os.path.join(self.tmp, "bad.json")
+        # json.dumps, not json.dump: the same text, but dump encodes in Python (only dumps uses
+        # the C encoder), a tenth of this test's time over its two thousand files.
         with open(path, "w", encoding="utf-8") as f:
-            json.dump(doc, f)
+            f.write(json.dumps(doc))
         return (*self.main(path, "--out", out, "--baselines-dir", self.tmp), path)
 
     def test_every_field_every_wrong_type(self):
@@ -1163,7 +1295,7 @@ class WrongTypeTest(unittest.TestCase):
                 doc = replaced(series, at, value)
                 path = os.path.join(self.tmp, "series.json")
                 with open(path, "w", encoding="utf-8") as f:
-                    json.dump(doc, f)
+                    f.write(json.dumps(doc))
                 rc, err = self.main("--history", path, "--out", self.out)
                 with self.subTest(field=at, value=value):
                     self.assertIn(rc, (0, 2), err)

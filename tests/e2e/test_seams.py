@@ -61,6 +61,10 @@ ROUNDS = {"seam/plain": 3000, "seam/counted": 2000, "seam/param/500": 500,
           "seam/bytes": 400}
 # Short runs: behaviour is checked here, not precision.
 FAST = ["--quick", "--color", "never", "--nresamples", "1000"]
+# OutputsTest checks what each output shows of every kind of benchmark (ids, statuses, counts
+# known from the source, intervals around their values), never how precise a time is: 0.02 s
+# of measurement a benchmark, a run of all 13 ids in 0.4 s rather than --quick's 1.9 s.
+SHORT = [*FAST, "--warm-up-time", "0.01", "--measurement-time", "0.02"]
 # Comparisons: 20% changes against a 10% threshold leave room for a loaded machine.
 CMP = ["--noise-threshold", "0.1", "--color", "never"]
 
@@ -120,7 +124,7 @@ class OutputsTest(SeamCase, test_trace.TraceCase):
         one's worker marked as it ended, no sample of the skipped one."""
         trace, results = os.path.join(self.dir, "t.json"), os.path.join(self.dir, "r.json")
         t0 = time.monotonic()
-        p = run(self.original, *FAST, "--trace", trace, "--json", results)
+        p = run(self.original, *SHORT, "--trace", trace, "--json", results)
         wall = time.monotonic() - t0
         self.assert_exit(p, 3)  # seam/failed
         events = self.check_format(test_trace.strict_load(trace), wall)
@@ -163,14 +167,14 @@ class OutputsTest(SeamCase, test_trace.TraceCase):
         self.assertEqual(len(ids), len(set(ids)), parts)
         path = os.path.join(self.dir, "s.json")
         k = next(j for j, part in enumerate(parts, 1) if "seam/failed" not in part and part)
-        p = run(self.original, *FAST, "--shard", f"{k}/3", "--json", path)
+        p = run(self.original, *SHORT, "--shard", f"{k}/3", "--json", path)
         self.assert_exit(p, 0)
         self.assertEqual(sorted(e2e_helpers.by_id(e2e_helpers.load_json(path))),
                          sorted(parts[k - 1]))
 
     def test_json_and_pretty(self):
         path = os.path.join(self.dir, "r.json")
-        p = run(self.original, *FAST, "--json", path)
+        p = run(self.original, *SHORT, "--json", path)
         self.assert_exit(p, 3)  # seam/failed
         doc = e2e_helpers.load_json(path)
         if SCHEMA:
@@ -223,7 +227,7 @@ class OutputsTest(SeamCase, test_trace.TraceCase):
                "seam/skipped"]
         for mode in ([], ["--in-process"]):
             path = os.path.join(self.dir, "probes.json")
-            p = run(self.original, *FAST, *mode, "--alloc-stats", "--perf-events",
+            p = run(self.original, *SHORT, *mode, "--alloc-stats", "--perf-events",
                     "task-clock,page-faults", "--json", path, "--exact", *ids)
             self.assert_exit(p, 0)
             res = e2e_helpers.by_id(e2e_helpers.load_json(path))
@@ -241,7 +245,7 @@ class OutputsTest(SeamCase, test_trace.TraceCase):
             self.assertEqual(counted["hits"]["per_iteration"]["median"]["point"], 3.0, mode)
 
     def test_csv(self):
-        p = run(self.original, *FAST, "--output-format", "csv")
+        p = run(self.original, *SHORT, "--output-format", "csv")
         self.assert_exit(p, 3)
         rows = {r["id"]: r for r in csv.DictReader(io.StringIO(p.stdout))}
         self.assertEqual(sorted(rows), ALL_IDS)
@@ -259,7 +263,7 @@ class OutputsTest(SeamCase, test_trace.TraceCase):
 
     def test_markdown_bencher_gbench(self):
         gb = os.path.join(self.dir, "gb.json")
-        p = run(self.original, *FAST, "--output-format", "markdown", "--export-gbench", gb)
+        p = run(self.original, *SHORT, "--output-format", "markdown", "--export-gbench", gb)
         self.assert_exit(p, 3)
         cells = {}
         for line in p.stdout.splitlines():
@@ -282,7 +286,7 @@ class OutputsTest(SeamCase, test_trace.TraceCase):
         self.assertGreater(runs["seam/bytes"]["bytes_per_second"], 0)
         self.assertTrue(runs["seam/failed"].get("error_occurred"), runs["seam/failed"])
         # bencher: a line per measured id, failed and ignored ones named.
-        p = run(self.original, *FAST, "--output-format", "bencher")
+        p = run(self.original, *SHORT, "--output-format", "bencher")
         self.assert_exit(p, 3)
         for bid in OK_IDS:
             self.assertRegex(p.stdout, rf"(?m)^test {re.escape(bid)} +\.\.\. bench: ", bid)
@@ -290,7 +294,7 @@ class OutputsTest(SeamCase, test_trace.TraceCase):
         self.assertRegex(p.stdout, r"(?m)^test seam/skipped +\.\.\. ignored$")
         # The bencher Metric Format: every measured id of every kind, the failed and skipped
         # ones left out; the rate is the time's inverse, each interval around its value.
-        p = run(self.original, *FAST, "--output-format", "bmf")
+        p = run(self.original, *SHORT, "--output-format", "bmf")
         self.assert_exit(p, 3)
         bmf = json.loads(p.stdout)
         self.assertEqual(sorted(bmf), sorted(OK_IDS))
