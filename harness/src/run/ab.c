@@ -222,62 +222,6 @@ static int one_round(ab_run *run, bench__proc w[2], const char *id, size_t pair,
     return 0;
 }
 
-/* The calibration's least time on B's worker, ns: a warm-up long enough for a body's first calls
- * in a fresh process to pay what later ones do not (a 34 ns lookup of two fresh 1 MiB arrays
- * took some 2 ms to fault their pages in, one page at a time). */
-#define CALIBRATION_WARM_NS 10e6
-
-/* The iteration count of a benchmark's samples, calibrated on B's worker w (then held for the
- * whole comparison): doubled until a sample takes an eighth of the sample time, then scaled to
- * the sample time. A count is taken only from a sample that reached an eighth after another at
- * the same count did, and after CALIBRATION_WARM_NS of samples: a body's first calls in a fresh
- * process may pay for what later ones do not (pages faulted in on first touch, lazy binding,
- * cold caches), and sized from them a 34 ns body got samples of 4 iterations, mostly the clock's
- * own cost, which differs between two processes laid out differently. The count chosen is then
- * checked on a sample of its own, and scaled up while that sample is shorter than half the
- * sample time. 0, or bench__ab_worker_sample's error. */
-static int calibrate_iters(const ab_run *run, bench__proc *w, double timeout_s, uint64_t *iters)
-{
-    const double max_iters = (double)(UINT64_C(1) << 40);
-    uint64_t n = 1;
-    double t;
-    int rc;
-#define SAMPLE(count) \
-    bench__ab_worker_sample(w, (count), bench__now_ns() + (int64_t)(timeout_s * 1e9), &t)
-    int64_t start = bench__now_ns();
-    for (bool again = false;;) {
-        if ((rc = SAMPLE(n)))
-            return rc;
-        if (n >= (UINT64_C(1) << 40))
-            break;
-        if (t < run->sample_ns / 8) {
-            again = false;
-            n *= 2;
-        } else if (again && (double)(bench__now_ns() - start) >= CALIBRATION_WARM_NS) {
-            break;
-        } else {
-            again = true; /* the same count once more */
-        }
-    }
-    for (int check = 0;; check++) {
-        double per = t > 0 ? t / (double)n : 1.0;
-        double want = ceil(run->sample_ns / per);
-        want = want < 1 ? 1 : want > max_iters ? max_iters : want;
-        if (check == 4 || (double)n >= want) {
-            *iters = (uint64_t)fmax(want, (double)n);
-            return 0;
-        }
-        n = (uint64_t)want;
-        if ((rc = SAMPLE(n)))
-            return rc;
-        if (t >= run->sample_ns / 2) {
-            *iters = n;
-            return 0;
-        }
-    }
-#undef SAMPLE
-}
-
 /* Says in the item why a pair failed in the middle (worker w of program prog, error rc of its
  * samples). Returns the pair's error: BENCH_EIO (a malformed line is not the "lacks the
  * benchmark" BENCH_EINVAL of bench__ab_worker_start: the pair fails like any other). */
@@ -340,7 +284,7 @@ static int one_pair(ab_run *run, ab_bench *b)
     /* Every wait has a deadline: a worker that hangs in a sample is killed at --timeout. */
 #define DEADLINE (bench__now_ns() + (int64_t)(o->timeout_s * 1e9))
     if (it->iters == 0)
-        rc = calibrate_iters(run, &w[1], o->timeout_s, &it->iters);
+        rc = bench__ab_worker_calibrate(&w[1], run->sample_ns, o->timeout_s, &it->iters);
     /* The fresh pair's warm-up, discarded: one round. */
     double *logs = NULL, *a_ns = NULL;
     size_t nr = 0, na = 0, tried = 0, cap = 64;

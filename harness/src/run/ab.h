@@ -177,6 +177,11 @@ int bench__ab_worker_send(struct bench__proc *w, uint64_t iters);
 int bench__ab_worker_read(struct bench__proc *w, int64_t deadline, double *ns);
 /** One sample of `iters` iterations; its time in *ns. 0, BENCH_EUSAGE, or BENCH_EIO. */
 int bench__ab_worker_sample(struct bench__proc *w, uint64_t iters, int64_t deadline, double *ns);
+
+/** The iteration count that makes a sample of the driven worker w last about sample_ns, found on
+ * warm iterations (ab_worker.c). 0, or bench__ab_worker_sample's error. */
+int bench__ab_worker_calibrate(struct bench__proc *w, double sample_ns, double timeout_s,
+                               uint64_t *iters);
 /** Asks the worker to end, and reaps it. */
 void bench__ab_worker_stop(struct bench__proc *w, double timeout_s);
 

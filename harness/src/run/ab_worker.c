@@ -1,7 +1,8 @@
 /*
  * ab_worker.c: one driven worker of a paired comparison (ab.h): started on the worker protocol
  * with its job (plan "driven"), pinned to a CPU or not, waited for until its setup is done;
- * each sample commanded on its stdin and its time read back; asked to quit and reaped. ab.c
+ * each sample commanded on its stdin and its time read back; the iteration count calibrated on
+ * warm iterations; asked to quit and reaped. ab.c
  * pairs two of them; --explain's time mode (explain_perf.c) profiles one.
  */
 #define _GNU_SOURCE /* sched_setaffinity, CPU_SET */
@@ -154,4 +155,60 @@ void bench__ab_worker_stop(bench__proc *w, double timeout_s)
                lr == BENCH_EINVAL)
             ;
     bench__proc_wait(w, deadline);
+}
+
+/* The calibration's least time on the worker, ns: a warm-up long enough for a body's first calls
+ * in a fresh process to pay what later ones do not (a 34 ns lookup of two fresh 1 MiB arrays
+ * took some 2 ms to fault their pages in, one page at a time). */
+#define CALIBRATION_WARM_NS 10e6
+
+/* The iteration count of a benchmark's samples for a sample time of sample_ns, calibrated on a
+ * driven worker w (ab.c: B's, then held for the whole comparison): doubled until a sample takes
+ * an eighth of the sample time, then scaled to the sample time. A count is taken only from a sample that reached an eighth after another at
+ * the same count did, and after CALIBRATION_WARM_NS of samples: a body's first calls in a fresh
+ * process may pay for what later ones do not (pages faulted in on first touch, lazy binding,
+ * cold caches), and sized from them a 34 ns body got samples of 4 iterations, mostly the clock's
+ * own cost, which differs between two processes laid out differently. The count chosen is then
+ * checked on a sample of its own, and scaled up while that sample is shorter than half the
+ * sample time. 0, or bench__ab_worker_sample's error. */
+int bench__ab_worker_calibrate(bench__proc *w, double sample_ns, double timeout_s, uint64_t *iters)
+{
+    const double max_iters = (double)(UINT64_C(1) << 40);
+    uint64_t n = 1;
+    double t;
+    int rc;
+#define SAMPLE(count) \
+    bench__ab_worker_sample(w, (count), bench__now_ns() + (int64_t)(timeout_s * 1e9), &t)
+    int64_t start = bench__now_ns();
+    for (bool again = false;;) {
+        if ((rc = SAMPLE(n)))
+            return rc;
+        if (n >= (UINT64_C(1) << 40))
+            break;
+        if (t < sample_ns / 8) {
+            again = false;
+            n *= 2;
+        } else if (again && (double)(bench__now_ns() - start) >= CALIBRATION_WARM_NS) {
+            break;
+        } else {
+            again = true; /* the same count once more */
+        }
+    }
+    for (int check = 0;; check++) {
+        double per = t > 0 ? t / (double)n : 1.0;
+        double want = ceil(sample_ns / per);
+        want = want < 1 ? 1 : want > max_iters ? max_iters : want;
+        if (check == 4 || (double)n >= want) {
+            *iters = (uint64_t)fmax(want, (double)n);
+            return 0;
+        }
+        n = (uint64_t)want;
+        if ((rc = SAMPLE(n)))
+            return rc;
+        if (t >= sample_ns / 2) {
+            *iters = n;
+            return 0;
+        }
+    }
+#undef SAMPLE
 }
