@@ -194,17 +194,19 @@ class SnapshotTest(e2e_helpers.Case):
         self.assertEqual(doc["cmp/chain"]["change"]["settled_by"], "interleaved run")
 
     def test_same_program_is_no_verdict_on_the_code(self):
-        """The very program the baseline measured, in an environment that makes it 100% slower:
-        the change is not the code's, so the gate passes and says why."""
+        """The very program the baseline measured, in an environment that makes it 5 times
+        slower: the change is not the code's, so the gate passes and says why. (Twice as slow
+        read as 1.27x once, in a sanitizer build whose saved run met a load the comparison did
+        not: the assertion that the numbers moved needs a change that load cannot hide.)"""
         self.save()
-        env = dict(os.environ, E2E_SLOWDOWN_PERCENT="100")
+        env = dict(os.environ, E2E_SLOWDOWN_PERCENT="400")
         p, doc = self.compare(os.path.join(self.base, "before.program"),
                               "--fail-on-regression", env=env)
         self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
         self.assertIn("is the one baseline 'before' measured", p.stderr)
         chain = doc["cmp/chain"]["change"]
         self.assertEqual((chain["verdict"], chain["settled_by"]), ("no change", "same program"))
-        self.assertGreater(chain["ratio"], 1.5, "the numbers still show the change")
+        self.assertGreater(chain["ratio"], 2.0, "the numbers still show the change")
         # The summary row says what settled it, with no interval that would read as evidence.
         out = p.stdout + p.stderr
         self.assertRegex(out, r"\n  no change +cmp/chain +\+[0-9.]+% \(same program: the "
