@@ -162,38 +162,61 @@ void bench__ab_worker_stop(bench__proc *w, double timeout_s)
  * took some 2 ms to fault their pages in, one page at a time). */
 #define CALIBRATION_WARM_NS 10e6
 
+/* The samples a count is checked on: the shortest of them is taken. */
+#define CALIBRATION_CHECKS 3
+
+/* The shortest of reps samples of n iterations on w, ns, into *t. Another process's time slice
+ * (a few ms on a busy machine) only ever lengthens a sample, so the shortest is the body's own
+ * time. 0, or bench__ab_worker_sample's error. */
+static int shortest_sample(bench__proc *w, uint64_t n, int reps, double timeout_s, double *t)
+{
+    *t = INFINITY;
+    for (int r = 0; r < reps; r++) {
+        double x;
+        int rc = bench__ab_worker_sample(w, n, bench__now_ns() + (int64_t)(timeout_s * 1e9), &x);
+        if (rc)
+            return rc;
+        *t = fmin(*t, x);
+    }
+    return 0;
+}
+
 /* The iteration count of a benchmark's samples for a sample time of sample_ns, calibrated on a
  * driven worker w (ab.c: B's, then held for the whole comparison): doubled until a sample takes
- * an eighth of the sample time, then scaled to the sample time. A count is taken only from a sample that reached an eighth after another at
- * the same count did, and after CALIBRATION_WARM_NS of samples: a body's first calls in a fresh
- * process may pay for what later ones do not (pages faulted in on first touch, lazy binding,
- * cold caches), and sized from them a 34 ns body got samples of 4 iterations, mostly the clock's
- * own cost, which differs between two processes laid out differently. The count chosen is then
- * checked on a sample of its own, and scaled up while that sample is shorter than half the
- * sample time. 0, or bench__ab_worker_sample's error. */
+ * an eighth of the sample time, then scaled to the sample time. A count is taken only from a
+ * sample that reached an eighth after another at the same count did (the shortest sample at
+ * that count sizes it), and after CALIBRATION_WARM_NS of samples: a body's first calls in a fresh process
+ * may pay for what later ones do not (pages faulted in on first touch, lazy binding, cold
+ * caches), and sized from them a 34 ns body got samples of 4 iterations, mostly the clock's own
+ * cost, which differs between two processes laid out differently. The count chosen is then
+ * checked on the shortest of CALIBRATION_CHECKS samples of its own, and scaled up while that is
+ * shorter than half the sample time: sized from one sample that another process's time slice
+ * had stretched, a comparison on a loaded machine ran samples of 57 us for 500 us, and its pairs
+ * spread five times as wide. 0, or bench__ab_worker_sample's error. */
 int bench__ab_worker_calibrate(bench__proc *w, double sample_ns, double timeout_s, uint64_t *iters)
 {
     const double max_iters = (double)(UINT64_C(1) << 40);
     uint64_t n = 1;
-    double t;
+    double t, best = INFINITY; /* the shortest sample at the count n */
     int rc;
-#define SAMPLE(count) \
-    bench__ab_worker_sample(w, (count), bench__now_ns() + (int64_t)(timeout_s * 1e9), &t)
     int64_t start = bench__now_ns();
     for (bool again = false;;) {
-        if ((rc = SAMPLE(n)))
+        if ((rc = shortest_sample(w, n, 1, timeout_s, &t)))
             return rc;
+        best = fmin(best, t);
         if (n >= (UINT64_C(1) << 40))
             break;
         if (t < sample_ns / 8) {
             again = false;
             n *= 2;
+            best = INFINITY;
         } else if (again && (double)(bench__now_ns() - start) >= CALIBRATION_WARM_NS) {
             break;
         } else {
             again = true; /* the same count once more */
         }
     }
+    t = best;
     for (int check = 0;; check++) {
         double per = t > 0 ? t / (double)n : 1.0;
         double want = ceil(sample_ns / per);
@@ -203,12 +226,11 @@ int bench__ab_worker_calibrate(bench__proc *w, double sample_ns, double timeout_
             return 0;
         }
         n = (uint64_t)want;
-        if ((rc = SAMPLE(n)))
+        if ((rc = shortest_sample(w, n, CALIBRATION_CHECKS, timeout_s, &t)))
             return rc;
         if (t >= sample_ns / 2) {
             *iters = n;
             return 0;
         }
     }
-#undef SAMPLE
 }
