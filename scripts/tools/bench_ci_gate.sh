@@ -200,43 +200,48 @@ if [[ -f "$work/base/.gitmodules" ]]; then
 fi
 build base "$work/base/$rel" "$work/base-build" ${flags_base[@]+"${flags_base[@]}"}
 
-# What the comparison judged, read from its report (saved as it is printed): each row of the
-# summary after its heading is a benchmark, a verdict (regressed ... inconclusive) one that was
-# compared, a status (not compared, skipped, new, removed) one that was not, with the reason its
-# block above gave ("not compared: fewer than 2 worker pairs ..."; a removed one has no block:
-# only the base build has it). Prints "COMPARED ALL" and then one "ID (REASON)" a line.
+# What the comparison judged, read from the JSON the program writes with --json (its format in
+# docs/results-format.md, "Paired A/B results"), never from the report's wording: a benchmark is
+# compared when its verdict came from its pairs ("compared": true: regressed ... inconclusive),
+# and not compared otherwise (not compared, skipped, new, removed), with the reason its report
+# gave ("not compared: fewer than 2 worker pairs ..."; a removed one has none). Prints "COMPARED
+# ALL" and then one "ID (REASON)" a line; "0 0" when the program wrote no file (it stopped
+# before its summary: a usage error, a signal).
 judged() {
-    awk '
-        BEGIN { pad = sprintf("%24s", "") }
-        { gsub(/\033\[[0-9;]*m/, "") } # a --color always passed on to the program
-        /^Comparison with A, the old build/ { summary = 1; next }
-        !summary {
-            if (prev != "" && substr($0, 1, 24) == pad && $0 ~ /^ +(not compared|skipped|new): /)
-                why[prev] = substr($0, 25)
-            prev = $0
-            next
-        }
-        /^  (regressed|improved|no change|within noise|inconclusive)  / { compared++; next }
-        match($0, /^  (not compared|skipped|new|removed)  +/) {
-            status = substr($0, 3, RLENGTH - 2)
-            sub(/ +$/, "", status)
-            id = substr($0, RLENGTH + 1)
-            sub(/ .*/, "", id)
-            lines[++missed] = id " (" ((id in why) ? why[id] : status) ")"
-        }
-        END {
-            print compared + 0, compared + missed
-            for (i = 1; i <= missed; i++)
-                print lines[i]
-        }
-    ' "$1"
+    python3 - "$1" <<'PY'
+import json, sys
+
+
+def shown(text):
+    """The text with control characters as \\xNN, as the program's report shows them."""
+    return "".join(c if " " <= c <= "~" or c > "\x9f" else f"\\x{ord(c):02x}" for c in text)
+
+
+try:
+    with open(sys.argv[1], encoding="utf-8") as f:
+        doc = json.load(f)
+    if doc.get("format") != "harness-ab" or doc.get("version") != 1:
+        raise ValueError("not the paired comparison's results of version 1")
+    rows = doc["benchmarks"]
+    lines = [f"{sum(1 for b in rows if b['compared'])} {len(rows)}"]
+    for b in rows:
+        if not b["compared"]:
+            why = f"{b['verdict']}: {b['why']}" if b["why"] is not None else b["verdict"]
+            lines.append(f"{shown(b['id'])} ({shown(why)})")
+except FileNotFoundError:
+    lines = ["0 0"]
+except (ValueError, KeyError, TypeError, AttributeError) as e:
+    print(f"cannot read the comparison's results {sys.argv[1]}: {e}", file=sys.stderr)
+    lines = ["0 0"]
+print("\n".join(lines))
+PY
 }
 
 set +e
 "$work/new-build/$program" --ab "$work/base-build/$program" --ab-time "$seconds" \
-    --ab-pairs "$pairs" --fail-on-regression ${bench_args[@]+"${bench_args[@]}"} \
-    -- ${filters[@]+"${filters[@]}"} | tee "$work/report.txt"
-rc="${PIPESTATUS[0]}"
+    --ab-pairs "$pairs" --fail-on-regression --json "$work/results.json" \
+    ${bench_args[@]+"${bench_args[@]}"} -- ${filters[@]+"${filters[@]}"}
+rc=$?
 set -e
 # The gate's summary says how many benchmarks it judged and names those it did not: "no
 # regression" is a claim about the compared ones only. A benchmark not compared passes, as a
@@ -244,7 +249,7 @@ set -e
 {
     read -r compared all
     mapfile -t missed
-} < <(judged "$work/report.txt")
+} < <(judged "$work/results.json")
 counted=""
 if [[ "$all" -gt 0 ]]; then
     counted="; $compared of $all benchmarks compared"

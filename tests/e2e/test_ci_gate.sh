@@ -12,7 +12,8 @@
 # pass (with a 50% noise threshold passed on to the program, so a busy machine cannot fail it),
 # its summary counting the benchmarks compared and naming the one its budget left not compared,
 # and against the first must fail naming the benchmark; the same through a custom build command
-# (-c) with -b and the filter from GATE_FILTERS; a build with no benchmark program, one with two,
+# (-c) with -b and the filter from GATE_FILTERS; a program whose report is worded otherwise
+# (behind a wrapper) is judged the same, since the gate reads the program's JSON; a build with no benchmark program, one with two,
 # and a target that does not exist are errors that say what to do. Its usage names it as
 # invoked. EXTRA_FLAGS (the sanitizer flags the library was built with) go to every compile and
 # link. Temporary files are removed on exit.
@@ -161,6 +162,44 @@ build_cmd='cmake -S "$GATE_SOURCE_DIR" -B "$GATE_BUILD_DIR" $GATE_CMAKE_FLAGS'
 build_cmd+=' && cmake --build "$GATE_BUILD_DIR"'
 expect 1 "outside/chain: Performance has regressed." env GATE_FILTERS='^outside/chain$' \
     GATE_CMAKE_FLAGS="$flags" "$gate" -t 3 -p 3 -b perf -c "$build_cmd" HEAD~1
+
+# The gate decides from the program's JSON and exit code, never from its report's words: the
+# program behind a wrapper that words its summary otherwise (its heading, "not compared") is
+# judged as before, counting the benchmarks compared and naming the one not compared.
+cat > "$tmp/reworded" << 'END'
+#!/usr/bin/env bash
+# perf.real, its report worded otherwise; a worker (BENCH_WORKER_JOB) is perf.real itself.
+set -euo pipefail
+real="$(dirname "$0")/perf.real"
+if [[ -n "${BENCH_WORKER_JOB:-}" ]]; then
+    exec "$real" "$@"
+fi
+"$real" "$@" | sed -e 's/^Comparison with A, the old build/Summary against A, the old build/' \
+    -e 's/not compared/unmeasured/g' -e 's/regressed/slower/g'
+END
+chmod +x "$tmp/reworded"
+# shellcheck disable=SC2016
+reword_cmd="$build_cmd"' && mv "$GATE_BUILD_DIR/perf" "$GATE_BUILD_DIR/perf.real" &&
+    cp '"$tmp/reworded"' "$GATE_BUILD_DIR/perf"'
+rc=0
+out="$(GATE_CMAKE_FLAGS="$flags" "$gate" -t 1 -p 3 -b perf -c "$reword_cmd" HEAD \
+    --noise-threshold 0.5 2>&1)" || rc=$?
+[[ "$rc" -eq 0 ]] || fail "the gate of the reworded program against itself exited $rc; output:
+$out"
+[[ "$out" == *"Summary against A, the old build"* ]] ||
+    fail "the reworded program's report was not reworded:
+$out"
+for want in "not compared, so not judged (they do not fail the gate" \
+    "  outside/slow (not compared: fewer than 2 worker pairs measured a round"; do
+    [[ "$out" == *"$want"* ]] || fail "the gate of the reworded program did not print '$want':
+$out"
+done
+[[ "$out" =~ "bench-ci-gate: no regression; "[01]" of 2 benchmarks compared" ]] ||
+    fail "the gate's summary of the reworded program does not count the benchmarks compared:
+$out"
+expect 1 "bench-ci-gate: REGRESSION (see above); 1 of 1 benchmarks compared" env \
+    GATE_CMAKE_FLAGS="$flags" "$gate" -t 3 -p 3 -b perf -c "$reword_cmd" -f '^outside/chain$' \
+    HEAD~1
 
 # A build with no benchmark program, or with two: the gate asks for -b.
 # shellcheck disable=SC2016

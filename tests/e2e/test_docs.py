@@ -31,6 +31,11 @@ ScriptsTest: scripts/README.md names every script and its kind (installed tool, 
 experiment); each has its run bit and a #! line (but the one the profilers source); tools/ is
 what the build installs; no test, CI step, Makefile or CMake file runs an experiment.
 
+ResultsVersioningTest: docs/results-format.md states the results' versioning rule (a field added
+within a schema_version is optional) with the version the schema pins, and every field its
+table of added fields names is in results.schema.json and required by none of its objects;
+explanation.machine_samples is among them.
+
 Environment (ctest sets it): DOCS_ROOT (the source tree), DOCS_CC, DOCS_CFLAGS, DOCS_HARNESS (the
 library file), DOCS_LIBS (what it needs after it), DOCS_CMOCKA (the cmocka library), E2E_BENCH.
 Standard library only.
@@ -353,6 +358,51 @@ def help_defaults(text):
         else:
             words += " " + ln.strip()
     return out
+
+
+@unittest.skipIf(not ROOT, "DOCS_ROOT is not set (ctest sets it)")
+class ResultsVersioningTest(unittest.TestCase):
+    """A field added within a schema_version is optional: docs/results-format.md says so and
+    lists the fields added, and the published schema requires none of them."""
+
+    @classmethod
+    def setUpClass(cls):
+        with open(os.path.join(ROOT, "docs", "results-format.md"), encoding="utf-8") as f:
+            cls.doc = f.read()
+        with open(os.path.join(ROOT, "docs", "results.schema.json"), encoding="utf-8") as f:
+            cls.schema = json.load(f)
+
+    def node(self, n):
+        """n with its $ref followed, and a benchmark entry as the measured one (`then`)."""
+        while "$ref" in n or "then" in n:
+            n = n["then"] if "then" in n else \
+                self.schema["$defs"][n["$ref"].removeprefix("#/$defs/")]
+        return n
+
+    def test_the_rule_is_stated_with_the_schemas_version(self):
+        version = self.schema["properties"]["schema_version"]["const"]
+        self.assertIn("### Versioning", self.doc)
+        section = self.doc.split("### Versioning", 1)[1].split("\n### ", 1)[0]
+        self.assertIn(f"`schema_version` ({version}) is raised only when", section)
+        self.assertIn("A field **added**\ndoes not raise it: it is optional", section)
+
+    def test_every_added_field_is_optional_in_the_schema(self):
+        rows = [r for head, rows in md_tables(self.doc) if head == ["Field", "Added with"]
+                for r in rows]
+        fields = [r[0].strip("`") for r in rows]
+        self.assertIn("benchmarks[].explanation.machine_samples", fields)
+        for field in fields:
+            n = self.schema
+            parts = field.split(".")
+            for part in parts:
+                name = part.removesuffix("[]")
+                n = self.node(n)
+                self.assertIn(name, n.get("properties", {}), f"{field}: no '{name}' in the schema")
+                if part is parts[-1]:  # the field itself; the objects holding it may be required
+                    self.assertNotIn(name, n.get("required", []), f"{field}: it is required")
+                n = n["properties"][name]
+                if part.endswith("[]"):
+                    n = self.node(n)["items"]
 
 
 def md_tables(text):

@@ -34,8 +34,8 @@
   by the programs of runs 6 and 7 and placed at run 7. A step made by the environment (the same
   program in every run it may be at) is "not a code change"; a program not kept
   (--history-programs 0) cannot confirm, and says why; --history-programs N keeps the N most
-  recently used programs only; a kept program replaced by a huge file is refused on its signed
-  size before it is read.
+  recently used programs only, and 0 removes those earlier runs kept; a kept program replaced
+  by a huge file is refused on its signed size before it is read.
 - The programs folder is never a way to remove other files: rows naming "sha256:../x" or a path
   remove nothing outside FILE.programs; a history that another user owns or that others may
   write, and a FILE.programs that is a symbolic link, keep and remove nothing (one warning,
@@ -889,6 +889,18 @@ class HistoryConfirmTest(e2e_helpers.Case):
         with sqlite3.connect(self.db) as db:
             rows = db.execute("SELECT hash FROM programs").fetchall()
         self.assertEqual(rows, [("sha256:" + new_hash,)])
+
+    def test_zero_removes_the_programs_kept(self):
+        # "0 keeps none" (docs/cli.md): a run with 0 after runs that kept two leaves no file
+        # and no row, not the two of before.
+        self.record(self.old, 1, "--history-programs", "2")
+        self.record(self.new, 1, "--history-programs", "2")
+        self.assertEqual(len(self.kept()), 2)
+        self.record(self.old, 1, "--history-programs", "0")
+        self.assertEqual(self.kept(), [])
+        with sqlite3.connect(self.db) as db:
+            self.assertEqual(db.execute("SELECT count(*) FROM programs").fetchone()[0], 0)
+            self.assertEqual(db.execute("SELECT count(*) FROM runs").fetchone()[0], 3)
 
     def test_refused_combinations(self):
         for args, why in ((["--history-confirm"], "--history-confirm needs --history-show"),

@@ -14,7 +14,8 @@ stores holding the same rows must print the same --history-show and write the sa
       one line naming the server, exit 2, nothing measured or written; the server stopped while
       the run measures: results JSON written, the run not in the history, exit 2.
   PostgresProgramsTest: the programs stored in the database for confirmation: once per hash,
-      bounded, run on another machine only with --history-trust-programs and a matching hash.
+      bounded (0 removes them all), run on another machine only with --history-trust-programs
+      and a matching hash.
   OtavaQueryTest: the query docs/results-format.md gives for Apache Otava, run as printed.
 
 The PostgreSQL classes skip, saying why, only when the server's programs are absent (Debian's
@@ -711,6 +712,17 @@ class PostgresProgramsTest(e2e_helpers.Case):
         # Used again, the fixture is the newest: with room for 2, a (least recently used) goes.
         self.record(FIXTURE, "--history-programs", "2")
         self.assertEqual(self.stored(), [[self.sha(b)], [h]])
+
+    def test_zero_removes_the_programs_kept(self):
+        # "0 keeps none" (docs/cli.md): the copies earlier runs kept go from this machine's
+        # cache and from the database.
+        self.record(FIXTURE)
+        self.record(e2e_helpers.copy_program(FIXTURE, os.path.join(self.dir, "a"), b"\0a"))
+        self.assertEqual(len(self.stored()), 2)
+        self.assertEqual(len(self.store.kept()), 2)
+        self.record(FIXTURE, "--history-programs", "0")
+        self.assertEqual(self.stored(), [])
+        self.assertEqual(self.store.kept(), [])
 
     def test_a_program_too_large_is_kept_on_this_machine_only(self):
         big = e2e_helpers.copy_program(FIXTURE, os.path.join(self.dir, "big"),

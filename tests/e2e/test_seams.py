@@ -369,15 +369,31 @@ class AbTest(SeamCase):
     def test_ab_with_planted_changes(self):
         ids = ["seam/plain", "seam/counted", "seam/param/500", "seam/grid/size=200/load=2",
                "seam/threads", "seam/batched", "seam/bytes", "seam/skipped"]
+        out = os.path.join(self.dir, "ab.json")
         p = run(self.planted, *CMP, "--ab", self.original, "--ab-time", "1", "--ab-pairs", "6",
-                "--fail-on-regression", "--exact", *ids)
+                "--fail-on-regression", "--json", out, "--exact", *ids)
         self.assert_exit(p, 1)
         # The summary: a line per benchmark, its verdict first.
         summary = p.stdout.split("Comparison with A, the old build", 1)[1]
-        verdicts = {m[1]: m[0] for m in re.findall(
+        rows = re.findall(
             r"(?m)^  (regressed|improved|no change|within noise|inconclusive|skipped) +(\S+)",
-            summary)}
+            summary)
+        verdicts = {m[1]: m[0] for m in rows}
         self.assertEqual(sorted(verdicts), sorted(ids), summary)
+        # --json: the same rows in the same order, for programs (docs/results-format.md).
+        doc = e2e_helpers.load_json(out)
+        self.assertEqual((doc["format"], doc["version"], doc["old"]),
+                         ("harness-ab", 1, self.original))
+        self.assertEqual([(b["verdict"], b["id"]) for b in doc["benchmarks"]], rows)
+        for b in doc["benchmarks"]:
+            self.assertEqual(b["compared"], b["verdict"] != "skipped", b)
+            self.assertEqual(b["why"] is None, b["compared"], b)
+            if b["compared"]:
+                self.assertLessEqual(b["ratio_lower"], b["ratio"], b)
+                self.assertLessEqual(b["ratio"], b["ratio_upper"], b)
+                self.assertGreaterEqual(b["pairs"], 2, b)
+            else:
+                self.assertIsNone(b["ratio"], b)
         self.check_planted_verdicts(verdicts, "--ab")
         self.assertEqual(verdicts["seam/skipped"], "skipped")
         self.assertIn("seam/plain: Performance has regressed.", p.stdout)

@@ -70,6 +70,63 @@ static void test_benchmark_builds_load(void **state)
     bench__saved_destroy(&s);
 }
 
+/* good.json with `explanation` (an object's members, or NULL for none) added to its entry g/a,
+ * loaded: 0 or the error, its message in msg. */
+static int load_with_explanation(const char *members, char *msg, size_t len)
+{
+    char path[512], out[512];
+    path_in(path, sizeof path, FIXTURE_DIR, "good.json");
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    static char text[1 << 16];
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    fclose(f);
+    text[n] = '\0';
+    const char *at = strstr(text, "\"status\": \"ok\",");
+    assert_non_null(at);
+    path_in(out, sizeof out, tmpdir, "explained.json");
+    f = fopen(out, "w");
+    assert_non_null(f);
+    fwrite(text, 1, (size_t)(at - text), f);
+    if (members)
+        fprintf(f, "\"explanation\": {\"mode\": \"time\", \"explained\": true, "
+                   "\"message\": \"\", \"samples\": [2000, 1900]%s%s},\n", *members ? ", " : "",
+                members);
+    fputs(at, f);
+    fclose(f);
+    bench__saved s;
+    int rc = bench__saved_load(out, &s, msg, len);
+    if (rc == 0)
+        bench__saved_destroy(&s);
+    return rc;
+}
+
+/* The results' versioning rule (docs/results-format.md, "Versioning"): a field added within
+ * schema_version 1 is optional, so a file written before it existed reads as before and one
+ * with it reads too, checked like any other; a key the schema does not know is refused, naming
+ * the version. explanation.machine_samples, added after the first files with an explanation were
+ * written, is such a field. */
+static void test_added_fields_are_optional_within_version_1(void **state)
+{
+    (void)state;
+    char msg[512] = "";
+    int rc = load_with_explanation("", msg, sizeof msg);
+    if (rc != 0)
+        print_error("without machine_samples: %s\n", msg);
+    assert_int_equal(rc, 0);
+    rc = load_with_explanation("\"machine_samples\": [599, 725]", msg, sizeof msg);
+    if (rc != 0)
+        print_error("with machine_samples: %s\n", msg);
+    assert_int_equal(rc, 0);
+    assert_int_not_equal(load_with_explanation("\"machine_samples\": [599]", msg, sizeof msg),
+                         0);
+    assert_non_null(strstr(msg, "machine_samples"));
+    assert_int_not_equal(load_with_explanation("\"kernel_samples\": [599, 725]", msg, sizeof msg),
+                         0);
+    assert_non_null(strstr(msg, "explanation.kernel_samples: unknown key (not part of "
+                                "schema_version 1)"));
+}
+
 static void test_hostile_fixtures_rejected(void **state)
 {
     (void)state;
@@ -508,6 +565,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_good_fixture_loads),
         cmocka_unit_test(test_benchmark_builds_load),
+        cmocka_unit_test(test_added_fields_are_optional_within_version_1),
         cmocka_unit_test(test_hostile_fixtures_rejected),
         cmocka_unit_test(test_generated_hostile_files),
         cmocka_unit_test(test_save_merges_by_id),

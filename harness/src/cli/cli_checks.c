@@ -164,19 +164,22 @@ int bench__cli_check_combinations(const bench__request *c)
         return -1;
     }
     if (c->ab && (c->baseline || c->save_baseline || c->load_baseline || c->calibrate ||
-                  c->json_path || c->list)) {
+                  c->list)) {
         bench__errf("--ab compares two programs and runs nothing else: it cannot be "
-                    "combined with baselines, --calibrate, --json or --list\n");
+                    "combined with baselines, --calibrate or --list\n");
         return -1;
     }
-    /* The paired comparison and the comparison of two saved files report in words only: a
+    /* The paired comparison and the comparison of two saved files report in words on stdout: a
      * format or file they cannot write is refused rather than answered with text where a parser
-     * expects JSON or CSV, or with no file at all. */
+     * expects JSON or CSV, or with no file at all. --ab writes its own JSON file (--json). */
     if ((c->ab || c->load_baseline) &&
-        (c->format != BENCH__FMT_PRETTY || c->gbench_path || c->json_path)) {
-        bench__errf("%s reports in the pretty format only: --json, --export-gbench "
-                    "and other --output-format values do not apply\n",
-                    c->ab ? "--ab" : "--load-baseline");
+        (c->format != BENCH__FMT_PRETTY || c->gbench_path || (c->json_path && !c->ab))) {
+        bench__errf("%s\n", c->ab ? "--ab reports in the pretty format only (--json FILE writes "
+                                    "its outcome as JSON): --export-gbench and other "
+                                    "--output-format values do not apply"
+                                  : "--load-baseline reports in the pretty format only: --json, "
+                                    "--export-gbench and other --output-format values do not "
+                                    "apply");
         return -1;
     }
     if (c->run.profile_time > 0 &&

@@ -641,6 +641,38 @@ static void print_item(bench__ab_item *it, void *arg)
     fflush(stdout);
 }
 
+/* --json FILE: the summary's rows ids/ch[0..rows) with what the items[0..m) measured of each
+ * (their pairs, and why one was not compared, as print_item reported it). 0, or an error, said
+ * on stderr. */
+static int write_json(const bench__ab_options *o, const char *old_prog, const char *new_prog,
+                      const bench__ab_item *items, size_t m, const char **ids,
+                      const bench__change *ch, size_t rows)
+{
+    bench__ab_outcome *out = calloc(rows ? rows : 1, sizeof *out);
+    char msg[4400];
+    int rc = BENCH_ENOMEM;
+    bench__msg(msg, sizeof msg, "%s: out of memory", o->json_path);
+    for (size_t i = 0; out && i < rows; i++) {
+        out[i] = (bench__ab_outcome){.id = ids[i], .change = &ch[i]};
+        for (size_t j = 0; j < m; j++) {
+            if (strcmp(items[j].id, ids[i]) != 0)
+                continue;
+            out[i].pairs = items[j].pairs;
+            if (!bench__verdict_has_numbers(ch[i].verdict))
+                out[i].why = items[j].message[0] ? items[j].message : "no rounds";
+        }
+    }
+    if (out)
+        rc = bench__ab_json_write(o->json_path, old_prog, new_prog, o->noise_threshold,
+                                  o->significance_level, out, rows, msg, sizeof msg);
+    if (rc != 0) {
+        char shown[4 * sizeof msg];
+        bench__errf("%s\n", bench__escape(shown, sizeof shown, msg));
+    }
+    free(out);
+    return rc;
+}
+
 int bench__ab_run(const char *other, const bench__instance *all, const bool *selected, size_t n,
                   const bench__ab_options *o, const bench__gate *gate, bool color)
 {
@@ -743,8 +775,12 @@ int bench__ab_run(const char *other, const bench__instance *all, const bool *sel
     bench__print_compare_summary(stdout, "A, the old build", ids, ch, rows, &copt,
                                  "paired, Bonferroni", NULL, color);
     int cmp_exit = bench__compare_exit(ids, ch, rows, gate, "A, the old build");
+    int exit_code = pr.exit_code == BENCH_EXIT_OK ? cmp_exit : pr.exit_code;
+    if (o->json_path && write_json(o, other, self, items, m, ids, ch, rows) != 0 &&
+        exit_code == BENCH_EXIT_OK)
+        exit_code = BENCH_EXIT_USAGE;
     free(items);
     free(ch);
     free(ids);
-    return pr.exit_code == BENCH_EXIT_OK ? cmp_exit : pr.exit_code;
+    return exit_code;
 }

@@ -57,6 +57,8 @@ typedef struct bench__ab_options {
     /* The two programs' disassemblies (sys/code_id.h), for each benchmark's code identity on
      * both sides: the same code is not blamed for what its placement does (NULL: unknown). */
     struct bench__code_ids *old_code, *new_code;
+    const char *json_path; /* --json FILE: the outcome written there (bench__ab_json_write) after
+                            * the summary; NULL: none */
 } bench__ab_options;
 
 /** The looks of the sequential design: the first at this many pairs (or max_pairs) ... */

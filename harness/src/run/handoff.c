@@ -74,6 +74,7 @@ int bench__ab_mode_run(bench__request *c, const bench__instance *all, size_t n, 
     ab.nremoved = nremoved;
     ab.old_code = bench__program_code(c, c->ab);
     ab.new_code = bench__self_code(c);
+    ab.json_path = c->json_path;
     bench__explain_opts xo = {.mode = c->instructions ? BENCH__EXPLAIN_INSTRUCTIONS
                                                       : BENCH__EXPLAIN_TIME,
                               .seconds = ab.seconds, .timeout_s = ab.timeout_s, .seed = ab.seed};

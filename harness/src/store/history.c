@@ -145,7 +145,8 @@ void bench__history_programs_dir(const bench__history *h, char *dir, size_t len)
 int bench__history_keep_program(bench__history *h, const bench__context *ctx, size_t keep,
                                 double timeout_s, char *msg, size_t len)
 {
-    if (keep == 0 || !bench__history_program_hash_ok(ctx->program_hash))
+    /* keep 0 still goes to the store: the programs kept by earlier runs are removed. */
+    if (keep > 0 && !bench__history_program_hash_ok(ctx->program_hash))
         return 0;
     return h->ops->keep_program(h, ctx, keep, timeout_s, msg, len);
 }

@@ -261,8 +261,9 @@ void bench__history_programs_dir(const bench__history *h, char *dir, size_t len)
  * (a file's programs table; for PostgreSQL HEX.mac beside the copy, and the program stored in
  * the database's programs table unless its hash is there or it is larger than
  * BENCH__HISTORY_PROGRAM_MAX); then only the `keep` most recently used programs stay (the
- * others' files and rows go). keep 0: nothing is kept. Copying stops after timeout_s. 0, or a
- * negative error code with one line in msg (the history's runs are untouched either way).
+ * others' files and rows go). keep 0: nothing is copied, and every program kept before goes
+ * (files and rows). Copying stops after timeout_s. 0, or a negative error code with one line in
+ * msg (the history's runs are untouched either way).
  */
 int bench__history_keep_program(bench__history *h, const bench__context *ctx, size_t keep,
                                 double timeout_s, char *msg, size_t len);

@@ -420,7 +420,7 @@ static int store_program(bench__history *h, const char *pinned, const bench__con
                          size_t keep, double timeout_s, char *why, size_t len)
 {
     const char *hash = ctx->program_hash;
-    if (ctx->program_bytes > BENCH__HISTORY_PROGRAM_MAX) {
+    if (keep > 0 && ctx->program_bytes > BENCH__HISTORY_PROGRAM_MAX) {
         bench__msg(why, len, "the program (%.0f bytes) is larger than the %.0f MiB stored in the "
                              "database: it is kept on this machine only", ctx->program_bytes,
                    BENCH__HISTORY_PROGRAM_MAX / (1024 * 1024));
@@ -428,9 +428,10 @@ static int store_program(bench__history *h, const char *pinned, const bench__con
     }
     const char *p1[1] = {hash};
     long long there = 0;
-    int rc = write1(h, "UPDATE " S "programs SET kept = now() WHERE hash = $1", 1, p1, -1, 0,
-                    &there, why, len);
-    if (rc == 0 && there == 0) {
+    int rc = keep == 0 ? 0 /* none stored: the earlier ones go below */
+                       : write1(h, "UPDATE " S "programs SET kept = now() WHERE hash = $1", 1,
+                                p1, -1, 0, &there, why, len);
+    if (rc == 0 && keep > 0 && there == 0) {
         char file[96];
         int fd = -1;
         bench__msg(file, sizeof file, "%s.program", hash + 7);
@@ -516,22 +517,26 @@ int bench__pg_program_copy(bench__history *h, const char *hash, unsigned char **
 int bench__pg_keep_program(bench__history *h, const bench__context *ctx, size_t keep,
                            double timeout_s, char *msg, size_t len)
 {
-    char dir[4200], pinned[64], why[512], mac[BENCH__MAC_TEXT];
+    char dir[4200], pinned[64] = "", why[512], mac[BENCH__MAC_TEXT];
     bench__pg_programs_dir(h, dir, sizeof dir);
     int dfd = -1;
-    int rc = bench__make_dirs(dir, why, sizeof why);
-    if (rc == 0)
+    struct stat st;
+    /* keep 0: nothing is copied; the programs earlier runs kept go, here (unless this machine
+     * never kept one) and in the database. */
+    bool none_here = keep == 0 && lstat(dir, &st) != 0 && errno == ENOENT;
+    int rc = none_here ? 0 : bench__make_dirs(dir, why, sizeof why);
+    if (rc == 0 && !none_here)
         rc = bench__dir_pin(AT_FDCWD, dir, O_NOFOLLOW, &dfd, pinned, sizeof pinned, why,
                             sizeof why);
     /* From here on the folder is reached through its descriptor, never by its name again. */
-    if (rc == 0)
+    if (rc == 0 && keep > 0)
         rc = bench__history_copy_program(pinned, ctx, timeout_s, mac, sizeof mac, why,
                                          sizeof why);
-    if (rc == 0)
+    if (rc == 0 && keep > 0)
         rc = write_mac(dfd, ctx->program_hash + 7, mac, why, sizeof why);
-    if (rc == 0)
+    if (rc == 0 && dfd >= 0)
         prune(dfd, keep);
-    else
+    else if (rc != 0)
         bench__msg(msg, len, "history '%s': the program was not kept: %s", h->name, why);
     /* In the database too, for a confirmation on another machine; one that cannot be stored
      * there is one warning, the copy on this machine kept. */

@@ -479,17 +479,17 @@ static int programs_past(sqlite3 *db, size_t keep, char ***old, size_t *nold)
     return src == SQLITE_DONE ? SQLITE_OK : src;
 }
 
-/* Records the program and its signature, and forgets those past the newest `keep` (into
- * *old), in one transaction. */
+/* Records the program and its signature (none when hash is NULL), and forgets those past the
+ * newest `keep` (into *old), in one transaction. */
 static int record_program(sqlite3 *db, const char *hash, const char *mac, size_t keep,
                           char ***old, size_t *nold)
 {
     sqlite3_stmt *st = NULL;
     int src = sqlite3_exec(db, "BEGIN IMMEDIATE; " PROGRAMS_SQL, NULL, NULL, NULL);
-    if (src == SQLITE_OK)
+    if (src == SQLITE_OK && hash)
         src = sqlite3_prepare_v2(db, "INSERT OR REPLACE INTO programs VALUES (?1, ?2,"
                                      " strftime('%Y-%m-%dT%H:%M:%f', 'now'))", -1, &st, NULL);
-    if (src == SQLITE_OK) {
+    if (src == SQLITE_OK && hash) {
         sqlite3_bind_text(st, 1, hash, -1, SQLITE_TRANSIENT);
         sqlite3_bind_text(st, 2, mac, -1, SQLITE_TRANSIENT);
         src = sqlite3_step(st) == SQLITE_DONE ? SQLITE_OK : sqlite3_errcode(db);
@@ -516,14 +516,20 @@ int bench__sqlite_keep_program(bench__history *h, const bench__context *ctx, siz
                            double timeout_s, char *msg, size_t len)
 {
     const char *path = h->name;
-    char dir[4200], pinned[64], why[512], mac[BENCH__MAC_TEXT];
+    char dir[4200], pinned[64], why[512], mac[BENCH__MAC_TEXT] = "";
     bench__sqlite_programs_dir(h, dir, sizeof dir);
+    struct stat st;
+    /* keep 0: nothing is copied; the programs earlier runs kept go, unless none ever was. */
+    if (keep == 0 && lstat(dir, &st) != 0 && errno == ENOENT)
+        return 0;
     int dfd;
     int rc = open_programs_dir(path, dir, &dfd, pinned, sizeof pinned, msg, len);
     if (rc != 0)
         return rc;
     /* From here on the folder is reached through its descriptor, never by its name again. */
-    rc = bench__history_copy_program(pinned, ctx, timeout_s, mac, sizeof mac, why, sizeof why);
+    if (keep > 0)
+        rc = bench__history_copy_program(pinned, ctx, timeout_s, mac, sizeof mac, why,
+                                         sizeof why);
     if (rc != 0) {
         bench__msg(msg, len, "history '%s': the program was not kept: %s", path, why);
         close(dfd);
@@ -538,7 +544,7 @@ int bench__sqlite_keep_program(bench__history *h, const bench__context *ctx, siz
      * new one's, and their files after it commits. */
     char **old = NULL;
     size_t nold = 0;
-    int src = record_program(db, ctx->program_hash, mac, keep, &old, &nold);
+    int src = record_program(db, keep > 0 ? ctx->program_hash : NULL, mac, keep, &old, &nold);
     if (src != SQLITE_OK) {
         bench__msg(msg, len, "history '%s': the program was not kept: %s", path,
                    bench__sqlite_work_error(db, src));

@@ -1,6 +1,7 @@
 /*
  * json_write.c: results as JSON (docs/results-format.md, docs/results.schema.json): the document
- * of a run, written to a file atomically (--json) or to stdout (the JSON reporter). With
+ * of a run, written to a file atomically (--json) or to stdout (the JSON reporter); the outcome
+ * of a paired A/B comparison (--ab --json); a history's series (--history-show --json). With
  * json_read.c and json_merge.c, the only files that include cJSON for our format.
  *
  * Files are written through bench__write_atomic (files.c), so an interrupted or failed write
@@ -792,6 +793,47 @@ int bench__history_view_write(const char *path, const char *history,
     cJSON *series = cJSON_AddArrayToObject(root, "series");
     for (size_t i = 0; series && i < v->n; i++)
         cJSON_AddItemToArray(series, series_json(&v->s[i]));
+    char *text = cJSON_Print(root);
+    cJSON_Delete(root);
+    return bench__write_json_text(path, text, msg, msglen);
+}
+
+int bench__ab_json_write(const char *path, const char *old_prog, const char *new_prog,
+                         double noise_threshold, double significance_level,
+                         const bench__ab_outcome *o, size_t n, char *msg, size_t msglen)
+{
+    cJSON *root = cJSON_CreateObject();
+    if (!root) {
+        bench__msg(msg, msglen, "%s: out of memory while building JSON", path);
+        return BENCH_ENOMEM;
+    }
+    cJSON_AddStringToObject(root, "format", "harness-ab");
+    cJSON_AddNumberToObject(root, "version", 1);
+    cJSON_AddStringToObject(root, "old", old_prog);
+    cJSON_AddStringToObject(root, "new", new_prog);
+    cJSON_AddNumberToObject(root, "noise_threshold", noise_threshold);
+    cJSON_AddNumberToObject(root, "significance_level", significance_level);
+    cJSON *list = cJSON_AddArrayToObject(root, "benchmarks");
+    for (size_t i = 0; list && i < n; i++) {
+        const bench__change *c = o[i].change;
+        /* Compared: a verdict drawn from its pairs (regressed ... inconclusive); not compared:
+         * "not compared", "skipped", "new" or "removed", with why for all but the last. */
+        bool compared = bench__verdict_has_numbers(c->verdict);
+        cJSON *b = cJSON_CreateObject();
+        cJSON_AddStringToObject(b, "id", o[i].id);
+        cJSON_AddStringToObject(b, "verdict", bench__verdict_name(c->verdict));
+        cJSON_AddBoolToObject(b, "compared", compared);
+        if (o[i].why)
+            cJSON_AddStringToObject(b, "why", o[i].why);
+        else
+            cJSON_AddNullToObject(b, "why");
+        cJSON_AddItemToObject(b, "ratio", number_or_null(compared ? c->ratio : NAN));
+        cJSON_AddItemToObject(b, "ratio_lower", number_or_null(compared ? c->ratio_lower : NAN));
+        cJSON_AddItemToObject(b, "ratio_upper", number_or_null(compared ? c->ratio_upper : NAN));
+        cJSON_AddBoolToObject(b, "same_code", c->same_code);
+        cJSON_AddNumberToObject(b, "pairs", (double)o[i].pairs);
+        cJSON_AddItemToArray(list, b);
+    }
     char *text = cJSON_Print(root);
     cJSON_Delete(root);
     return bench__write_json_text(path, text, msg, msglen);

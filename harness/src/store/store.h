@@ -35,6 +35,24 @@ typedef struct bench__bmf_entry {
  */
 int bench__bmf_print(FILE *out, const bench__bmf_entry *e, size_t n);
 
+/** One benchmark of a paired A/B comparison (--ab) as bench__ab_json_write writes it. */
+typedef struct bench__ab_outcome {
+    const char *id;                     /* borrowed */
+    const struct bench__change *change; /* its verdict and ratio interval (new / old) */
+    const char *why; /* why it was not compared, as its report says; NULL: compared, or removed */
+    size_t pairs;    /* worker pairs measured */
+} bench__ab_outcome;
+
+/**
+ * Writes the outcome of a paired A/B comparison (--ab --json; docs/results-format.md, "Paired
+ * A/B results") to `path` atomically, as bench__json_write_file: the programs old (A) and new
+ * (B), the comparison's noise threshold (relative) and significance level, and the benchmarks
+ * o[0..n) in the order of the report's summary. 0, or a negative error code with one line in msg.
+ */
+int bench__ab_json_write(const char *path, const char *old_prog, const char *new_prog,
+                         double noise_threshold, double significance_level,
+                         const bench__ab_outcome *o, size_t n, char *msg, size_t msglen);
+
 /**
  * Writes the results as JSON to `path` atomically (temporary file in the same directory, fsync,
  * rename): a failed write leaves any previous file untouched. Returns 0 or a negative error code
