@@ -416,6 +416,41 @@ static void test_looks(void **state)
     assert_int_equal(l[2], 10);
 }
 
+/*
+ * Which side of a pair starts and stops first (bench__ab_pair_order). A process takes over the
+ * pages that the last process to exit on its CPU freed last; pairs go round 2 CPUs, so pair p
+ * inherits from pair p - 2. The side that starts first in pair p takes over the pages of the
+ * side that stopped last in pair p - 2: "its own" when that is the same side. With the old fixed
+ * pattern (start alternating from B, stop A then B) every even pair's B took B's pages and
+ * every odd pair's A took B's: own in 1000 of 1000 even pairs, 0 of 1000 odd. Drawn, each
+ * parity takes its own about half the time: 500 +- 5 sd (binomial sd sqrt(1000 / 4) = 15.8).
+ * B starts the first pair, and each parity starts with B about half the time too.
+ */
+static void test_pair_order_breaks_inheritance(void **state)
+{
+    (void)state;
+    bench__rng r;
+    bench__rng_seed(&r, 7);
+    enum { PAIRS = 2002 };
+    int first[PAIRS], stop_first[PAIRS];
+    for (size_t p = 0; p < PAIRS; p++) {
+        bench__ab_pair_order(&r, p, &first[p], &stop_first[p]);
+        assert_true(first[p] == 0 || first[p] == 1);
+        assert_true(stop_first[p] == 0 || stop_first[p] == 1);
+    }
+    assert_int_equal(first[0], 1);
+    int own[2] = {0, 0}, b_first[2] = {0, 0};
+    for (size_t p = 2; p < PAIRS; p++) {
+        int stopped_last = 1 - stop_first[p - 2];
+        own[p % 2] += first[p] == stopped_last;
+        b_first[p % 2] += first[p] == 1;
+    }
+    for (int parity = 0; parity < 2; parity++) {
+        assert_in_range(own[parity], 500 - 79, 500 + 79);
+        assert_in_range(b_first[parity], 500 - 79, 500 + 79);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -427,6 +462,7 @@ int main(void)
         cmocka_unit_test(test_looks),
         cmocka_unit_test(test_futility_keeps_errors_and_power),
         cmocka_unit_test(test_one_budget),
+        cmocka_unit_test(test_pair_order_breaks_inheritance),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -121,6 +121,12 @@ bool bench__ab_affords(double left_ns, double cost_ns)
     return left_ns > 0 && left_ns >= cost_ns;
 }
 
+void bench__ab_pair_order(bench__rng *rng, size_t pair, int *first, int *stop_first)
+{
+    *first = pair == 0 ? 1 : (int)(bench__rng_next(rng) >> 63);
+    *stop_first = (int)(bench__rng_next(rng) >> 63);
+}
+
 const char *bench__ab_schedule_name(bench__ab_schedule s)
 {
     return s == BENCH__AB_DUET ? "duet" : s == BENCH__AB_UNPINNED ? "unpinned" : "pinned";
@@ -146,7 +152,7 @@ typedef struct ab_run {
     const bench__ab_options *o;
     int *cpus;           /* the CPUs this process may use */
     size_t ncpus;
-    bench__rng rng;      /* layouts */
+    bench__rng rng;      /* layouts, and which side of a pair starts and stops first */
     FILE *samples;       /* the sample log, or NULL */
     double sample_ns;    /* ns */
     double pair_ns;      /* a pair's share of the budget, ns */
@@ -266,10 +272,8 @@ static int one_pair(ab_run *run, ab_bench *b)
     }
     bench__proc w[2];
     memset(w, 0, sizeof w);
-    /* Alternate which side starts first, so neither always gets the fresher machine (nor
-     * always allocates its memory first). B (this build) starts first in the first pair: a
-     * benchmark it skips is "skipped" even when the old build lacks it. */
-    int first = (int)((p + 1) % 2);
+    int first, stop_first;
+    bench__ab_pair_order(&run->rng, p, &first, &stop_first);
     int rc = bench__ab_worker_start(&w[first], run->prog[first], run->fd[first], it->id, &lay[first], cpu,
                           o->timeout_s, it->message, sizeof it->message);
     if (rc == 0 && (rc = bench__ab_worker_start(&w[1 - first], run->prog[1 - first], run->fd[1 - first],
@@ -333,8 +337,8 @@ static int one_pair(ab_run *run, ab_bench *b)
     }
     if (rc != 0 && rc != BENCH_ENOMEM)
         rc = pair_failed(run, &w[bad], run->prog[bad], rc, it);
-    bench__ab_worker_stop(&w[0], o->timeout_s);
-    bench__ab_worker_stop(&w[1], o->timeout_s);
+    bench__ab_worker_stop(&w[stop_first], o->timeout_s);
+    bench__ab_worker_stop(&w[1 - stop_first], o->timeout_s);
     /* A pair the budget cut short of its minimum rounds is not one: every pair's value is a
      * median of at least BENCH__AB_MIN_ROUNDS rounds. */
     if (rc == 0 && nr >= BENCH__AB_MIN_ROUNDS) {

@@ -163,6 +163,19 @@ struct bench__proc;
 struct bench__layout;
 /** Pins process pid to `cpu` (-1: leaves it where it is). 0, or -1 with errno. */
 int bench__ab_pin(pid_t pid, int cpu);
+/**
+ * Which side of pair `pair` (0-based, of one benchmark) starts first and which stops first (0:
+ * A, 1: B), drawn from rng: a fixed pattern lets one side inherit its own memory. A process gets
+ * the pages that the last one to exit on its CPU freed last; with the sides alternating and the
+ * pairs going round the CPUs in step, on one CPU the same side always started first and took
+ * over the same side's pages, so where those pages lay in the caches held for the whole
+ * comparison (two identical builds: every other pair off by 5%, at z = -4.9). Drawn, each side
+ * gets the other's pages as often as its own, and that luck varies between pairs, where the
+ * interval sees it. B (this build) starts the first pair: a benchmark it skips is "skipped" even
+ * when the old build lacks it.
+ */
+void bench__ab_pair_order(bench__rng *rng, size_t pair, int *first, int *stop_first);
+
 /** Starts `prog` (from exec_fd when >= 0: the sealed copy of a checked snapshot) as the driven
  * worker of benchmark `id` with layout `lay`, pinned to `cpu` (-1: not), and waits (at most
  * timeout_s) until its setup is done. 0; BENCH_EINVAL when prog lacks the benchmark;
