@@ -777,16 +777,26 @@ static cJSON *series_json(const bench__history_series *s)
     return o;
 }
 
-int bench__history_view_write(const char *path, const char *history,
-                              const bench__history_view *v, char *msg, size_t msglen)
+/* A document of one of the other formats (its "format" and "version" members), or NULL with the
+ * reason in msg. */
+static cJSON *format_document(const char *path, const char *format, char *msg, size_t msglen)
 {
     cJSON *root = cJSON_CreateObject();
     if (!root) {
         bench__msg(msg, msglen, "%s: out of memory while building JSON", path);
-        return BENCH_ENOMEM;
+        return NULL;
     }
-    cJSON_AddStringToObject(root, "format", "harness-history-series");
+    cJSON_AddStringToObject(root, "format", format);
     cJSON_AddNumberToObject(root, "version", 1);
+    return root;
+}
+
+int bench__history_view_write(const char *path, const char *history,
+                              const bench__history_view *v, char *msg, size_t msglen)
+{
+    cJSON *root = format_document(path, "harness-history-series", msg, msglen);
+    if (!root)
+        return BENCH_ENOMEM;
     cJSON_AddStringToObject(root, "history", history);
     cJSON_AddNumberToObject(root, "alpha", BENCH__HISTORY_ALPHA);
     cJSON_AddNumberToObject(root, "trend_tests", (double)v->trend_tests);
@@ -802,13 +812,9 @@ int bench__ab_json_write(const char *path, const char *old_prog, const char *new
                          double noise_threshold, double significance_level,
                          const bench__ab_outcome *o, size_t n, char *msg, size_t msglen)
 {
-    cJSON *root = cJSON_CreateObject();
-    if (!root) {
-        bench__msg(msg, msglen, "%s: out of memory while building JSON", path);
+    cJSON *root = format_document(path, "harness-ab", msg, msglen);
+    if (!root)
         return BENCH_ENOMEM;
-    }
-    cJSON_AddStringToObject(root, "format", "harness-ab");
-    cJSON_AddNumberToObject(root, "version", 1);
     cJSON_AddStringToObject(root, "old", old_prog);
     cJSON_AddStringToObject(root, "new", new_prog);
     cJSON_AddNumberToObject(root, "noise_threshold", noise_threshold);
