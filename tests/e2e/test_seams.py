@@ -15,6 +15,9 @@ more rounds, seam/counted N% fewer rounds with one more probe per iteration).
 - AbTest: --ab of the planted copy against the original: the same verdicts.
 - InstructionsTest: --instructions counts, saved and compared: exact counts, the counters kept
   apart from the instruction count, the improvement never called a regression.
+- ExplainTest: --explain on the planted changes, by callgrind's counts (--ab) and by perf's
+  profiles (--baseline): the changed ids explained, in the pretty output and in JSON (the
+  machine's samples of each side within that side's samples).
 - HistoryTest: a history of the original, then the copy: --history-gate fails on plain alone,
   --history-show places the steps, --history-confirm confirms them as code changes, no trend on
   the unchanged series; the change since the last run; bench-report renders every id.
@@ -394,7 +397,8 @@ class AbTest(SeamCase):
 class ExplainTest(SeamCase):
     """--ab --explain on the planted changes, by callgrind's exact counts: the two changed ids
     are explained (3 instructions a round: seam/plain +600 rounds, seam/counted -400), the
-    unchanged ones are not."""
+    unchanged ones are not; --baseline --explain by time: the explanation in the JSON results
+    and in the pretty output, the machine's samples of each side included."""
 
     def test_explain_instructions(self):
         if not valgrind_usable():
@@ -414,6 +418,40 @@ class ExplainTest(SeamCase):
             self.assertGreaterEqual(share, 70, (bid, text))
             self.assertLessEqual(share, 130, (bid, text))
             self.assertIn(f"{3 * rounds:+d}", text.replace(".0 ", " "), (bid, text))
+
+    def test_explain_time_in_json_and_pretty(self):
+        """--baseline --explain by perf's profiles: the JSON results carry the explanation of
+        the planted seam/plain with the machine's samples (interrupts, context switches) of
+        each side, whole numbers no more than that side's samples, and the pretty output's
+        profiler line counts the same ones. (BENCH_EXPLAIN_ALL: a suspect is explained
+        whatever its confirmation says, so a loaded machine cannot leave nothing to check.)"""
+        if not test_explain.perf_usable() or e2e_helpers.SANITIZED:
+            self.skipTest("perf cannot record here, or a sanitizer build")
+        env = {"BENCH_BASELINE_DIR": os.path.join(self.dir, "baselines"),
+               "BENCH_EXPLAIN_ALL": "1"}
+        p = run(self.original, *FAST, "--save-baseline", "before", "--exact", "seam/plain",
+                env_extra=env)
+        self.assert_exit(p, 0)
+        path = os.path.join(self.dir, "explained.json")
+        p = run(self.planted, *FAST, *CMP, "--baseline", "before", "--confirm-time", "1",
+                "--explain", "--json", path, "--exact", "seam/plain", env_extra=env)
+        self.assert_exit(p, 0)
+        doc = e2e_helpers.load_json(path)
+        if SCHEMA:
+            e2e_helpers.check_schema(doc, SCHEMA)
+        e = e2e_helpers.by_id(doc)["seam/plain"].get("explanation")
+        self.assertIsNotNone(e, p.stdout + p.stderr)
+        self.assertEqual((e["mode"], e["explained"]), ("time", True), e)
+        for k in range(2):
+            machine, samples = e["machine_samples"][k], e["samples"][k]
+            self.assertIsInstance(machine, int, e)
+            self.assertLessEqual(0, machine, e)
+            self.assertLessEqual(machine, samples, e)
+        m = re.search(r"(\d+) \(A\) \+ (\d+) \(B\) samples of the timed loop, (\d+) \+ (\d+) "
+                      r"of them the machine's", p.stdout)
+        self.assertIsNotNone(m, p.stdout)
+        self.assertEqual([int(g) for g in m.groups()], [*e["samples"], *e["machine_samples"]],
+                         (p.stdout, e))
 
 
 def valgrind_usable():
