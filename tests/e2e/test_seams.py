@@ -474,7 +474,12 @@ class InstructionsTest(SeamCase):
         before = os.path.join(self.dir, "before.json")
         ids = ["seam/plain", "seam/counted", "seam/param/500", "seam/grid/size=400/load=2",
                "seam/batched", "seam/bytes", "seam/threads", "seam/skipped"]
-        p = run(self.original, "--instructions", "--save-baseline", "i", "--json", before,
+        # 10 and 20 iterations a benchmark, not the thousands the default plan takes: the count
+        # per iteration is the difference of the two samples' counts (exact whatever N), and
+        # valgrind runs 2 s less each time. Both runs take the same N: a batched loop's count
+        # per iteration moves with N (1208.08 at the default, 1206 at 10), as a build would.
+        counting = ["--instructions", "--instructions-iterations", "10"]
+        p = run(self.original, *counting, "--save-baseline", "i", "--json", before,
                 "--exact", *ids, env_extra=env)
         self.assert_exit(p, 0)
         res = self.counts(before)
@@ -496,7 +501,7 @@ class InstructionsTest(SeamCase):
         # The planted copy: plain +20% instructions (regressed), counted -20% (improved) while
         # its probes went 7 -> 8; everything else exactly the same count.
         after = os.path.join(self.dir, "after.json")
-        p = run(self.planted, "--instructions", "--baseline", "i", "--json", after,
+        p = run(self.planted, *counting, "--baseline", "i", "--json", after,
                 "--fail-on-regression", "--exact", *ids, env_extra=env)
         self.assert_exit(p, 1)
         res2 = self.counts(after)
