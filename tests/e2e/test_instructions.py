@@ -36,6 +36,10 @@ def run(prog, *args, env=None, cwd=None):
     return e2e_helpers.run([prog, *args], timeout=240, env=full, cwd=cwd)
 
 
+# --instructions with a fixed plan of 10 and 20 iterations (GateTest).
+COUNTING = ["--instructions", "--instructions-iterations", "10"]
+
+
 def needs_valgrind(test):
     if e2e_helpers.SANITIZED:
         return unittest.skip("sanitizer build: valgrind cannot run it")(test)
@@ -270,6 +274,8 @@ class CountTest(Base):
 
 
 class GateTest(Base):
+    # What these tests compare are counts per iteration, exact whatever the iterations: 10 and
+    # 20 a sample, not the thousands the default plan takes (valgrind starts and counts less).
     # Baseline 'main' of work/loop at 1000 rounds, saved once for the tests that compare with
     # it (its files copied into each test's folder) instead of the same callgrind run in each.
     saved = None
@@ -289,9 +295,8 @@ class GateTest(Base):
 
     def work(self, *args, work=None, instructions=True):
         env = {"FIXTURE_WORK": str(work)} if work is not None else None
-        pre = ["--instructions"] if instructions else ["--warm-up-time", "0.01",
-                                                       "--measurement-time", "0.05",
-                                                       "--nresamples", "100"]
+        pre = COUNTING if instructions else ["--warm-up-time", "0.01", "--measurement-time",
+                                             "0.05", "--nresamples", "100"]
         return run(WORK, *pre, "--baseline-dir", self.dir, *args, "--exact", "work/loop",
                    env=env)
 
@@ -301,7 +306,7 @@ class GateTest(Base):
             return
         if GateTest.saved is None:
             saved = tempfile.TemporaryDirectory()
-            proc = run(WORK, "--instructions", "--baseline-dir", saved.name, "--save-baseline",
+            proc = run(WORK, *COUNTING, "--baseline-dir", saved.name, "--save-baseline",
                        "main", "--exact", "work/loop", env={"FIXTURE_WORK": "1000"})
             if proc.returncode != 0:
                 saved.cleanup()
@@ -391,7 +396,7 @@ class GateTest(Base):
         """counted/loop declares a counter (.counters = "probes") that grows when the work
         shrinks: the verdict, the lines and the JSON are the instruction count's."""
         def counted(*args, work):
-            return run(WORK, "--instructions", "--baseline-dir", self.dir, *args, "--exact",
+            return run(WORK, *COUNTING, "--baseline-dir", self.dir, *args, "--exact",
                        "counted/loop", env={"FIXTURE_WORK": str(work)})
         proc = counted("--save-baseline", "main", work=1000)
         self.assert_exit(proc, 0)
@@ -435,12 +440,12 @@ class GateTest(Base):
         but the run does not is "removed": reported, exit 0; an error with --baseline-strict."""
         self.save()
         # The same run saves 'nop', compared below (one callgrind run fewer).
-        proc = run(WORK, "--instructions", "--baseline-dir", self.dir, "--baseline", "main",
+        proc = run(WORK, *COUNTING, "--baseline-dir", self.dir, "--baseline", "main",
                    "--save-baseline", "nop", "--exact", "instr/nop4")
         self.assert_exit(proc, 0)
         self.assertRegex(proc.stdout, r"(?m)^  new +instr/nop4$")
         self.assertIn("1 new", proc.stdout)
-        proc = run(WORK, "--instructions", "--baseline-dir", self.dir, "--baseline", "main",
+        proc = run(WORK, *COUNTING, "--baseline-dir", self.dir, "--baseline", "main",
                    "--baseline-strict", "--exact", "instr/nop4")
         self.assert_exit(proc, 2)
         self.assertIn("'instr/nop4' is new: baseline 'main' has no measurement of it",
@@ -460,7 +465,7 @@ class GateTest(Base):
                                        name="x"))
         with open(path, "w", encoding="utf-8") as f:
             json.dump(data, f)
-        proc = run(WORK, "--instructions", "--baseline-dir", self.dir, "--baseline", "main",
+        proc = run(WORK, *COUNTING, "--baseline-dir", self.dir, "--baseline", "main",
                    "--output-format", "json", "--exact", "instr/nop4", "gone/x")
         self.assert_exit(proc, 0)
         doc = json.loads(proc.stdout)
