@@ -1003,6 +1003,29 @@ def plain_text(path):
     return "t" + path
 
 
+def inlined(schema):
+    """schema with each $ref replaced by the definition it names (beside other keywords, in an
+    allOf, which draft 2020-12 reads the same), so that jsonschema looks no reference up while it
+    validates: a fifth less of its time over WrongTypeTest's two thousand documents, the same
+    verdict on each. A schema whose definitions refer to themselves is returned as it is."""
+    def walk(v, stack):
+        if isinstance(v, list):
+            return [walk(x, stack) for x in v]
+        if not isinstance(v, dict):
+            return v
+        rest = {k: walk(x, stack) for k, x in v.items() if k not in ("$ref", "$defs")}
+        if "$ref" not in v:
+            return rest
+        if v["$ref"] in stack:
+            raise RecursionError(v["$ref"])
+        body = walk(deref({"$ref": v["$ref"]}, schema), stack + (v["$ref"],))
+        return dict(rest, allOf=[*rest.get("allOf", []), body]) if rest else body
+    try:
+        return walk(schema, ())
+    except RecursionError:
+        return schema
+
+
 def schema_errors(doc, schema):
     """jsonschema's verdict on doc (an oracle independent of the tool), or None without it."""
     try:
@@ -1011,7 +1034,7 @@ def schema_errors(doc, schema):
         return None
     key = id(schema)
     if key not in VALIDATORS:
-        VALIDATORS[key] = (schema, jsonschema.Draft202012Validator(schema))
+        VALIDATORS[key] = (schema, jsonschema.Draft202012Validator(inlined(schema)))
     v = VALIDATORS[key][1]
     return [] if v.is_valid(doc) else [e.message for e in v.iter_errors(doc)]
 
@@ -1186,6 +1209,21 @@ def swapped(doc, at, value):
         node[at[-1]] = old
 
 
+def rewrite(path, text):
+    """Writes text (UTF-8) over the file at path in place, then cuts it to that length: what
+    open(path, "w") leaves, without first truncating the file to nothing, which ext4 follows by
+    flushing it (auto_da_alloc): 2 ms a file, 4 s of WrongTypeTest's two thousand."""
+    data = text.encode("utf-8")
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT, 0o644)
+    try:
+        done = 0
+        while done < len(data):
+            done += os.write(fd, data[done:])
+        os.ftruncate(fd, len(data))
+    finally:
+        os.close(fd)
+
+
 def folder_state(path):
     """{name: bytes} of the files under path (symbolic links as their target's name)."""
     out = {}
@@ -1244,8 +1282,7 @@ class WrongTypeTest(unittest.TestCase):
         path = os.path.join(self.tmp, "bad.json")
         # json.dumps, not json.dump: the same text, but dump encodes in Python (only dumps uses
         # the C encoder), a tenth of this test's time over its two thousand files.
-        with open(path, "w", encoding="utf-8") as f:
-            f.write(json.dumps(doc))
+        rewrite(path, json.dumps(doc))
         return (*self.main(path, "--out", out, "--baselines-dir", self.tmp), path)
 
     def test_every_field_every_wrong_type(self):
@@ -1294,8 +1331,7 @@ class WrongTypeTest(unittest.TestCase):
             for value in ("text", 7, True, [1], {"k": 1}, None):
                 doc = replaced(series, at, value)
                 path = os.path.join(self.tmp, "series.json")
-                with open(path, "w", encoding="utf-8") as f:
-                    f.write(json.dumps(doc))
+                rewrite(path, json.dumps(doc))
                 rc, err = self.main("--history", path, "--out", self.out)
                 with self.subTest(field=at, value=value):
                     self.assertIn(rc, (0, 2), err)

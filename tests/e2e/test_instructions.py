@@ -36,6 +36,10 @@ def run(prog, *args, env=None, cwd=None):
     return e2e_helpers.run([prog, *args], timeout=240, env=full, cwd=cwd)
 
 
+# --instructions with a fixed plan of 10 and 20 iterations (GateTest).
+COUNTING = ["--instructions", "--instructions-iterations", "10"]
+
+
 def needs_valgrind(test):
     if e2e_helpers.SANITIZED:
         return unittest.skip("sanitizer build: valgrind cannot run it")(test)
@@ -155,9 +159,20 @@ class UsageTest(Base):
 
 
 class CountTest(Base):
+    # The counts of instr/ and work/ with no other option: run once for the class, by the first
+    # test that asks, and read by the tests that need no run of their own (callgrind's counts
+    # are exact, so which test made them does not matter).
+    plain = None
+
+    def plain_counts(self):
+        """(document, {id: benchmark}) of `--instructions instr/ work/`."""
+        if CountTest.plain is None:
+            CountTest.plain = self.counts("instr/", "work/")
+        return CountTest.plain
+
     @needs_valgrind
     def test_one_instruction_more_per_round_is_exactly_1000(self):
-        doc, b = self.counts("--exact", "instr/nop4", "instr/nop5")
+        _, b = self.plain_counts()
         four, five = b["instr/nop4"], b["instr/nop5"]
         self.assertEqual(per_iter(five) - per_iter(four), 1000.0)
         # The loop itself: 1 + 1000 * (4 + 2) instructions, plus the timed loop's own.
@@ -172,7 +187,7 @@ class CountTest(Base):
 
     @needs_valgrind
     def test_two_runs_give_identical_counts(self):
-        _, first = self.counts("instr/", "work/")
+        _, first = self.plain_counts()
         _, second = self.counts("instr/", "work/")
         self.assertEqual(sorted(first), ["instr/nop4", "instr/nop5", "work/loop"])
         for i in first:
@@ -183,7 +198,7 @@ class CountTest(Base):
 
     @needs_valgrind
     def test_json_fields(self):
-        doc, b = self.counts("--exact", "work/loop")
+        doc, b = self.plain_counts()
         self.assertEqual(doc["context"]["mode"], "instructions")
         x = b["work/loop"]
         self.assertEqual(x["status"], "ok")
@@ -204,7 +219,7 @@ class CountTest(Base):
 
     @needs_valgrind
     def test_iterations_flag_sets_n(self):
-        _, auto = self.counts("--exact", "instr/nop4")
+        _, auto = self.plain_counts()
         _, fixed = self.counts("--exact", "--instructions-iterations", "10", "instr/nop4")
         self.assertEqual(fixed["instr/nop4"]["samples"]["iterations"], [10, 20])
         self.assertEqual(per_iter(fixed["instr/nop4"]), per_iter(auto["instr/nop4"]))
@@ -259,6 +274,8 @@ class CountTest(Base):
 
 
 class GateTest(Base):
+    # What these tests compare are counts per iteration, exact whatever the iterations: 10 and
+    # 20 a sample, not the thousands the default plan takes (valgrind starts and counts less).
     # Baseline 'main' of work/loop at 1000 rounds, saved once for the tests that compare with
     # it (its files copied into each test's folder) instead of the same callgrind run in each.
     saved = None
@@ -278,9 +295,8 @@ class GateTest(Base):
 
     def work(self, *args, work=None, instructions=True):
         env = {"FIXTURE_WORK": str(work)} if work is not None else None
-        pre = ["--instructions"] if instructions else ["--warm-up-time", "0.01",
-                                                       "--measurement-time", "0.05",
-                                                       "--nresamples", "100"]
+        pre = COUNTING if instructions else ["--warm-up-time", "0.01", "--measurement-time",
+                                             "0.05", "--nresamples", "100"]
         return run(WORK, *pre, "--baseline-dir", self.dir, *args, "--exact", "work/loop",
                    env=env)
 
@@ -290,7 +306,7 @@ class GateTest(Base):
             return
         if GateTest.saved is None:
             saved = tempfile.TemporaryDirectory()
-            proc = run(WORK, "--instructions", "--baseline-dir", saved.name, "--save-baseline",
+            proc = run(WORK, *COUNTING, "--baseline-dir", saved.name, "--save-baseline",
                        "main", "--exact", "work/loop", env={"FIXTURE_WORK": "1000"})
             if proc.returncode != 0:
                 saved.cleanup()
@@ -301,14 +317,15 @@ class GateTest(Base):
     @needs_valgrind
     def test_one_percent_more_work_is_a_regression_every_time(self):
         self.save()
-        for _ in range(2):
-            proc = self.work("--baseline", "main", "--fail-on-regression", work=1010)
-            self.assert_exit(proc, 1)
+        # The second run, without --fail-on-regression, reports it and exits 0; it writes the
+        # JSON results too (one callgrind run fewer than a third run for them).
+        path = os.path.join(self.dir, "r.json")
+        for gate, code in ((["--fail-on-regression"], 1), (["--json", path], 0)):
+            proc = self.work("--baseline", "main", *gate, work=1010)
+            self.assert_exit(proc, code)
             self.assertIn("regressed", proc.stdout)
             self.assertIn("1 regressed, 0 improved, 0 no change", proc.stdout)
-        proc = self.work("--baseline", "main", "--output-format", "json", work=1010)
-        self.assert_exit(proc, 0)  # no --fail-on-regression: reported, exit 0
-        ch = json.loads(proc.stdout)["benchmarks"][0]["metrics"]["instructions"]["change"]
+        ch = e2e_helpers.load_json(path)["benchmarks"][0]["metrics"]["instructions"]["change"]
         self.assertEqual(ch["verdict"], "regressed")
         self.assertGreater(ch["ratio"], 1.009)
 
@@ -379,23 +396,23 @@ class GateTest(Base):
         """counted/loop declares a counter (.counters = "probes") that grows when the work
         shrinks: the verdict, the lines and the JSON are the instruction count's."""
         def counted(*args, work):
-            return run(WORK, "--instructions", "--baseline-dir", self.dir, *args, "--exact",
+            return run(WORK, *COUNTING, "--baseline-dir", self.dir, *args, "--exact",
                        "counted/loop", env={"FIXTURE_WORK": str(work)})
         proc = counted("--save-baseline", "main", work=1000)
         self.assert_exit(proc, 0)
         self.assertRegex(proc.stdout, r"counted/loop +instructions: 30\d\d\.0/iter  "
                                       r"probes: 1000\.00/iter")
-        proc = counted("--baseline", "main", "--fail-on-regression", work=990)
+        # The same run writes the JSON of the comparison and saves 'less' (two callgrind runs
+        # fewer).
+        path = os.path.join(self.dir, "r.json")
+        proc = counted("--baseline", "main", "--fail-on-regression", "--json", path,
+                       "--save-baseline", "less", work=990)
         self.assert_exit(proc, 0)
         self.assertIn("0 regressed, 1 improved", proc.stdout)
         self.assertRegex(proc.stdout, r"improved +counted/loop +-0\.98\d% \(30\d\d\.0 -> ")
         proc = counted("--baseline", "main", "--fail-on-regression", work=1010)
         self.assert_exit(proc, 1)
-        # The JSON of the comparison; the same run saves 'less' (one callgrind run fewer).
-        proc = counted("--baseline", "main", "--output-format", "json", "--save-baseline", "less",
-                       work=990)
-        self.assert_exit(proc, 0)
-        (b,) = json.loads(proc.stdout)["benchmarks"]
+        (b,) = e2e_helpers.load_json(path)["benchmarks"]
         self.assertEqual(b["metrics"]["instructions"]["change"]["verdict"], "improved")
         self.assertEqual(b["metrics"]["instructions"]["source"], "callgrind")
         self.assertEqual(b["metrics"]["probes"]["source"], "counter")
@@ -422,21 +439,19 @@ class GateTest(Base):
         """A benchmark the baseline lacks is "new", one the baseline has and the filters select
         but the run does not is "removed": reported, exit 0; an error with --baseline-strict."""
         self.save()
-        proc = run(WORK, "--instructions", "--baseline-dir", self.dir, "--baseline", "main",
-                   "--exact", "instr/nop4")
+        # The same run saves 'nop', compared below (one callgrind run fewer).
+        proc = run(WORK, *COUNTING, "--baseline-dir", self.dir, "--baseline", "main",
+                   "--save-baseline", "nop", "--exact", "instr/nop4")
         self.assert_exit(proc, 0)
         self.assertRegex(proc.stdout, r"(?m)^  new +instr/nop4$")
         self.assertIn("1 new", proc.stdout)
-        proc = run(WORK, "--instructions", "--baseline-dir", self.dir, "--baseline", "main",
+        proc = run(WORK, *COUNTING, "--baseline-dir", self.dir, "--baseline", "main",
                    "--baseline-strict", "--exact", "instr/nop4")
         self.assert_exit(proc, 2)
         self.assertIn("'instr/nop4' is new: baseline 'main' has no measurement of it",
                       proc.stderr)
         # Two saved files: what only the old one has (among the selected) is removed. (Before
         # main.json is edited below: main is the class's work/loop at 1000 rounds as saved.)
-        proc = run(WORK, "--instructions", "--baseline-dir", self.dir, "--save-baseline", "nop",
-                   "--exact", "instr/nop4")
-        self.assert_exit(proc, 0)
         proc = run(WORK, "--baseline-dir", self.dir, "--load-baseline", "nop", "--baseline",
                    "main")
         self.assert_exit(proc, 0)
@@ -450,7 +465,7 @@ class GateTest(Base):
                                        name="x"))
         with open(path, "w", encoding="utf-8") as f:
             json.dump(data, f)
-        proc = run(WORK, "--instructions", "--baseline-dir", self.dir, "--baseline", "main",
+        proc = run(WORK, *COUNTING, "--baseline-dir", self.dir, "--baseline", "main",
                    "--output-format", "json", "--exact", "instr/nop4", "gone/x")
         self.assert_exit(proc, 0)
         doc = json.loads(proc.stdout)

@@ -15,6 +15,9 @@ more rounds, seam/counted N% fewer rounds with one more probe per iteration).
 - AbTest: --ab of the planted copy against the original: the same verdicts.
 - InstructionsTest: --instructions counts, saved and compared: exact counts, the counters kept
   apart from the instruction count, the improvement never called a regression.
+- ExplainTest: --explain on the planted changes, by callgrind's counts (--ab) and by perf's
+  profiles (--baseline): the changed ids explained, in the pretty output and in JSON (the
+  machine's samples of each side within that side's samples).
 - HistoryTest: a history of the original, then the copy: --history-gate fails on plain alone,
   --history-show places the steps, --history-confirm confirms them as code changes, no trend on
   the unchanged series; the change since the last run; bench-report renders every id.
@@ -410,7 +413,8 @@ class AbTest(SeamCase):
 class ExplainTest(SeamCase):
     """--ab --explain on the planted changes, by callgrind's exact counts: the two changed ids
     are explained (3 instructions a round: seam/plain +600 rounds, seam/counted -400), the
-    unchanged ones are not."""
+    unchanged ones are not; --baseline --explain by time: the explanation in the JSON results
+    and in the pretty output, the machine's samples of each side included."""
 
     def test_explain_instructions(self):
         if not valgrind_usable():
@@ -430,6 +434,42 @@ class ExplainTest(SeamCase):
             self.assertGreaterEqual(share, 70, (bid, text))
             self.assertLessEqual(share, 130, (bid, text))
             self.assertIn(f"{3 * rounds:+d}", text.replace(".0 ", " "), (bid, text))
+
+    def test_explain_time_in_json_and_pretty(self):
+        """--baseline --explain by perf's profiles: the JSON results carry the explanation of
+        the planted seam/plain with the machine's samples (interrupts, context switches) of
+        each side, whole numbers no more than that side's samples, and the pretty output's
+        profiler line counts the same ones. (BENCH_EXPLAIN_ALL: a suspect is explained
+        whatever its confirmation says, so a loaded machine cannot leave nothing to check.)"""
+        if not test_explain.perf_usable() or e2e_helpers.SANITIZED:
+            self.skipTest("perf cannot record here, or a sanitizer build")
+        env = {"BENCH_BASELINE_DIR": os.path.join(self.dir, "baselines"),
+               "BENCH_EXPLAIN_ALL": "1"}
+        # Short runs: a suspect whatever the saved numbers say (regressed, or inconclusive on
+        # their wide interval), and --explain has every suspect confirmed and profiled.
+        p = run(self.original, *SHORT, "--save-baseline", "before", "--exact", "seam/plain",
+                env_extra=env)
+        self.assert_exit(p, 0)
+        path = os.path.join(self.dir, "explained.json")
+        p = run(self.planted, *SHORT, *CMP, "--baseline", "before", "--confirm-time", "1",
+                "--explain", "--json", path, "--exact", "seam/plain", env_extra=env)
+        self.assert_exit(p, 0)
+        doc = e2e_helpers.load_json(path)
+        if SCHEMA:
+            e2e_helpers.check_schema(doc, SCHEMA)
+        e = e2e_helpers.by_id(doc)["seam/plain"].get("explanation")
+        self.assertIsNotNone(e, p.stdout + p.stderr)
+        self.assertEqual((e["mode"], e["explained"]), ("time", True), e)
+        for k in range(2):
+            machine, samples = e["machine_samples"][k], e["samples"][k]
+            self.assertIsInstance(machine, int, e)
+            self.assertLessEqual(0, machine, e)
+            self.assertLessEqual(machine, samples, e)
+        m = re.search(r"(\d+) \(A\) \+ (\d+) \(B\) samples of the timed loop, (\d+) \+ (\d+) "
+                      r"of them the machine's", p.stdout)
+        self.assertIsNotNone(m, p.stdout)
+        self.assertEqual([int(g) for g in m.groups()], [*e["samples"], *e["machine_samples"]],
+                         (p.stdout, e))
 
 
 def valgrind_usable():
@@ -452,7 +492,12 @@ class InstructionsTest(SeamCase):
         before = os.path.join(self.dir, "before.json")
         ids = ["seam/plain", "seam/counted", "seam/param/500", "seam/grid/size=400/load=2",
                "seam/batched", "seam/bytes", "seam/threads", "seam/skipped"]
-        p = run(self.original, "--instructions", "--save-baseline", "i", "--json", before,
+        # 10 and 20 iterations a benchmark, not the thousands the default plan takes: the count
+        # per iteration is the difference of the two samples' counts (exact whatever N), and
+        # valgrind runs 2 s less each time. Both runs take the same N: a batched loop's count
+        # per iteration moves with N (1208.08 at the default, 1206 at 10), as a build would.
+        counting = ["--instructions", "--instructions-iterations", "10"]
+        p = run(self.original, *counting, "--save-baseline", "i", "--json", before,
                 "--exact", *ids, env_extra=env)
         self.assert_exit(p, 0)
         res = self.counts(before)
@@ -474,7 +519,7 @@ class InstructionsTest(SeamCase):
         # The planted copy: plain +20% instructions (regressed), counted -20% (improved) while
         # its probes went 7 -> 8; everything else exactly the same count.
         after = os.path.join(self.dir, "after.json")
-        p = run(self.planted, "--instructions", "--baseline", "i", "--json", after,
+        p = run(self.planted, *counting, "--baseline", "i", "--json", after,
                 "--fail-on-regression", "--exact", *ids, env_extra=env)
         self.assert_exit(p, 1)
         res2 = self.counts(after)

@@ -168,6 +168,16 @@ static void loaded_profiles(bench__explain_table *t, double planted, double na[3
     }
 }
 
+/* The functions --explain names between loaded_profiles(planted) at 3000 ns per iteration in A
+ * and tb in B (log_se the verdict's uncertainty): their count, ranked into rank (64 rows). */
+static size_t loaded_beyond(bench__explain_table *t, double planted, double tb, double log_se,
+                            double na[3], double nb[3], bench__explain_rank rank[64])
+{
+    loaded_profiles(t, planted, na, nb);
+    assert_true(t->n <= 64);
+    return bench__explain_beyond(t, na, nb, 3, 3000, tb, log_se, true, rank);
+}
+
 static void test_aa_on_a_loaded_machine_names_nothing(void **state)
 {
     (void)state;
@@ -178,10 +188,8 @@ static void test_aa_on_a_loaded_machine_names_nothing(void **state)
      * much in each pair, and irqentry_exit_to_user_mode by +15.8 ns: both named.) */
     bench__explain_table t = {0};
     double na[3], nb[3];
-    loaded_profiles(&t, 0, na, nb);
     bench__explain_rank rank[64];
-    assert_true(t.n <= 64);
-    size_t n = bench__explain_beyond(&t, na, nb, 3, 3000, 3000, 0.01, true, rank);
+    size_t n = loaded_beyond(&t, 0, 3000, 0.01, na, nb, rank);
     for (size_t i = 0; i < n; i++)
         print_message("named: %s %+.2f ns (sd %.2f)\n", t.rows[rank[i].row].name, rank[i].d,
                       rank[i].sd);
@@ -201,10 +209,8 @@ static void test_planted_change_named_beside_the_load(void **state)
      * 3000^2 (2/3)(1/3) / 27000 + 3800^2 (8400/11400)(3000/11400) / 34200. */
     bench__explain_table t = {0};
     double na[3], nb[3];
-    loaded_profiles(&t, 2400, na, nb);
     bench__explain_rank rank[64];
-    assert_true(t.n <= 64);
-    size_t n = bench__explain_beyond(&t, na, nb, 3, 3000, 3800, 0, true, rank);
+    size_t n = loaded_beyond(&t, 2400, 3800, 0, na, nb, rank);
     assert_int_equal(n, 1);
     assert_string_equal(t.rows[rank[0].row].name, "shared_mix");
     double pb = 8400.0 / 11400.0;
