@@ -270,7 +270,10 @@ class HistoryTest(ExplainCase):
 class UnavailableTest(ExplainCase):
     def test_without_perf_one_line_and_same_exit(self):
         empty = self.temp_dir("bench-explain-path-")
-        args = ["--ab", self.original, "--ab-time", "1", "--fail-on-regression", *BASE]
+        # 3 s for the planted benchmark alone: at load 6 (make test beside a busy loop a CPU), 1 s
+        # a benchmark measured 2 pairs, too few to call +27% a regression.
+        args = ["--ab", self.original, "--ab-time", "3", "--fail-on-regression", "--color",
+                "never", "--exact", "explain/mixed"]
         p = run(self.slow, *args, "--explain", env_extra={"PATH": empty})
         self.assert_exit(p, 1)
         lines = [l for l in p.stdout.splitlines() if l.startswith("--explain:")]
@@ -289,7 +292,7 @@ class UnavailableTest(ExplainCase):
                        check=True)
         slow = e2e_helpers.copy_program(bare, os.path.join(self.dir, "bareslow"),
                                         f"E2ESLOW{self.PLANTED}\n".encode())
-        p = run(slow, "--ab", bare, "--ab-time", "1", "--fail-on-regression", "--explain",
+        p = run(slow, "--ab", bare, "--ab-time", "3", "--fail-on-regression", "--explain",
                 "--color", "never", "--exact", "explain/mixed")
         self.assert_exit(p, 1)
         self.assertIn("Explained (--explain", p.stdout)
